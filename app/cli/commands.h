@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <string>
+
+namespace exposure::cli {
+
+// Each sub-command gets argv with argv[0] == its own name ("info", "stats", "render"),
+// creates the Q*Application it needs, and returns the process exit code:
+// 0 success, 2 bad input or bad arguments (one line on stderr naming the file and the problem).
+int runInfo(int argc, char** argv);
+int runStats(int argc, char** argv);
+int runRender(int argc, char** argv);
+
+// Prints "exposure-cli: <message>" on stderr and returns 2.
+int fail(const std::string& message);
+
+} // namespace exposure::cli

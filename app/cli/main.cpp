@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// exposure-cli: the headless front end (info, stats, render).
+#include "commands.h"
+
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+namespace exposure::cli {
+
+int fail(const std::string& message)
+{
+    std::cerr << "exposure-cli: " << message << std::endl;
+    return 2;
+}
+
+} // namespace exposure::cli
+
+namespace {
+
+void printUsage(std::FILE* out)
+{
+    std::fputs("Usage: exposure-cli <command> [options] TRACE\n"
+               "\n"
+               "Where the wall-clock time of multi-GPU training goes: compute, communication,\n"
+               "and how much of the communication is hidden behind compute.\n"
+               "\n"
+               "Commands:\n"
+               "  info    ranks, lanes, event and kernel counts, time span and warnings of a trace\n"
+               "  stats   exact exposed-communication statistics per rank, per step and per kernel\n"
+               "  render  a timeline figure as PNG, SVG or PDF, without a display\n"
+               "\n"
+               "TRACE is an OTF2 archive (its anchor .otf2 file or its folder) or a folder holding\n"
+               "one archive per rank. 'exposure-cli <command> --help' describes each command.\n"
+               "\n"
+               "Options:\n"
+               "  -h, --help     show this help\n"
+               "  -v, --version  show the version\n",
+               out);
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    using namespace exposure::cli;
+    if (argc < 2) {
+        printUsage(stderr);
+        return 2;
+    }
+    const std::string cmd = argv[1];
+    if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+        printUsage(stdout);
+        return 0;
+    }
+    if (cmd == "-v" || cmd == "--version") {
+        std::printf("exposure-cli %s\n", EXPOSURE_VERSION);
+        return 0;
+    }
+    if (cmd == "info")
+        return runInfo(argc - 1, argv + 1);
+    if (cmd == "stats")
+        return runStats(argc - 1, argv + 1);
+    if (cmd == "render")
+        return runRender(argc - 1, argv + 1);
+    return fail("unknown command '" + cmd + "' (expected info, stats or render; see --help)");
+}

@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Shared compile settings and the test helper.
+
+add_library(exposure_warnings INTERFACE)
+target_compile_options(exposure_warnings INTERFACE -Wall -Wextra -Wpedantic)
+target_compile_definitions(exposure_warnings INTERFACE
+  QT_NO_CAST_FROM_ASCII QT_NO_CAST_TO_ASCII QT_USE_QSTRINGBUILDER QT_NO_FOREACH QT_NO_URL_CAST_FROM_STRING)
+
+# exposure_add_test(NAME name SOURCES a.cpp ... LIBS lib ... [LABELS unit|gui] [TIMEOUT s])
+# Builds a Qt Test executable and registers it with CTest under the offscreen platform.
+function(exposure_add_test)
+  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 120)
+  endif()
+  if(NOT T_LABELS)
+    set(T_LABELS unit)
+  endif()
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE Qt6::Test exposure_warnings ${T_LIBS})
+  target_compile_definitions(${T_NAME} PRIVATE
+    EXPOSURE_SHARED_TRACES="${PROJECT_SOURCE_DIR}/../shared/traces"
+    EXPOSURE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  add_test(NAME ${T_NAME} COMMAND ${T_NAME})
+  set_tests_properties(${T_NAME} PROPERTIES
+    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;QT_LOGGING_RULES=qt.qpa.*=false"
+    LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT})
+endfunction()

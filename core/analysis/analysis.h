@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Contract between the analysis (implemented in core/analysis) and its users (CLI, widgets, figures).
+// Add to it freely; do not rename or remove members without updating every caller.
+#pragma once
+
+#include "trace.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace exposure {
+
+enum class Category : std::uint8_t {
+    Compute,       // every GPU kernel that is not one of the below
+    Communication, // NCCL / RCCL kernels
+    Memcpy,        // copies and memsets
+    Idle,          // sync / idle ("COMPUTE IDLE", "DEVICE SYNCHRONIZE", ...): never compute
+    Host,          // CPU-side regions
+};
+inline constexpr int kCategoryCount = 5;
+const char* categoryName(Category c);
+
+enum class Phase : std::uint8_t { Unknown, Forward, Backward, Optimizer };
+const char* phaseName(Phase p);
+
+// How the phases of a rank's kernels were decided (best source that applied).
+enum class PhaseSource : std::uint8_t { None, Launch, KernelName, StepHeuristic };
+const char* phaseSourceName(PhaseSource s);
+
+// Classification of one distinct name; computed once per StringId.
+struct NameClass
+{
+    Category category = Category::Host;
+    std::string subgroup;       // compute: gemm|attention|elementwise|reduction|normalization|optimizer|other;
+                                // communication: the collective; memcpy: direction (HtoD, DtoH, DtoD, memset)
+    bool unclassified = false;  // only a catch-all rule matched
+    int rule = -1;              // index into Rules::rules() of the rule that matched
+    std::string collective;     // AllReduce, Broadcast, ReduceScatter, AllGather, SendRecv, ... ("" if none)
+    std::string algorithm;      // RING, TREE, ...
+    std::string protocol;       // LL, LL128, SIMPLE
+    std::string dataType;       // float, f32, bf16, ...
+    std::string displayName;    // demangled when the name was mangled, else the name
+    Phase namePhase = Phase::Unknown; // phase suggested by the name alone
+};
+
+// Ordered regex rules over region names (default set compiled in from resources/rules.json).
+class Rules
+{
+public:
+    struct Rule
+    {
+        std::string id;        // short unique label shown in the GUI
+        std::string pattern;   // regular expression (case-insensitive), searched in the name
+        std::string target;    // "kernel" (GPU kernel names), "region" (CPU region names), "any"
+        std::string category;  // compute|communication|memcpy|idle|phase|step
+        std::string subgroup;  // see NameClass::subgroup; for category "phase": forward|backward|optimizer
+        bool catchAll = false;
+    };
+
+    static Rules defaults();
+    // Reads a rules file; throws std::runtime_error("<file>: <problem>") on bad input.
+    // With extend=true the file's rules are tried before the defaults; otherwise they replace them.
+    static Rules fromFile(const std::string& path, bool extend);
+    static Rules fromJson(const std::string& json, const std::string& sourceName);
+    std::string toJson() const;
+
+    const std::vector<Rule>& rules() const;
+    NameClass classify(std::string_view name, RegionKind kind) const;
+
+    Rules();
+    ~Rules();
+    Rules(const Rules&);
+    Rules& operator=(const Rules&);
+    Rules(Rules&&) noexcept;
+    Rules& operator=(Rules&&) noexcept;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> d;
+};
+
+struct StepWindow
+{
+    int index = 0;
+    std::string name;  // "ProfilerStep#4", "step 3"
+    TimeRange range;
+};
+
+enum class OverlapState : std::uint8_t {
+    ComputeOnly, // compute, no communication
+    Hidden,      // communication while compute runs
+    Exposed,     // communication with no compute
+    Other,       // only memcpy / other GPU activity
+};
+struct OverlapSegment
+{
+    TimeNs start = 0;
+    TimeNs end = 0;
+    OverlapState state = OverlapState::ComputeOnly;
+};
+
+struct RankAnalysis
+{
+    std::vector<std::vector<Phase>> phases; // [lane][interval]; empty vector for CPU lanes
+    PhaseSource phaseSource = PhaseSource::None;
+    std::uint64_t phaseFromLaunch = 0, phaseFromName = 0, phaseFromHeuristic = 0, phaseUnknown = 0;
+    std::vector<StepWindow> steps;
+    std::string stepSource;  // "regions" | "kernel pattern" | "none"
+    bool stepsByLaunch = false; // kernels were assigned to steps by their launch time
+    std::vector<OverlapSegment> overlap; // sorted, non-overlapping; gaps are idle
+};
+
+struct Analysis
+{
+    Rules rules;
+    std::vector<NameClass> names; // by StringId
+    std::vector<RankAnalysis> ranks;
+
+    const NameClass& classOf(StringId id) const { return names[id]; }
+};
+
+std::shared_ptr<const Analysis> analyze(const Trace& trace, Rules rules);
+
+// Exact statistics of one rank (or all ranks) over a window; see README "Statistics".
+struct WindowStats
+{
+    std::uint64_t kernelCount = 0;
+    std::uint64_t commKernelCount = 0;
+    TimeNs commKernelSumNs = 0;
+    TimeNs commBusyNs = 0;
+    TimeNs computeBusyNs = 0;
+    TimeNs overlappedNs = 0;
+    TimeNs exposedNs = 0;
+    std::optional<double> overlapRatio; // overlapped / commBusy; nullopt when no communication
+    TimeNs backwardOverlappedNs = 0;
+    TimeNs memcpyBusyNs = 0;
+    TimeNs gpuBusyNs = 0;
+    TimeNs spanNs = 0;
+    TimeNs idleNs = 0;
+    TimeNs unclassifiedNs = 0;
+};
+
+WindowStats computeStats(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
+// Whole-run total: sums of the per-rank values over the window (ratio from the sums).
+WindowStats computeTotal(const Trace& trace, const Analysis& analysis, TimeRange window);
+// Per-step statistics of a rank (kernels assigned to each step).
+std::vector<WindowStats> computeStepStats(const Trace& trace, const Analysis& analysis, int rankIndex);
+
+// The part of one communication kernel instance hidden behind compute of the same rank.
+struct InstanceOverlap
+{
+    TimeNs hiddenNs = 0;
+    TimeNs exposedNs = 0;
+};
+InstanceOverlap instanceOverlap(const Trace& trace, const Analysis& analysis, int rankIndex, int laneIndex,
+                                std::size_t interval);
+
+struct KernelRow
+{
+    StringId name = 0;
+    Category category = Category::Compute;
+    std::string subgroup;
+    Phase phase = Phase::Unknown; // the phase most of its instances have
+    std::uint64_t count = 0;
+    TimeNs totalNs = 0;
+    TimeNs minNs = 0;
+    TimeNs maxNs = 0;
+    double meanNs = 0;
+    double gpuShare = 0; // totalNs / sum of all GPU kernel and memcpy time in the window
+};
+// Kernels (GPU intervals) whose start lies in the window; rankIndex -1 = all ranks.
+std::vector<KernelRow> kernelTable(const Trace& trace, const Analysis& analysis, TimeRange window,
+                                   int rankIndex = -1);
+
+struct RuleUsage
+{
+    int rule = -1;  // index into Rules::rules(); -1 = nothing matched
+    std::uint64_t count = 0;
+    TimeNs timeNs = 0;
+};
+std::vector<RuleUsage> ruleUsage(const Trace& trace, const Analysis& analysis);
+
+} // namespace exposure

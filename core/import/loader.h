@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "trace.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace exposure {
+
+struct LoadProgress
+{
+    std::uint64_t eventsRead = 0;
+    std::uint64_t eventsTotal = 0; // from the location definitions (0 if unknown)
+    std::string currentFile;       // the archive being read
+};
+
+struct LoadOptions
+{
+    // Called from the loading thread, at most every few milliseconds.
+    std::function<void(const LoadProgress&)> progress;
+    // When it becomes true, loading stops (OTF2 callbacks return OTF2_CALLBACK_INTERRUPT) and
+    // loadTrace throws LoadCancelled.
+    const std::atomic<bool>* cancel = nullptr;
+    // Keep the Score-P kernel_counter launch parameters (costs 4 bytes per kernel).
+    bool keepLaunchParameters = true;
+};
+
+// Bad input: what() is one line "<file>: <problem>".
+class LoadError : public std::runtime_error
+{
+public:
+    LoadError(const std::string& file, const std::string& problem)
+        : std::runtime_error(file + ": " + problem), m_file(file), m_problem(problem)
+    {
+    }
+    const std::string& file() const { return m_file; }
+    const std::string& problem() const { return m_problem; }
+
+private:
+    std::string m_file;
+    std::string m_problem;
+};
+
+class LoadCancelled : public std::runtime_error
+{
+public:
+    LoadCancelled() : std::runtime_error("loading cancelled") {}
+};
+
+// Opens one OTF2 archive (its anchor *.otf2 or its folder) or a folder whose sub-folders
+// (up to 3 levels) hold one archive per rank. Throws LoadError or LoadCancelled.
+std::shared_ptr<Trace> loadTrace(const std::string& path, const LoadOptions& options = {});
+
+} // namespace exposure

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "trace.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+
+namespace exposure {
+
+const char* regionKindName(RegionKind k)
+{
+    switch (k) {
+    case RegionKind::Kernel: return "kernel";
+    case RegionKind::Memcpy: return "memcpy";
+    case RegionKind::Idle: return "idle";
+    case RegionKind::Sync: return "sync";
+    case RegionKind::HostApi: return "host-api";
+    case RegionKind::HostRegion: return "host-region";
+    case RegionKind::Unknown: break;
+    }
+    return "unknown";
+}
+
+void IntervalTable::append(TimeNs start, TimeNs end, StringId name, std::uint8_t depth)
+{
+    if (name > kMaxNameId)
+        throw std::length_error("more than 16 million distinct region names");
+    const TimeNs d = end > start ? end - start : 0;
+    const auto index = static_cast<std::uint32_t>(m_start.size());
+    m_start.push_back(start);
+    if (d >= TimeNs(kLongDuration)) {
+        m_duration.push_back(kLongDuration);
+        m_long.emplace_back(index, d);
+    } else {
+        m_duration.push_back(std::uint32_t(d));
+    }
+    m_nameDepth.push_back(name | (std::uint32_t(depth) << 24));
+    m_maxDuration = std::max(m_maxDuration, d);
+}
+
+void IntervalTable::reserve(std::size_t n)
+{
+    m_start.reserve(n);
+    m_duration.reserve(n);
+    m_nameDepth.reserve(n);
+}
+
+void IntervalTable::shift(TimeNs delta)
+{
+    if (delta == 0)
+        return;
+    for (auto& s : m_start)
+        s += delta;
+}
+
+TimeNs IntervalTable::longDuration(std::size_t i) const
+{
+    auto it = std::lower_bound(m_long.begin(), m_long.end(), std::uint32_t(i),
+                               [](const auto& p, std::uint32_t idx) { return p.first < idx; });
+    return it != m_long.end() && it->first == i ? it->second : TimeNs(kLongDuration);
+}
+
+std::vector<std::uint32_t> IntervalTable::sortByStart()
+{
+    const std::size_t n = size();
+    bool sorted = true;
+    for (std::size_t i = 1; i < n && sorted; ++i) {
+        if (m_start[i] < m_start[i - 1] || (m_start[i] == m_start[i - 1] && depth(i) < depth(i - 1)))
+            sorted = false;
+    }
+    if (sorted)
+        return {};
+
+    std::vector<std::uint32_t> order(n);
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(), [this](std::uint32_t a, std::uint32_t b) {
+        if (m_start[a] != m_start[b])
+            return m_start[a] < m_start[b];
+        return depth(a) < depth(b);
+    });
+
+    std::vector<TimeNs> start(n);
+    std::vector<std::uint32_t> duration(n), nameDepth(n);
+    std::vector<std::uint32_t> newIndexOf(m_long.empty() ? 0 : n);
+    for (std::size_t k = 0; k < n; ++k) {
+        start[k] = m_start[order[k]];
+        duration[k] = m_duration[order[k]];
+        nameDepth[k] = m_nameDepth[order[k]];
+        if (!m_long.empty())
+            newIndexOf[order[k]] = std::uint32_t(k);
+    }
+    for (auto& p : m_long)
+        p.first = newIndexOf[p.first];
+    std::sort(m_long.begin(), m_long.end());
+    m_start = std::move(start);
+    m_duration = std::move(duration);
+    m_nameDepth = std::move(nameDepth);
+    return order;
+}
+
+std::size_t IntervalTable::lowerBoundStart(TimeNs t) const
+{
+    return std::size_t(std::lower_bound(m_start.begin(), m_start.end(), t) - m_start.begin());
+}
+
+std::size_t IntervalTable::residentBytes() const
+{
+    return m_start.capacity() * sizeof(TimeNs) + m_duration.capacity() * sizeof(std::uint32_t)
+        + m_nameDepth.capacity() * sizeof(std::uint32_t) + m_long.capacity() * sizeof(m_long[0]);
+}
+
+std::size_t Trace::intervalCount() const
+{
+    std::size_t n = 0;
+    for (const auto& r : ranks)
+        for (const auto& l : r.lanes)
+            n += l.intervals.size();
+    return n;
+}
+
+std::size_t Trace::residentBytes() const
+{
+    std::size_t n = 0;
+    for (const auto& r : ranks)
+        for (const auto& l : r.lanes)
+            n += l.intervals.residentBytes() + l.launches.capacity() * sizeof(LaunchRef)
+                + l.launchParamIds.capacity() * sizeof(std::uint32_t)
+                + l.copyBytes.capacity() * sizeof(l.copyBytes[0]);
+    return n;
+}
+
+void Trace::finalize(bool rebaseToZero)
+{
+    TimeNs first = std::numeric_limits<TimeNs>::max();
+    for (auto& r : ranks) {
+        // Sort every lane; remember the permutation of CPU lanes to remap launch references.
+        std::vector<std::vector<std::uint32_t>> newIndex(r.lanes.size());
+        for (std::size_t li = 0; li < r.lanes.size(); ++li) {
+            auto& lane = r.lanes[li];
+            auto order = lane.intervals.sortByStart();
+            if (!order.empty()) {
+                auto& inv = newIndex[li];
+                inv.resize(order.size());
+                for (std::size_t k = 0; k < order.size(); ++k)
+                    inv[order[k]] = std::uint32_t(k);
+                if (!lane.launchParamIds.empty()) {
+                    std::vector<std::uint32_t> ids(order.size());
+                    for (std::size_t k = 0; k < order.size(); ++k)
+                        ids[k] = lane.launchParamIds[order[k]];
+                    lane.launchParamIds = std::move(ids);
+                }
+                for (auto& cb : lane.copyBytes)
+                    cb.first = inv[cb.first];
+                std::sort(lane.copyBytes.begin(), lane.copyBytes.end());
+            }
+            if (!lane.intervals.empty())
+                first = std::min(first, lane.intervals.start(0));
+        }
+        for (auto& lane : r.lanes) {
+            for (auto& l : lane.launches) {
+                if (l.cpuLane < newIndex.size() && !newIndex[l.cpuLane].empty())
+                    l.interval = newIndex[l.cpuLane][l.interval];
+            }
+        }
+    }
+    if (first == std::numeric_limits<TimeNs>::max())
+        first = 0;
+    const TimeNs delta = rebaseToZero ? -first : 0;
+    TimeNs last = 0;
+    for (auto& r : ranks) {
+        for (auto& lane : r.lanes) {
+            lane.intervals.shift(delta);
+            for (std::size_t i = 0; i < lane.intervals.size(); ++i)
+                last = std::max(last, lane.intervals.end(i));
+        }
+    }
+    if (rebaseToZero)
+        originAbsNs += first;
+    extent = {rebaseToZero ? 0 : std::min<TimeNs>(0, first), last};
+    regionKinds.resize(strings.size(), RegionKind::Unknown);
+    const auto oldCanon = canonicalNames.size();
+    canonicalNames.resize(strings.size());
+    for (std::size_t i = oldCanon; i < canonicalNames.size(); ++i)
+        canonicalNames[i] = StringId(i);
+}
+
+TraceBuilder::TraceBuilder()
+    : m_trace(std::make_shared<Trace>())
+{
+}
+
+int TraceBuilder::addRank(std::string label, std::string host, int device, int rankNumber)
+{
+    Rank r;
+    r.rank = rankNumber >= 0 ? rankNumber : int(m_trace->ranks.size());
+    r.label = std::move(label);
+    r.host = std::move(host);
+    if (device >= 0)
+        r.devices.push_back(device);
+    r.timerResolution = 1000000000ull;
+    m_trace->ranks.push_back(std::move(r));
+    return int(m_trace->ranks.size()) - 1;
+}
+
+int TraceBuilder::addLane(int rank, std::string name, LaneKind kind, int device, int stream)
+{
+    Lane l;
+    l.name = std::move(name);
+    l.kind = kind;
+    l.device = device;
+    l.stream = stream;
+    auto& lanes = m_trace->ranks.at(rank).lanes;
+    l.locationId = lanes.size();
+    lanes.push_back(std::move(l));
+    return int(lanes.size()) - 1;
+}
+
+std::uint32_t TraceBuilder::addInterval(int rank, int lane, TimeNs start, TimeNs end, std::string_view name,
+                                        RegionKind kind, std::uint8_t depth)
+{
+    auto& t = *m_trace;
+    const StringId id = t.strings.intern(name);
+    if (t.regionKinds.size() <= id)
+        t.regionKinds.resize(id + 1, RegionKind::Unknown);
+    if (t.regionKinds[id] == RegionKind::Unknown)
+        t.regionKinds[id] = kind;
+    auto& table = t.ranks.at(rank).lanes.at(lane).intervals;
+    table.append(start, end, id, depth);
+    return std::uint32_t(table.size() - 1);
+}
+
+void TraceBuilder::addLaunch(int rank, int gpuLane, int cpuLane, std::uint32_t cpuInterval)
+{
+    m_trace->ranks.at(rank).lanes.at(gpuLane).launches.push_back({std::uint32_t(cpuLane), cpuInterval});
+}
+
+std::shared_ptr<Trace> TraceBuilder::finish()
+{
+    m_trace->finalize(false);
+    return m_trace;
+}
+
+} // namespace exposure

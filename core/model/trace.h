@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "stringpool.h"
+#include "time.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace exposure {
+
+// What the importer knows about a region from the trace itself (role, paradigm, source file),
+// before any name rule runs. Indexed by StringId in Trace::regionKinds.
+enum class RegionKind : std::uint8_t {
+    Unknown = 0,
+    Kernel,   // GPU kernel (role FUNCTION/KERNEL/40 on a stream location, file CUDA_KERNEL/HIP_KERNEL)
+    Memcpy,   // GPU copy rebuilt from RMA events ("memcpy HtoD", "memcpy DtoH", "memcpy DtoD")
+    Idle,     // "COMPUTE IDLE", "GPU IDLE" (artificial)
+    Sync,     // "DEVICE SYNCHRONIZE" and other implicit barriers / flushes
+    HostApi,  // CPU-side CUDA/HIP driver or runtime API call (role WRAPPER)
+    HostRegion, // any other CPU region (user, NVTX, python, pthread ...)
+};
+
+const char* regionKindName(RegionKind k);
+
+// Per-lane interval storage: sorted by start (then depth), columnar, 16 bytes per interval.
+//   start     int64  ns relative to trace start
+//   duration  uint32 ns; kLongDuration marks a duration >= 2^32-1 ns kept in a small side table
+//   nameDepth uint32 low 24 bits StringId, high 8 bits nesting depth
+// Complexity: append O(1) amortised, finalize O(n log n) once, lookups O(1) / O(log n).
+class IntervalTable
+{
+public:
+    static constexpr std::uint32_t kLongDuration = 0xFFFFFFFFu;
+    static constexpr std::uint32_t kMaxNameId = 0x00FFFFFFu;
+
+    std::size_t size() const { return m_start.size(); }
+    bool empty() const { return m_start.empty(); }
+    TimeNs start(std::size_t i) const { return m_start[i]; }
+    TimeNs duration(std::size_t i) const
+    {
+        const auto d = m_duration[i];
+        return d == kLongDuration ? longDuration(i) : TimeNs(d);
+    }
+    TimeNs end(std::size_t i) const { return start(i) + duration(i); }
+    StringId name(std::size_t i) const { return m_nameDepth[i] & kMaxNameId; }
+    std::uint8_t depth(std::size_t i) const { return std::uint8_t(m_nameDepth[i] >> 24); }
+
+    // end >= start is required (zero-length intervals are allowed).
+    void append(TimeNs start, TimeNs end, StringId name, std::uint8_t depth = 0);
+    void reserve(std::size_t n);
+    // Adds a constant to every start (used to rebase absolute times to trace-relative).
+    void shift(TimeNs delta);
+
+    // Stable sort by (start, depth). Returns order with order[new] = old (empty if already sorted).
+    std::vector<std::uint32_t> sortByStart();
+
+    // Index of the first interval whose start >= t (size() if none).
+    std::size_t lowerBoundStart(TimeNs t) const;
+    // Largest duration in the table (bounds the binary search for intervals that overlap t).
+    TimeNs maxDuration() const { return m_maxDuration; }
+    const std::vector<TimeNs>& starts() const { return m_start; }
+
+    std::size_t residentBytes() const;
+
+private:
+    TimeNs longDuration(std::size_t i) const;
+
+    std::vector<TimeNs> m_start;
+    std::vector<std::uint32_t> m_duration;
+    std::vector<std::uint32_t> m_nameDepth;
+    std::vector<std::pair<std::uint32_t, TimeNs>> m_long; // sorted by index; rare
+    TimeNs m_maxDuration = 0;
+};
+
+enum class LaneKind : std::uint8_t { CpuThread, GpuStream };
+
+// One CPU-side launch of work aimed at a GPU stream (CUDA_STREAM_REF on the launch API's Enter).
+// GpuLane::launches[k] is the k-th launch aimed at that stream, in launch order.
+struct LaunchRef
+{
+    std::uint32_t cpuLane = 0;  // lane index within the same rank
+    std::uint32_t interval = 0; // index of the launch-API interval in that lane's (final, sorted) table
+};
+
+// Score-P kernel_counter parameters ("blocks per grid", ...), interned in Trace::launchParams.
+struct KernelLaunchParams
+{
+    std::uint64_t blocksPerGrid = 0;
+    std::uint64_t threadsPerBlock = 0;
+    std::uint64_t staticSharedMemory = 0;
+    std::uint64_t dynamicSharedMemory = 0;
+    std::uint64_t localMemory = 0;
+    std::uint64_t registersPerThread = 0;
+    bool operator==(const KernelLaunchParams&) const = default;
+};
+inline constexpr std::uint32_t kNoLaunchParams = 0xFFFFFFFFu;
+
+struct Lane
+{
+    std::string name;  // "Master thread", "CUDA[0:7]", "HIP[1:0]"
+    LaneKind kind = LaneKind::CpuThread;
+    int device = -1;   // GPU lanes: device index from the name or the system tree
+    int stream = -1;   // GPU lanes: stream id from the name
+    bool nullStream = false;
+    std::uint64_t locationId = 0; // OTF2 location id
+    std::uint64_t eventCount = 0; // OTF2 events read for this location
+    IntervalTable intervals;
+    // GPU lanes: launches aimed at this stream, in launch order (may be empty).
+    std::vector<LaunchRef> launches;
+    // GPU lanes: per interval an index into Trace::launchParams or kNoLaunchParams; empty if none recorded.
+    std::vector<std::uint32_t> launchParamIds;
+    // GPU lanes: bytes moved by memcpy intervals, sorted by interval index.
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> copyBytes;
+
+    bool isGpu() const { return kind == LaneKind::GpuStream; }
+};
+
+struct Rank
+{
+    int rank = 0;            // the DDP/MPI rank number (from the folder name, MPI group, or discovery order)
+    std::string label;       // "Rank 0"
+    std::string host;        // system-tree node of class "node"
+    std::vector<int> devices;
+    std::string archivePath; // the anchor file this rank came from
+    std::uint64_t timerResolution = 0; // ticks per second of the archive's clock
+    std::vector<Lane> lanes;
+};
+
+// The whole trace folder. Immutable once built; shared between threads as shared_ptr<const Trace>.
+struct Trace
+{
+    std::string sourcePath;
+    StringPool strings;
+    std::vector<RegionKind> regionKinds;     // by StringId (RegionKind::Unknown when absent)
+    std::vector<StringId> canonicalNames;    // by StringId: mangled/full name, or the same id
+    std::vector<KernelLaunchParams> launchParams;
+    std::vector<Rank> ranks;
+    TimeNs originAbsNs = 0; // absolute time of t = 0 (ns since the clocks' epoch)
+    TimeRange extent;       // relative; [0, last event]
+    std::vector<std::string> warnings;
+    std::uint64_t eventCount = 0;
+
+    RegionKind regionKind(StringId id) const
+    {
+        return id < regionKinds.size() ? regionKinds[id] : RegionKind::Unknown;
+    }
+    const std::string& name(StringId id) const { return strings.str(id); }
+    std::size_t intervalCount() const;
+    std::size_t residentBytes() const;
+
+    // Sorts every lane, remaps launch references to the sorted order, sizes the per-name tables,
+    // rebases all times so that the earliest interval starts at 0 (adding that to originAbsNs),
+    // and computes the extent. Called once by importers and TraceBuilder.
+    void finalize(bool rebaseToZero = true);
+};
+
+// Convenience builder for tests, benchmarks and the demo trace generator.
+class TraceBuilder
+{
+public:
+    TraceBuilder();
+    int addRank(std::string label, std::string host = "node0", int device = 0, int rankNumber = -1);
+    int addLane(int rank, std::string name, LaneKind kind, int device = -1, int stream = -1);
+    // Returns the interval's index in insertion order on that lane.
+    std::uint32_t addInterval(int rank, int lane, TimeNs start, TimeNs end, std::string_view name,
+                              RegionKind kind, std::uint8_t depth = 0);
+    // Records that cpu interval `cpuInterval` (insertion index) on `cpuLane` launched the next kernel on `gpuLane`.
+    void addLaunch(int rank, int gpuLane, int cpuLane, std::uint32_t cpuInterval);
+    Trace& trace() { return *m_trace; }
+    // Finalizes without rebasing times (builder times are taken as already relative).
+    std::shared_ptr<Trace> finish();
+
+private:
+    std::shared_ptr<Trace> m_trace;
+};
+
+} // namespace exposure
