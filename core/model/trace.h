@@ -2,7 +2,7 @@
 #pragma once
 
 #include "stringpool.h"
-#include "time.h"
+#include "timerange.h"
 
 #include <cstdint>
 #include <memory>
