@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The torch.profiler traces in ../shared/traces/kineto-ddp-bert come with per-rank numbers that their README computed
+// independently (union of kernel intervals, NCCL vs compute). This test rebuilds each rank's kernels as a Trace and
+// checks that Exposure's analysis gives exactly those numbers. Skipped where ../shared is absent (a user's machine).
+#include "analysis.h"
+
+#include <QFile>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTest>
+
+using namespace exposure;
+
+namespace {
+
+// "5190847628093.672" µs -> 5190847628093672 ns, exactly (no double rounding).
+TimeNs microsTextToNs(QStringView text)
+{
+    const auto dot = text.indexOf(u'.');
+    const QStringView whole = dot < 0 ? text : text.left(dot);
+    QString frac = dot < 0 ? QString() : text.mid(dot + 1).toString();
+    frac = frac.leftJustified(3, u'0').left(3);
+    return whole.toLongLong() * 1000 + frac.toLongLong();
+}
+
+// Test-only extraction of the complete kernel events ("ph": "X", "cat": "kernel") of a Kineto trace.
+std::shared_ptr<Trace> kernelsOf(const QString& gzPath)
+{
+    QProcess gz;
+    gz.start(QStringLiteral("gzip"), {QStringLiteral("-dc"), gzPath});
+    if (!gz.waitForFinished(60000) || gz.exitCode() != 0)
+        return {};
+    const QString text = QString::fromUtf8(gz.readAllStandardOutput());
+    static const QRegularExpression re(QStringLiteral(
+        R"re("ph": "X", "cat": "kernel", "name": "((?:[^"\\]|\\.)*)", "pid": -?\d+, "tid": (\d+),\s*"ts": ([0-9.]+), "dur": ([0-9.]+))re"));
+    TraceBuilder b;
+    const int r = b.addRank(QStringLiteral("Rank 0").toStdString());
+    std::map<int, int> laneOfTid;
+    for (auto it = re.globalMatch(text); it.hasNext();) {
+        const auto m = it.next();
+        const int tid = m.capturedView(2).toInt();
+        auto lane = laneOfTid.find(tid);
+        if (lane == laneOfTid.end())
+            lane = laneOfTid.emplace(tid, b.addLane(r, "CUDA[0:" + std::to_string(tid) + "]", LaneKind::GpuStream, 0, tid))
+                       .first;
+        const TimeNs start = microsTextToNs(m.capturedView(3));
+        const TimeNs dur = microsTextToNs(m.capturedView(4));
+        b.addInterval(r, lane->second, start, start + dur, m.captured(1).toStdString(), RegionKind::Kernel);
+    }
+    return b.finish();
+}
+
+} // namespace
+
+class TestKinetoReference : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void wholeTrace_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<qulonglong>("kernels");
+        QTest::addColumn<qulonglong>("ncclKernels");
+        QTest::addColumn<qlonglong>("ncclSum");
+        QTest::addColumn<qlonglong>("commBusy");
+        QTest::addColumn<qlonglong>("computeBusy");
+        QTest::addColumn<qlonglong>("overlapped");
+        QTest::addColumn<qlonglong>("exposed");
+        // Values from ../shared/traces/kineto-ddp-bert/README.md.
+        QTest::newRow("ws1 rank 0") << "ddp_bert_ws1_rank0.json.gz" << 6570ull << 0ull << 0ll << 0ll << 62731675ll << 0ll
+                                    << 0ll;
+        QTest::newRow("ws2 rank 0") << "ddp_bert_ws2_rank0.json.gz" << 6694ull << 76ull << 290550619ll << 290550619ll
+                                    << 75348398ll << 45772848ll << 244777771ll;
+        QTest::newRow("ws2 rank 1") << "ddp_bert_ws2_rank1.json.gz" << 6645ull << 75ull << 9022852ll << 9022852ll
+                                    << 63157118ll << 181282ll << 8841570ll;
+    }
+
+    void wholeTrace()
+    {
+        QFETCH(QString, file);
+        const QString path = QStringLiteral(EXPOSURE_SHARED_TRACES "/kineto-ddp-bert/") + file;
+        if (!QFile::exists(path))
+            QSKIP("../shared/traces is not available here");
+        const auto trace = kernelsOf(path);
+        QVERIFY(trace);
+        const auto analysis = analyze(*trace, Rules::defaults());
+        const auto s = computeStats(*trace, *analysis, 0, trace->extent);
+
+        QFETCH(qulonglong, kernels);
+        QFETCH(qulonglong, ncclKernels);
+        QFETCH(qlonglong, ncclSum);
+        QFETCH(qlonglong, commBusy);
+        QFETCH(qlonglong, computeBusy);
+        QFETCH(qlonglong, overlapped);
+        QFETCH(qlonglong, exposed);
+        QCOMPARE(s.kernelCount, kernels);
+        QCOMPARE(s.commKernelCount, ncclKernels);
+        QCOMPARE(s.commKernelSumNs, ncclSum);
+        QCOMPARE(s.commBusyNs, commBusy);
+        QCOMPARE(s.computeBusyNs, computeBusy);
+        QCOMPARE(s.overlappedNs, overlapped);
+        QCOMPARE(s.exposedNs, exposed);
+        if (ncclKernels == 0)
+            QVERIFY(!s.overlapRatio.has_value());
+        else
+            QCOMPARE(qRound(*s.overlapRatio * 10000), qRound(double(overlapped) / double(commBusy) * 10000));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestKinetoReference)
+#include "tst_kineto_reference.moc"
