@@ -45,6 +45,14 @@ struct NameClass
     std::string dataType;       // float, f32, bf16, ...
     std::string displayName;    // demangled when the name was mangled, else the name
     Phase namePhase = Phase::Unknown; // phase suggested by the name alone
+
+    // Added by the analysis implementation (additive):
+    std::string reduction;            // NCCL reduction operator from the name (Sum, Max, ...), "" if none
+    int phaseRule = -1;               // rule that gave namePhase (GPU names) or regionPhase (CPU regions)
+    Phase regionPhase = Phase::Unknown; // CPU regions: the phase of the kernels launched inside this region
+    bool stepRegion = false;          // CPU regions: this region delimits one training step
+    int stepRule = -1;                // rule that made it a step region
+    bool kernelLaunch = false;        // CPU regions: a kernel-launch API call (cuLaunchKernel, hipLaunchKernel ...)
 };
 
 // Ordered regex rules over region names (default set compiled in from resources/rules.json).
@@ -70,6 +78,13 @@ public:
 
     const std::vector<Rule>& rules() const;
     NameClass classify(std::string_view name, RegionKind kind) const;
+
+    // Added by the analysis implementation (additive):
+    // The text of resources/rules.json compiled into the library.
+    static const char* defaultJson();
+    // Where the rules came from ("built-in defaults", a file name, or "file + built-in defaults").
+    const std::string& source() const;
+    const std::string& description() const;
 
     Rules();
     ~Rules();
@@ -112,7 +127,27 @@ struct RankAnalysis
     std::string stepSource;  // "regions" | "kernel pattern" | "none"
     bool stepsByLaunch = false; // kernels were assigned to steps by their launch time
     std::vector<OverlapSegment> overlap; // sorted, non-overlapping; gaps are idle
+
+    // Added by the analysis implementation (additive):
+    // The rank's GPU activity as disjoint, sorted segments, each with a bit-mask of what runs in it
+    // (ActivityBit). Built once with a Boost.ICL interval_map; window statistics are clipped sums over it.
+    std::vector<TimeNs> activityStart, activityEnd;
+    std::vector<std::uint8_t> activityMask;
+    std::vector<std::string> warnings; // e.g. launch/kernel count mismatches on a stream
+    // [lane][interval]: index into steps of the step a GPU interval belongs to, -1 if none (empty when no
+    // steps, and for CPU lanes).
+    std::vector<std::vector<std::int32_t>> stepOf;
 };
+
+// Bits of RankAnalysis::activityMask.
+enum ActivityBit : std::uint8_t {
+    ActivityComm = 1,          // a communication kernel runs
+    ActivityCompute = 2,       // a compute kernel runs
+    ActivityBackward = 4,      // a compute kernel of phase Backward runs
+    ActivityMemcpy = 8,        // a copy or memset runs
+    ActivityUnclassified = 16, // a compute kernel that only a catch-all rule matched runs
+};
+const char* overlapStateName(OverlapState s);
 
 struct Analysis
 {
@@ -149,6 +184,14 @@ WindowStats computeStats(const Trace& trace, const Analysis& analysis, int rankI
 WindowStats computeTotal(const Trace& trace, const Analysis& analysis, TimeRange window);
 // Per-step statistics of a rank (kernels assigned to each step).
 std::vector<WindowStats> computeStepStats(const Trace& trace, const Analysis& analysis, int rankIndex);
+// Same, with every step's kernels clipped to `window` (added).
+std::vector<WindowStats> computeStepStats(const Trace& trace, const Analysis& analysis, int rankIndex,
+                                          TimeRange window);
+// Index into RankAnalysis::steps of the step that GPU interval `interval` of lane `laneIndex` belongs to,
+// -1 if none (added).
+int stepOfInterval(const Trace& trace, const Analysis& analysis, int rankIndex, int laneIndex, std::size_t interval);
+// The exact definitions of every WindowStats field, as plain text (CLI --help, GUI tool tips) (added).
+const char* statisticsDefinitions();
 
 // The part of one communication kernel instance hidden behind compute of the same rank.
 struct InstanceOverlap

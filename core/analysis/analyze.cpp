@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// analyze(): classify every distinct name once, then per rank decide the phase and step of each GPU kernel
+// and build the rank's activity map (Boost.ICL) from which all window statistics are read.
+#include "analysis_p.h"
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <optional>
+#include <thread>
+
+namespace exposure {
+
+namespace detail {
+
+std::vector<std::int32_t> kernelLaunchIndex(const Trace& trace, const Analysis& analysis, const Rank& rank,
+                                            const Lane& gpuLane, std::string* mismatch)
+{
+    std::vector<std::int32_t> out;
+    if (gpuLane.launches.empty())
+        return out;
+    out.assign(gpuLane.intervals.size(), -1);
+    std::size_t next = 0;
+    auto isKernelLaunch = [&](const LaunchRef& l) {
+        if (l.cpuLane >= rank.lanes.size())
+            return false;
+        const auto& table = rank.lanes[l.cpuLane].intervals;
+        if (l.interval >= table.size())
+            return false;
+        const StringId id = table.name(l.interval);
+        return id < analysis.names.size() && analysis.names[id].kernelLaunch;
+    };
+    auto nextLaunch = [&]() -> std::int32_t {
+        while (next < gpuLane.launches.size()) {
+            const std::size_t k = next++;
+            if (isKernelLaunch(gpuLane.launches[k]))
+                return std::int32_t(k);
+        }
+        return -1;
+    };
+    std::uint64_t kernels = 0, paired = 0;
+    const auto& t = gpuLane.intervals;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        if (!isKernel(analysis.names[t.name(i)].category))
+            continue;
+        ++kernels;
+        const std::int32_t l = nextLaunch();
+        if (l >= 0) {
+            out[i] = l;
+            ++paired;
+        }
+    }
+    std::uint64_t extra = 0;
+    while (nextLaunch() >= 0)
+        ++extra;
+    if (mismatch && (paired != kernels || extra != 0)) {
+        *mismatch = std::to_string(paired + extra) + " kernel launches for " + std::to_string(kernels)
+            + " kernels; the first " + std::to_string(paired) + " were paired in order";
+    }
+    (void)trace;
+    return out;
+}
+
+} // namespace detail
+
+namespace {
+
+using detail::isKernel;
+
+int phaseRank(Phase p)
+{
+    switch (p) {
+    case Phase::Optimizer: return 3;
+    case Phase::Backward: return 2;
+    case Phase::Forward: return 1;
+    case Phase::Unknown: break;
+    }
+    return 0;
+}
+
+// The phase a CPU interval's enclosing regions give to work launched inside it. When regions of several
+// phases enclose a launch, optimizer beats backward beats forward: a forward recomputation inside backward
+// (activation checkpointing) is backward work.
+std::vector<Phase> regionPhases(const IntervalTable& t, const std::vector<NameClass>& names)
+{
+    std::vector<Phase> eff(t.size(), Phase::Unknown);
+    struct Open
+    {
+        TimeNs end;
+        Phase phase;
+    };
+    std::vector<Open> stack;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        const TimeNs s = t.start(i), e = t.end(i);
+        // Sorted by start, so an open region encloses i exactly when it has not ended before i ends.
+        while (!stack.empty() && (stack.back().end < e || (stack.back().end <= s && e > s)))
+            stack.pop_back();
+        const Phase parent = stack.empty() ? Phase::Unknown : stack.back().phase;
+        const Phase own = names[t.name(i)].regionPhase;
+        eff[i] = phaseRank(own) > phaseRank(parent) ? own : parent;
+        stack.push_back({e, eff[i]});
+    }
+    return eff;
+}
+
+void stepsFromRegions(const Trace& trace, const Analysis& a, const Rank& rank, RankAnalysis& ra)
+{
+    struct Cand
+    {
+        TimeNs s, e;
+        StringId name;
+        int rule;
+    };
+    std::vector<Cand> cands;
+    for (const Lane& lane : rank.lanes) {
+        if (lane.isGpu())
+            continue;
+        const auto& t = lane.intervals;
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            const NameClass& nc = a.names[t.name(i)];
+            if (nc.stepRegion)
+                cands.push_back({t.start(i), t.end(i), t.name(i), nc.stepRule});
+        }
+    }
+    if (cands.empty())
+        return;
+    // Only the first step rule (in rule order) that occurs: ProfilerStep#N wins over a user "train_step".
+    int best = std::numeric_limits<int>::max();
+    for (const auto& c : cands)
+        best = std::min(best, c.rule);
+    std::erase_if(cands, [&](const Cand& c) { return c.rule != best; });
+    std::sort(cands.begin(), cands.end(), [](const Cand& x, const Cand& y) {
+        return x.s != y.s ? x.s < y.s : x.e > y.e;
+    });
+    TimeNs lastEnd = std::numeric_limits<TimeNs>::min();
+    for (const auto& c : cands) {
+        if (c.s < lastEnd)
+            continue; // nested in or overlapping the previous step (e.g. the same region on two threads)
+        StepWindow w;
+        w.index = int(ra.steps.size());
+        w.name = trace.name(c.name);
+        w.range = {c.s, c.e};
+        ra.steps.push_back(std::move(w));
+        lastEnd = c.e;
+    }
+    ra.stepSource = "regions";
+}
+
+// Without step regions: every training iteration ends with its optimizer kernels. Optimizer kernels close
+// together (few other kernels between them) form one optimizer run; a run ends a step. The gap that separates
+// runs is the forward + backward of a step, far larger than any gap inside a run, so a run boundary is a gap
+// (counted in other compute kernels) above a quarter of the largest gap.
+void stepsFromPattern(const Rank& rank, const Analysis& a, RankAnalysis& ra)
+{
+    struct K
+    {
+        TimeNs s, e;
+        bool opt;
+    };
+    std::vector<K> ks;
+    TimeNs firstActivity = std::numeric_limits<TimeNs>::max();
+    for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
+        const Lane& lane = rank.lanes[li];
+        if (!lane.isGpu())
+            continue;
+        const auto& t = lane.intervals;
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            const NameClass& nc = a.names[t.name(i)];
+            if (nc.category == Category::Idle || nc.category == Category::Host)
+                continue;
+            firstActivity = std::min(firstActivity, t.start(i));
+            if (nc.category != Category::Compute)
+                continue;
+            const bool opt = ra.phases[li][i] == Phase::Optimizer || nc.subgroup == "optimizer";
+            ks.push_back({t.start(i), t.end(i), opt});
+        }
+    }
+    std::stable_sort(ks.begin(), ks.end(), [](const K& x, const K& y) { return x.s < y.s; });
+    std::vector<std::size_t> optIdx;
+    for (std::size_t i = 0; i < ks.size(); ++i)
+        if (ks[i].opt)
+            optIdx.push_back(i);
+    if (optIdx.empty())
+        return;
+    std::size_t maxGap = 0;
+    for (std::size_t j = 1; j < optIdx.size(); ++j)
+        maxGap = std::max(maxGap, optIdx[j] - optIdx[j - 1] - 1);
+    const std::size_t threshold = maxGap / 4;
+    std::vector<TimeNs> runEnds;
+    TimeNs runEnd = ks[optIdx[0]].e;
+    for (std::size_t j = 1; j < optIdx.size(); ++j) {
+        const std::size_t gap = optIdx[j] - optIdx[j - 1] - 1;
+        if (gap > threshold && maxGap > 0) {
+            runEnds.push_back(runEnd);
+            runEnd = ks[optIdx[j]].e;
+        } else {
+            runEnd = std::max(runEnd, ks[optIdx[j]].e);
+        }
+    }
+    runEnds.push_back(runEnd);
+    std::vector<TimeRange> windows;
+    TimeNs begin = firstActivity;
+    for (TimeNs end : runEnds) {
+        if (end <= begin)
+            continue;
+        windows.push_back({begin, end});
+        begin = end;
+    }
+    // A recording that starts inside an iteration shows its tail (typically the optimizer kernels) as a
+    // first window with far fewer kernels than the others: that partial step is not a step.
+    if (windows.size() >= 3) {
+        auto kernelsIn = [&](TimeRange w) {
+            auto lo = std::lower_bound(ks.begin(), ks.end(), w.start, [](const K& k, TimeNs t) { return k.s < t; });
+            auto hi = std::lower_bound(ks.begin(), ks.end(), w.end, [](const K& k, TimeNs t) { return k.s < t; });
+            return std::size_t(hi - lo);
+        };
+        std::vector<std::size_t> counts;
+        for (const auto& w : windows)
+            counts.push_back(kernelsIn(w));
+        std::vector<std::size_t> sorted = counts;
+        std::nth_element(sorted.begin(), sorted.begin() + std::ptrdiff_t(sorted.size() / 2), sorted.end());
+        const std::size_t median = sorted[sorted.size() / 2];
+        if (counts.front() * 2 < median)
+            windows.erase(windows.begin());
+    }
+    for (const TimeRange& r : windows) {
+        StepWindow w;
+        w.index = int(ra.steps.size());
+        w.name = "step " + std::to_string(w.index);
+        w.range = r;
+        ra.steps.push_back(std::move(w));
+    }
+    if (!ra.steps.empty())
+        ra.stepSource = "kernel pattern";
+}
+
+int stepAt(const std::vector<StepWindow>& steps, TimeNs t)
+{
+    auto it = std::upper_bound(steps.begin(), steps.end(), t,
+                               [](TimeNs v, const StepWindow& w) { return v < w.range.start; });
+    if (it == steps.begin())
+        return -1;
+    --it;
+    return t < it->range.end ? int(it - steps.begin()) : -1;
+}
+
+RankAnalysis analyzeRank(const Trace& trace, const Analysis& a, const Rank& rank)
+{
+    RankAnalysis ra;
+    ra.stepSource = "none";
+    const std::size_t nl = rank.lanes.size();
+    ra.phases.resize(nl);
+
+    // (a) launches: which CPU interval launched each kernel, and the phase of the regions around it.
+    std::vector<std::vector<std::int32_t>> launchOf(nl);
+    std::vector<char> cpuNeeded(nl, 0);
+    for (std::size_t li = 0; li < nl; ++li) {
+        const Lane& lane = rank.lanes[li];
+        if (!lane.isGpu())
+            continue;
+        std::string warn;
+        launchOf[li] = detail::kernelLaunchIndex(trace, a, rank, lane, &warn);
+        if (!warn.empty())
+            ra.warnings.push_back(lane.name + ": " + warn);
+        for (std::size_t i = 0; i < launchOf[li].size(); ++i)
+            if (launchOf[li][i] >= 0)
+                cpuNeeded[lane.launches[std::size_t(launchOf[li][i])].cpuLane] = 1;
+    }
+    std::vector<std::vector<Phase>> cpuPhase(nl);
+    for (std::size_t li = 0; li < nl; ++li)
+        if (cpuNeeded[li] && !rank.lanes[li].isGpu())
+            cpuPhase[li] = regionPhases(rank.lanes[li].intervals, a.names);
+
+    auto launchStart = [&](std::size_t li, std::size_t i) -> std::optional<TimeNs> {
+        if (launchOf[li].empty() || launchOf[li][i] < 0)
+            return std::nullopt;
+        const LaunchRef& l = rank.lanes[li].launches[std::size_t(launchOf[li][i])];
+        return rank.lanes[l.cpuLane].intervals.start(l.interval);
+    };
+
+    // Phases from (a) the launch's regions, else (b) the kernel's name.
+    for (std::size_t li = 0; li < nl; ++li) {
+        const Lane& lane = rank.lanes[li];
+        if (!lane.isGpu())
+            continue;
+        const auto& t = lane.intervals;
+        auto& ph = ra.phases[li];
+        ph.assign(t.size(), Phase::Unknown);
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            const NameClass& nc = a.names[t.name(i)];
+            if (!isKernel(nc.category))
+                continue;
+            if (!launchOf[li].empty() && launchOf[li][i] >= 0) {
+                const LaunchRef& l = lane.launches[std::size_t(launchOf[li][i])];
+                const Phase p = cpuPhase[l.cpuLane][l.interval];
+                if (p != Phase::Unknown) {
+                    ph[i] = p;
+                    ++ra.phaseFromLaunch;
+                    continue;
+                }
+            }
+            if (nc.namePhase != Phase::Unknown) {
+                ph[i] = nc.namePhase;
+                ++ra.phaseFromName;
+            }
+        }
+    }
+
+    // Steps: from step regions, else from the optimizer-kernel pattern.
+    stepsFromRegions(trace, a, rank, ra);
+    if (ra.steps.empty())
+        stepsFromPattern(rank, a, ra);
+
+    // A kernel belongs to the step whose window holds its launch (when known and the steps are CPU regions),
+    // else its start.
+    const bool useLaunch = ra.stepSource == "regions";
+    if (!ra.steps.empty()) {
+        ra.stepOf.resize(nl);
+        for (std::size_t li = 0; li < nl; ++li) {
+            const Lane& lane = rank.lanes[li];
+            if (!lane.isGpu())
+                continue;
+            const auto& t = lane.intervals;
+            auto& so = ra.stepOf[li];
+            so.assign(t.size(), -1);
+            for (std::size_t i = 0; i < t.size(); ++i) {
+                const NameClass& nc = a.names[t.name(i)];
+                if (nc.category == Category::Idle || nc.category == Category::Host)
+                    continue;
+                TimeNs when = t.start(i);
+                if (useLaunch) {
+                    if (const auto ls = launchStart(li, i)) {
+                        when = *ls;
+                        ra.stepsByLaunch = true;
+                    }
+                }
+                so[i] = stepAt(ra.steps, when);
+            }
+        }
+    }
+
+    // (c) Within each step: before the first backward kernel is forward; from it up to the first optimizer
+    // kernel is backward. Only kernels that (a) and (b) left unknown are decided this way.
+    if (!ra.steps.empty()) {
+        const TimeNs none = std::numeric_limits<TimeNs>::max();
+        std::vector<TimeNs> firstBwd(ra.steps.size(), none), firstOpt(ra.steps.size(), none);
+        for (std::size_t li = 0; li < nl; ++li) {
+            if (!rank.lanes[li].isGpu())
+                continue;
+            const auto& t = rank.lanes[li].intervals;
+            for (std::size_t i = 0; i < t.size(); ++i) {
+                const int k = ra.stepOf[li][i];
+                if (k < 0)
+                    continue;
+                if (ra.phases[li][i] == Phase::Backward)
+                    firstBwd[std::size_t(k)] = std::min(firstBwd[std::size_t(k)], t.start(i));
+                else if (ra.phases[li][i] == Phase::Optimizer)
+                    firstOpt[std::size_t(k)] = std::min(firstOpt[std::size_t(k)], t.start(i));
+            }
+        }
+        for (std::size_t li = 0; li < nl; ++li) {
+            if (!rank.lanes[li].isGpu())
+                continue;
+            const auto& t = rank.lanes[li].intervals;
+            for (std::size_t i = 0; i < t.size(); ++i) {
+                const int k = ra.stepOf[li][i];
+                if (k < 0 || ra.phases[li][i] != Phase::Unknown || !isKernel(a.names[t.name(i)].category))
+                    continue;
+                const TimeNs b = firstBwd[std::size_t(k)];
+                if (b == none)
+                    continue;
+                const TimeNs s = t.start(i);
+                if (s < b) {
+                    ra.phases[li][i] = Phase::Forward;
+                    ++ra.phaseFromHeuristic;
+                } else if (s < firstOpt[std::size_t(k)]) {
+                    ra.phases[li][i] = Phase::Backward;
+                    ++ra.phaseFromHeuristic;
+                }
+            }
+        }
+    }
+
+    // Activity map: one interval_map per rank over all its GPU lanes. Hinted insertion: each lane is sorted,
+    // so the previous insertion point is (nearly) where the next one goes.
+    detail::MaskMap map;
+    for (std::size_t li = 0; li < nl; ++li) {
+        const Lane& lane = rank.lanes[li];
+        if (!lane.isGpu())
+            continue;
+        const auto& t = lane.intervals;
+        auto hint = map.begin();
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            const NameClass& nc = a.names[t.name(i)];
+            if (isKernel(nc.category) && ra.phases[li][i] == Phase::Unknown)
+                ++ra.phaseUnknown;
+            const std::uint8_t bits = detail::activityBits(nc, ra.phases[li][i]);
+            const TimeNs s = t.start(i), e = t.end(i);
+            if (bits == 0 || e <= s)
+                continue;
+            hint = map.add(hint, std::make_pair(boost::icl::right_open_interval<TimeNs>(s, e), bits));
+        }
+    }
+    const std::size_t n = boost::icl::interval_count(map);
+    ra.activityStart.reserve(n);
+    ra.activityEnd.reserve(n);
+    ra.activityMask.reserve(n);
+    for (const auto& [iv, mask] : map) {
+        const TimeNs s = boost::icl::lower(iv), e = boost::icl::upper(iv);
+        ra.activityStart.push_back(s);
+        ra.activityEnd.push_back(e);
+        ra.activityMask.push_back(mask);
+        OverlapState st = OverlapState::Other;
+        if ((mask & ActivityComm) && (mask & ActivityCompute))
+            st = OverlapState::Hidden;
+        else if (mask & ActivityComm)
+            st = OverlapState::Exposed;
+        else if (mask & ActivityCompute)
+            st = OverlapState::ComputeOnly;
+        if (!ra.overlap.empty() && ra.overlap.back().end == s && ra.overlap.back().state == st)
+            ra.overlap.back().end = e;
+        else
+            ra.overlap.push_back({s, e, st});
+    }
+
+    if (ra.phaseFromLaunch > 0)
+        ra.phaseSource = PhaseSource::Launch;
+    else if (ra.phaseFromName > 0)
+        ra.phaseSource = PhaseSource::KernelName;
+    else if (ra.phaseFromHeuristic > 0)
+        ra.phaseSource = PhaseSource::StepHeuristic;
+    return ra;
+}
+
+} // namespace
+
+std::shared_ptr<const Analysis> analyze(const Trace& trace, Rules rules)
+{
+    auto a = std::make_shared<Analysis>();
+    a->rules = std::move(rules);
+
+    // Classify each distinct name that some interval uses, once (regexes run per name, never per event).
+    const std::size_t nNames = trace.strings.size();
+    std::vector<char> used(nNames, 0);
+    for (const Rank& r : trace.ranks)
+        for (const Lane& l : r.lanes)
+            for (std::size_t i = 0; i < l.intervals.size(); ++i)
+                used[l.intervals.name(i)] = 1;
+    a->names.resize(nNames);
+    for (StringId id = 0; id < nNames; ++id) {
+        if (used[id]) {
+            a->names[id] = a->rules.classify(trace.name(id), trace.regionKind(id));
+        } else {
+            a->names[id].displayName = trace.name(id);
+        }
+    }
+
+    // Ranks are independent: analyse them on up to hardware_concurrency threads.
+    a->ranks.resize(trace.ranks.size());
+    const std::size_t workers = std::min<std::size_t>(trace.ranks.size(),
+                                                      std::max(1u, std::thread::hardware_concurrency()));
+    if (workers <= 1) {
+        for (std::size_t r = 0; r < trace.ranks.size(); ++r)
+            a->ranks[r] = analyzeRank(trace, *a, trace.ranks[r]);
+    } else {
+        std::vector<std::thread> pool;
+        std::atomic<std::size_t> next{0};
+        for (std::size_t w = 0; w < workers; ++w) {
+            pool.emplace_back([&] {
+                for (std::size_t r = next++; r < trace.ranks.size(); r = next++)
+                    a->ranks[r] = analyzeRank(trace, *a, trace.ranks[r]);
+            });
+        }
+        for (auto& t : pool)
+            t.join();
+    }
+    return a;
+}
+
+int stepOfInterval(const Trace& trace, const Analysis& analysis, int rankIndex, int laneIndex, std::size_t interval)
+{
+    (void)trace;
+    const auto& ra = analysis.ranks.at(std::size_t(rankIndex));
+    if (std::size_t(laneIndex) >= ra.stepOf.size())
+        return -1;
+    const auto& so = ra.stepOf[std::size_t(laneIndex)];
+    return interval < so.size() ? so[interval] : -1;
+}
+
+} // namespace exposure

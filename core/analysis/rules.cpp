@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Classification rules: ordered, case-insensitive regular expressions read from JSON, compiled once.
+// classify() is called once per distinct name (the analysis caches the result by StringId), so the
+// regex cost is proportional to the number of distinct names, never to the number of events.
+#include "analysis.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QJsonParseError>
+#include <QRegularExpression>
+#include <QString>
+
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace exposure {
+
+const char* categoryName(Category c)
+{
+    switch (c) {
+    case Category::Compute: return "compute";
+    case Category::Communication: return "communication";
+    case Category::Memcpy: return "memcpy";
+    case Category::Idle: return "idle";
+    case Category::Host: return "host";
+    }
+    return "host";
+}
+
+const char* phaseName(Phase p)
+{
+    switch (p) {
+    case Phase::Forward: return "forward";
+    case Phase::Backward: return "backward";
+    case Phase::Optimizer: return "optimizer";
+    case Phase::Unknown: break;
+    }
+    return "unknown";
+}
+
+const char* phaseSourceName(PhaseSource s)
+{
+    switch (s) {
+    case PhaseSource::Launch: return "launch";
+    case PhaseSource::KernelName: return "kernel-name";
+    case PhaseSource::StepHeuristic: return "step-heuristic";
+    case PhaseSource::None: break;
+    }
+    return "none";
+}
+
+const char* overlapStateName(OverlapState s)
+{
+    switch (s) {
+    case OverlapState::ComputeOnly: return "compute";
+    case OverlapState::Hidden: return "hidden";
+    case OverlapState::Exposed: return "exposed";
+    case OverlapState::Other: return "other";
+    }
+    return "other";
+}
+
+namespace {
+
+enum class RuleTarget : std::uint8_t { Kernel, Region, Any };
+enum class RuleKind : std::uint8_t { Compute, Communication, Memcpy, Idle, Phase, Step, Launch };
+
+struct Compiled
+{
+    QRegularExpression re;
+    RuleTarget target = RuleTarget::Kernel;
+    RuleKind kind = RuleKind::Compute;
+    Phase phase = Phase::Unknown;
+    bool hasCaptures = false;
+};
+
+const std::array<const char*, 7> kKindNames = {"compute", "communication", "memcpy", "idle", "phase", "step", "launch"};
+
+std::string demangle(const std::string& name)
+{
+    // Only Itanium-mangled names; status -2 ("not a valid name") leaves the name as it is.
+    if (name.size() < 3 || name[0] != '_' || name[1] != 'Z')
+        return name;
+    int status = 0;
+    char* out = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+    std::string result = (status == 0 && out) ? std::string(out) : name;
+    std::free(out);
+    return result;
+}
+
+bool equalsNoCase(std::string_view a, std::string_view b)
+{
+    return a.size() == b.size()
+        && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return std::tolower(x) == std::tolower(y); });
+}
+
+// Parses NCCL/RCCL kernel names such as ncclKernel_AllReduce_RING_LL_Sum_float,
+// ncclDevKernel_AllReduce_Sum_f32_RING_LL(...), ncclDevKernel_Broadcast_RING_LL, ncclDevKernel_SendRecv.
+// The order of the fields differs between NCCL versions, so tokens are recognised by their vocabulary.
+void parseCollective(std::string_view name, NameClass& nc)
+{
+    const auto k = name.find("Kernel_");
+    if (k == std::string_view::npos)
+        return;
+    std::string_view rest = name.substr(k + 7);
+    const auto stop = rest.find_first_of("(<");
+    if (stop != std::string_view::npos)
+        rest = rest.substr(0, stop);
+    std::vector<std::string_view> tok;
+    while (!rest.empty()) {
+        const auto u = rest.find('_');
+        tok.push_back(rest.substr(0, u));
+        if (u == std::string_view::npos)
+            break;
+        rest.remove_prefix(u + 1);
+    }
+    static const std::array<const char*, 8> algorithms = {"RING", "TREE", "COLLNET", "COLLNETDIRECT", "COLLNETCHAIN",
+                                                          "NVLS", "NVLSTREE", "PAT"};
+    static const std::array<const char*, 3> protocols = {"LL", "LL128", "SIMPLE"};
+    static const std::array<const char*, 6> reductions = {"Sum", "Prod", "Max", "Min", "PreMulSum", "SumPostDiv"};
+    static const std::array<const char*, 25> types = {
+        "f8e4m3", "f8e5m2", "f16", "bf16", "f32", "f64", "i8", "u8", "i32", "u32", "i64", "u64", "float", "half",
+        "double", "bfloat16", "int8_t", "uint8_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "int8", "int32", "int64"};
+    for (std::size_t i = 0; i < tok.size(); ++i) {
+        const auto t = tok[i];
+        if (t.empty())
+            continue;
+        auto in = [&](const auto& list) {
+            return std::any_of(list.begin(), list.end(), [&](const char* w) { return equalsNoCase(t, w); });
+        };
+        if (i == 0) {
+            nc.collective = std::string(t);
+            continue;
+        }
+        // Multi-token algorithms: COLLNET_DIRECT, COLLNET_CHAIN, NVLS_TREE.
+        if ((equalsNoCase(t, "COLLNET") || equalsNoCase(t, "NVLS")) && i + 1 < tok.size()
+            && (equalsNoCase(tok[i + 1], "DIRECT") || equalsNoCase(tok[i + 1], "CHAIN")
+                || equalsNoCase(tok[i + 1], "TREE"))) {
+            nc.algorithm = std::string(t) + "_" + std::string(tok[i + 1]);
+            ++i;
+        } else if (in(algorithms)) {
+            nc.algorithm = std::string(t);
+        } else if (in(protocols)) {
+            nc.protocol = std::string(t);
+        } else if (in(reductions)) {
+            nc.reduction = std::string(t);
+        } else if (in(types)) {
+            nc.dataType = std::string(t);
+            // int8_t, uint64_t ...: the '_t' was split off as a token of its own.
+            if (i + 1 < tok.size() && tok[i + 1] == "t" && t.find("int") != std::string_view::npos) {
+                nc.dataType += "_t";
+                ++i;
+            }
+        }
+    }
+}
+
+std::string copyDirection(std::string_view name)
+{
+    static const std::array<const char*, 7> dirs = {"HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "DtoA", "AtoD"};
+    for (const char* d : dirs) {
+        const std::string_view dv(d);
+        for (std::size_t i = 0; i + dv.size() <= name.size(); ++i)
+            if (equalsNoCase(name.substr(i, dv.size()), dv))
+                return d;
+    }
+    for (std::size_t i = 0; i + 6 <= name.size(); ++i)
+        if (equalsNoCase(name.substr(i, 6), "memset"))
+            return "memset";
+    return {};
+}
+
+bool isGpuKind(RegionKind k)
+{
+    return k == RegionKind::Kernel || k == RegionKind::Memcpy || k == RegionKind::Idle || k == RegionKind::Sync
+        || k == RegionKind::Unknown;
+}
+bool isHostKind(RegionKind k)
+{
+    return k == RegionKind::HostApi || k == RegionKind::HostRegion || k == RegionKind::Unknown;
+}
+
+} // namespace
+
+struct Rules::Impl
+{
+    std::vector<Rule> rules;
+    std::vector<Compiled> compiled;
+    std::string source;
+    std::string description;
+};
+
+Rules::Rules() : d(std::make_unique<Impl>()) {}
+Rules::~Rules() = default;
+Rules::Rules(const Rules& o) : d(std::make_unique<Impl>(*o.d)) {}
+Rules& Rules::operator=(const Rules& o)
+{
+    if (this != &o)
+        d = std::make_unique<Impl>(*o.d);
+    return *this;
+}
+Rules::Rules(Rules&& o) noexcept : d(std::move(o.d)) { o.d = std::make_unique<Impl>(); }
+Rules& Rules::operator=(Rules&& o) noexcept
+{
+    std::swap(d, o.d);
+    return *this;
+}
+
+const std::vector<Rules::Rule>& Rules::rules() const { return d->rules; }
+const std::string& Rules::source() const { return d->source; }
+const std::string& Rules::description() const { return d->description; }
+
+namespace {
+
+// Line and column of a byte offset, for error messages that point into the file.
+std::string position(const std::string& text, int offset)
+{
+    int line = 1, col = 1;
+    for (int i = 0; i < offset && i < int(text.size()); ++i) {
+        if (text[std::size_t(i)] == '\n') {
+            ++line;
+            col = 1;
+        } else {
+            ++col;
+        }
+    }
+    return "line " + std::to_string(line) + ", column " + std::to_string(col);
+}
+
+struct Parsed
+{
+    std::vector<Rules::Rule> rules;
+    std::vector<Compiled> compiled;
+    std::string description;
+};
+
+Parsed parseRules(const std::string& json, const std::string& source)
+{
+    auto fail = [&](const std::string& problem) -> std::runtime_error { return std::runtime_error(source + ": " + problem); };
+    QJsonParseError err;
+    const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(json), &err);
+    if (err.error != QJsonParseError::NoError)
+        throw fail("not valid JSON at " + position(json, err.offset) + ": " + err.errorString().toStdString());
+    if (!doc.isObject())
+        throw fail("the top level must be an object with a \"rules\" array");
+    const QJsonObject top = doc.object();
+    for (auto it = top.begin(); it != top.end(); ++it) {
+        if (it.key() != QLatin1String("rules") && it.key() != QLatin1String("description"))
+            throw fail("unknown top-level key \"" + it.key().toStdString() + "\" (expected \"description\", \"rules\")");
+    }
+    if (!top.value(QLatin1String("rules")).isArray())
+        throw fail("missing \"rules\" array");
+    Parsed out;
+    out.description = top.value(QLatin1String("description")).toString().toStdString();
+    const QJsonArray arr = top.value(QLatin1String("rules")).toArray();
+    std::set<std::string> ids;
+    int index = 0;
+    for (const QJsonValue& v : arr) {
+        const std::string where = "rule " + std::to_string(index + 1);
+        ++index;
+        if (!v.isObject())
+            throw fail(where + " is not an object");
+        const QJsonObject o = v.toObject();
+        static const std::array<const char*, 8> keys = {"id", "pattern", "target", "category",
+                                                        "subgroup", "catchAll", "description", "comment"};
+        for (auto it = o.begin(); it != o.end(); ++it) {
+            const std::string k = it.key().toStdString();
+            if (std::none_of(keys.begin(), keys.end(), [&](const char* x) { return k == x; }))
+                throw fail(where + ": unknown key \"" + k
+                           + "\" (expected id, pattern, target, category, subgroup, catchAll, description)");
+        }
+        auto str = [&](const char* key, bool required) -> std::string {
+            const QJsonValue x = o.value(QLatin1String(key));
+            if (x.isUndefined()) {
+                if (required)
+                    throw fail(where + ": missing \"" + key + "\"");
+                return {};
+            }
+            if (!x.isString())
+                throw fail(where + ": \"" + key + "\" must be a string");
+            return x.toString().toStdString();
+        };
+        Rules::Rule r;
+        r.id = str("id", true);
+        r.pattern = str("pattern", true);
+        r.target = str("target", false);
+        r.category = str("category", true);
+        r.subgroup = str("subgroup", false);
+        const QJsonValue ca = o.value(QLatin1String("catchAll"));
+        if (!ca.isUndefined() && !ca.isBool())
+            throw fail(where + " (\"" + r.id + "\"): \"catchAll\" must be true or false");
+        r.catchAll = ca.toBool(false);
+        if (r.id.empty())
+            throw fail(where + ": empty \"id\"");
+        if (!ids.insert(r.id).second)
+            throw fail(where + ": duplicate id \"" + r.id + "\"");
+        const std::string named = where + " (\"" + r.id + "\")";
+
+        Compiled c;
+        if (r.target.empty())
+            r.target = "kernel";
+        if (r.target == "kernel")
+            c.target = RuleTarget::Kernel;
+        else if (r.target == "region")
+            c.target = RuleTarget::Region;
+        else if (r.target == "any")
+            c.target = RuleTarget::Any;
+        else
+            throw fail(named + ": unknown target \"" + r.target + "\" (expected kernel, region or any)");
+
+        const auto kindIt = std::find_if(kKindNames.begin(), kKindNames.end(),
+                                         [&](const char* k) { return r.category == k; });
+        if (kindIt == kKindNames.end())
+            throw fail(named + ": unknown category \"" + r.category
+                       + "\" (expected compute, communication, memcpy, idle, phase, step or launch)");
+        c.kind = RuleKind(kindIt - kKindNames.begin());
+        if (c.kind == RuleKind::Phase) {
+            if (r.subgroup == "forward")
+                c.phase = Phase::Forward;
+            else if (r.subgroup == "backward")
+                c.phase = Phase::Backward;
+            else if (r.subgroup == "optimizer")
+                c.phase = Phase::Optimizer;
+            else
+                throw fail(named + ": a phase rule needs subgroup forward, backward or optimizer, not \"" + r.subgroup
+                           + "\"");
+        }
+        if (c.kind == RuleKind::Compute && r.subgroup.empty())
+            r.subgroup = "other";
+
+        c.re = QRegularExpression(QString::fromStdString(r.pattern), QRegularExpression::CaseInsensitiveOption);
+        if (!c.re.isValid())
+            throw fail(named + ": bad pattern at offset " + std::to_string(c.re.patternErrorOffset()) + ": "
+                       + c.re.errorString().toStdString());
+        c.re.optimize();
+        const QStringList groups = c.re.namedCaptureGroups();
+        for (const char* g : {"collective", "algorithm", "protocol", "datatype"})
+            if (groups.contains(QLatin1String(g)))
+                c.hasCaptures = true;
+        out.rules.push_back(std::move(r));
+        out.compiled.push_back(std::move(c));
+    }
+    return out;
+}
+
+} // namespace
+
+Rules Rules::fromJson(const std::string& json, const std::string& sourceName)
+{
+    Parsed p = parseRules(json, sourceName);
+    Rules r;
+    r.d->rules = std::move(p.rules);
+    r.d->compiled = std::move(p.compiled);
+    r.d->source = sourceName;
+    r.d->description = std::move(p.description);
+    return r;
+}
+
+Rules Rules::defaults()
+{
+    // Parsed once per process; copies are cheap next to a regex compile (QRegularExpression is shared).
+    static const Rules builtIn = fromJson(defaultJson(), "built-in rules");
+    return builtIn;
+}
+
+Rules Rules::fromFile(const std::string& path, bool extend)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw std::runtime_error(path + ": cannot open the rules file");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (in.bad())
+        throw std::runtime_error(path + ": cannot read the rules file");
+    Rules r = fromJson(ss.str(), path);
+    if (extend) {
+        const Rules def = defaults();
+        r.d->rules.insert(r.d->rules.end(), def.d->rules.begin(), def.d->rules.end());
+        r.d->compiled.insert(r.d->compiled.end(), def.d->compiled.begin(), def.d->compiled.end());
+        r.d->source = path + " + built-in rules";
+        if (r.d->description.empty())
+            r.d->description = def.d->description;
+    }
+    return r;
+}
+
+std::string Rules::toJson() const
+{
+    QJsonArray arr;
+    for (const Rule& r : d->rules) {
+        QJsonObject o;
+        o.insert(QLatin1String("id"), QString::fromStdString(r.id));
+        o.insert(QLatin1String("pattern"), QString::fromStdString(r.pattern));
+        o.insert(QLatin1String("target"), QString::fromStdString(r.target));
+        o.insert(QLatin1String("category"), QString::fromStdString(r.category));
+        if (!r.subgroup.empty())
+            o.insert(QLatin1String("subgroup"), QString::fromStdString(r.subgroup));
+        if (r.catchAll)
+            o.insert(QLatin1String("catchAll"), true);
+        arr.append(o);
+    }
+    QJsonObject top;
+    if (!d->description.empty())
+        top.insert(QLatin1String("description"), QString::fromStdString(d->description));
+    top.insert(QLatin1String("rules"), arr);
+    return QJsonDocument(top).toJson(QJsonDocument::Indented).toStdString();
+}
+
+NameClass Rules::classify(std::string_view name, RegionKind kind) const
+{
+    NameClass nc;
+    nc.displayName = demangle(std::string(name));
+    const QString qname = QString::fromStdString(nc.displayName);
+    const bool gpu = isGpuKind(kind);
+    const bool host = isHostKind(kind);
+    nc.category = gpu ? Category::Compute : Category::Host;
+
+    bool classified = false;
+    bool phaseDone = false;
+    bool regionPhaseDone = false;
+    for (std::size_t i = 0; i < d->compiled.size(); ++i) {
+        const Compiled& c = d->compiled[i];
+        const bool forKernel = gpu && c.target != RuleTarget::Region;
+        const bool forRegion = host && c.target != RuleTarget::Kernel;
+        if (!forKernel && !forRegion)
+            continue;
+        const bool isClassRule = c.kind == RuleKind::Compute || c.kind == RuleKind::Communication
+            || c.kind == RuleKind::Memcpy || c.kind == RuleKind::Idle;
+        // Skip the regex when this kind of question is already answered.
+        if (isClassRule && (classified || !forKernel))
+            continue;
+        if (c.kind == RuleKind::Phase && (!forKernel || phaseDone) && (!forRegion || regionPhaseDone))
+            continue;
+        if (c.kind == RuleKind::Step && (!forRegion || nc.stepRegion))
+            continue;
+        if (c.kind == RuleKind::Launch && (!forRegion || nc.kernelLaunch))
+            continue;
+        const QRegularExpressionMatch m = c.re.match(qname);
+        if (!m.hasMatch())
+            continue;
+        const int ruleIndex = int(i);
+        const Rule& r = d->rules[i];
+        switch (c.kind) {
+        case RuleKind::Compute:
+        case RuleKind::Communication:
+        case RuleKind::Memcpy:
+        case RuleKind::Idle:
+            classified = true;
+            nc.rule = ruleIndex;
+            nc.unclassified = r.catchAll;
+            nc.category = c.kind == RuleKind::Compute ? Category::Compute
+                : c.kind == RuleKind::Communication ? Category::Communication
+                : c.kind == RuleKind::Memcpy        ? Category::Memcpy
+                                                    : Category::Idle;
+            nc.subgroup = r.subgroup;
+            if (c.kind == RuleKind::Communication) {
+                parseCollective(nc.displayName, nc);
+                if (c.hasCaptures) {
+                    auto cap = [&](const char* g, std::string& field) {
+                        const QString v = m.captured(QLatin1String(g));
+                        if (!v.isEmpty())
+                            field = v.toStdString();
+                    };
+                    cap("collective", nc.collective);
+                    cap("algorithm", nc.algorithm);
+                    cap("protocol", nc.protocol);
+                    cap("datatype", nc.dataType);
+                }
+                if (!nc.collective.empty())
+                    nc.subgroup = nc.collective;
+                else if (nc.subgroup.empty())
+                    nc.subgroup = "other";
+            }
+            break;
+        case RuleKind::Phase:
+            if (forKernel && !phaseDone) {
+                phaseDone = true;
+                nc.namePhase = c.phase;
+                nc.phaseRule = ruleIndex;
+            }
+            if (forRegion && !regionPhaseDone) {
+                regionPhaseDone = true;
+                nc.regionPhase = c.phase;
+                if (nc.phaseRule < 0)
+                    nc.phaseRule = ruleIndex;
+            }
+            break;
+        case RuleKind::Step:
+            nc.stepRegion = true;
+            nc.stepRule = ruleIndex;
+            break;
+        case RuleKind::Launch:
+            nc.kernelLaunch = true;
+            break;
+        }
+    }
+
+    if (gpu && !classified) {
+        // Nothing matched (a rules file without a catch-all): still compute, and visibly unclassified.
+        nc.unclassified = true;
+        nc.subgroup = "other";
+    }
+    // What the trace itself says about a region beats a name rule: copies are copies, and idle or
+    // synchronisation regions are never compute, whatever they are called.
+    if (kind == RegionKind::Memcpy) {
+        if (nc.category != Category::Memcpy) {
+            nc.rule = -1;
+            nc.category = Category::Memcpy;
+            nc.subgroup.clear();
+        }
+        nc.unclassified = false;
+    } else if (kind == RegionKind::Idle || kind == RegionKind::Sync) {
+        if (nc.category != Category::Idle) {
+            nc.rule = -1;
+            nc.category = Category::Idle;
+            nc.subgroup = kind == RegionKind::Idle ? "idle" : "sync";
+        }
+        nc.unclassified = false;
+    }
+    if (nc.category == Category::Memcpy) {
+        const std::string dir = copyDirection(nc.displayName);
+        if (!dir.empty())
+            nc.subgroup = dir;
+    }
+    if (nc.category == Category::Idle)
+        nc.namePhase = Phase::Unknown; // idle and sync regions are no work of any phase
+    return nc;
+}
+
+} // namespace exposure
