@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "archivefinder.h"
+
+#include "loader.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <set>
+
+namespace fs = std::filesystem;
+
+namespace exposure {
+
+namespace {
+
+constexpr int kMaxDepth = 3;
+
+bool isAnchor(const fs::directory_entry& e)
+{
+    std::error_code ec;
+    return e.path().extension() == ".otf2" && !e.is_directory(ec);
+}
+
+// Anchors directly inside dir, in natural order.
+std::vector<fs::path> anchorsIn(const fs::path& dir)
+{
+    std::vector<fs::path> out;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
+         it.increment(ec)) {
+        if (isAnchor(*it))
+            out.push_back(it->path());
+    }
+    std::sort(out.begin(), out.end(), [](const fs::path& a, const fs::path& b) { return naturalLess(a.string(), b.string()); });
+    return out;
+}
+
+void search(const fs::path& dir, int depth, std::vector<fs::path>& found)
+{
+    auto here = anchorsIn(dir);
+    if (!here.empty()) {
+        // An archive folder: do not descend into its traces/ sub-folder.
+        found.insert(found.end(), here.begin(), here.end());
+        return;
+    }
+    if (depth >= kMaxDepth)
+        return;
+    std::vector<fs::path> subdirs;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
+         it.increment(ec)) {
+        std::error_code ec2;
+        if (it->is_directory(ec2))
+            subdirs.push_back(it->path());
+    }
+    std::sort(subdirs.begin(), subdirs.end(),
+              [](const fs::path& a, const fs::path& b) { return naturalLess(a.filename().string(), b.filename().string()); });
+    for (const auto& s : subdirs)
+        search(s, depth + 1, found);
+}
+
+// The last number of the innermost path component that has one: "run_2/scorep" -> 2, "rank3" -> 3.
+int numberIn(const fs::path& relativeDir)
+{
+    std::vector<std::string> parts;
+    for (const auto& p : relativeDir)
+        parts.push_back(p.string());
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+        const std::string& s = *it;
+        int end = int(s.size());
+        while (end > 0 && !std::isdigit(static_cast<unsigned char>(s[end - 1])))
+            --end;
+        if (end == 0)
+            continue;
+        int begin = end;
+        while (begin > 0 && std::isdigit(static_cast<unsigned char>(s[begin - 1])))
+            --begin;
+        if (end - begin > 6)
+            continue; // a time stamp or a job id, not a rank
+        return std::stoi(s.substr(begin, end - begin));
+    }
+    return -1;
+}
+
+} // namespace
+
+bool naturalLess(const std::string& a, const std::string& b)
+{
+    std::size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+        const bool da = std::isdigit(static_cast<unsigned char>(a[i]));
+        const bool db = std::isdigit(static_cast<unsigned char>(b[j]));
+        if (da && db) {
+            std::size_t ie = i, je = j;
+            while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie])))
+                ++ie;
+            while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je])))
+                ++je;
+            // Compare numerically without overflow: strip leading zeros, then by length, then digits.
+            std::size_t is = i, js = j;
+            while (is + 1 < ie && a[is] == '0')
+                ++is;
+            while (js + 1 < je && b[js] == '0')
+                ++js;
+            if (ie - is != je - js)
+                return ie - is < je - js;
+            const int c = a.compare(is, ie - is, b, js, je - js);
+            if (c != 0)
+                return c < 0;
+            i = ie;
+            j = je;
+        } else {
+            if (a[i] != b[j])
+                return a[i] < b[j];
+            ++i;
+            ++j;
+        }
+    }
+    return a.size() - i < b.size() - j;
+}
+
+std::vector<ArchiveRef> findArchives(const std::string& pathString)
+{
+    const fs::path path(pathString);
+    std::error_code ec;
+    const auto status = fs::status(path, ec);
+    if (ec || !fs::exists(status))
+        throw LoadError(pathString, "no such file or folder");
+
+    std::vector<ArchiveRef> out;
+    if (!fs::is_directory(status)) {
+        if (path.extension() != ".otf2")
+            throw LoadError(pathString, "not an OTF2 anchor file (expected a .otf2 file or a trace folder)");
+        ArchiveRef a;
+        a.anchor = pathString;
+        a.label = path.parent_path().filename().string();
+        // A single archive is rank 0 (or its MPI ranks): folder names like "scorep-mi300-run" are no rank ids.
+        a.rankNumber = -1;
+        out.push_back(std::move(a));
+        return out;
+    }
+
+    fs::directory_iterator first(path, fs::directory_options::none, ec);
+    if (ec)
+        throw LoadError(pathString, "cannot read the folder: " + ec.message());
+    if (first == fs::directory_iterator())
+        throw LoadError(pathString, "the folder is empty");
+
+    std::vector<fs::path> anchors;
+    search(path, 0, anchors);
+    if (anchors.empty())
+        throw LoadError(pathString, "no OTF2 archive (*.otf2 anchor file) in this folder or its sub-folders (up to "
+                                    + std::to_string(kMaxDepth) + " levels)");
+
+    std::set<int> numbers;
+    bool allNumbered = true;
+    for (const auto& anchor : anchors) {
+        ArchiveRef a;
+        a.anchor = anchor.string();
+        const fs::path rel = anchor.parent_path().lexically_relative(path);
+        a.label = rel.empty() || rel == "." ? path.filename().string() : rel.string();
+        if (a.label.empty())
+            a.label = anchor.parent_path().string();
+        a.rankNumber = (rel.empty() || rel == ".") ? -1 : numberIn(rel);
+        if (a.rankNumber < 0 || !numbers.insert(a.rankNumber).second)
+            allNumbered = false;
+        out.push_back(std::move(a));
+    }
+    if (!allNumbered) {
+        for (auto& a : out)
+            a.rankNumber = -1;
+    } else {
+        std::stable_sort(out.begin(), out.end(), [](const ArchiveRef& a, const ArchiveRef& b) { return a.rankNumber < b.rankNumber; });
+    }
+    return out;
+}
+
+} // namespace exposure

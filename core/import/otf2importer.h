@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "archivefinder.h"
+#include "loader.h"
+#include "trace.h"
+
+#include <memory>
+#include <vector>
+
+namespace exposure {
+
+struct Otf2ArchiveState;
+
+// Reads Score-P OTF2 archives into one Trace (see loader.h for the contract).
+//
+// Two phases so that progress can report a total: readDefinitions() for every archive (global definitions:
+// ranks, lanes, regions, clock), then readEvents() (per location, in chunks, with only CPU-thread and
+// accelerator-stream locations selected; METRIC locations are never opened). finish() turns per-region facts
+// into Trace::regionKinds/canonicalNames, orders launch references, writes warnings and calls Trace::finalize.
+//
+// Per event the work is a few vector appends: no heap allocation besides amortised vector growth, no maps
+// (regions, parameters and locations are looked up by dense index; launch parameters are interned once per
+// kernel through one hash lookup).
+class Otf2Importer
+{
+public:
+    Otf2Importer(Trace& trace, const LoadOptions& options);
+    ~Otf2Importer();
+
+    void readDefinitions(const ArchiveRef& archive);
+    std::uint64_t totalEvents() const { return m_totalEvents; }
+    void readEvents();
+    void finish();
+
+private:
+    void readArchiveEvents(Otf2ArchiveState& a);
+    void reportProgress(const std::string& file, bool force);
+
+    Trace& m_trace;
+    const LoadOptions& m_options;
+    std::vector<std::unique_ptr<Otf2ArchiveState>> m_archives;
+    std::uint64_t m_totalEvents = 0;
+    std::uint64_t m_eventsRead = 0;
+    std::int64_t m_lastProgressNs = 0;
+    std::vector<std::pair<int, int>> m_usedRankNumbers;
+};
+
+} // namespace exposure
