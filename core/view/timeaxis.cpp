@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "timeaxis.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace exposure::timeaxis {
+
+double niceStep(double spanNs, int targetTicks)
+{
+    if (!(spanNs > 0) || targetTicks < 1)
+        return 1;
+    const double raw = spanNs / targetTicks;
+    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+    const double f = raw / mag;
+    double nice = 10;
+    if (f <= 1)
+        nice = 1;
+    else if (f <= 2)
+        nice = 2;
+    else if (f <= 5)
+        nice = 5;
+    return std::max(1.0, nice * mag);
+}
+
+std::vector<double> ticks(double fromNs, double toNs, double stepNs)
+{
+    std::vector<double> out;
+    if (!(stepNs > 0) || toNs < fromNs)
+        return out;
+    const double first = std::ceil(fromNs / stepNs);
+    for (double k = first; k * stepNs <= toNs + 1e-9 * stepNs && out.size() < 10000; k += 1)
+        out.push_back(k * stepNs);
+    return out;
+}
+
+TimeUnit unitForStep(double stepNs)
+{
+    if (stepNs >= 1e9)
+        return TimeUnit::Seconds;
+    if (stepNs >= 1e6)
+        return TimeUnit::Milliseconds;
+    if (stepNs >= 1e3)
+        return TimeUnit::Microseconds;
+    return TimeUnit::Nanoseconds;
+}
+
+const char* unitSuffix(TimeUnit unit)
+{
+    switch (unit) {
+    case TimeUnit::Seconds: return "s";
+    case TimeUnit::Milliseconds: return "ms";
+    case TimeUnit::Microseconds: return "\xC2\xB5s";
+    case TimeUnit::Nanoseconds:
+    case TimeUnit::Auto: break;
+    }
+    return "ns";
+}
+
+double unitScale(TimeUnit unit)
+{
+    switch (unit) {
+    case TimeUnit::Seconds: return 1e9;
+    case TimeUnit::Milliseconds: return 1e6;
+    case TimeUnit::Microseconds: return 1e3;
+    case TimeUnit::Nanoseconds:
+    case TimeUnit::Auto: break;
+    }
+    return 1;
+}
+
+std::string label(double tNs, double stepNs, TimeUnit unit, bool withSuffix)
+{
+    if (unit == TimeUnit::Auto)
+        unit = unitForStep(stepNs);
+    const double scale = unitScale(unit);
+    const double value = tNs / scale;
+    const double stepInUnit = stepNs / scale;
+    // Decimals so that the step itself is representable: step 0.25 ms -> 2 decimals.
+    int decimals = 0;
+    for (double s = stepInUnit; decimals < 9 && std::fabs(s - std::round(s)) > 1e-6 * std::max(1.0, s); s *= 10)
+        ++decimals;
+    char buf[64];
+    const double shown = std::fabs(value) < 0.5 * std::pow(10.0, -decimals) ? 0.0 : value; // no "-0"
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, shown);
+    std::string s(buf);
+    if (withSuffix && shown != 0.0) {
+        s += ' ';
+        s += unitSuffix(unit);
+    }
+    return s;
+}
+
+} // namespace exposure::timeaxis

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "viewindex.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace exposure {
+
+const char* laneRoleName(LaneRole role)
+{
+    switch (role) {
+    case LaneRole::Compute: return "compute";
+    case LaneRole::Communication: return "NCCL";
+    case LaneRole::Memcpy: return "memcpy";
+    case LaneRole::Cpu: return "CPU";
+    case LaneRole::Other: break;
+    }
+    return "";
+}
+
+namespace {
+
+bool containsNoCase(const std::string& s, const char* needle)
+{
+    const std::size_t n = std::char_traits<char>::length(needle);
+    if (s.size() < n)
+        return false;
+    for (std::size_t i = 0; i + n <= s.size(); ++i) {
+        std::size_t k = 0;
+        while (k < n && std::tolower(static_cast<unsigned char>(s[i + k])) == needle[k])
+            ++k;
+        if (k == n)
+            return true;
+    }
+    return false;
+}
+
+} // namespace
+
+Category categoryOf(const Trace& trace, const Analysis* analysis, StringId name)
+{
+    if (analysis && name < analysis->names.size())
+        return analysis->names[name].category;
+    switch (trace.regionKind(name)) {
+    case RegionKind::Kernel:
+        return containsNoCase(trace.name(name), "nccl") || containsNoCase(trace.name(name), "rccl")
+            ? Category::Communication
+            : Category::Compute;
+    case RegionKind::Memcpy: return Category::Memcpy;
+    case RegionKind::Idle:
+    case RegionKind::Sync: return Category::Idle;
+    case RegionKind::HostApi:
+    case RegionKind::HostRegion:
+    case RegionKind::Unknown: break;
+    }
+    return Category::Host;
+}
+
+std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Analysis* analysis)
+{
+    auto index = std::make_shared<ViewIndex>();
+    const std::size_t nameCount = trace.strings.size();
+    std::vector<Category> cats(nameCount);
+    for (std::size_t id = 0; id < nameCount; ++id)
+        cats[id] = categoryOf(trace, analysis, StringId(id));
+    index->nameStats.assign(nameCount, {});
+
+    index->lod.resize(trace.ranks.size());
+    index->roles.resize(trace.ranks.size());
+    index->overlap.resize(trace.ranks.size());
+    index->overlapLod.resize(trace.ranks.size());
+    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+        const Rank& rank = trace.ranks[r];
+        index->lod[r].reserve(rank.lanes.size());
+        for (const Lane& lane : rank.lanes) {
+            index->lod[r].emplace_back(lane.intervals);
+            std::array<TimeNs, kCategoryCount> busy{};
+            const auto& t = lane.intervals;
+            for (std::size_t i = 0; i < t.size(); ++i) {
+                const StringId id = t.name(i);
+                const TimeNs d = t.duration(i);
+                if (id < nameCount) {
+                    busy[std::size_t(cats[id])] += d;
+                    auto& st = index->nameStats[id];
+                    st.min = st.count == 0 ? d : std::min(st.min, d);
+                    st.max = std::max(st.max, d);
+                    st.total += d;
+                    ++st.count;
+                }
+            }
+            LaneRole role = LaneRole::Cpu;
+            if (lane.isGpu()) {
+                const TimeNs compute = busy[std::size_t(Category::Compute)];
+                const TimeNs comm = busy[std::size_t(Category::Communication)];
+                const TimeNs copy = busy[std::size_t(Category::Memcpy)];
+                if (compute == 0 && comm == 0 && copy == 0)
+                    role = LaneRole::Other;
+                else if (comm >= compute && comm >= copy)
+                    role = LaneRole::Communication;
+                else if (compute >= copy)
+                    role = LaneRole::Compute;
+                else
+                    role = LaneRole::Memcpy;
+            }
+            index->roles[r].push_back(role);
+        }
+        if (analysis && r < analysis->ranks.size()) {
+            auto& table = index->overlap[r];
+            const auto& segs = analysis->ranks[r].overlap;
+            table.reserve(segs.size());
+            for (const auto& seg : segs)
+                table.append(seg.start, seg.end, StringId(seg.state));
+            index->overlapLod[r].build(table);
+        }
+    }
+    return index;
+}
+
+std::vector<TimelineRow> buildRows(const Trace& trace, const ViewIndex& index, const RowFilter& filter)
+{
+    std::vector<TimelineRow> rows;
+    auto wanted = [&](int rank, int lane) {
+        if (filter.only.empty())
+            return true;
+        return std::find(filter.only.begin(), filter.only.end(), std::make_pair(rank, lane)) != filter.only.end();
+    };
+    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+        const Rank& rank = trace.ranks[r];
+        const int ri = int(r);
+        const bool hasOverlap = r < index.overlap.size() && !index.overlap[r].empty();
+        std::vector<int> gpu, cpu;
+        for (std::size_t l = 0; l < rank.lanes.size(); ++l)
+            (rank.lanes[l].isGpu() ? gpu : cpu).push_back(int(l));
+        auto roleOf = [&](int l) {
+            return r < index.roles.size() && std::size_t(l) < index.roles[r].size() ? index.roles[r][l]
+                                                                                    : LaneRole::Other;
+        };
+        std::stable_sort(gpu.begin(), gpu.end(), [&](int a, int b) { return roleOf(a) < roleOf(b); });
+
+        std::vector<TimelineRow> mine;
+        auto laneRow = [&](int l) {
+            TimelineRow row;
+            row.rank = ri;
+            row.lane = l;
+            row.label = rank.lanes[l].name;
+            const char* role = laneRoleName(roleOf(l));
+            if (rank.lanes[l].isGpu() && *role) {
+                row.label += ' ';
+                row.label += role;
+            }
+            return row;
+        };
+        const bool collapsed = filter.collapsedRanks.count(ri) > 0;
+        if (collapsed) {
+            TimelineRow row;
+            if (hasOverlap) {
+                row.kind = TimelineRow::Kind::Overlap;
+                row.rank = ri;
+                row.label = "overlap";
+            } else if (!gpu.empty()) {
+                row = laneRow(gpu.front());
+            } else if (!cpu.empty()) {
+                row = laneRow(cpu.front());
+            } else {
+                continue;
+            }
+            row.label += " (collapsed)";
+            mine.push_back(row);
+        } else {
+            for (int l : gpu)
+                if (wanted(ri, l))
+                    mine.push_back(laneRow(l));
+            if (hasOverlap && filter.showOverlap && wanted(ri, -1)) {
+                TimelineRow row;
+                row.kind = TimelineRow::Kind::Overlap;
+                row.rank = ri;
+                row.label = "overlap";
+                mine.push_back(row);
+            }
+            if (filter.showCpu && !filter.gpuOnly)
+                for (int l : cpu)
+                    if (wanted(ri, l))
+                        mine.push_back(laneRow(l));
+        }
+        if (mine.empty())
+            continue;
+        mine.front().firstOfRank = true;
+        mine.front().label = rank.label + " \xC2\xB7 " + mine.front().label;
+        rows.insert(rows.end(), mine.begin(), mine.end());
+    }
+    return rows;
+}
+
+} // namespace exposure

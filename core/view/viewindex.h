@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "analysis.h"
+#include "drawlist.h"
+#include "trace.h"
+
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace exposure {
+
+// What a lane mostly does (by busy time), used for row labels and ordering.
+enum class LaneRole : std::uint8_t { Compute, Communication, Memcpy, Other, Cpu };
+const char* laneRoleName(LaneRole role); // "compute", "NCCL", "memcpy", "", "CPU"
+
+// Category of a name, from the analysis when there is one, else guessed from the region kind
+// (so the timeline can draw a trace before or without an analysis).
+Category categoryOf(const Trace& trace, const Analysis* analysis, StringId name);
+
+struct NameStats
+{
+    std::uint64_t count = 0;
+    TimeNs total = 0;
+    TimeNs min = 0;
+    TimeNs max = 0;
+};
+
+// Everything the timeline needs besides the trace and the analysis, computed once per trace in the
+// loading thread: LOD indexes per lane, the overlap segments as interval tables (name = OverlapState),
+// lane roles and per-name instance statistics over all lanes.
+struct ViewIndex
+{
+    std::vector<std::vector<LodIndex>> lod;       // [rank][lane]
+    std::vector<std::vector<LaneRole>> roles;     // [rank][lane]
+    std::vector<IntervalTable> overlap;           // [rank]; empty without analysis
+    std::vector<LodIndex> overlapLod;             // [rank]
+    std::vector<NameStats> nameStats;             // by StringId
+
+    static std::shared_ptr<const ViewIndex> build(const Trace& trace, const Analysis* analysis);
+};
+
+// One row of the timeline.
+struct TimelineRow
+{
+    enum class Kind : std::uint8_t { Lane, Overlap };
+    Kind kind = Kind::Lane;
+    int rank = 0;
+    int lane = -1;            // -1 for the overlap row
+    bool firstOfRank = false; // the row that carries the rank name in its label
+    std::string label;        // "Rank 0 · CUDA[0:7] compute", "CUDA[0:17] NCCL", "overlap"
+};
+
+struct RowFilter
+{
+    bool showCpu = true;
+    bool showOverlap = true;
+    bool gpuOnly = false;               // hides CPU rows (and overlap rows when showOverlap is false)
+    std::set<int> collapsedRanks;       // rank indexes shown as one row
+    std::vector<std::pair<int, int>> only; // if non-empty: only these (rank, lane) rows; lane -1 = overlap
+};
+
+// Rows in display order: per rank its GPU streams (compute, then communication, memcpy, others),
+// its overlap row, then its CPU threads.
+std::vector<TimelineRow> buildRows(const Trace& trace, const ViewIndex& index, const RowFilter& filter);
+
+} // namespace exposure

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The timeline renders a TraceBuilder trace: rows, pixel colours, picking, zoom history.
+#include "testtraces.h"
+#include "timelineplot.h"
+
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace exposure;
+using L = testing::DdpTraceLayout;
+
+class TestTimelinePlot : public QObject
+{
+    Q_OBJECT
+private slots:
+    void rowsOfGeneratedTrace();
+    void rendersKernelColoursAndGaps();
+    void savesPngOffscreen();
+    void clickSelectsKernel();
+    void foldedRunsAtWholeTraceZoom();
+    void zoomHistoryRestoresExactRanges();
+    void collapseRank();
+};
+
+namespace {
+
+QColor pixel(const QImage& img, QPoint p)
+{
+    return QColor(img.pixel(p));
+}
+
+} // namespace
+
+void TestTimelinePlot::rowsOfGeneratedTrace()
+{
+    TimelinePlot plot;
+    plot.setTrace(testing::makeDdpTrace(2, 3), nullptr);
+    const QStringList expected = {
+        QStringLiteral("Rank 0 \u00B7 CUDA[0:7] compute"), QStringLiteral("CUDA[0:17] NCCL"),
+        QStringLiteral("Master thread"),
+        QStringLiteral("Rank 1 \u00B7 CUDA[1:7] compute"), QStringLiteral("CUDA[1:17] NCCL"),
+        QStringLiteral("Master thread"),
+    };
+    QCOMPARE(plot.rowLabels(), expected);
+
+    TimelineOptions o;
+    o.rows = RowSelection::GpuOnly;
+    plot.setOptions(o);
+    QCOMPARE(plot.rowLabels().size(), 4);
+    QCOMPARE(plot.rowLabels().at(2), QStringLiteral("Rank 1 \u00B7 CUDA[1:7] compute"));
+}
+
+void TestTimelinePlot::rendersKernelColoursAndGaps()
+{
+    TimelinePlot plot;
+    plot.resize(1000, 400);
+    auto trace = testing::makeDdpTrace(1, 1);
+    plot.setTrace(trace, nullptr);
+    TimelineOptions o;
+    o.legend = false;
+    o.blockLabels = false; // text inside boxes would make the centre pixel depend on the font
+    plot.setOptions(o);
+    plot.setVisibleRange({0, L::kStep});
+    plot.replot();
+    const QImage img = plot.toPixmap().toImage();
+
+    // Forward GEMM 2 of step 0 on the compute stream: compute colour (no analysis: no sub-group).
+    const auto p = plot.pixelOf(0, L::kCompute, 2);
+    QVERIFY(p);
+    const QColor compute = plot.scene().palette.block(Category::Compute, std::string());
+    QCOMPARE(pixel(img, *p).name(), compute.name());
+    QCOMPARE(compute.name(), QStringLiteral("#6c9bcb"));
+
+    // The first AllReduce: communication colour in its upper half.
+    const auto q = plot.pixelOf(0, L::kNccl, 0);
+    QVERIFY(q);
+    const QColor comm = plot.scene().palette.block(Category::Communication, std::string());
+    QCOMPARE(pixel(img, *q - QPoint(0, 4)).name(), comm.name());
+
+    // A gap on the NCCL stream (t = 2.3 ms, off the grid lines): background.
+    const double x = plot.xAxis->coordToPixel(2.3 * L::kMs);
+    QCOMPARE(pixel(img, QPoint(int(x), q->y())).name(), plot.scene().palette.background().name());
+}
+
+void TestTimelinePlot::savesPngOffscreen()
+{
+    QTemporaryDir dir;
+    TimelinePlot plot;
+    plot.setTrace(testing::makeDdpTrace(2, 3), nullptr);
+    TimelineOptions o;
+    o.title = QStringLiteral("DDP test");
+    plot.setOptions(o);
+    const QString path = dir.filePath(QStringLiteral("t.png"));
+    QVERIFY(plot.savePng(path, 640, 360));
+    QImage img(path);
+    QCOMPARE(img.size(), QSize(640, 360));
+    // For looking at it: EXPOSURE_TEST_SHOT=/tmp/plot.png
+    if (qEnvironmentVariableIsSet("EXPOSURE_TEST_SHOT"))
+        plot.savePng(qEnvironmentVariable("EXPOSURE_TEST_SHOT"), 1200, 500);
+}
+
+void TestTimelinePlot::clickSelectsKernel()
+{
+    TimelinePlot plot;
+    plot.resize(1000, 400);
+    plot.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plot));
+    plot.setTrace(testing::makeDdpTrace(2, 2), nullptr);
+    plot.setVisibleRange({0, L::kStep});
+    plot.replot();
+    QSignalSpy spy(&plot, &TimelinePlot::intervalSelected);
+    // Backward kernel 1 of step 0 on rank 1: interval index 5 of the compute lane.
+    const auto p = plot.pixelOf(1, L::kCompute, 5);
+    QVERIFY(p);
+    QTest::mouseClick(&plot, Qt::LeftButton, Qt::NoModifier, *p);
+    QCOMPARE(spy.count(), 1);
+    QCOMPARE(spy.at(0).at(0).toInt(), 1);
+    QCOMPARE(spy.at(0).at(1).toInt(), L::kCompute);
+    QCOMPARE(spy.at(0).at(2).toUInt(), 5u);
+    QVERIFY(plot.selection());
+    QCOMPARE(plot.selection()->interval, 5u);
+    const auto hit = plot.hitAt(*p);
+    QVERIFY(hit);
+    QCOMPARE(plot.tooltipFor(*hit), QStringLiteral("ampere_sgemm_64x64_tn_backward\n800 \u00B5s \u00B7 compute"));
+}
+
+void TestTimelinePlot::foldedRunsAtWholeTraceZoom()
+{
+    // 100 steps in 300 px: each 0.8 ms kernel is ~0.24 px, so runs fold.
+    TimelinePlot plot;
+    plot.resize(400, 300);
+    plot.setTrace(testing::makeDdpTrace(1, 100), nullptr);
+    plot.replot();
+    const int row = plot.scene().rowOf(0, L::kCompute);
+    const auto& items = plot.plottable()->items(row);
+    QVERIFY(!items.empty());
+    std::uint64_t total = 0;
+    for (const auto& item : items)
+        total += item.count;
+    QCOMPARE(total, std::uint64_t(800)); // every kernel is in exactly one item
+    QVERIFY(items.size() < 800);
+    QVERIFY(items.front().folded());
+}
+
+void TestTimelinePlot::zoomHistoryRestoresExactRanges()
+{
+    TimelinePlot plot;
+    plot.resize(800, 300);
+    plot.setTrace(testing::makeDdpTrace(1, 4), nullptr);
+    const TimeRange full{0, 3 * L::kStep + 9'200'000};
+    QCOMPARE(plot.visibleRange(), full);
+    plot.setVisibleRange({L::kStep, 2 * L::kStep});
+    plot.zoomIn();
+    const TimeRange zoomed{L::kStep + L::kStep / 4, 2 * L::kStep - L::kStep / 4};
+    QCOMPARE(plot.visibleRange(), zoomed);
+    plot.zoomOut();
+    QCOMPARE(plot.visibleRange(), (TimeRange{L::kStep, 2 * L::kStep}));
+    QVERIFY(plot.back());
+    QCOMPARE(plot.visibleRange(), zoomed);
+    QVERIFY(plot.back());
+    QCOMPARE(plot.visibleRange(), (TimeRange{L::kStep, 2 * L::kStep}));
+    QVERIFY(plot.back());
+    QCOMPARE(plot.visibleRange(), full);
+    QVERIFY(!plot.back());
+    QVERIFY(plot.forward());
+    QVERIFY(plot.forward());
+    QCOMPARE(plot.visibleRange(), zoomed);
+    plot.zoomToFit();
+    QCOMPARE(plot.visibleRange(), full);
+    QVERIFY(!plot.history().canGoForward());
+}
+
+void TestTimelinePlot::collapseRank()
+{
+    TimelinePlot plot;
+    plot.setTrace(testing::makeDdpTrace(2, 1), nullptr);
+    QCOMPARE(plot.rows().size(), std::size_t(6));
+    QVERIFY(plot.toggleRankCollapsed(0));
+    QCOMPARE(plot.rows().size(), std::size_t(4));
+    QCOMPARE(plot.rowLabels().front(), QStringLiteral("Rank 0 \u00B7 CUDA[0:7] compute (collapsed)"));
+    QVERIFY(plot.toggleRankCollapsed(0));
+    QCOMPARE(plot.rows().size(), std::size_t(6));
+}
+
+QTEST_MAIN(TestTimelinePlot)
+#include "tst_timelineplot.moc"

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "analysis.h"
+#include "drawlist.h"
+#include "palette.h"
+#include "timelineoptions.h"
+#include "trace.h"
+#include "viewindex.h"
+
+#include <qcustomplot.h>
+
+#include <memory>
+#include <vector>
+
+namespace exposure {
+
+// State shared by the plot, its one plottable and its overlay: the data and how to draw it.
+struct TimelineScene
+{
+    std::shared_ptr<const Trace> trace;
+    std::shared_ptr<const Analysis> analysis;
+    std::shared_ptr<const ViewIndex> index;
+    std::vector<TimelineRow> rows;
+    TimelineOptions options;
+    Palette palette;
+    std::vector<QColor> nameColors; // by StringId
+    std::uint64_t generation = 0;   // bumped whenever rows/data/colours change
+
+    // Interval table drawn in a row (the lane's, or the rank's overlap segments).
+    const IntervalTable* table(int row) const;
+    const LodIndex* lod(int row) const;
+    int rowOf(int rank, int lane) const; // -1 if not shown
+    QColor colorOf(int row, std::uint32_t interval) const;
+};
+
+// The single plottable that draws every row of the timeline from bounded draw lists.
+// Never one QCP item per kernel: a 10-million-interval trace still costs O(width · log n) per row.
+class TimelinePlottable : public QCPAbstractPlottable
+{
+    Q_OBJECT
+public:
+    TimelinePlottable(QCPAxis* keyAxis, QCPAxis* valueAxis, const TimelineScene* scene);
+
+    double selectTest(const QPointF& pos, bool onlySelectable, QVariant* details = nullptr) const override;
+    QCPRange getKeyRange(bool& foundRange, QCP::SignDomain inSignDomain = QCP::sdBoth) const override;
+    QCPRange getValueRange(bool& foundRange, QCP::SignDomain inSignDomain = QCP::sdBoth,
+                           const QCPRange& inKeyRange = QCPRange()) const override;
+
+    // Draw lists for the current axis state (rebuilt lazily; also used for hit testing).
+    const std::vector<DrawItem>& items(int row) const;
+    // Pixel geometry of the current axis state.
+    double xOrigin() const;     // pixel x of column 0
+    QRect rowBand(int row) const; // full row height
+    QRect boxRect(int row, const DrawItem& item) const;
+    QRect boxRect(int row, TimeNs start, TimeNs end) const;
+    int rowAtPixel(double y) const; // -1 outside rows
+    DrawListParams currentParams() const;
+    void invalidate() { m_cacheValid = false; }
+
+protected:
+    void draw(QCPPainter* painter) override;
+    void drawLegendIcon(QCPPainter* painter, const QRectF& rect) const override;
+
+private:
+    void ensureLists() const;
+    void drawCommunicationSplit(QCPPainter* painter, int row, const DrawItem& item, const QRect& box) const;
+    bool overlapsHidden(int rank, const DrawItem& item) const;
+    const std::vector<DrawItem>& overlapItems(int rank) const;
+
+    const TimelineScene* m_scene;
+    // Cache of the last build; mutable because hit tests and draw() share it.
+    mutable bool m_cacheValid = false;
+    mutable DrawListParams m_cacheParams;
+    mutable std::uint64_t m_cacheGeneration = ~0ull;
+    mutable QCPRange m_cacheValueRange;
+    mutable std::vector<std::vector<DrawItem>> m_lists;        // by row
+    mutable std::vector<std::vector<DrawItem>> m_overlapLists; // by rank, for two-tone and outlines
+};
+
+} // namespace exposure
