@@ -681,6 +681,9 @@ int mpiRankOf(const std::string& name)
 
 std::string readableProblem(const std::string& path)
 {
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec))
+        return ec ? ec.message() : std::string("not a regular file");
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (!f)
         return std::strerror(errno);
