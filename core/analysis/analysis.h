@@ -134,6 +134,9 @@ struct RankAnalysis
     std::vector<TimeNs> activityStart, activityEnd;
     std::vector<std::uint8_t> activityMask;
     std::vector<std::string> warnings; // e.g. launch/kernel count mismatches on a stream
+    // How kernels were paired with their CPU launches: "stream references", "stream references, partly",
+    // "launch order" (one stream; every kernel-launch call of the rank, in time order) or "none".
+    std::string launchPairing = "none";
     // [lane][interval]: index into steps of the step a GPU interval belongs to, -1 if none (empty when no
     // steps, and for CPU lanes).
     std::vector<std::vector<std::int32_t>> stepOf;

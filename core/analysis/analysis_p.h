@@ -82,11 +82,23 @@ struct BusyAccumulator
     }
 };
 
-// For each interval of a GPU lane, the index into lane.launches of the kernel-launch call that launched it,
-// or -1. The k-th kernel-launch call aimed at a stream launched the k-th kernel on it (kernels on one stream
-// run in launch order); launch records of other API calls (copies, event records) are skipped by name.
-// `mismatch` receives a warning when the counts differ (then only the first min(n, m) are paired).
-std::vector<std::int32_t> kernelLaunchIndex(const Trace& trace, const Analysis& analysis, const Rank& rank,
-                                            const Lane& gpuLane, std::string* mismatch);
+inline constexpr std::uint32_t kNoLane = 0xFFFFFFFFu;
+
+// Which CPU interval launched each kernel of a rank: [lane][interval] -> LaunchRef (cpuLane == kNoLane if
+// unknown; empty vectors for CPU lanes and when nothing could be paired). Kernels on one stream run in launch
+// order, so the k-th kernel-launch call aimed at a stream launched the k-th kernel on it. Launch records of
+// other API calls (copies, event records) are skipped by name (rules of category "launch").
+//  1. A stream whose kernel-launch records (CUDA_STREAM_REF) are as many as its kernels: paired in order.
+//  2. Else, when the rank has a single stream with kernels and the rank's CPU lanes hold exactly as many
+//     kernel-launch calls (with or without a stream reference: Score-P writes none on cuLaunchKernelEx) as it
+//     has kernels: all those calls, in time order, are paired with its kernels in order.
+//  3. Else the stream's kernels stay unpaired, with a warning: pairing a shifted sequence would be wrong.
+struct LaunchPairing
+{
+    std::vector<std::vector<LaunchRef>> launchOf;
+    std::vector<std::string> warnings;
+    std::string method; // "stream references", "launch order", "stream references, partly", "none"
+};
+LaunchPairing pairLaunches(const Trace& trace, const Analysis& analysis, const Rank& rank);
 
 } // namespace exposure::detail

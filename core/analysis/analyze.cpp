@@ -13,16 +13,14 @@ namespace exposure {
 
 namespace detail {
 
-std::vector<std::int32_t> kernelLaunchIndex(const Trace& trace, const Analysis& analysis, const Rank& rank,
-                                            const Lane& gpuLane, std::string* mismatch)
+LaunchPairing pairLaunches(const Trace& trace, const Analysis& analysis, const Rank& rank)
 {
-    std::vector<std::int32_t> out;
-    if (gpuLane.launches.empty())
-        return out;
-    out.assign(gpuLane.intervals.size(), -1);
-    std::size_t next = 0;
+    (void)trace;
+    LaunchPairing out;
+    const std::size_t nl = rank.lanes.size();
+    out.launchOf.resize(nl);
     auto isKernelLaunch = [&](const LaunchRef& l) {
-        if (l.cpuLane >= rank.lanes.size())
+        if (l.cpuLane >= nl || rank.lanes[l.cpuLane].isGpu())
             return false;
         const auto& table = rank.lanes[l.cpuLane].intervals;
         if (l.interval >= table.size())
@@ -30,34 +28,73 @@ std::vector<std::int32_t> kernelLaunchIndex(const Trace& trace, const Analysis& 
         const StringId id = table.name(l.interval);
         return id < analysis.names.size() && analysis.names[id].kernelLaunch;
     };
-    auto nextLaunch = [&]() -> std::int32_t {
-        while (next < gpuLane.launches.size()) {
-            const std::size_t k = next++;
-            if (isKernelLaunch(gpuLane.launches[k]))
-                return std::int32_t(k);
-        }
-        return -1;
+    auto kernelCount = [&](const Lane& lane) {
+        std::size_t n = 0;
+        for (std::size_t i = 0; i < lane.intervals.size(); ++i)
+            n += isKernel(analysis.names[lane.intervals.name(i)].category) ? 1 : 0;
+        return n;
     };
-    std::uint64_t kernels = 0, paired = 0;
-    const auto& t = gpuLane.intervals;
-    for (std::size_t i = 0; i < t.size(); ++i) {
-        if (!isKernel(analysis.names[t.name(i)].category))
+    auto pairInOrder = [&](std::size_t li, const std::vector<LaunchRef>& launches) {
+        const auto& t = rank.lanes[li].intervals;
+        auto& v = out.launchOf[li];
+        v.assign(t.size(), LaunchRef{kNoLane, 0});
+        std::size_t k = 0;
+        for (std::size_t i = 0; i < t.size() && k < launches.size(); ++i)
+            if (isKernel(analysis.names[t.name(i)].category))
+                v[i] = launches[k++];
+    };
+
+    std::size_t lanesWithKernels = 0, lastKernelLane = 0, pairedLanes = 0, unpairedLanes = 0;
+    std::vector<std::pair<std::size_t, std::string>> mismatches;
+    for (std::size_t li = 0; li < nl; ++li) {
+        const Lane& lane = rank.lanes[li];
+        if (!lane.isGpu())
             continue;
-        ++kernels;
-        const std::int32_t l = nextLaunch();
-        if (l >= 0) {
-            out[i] = l;
-            ++paired;
+        const std::size_t kernels = kernelCount(lane);
+        if (kernels == 0)
+            continue;
+        ++lanesWithKernels;
+        lastKernelLane = li;
+        std::vector<LaunchRef> launches;
+        for (const LaunchRef& l : lane.launches)
+            if (isKernelLaunch(l))
+                launches.push_back(l);
+        if (launches.size() == kernels) {
+            pairInOrder(li, launches);
+            ++pairedLanes;
+        } else {
+            ++unpairedLanes;
+            mismatches.emplace_back(li, lane.name + ": " + std::to_string(launches.size())
+                                            + " kernel launches reference this stream for " + std::to_string(kernels)
+                                            + " kernels");
         }
     }
-    std::uint64_t extra = 0;
-    while (nextLaunch() >= 0)
-        ++extra;
-    if (mismatch && (paired != kernels || extra != 0)) {
-        *mismatch = std::to_string(paired + extra) + " kernel launches for " + std::to_string(kernels)
-            + " kernels; the first " + std::to_string(paired) + " were paired in order";
+    if (lanesWithKernels == 1 && unpairedLanes == 1) {
+        // Single stream: every kernel-launch call of the rank aimed at it, referenced or not.
+        std::vector<LaunchRef> all;
+        for (std::size_t li = 0; li < nl; ++li) {
+            const Lane& lane = rank.lanes[li];
+            if (lane.isGpu())
+                continue;
+            for (std::size_t i = 0; i < lane.intervals.size(); ++i)
+                if (analysis.names[lane.intervals.name(i)].kernelLaunch)
+                    all.push_back({std::uint32_t(li), std::uint32_t(i)});
+        }
+        if (all.size() == kernelCount(rank.lanes[lastKernelLane])) {
+            std::stable_sort(all.begin(), all.end(), [&](const LaunchRef& x, const LaunchRef& y) {
+                return rank.lanes[x.cpuLane].intervals.start(x.interval) < rank.lanes[y.cpuLane].intervals.start(y.interval);
+            });
+            pairInOrder(lastKernelLane, all);
+            out.method = "launch order";
+            return out;
+        }
     }
-    (void)trace;
+    for (auto& m : mismatches)
+        out.warnings.push_back(m.second + "; its kernels were not paired with launches");
+    if (pairedLanes > 0)
+        out.method = unpairedLanes > 0 ? "stream references, partly" : "stream references";
+    else
+        out.method = "none";
     return out;
 }
 
@@ -252,29 +289,25 @@ RankAnalysis analyzeRank(const Trace& trace, const Analysis& a, const Rank& rank
     ra.phases.resize(nl);
 
     // (a) launches: which CPU interval launched each kernel, and the phase of the regions around it.
-    std::vector<std::vector<std::int32_t>> launchOf(nl);
+    detail::LaunchPairing pairing = detail::pairLaunches(trace, a, rank);
+    const auto& launchOf = pairing.launchOf;
+    ra.launchPairing = pairing.method;
+    for (auto& w : pairing.warnings)
+        ra.warnings.push_back(std::move(w));
     std::vector<char> cpuNeeded(nl, 0);
-    for (std::size_t li = 0; li < nl; ++li) {
-        const Lane& lane = rank.lanes[li];
-        if (!lane.isGpu())
-            continue;
-        std::string warn;
-        launchOf[li] = detail::kernelLaunchIndex(trace, a, rank, lane, &warn);
-        if (!warn.empty())
-            ra.warnings.push_back(lane.name + ": " + warn);
-        for (std::size_t i = 0; i < launchOf[li].size(); ++i)
-            if (launchOf[li][i] >= 0)
-                cpuNeeded[lane.launches[std::size_t(launchOf[li][i])].cpuLane] = 1;
-    }
+    for (std::size_t li = 0; li < nl; ++li)
+        for (const LaunchRef& l : launchOf[li])
+            if (l.cpuLane != detail::kNoLane)
+                cpuNeeded[l.cpuLane] = 1;
     std::vector<std::vector<Phase>> cpuPhase(nl);
     for (std::size_t li = 0; li < nl; ++li)
         if (cpuNeeded[li] && !rank.lanes[li].isGpu())
             cpuPhase[li] = regionPhases(rank.lanes[li].intervals, a.names);
 
     auto launchStart = [&](std::size_t li, std::size_t i) -> std::optional<TimeNs> {
-        if (launchOf[li].empty() || launchOf[li][i] < 0)
+        if (launchOf[li].empty() || launchOf[li][i].cpuLane == detail::kNoLane)
             return std::nullopt;
-        const LaunchRef& l = rank.lanes[li].launches[std::size_t(launchOf[li][i])];
+        const LaunchRef& l = launchOf[li][i];
         return rank.lanes[l.cpuLane].intervals.start(l.interval);
     };
 
@@ -290,8 +323,8 @@ RankAnalysis analyzeRank(const Trace& trace, const Analysis& a, const Rank& rank
             const NameClass& nc = a.names[t.name(i)];
             if (!isKernel(nc.category))
                 continue;
-            if (!launchOf[li].empty() && launchOf[li][i] >= 0) {
-                const LaunchRef& l = lane.launches[std::size_t(launchOf[li][i])];
+            if (!launchOf[li].empty() && launchOf[li][i].cpuLane != detail::kNoLane) {
+                const LaunchRef& l = launchOf[li][i];
                 const Phase p = cpuPhase[l.cpuLane][l.interval];
                 if (p != Phase::Unknown) {
                     ph[i] = p;

@@ -438,6 +438,51 @@ private Q_SLOTS:
         QCOMPARE(s.memcpyBusyNs, 50);
     }
 
+    // One stream, and one of its kernels launched by a call without a stream reference (Score-P writes none on
+    // cuLaunchKernelEx): every kernel-launch call of the rank, in time order, pairs with the kernels in order.
+    void launchesPairedByOrderOnOneStream()
+    {
+        Fixture f;
+        f.region(0, 100, "forward", 0);
+        f.launch(f.s7, 10, 1);
+        f.region(10, 20, "cuLaunchKernelEx", 1, RegionKind::HostApi); // no stream reference
+        f.region(200, 300, "backward", 0);
+        f.launch(f.s7, 210, 1);
+        f.kernel(f.s7, 1000, 1100, "k1");
+        f.kernel(f.s7, 1100, 1200, "k2");
+        f.kernel(f.s7, 1200, 1300, "k3");
+        auto t = f.b.finish();
+        auto a = analyze(*t, Rules::defaults());
+        const RankAnalysis& ra = a->ranks[0];
+        QCOMPARE(QString::fromStdString(ra.launchPairing), QStringLiteral("launch order"));
+        const auto& ph = ra.phases[std::size_t(laneOf(*t, "CUDA[0:7]"))];
+        QCOMPARE(ph[0], Phase::Forward);
+        QCOMPARE(ph[1], Phase::Forward);
+        QCOMPARE(ph[2], Phase::Backward);
+        QVERIFY(ra.warnings.empty());
+    }
+
+    // Two streams; one lacks launch records for some kernels: its kernels stay unpaired (no shifted pairing).
+    void launchMismatchLeavesStreamUnpaired()
+    {
+        Fixture f;
+        f.region(0, 100, "backward", 0);
+        f.launch(f.s7, 10, 1);
+        f.launch(f.s17, 20, 1);
+        f.kernel(f.s7, 1000, 1100, "k1");
+        f.kernel(f.s7, 1100, 1200, "k2");
+        f.nccl(f.s17, 1000, 1300);
+        auto t = f.b.finish();
+        auto a = analyze(*t, Rules::defaults());
+        const RankAnalysis& ra = a->ranks[0];
+        QCOMPARE(QString::fromStdString(ra.launchPairing), QStringLiteral("stream references, partly"));
+        QCOMPARE(ra.warnings.size(), std::size_t(1));
+        QVERIFY(QString::fromStdString(ra.warnings[0]).startsWith(QStringLiteral("CUDA[0:7]: 1 kernel launches")));
+        QCOMPARE(ra.phases[std::size_t(laneOf(*t, "CUDA[0:7]"))][0], Phase::Unknown);
+        QCOMPARE(ra.phases[std::size_t(laneOf(*t, "CUDA[0:17]"))][0], Phase::Backward);
+        QCOMPARE(ra.phaseFromLaunch, 1ull);
+    }
+
     // Without launches, the name decides; with neither, the step heuristic.
     void phasesFromNamesAndHeuristic()
     {

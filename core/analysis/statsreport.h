@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The statistics report behind `exposure-cli stats`: JSON (stable shape), CSV and a readable table.
+// Kept in the core so that tests (and the GUI's "export statistics") produce exactly what the CLI prints.
+#pragma once
+
+#include "analysis.h"
+
+#include <string>
+
+namespace exposure {
+
+struct StatsReportOptions
+{
+    TimeRange window;          // trace-relative; usually trace.extent
+    bool windowGiven = false;  // --from/--to were used (the table says so)
+    bool perStep = false;      // table and CSV: add one row per step (JSON always lists the steps)
+    int topKernels = 15;       // table: how many kernel rows to print
+};
+
+// {"trace": …, "rules": …, "window": {…}, "ranks": [{"rank", "label", "host", "device", <stats>, "phase_source",
+//  "phase_counts", "step_source", "step_assignment", "steps": [{"index", "name", "start_ns", "end_ns", <stats>}],
+//  "warnings"}], "total": {<stats>}, "kernels": [{"name", "category", "subgroup", "phase", "count", "total_ns",
+//  "mean_ns", "min_ns", "max_ns", "gpu_share"}]}
+// Integers are written exactly (no double rounding); overlap_ratio is null without communication.
+std::string statsJson(const Trace& trace, const Analysis& analysis, const StatsReportOptions& options);
+// One header line, then one row per rank (and per step with perStep), then the total.
+std::string statsCsv(const Trace& trace, const Analysis& analysis, const StatsReportOptions& options);
+// Human-readable tables with units.
+std::string statsTable(const Trace& trace, const Analysis& analysis, const StatsReportOptions& options);
+
+// Names of the WindowStats fields in JSON/CSV order ("kernel_count", …, "unclassified_ns").
+const std::vector<std::string>& statsFieldNames();
+
+} // namespace exposure
