@@ -36,11 +36,12 @@ std::vector<double> ticks(double fromNs, double toNs, double stepNs)
 
 TimeUnit unitForStep(double stepNs)
 {
-    if (stepNs >= 1e9)
+    // The largest unit in which the step needs at most one decimal: 0.5 ms steps read "12.5 ms".
+    if (stepNs >= 1e8)
         return TimeUnit::Seconds;
-    if (stepNs >= 1e6)
+    if (stepNs >= 1e5)
         return TimeUnit::Milliseconds;
-    if (stepNs >= 1e3)
+    if (stepNs >= 1e2)
         return TimeUnit::Microseconds;
     return TimeUnit::Nanoseconds;
 }

@@ -17,7 +17,7 @@ namespace timeaxis {
 double niceStep(double spanNs, int targetTicks);
 // Tick positions (multiples of step) inside [from, to].
 std::vector<double> ticks(double fromNs, double toNs, double stepNs);
-// Unit used to label ticks spaced by stepNs (the largest unit in which the step is >= 1).
+// Unit used to label ticks spaced by stepNs (the largest unit in which the step is >= 0.1).
 TimeUnit unitForStep(double stepNs);
 const char* unitSuffix(TimeUnit unit); // "ns", "µs" (UTF-8), "ms", "s"
 double unitScale(TimeUnit unit);       // ns per unit
