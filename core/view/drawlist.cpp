@@ -2,6 +2,7 @@
 #include "drawlist.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 namespace exposure {
@@ -52,6 +53,21 @@ std::size_t LodIndex::residentBytes() const
     return n;
 }
 
+namespace {
+
+// Number of LOD levels whose blocks start exactly at interval i (0 when i is not block aligned).
+std::size_t alignedLevels(const LodIndex& lod, std::size_t i)
+{
+    if (i % LodIndex::kBaseBlock != 0)
+        return 0;
+    const std::size_t block = i / LodIndex::kBaseBlock;
+    if (block == 0)
+        return lod.levelCount();
+    return std::min<std::size_t>(lod.levelCount(), std::size_t(std::countr_zero(block)) + 1);
+}
+
+} // namespace
+
 std::size_t DrawListBuilder::firstVisible(const IntervalTable& table, const LodIndex* lod, TimeNs t0)
 {
     const std::size_t n = table.size();
@@ -64,9 +80,9 @@ std::size_t DrawListBuilder::firstVisible(const IntervalTable& table, const LodI
         // maxDuration bound useless, e.g. a CPU "main" region).
         bool skipped = false;
         if (lod && lod->intervalCount() == n) {
-            for (std::size_t level = lod->levelCount(); level-- > 0;) {
+            for (std::size_t level = alignedLevels(*lod, i); level-- > 0;) {
                 const std::size_t size = lod->blockSize(level);
-                if (i % size != 0 || i + size > n)
+                if (i + size > n)
                     continue;
                 const auto& node = lod->node(level, i / size);
                 if (node.maxEnd <= t0 && table.start(i + size - 1) < t0) {
@@ -151,9 +167,9 @@ void DrawListBuilder::build(const IntervalTable& table, const LodIndex* lod, con
                 // Swallow the largest aligned block whose intervals are all narrow and all start
                 // close enough to the run: the linear walk would take every one of them.
                 bool took = false;
-                for (std::size_t level = lod->levelCount(); level-- > 0;) {
+                for (std::size_t level = alignedLevels(*lod, i); level-- > 0;) {
                     const std::size_t size = lod->blockSize(level);
-                    if (i % size != 0 || i + size > n)
+                    if (i + size > n)
                         continue;
                     const TimeNs lastStart = table.start(i + size - 1);
                     if (lastStart >= p.t1 || double(lastStart - runEnd) >= threshold)

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Draw-list build time of a zoomed-out 10-million-kernel lane at 1920 px, against baselines measured
+// in the same run: one linear pass over the lane's durations, and the builder without its LOD index.
+// Not run by CTest. Usage: bench_draw [kernels] (default 10 000 000)
+#include "drawlist.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
+using namespace exposure;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+template<typename F>
+double bestOfMs(int runs, F&& f)
+{
+    double best = 1e300;
+    for (int i = 0; i < runs; ++i) {
+        const auto t0 = Clock::now();
+        f();
+        best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    }
+    return best;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    const std::size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 10'000'000;
+    // A DDP-like compute stream: kernels of 2–400 µs with short gaps, and a pause every 500 kernels.
+    std::mt19937_64 rng(42);
+    std::uniform_int_distribution<int> dur(2'000, 400'000), gap(500, 8'000);
+    IntervalTable t;
+    t.reserve(n);
+    TimeNs now = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const TimeNs d = dur(rng);
+        t.append(now, now + d, StringId(i % 300));
+        now += d + (i % 500 == 499 ? 3'000'000 : gap(rng));
+    }
+    const auto lodStart = Clock::now();
+    const LodIndex lod(t);
+    const double lodBuildMs = std::chrono::duration<double, std::milli>(Clock::now() - lodStart).count();
+
+    const int width = 1920;
+    std::vector<DrawItem> out;
+    volatile TimeNs sink = 0;
+    const double linearPass = bestOfMs(3, [&] {
+        TimeNs s = 0;
+        for (std::size_t i = 0; i < t.size(); ++i)
+            s += t.duration(i);
+        sink = s;
+    });
+    std::printf("kernels: %zu, trace span: %.3f s, LOD index: %.1f MB built in %.1f ms\n", n, double(now) / 1e9,
+                double(lod.residentBytes()) / 1e6, lodBuildMs);
+    std::printf("%-44s %10s %8s %10s\n", "case (1920 px)", "ms", "items", "vs linear");
+    struct Case
+    {
+        const char* name;
+        TimeNs t0, t1;
+    };
+    const Case cases[] = {
+        {"whole trace", 0, now},
+        {"1/10 of the trace", now / 2, now / 2 + now / 10},
+        {"1/1000 of the trace", now / 3, now / 3 + now / 1000},
+        {"20 ms window", now / 4, now / 4 + 20'000'000},
+        {"worst: ~4.5 px per kernel (1/5000)", now / 5, now / 5 + now / 5000},
+    };
+    std::printf("%-44s %10.2f %8s %10.2f\n", "baseline: one linear pass over durations", linearPass, "-", 1.0);
+    for (const auto& c : cases) {
+        const DrawListParams p{c.t0, c.t1, double(c.t1 - c.t0) / width, 2};
+        const double noLod = bestOfMs(3, [&] { DrawListBuilder::build(t, nullptr, p, out); });
+        const std::size_t itemsNoLod = out.size();
+        const double withLod = bestOfMs(5, [&] { DrawListBuilder::build(t, &lod, p, out); });
+        std::printf("%-44s %10.3f %8zu %10.3f\n", (std::string(c.name) + ", LOD").c_str(), withLod, out.size(),
+                    withLod / linearPass);
+        std::printf("%-44s %10.3f %8zu %10.3f\n", (std::string(c.name) + ", no LOD").c_str(), noLod, itemsNoLod,
+                    noLod / linearPass);
+    }
+    return sink == 42 ? 1 : 0;
+}
