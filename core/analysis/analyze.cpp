@@ -64,6 +64,8 @@ LaunchPairing pairLaunches(const Trace& trace, const Analysis& analysis, const R
             ++pairedLanes;
         } else {
             ++unpairedLanes;
+            if (launches.empty())
+                continue; // a trace without launch records: nothing to warn about
             mismatches.emplace_back(li, lane.name + ": " + std::to_string(launches.size())
                                             + " kernel launches reference this stream for " + std::to_string(kernels)
                                             + " kernels");
