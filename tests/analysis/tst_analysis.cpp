@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Analysis tests on traces built with TraceBuilder, where every expected value is known by construction.
 #include "analysis.h"
+#include "analysis_p.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -585,6 +586,73 @@ private Q_SLOTS:
             QCOMPARE(s.computeBusyNs, 23 * 5);
         }
         QCOMPARE(ra.phaseFromName, 3ull * 22); // fwd/bwd/optimizer by name; the Mul kernel stays unknown
+    }
+
+    // The activity segments are built in time chunks; they must equal one interval_map over everything,
+    // including intervals that span many chunks and overlaps across three streams.
+    void chunkedActivityMatchesOneMap()
+    {
+        Fixture f;
+        const int s8 = f.stream(8);
+        std::uint64_t x = 12345;
+        auto rnd = [&](std::uint64_t m) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            return TimeNs((x >> 33) % m);
+        };
+        struct Item
+        {
+            TimeNs s, e;
+            std::uint8_t bits;
+        };
+        std::vector<Item> all;
+        TimeNs t7 = 0, t8 = 0, t17 = 0;
+        for (int i = 0; i < 5000; ++i) {
+            t7 += i % 2 ? rnd(20) : 0; // back-to-back kernels: chunk borders inside busy time
+            const TimeNs d7 = 1 + rnd(15);
+            f.kernel(f.s7, t7, t7 + d7, i % 3 ? "nvjet_gemm" : "renamed_kernel");
+            all.push_back({t7, t7 + d7, std::uint8_t(ActivityCompute | (i % 3 ? 0 : ActivityUnclassified))});
+            t7 += d7;
+            t8 += rnd(40);
+            const TimeNs d8 = rnd(10); // some zero-length
+            f.b.addInterval(f.rank, s8, t8, t8 + d8, "memcpy DtoD", RegionKind::Memcpy);
+            if (d8 > 0)
+                all.push_back({t8, t8 + d8, ActivityMemcpy});
+            t8 += d8;
+            if (i % 50 == 0) {
+                const TimeNs d17 = 1 + rnd(i % 500 == 0 ? 60000 : 300); // some span many chunks
+                f.nccl(f.s17, t17, t17 + d17);
+                all.push_back({t17, t17 + d17, ActivityComm});
+                t17 += d17 + rnd(100);
+            }
+        }
+        auto t = f.b.finish();
+        auto a = analyze(*t, Rules::defaults());
+        detail::MaskMap ref;
+        for (const Item& it : all)
+            ref.add(std::make_pair(boost::icl::right_open_interval<TimeNs>(it.s, it.e), it.bits));
+        const RankAnalysis& ra = a->ranks[0];
+        QCOMPARE(ra.activityStart.size(), boost::icl::interval_count(ref));
+        std::size_t k = 0;
+        for (const auto& [iv, m] : ref) {
+            QCOMPARE(ra.activityStart[k], boost::icl::lower(iv));
+            QCOMPARE(ra.activityEnd[k], boost::icl::upper(iv));
+            QCOMPARE(ra.activityMask[k], m);
+            ++k;
+        }
+        // And a window statistic against the reference map.
+        const TimeRange w{t7 / 3, t7 / 2};
+        TimeNs comm = 0, overlap = 0;
+        for (const auto& [iv, m] : ref & boost::icl::right_open_interval<TimeNs>(w.start, w.end)) {
+            const TimeNs len = boost::icl::upper(iv) - boost::icl::lower(iv);
+            if (m & ActivityComm)
+                comm += len;
+            if ((m & ActivityComm) && (m & ActivityCompute))
+                overlap += len;
+        }
+        const WindowStats s = computeStats(*t, *a, 0, w);
+        QCOMPARE(s.commBusyNs, comm);
+        QCOMPARE(s.overlappedNs, overlap);
+        QVERIFY(comm > 0);
     }
 
     void noCommunicationSingleRank()
