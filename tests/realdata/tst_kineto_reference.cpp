@@ -31,8 +31,10 @@ std::shared_ptr<Trace> kernelsOf(const QString& gzPath)
     if (!gz.waitForFinished(60000) || gz.exitCode() != 0)
         return {};
     const QString text = QString::fromUtf8(gz.readAllStandardOutput());
+    // (A plain string literal: moc does not parse raw string literals.)
     static const QRegularExpression re(QStringLiteral(
-        R"re("ph": "X", "cat": "kernel", "name": "((?:[^"\\]|\\.)*)", "pid": -?\d+, "tid": (\d+),\s*"ts": ([0-9.]+), "dur": ([0-9.]+))re"));
+        "\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"((?:[^\"\\\\]|\\\\.)*)\", \"pid\": -?\\d+, "
+        "\"tid\": (\\d+),\\s*\"ts\": ([0-9.]+), \"dur\": ([0-9.]+)"));
     TraceBuilder b;
     const int r = b.addRank(QStringLiteral("Rank 0").toStdString());
     std::map<int, int> laneOfTid;
