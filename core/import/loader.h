@@ -28,6 +28,9 @@ struct LoadOptions
     const std::atomic<bool>* cancel = nullptr;
     // Keep the Score-P kernel_counter launch parameters (costs 4 bytes per kernel).
     bool keepLaunchParameters = true;
+    // Event-reading threads (one OTF2 reader each, over disjoint sets of locations); 0 = one per hardware
+    // thread (at most 8). The result does not depend on it.
+    int threads = 0;
 };
 
 // Bad input: what() is one line "<file>: <problem>".

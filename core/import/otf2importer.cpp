@@ -12,6 +12,8 @@
 #include <cxxabi.h>
 #include <filesystem>
 #include <limits>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
 
 namespace fs = std::filesystem;
@@ -90,8 +92,6 @@ struct RegionInfo
     StringId name = kInvalidString;
     RegionKind cpuKind = RegionKind::HostRegion;
     RegionKind gpuKind = RegionKind::Kernel;
-    bool usedCpu = false;
-    bool usedGpu = false;
 };
 
 struct LocationDef
@@ -128,26 +128,24 @@ struct CommGroupDef
     std::vector<std::uint64_t> members;
 };
 
-struct PendingLaunch
+struct OutgoingLaunch
 {
     TimeNs time;
-    std::uint32_t cpuLane;
-    std::uint32_t interval;
+    std::uint32_t targetLane; // lane index within the rank
+    std::uint32_t interval;   // the launch interval on this (CPU) lane
 };
 
 struct PendingCopy
 {
     std::uint64_t matchingId;
-    TimeNs start;
-    StringId name;
+    std::uint32_t interval;
     std::uint64_t bytes;
 };
 
 struct Frame
 {
-    TimeNs start;
+    std::uint32_t interval; // appended at Enter (so tables are filled in start order), closed at Leave
     std::uint32_t region;
-    std::uint32_t launchTarget; // lane index in the same rank, kNone if not a launch
 };
 
 } // namespace
@@ -176,6 +174,7 @@ struct Otf2ArchiveState
     std::unordered_map<OTF2_SystemTreeNodeRef, NodeDef> nodes;
     std::vector<std::pair<OTF2_LocationRef, std::pair<OTF2_StringRef, std::pair<OTF2_Type, OTF2_AttributeValue>>>> locProps;
     std::vector<std::int8_t> paramField; // by parameter ref: 0..5 field of KernelLaunchParams, -1 other
+    bool haveKernelCounters = false;
     std::unordered_map<std::uint32_t, CommGroupDef> commGroups;
     std::unordered_map<std::uint32_t, std::uint32_t> commToGroup;
     std::unordered_map<std::uint32_t, std::uint32_t> winToComm;
@@ -187,16 +186,15 @@ struct Otf2ArchiveState
     std::vector<std::unique_ptr<LaneState>> lanes; // selected locations
     std::unordered_map<OTF2_LocationRef, LaneState*> laneByLocation;
 
-    // Shared load state, set by the importer.
+    // Shared load state, set by the importer. Read-only while events are read (several threads may read
+    // different lanes of one archive); everything written during event reading lives in LaneState.
     Trace* trace = nullptr;
     const std::atomic<bool>* cancel = nullptr;
     bool keepParams = true;
-    std::unordered_map<KernelLaunchParams, std::uint32_t, LaunchParamsHash>* paramIndex = nullptr;
     StringId memcpyNames[3] = {0, 0, 0}; // HtoD, DtoH, DtoD
 
-    // First error inside a callback (callbacks must not throw through OTF2's C frames).
+    // First error of the definitions phase.
     std::string error;
-    std::string errorFile;
 
     const std::string& str(OTF2_StringRef r) const
     {
@@ -215,49 +213,71 @@ struct LaneState
     int rankIndex = 0;
     bool gpu = false;
     OTF2_LocationRef location = 0;
+    std::uint64_t definedEvents = 0;
     std::string evtFile;
 
     TimeNs lastTime = std::numeric_limits<TimeNs>::min();
     std::vector<Frame> stack;
     std::vector<PendingCopy> copies;
-    std::vector<PendingLaunch> incoming; // launches aimed at this (GPU) lane
+    std::vector<OutgoingLaunch> outgoing; // CPU lanes: launches aimed at streams
+    std::vector<std::uint8_t> usedRegions; // by region ref
+
+    // Launch parameters interned per lane (merged into Trace::launchParams at the end): keeps threads apart.
     KernelLaunchParams params;
     bool haveParams = false;
+    std::vector<KernelLaunchParams> localParams;
+    std::unordered_map<KernelLaunchParams, std::uint32_t, LaunchParamsHash> localParamIndex;
+    std::vector<std::uint32_t> paramByRegion; // by region ref: last local parameter id (GPU lanes)
 
     std::uint64_t outOfOrder = 0;
     std::uint64_t unmatchedLeave = 0;
     std::uint64_t closedAtEnd = 0;
     std::uint64_t unmatchedCopies = 0;
+    std::uint64_t unmatchedCompletions = 0;
     std::uint64_t unknownRegions = 0;
+
+    std::string error; // first error inside a callback (callbacks must not throw through OTF2's C frames)
 };
 
 namespace {
 
 // ---- time conversion -------------------------------------------------------------------------------------
 
+// floor(ticks * 1e9 / resolution), exact, false if it does not fit in TimeNs.
 inline bool toNs(const Otf2ArchiveState& a, OTF2_TimeStamp ticks, TimeNs& out)
 {
-    if (a.resolution == 1'000'000'000u) {
+    const std::uint64_t res = a.resolution;
+    if (res == 1'000'000'000u) {
         if (ticks > std::uint64_t(std::numeric_limits<TimeNs>::max()))
             return false;
         out = TimeNs(ticks);
         return true;
     }
-    const U128 ns = U128(ticks) * 1'000'000'000u / a.resolution;
-    if (ns > U128(std::numeric_limits<TimeNs>::max()))
+    const U128 product = U128(ticks) * 1'000'000'000u;
+    const auto hi = std::uint64_t(product >> 64);
+    const auto lo = std::uint64_t(product);
+    if (hi >= res)
+        return false; // the quotient needs more than 64 bits
+    std::uint64_t q;
+#if defined(__x86_64__)
+    // One 128/64 division instruction; libgcc's __udivti3 costs several times more per event.
+    std::uint64_t r;
+    __asm__("divq %[d]" : "=a"(q), "=d"(r) : "a"(lo), "d"(hi), [d] "rm"(res));
+    (void)r;
+#else
+    q = std::uint64_t(product / res);
+#endif
+    if (q > std::uint64_t(std::numeric_limits<TimeNs>::max()))
         return false;
-    out = TimeNs(ns);
+    out = TimeNs(q);
     return true;
 }
 
 OTF2_CallbackCode timeError(LaneState& s, OTF2_TimeStamp ticks)
 {
-    auto& a = *s.archive;
-    if (a.error.empty()) {
-        a.error = "timestamp " + std::to_string(ticks) + " ticks at " + std::to_string(a.resolution)
+    if (s.error.empty())
+        s.error = "timestamp " + std::to_string(ticks) + " ticks at " + std::to_string(s.archive->resolution)
             + " ticks/s does not fit in 64-bit nanoseconds (corrupt or near the 64-bit limit)";
-        a.errorFile = s.evtFile;
-    }
     return OTF2_CALLBACK_INTERRUPT;
 }
 
@@ -266,45 +286,54 @@ inline bool cancelled(const Otf2ArchiveState& a)
     return a.cancel && a.cancel->load(std::memory_order_relaxed);
 }
 
+// Common prologue: converts the time and drops events that go back in time. Returns false to skip the event.
+inline bool accept(LaneState& s, OTF2_TimeStamp ticks, TimeNs& t, OTF2_CallbackCode& rc)
+{
+    rc = OTF2_CALLBACK_SUCCESS;
+    if (!toNs(*s.archive, ticks, t)) {
+        rc = timeError(s, ticks);
+        return false;
+    }
+    if (t < s.lastTime) {
+        ++s.outOfOrder;
+        return false;
+    }
+    s.lastTime = t;
+    return true;
+}
+
 // ---- interval emission -----------------------------------------------------------------------------------
 
-inline std::uint32_t appendInterval(LaneState& s, TimeNs start, TimeNs end, StringId name, std::size_t depth,
-                                    std::uint32_t paramId)
+// Appends an open interval [t, t) and its launch-parameter slot; the end is set when it closes.
+inline std::uint32_t openInterval(LaneState& s, TimeNs t, StringId name, std::size_t depth)
 {
     auto& table = s.lane->intervals;
     const auto index = std::uint32_t(table.size());
-    table.append(start, end, name, std::uint8_t(std::min<std::size_t>(depth, 255)));
+    table.append(t, t, name, std::uint8_t(std::min<std::size_t>(depth, 255)));
     if (s.gpu && s.archive->keepParams)
-        s.lane->launchParamIds.push_back(paramId);
+        s.lane->launchParamIds.push_back(kNoLaunchParams);
     return index;
 }
 
-} // namespace
-
-// Launch routing needs the target lane's state; kept outside the anonymous namespace helpers for clarity.
-static void closeFrameWithLaunch(LaneState& s, const Frame& f, TimeNs end, std::size_t depth,
-                                 const std::vector<LaneState*>& rankLanes)
+void closeFrame(LaneState& s, const Frame& f, TimeNs end)
 {
-    auto& a = *s.archive;
-    std::uint32_t paramId = kNoLaunchParams;
+    s.lane->intervals.setEnd(f.interval, end);
     if (s.gpu && s.haveParams) {
-        if (a.keepParams) {
-            auto [it, inserted] = a.paramIndex->try_emplace(s.params, std::uint32_t(a.trace->launchParams.size()));
-            if (inserted)
-                a.trace->launchParams.push_back(s.params);
-            paramId = it->second;
-        }
         s.haveParams = false;
+        if (s.archive->keepParams) {
+            // A kernel usually keeps its launch configuration: try the last one seen for this region first and
+            // skip the hash lookup when it matches.
+            std::uint32_t& cached = s.paramByRegion[f.region];
+            if (cached == kNone || !(s.localParams[cached] == s.params)) {
+                auto [it, inserted] = s.localParamIndex.try_emplace(s.params, std::uint32_t(s.localParams.size()));
+                if (inserted)
+                    s.localParams.push_back(s.params);
+                cached = it->second;
+            }
+            s.lane->launchParamIds[f.interval] = cached;
+        }
     }
-    const auto index = appendInterval(s, f.start, end, a.regions[f.region].name, depth, paramId);
-    if (f.launchTarget != kNone && f.launchTarget < rankLanes.size() && rankLanes[f.launchTarget])
-        rankLanes[f.launchTarget]->incoming.push_back({f.start, s.laneIndex, index});
 }
-
-namespace {
-
-// Lanes of each rank by lane index, to route launches (built before events are read).
-thread_local const std::vector<std::vector<LaneState*>>* t_rankLanes = nullptr;
 
 // ---- event callbacks -------------------------------------------------------------------------------------
 
@@ -316,34 +345,27 @@ OTF2_CallbackCode onEnter(OTF2_LocationRef, OTF2_TimeStamp ticks, uint64_t, void
     if (cancelled(a))
         return OTF2_CALLBACK_INTERRUPT;
     TimeNs t;
-    if (!toNs(a, ticks, t))
-        return timeError(s, ticks);
-    if (t < s.lastTime) {
-        ++s.outOfOrder;
-        return OTF2_CALLBACK_SUCCESS;
-    }
-    s.lastTime = t;
+    OTF2_CallbackCode rc;
+    if (!accept(s, ticks, t, rc))
+        return rc;
     if (region >= a.regions.size() || !a.regionDefined[region]) {
         ++s.unknownRegions;
         return OTF2_CALLBACK_SUCCESS;
     }
-    std::uint32_t target = kNone;
-    if (attrs && a.haveStreamRefAttr && !s.gpu && OTF2_AttributeList_GetNumberOfElements(attrs) > 0) {
+    s.usedRegions[region] = 1;
+    const auto index = openInterval(s, t, a.regions[region].name, s.stack.size());
+    s.stack.push_back({index, std::uint32_t(region)});
+    if (s.gpu) {
+        s.haveParams = false;
+        s.params = {};
+    } else if (attrs && a.haveStreamRefAttr && OTF2_AttributeList_GetNumberOfElements(attrs) > 0) {
         OTF2_LocationRef ref;
         if (OTF2_AttributeList_GetLocationRef(attrs, a.streamRefAttr, &ref) == OTF2_SUCCESS) {
             auto it = a.laneByLocation.find(ref);
-            if (it != a.laneByLocation.end() && it->second->rankIndex == s.rankIndex)
-                target = it->second->laneIndex;
+            if (it != a.laneByLocation.end() && it->second->rankIndex == s.rankIndex && it->second->gpu)
+                s.outgoing.push_back({t, it->second->laneIndex, index});
         }
     }
-    if (s.gpu) {
-        a.regions[region].usedGpu = true;
-        s.haveParams = false;
-        s.params = {};
-    } else {
-        a.regions[region].usedCpu = true;
-    }
-    s.stack.push_back({t, std::uint32_t(region), target});
     return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -351,31 +373,23 @@ OTF2_CallbackCode onLeave(OTF2_LocationRef, OTF2_TimeStamp ticks, uint64_t, void
                           OTF2_RegionRef region)
 {
     auto& s = *static_cast<LaneState*>(user);
-    auto& a = *s.archive;
     TimeNs t;
-    if (!toNs(a, ticks, t))
-        return timeError(s, ticks);
-    if (t < s.lastTime) {
-        ++s.outOfOrder;
-        return OTF2_CALLBACK_SUCCESS;
-    }
-    s.lastTime = t;
-    const auto& rankLanes = (*t_rankLanes)[std::size_t(s.rankIndex)];
+    OTF2_CallbackCode rc;
+    if (!accept(s, ticks, t, rc))
+        return rc;
     if (!s.stack.empty() && s.stack.back().region == region) {
-        const Frame f = s.stack.back();
+        closeFrame(s, s.stack.back(), t);
         s.stack.pop_back();
-        closeFrameWithLaunch(s, f, t, s.stack.size(), rankLanes);
         return OTF2_CALLBACK_SUCCESS;
     }
     // Mismatch: close the frames above a matching Enter (they lost their Leave), or drop the Leave.
     for (std::size_t k = s.stack.size(); k-- > 0;) {
         if (s.stack[k].region == region) {
             while (s.stack.size() > k) {
-                const Frame f = s.stack.back();
-                s.stack.pop_back();
-                if (s.stack.size() > k)
+                if (s.stack.size() > k + 1)
                     ++s.closedAtEnd;
-                closeFrameWithLaunch(s, f, t, s.stack.size(), rankLanes);
+                closeFrame(s, s.stack.back(), t);
+                s.stack.pop_back();
             }
             return OTF2_CALLBACK_SUCCESS;
         }
@@ -409,16 +423,13 @@ OTF2_CallbackCode onParameterUnsigned(OTF2_LocationRef, OTF2_TimeStamp, uint64_t
 
 OTF2_CallbackCode startCopy(LaneState& s, OTF2_TimeStamp ticks, StringId name, uint64_t bytes, uint64_t matchingId)
 {
-    auto& a = *s.archive;
     TimeNs t;
-    if (!toNs(a, ticks, t))
-        return timeError(s, ticks);
-    if (t < s.lastTime) {
-        ++s.outOfOrder;
-        return OTF2_CALLBACK_SUCCESS;
-    }
-    s.lastTime = t;
-    s.copies.push_back({matchingId, t, name, bytes});
+    OTF2_CallbackCode rc;
+    if (!accept(s, ticks, t, rc))
+        return rc;
+    // Appended at its start like every interval (so the table stays in start order), closed by its completion.
+    const auto index = openInterval(s, t, name, s.stack.size());
+    s.copies.push_back({matchingId, index, bytes});
     return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -446,25 +457,20 @@ OTF2_CallbackCode onRmaComplete(OTF2_LocationRef, OTF2_TimeStamp ticks, uint64_t
                                 OTF2_RmaWinRef, uint64_t matchingId)
 {
     auto& s = *static_cast<LaneState*>(user);
-    auto& a = *s.archive;
     TimeNs t;
-    if (!toNs(a, ticks, t))
-        return timeError(s, ticks);
-    if (t < s.lastTime) {
-        ++s.outOfOrder;
-        return OTF2_CALLBACK_SUCCESS;
-    }
-    s.lastTime = t;
+    OTF2_CallbackCode rc;
+    if (!accept(s, ticks, t, rc))
+        return rc;
     for (std::size_t k = s.copies.size(); k-- > 0;) {
         if (s.copies[k].matchingId == matchingId) {
             const PendingCopy c = s.copies[k];
             s.copies.erase(s.copies.begin() + std::ptrdiff_t(k));
-            const auto index = appendInterval(s, c.start, t, c.name, s.stack.size(), kNoLaunchParams);
-            s.lane->copyBytes.emplace_back(index, c.bytes);
+            s.lane->intervals.setEnd(c.interval, t);
+            s.lane->copyBytes.emplace_back(c.interval, c.bytes);
             return OTF2_CALLBACK_SUCCESS;
         }
     }
-    ++s.unmatchedCopies;
+    ++s.unmatchedCompletions;
     return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -636,6 +642,7 @@ OTF2_CallbackCode defParameter(void* user, OTF2_ParameterRef self, OTF2_StringRe
     std::fill(a.paramField.begin() + std::ptrdiff_t(std::min<std::size_t>(a.paramField.size(), self)),
               a.paramField.begin() + std::ptrdiff_t(self), std::int8_t(-1));
     a.paramField[self] = f;
+    a.haveKernelCounters = a.haveKernelCounters || f >= 0;
     return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -907,7 +914,9 @@ void Otf2Importer::readDefinitions(const ArchiveRef& ref)
         lane.stream = p.stream;
         lane.nullStream = l.nullStream;
         lane.locationId = l.id;
-        lane.intervals.reserve(std::size_t(std::min<std::uint64_t>(l.events / 2, 1u << 24)));
+        // Reserve from the event count: an interval costs 2 events, plus 7 kernel_counter parameters on streams.
+        const std::uint64_t perInterval = p.gpu && a.haveKernelCounters ? 9 : 2;
+        lane.intervals.reserve(std::size_t(std::min<std::uint64_t>(l.events / perInterval + 1, 1u << 24)));
         m_trace.ranks[std::size_t(p.rankIndex)].lanes.push_back(std::move(lane));
         auto& rank = m_trace.ranks[std::size_t(p.rankIndex)];
         if (p.gpu && p.device >= 0 && std::find(rank.devices.begin(), rank.devices.end(), p.device) == rank.devices.end())
@@ -927,6 +936,12 @@ void Otf2Importer::readDefinitions(const ArchiveRef& ref)
         s->location = l.id;
         s->evtFile = a.evtPath(l.id);
         s->stack.reserve(64);
+        s->definedEvents = l.events;
+        s->usedRegions.assign(a.regions.size(), 0);
+        if (p.gpu && a.keepParams) {
+            s->paramByRegion.assign(a.regions.size(), kNone);
+            s->lane->launchParamIds.reserve(s->lane->intervals.capacity());
+        }
         a.laneByLocation[l.id] = s.get();
         m_totalEvents += l.events;
         a.lanes.push_back(std::move(s));
@@ -938,68 +953,48 @@ void Otf2Importer::reportProgress(const std::string& file, bool force)
 {
     if (!m_options.progress)
         return;
+    std::lock_guard<std::mutex> lock(m_progressMutex);
     const auto now = nowNs();
     if (!force && now - m_lastProgressNs < 20'000'000)
         return;
     m_lastProgressNs = now;
     LoadProgress p;
-    p.eventsRead = m_eventsRead;
+    p.eventsRead = m_eventsRead.load(std::memory_order_relaxed);
     p.eventsTotal = m_totalEvents;
     p.currentFile = file;
     m_options.progress(p);
 }
 
-void Otf2Importer::readEvents()
+namespace {
+
+// Reads the global definitions again without callbacks: a second OTF2_Reader on the same archive needs them
+// before it can read local events.
+void prepareSecondaryReader(Otf2ArchiveState& a, OTF2_Reader* r)
 {
-    m_trace.canonicalNames.resize(m_trace.strings.size(), kInvalidString);
-    std::unordered_map<KernelLaunchParams, std::uint32_t, LaunchParamsHash> paramIndex;
-    for (std::uint32_t i = 0; i < m_trace.launchParams.size(); ++i)
-        paramIndex.emplace(m_trace.launchParams[i], i);
-    for (auto& a : m_archives) {
-        a->paramIndex = &paramIndex;
-        readArchiveEvents(*a);
-        a->reader.reset(); // release the file handles as soon as possible
-    }
-    reportProgress(std::string(), true);
+    OTF2_GlobalDefReader* gd = OTF2_Reader_GetGlobalDefReader(r);
+    if (!gd)
+        otf2::fail(OTF2_ERROR_FILE_CAN_NOT_OPEN, a.defPath, "cannot open the global definitions");
+    uint64_t n = 0;
+    const auto rc = OTF2_Reader_ReadAllGlobalDefinitions(r, gd, &n);
+    OTF2_Reader_CloseGlobalDefReader(r, gd);
+    if (rc != OTF2_SUCCESS)
+        otf2::fail(rc, a.defPath, "truncated or corrupt global definitions");
 }
 
-void Otf2Importer::readArchiveEvents(Otf2ArchiveState& a)
+} // namespace
+
+void Otf2Importer::readLanes(Otf2ArchiveState& a, OTF2_Reader* r, const std::vector<LaneState*>& lanes)
 {
-    OTF2_Reader* r = a.reader->get();
-    if (a.lanes.empty())
-        return;
-
-    // Every selected location must have its event file (a missing one would otherwise read as "no events").
-    for (const auto& s : a.lanes) {
-        std::error_code ec;
-        if (!fs::exists(s->evtFile, ec))
-            throw LoadError(s->evtFile, "missing event file of location '" + s->lane->name + "'");
-        if (auto p = readableProblem(s->evtFile); !p.empty())
-            throw LoadError(s->evtFile, "cannot read the event file: " + p);
+    for (LaneState* s : lanes)
         otf2::check(OTF2_Reader_SelectLocation(r, s->location), a.ref.anchor, "cannot select a location");
-    }
-
-    // Route launches by (rank, lane index).
-    std::vector<std::vector<LaneState*>> rankLanes(m_trace.ranks.size());
-    for (const auto& s : a.lanes) {
-        auto& v = rankLanes[std::size_t(s->rankIndex)];
-        if (v.size() <= s->laneIndex)
-            v.resize(s->laneIndex + 1, nullptr);
-        v[s->laneIndex] = s.get();
-    }
-    t_rankLanes = &rankLanes;
-    struct ResetTl
-    {
-        ~ResetTl() { t_rankLanes = nullptr; }
-    } resetTl;
 
     // Local definitions (mapping tables, clock offsets) are optional in OTF2.
     const bool defFiles = OTF2_Reader_OpenDefFiles(r) == OTF2_SUCCESS;
     otf2::takeLastError();
     otf2::check(OTF2_Reader_OpenEvtFiles(r), a.ref.anchor, "cannot open the event files");
     std::vector<OTF2_EvtReader*> evtReaders;
-    evtReaders.reserve(a.lanes.size());
-    for (const auto& s : a.lanes) {
+    evtReaders.reserve(lanes.size());
+    for (LaneState* s : lanes) {
         if (defFiles) {
             std::error_code ec;
             if (fs::exists(a.locDefPath(s->location), ec)) {
@@ -1029,38 +1024,41 @@ void Otf2Importer::readArchiveEvents(Otf2ArchiveState& a)
     OTF2_EvtReaderCallbacks_SetRmaPutCallback(c, onRmaPut);
     OTF2_EvtReaderCallbacks_SetRmaOpCompleteBlockingCallback(c, onRmaComplete);
 
-    for (std::size_t i = 0; i < a.lanes.size(); ++i) {
-        LaneState& s = *a.lanes[i];
+    for (std::size_t i = 0; i < lanes.size(); ++i) {
+        LaneState& s = *lanes[i];
         OTF2_EvtReader* er = evtReaders[i];
         otf2::check(OTF2_Reader_RegisterEvtCallbacks(r, er, c, &s), s.evtFile, "cannot register event callbacks");
         for (;;) {
-            if (cancelled(a))
+            if (cancelled(a) || m_abort.load(std::memory_order_relaxed))
                 throw LoadCancelled();
             uint64_t got = 0;
             const auto rc = OTF2_Reader_ReadLocalEvents(r, er, kEventChunk, &got);
             s.lane->eventCount += got;
-            m_eventsRead += got;
+            m_eventsRead.fetch_add(got, std::memory_order_relaxed);
             if (cancelled(a))
                 throw LoadCancelled();
-            if (!a.error.empty())
-                throw LoadError(a.errorFile.empty() ? s.evtFile : a.errorFile, a.error);
+            if (!s.error.empty())
+                throw LoadError(s.evtFile, s.error);
             if (rc != OTF2_SUCCESS)
                 otf2::fail(rc, s.evtFile, "truncated or corrupt event data");
             reportProgress(a.ref.anchor, false);
             if (got < kEventChunk)
                 break;
         }
-        // Enter events without Leave: close at the lane's last timestamp.
-        const auto& lanesOfRank = rankLanes[std::size_t(s.rankIndex)];
+        // Enter events without Leave, copies without completion: close at the lane's last timestamp.
         while (!s.stack.empty()) {
-            const Frame f = s.stack.back();
-            s.stack.pop_back();
             ++s.closedAtEnd;
-            closeFrameWithLaunch(s, f, std::max(s.lastTime, f.start), s.stack.size(), lanesOfRank);
+            closeFrame(s, s.stack.back(), s.lastTime);
+            s.stack.pop_back();
         }
-        s.unmatchedCopies += s.copies.size();
+        for (const auto& cp : s.copies) {
+            ++s.unmatchedCopies;
+            s.lane->intervals.setEnd(cp.interval, s.lastTime);
+            s.lane->copyBytes.emplace_back(cp.interval, cp.bytes);
+        }
         s.copies.clear();
         s.copies.shrink_to_fit();
+        std::sort(s.lane->copyBytes.begin(), s.lane->copyBytes.end());
         OTF2_Reader_CloseEvtReader(r, er);
         otf2::takeLastError();
     }
@@ -1068,17 +1066,113 @@ void Otf2Importer::readArchiveEvents(Otf2ArchiveState& a)
     otf2::takeLastError();
 }
 
+void Otf2Importer::readEvents()
+{
+    // Check every selected location's event file first (a missing one would otherwise read as "no events").
+    std::vector<std::pair<Otf2ArchiveState*, LaneState*>> all;
+    for (auto& a : m_archives) {
+        for (auto& s : a->lanes) {
+            std::error_code ec;
+            if (!fs::exists(s->evtFile, ec))
+                throw LoadError(s->evtFile, "missing event file of location '" + s->lane->name + "'");
+            if (auto p = readableProblem(s->evtFile); !p.empty())
+                throw LoadError(s->evtFile, "cannot read the event file: " + p);
+            all.emplace_back(a.get(), s.get());
+        }
+    }
+
+    int threads = m_options.threads > 0 ? m_options.threads : int(std::thread::hardware_concurrency());
+    threads = std::clamp(threads, 1, 8);
+    threads = std::min<int>(threads, int(std::max<std::size_t>(1, all.size())));
+
+    if (threads == 1) {
+        for (auto& a : m_archives) {
+            std::vector<LaneState*> lanes;
+            for (auto& s : a->lanes)
+                lanes.push_back(s.get());
+            if (!lanes.empty())
+                readLanes(*a, a->reader->get(), lanes);
+            a->reader.reset(); // release the file handles as soon as possible
+        }
+        reportProgress(std::string(), true);
+        return;
+    }
+
+    // Parallel: disjoint sets of locations, balanced by their event counts (largest first), one OTF2_Reader per
+    // worker and archive (independent readers may run concurrently, OTF2_Callbacks.h).
+    for (auto& a : m_archives)
+        a->reader.reset();
+    std::stable_sort(all.begin(), all.end(),
+                     [](const auto& x, const auto& y) { return x.second->definedEvents > y.second->definedEvents; });
+    const auto binCount = static_cast<std::size_t>(threads);
+    std::vector<std::vector<std::pair<Otf2ArchiveState*, LaneState*>>> bins(binCount);
+    std::vector<std::uint64_t> load(std::size_t(threads), 0);
+    for (const auto& e : all) {
+        const auto k = std::size_t(std::min_element(load.begin(), load.end()) - load.begin());
+        bins[k].push_back(e);
+        load[k] += std::max<std::uint64_t>(1, e.second->definedEvents);
+    }
+    std::vector<std::exception_ptr> errors(bins.size());
+    auto work = [&](std::size_t w) {
+        try {
+            for (auto& a : m_archives) {
+                std::vector<LaneState*> lanes;
+                for (const auto& e : bins[w])
+                    if (e.first == a.get())
+                        lanes.push_back(e.second);
+                if (lanes.empty())
+                    continue;
+                otf2::silenceErrors();
+                otf2::Reader reader(a->ref.anchor);
+                prepareSecondaryReader(*a, reader.get());
+                readLanes(*a, reader.get(), lanes);
+            }
+        } catch (...) {
+            errors[w] = std::current_exception();
+            m_abort = true;
+        }
+    };
+    std::vector<std::thread> pool;
+    for (std::size_t w = 1; w < bins.size(); ++w)
+        pool.emplace_back(work, w);
+    work(0);
+    for (auto& t : pool)
+        t.join();
+    // A real error wins over the LoadCancelled that it caused in the other workers.
+    std::exception_ptr cancelledError;
+    for (auto& e : errors) {
+        if (!e)
+            continue;
+        try {
+            std::rethrow_exception(e);
+        } catch (const LoadCancelled&) {
+            cancelledError = e;
+        } catch (...) {
+            throw;
+        }
+    }
+    if (cancelledError)
+        std::rethrow_exception(cancelledError);
+    reportProgress(std::string(), true);
+}
+
 void Otf2Importer::finish()
 {
     // Region kinds per name: what the region was used as (a stream makes it a kernel/idle/sync region).
     m_trace.regionKinds.resize(m_trace.strings.size(), RegionKind::Unknown);
     for (const auto& a : m_archives) {
+        std::vector<std::uint8_t> usedCpu(a->regions.size(), 0), usedGpu(a->regions.size(), 0);
+        for (const auto& s : a->lanes) {
+            auto& used = s->gpu ? usedGpu : usedCpu;
+            for (std::size_t i = 0; i < s->usedRegions.size(); ++i)
+                used[i] |= s->usedRegions[i];
+        }
         for (std::size_t i = 0; i < a->regions.size(); ++i) {
             if (!a->regionDefined[i])
                 continue;
             const auto& r = a->regions[i];
             auto& k = m_trace.regionKinds[r.name];
-            if (r.usedGpu && (k == RegionKind::Unknown || k == RegionKind::HostRegion))
+            if (usedGpu[i] && (k == RegionKind::Unknown || k == RegionKind::HostRegion))
                 k = r.gpuKind;
             else if (k == RegionKind::Unknown)
                 k = r.cpuKind;
@@ -1092,20 +1186,61 @@ void Otf2Importer::finish()
         if (m_trace.canonicalNames[i] == kInvalidString)
             m_trace.canonicalNames[i] = StringId(i);
 
-    // Launches in launch (Enter time) order across threads; insertion indices are remapped by finalize().
+    // Launch parameters: merge the per-lane tables into Trace::launchParams.
+    std::unordered_map<KernelLaunchParams, std::uint32_t, LaunchParamsHash> paramIndex;
+    for (std::uint32_t i = 0; i < m_trace.launchParams.size(); ++i)
+        paramIndex.emplace(m_trace.launchParams[i], i);
+    for (const auto& a : m_archives) {
+        for (const auto& s : a->lanes) {
+            if (s->localParams.empty())
+                continue;
+            std::vector<std::uint32_t> remap(s->localParams.size());
+            for (std::size_t i = 0; i < remap.size(); ++i) {
+                auto [it, inserted] = paramIndex.try_emplace(s->localParams[i], std::uint32_t(m_trace.launchParams.size()));
+                if (inserted)
+                    m_trace.launchParams.push_back(s->localParams[i]);
+                remap[i] = it->second;
+            }
+            for (auto& id : s->lane->launchParamIds)
+                if (id != kNoLaunchParams)
+                    id = remap[id];
+        }
+    }
+
+    // Launches in launch (Enter time) order across the threads of a rank. Each CPU lane's list is already in
+    // time order; the stable sort only interleaves lanes (ties: lower lane first). finalize() remaps indices.
+    for (const auto& a : m_archives) {
+        std::unordered_map<std::uint64_t, std::vector<OutgoingLaunch>> perTarget; // (rank, lane) -> launches
+        std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> sources;
+        for (const auto& s : a->lanes) {
+            for (const auto& l : s->outgoing) {
+                const std::uint64_t key = (std::uint64_t(std::uint32_t(s->rankIndex)) << 32) | l.targetLane;
+                perTarget[key].push_back({l.time, s->laneIndex, l.interval}); // targetLane now holds the CPU lane
+            }
+            s->outgoing.clear();
+            s->outgoing.shrink_to_fit();
+        }
+        for (auto& [key, list] : perTarget) {
+            auto& lane = m_trace.ranks[std::size_t(key >> 32)].lanes[std::size_t(key & 0xFFFFFFFFu)];
+            const bool sorted = std::is_sorted(list.begin(), list.end(),
+                                               [](const OutgoingLaunch& x, const OutgoingLaunch& y) { return x.time < y.time; });
+            if (!sorted)
+                std::stable_sort(list.begin(), list.end(), [](const OutgoingLaunch& x, const OutgoingLaunch& y) {
+                    return x.time != y.time ? x.time < y.time : x.targetLane < y.targetLane;
+                });
+            lane.launches.reserve(list.size());
+            for (const auto& l : list)
+                lane.launches.push_back({l.targetLane, l.interval});
+        }
+    }
+
     std::uint64_t total = 0;
     for (const auto& a : m_archives) {
         for (const auto& s : a->lanes) {
-            std::stable_sort(s->incoming.begin(), s->incoming.end(), [](const PendingLaunch& x, const PendingLaunch& y) {
-                return x.time < y.time;
-            });
-            s->lane->launches.reserve(s->incoming.size());
-            for (const auto& l : s->incoming)
-                s->lane->launches.push_back({l.cpuLane, l.interval});
-            s->incoming.clear();
-            s->incoming.shrink_to_fit();
             total += s->lane->eventCount;
-
+            auto& table = s->lane->intervals;
+            if (table.capacity() > table.size() + table.size() / 8 + 16)
+                table.shrinkToFit();
             const std::string where = a->ref.anchor + ": " + s->lane->name + ": ";
             if (s->outOfOrder)
                 m_trace.warnings.push_back(where + std::to_string(s->outOfOrder)
@@ -1119,7 +1254,11 @@ void Otf2Importer::finish()
                                            + " Leave events without a matching Enter were dropped");
             if (s->unmatchedCopies)
                 m_trace.warnings.push_back(where + std::to_string(s->unmatchedCopies)
-                                           + " memory copies without a completion event were dropped");
+                                           + " memory copies without a completion event were closed at the lane's "
+                                             "last timestamp");
+            if (s->unmatchedCompletions)
+                m_trace.warnings.push_back(where + std::to_string(s->unmatchedCompletions)
+                                           + " copy completion events without a matching start were dropped");
             if (s->unknownRegions)
                 m_trace.warnings.push_back(where + std::to_string(s->unknownRegions)
                                            + " events referring to undefined regions were dropped");

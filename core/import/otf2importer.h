@@ -5,18 +5,25 @@
 #include "loader.h"
 #include "trace.h"
 
+typedef struct OTF2_Reader_struct OTF2_Reader;
+
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace exposure {
 
 struct Otf2ArchiveState;
+struct LaneState;
 
 // Reads Score-P OTF2 archives into one Trace (see loader.h for the contract).
 //
 // Two phases so that progress can report a total: readDefinitions() for every archive (global definitions:
 // ranks, lanes, regions, clock), then readEvents() (per location, in chunks, with only CPU-thread and
-// accelerator-stream locations selected; METRIC locations are never opened). finish() turns per-region facts
+// accelerator-stream locations selected; METRIC locations are never opened). With LoadOptions::threads > 1 the
+// locations are split into disjoint sets, each read by its own OTF2_Reader in its own thread; all state written
+// while reading lives in the location's own LaneState, so the result is the same for any thread count. finish() turns per-region facts
 // into Trace::regionKinds/canonicalNames, orders launch references, writes warnings and calls Trace::finalize.
 //
 // Per event the work is a few vector appends: no heap allocation besides amortised vector growth, no maps
@@ -34,16 +41,17 @@ public:
     void finish();
 
 private:
-    void readArchiveEvents(Otf2ArchiveState& a);
+    void readLanes(Otf2ArchiveState& a, OTF2_Reader* reader, const std::vector<LaneState*>& lanes);
     void reportProgress(const std::string& file, bool force);
 
     Trace& m_trace;
     const LoadOptions& m_options;
     std::vector<std::unique_ptr<Otf2ArchiveState>> m_archives;
     std::uint64_t m_totalEvents = 0;
-    std::uint64_t m_eventsRead = 0;
+    std::atomic<std::uint64_t> m_eventsRead{0};
+    std::atomic<bool> m_abort{false}; // a worker failed: the others stop at their next chunk
+    std::mutex m_progressMutex;       // progress callbacks are serialized
     std::int64_t m_lastProgressNs = 0;
-    std::vector<std::pair<int, int>> m_usedRankNumbers;
 };
 
 } // namespace exposure

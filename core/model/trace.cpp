@@ -46,6 +46,35 @@ void IntervalTable::reserve(std::size_t n)
     m_nameDepth.reserve(n);
 }
 
+void IntervalTable::setEndSlow(std::size_t i, TimeNs end)
+{
+    const TimeNs d = end > m_start[i] ? end - m_start[i] : 0;
+    const auto index = std::uint32_t(i);
+    auto it = std::lower_bound(m_long.begin(), m_long.end(), index,
+                               [](const auto& p, std::uint32_t idx) { return p.first < idx; });
+    const bool wasLong = m_duration[i] == kLongDuration && it != m_long.end() && it->first == index;
+    if (d >= TimeNs(kLongDuration)) {
+        m_duration[i] = kLongDuration;
+        if (wasLong)
+            it->second = d;
+        else
+            m_long.insert(it, {index, d}); // rare: keeps m_long sorted by index
+    } else {
+        if (wasLong)
+            m_long.erase(it);
+        m_duration[i] = std::uint32_t(d);
+    }
+    m_maxDuration = std::max(m_maxDuration, d);
+}
+
+void IntervalTable::shrinkToFit()
+{
+    m_start.shrink_to_fit();
+    m_duration.shrink_to_fit();
+    m_nameDepth.shrink_to_fit();
+    m_long.shrink_to_fit();
+}
+
 void IntervalTable::shift(TimeNs delta)
 {
     if (delta == 0)

@@ -52,6 +52,22 @@ public:
     // end >= start is required (zero-length intervals are allowed).
     void append(TimeNs start, TimeNs end, StringId name, std::uint8_t depth = 0);
     void reserve(std::size_t n);
+    // Changes the end of interval i (importers append at Enter, in start order, and close at Leave).
+    void setEnd(std::size_t i, TimeNs end)
+    {
+        // Inline fast path: a short interval that was short before (the per-event case of importers).
+        const TimeNs d = end - m_start[i];
+        if (d >= 0 && d < TimeNs(kLongDuration) && m_duration[i] != kLongDuration) {
+            m_duration[i] = std::uint32_t(d);
+            if (d > m_maxDuration)
+                m_maxDuration = d;
+            return;
+        }
+        setEndSlow(i, end);
+    }
+    // Releases spare capacity (after loading, when the reserve was an overestimate).
+    void shrinkToFit();
+    std::size_t capacity() const { return m_start.capacity(); }
     // Adds a constant to every start (used to rebase absolute times to trace-relative).
     void shift(TimeNs delta);
 
@@ -68,6 +84,7 @@ public:
 
 private:
     TimeNs longDuration(std::size_t i) const;
+    void setEndSlow(std::size_t i, TimeNs end);
 
     std::vector<TimeNs> m_start;
     std::vector<std::uint32_t> m_duration;

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// bench_load [DIR] [--threads N] [--repeat N]: Exposure's OTF2 load against the OTF2 library reading the same
+// archive with empty callbacks, in one run.
+//
+// DIR defaults to $TMPDIR/exposure-bench-10M; the ~10-million-event Score-P-like archive (2 ranks, BERT-like DDP
+// steps) is generated there in a child process on first use (so that the generator's memory does not count in
+// this process's peak RSS) and reused afterwards. Prints a table: time, events/s, ratio to the baseline, peak RSS
+// and resident bytes per interval. Not run by CTest.
+#include "archivefinder.h"
+#include "fixtures.h"
+#include "loader.h"
+
+#include <otf2/otf2.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace exposure;
+
+namespace {
+
+double seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b)
+{
+    return std::chrono::duration<double>(b - a).count();
+}
+
+// User + system CPU time of this process: robust against other jobs on a shared machine (single-threaded rows).
+double cpuSeconds()
+{
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+long peakRssKb()
+{
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss;
+}
+
+void die(const char* what)
+{
+    std::fprintf(stderr, "bench_load: %s\n", what);
+    std::exit(2);
+}
+
+// ---- (a) the OTF2 library alone: same locations, same callbacks registered, each doing nothing -----------
+
+template<typename... A>
+OTF2_CallbackCode nothing(A...)
+{
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+struct Locations
+{
+    std::vector<OTF2_LocationRef> ids;
+};
+
+OTF2_CallbackCode collectLocation(void* user, OTF2_LocationRef self, OTF2_StringRef, OTF2_LocationType type, uint64_t,
+                                  OTF2_LocationGroupRef)
+{
+    if (type == OTF2_LOCATION_TYPE_CPU_THREAD || type == OTF2_LOCATION_TYPE_ACCELERATOR_STREAM)
+        static_cast<Locations*>(user)->ids.push_back(self);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+std::uint64_t readBaseline(const std::string& anchor)
+{
+    OTF2_Reader* r = OTF2_Reader_Open(anchor.c_str());
+    if (!r)
+        die("cannot open the archive");
+    OTF2_Reader_SetSerialCollectiveCallbacks(r);
+    Locations locs;
+    OTF2_GlobalDefReader* gd = OTF2_Reader_GetGlobalDefReader(r);
+    OTF2_GlobalDefReaderCallbacks* gcb = OTF2_GlobalDefReaderCallbacks_New();
+    OTF2_GlobalDefReaderCallbacks_SetLocationCallback(gcb, collectLocation);
+    OTF2_Reader_RegisterGlobalDefCallbacks(r, gd, gcb, &locs);
+    uint64_t n = 0;
+    OTF2_Reader_ReadAllGlobalDefinitions(r, gd, &n);
+    OTF2_GlobalDefReaderCallbacks_Delete(gcb);
+    OTF2_Reader_CloseGlobalDefReader(r, gd);
+    for (auto id : locs.ids)
+        OTF2_Reader_SelectLocation(r, id);
+    const bool defs = OTF2_Reader_OpenDefFiles(r) == OTF2_SUCCESS;
+    OTF2_Reader_OpenEvtFiles(r);
+    std::vector<OTF2_EvtReader*> readers;
+    for (auto id : locs.ids) {
+        if (defs) {
+            if (OTF2_DefReader* dr = OTF2_Reader_GetDefReader(r, id)) {
+                uint64_t k = 0;
+                OTF2_Reader_ReadAllLocalDefinitions(r, dr, &k);
+                OTF2_Reader_CloseDefReader(r, dr);
+            }
+        }
+        readers.push_back(OTF2_Reader_GetEvtReader(r, id));
+    }
+    if (defs)
+        OTF2_Reader_CloseDefFiles(r);
+    OTF2_EvtReaderCallbacks* cb = OTF2_EvtReaderCallbacks_New();
+    OTF2_EvtReaderCallbacks_SetEnterCallback(cb, nothing<OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*,
+                                                         OTF2_AttributeList*, OTF2_RegionRef>);
+    OTF2_EvtReaderCallbacks_SetLeaveCallback(cb, nothing<OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*,
+                                                         OTF2_AttributeList*, OTF2_RegionRef>);
+    OTF2_EvtReaderCallbacks_SetParameterUnsignedIntCallback(
+        cb, nothing<OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*, OTF2_AttributeList*, OTF2_ParameterRef, uint64_t>);
+    OTF2_EvtReaderCallbacks_SetRmaGetCallback(cb, nothing<OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*,
+                                                          OTF2_AttributeList*, OTF2_RmaWinRef, uint32_t, uint64_t,
+                                                          uint64_t>);
+    OTF2_EvtReaderCallbacks_SetRmaPutCallback(cb, nothing<OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*,
+                                                          OTF2_AttributeList*, OTF2_RmaWinRef, uint32_t, uint64_t,
+                                                          uint64_t>);
+    OTF2_EvtReaderCallbacks_SetRmaOpCompleteBlockingCallback(
+        cb, nothing<OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*, OTF2_AttributeList*, OTF2_RmaWinRef, uint64_t>);
+    std::uint64_t events = 0;
+    for (auto* er : readers) {
+        OTF2_Reader_RegisterEvtCallbacks(r, er, cb, nullptr);
+        uint64_t got = 0;
+        do {
+            got = 0;
+            if (OTF2_Reader_ReadLocalEvents(r, er, 1u << 16, &got) != OTF2_SUCCESS)
+                die("baseline read failed");
+            events += got;
+        } while (got == (1u << 16));
+        OTF2_Reader_CloseEvtReader(r, er);
+    }
+    OTF2_EvtReaderCallbacks_Delete(cb);
+    OTF2_Reader_CloseEvtFiles(r);
+    OTF2_Reader_Close(r);
+    return events;
+}
+
+void ensureArchive(const std::string& dir)
+{
+    if (fs::exists(dir + "/rank1/traces.otf2") && fs::exists(dir + "/complete"))
+        return;
+    std::printf("generating the benchmark archive in %s ...\n", dir.c_str());
+    std::fflush(stdout);
+    const pid_t pid = fork();
+    if (pid < 0)
+        die("fork failed");
+    if (pid == 0) {
+        fs::remove_all(dir);
+        fixtures::DemoOptions o;
+        o.ranks = 2;
+        o.steps = 20;
+        o.scale = 185;
+        const auto spec = fixtures::makeDemoSpec(o);
+        const auto events = fixtures::writeArchive(dir, spec);
+        std::FILE* f = std::fopen((dir + "/complete").c_str(), "w");
+        if (f) {
+            std::fprintf(f, "%llu events\n", static_cast<unsigned long long>(events));
+            std::fclose(f);
+        }
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        die("generating the archive failed");
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    const char* tmp = std::getenv("TMPDIR");
+    std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/exposure-bench-10M";
+    int repeat = 3;
+    int threads = 0;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--repeat" && i + 1 < argc)
+            repeat = std::max(1, std::atoi(argv[++i]));
+        else if (a == "--threads" && i + 1 < argc)
+            threads = std::max(0, std::atoi(argv[++i]));
+        else if (a == "-h" || a == "--help") {
+            std::puts("Usage: bench_load [DIR] [--repeat N] [--threads N]");
+            return 0;
+        } else
+            dir = a;
+    }
+    ensureArchive(dir);
+    const auto archives = findArchives(dir);
+    std::uint64_t bytes = 0;
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+        if (e.is_regular_file())
+            bytes += e.file_size();
+
+    // Warm the page cache once so that both measurements read from memory.
+    std::uint64_t events = 0;
+    for (const auto& a : archives)
+        events += readBaseline(a.anchor);
+
+    double best = 1e30, bestCpu = 1e30;
+    for (int k = 0; k < repeat; ++k) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const double c0 = cpuSeconds();
+        std::uint64_t n = 0;
+        for (const auto& a : archives)
+            n += readBaseline(a.anchor);
+        best = std::min(best, seconds(t0, std::chrono::steady_clock::now()));
+        bestCpu = std::min(bestCpu, cpuSeconds() - c0);
+        if (n != events)
+            die("event count changed between runs");
+    }
+    const long rssBefore = peakRssKb();
+
+    struct Row
+    {
+        std::string name;
+        double s;
+        double cpu;
+        long rssKb;
+        std::size_t intervals;
+        std::size_t resident;
+    };
+    std::vector<Row> rows;
+    std::vector<int> threadCounts{1};
+    if (threads > 1)
+        threadCounts.push_back(threads);
+    for (int tc : threadCounts) {
+        double bestLoad = 1e30, bestLoadCpu = 1e30;
+        std::size_t intervals = 0, resident = 0;
+        for (int k = 0; k < repeat; ++k) {
+            LoadOptions o;
+            o.threads = tc;
+            const auto t0 = std::chrono::steady_clock::now();
+            const double c0 = cpuSeconds();
+            auto trace = loadTrace(dir, o);
+            bestLoad = std::min(bestLoad, seconds(t0, std::chrono::steady_clock::now()));
+            bestLoadCpu = std::min(bestLoadCpu, cpuSeconds() - c0);
+            if (trace->eventCount != events)
+                die("loadTrace read a different number of events than the baseline");
+            intervals = trace->intervalCount();
+            resident = trace->residentBytes();
+        }
+        rows.push_back({"(b) loadTrace, " + std::to_string(tc) + " thread" + (tc > 1 ? "s" : ""), bestLoad, bestLoadCpu, peakRssKb(),
+                        intervals, resident});
+    }
+
+    std::printf("\narchive: %s (%zu ranks, %.1f MB, %llu events read)\n", dir.c_str(), archives.size(),
+                double(bytes) / 1e6, static_cast<unsigned long long>(events));
+    std::printf("best of %d runs, page cache warm; ratios are against (a) measured in this run\n\n", repeat);
+    std::printf("| %-28s | %8s | %8s | %12s | %10s | %9s | %8s | %14s |\n", "what", "wall [s]", "CPU [s]",
+                "events/s", "wall ratio", "CPU ratio", "peak RSS", "bytes/interval");
+    std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(30, '-').c_str(), std::string(10, '-').c_str(),
+                std::string(10, '-').c_str(), std::string(14, '-').c_str(), std::string(12, '-').c_str(),
+                std::string(11, '-').c_str(), std::string(10, '-').c_str(), std::string(16, '-').c_str());
+    std::printf("| %-28s | %8.3f | %8.3f | %12.3e | %10.2f | %9.2f | %5.0f MB | %14s |\n", "(a) OTF2, empty callbacks",
+                best, bestCpu, double(events) / best, 1.0, 1.0, double(rssBefore) / 1024.0, "-");
+    for (const auto& r : rows)
+        std::printf("| %-28s | %8.3f | %8.3f | %12.3e | %10.2f | %9.2f | %5.0f MB | %14.2f |\n", r.name.c_str(), r.s,
+                    r.cpu, double(events) / r.s, r.s / best, r.cpu / bestCpu, double(r.rssKb) / 1024.0,
+                    double(r.resident) / double(std::max<std::size_t>(1, r.intervals)));
+    std::printf("\nintervals: %zu; resident model: %.1f MB\n", rows.back().intervals, double(rows.back().resident) / 1e6);
+    return 0;
+}
