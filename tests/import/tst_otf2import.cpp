@@ -103,6 +103,7 @@ private Q_SLOTS:
     void mpiArchiveOneRankPerGroup();
     void demoTrace();
     void progressAndCancel();
+    void threadCountDoesNotChangeTheResult();
 };
 
 void TestOtf2Import::basicArchive()
@@ -488,6 +489,63 @@ void TestOtf2Import::progressAndCancel()
     LoadOptions e;
     e.cancel = &early;
     QVERIFY_THROWS_EXCEPTION(LoadCancelled, loadTrace(path(dir), e));
+}
+
+void TestOtf2Import::threadCountDoesNotChangeTheResult()
+{
+    QTemporaryDir dir;
+    DemoOptions o;
+    o.ranks = 3;
+    o.steps = 2;
+    auto spec = makeDemoSpec(o);
+    // A second CPU thread that also launches on the compute stream, so that launches interleave across threads.
+    auto& extra = spec.ranks[0].threads.emplace_back();
+    extra.name = "Pthread thread 1";
+    extra.regions = {{"cuLaunchKernel", 1'000'500, 1'001'000, RegionRole::Wrapper, 0}};
+    spec.ranks[0].streams[0].kernels.insert(spec.ranks[0].streams[0].kernels.begin(),
+                                            KernelSpec{"early", 1'001'200, 1'001'300});
+    writeArchive(path(dir), spec);
+
+    LoadOptions one;
+    one.threads = 1;
+    const auto a = loadTrace(path(dir), one);
+    for (int threads : {2, 3, 5}) {
+        LoadOptions many;
+        many.threads = threads;
+        const auto b = loadTrace(path(dir), many);
+        QCOMPARE(b->ranks.size(), a->ranks.size());
+        QCOMPARE(b->eventCount, a->eventCount);
+        QCOMPARE(b->launchParams, a->launchParams);
+        QCOMPARE(b->originAbsNs, a->originAbsNs);
+        for (std::size_t r = 0; r < a->ranks.size(); ++r) {
+            const auto& la = a->ranks[r].lanes;
+            const auto& lb = b->ranks[r].lanes;
+            QCOMPARE(lb.size(), la.size());
+            for (std::size_t l = 0; l < la.size(); ++l) {
+                QCOMPARE(lb[l].name, la[l].name);
+                QCOMPARE(lb[l].intervals.starts(), la[l].intervals.starts());
+                QCOMPARE(lb[l].intervals.size(), la[l].intervals.size());
+                for (std::size_t i = 0; i < la[l].intervals.size(); ++i) {
+                    QCOMPARE(lb[l].intervals.duration(i), la[l].intervals.duration(i));
+                    QCOMPARE(b->name(lb[l].intervals.name(i)), a->name(la[l].intervals.name(i)));
+                }
+                QCOMPARE(lb[l].launchParamIds, la[l].launchParamIds);
+                QCOMPARE(lb[l].copyBytes, la[l].copyBytes);
+                QCOMPARE(lb[l].launches.size(), la[l].launches.size());
+                for (std::size_t k = 0; k < la[l].launches.size(); ++k) {
+                    QCOMPARE(lb[l].launches[k].cpuLane, la[l].launches[k].cpuLane);
+                    QCOMPARE(lb[l].launches[k].interval, la[l].launches[k].interval);
+                }
+            }
+        }
+    }
+    // The extra thread's launch comes first on rank 0's compute stream (it is the earliest launch).
+    const auto& launches = a->ranks[0].lanes[2].launches;
+    QCOMPARE(a->ranks[0].lanes[1].name, std::string("Pthread thread 1"));
+    QCOMPARE(launches.front().cpuLane, 1u);
+    QCOMPARE(launches.front().interval, 0u);
+    QCOMPARE(launches[1].cpuLane, 0u);
+    QCOMPARE(launches.size(), spec.ranks[0].streams[0].kernels.size());
 }
 
 QTEST_APPLESS_MAIN(TestOtf2Import)
