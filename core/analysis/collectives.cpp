@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "collectives.h"
+
+#include <boost/icl/interval_set.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+namespace exposure {
+
+namespace {
+
+using TimeSet = boost::icl::interval_set<TimeNs, std::less, boost::icl::right_open_interval<TimeNs, std::less>>;
+using TimeInterval = boost::icl::right_open_interval<TimeNs, std::less>;
+
+struct Candidate
+{
+    TimeNs start, end;
+    int rank, lane;
+    std::uint32_t interval;
+    StringId name;
+};
+
+} // namespace
+
+const CollectiveGroup* CollectiveMatch::groupOf(int rank, int lane, std::uint32_t interval) const
+{
+    const Ref key{rank, lane, interval, 0, 0};
+    auto it = std::lower_bound(index.begin(), index.end(), key);
+    if (it == index.end() || it->rank != rank || it->lane != lane || it->interval != interval)
+        return nullptr;
+    return &groups[it->group];
+}
+
+const CollectiveMember* CollectiveMatch::member(int rank, int lane, std::uint32_t interval) const
+{
+    const Ref key{rank, lane, interval, 0, 0};
+    auto it = std::lower_bound(index.begin(), index.end(), key);
+    if (it == index.end() || it->rank != rank || it->lane != lane || it->interval != interval)
+        return nullptr;
+    return &groups[it->group].members[it->member];
+}
+
+CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, TimeNs toleranceNs)
+{
+    CollectiveMatch result;
+    result.toleranceNs = toleranceNs;
+    result.ranks.resize(trace.ranks.size());
+
+    std::set<std::string> hosts;
+    std::vector<Candidate> all;
+    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+        const Rank& rank = trace.ranks[r];
+        hosts.insert(rank.host);
+        for (std::size_t l = 0; l < rank.lanes.size(); ++l) {
+            const Lane& lane = rank.lanes[l];
+            if (!lane.isGpu())
+                continue;
+            const auto& t = lane.intervals;
+            for (std::size_t i = 0; i < t.size(); ++i) {
+                const StringId name = t.name(i);
+                if (analysis.classOf(name).category != Category::Communication)
+                    continue;
+                all.push_back({t.start(i), t.end(i), int(r), int(l), std::uint32_t(i), name});
+            }
+        }
+    }
+    result.multipleHosts = hosts.size() > 1;
+
+    // Greedy clustering in end order, per kernel name: a group opens at the earliest unmatched end and takes,
+    // from each other rank, the first instance that ends within the tolerance and overlaps every member so far.
+    std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) {
+        return a.name != b.name ? a.name < b.name : a.end < b.end;
+    });
+    std::vector<bool> used(all.size(), false);
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        if (used[i])
+            continue;
+        used[i] = true;
+        std::vector<std::size_t> members{i};
+        TimeNs commonStart = all[i].start, commonEnd = all[i].end;
+        std::vector<bool> rankTaken(trace.ranks.size(), false);
+        rankTaken[std::size_t(all[i].rank)] = true;
+        for (std::size_t j = i + 1; j < all.size() && all[j].name == all[i].name; ++j) {
+            if (all[j].end - all[i].end > toleranceNs)
+                break;
+            if (used[j] || rankTaken[std::size_t(all[j].rank)])
+                continue;
+            const TimeNs s = std::max(commonStart, all[j].start);
+            const TimeNs e = std::min(commonEnd, all[j].end);
+            // Zero-length instances count as overlapping when their instant lies in the common span.
+            if (e < s || (e == s && all[j].end > all[j].start && commonEnd > commonStart))
+                continue;
+            commonStart = s;
+            commonEnd = e;
+            used[j] = true;
+            rankTaken[std::size_t(all[j].rank)] = true;
+            members.push_back(j);
+        }
+        if (members.size() < 2) {
+            ++result.ranks[std::size_t(all[i].rank)].unmatched;
+            continue;
+        }
+        CollectiveGroup g;
+        g.name = all[i].name;
+        g.lastArrival = std::numeric_limits<TimeNs>::min();
+        for (std::size_t m : members) {
+            if (all[m].start > g.lastArrival) {
+                g.lastArrival = all[m].start;
+                g.lastRank = all[m].rank;
+            }
+        }
+        for (std::size_t m : members) {
+            const Candidate& c = all[m];
+            CollectiveMember mem;
+            mem.rank = c.rank;
+            mem.lane = c.lane;
+            mem.interval = c.interval;
+            mem.start = c.start;
+            mem.end = c.end;
+            mem.waitNs = std::clamp<TimeNs>(g.lastArrival - c.start, 0, c.end - c.start);
+            mem.transferNs = (c.end - c.start) - mem.waitNs;
+            g.members.push_back(mem);
+        }
+        std::sort(g.members.begin(), g.members.end(),
+                  [](const CollectiveMember& a, const CollectiveMember& b) { return a.rank < b.rank; });
+        result.groups.push_back(std::move(g));
+    }
+    std::sort(result.groups.begin(), result.groups.end(),
+              [](const CollectiveGroup& a, const CollectiveGroup& b) { return a.lastArrival < b.lastArrival; });
+
+    // Per-rank sums, the lookup index, and the waiting that no compute hides.
+    std::vector<TimeSet> waitSets(trace.ranks.size());
+    for (std::uint32_t gi = 0; gi < result.groups.size(); ++gi) {
+        const auto& g = result.groups[gi];
+        TimeNs othersWait = 0;
+        for (std::uint32_t mi = 0; mi < g.members.size(); ++mi) {
+            const auto& m = g.members[mi];
+            auto& rs = result.ranks[std::size_t(m.rank)];
+            ++rs.matched;
+            rs.waitNs += m.waitNs;
+            rs.transferNs += m.transferNs;
+            if (m.rank != g.lastRank)
+                othersWait += m.waitNs;
+            if (m.waitNs > 0)
+                waitSets[std::size_t(m.rank)].add(TimeInterval(m.start, m.start + m.waitNs));
+            result.index.push_back({m.rank, m.lane, m.interval, gi, mi});
+        }
+        if (othersWait > 0) {
+            auto& last = result.ranks[std::size_t(g.lastRank)];
+            ++last.causedWaits;
+            last.causedWaitNs += othersWait;
+        }
+    }
+    std::sort(result.index.begin(), result.index.end());
+
+    for (std::size_t r = 0; r < trace.ranks.size() && r < analysis.ranks.size(); ++r) {
+        if (waitSets[r].empty())
+            continue;
+        const RankAnalysis& ra = analysis.ranks[r];
+        TimeSet compute;
+        for (std::size_t k = 0; k < ra.activityStart.size(); ++k) {
+            if (ra.activityMask[k] & ActivityCompute)
+                compute.add(TimeInterval(ra.activityStart[k], ra.activityEnd[k]));
+        }
+        result.ranks[r].exposedWaitNs = TimeNs(boost::icl::length(waitSets[r] - compute));
+    }
+    return result;
+}
+
+} // namespace exposure

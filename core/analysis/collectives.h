@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Cross-rank matching of collective communication kernels: separates the time an NCCL kernel spends waiting for
+// its slowest peer to arrive (LL/LL128 kernels busy-wait) from the time it spends moving data.
+//
+// Why ends, not starts: a collective cannot complete on any rank before every rank has joined it, and once the
+// last rank joins they all finish within a few microseconds of each other. So the instances of one collective on
+// different ranks overlap in time and end together, whereas their starts differ by however long the early ranks
+// waited. Matching by end time (with an overlap requirement) is robust against instances missing on one rank (a
+// profiling window that starts later, a dropped record), which ordinal matching is not.
+#pragma once
+
+#include "analysis.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace exposure {
+
+struct CollectiveMember
+{
+    int rank = 0;           // index into Trace::ranks
+    int lane = 0;
+    std::uint32_t interval = 0;
+    TimeNs start = 0;
+    TimeNs end = 0;
+    TimeNs waitNs = 0;      // from this instance's start until the last peer started (clipped to its duration)
+    TimeNs transferNs = 0;  // the rest of the instance: all peers present
+};
+
+struct CollectiveGroup
+{
+    StringId name = 0;           // the kernel name shared by the members
+    TimeNs lastArrival = 0;      // latest start among the members
+    int lastRank = -1;           // the rank that arrived last (the one the others waited for)
+    std::vector<CollectiveMember> members; // one per participating rank, sorted by rank
+};
+
+struct RankCollectiveStats
+{
+    std::uint64_t matched = 0;     // communication kernels that belong to a group of at least two ranks
+    std::uint64_t unmatched = 0;   // communication kernels with no counterpart
+    TimeNs waitNs = 0;             // Σ waitNs of the matched instances
+    TimeNs transferNs = 0;         // Σ transferNs of the matched instances
+    TimeNs exposedWaitNs = 0;      // |U(wait parts) \ U(compute)|: waiting that nothing hides
+    std::uint64_t causedWaits = 0; // groups in which this rank arrived last while others waited
+    TimeNs causedWaitNs = 0;       // Σ of the other members' waits in those groups
+};
+
+struct CollectiveMatch
+{
+    std::vector<CollectiveGroup> groups;         // sorted by lastArrival
+    std::vector<RankCollectiveStats> ranks;      // by rank index
+    bool multipleHosts = false;                  // ranks on several hosts: their clocks may not be aligned
+    TimeNs toleranceNs = 0;
+
+    // The group member for a communication kernel instance, or nullptr if it was not matched.
+    const CollectiveMember* member(int rank, int lane, std::uint32_t interval) const;
+    const CollectiveGroup* groupOf(int rank, int lane, std::uint32_t interval) const;
+
+    // (rank, lane, interval) -> (group, member) lookup, sorted.
+    struct Ref
+    {
+        int rank;
+        int lane;
+        std::uint32_t interval;
+        std::uint32_t group;
+        std::uint32_t member;
+        bool operator<(const Ref& o) const
+        {
+            return rank != o.rank ? rank < o.rank : lane != o.lane ? lane < o.lane : interval < o.interval;
+        }
+    };
+    std::vector<Ref> index;
+};
+
+// Matches the communication kernels (Category::Communication) of all ranks. Instances of the same kernel name on
+// different ranks form a group when they overlap in time and their ends lie within `toleranceNs` of the group's
+// first end. Each rank contributes at most one instance per group.
+CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, TimeNs toleranceNs = 200'000);
+
+} // namespace exposure
