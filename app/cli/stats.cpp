@@ -58,7 +58,7 @@ int runStats(int argc, char** argv)
     parser.addHelpOption();
     parser.addVersionOption();
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Print JSON (stable shape, exact integers)."));
-    const QCommandLineOption csv(QStringLiteral("csv"), QStringLiteral("Print CSV: one row per rank, then the total."));
+    const QCommandLineOption csv(QStringLiteral("csv"), QStringLiteral("Print CSV: one row per rank, then the total (a null ratio is an empty field)."));
     const QCommandLineOption perStep(QStringLiteral("per-step"),
                                      QStringLiteral("Also print one row per training step (table and CSV)."));
     const QCommandLineOption rules(QStringLiteral("rules"),
@@ -78,7 +78,10 @@ int runStats(int argc, char** argv)
     if (!parser.parse(QCoreApplication::arguments()))
         return fail("stats: " + parser.errorText().toStdString());
     if (parser.isSet(QStringLiteral("help"))) {
-        std::fputs(qPrintable(parser.helpText()), stdout);
+        // argv[0] is the sub-command's name; show the command as the user types it.
+        QString help = parser.helpText();
+        help.replace(QStringLiteral("Usage: stats "), QStringLiteral("Usage: exposure-cli stats "));
+        std::fputs(qPrintable(help), stdout);
         return 0;
     }
     if (parser.isSet(QStringLiteral("version"))) {
