@@ -11,6 +11,7 @@ namespace exposure::cli {
 int runInfo(int argc, char** argv);
 int runStats(int argc, char** argv);
 int runRender(int argc, char** argv);
+int runCompare(int argc, char** argv);
 
 // Prints "exposure-cli: <message>" on stderr and returns 2.
 int fail(const std::string& message);

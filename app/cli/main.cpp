@@ -30,6 +30,8 @@ void printUsage(std::FILE* out)
                "  info    ranks, lanes, event and kernel counts, time span and warnings of a trace\n"
                "  stats   exact exposed-communication statistics per rank, per step and per kernel\n"
                "  render  a timeline figure as PNG, SVG or PDF, without a display\n"
+               "  compare one summary row per run (e.g. 1, 4, 8 GPUs): step time, exposed communication,\n"
+               "          waiting for peers vs transfer, scaling efficiency\n"
                "\n"
                "TRACE is an OTF2 archive (its anchor .otf2 file or its folder) or a folder holding\n"
                "one archive per rank. 'exposure-cli <command> --help' describes each command.\n"
@@ -64,5 +66,7 @@ int main(int argc, char** argv)
         return runStats(argc - 1, argv + 1);
     if (cmd == "render")
         return runRender(argc - 1, argv + 1);
-    return fail("unknown command '" + cmd + "' (expected info, stats or render; see --help)");
+    if (cmd == "compare")
+        return runCompare(argc - 1, argv + 1);
+    return fail("unknown command '" + cmd + "' (expected info, stats, render or compare; see --help)");
 }

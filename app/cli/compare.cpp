@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// exposure-cli compare: one row per run, to see how compute, exposed communication and waiting scale with GPUs.
+#include "commands.h"
+
+#include "compare.h"
+#include "loader.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+
+#include <cstdio>
+
+namespace exposure::cli {
+
+int runCompare(int argc, char** argv)
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("exposure-cli compare"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(EXPOSURE_VERSION));
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral(
+        "Compares runs of the same training (for example 1, 4 and 8 GPUs): per-step means over all ranks of the\n"
+        "step time, compute, communication busy time, hidden and exposed communication, the NCCL time spent\n"
+        "waiting for the last peer versus transferring (collectives matched across ranks), and the weak-scaling\n"
+        "efficiency against the first run (its step time divided by each run's step time).\n"
+        "\n"
+        "Each RUN is a trace as for 'exposure-cli stats'. Exit status: 0 on success, 2 on bad input."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Print JSON instead of a table."));
+    const QCommandLineOption rules(QStringLiteral("rules"),
+                                   QStringLiteral("Classify with the rules in FILE instead of the built-in ones."),
+                                   QStringLiteral("FILE"));
+    const QCommandLineOption skip(QStringLiteral("skip-steps"),
+                                  QStringLiteral("Leave out each rank's first N steps (warm-up); default 1."),
+                                  QStringLiteral("N"), QStringLiteral("1"));
+    parser.addOption(json);
+    parser.addOption(rules);
+    parser.addOption(skip);
+    parser.addPositionalArgument(QStringLiteral("RUN"), QStringLiteral("Two or more traces, the baseline first."),
+                                 QStringLiteral("RUN..."));
+    if (!parser.parse(QCoreApplication::arguments()))
+        return fail("compare: " + parser.errorText().toStdString());
+    if (parser.isSet(QStringLiteral("help"))) {
+        QString help = parser.helpText();
+        help.replace(QStringLiteral("Usage: compare "), QStringLiteral("Usage: exposure-cli compare "));
+        std::fputs(qPrintable(help), stdout);
+        return 0;
+    }
+    if (parser.isSet(QStringLiteral("version"))) {
+        std::printf("exposure-cli %s\n", EXPOSURE_VERSION);
+        return 0;
+    }
+    const auto paths = parser.positionalArguments();
+    if (paths.size() < 2)
+        return fail("compare: expected at least two RUN arguments (see 'exposure-cli compare --help')");
+    bool ok = false;
+    CompareOptions options;
+    options.skipSteps = parser.value(skip).toInt(&ok);
+    if (!ok || options.skipSteps < 0)
+        return fail("compare: --skip-steps '" + parser.value(skip).toStdString() + "': not a whole number >= 0");
+
+    Rules ruleSet;
+    try {
+        ruleSet = parser.isSet(rules) ? Rules::fromFile(parser.value(rules).toStdString(), false) : Rules::defaults();
+    } catch (const std::exception& e) {
+        return fail(e.what());
+    }
+
+    std::vector<RunSummary> runs;
+    for (const auto& p : paths) {
+        try {
+            const auto trace = loadTrace(p.toStdString());
+            const auto analysis = analyze(*trace, ruleSet);
+            runs.push_back(summarizeRun(*trace, *analysis, options));
+        } catch (const LoadError& e) {
+            return fail(e.what());
+        } catch (const std::exception& e) {
+            return fail(p.toStdString() + ": " + e.what());
+        }
+    }
+    const std::string out = parser.isSet(json) ? compareJson(runs) : compareTable(runs);
+    std::fputs(out.c_str(), stdout);
+    return 0;
+}
+
+} // namespace exposure::cli

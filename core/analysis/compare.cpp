@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "compare.h"
+
+#include "timeformat.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+namespace exposure {
+
+RunSummary summarizeRun(const Trace& trace, const Analysis& analysis, const CompareOptions& options)
+{
+    RunSummary s;
+    s.trace = trace.sourcePath;
+    s.ranks = int(trace.ranks.size());
+    std::set<std::string> hosts;
+    for (const auto& r : trace.ranks)
+        hosts.insert(r.host);
+    s.hosts = int(hosts.size());
+    if (!analysis.ranks.empty())
+        s.stepSource = analysis.ranks.front().stepSource;
+
+    // Sums over the (rank, step) pairs used; per-rank sums of exposed time to find the worst rank.
+    TimeNs step = 0, compute = 0, comm = 0, commSum = 0, hidden = 0, exposed = 0, idle = 0;
+    int pairs = 0;
+    std::vector<int> stepsPerRank(trace.ranks.size(), 0);
+    for (int r = 0; r < s.ranks; ++r) {
+        const auto& ra = analysis.ranks[std::size_t(r)];
+        const auto perStep = computeStepStats(trace, analysis, r);
+        std::vector<std::pair<TimeRange, WindowStats>> rows;
+        if (perStep.empty()) {
+            const auto w = computeStats(trace, analysis, r, trace.extent);
+            rows.push_back({TimeRange{0, w.spanNs}, w});
+        } else {
+            const int skip = std::min<int>(options.skipSteps, int(perStep.size()) - 1);
+            for (std::size_t k = std::size_t(std::max(skip, 0)); k < perStep.size(); ++k)
+                rows.push_back({ra.steps[k].range, perStep[k]});
+        }
+        TimeNs rankExposed = 0;
+        for (const auto& [range, w] : rows) {
+            step += range.duration();
+            compute += w.computeBusyNs;
+            comm += w.commBusyNs;
+            commSum += w.commKernelSumNs;
+            hidden += w.overlappedNs;
+            exposed += w.exposedNs;
+            idle += w.idleNs;
+            rankExposed += w.exposedNs;
+            ++pairs;
+        }
+        stepsPerRank[std::size_t(r)] = perStep.empty() ? 1 : int(perStep.size());
+        const TimeNs meanRankExposed = rows.empty() ? 0 : rankExposed / TimeNs(rows.size());
+        if (s.worstExposedRank < 0 || meanRankExposed > s.worstExposedNs) {
+            s.worstExposedNs = meanRankExposed;
+            s.worstExposedRank = trace.ranks[std::size_t(r)].rank;
+        }
+        if (!perStep.empty())
+            s.stepsUsed += int(rows.size());
+    }
+    if (pairs > 0) {
+        s.stepNs = TimeNs(step / pairs);
+        s.computeNs = TimeNs(compute / pairs);
+        s.commBusyNs = TimeNs(comm / pairs);
+        s.commKernelSumNs = TimeNs(commSum / pairs);
+        s.hiddenNs = TimeNs(hidden / pairs);
+        s.exposedNs = TimeNs(exposed / pairs);
+        s.idleNs = TimeNs(idle / pairs);
+    }
+    if (comm > 0)
+        s.overlapRatio = double(hidden) / double(comm);
+
+    const auto match = matchCollectives(trace, analysis);
+    TimeNs wait = 0, transfer = 0;
+    int n = 0;
+    for (std::size_t r = 0; r < match.ranks.size(); ++r) {
+        const int steps = std::max(1, stepsPerRank[r]);
+        wait += match.ranks[r].waitNs / steps;
+        transfer += match.ranks[r].transferNs / steps;
+        s.unmatchedCollectives += match.ranks[r].unmatched;
+        ++n;
+    }
+    if (n > 0) {
+        s.waitNs = TimeNs(wait / n);
+        s.transferNs = TimeNs(transfer / n);
+    }
+    return s;
+}
+
+std::optional<double> weakScalingEfficiency(const RunSummary& base, const RunSummary& r)
+{
+    if (base.stepNs <= 0 || r.stepNs <= 0)
+        return std::nullopt;
+    return double(base.stepNs) / double(r.stepNs);
+}
+
+namespace {
+
+std::string percent(std::optional<double> v)
+{
+    if (!v)
+        return "-";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f %%", *v * 100.0);
+    return buf;
+}
+
+std::string jsonString(const std::string& s)
+{
+    std::string out = "\"";
+    for (unsigned char c : s) {
+        switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\t': out += "\\t"; break;
+        default:
+            if (c < 0x20) {
+                char buf[8];
+                std::snprintf(buf, sizeof buf, "\\u%04x", c);
+                out += buf;
+            } else {
+                out += char(c);
+            }
+        }
+    }
+    return out + "\"";
+}
+
+} // namespace
+
+std::string compareTable(const std::vector<RunSummary>& runs)
+{
+    const std::vector<std::string> head = {"run",     "ranks",   "steps",  "step time", "compute", "comm busy",
+                                           "hidden",  "exposed", "overlap", "exposed/step", "waiting", "transfer",
+                                           "efficiency"};
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& r : runs) {
+        std::string name = r.trace;
+        while (name.size() > 1 && name.back() == '/')
+            name.pop_back();
+        if (auto slash = name.find_last_of('/'); slash != std::string::npos)
+            name = name.substr(slash + 1);
+        const auto eff = weakScalingEfficiency(runs.front(), r);
+        rows.push_back({name,
+                        std::to_string(r.ranks),
+                        r.stepsUsed > 0 ? std::to_string(r.stepsUsed) : std::string("-"),
+                        formatDuration(r.stepNs),
+                        formatDuration(r.computeNs),
+                        formatDuration(r.commBusyNs),
+                        formatDuration(r.hiddenNs),
+                        formatDuration(r.exposedNs),
+                        percent(r.overlapRatio),
+                        percent(r.stepNs > 0 ? std::optional<double>(double(r.exposedNs) / double(r.stepNs))
+                                             : std::nullopt),
+                        r.ranks > 1 ? formatDuration(r.waitNs) : std::string("-"),
+                        r.ranks > 1 ? formatDuration(r.transferNs) : std::string("-"),
+                        percent(eff)});
+    }
+    std::vector<std::size_t> width(head.size());
+    for (std::size_t c = 0; c < head.size(); ++c) {
+        width[c] = head[c].size();
+        for (const auto& row : rows)
+            width[c] = std::max(width[c], row[c].size() - (row[c].find("\xC2\xB5") != std::string::npos ? 1 : 0));
+    }
+    std::ostringstream out;
+    auto line = [&](const std::vector<std::string>& cells) {
+        for (std::size_t c = 0; c < cells.size(); ++c) {
+            const std::size_t shown = cells[c].size() - (cells[c].find("\xC2\xB5") != std::string::npos ? 1 : 0);
+            const std::string pad(width[c] - shown, ' ');
+            out << (c == 0 ? cells[c] + pad : pad + cells[c]) << (c + 1 < cells.size() ? "  " : "\n");
+        }
+    };
+    line(head);
+    for (const auto& row : rows)
+        line(row);
+    out << "\nPer-step means over all ranks (each rank's first step is left out as warm-up when it has more).\n"
+           "hidden = communication overlapped by compute; exposed = communication with no compute running;\n"
+           "waiting / transfer = NCCL time before / after the last rank joined each collective (matched across\n"
+           "ranks by end time); efficiency = first run's step time / this run's step time (weak scaling).\n";
+    return out.str();
+}
+
+std::string compareJson(const std::vector<RunSummary>& runs)
+{
+    std::ostringstream o;
+    o << "{\"runs\": [";
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const auto& r = runs[i];
+        const auto eff = weakScalingEfficiency(runs.front(), r);
+        o << (i ? ", " : "") << "{\"trace\": " << jsonString(r.trace) << ", \"ranks\": " << r.ranks
+          << ", \"hosts\": " << r.hosts << ", \"steps_used\": " << r.stepsUsed
+          << ", \"step_source\": " << jsonString(r.stepSource) << ", \"step_ns\": " << r.stepNs
+          << ", \"compute_busy_ns\": " << r.computeNs << ", \"comm_busy_ns\": " << r.commBusyNs
+          << ", \"comm_kernel_sum_ns\": " << r.commKernelSumNs << ", \"overlapped_ns\": " << r.hiddenNs
+          << ", \"exposed_ns\": " << r.exposedNs << ", \"idle_ns\": " << r.idleNs << ", \"overlap_ratio\": ";
+        if (r.overlapRatio) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.6f", *r.overlapRatio);
+            o << buf;
+        } else {
+            o << "null";
+        }
+        o << ", \"worst_exposed_ns\": " << r.worstExposedNs << ", \"worst_exposed_rank\": " << r.worstExposedRank
+          << ", \"comm_wait_ns\": " << r.waitNs << ", \"comm_transfer_ns\": " << r.transferNs
+          << ", \"unmatched_collectives\": " << r.unmatchedCollectives << ", \"efficiency\": ";
+        if (eff) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.6f", *eff);
+            o << buf;
+        } else {
+            o << "null";
+        }
+        o << "}";
+    }
+    o << "]}\n";
+    return o.str();
+}
+
+} // namespace exposure
