@@ -38,6 +38,7 @@ struct TimelineOptions
     bool twoToneCommunication = true;       // split communication blocks into hidden / exposed parts
     bool outlineBackwardOverlap = true;     // outline backward kernels that overlap communication
     bool blockLabels = true;                // write names into blocks wide enough for them
+    bool disclosureMarks = true;            // ▾/▸ before rank labels (clickable on screen; off in figures)
     double minFoldPixels = 2;               // intervals narrower than this fold into counted runs
 
     RowFilter rowFilter() const

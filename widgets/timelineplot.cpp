@@ -220,7 +220,7 @@ TimelinePlot::TimelinePlot(QWidget* parent)
     legend->setBorderPen(Qt::NoPen);
     legend->setBrush(Qt::NoBrush);
     legend->setIconSize(QSize(14, 10));
-    legend->setRowSpacing(0);
+    legend->setRowSpacing(2);
     legend->setColumnSpacing(12);
     setMouseTracking(true);
     setFocusPolicy(Qt::StrongFocus);
@@ -249,6 +249,7 @@ void TimelinePlot::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
     rebuildColors();
     rebuildRows();
     rebuildLegend();
+    applyLayout();
     m_history.reset(fullRange());
     setVisibleRange(fullRange(), false);
     replot(rpQueuedReplot);
@@ -306,7 +307,7 @@ void TimelinePlot::rebuildRows()
     for (std::size_t i = 0; i < m_scene.rows.size(); ++i) {
         const auto& row = m_scene.rows[i];
         QString label = QString::fromStdString(row.label);
-        if (row.firstOfRank) // a disclosure mark: clicking the label collapses / expands the rank
+        if (row.firstOfRank && m_scene.options.disclosureMarks) // a disclosure mark: clicking the label collapses / expands the rank
             label = (m_scene.options.collapsedRanks.count(row.rank) ? QStringLiteral("\u25B8 ")
                                                                     : QStringLiteral("\u25BE ")) + label;
         ticks.insert(double(i), label + QLatin1Char(' '));
@@ -338,6 +339,12 @@ void TimelinePlot::rebuildColors()
 void TimelinePlot::rebuildLegend()
 {
     legend->clearItems();
+    // Horizontal legends fill row by row, wrapped to the plot width; vertical ones are one column.
+    const auto pos = m_scene.options.legendPosition;
+    const bool horizontal = pos == LegendPosition::Top || pos == LegendPosition::Bottom;
+    legend->setFillOrder(horizontal ? QCPLayoutGrid::foColumnsFirst : QCPLayoutGrid::foRowsFirst, false);
+    m_legendWrap = horizontal ? std::max(1, (width() - 40) / 200) : 0;
+    legend->setWrap(m_legendWrap);
     if (!m_scene.options.legend || !m_scene.trace) {
         legend->setVisible(false);
         return;
@@ -413,10 +420,6 @@ void TimelinePlot::applyLayout()
             axisRect()->insetLayout()->addElement(legend, Qt::AlignTop | Qt::AlignRight);
             break;
         }
-        const bool horizontal = o.legendPosition == LegendPosition::Top || o.legendPosition == LegendPosition::Bottom;
-        legend->setFillOrder(horizontal ? QCPLayoutGrid::foColumnsFirst : QCPLayoutGrid::foRowsFirst, false);
-        legend->setWrap(horizontal ? std::max(1, (width() - 40) / 190) : 0);
-        legend->setFillOrder(legend->fillOrder(), true);
         legend->setMargins(QMargins(8, 4, 8, 2));
     }
     legend->setVisible(legendShown);
@@ -855,9 +858,12 @@ void TimelinePlot::resizeEvent(QResizeEvent* event)
 {
     // A legend wrapped to the width.
     if (m_scene.options.legend && (m_scene.options.legendPosition == LegendPosition::Top
-                                   || m_scene.options.legendPosition == LegendPosition::Bottom)) {
-        legend->setWrap(std::max(1, (event->size().width() - 40) / 190));
-        legend->setFillOrder(legend->fillOrder(), true);
+                                   || m_scene.options.legendPosition == LegendPosition::Bottom)
+        && std::max(1, (event->size().width() - 40) / 200) != m_legendWrap) {
+        QCustomPlot::resizeEvent(event);
+        rebuildLegend();
+        applyLayout();
+        return;
     }
     QCustomPlot::resizeEvent(event);
 }

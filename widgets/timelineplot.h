@@ -134,6 +134,7 @@ private:
     QSharedPointer<QCPAxisTickerText> m_rowTicker;
     QCPTextElement* m_title = nullptr;
     QCPLayoutGrid* m_legendHolder = nullptr;
+    int m_legendWrap = 0;
     ZoomHistory m_history;
     QTimer m_commitTimer;
     bool m_settingRange = false;

@@ -1,8 +1,98 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// TEMPORARY: replaced by the GUI entry point.
+// The `exposure` GUI: `exposure [PATH]`, or `exposure --screenshot FILE [--size WxH] PATH` to load a
+// trace, lay the window out at that size, save a PNG of the whole window and exit (works under
+// QT_QPA_PLATFORM=offscreen; used for documentation and tests).
+#include "mainwindow.h"
+#include "timelineplot.h"
+
 #include <QApplication>
+#include <QCommandLineParser>
+#include <QIcon>
+#include <QRegularExpression>
+#include <QTimer>
+
+#include <cstdio>
+
+using namespace exposure;
+
+namespace {
+
+int fail(const QString& message)
+{
+    std::fprintf(stderr, "exposure: %s\n", qPrintable(message));
+    return 2;
+}
+
+} // namespace
+
 int main(int argc, char** argv)
 {
+    // The resources live in the static widgets library; the linker would drop their initialiser.
+    Q_INIT_RESOURCE(resources);
     QApplication app(argc, argv);
-    return 0;
+    QApplication::setApplicationName(QStringLiteral("exposure"));
+    QApplication::setOrganizationName(QStringLiteral("exposure"));
+    QApplication::setApplicationDisplayName(QStringLiteral("Exposure"));
+    QApplication::setApplicationVersion(QStringLiteral(EXPOSURE_VERSION));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/exposure/icons/exposure.svg")));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        QStringLiteral("Trace viewer for multi-GPU training: compute vs. exposed communication."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument(QStringLiteral("path"), QStringLiteral("OTF2 anchor file or trace folder to open"),
+                                 QStringLiteral("[PATH]"));
+    const QCommandLineOption shot(QStringLiteral("screenshot"),
+                                  QStringLiteral("Load PATH, save a PNG of the whole window to FILE and exit."),
+                                  QStringLiteral("FILE"));
+    const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1600x1000)."),
+                                  QStringLiteral("WxH"), QStringLiteral("1600x1000"));
+    parser.addOption(shot);
+    parser.addOption(size);
+    parser.process(app);
+    const QStringList args = parser.positionalArguments();
+    if (args.size() > 1)
+        return fail(QStringLiteral("expected at most one PATH, got %1").arg(args.size()));
+
+    MainWindow window;
+    if (!parser.isSet(shot)) {
+        window.show();
+        if (!args.isEmpty())
+            window.openTrace(args.first());
+        return app.exec();
+    }
+
+    // --- headless screenshot ---
+    if (args.isEmpty())
+        return fail(QStringLiteral("--screenshot needs a trace PATH"));
+    const auto m = QRegularExpression(QStringLiteral("^(\\d+)x(\\d+)$")).match(parser.value(size));
+    if (!m.hasMatch() || m.captured(1).toInt() < 200 || m.captured(2).toInt() < 150)
+        return fail(QStringLiteral("--size: expected WxH of at least 200x150, got \"%1\"").arg(parser.value(size)));
+    const QSize windowSize(m.captured(1).toInt(), m.captured(2).toInt());
+    const QString file = parser.value(shot);
+    int rc = 0;
+    window.setMessageSink([&](const QString&, const QString& text) {
+        rc = fail(text);
+        app.exit(rc);
+    });
+    QObject::connect(&window, &MainWindow::traceLoaded, &app, [&] {
+        // Let the background panels (statistics, kernel table) deliver before grabbing.
+        QTimer::singleShot(400, &app, [&] {
+            window.timeline()->replot();
+            QApplication::processEvents();
+            const QImage image = window.grab().toImage();
+            if (!image.save(file, "PNG")) {
+                rc = fail(QStringLiteral("%1: cannot write the PNG").arg(file));
+            } else {
+                std::printf("%s\n", qPrintable(file));
+            }
+            app.exit(rc);
+        });
+    });
+    window.resize(windowSize);
+    window.show();
+    window.openTrace(args.first());
+    const int status = app.exec();
+    return rc ? rc : status;
 }

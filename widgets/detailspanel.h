@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "analysis.h"
+#include "timelineplot.h"
+#include "trace.h"
+#include "viewindex.h"
+
+#include <QList>
+#include <QPair>
+#include <QWidget>
+
+class QTextBrowser;
+class QPushButton;
+
+namespace exposure {
+
+// The story of one clicked kernel (or folded block): names, classification, placement, timing,
+// hidden / exposed time of this instance, launch parameters and statistics over all instances.
+class DetailsPanel : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit DetailsPanel(QWidget* parent = nullptr);
+
+    void showInterval(const Trace& trace, const Analysis* analysis, const ViewIndex* index, int rank, int lane,
+                      std::uint32_t interval);
+    void showFold(const Trace& trace, const Analysis* analysis, const ViewIndex* index, const TimelineHit& hit);
+    void clear();
+
+    // Shown fields in order (label, plain text) and one of them by label ("" if absent): for tests.
+    const QList<QPair<QString, QString>>& fields() const { return m_fields; }
+    QString field(const QString& label) const;
+    QString heading() const { return m_heading; }
+
+signals:
+    void previousInstanceRequested();
+    void nextInstanceRequested();
+    void zoomToSelectionRequested();
+
+private:
+    void add(const QString& label, const QString& value);
+    void section(const QString& title);
+    void render();
+
+    QTextBrowser* m_view;
+    QPushButton* m_prev;
+    QPushButton* m_next;
+    QPushButton* m_zoom;
+    QString m_heading;
+    QList<QPair<QString, QString>> m_fields;
+    QList<int> m_sections; // indexes in m_fields where a section title starts
+    QStringList m_sectionTitles;
+};
+
+QString phaseLabel(Phase p);
+
+} // namespace exposure
