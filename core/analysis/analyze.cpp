@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <limits>
 #include <optional>
 #include <thread>
@@ -508,14 +509,23 @@ std::shared_ptr<const Analysis> analyze(const Trace& trace, Rules rules)
     } else {
         std::vector<std::thread> pool;
         std::atomic<std::size_t> next{0};
+        std::vector<std::exception_ptr> errors(workers);
         for (std::size_t w = 0; w < workers; ++w) {
-            pool.emplace_back([&] {
-                for (std::size_t r = next++; r < trace.ranks.size(); r = next++)
-                    a->ranks[r] = analyzeRank(trace, *a, trace.ranks[r]);
+            pool.emplace_back([&, w] {
+                try {
+                    for (std::size_t r = next++; r < trace.ranks.size(); r = next++)
+                        a->ranks[r] = analyzeRank(trace, *a, trace.ranks[r]);
+                } catch (...) {
+                    errors[w] = std::current_exception(); // e.g. bad_alloc: rethrown to the caller below
+                    next = trace.ranks.size();
+                }
             });
         }
         for (auto& t : pool)
             t.join();
+        for (const auto& e : errors)
+            if (e)
+                std::rethrow_exception(e);
     }
     return a;
 }

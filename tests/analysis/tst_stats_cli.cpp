@@ -11,6 +11,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <cstring>
+
 using namespace exposure::fixtures;
 
 namespace {
@@ -210,6 +212,31 @@ private Q_SLOTS:
         const QString err = QString::fromUtf8(r.err);
         QVERIFY2(err.contains(message), qPrintable(err));
         QCOMPARE(err.count(u'\n'), 1); // one line
+    }
+
+    // A rules file that calls the renamed kernel a collective: rank 1 now has communication and nothing else.
+    void rulesFile()
+    {
+        const QString path = m_dir.filePath(QStringLiteral("my-rules.json"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("{\"description\": \"test\", \"rules\": [{\"id\": \"mine\", \"pattern\": \"^my_renamed\", "
+                "\"category\": \"communication\", \"subgroup\": \"AllToAll\"}]}");
+        f.close();
+        for (const char* option : {"--extend-rules", "--rules"}) {
+            const Run r = cli({QString::fromLatin1(option), path, QStringLiteral("--json"), m_trace});
+            QCOMPARE(r.exitCode, 0);
+            const QJsonObject top = QJsonDocument::fromJson(r.out).object();
+            const QJsonObject r1 = top.value(QLatin1String("ranks")).toArray()[1].toObject();
+            QCOMPARE(num(r1, "comm_busy_ns"), 10'000);
+            QCOMPARE(num(r1, "compute_busy_ns"), 0);
+            QCOMPARE(num(r1, "unclassified_ns"), 0);
+            QCOMPARE(r1.value(QLatin1String("overlap_ratio")).toDouble(-1), 0.0);
+            const QJsonObject r0 = top.value(QLatin1String("ranks")).toArray()[0].toObject();
+            // Replacing the rules loses the NCCL rule: rank 0's all-reduce becomes unclassified compute.
+            QCOMPARE(num(r0, "comm_busy_ns"), std::strcmp(option, "--rules") == 0 ? 0 : 15'000);
+            QVERIFY(top.value(QLatin1String("rules")).toString().startsWith(path));
+        }
     }
 
     void badRulesFile()
