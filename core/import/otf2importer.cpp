@@ -307,9 +307,7 @@ inline bool accept(LaneState& s, OTF2_TimeStamp ticks, TimeNs& t, OTF2_CallbackC
 // Appends an open interval [t, t) and its launch-parameter slot; the end is set when it closes.
 inline std::uint32_t openInterval(LaneState& s, TimeNs t, StringId name, std::size_t depth)
 {
-    auto& table = s.lane->intervals;
-    const auto index = std::uint32_t(table.size());
-    table.append(t, t, name, std::uint8_t(std::min<std::size_t>(depth, 255)));
+    const auto index = s.lane->intervals.appendOpen(t, name, std::uint8_t(std::min<std::size_t>(depth, 255)));
     if (s.gpu && s.archive->keepParams)
         s.lane->launchParamIds.push_back(kNoLaunchParams);
     return index;
@@ -915,7 +913,9 @@ void Otf2Importer::readDefinitions(const ArchiveRef& ref)
         lane.nullStream = l.nullStream;
         lane.locationId = l.id;
         // Reserve from the event count: an interval costs 2 events, plus 7 kernel_counter parameters on streams.
-        const std::uint64_t perInterval = p.gpu && a.haveKernelCounters ? 9 : 2;
+        // (5 for streams: a kernel's 9 events usually come with a 2-event "COMPUTE IDLE" gap; finish() gives back
+        // what a lane without idle gaps did not use.)
+        const std::uint64_t perInterval = p.gpu && a.haveKernelCounters ? 5 : 2;
         lane.intervals.reserve(std::size_t(std::min<std::uint64_t>(l.events / perInterval + 1, 1u << 24)));
         m_trace.ranks[std::size_t(p.rankIndex)].lanes.push_back(std::move(lane));
         auto& rank = m_trace.ranks[std::size_t(p.rankIndex)];
@@ -937,6 +937,8 @@ void Otf2Importer::readDefinitions(const ArchiveRef& ref)
         s->evtFile = a.evtPath(l.id);
         s->stack.reserve(64);
         s->definedEvents = l.events;
+        if (!p.gpu && a.haveStreamRefAttr)
+            s->outgoing.reserve(std::size_t(std::min<std::uint64_t>(l.events / 8, 1u << 22)));
         s->usedRegions.assign(a.regions.size(), 0);
         if (p.gpu && a.keepParams) {
             s->paramByRegion.assign(a.regions.size(), kNone);
@@ -1208,29 +1210,52 @@ void Otf2Importer::finish()
     }
 
     // Launches in launch (Enter time) order across the threads of a rank. Each CPU lane's list is already in
-    // time order; the stable sort only interleaves lanes (ties: lower lane first). finalize() remaps indices.
+    // time order: a stream fed by one thread takes it as is; otherwise the lists are merged by a stable sort
+    // (ties: lower lane first). finalize() remaps the interval indices if a CPU table had to be sorted.
     for (const auto& a : m_archives) {
-        std::unordered_map<std::uint64_t, std::vector<OutgoingLaunch>> perTarget; // (rank, lane) -> launches
-        std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> sources;
+        std::unordered_map<std::uint64_t, std::vector<const LaneState*>> sources; // (rank, lane) -> CPU lanes
+        std::unordered_map<std::uint64_t, std::size_t> counts;
         for (const auto& s : a->lanes) {
-            for (const auto& l : s->outgoing) {
-                const std::uint64_t key = (std::uint64_t(std::uint32_t(s->rankIndex)) << 32) | l.targetLane;
-                perTarget[key].push_back({l.time, s->laneIndex, l.interval}); // targetLane now holds the CPU lane
+            if (s->outgoing.empty())
+                continue;
+            // Count per target lane with a dense vector (no hash lookup per launch).
+            std::vector<std::size_t> perTarget(m_trace.ranks[std::size_t(s->rankIndex)].lanes.size(), 0);
+            for (const auto& l : s->outgoing)
+                ++perTarget[l.targetLane];
+            for (std::uint32_t target = 0; target < perTarget.size(); ++target) {
+                if (!perTarget[target])
+                    continue;
+                const std::uint64_t key = (std::uint64_t(std::uint32_t(s->rankIndex)) << 32) | target;
+                counts[key] += perTarget[target];
+                sources[key].push_back(s.get());
             }
+        }
+        for (auto& [key, from] : sources) {
+            const auto target = std::uint32_t(key & 0xFFFFFFFFu);
+            auto& lane = m_trace.ranks[std::size_t(key >> 32)].lanes[target];
+            auto& out = lane.launches;
+            out.reserve(counts[key]);
+            if (from.size() == 1) {
+                for (const auto& l : from.front()->outgoing)
+                    if (l.targetLane == target)
+                        out.push_back({from.front()->laneIndex, l.interval});
+                continue;
+            }
+            std::vector<OutgoingLaunch> merged; // targetLane holds the source CPU lane here
+            merged.reserve(counts[key]);
+            for (const LaneState* src : from)
+                for (const auto& l : src->outgoing)
+                    if (l.targetLane == target)
+                        merged.push_back({l.time, src->laneIndex, l.interval});
+            std::stable_sort(merged.begin(), merged.end(), [](const OutgoingLaunch& x, const OutgoingLaunch& y) {
+                return x.time != y.time ? x.time < y.time : x.targetLane < y.targetLane;
+            });
+            for (const auto& l : merged)
+                out.push_back({l.targetLane, l.interval});
+        }
+        for (const auto& s : a->lanes) {
             s->outgoing.clear();
             s->outgoing.shrink_to_fit();
-        }
-        for (auto& [key, list] : perTarget) {
-            auto& lane = m_trace.ranks[std::size_t(key >> 32)].lanes[std::size_t(key & 0xFFFFFFFFu)];
-            const bool sorted = std::is_sorted(list.begin(), list.end(),
-                                               [](const OutgoingLaunch& x, const OutgoingLaunch& y) { return x.time < y.time; });
-            if (!sorted)
-                std::stable_sort(list.begin(), list.end(), [](const OutgoingLaunch& x, const OutgoingLaunch& y) {
-                    return x.time != y.time ? x.time < y.time : x.targetLane < y.targetLane;
-                });
-            lane.launches.reserve(list.size());
-            for (const auto& l : list)
-                lane.launches.push_back({l.targetLane, l.interval});
         }
     }
 
@@ -1241,6 +1266,9 @@ void Otf2Importer::finish()
             auto& table = s->lane->intervals;
             if (table.capacity() > table.size() + table.size() / 8 + 16)
                 table.shrinkToFit();
+            auto& ids = s->lane->launchParamIds;
+            if (ids.capacity() > ids.size() + ids.size() / 8 + 16)
+                ids.shrink_to_fit();
             const std::string where = a->ref.anchor + ": " + s->lane->name + ": ";
             if (s->outOfOrder)
                 m_trace.warnings.push_back(where + std::to_string(s->outOfOrder)

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,6 +53,17 @@ public:
     // end >= start is required (zero-length intervals are allowed).
     void append(TimeNs start, TimeNs end, StringId name, std::uint8_t depth = 0);
     void reserve(std::size_t n);
+    // Appends [start, start) inline (importers append at Enter and set the end at Leave); returns its index.
+    std::uint32_t appendOpen(TimeNs start, StringId name, std::uint8_t depth)
+    {
+        if (name > kMaxNameId)
+            throw std::length_error("more than 16 million distinct region names");
+        const auto index = static_cast<std::uint32_t>(m_start.size());
+        m_start.push_back(start);
+        m_duration.push_back(0);
+        m_nameDepth.push_back(name | (std::uint32_t(depth) << 24));
+        return index;
+    }
     // Changes the end of interval i (importers append at Enter, in start order, and close at Leave).
     void setEnd(std::size_t i, TimeNs end)
     {
