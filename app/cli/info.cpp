@@ -165,7 +165,10 @@ int runInfo(int argc, char** argv)
     if (!parser.parse(QCoreApplication::arguments()))
         return fail(parser.errorText().toStdString());
     if (parser.isSet(QStringLiteral("help"))) {
-        std::fputs(qPrintable(parser.helpText()), stdout);
+        // The parser names the program after argv[0], which is the sub-command here.
+        QString help = parser.helpText();
+        help.replace(QLatin1String("Usage: info "), QLatin1String("Usage: exposure-cli info "));
+        std::fputs(qPrintable(help), stdout);
         return 0;
     }
     if (parser.isSet(QStringLiteral("version"))) {
