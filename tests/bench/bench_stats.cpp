@@ -33,9 +33,9 @@ struct Row
     double seconds;
 };
 
-void printTable(const char* title, std::size_t intervals, const std::vector<Row>& rows)
+void printTable(const std::string& title, const std::vector<Row>& rows)
 {
-    std::printf("\n%s (%zu intervals)\n", title, intervals);
+    std::printf("\n%s\n", title.c_str());
     std::printf("%-44s %10s %12s\n", "step", "seconds", "vs baseline");
     const double base = rows.front().seconds;
     for (const auto& r : rows)
@@ -154,7 +154,27 @@ int main(int argc, char** argv)
         const auto trace = buildTrace(intervals);
         rows.push_back({"baseline: build with TraceBuilder + finish()", secondsSince(t0)});
         measureAnalysis(*trace, rows);
-        printTable("In-memory DDP-like trace", trace->intervalCount(), rows);
+        printTable("In-memory DDP-like trace, " + std::to_string(trace->intervalCount()) + " intervals", rows);
+    }
+
+    {
+        // Classification runs once per distinct name; this is its cost per name, next to interning the names.
+        std::vector<std::string> names;
+        for (int i = 0; i < 100'000; ++i)
+            names.push_back("void at::native::kernel_" + std::to_string(i) + "<float, 4>(float*, int)");
+        std::vector<Row> rows;
+        auto t0 = Clock::now();
+        StringPool pool;
+        for (const auto& n : names)
+            pool.intern(n);
+        rows.push_back({"baseline: intern 100k distinct names", secondsSince(t0)});
+        const Rules rules = Rules::defaults();
+        t0 = Clock::now();
+        std::size_t unclassified = 0;
+        for (const auto& n : names)
+            unclassified += rules.classify(n, RegionKind::Kernel).unclassified ? 1 : 0;
+        rows.push_back({"classify them (all rules tried: worst case)", secondsSince(t0)});
+        printTable("Name classification, 100000 names (" + std::to_string(unclassified) + " unclassified)", rows);
     }
 
     if (demoScale > 0) {
@@ -171,10 +191,10 @@ int main(int argc, char** argv)
         const auto trace = loadTrace(dir.string());
         rows.push_back({"baseline: loadTrace() of the OTF2 archives", secondsSince(t0)});
         measureAnalysis(*trace, rows);
-        printTable(("Demo DDP trace, scale " + std::to_string(demoScale) + ", " + std::to_string(trace->eventCount)
-                    + " OTF2 events (written in " + std::to_string(writeSeconds).substr(0, 5) + " s)")
-                       .c_str(),
-                   trace->intervalCount(), rows);
+        printTable("Demo DDP trace, scale " + std::to_string(demoScale) + ", " + std::to_string(trace->eventCount)
+                       + " OTF2 events, " + std::to_string(trace->intervalCount()) + " intervals (written in "
+                       + std::to_string(writeSeconds).substr(0, 5) + " s)",
+                   rows);
         std::filesystem::remove_all(dir);
     }
     return 0;
