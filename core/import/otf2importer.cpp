@@ -220,6 +220,8 @@ struct LaneState
     std::vector<Frame> stack;
     std::vector<PendingCopy> copies;
     std::vector<OutgoingLaunch> outgoing; // CPU lanes: launches aimed at streams
+    OTF2_LocationRef lastRef = OTF2_UNDEFINED_LOCATION; // cache of the last CUDA_STREAM_REF lookup
+    const LaneState* lastTarget = nullptr;
     std::vector<std::uint8_t> usedRegions; // by region ref
 
     // Launch parameters interned per lane (merged into Trace::launchParams at the end): keeps threads apart.
@@ -359,9 +361,16 @@ OTF2_CallbackCode onEnter(OTF2_LocationRef, OTF2_TimeStamp ticks, uint64_t, void
     } else if (attrs && a.haveStreamRefAttr && OTF2_AttributeList_GetNumberOfElements(attrs) > 0) {
         OTF2_LocationRef ref;
         if (OTF2_AttributeList_GetLocationRef(attrs, a.streamRefAttr, &ref) == OTF2_SUCCESS) {
-            auto it = a.laneByLocation.find(ref);
-            if (it != a.laneByLocation.end() && it->second->rankIndex == s.rankIndex && it->second->gpu)
-                s.outgoing.push_back({t, it->second->laneIndex, index});
+            // Launches mostly go to the stream of the previous one: skip the hash lookup then.
+            if (ref != s.lastRef) {
+                auto it = a.laneByLocation.find(ref);
+                s.lastRef = ref;
+                s.lastTarget = it != a.laneByLocation.end() && it->second->rankIndex == s.rankIndex && it->second->gpu
+                    ? it->second
+                    : nullptr;
+            }
+            if (s.lastTarget)
+                s.outgoing.push_back({t, s.lastTarget->laneIndex, index});
         }
     }
     return OTF2_CALLBACK_SUCCESS;
@@ -399,8 +408,8 @@ OTF2_CallbackCode onLeave(OTF2_LocationRef, OTF2_TimeStamp ticks, uint64_t, void
 OTF2_CallbackCode onParameterUnsigned(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void* user, OTF2_AttributeList*,
                                       OTF2_ParameterRef parameter, uint64_t value)
 {
-    auto& s = *static_cast<LaneState*>(user);
-    if (!s.gpu || s.stack.empty())
+    auto& s = *static_cast<LaneState*>(user); // a stream: registered for GPU lanes only
+    if (s.stack.empty())
         return OTF2_CALLBACK_SUCCESS;
     const auto& fields = s.archive->paramField;
     if (parameter >= fields.size() || fields[parameter] < 0)
@@ -1017,19 +1026,25 @@ void Otf2Importer::readLanes(Otf2ArchiveState& a, OTF2_Reader* r, const std::vec
     if (defFiles)
         OTF2_Reader_CloseDefFiles(r);
 
-    otf2::Callbacks<OTF2_EvtReaderCallbacks, OTF2_EvtReaderCallbacks_Delete> cbs(OTF2_EvtReaderCallbacks_New());
-    auto* c = cbs.get();
-    OTF2_EvtReaderCallbacks_SetEnterCallback(c, onEnter);
-    OTF2_EvtReaderCallbacks_SetLeaveCallback(c, onLeave);
-    OTF2_EvtReaderCallbacks_SetParameterUnsignedIntCallback(c, onParameterUnsigned);
-    OTF2_EvtReaderCallbacks_SetRmaGetCallback(c, onRmaGet);
-    OTF2_EvtReaderCallbacks_SetRmaPutCallback(c, onRmaPut);
-    OTF2_EvtReaderCallbacks_SetRmaOpCompleteBlockingCallback(c, onRmaComplete);
+    // Two callback sets: launch parameters only matter on streams (and only when kept); without a registered
+    // callback OTF2 skips those events after decoding them.
+    otf2::Callbacks<OTF2_EvtReaderCallbacks, OTF2_EvtReaderCallbacks_Delete> cpuCbs(OTF2_EvtReaderCallbacks_New());
+    otf2::Callbacks<OTF2_EvtReaderCallbacks, OTF2_EvtReaderCallbacks_Delete> gpuCbs(OTF2_EvtReaderCallbacks_New());
+    for (auto* c : {cpuCbs.get(), gpuCbs.get()}) {
+        OTF2_EvtReaderCallbacks_SetEnterCallback(c, onEnter);
+        OTF2_EvtReaderCallbacks_SetLeaveCallback(c, onLeave);
+        OTF2_EvtReaderCallbacks_SetRmaGetCallback(c, onRmaGet);
+        OTF2_EvtReaderCallbacks_SetRmaPutCallback(c, onRmaPut);
+        OTF2_EvtReaderCallbacks_SetRmaOpCompleteBlockingCallback(c, onRmaComplete);
+    }
+    if (a.keepParams)
+        OTF2_EvtReaderCallbacks_SetParameterUnsignedIntCallback(gpuCbs.get(), onParameterUnsigned);
 
     for (std::size_t i = 0; i < lanes.size(); ++i) {
         LaneState& s = *lanes[i];
         OTF2_EvtReader* er = evtReaders[i];
-        otf2::check(OTF2_Reader_RegisterEvtCallbacks(r, er, c, &s), s.evtFile, "cannot register event callbacks");
+        otf2::check(OTF2_Reader_RegisterEvtCallbacks(r, er, s.gpu ? gpuCbs.get() : cpuCbs.get(), &s), s.evtFile,
+                    "cannot register event callbacks");
         for (;;) {
             if (cancelled(a) || m_abort.load(std::memory_order_relaxed))
                 throw LoadCancelled();
