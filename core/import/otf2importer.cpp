@@ -192,6 +192,7 @@ struct Otf2ArchiveState
     const std::atomic<bool>* cancel = nullptr;
     bool keepParams = true;
     StringId memcpyNames[3] = {0, 0, 0}; // HtoD, DtoH, DtoD
+    std::unordered_map<std::string, std::string>* demangled = nullptr; // mangled -> demangled ("" if not)
 
     // First error of the definitions phase.
     std::string error;
@@ -575,7 +576,11 @@ OTF2_CallbackCode defRegion(void* user, OTF2_RegionRef self, OTF2_StringRef name
     // Demangle once per region definition when the producer left the name mangled.
     StringId canonicalId = kInvalidString;
     if (name == canonical && name.size() > 2 && name[0] == '_' && name[1] == 'Z') {
-        std::string d = demangle(name);
+        // Once per name for the whole load: every rank's archive defines the same kernels again.
+        auto cached = a.demangled->find(name);
+        if (cached == a.demangled->end())
+            cached = a.demangled->emplace(name, demangle(name)).first;
+        std::string d = cached->second;
         if (!d.empty()) {
             canonicalId = trace.strings.intern(name);
             name = std::move(d);
@@ -727,6 +732,7 @@ void Otf2Importer::readDefinitions(const ArchiveRef& ref)
     a.trace = &m_trace;
     a.cancel = m_options.cancel;
     a.keepParams = m_options.keepLaunchParameters;
+    a.demangled = &m_demangled;
 
     // Check the files ourselves first: OTF2's own messages do not always say which file is wrong.
     if (auto p = readableProblem(ref.anchor); !p.empty())

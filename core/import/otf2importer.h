@@ -10,6 +10,8 @@ typedef struct OTF2_Reader_struct OTF2_Reader;
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace exposure {
@@ -52,6 +54,7 @@ private:
     std::atomic<bool> m_abort{false}; // a worker failed: the others stop at their next chunk
     std::mutex m_progressMutex;       // progress callbacks are serialized
     std::int64_t m_lastProgressNs = 0;
+    std::unordered_map<std::string, std::string> m_demangled; // shared by all archives of one load
 };
 
 } // namespace exposure
