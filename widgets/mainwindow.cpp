@@ -2,6 +2,7 @@
 #include "mainwindow.h"
 
 #include "detailspanel.h"
+#include "exportfiguredialog.h"
 #include "exposedpanel.h"
 #include "kernelspanel.h"
 #include "recentfilesmenu.h"
@@ -27,6 +28,13 @@
 #include <QStatusBar>
 #include <QToolButton>
 
+// The resources are compiled into this static library; referencing their initialiser here keeps the
+// linker from dropping it in every program that shows a MainWindow (Q_INIT_RESOURCE needs global scope).
+static void initExposureResources()
+{
+    Q_INIT_RESOURCE(resources);
+}
+
 namespace exposure {
 
 MainWindow::MainWindow(QWidget* parent)
@@ -43,6 +51,7 @@ MainWindow::MainWindow(QWidget* parent)
     , m_progress(new QProgressBar(this))
     , m_cancelButton(new QToolButton(this))
 {
+    initExposureResources();
     setObjectName(QStringLiteral("MainWindow"));
     setWindowIcon(QIcon(QStringLiteral(":/exposure/icons/exposure.svg")));
     setCentralWidget(m_timeline);
@@ -139,6 +148,9 @@ void MainWindow::createActions()
     m_traceActions << m_reloadAction << close;
     m_fileMenu->addSeparator();
     m_fileExtensionAnchor = m_fileMenu->addSeparator();
+    ExportFigureDialog::installAction(m_fileMenu, m_fileExtensionAnchor, this, [this] {
+        return FigureSource{trace(), analysis(), m_timeline->viewIndex(), visibleRange()};
+    });
     QAction* quit = m_fileMenu->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
 

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// End-to-end GUI tests on the generated demo trace (real OTF2 loader + analysis) and on
+// TraceBuilder traces behind an injected load function.
+#include "detailspanel.h"
+#include "exposedpanel.h"
+#include "kernelspanel.h"
+#include "mainwindow.h"
+#include "recentfilesmenu.h"
+#include "rulespanel.h"
+#include "testtraces.h"
+#include "timelineplot.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <thread>
+
+using namespace exposure;
+using L = testing::DdpTraceLayout;
+
+class TestMainWindow : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void opensDemoTraceRows();
+    void clickFillsDetails();
+    void exposedPanelEqualsCliStats();
+    void visibleRangeStatsFollowZoom();
+    void kernelsPanelHighlights();
+    void badTraceShowsError();
+    void cancelKeepsPreviousTrace();
+    void keyboardZoomAndHistory();
+
+private:
+    bool loadDemo(MainWindow& w);
+    QString m_demo = QStringLiteral(EXPOSURE_DEMO_TRACE_DIR);
+};
+
+void TestMainWindow::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true); // keep QSettings (recent files, geometry) out of the user's config
+    QVERIFY2(QFileInfo(m_demo).isDir(), qPrintable(m_demo));
+}
+
+bool TestMainWindow::loadDemo(MainWindow& w)
+{
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(m_demo);
+    return loaded.wait(20000);
+}
+
+void TestMainWindow::opensDemoTraceRows()
+{
+    MainWindow w;
+    w.resize(1400, 900);
+    QVERIFY(loadDemo(w));
+    const QStringList expected = {
+        QStringLiteral("Rank 0 \u00B7 CUDA[0:7] compute"), QStringLiteral("CUDA[0:17] NCCL"), QStringLiteral("overlap"),
+        QStringLiteral("Master thread"),
+        QStringLiteral("Rank 1 \u00B7 CUDA[1:7] compute"), QStringLiteral("CUDA[1:17] NCCL"), QStringLiteral("overlap"),
+        QStringLiteral("Master thread"),
+    };
+    QCOMPARE(w.timeline()->rowLabels(), expected);
+    QVERIFY(w.windowTitle().contains(QStringLiteral("demo-trace")));
+    QCOMPARE(w.visibleRange(), w.trace()->extent);
+    QVERIFY(w.recentFilesMenu()->paths().contains(QFileInfo(m_demo).absoluteFilePath()));
+    // Hiding CPU threads and overlap lanes from the View menu.
+    TimelineOptions o = w.timelineOptions();
+    o.showCpu = false;
+    o.showOverlap = false;
+    o.range.reset();
+    w.timeline()->setOptions(o);
+    QCOMPARE(w.timeline()->rowLabels().size(), 4);
+}
+
+void TestMainWindow::clickFillsDetails()
+{
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(loadDemo(w));
+    const auto trace = w.trace();
+    // The first AllReduce on rank 0's NCCL stream: find it, zoom to it, click its pixel.
+    const Rank& r0 = trace->ranks[0];
+    int ncclLane = -1;
+    for (std::size_t l = 0; l < r0.lanes.size(); ++l)
+        if (r0.lanes[l].name == "CUDA[0:17]")
+            ncclLane = int(l);
+    QVERIFY(ncclLane >= 0);
+    const auto& t = r0.lanes[ncclLane].intervals;
+    QVERIFY(t.size() > 1);
+    const std::uint32_t k = 1;
+    w.timeline()->setVisibleRange({t.start(k) - 200'000, t.end(k) + 200'000});
+    w.timeline()->replot();
+    const auto p = w.timeline()->pixelOf(0, ncclLane, k);
+    QVERIFY(p);
+    QTest::mouseClick(w.timeline(), Qt::LeftButton, Qt::NoModifier, *p);
+    const DetailsPanel* d = w.detailsPanel();
+    const std::string& name = trace->name(t.name(k));
+    const auto& nc = w.analysis()->names[t.name(k)];
+    QCOMPARE(d->field(QStringLiteral("Name")), QString::fromStdString(nc.displayName.empty() ? name : nc.displayName));
+    QCOMPARE(d->field(QStringLiteral("Category")), QStringLiteral("communication"));
+    QCOMPARE(d->field(QStringLiteral("Collective")), QString::fromStdString(nc.collective));
+    QCOMPARE(d->field(QStringLiteral("Rank")), QStringLiteral("Rank 0"));
+    QCOMPARE(d->field(QStringLiteral("Stream")), QStringLiteral("CUDA[0:17] (stream 17)"));
+    QCOMPARE(d->field(QStringLiteral("Duration")),
+             QStringLiteral("%1 (%2 ns)").arg(durationText(t.duration(k)), groupDigits(std::uint64_t(t.duration(k)))));
+    const InstanceOverlap ov = instanceOverlap(*trace, *w.analysis(), 0, ncclLane, k);
+    QCOMPARE(ov.hiddenNs + ov.exposedNs, t.duration(k));
+    QVERIFY(d->field(QStringLiteral("Hidden")).startsWith(groupDigits(std::uint64_t(ov.hiddenNs)) + QStringLiteral(" ns (")));
+    QVERIFY(d->field(QStringLiteral("Exposed")).startsWith(groupDigits(std::uint64_t(ov.exposedNs)) + QStringLiteral(" ns (")));
+    QVERIFY(!d->field(QStringLiteral("Step")).isEmpty());
+    // Statistics over all instances, and next instance.
+    std::uint64_t count = 0;
+    for (const auto& rank : trace->ranks)
+        for (const auto& lane : rank.lanes)
+            for (std::size_t i = 0; i < lane.intervals.size(); ++i)
+                count += lane.intervals.name(i) == t.name(k);
+    QCOMPARE(d->field(QStringLiteral("Count")), groupDigits(count));
+    emit const_cast<DetailsPanel*>(d)->nextInstanceRequested();
+    QVERIFY(w.timeline()->selection());
+    const std::uint32_t next = w.timeline()->selection()->interval;
+    QVERIFY(next > k);
+    QCOMPARE(t.name(next), t.name(k));
+    for (std::uint32_t i = k + 1; i < next; ++i)
+        QVERIFY(t.name(i) != t.name(k));
+}
+
+void TestMainWindow::exposedPanelEqualsCliStats()
+{
+    MainWindow w;
+    QVERIFY(loadDemo(w));
+    ExposedPanel* panel = w.exposedPanel();
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->stats().empty(), 10000);
+    QCOMPARE(panel->stats().size(), w.trace()->ranks.size() + 1);
+
+    QProcess cli;
+    cli.start(QStringLiteral(EXPOSURE_CLI), {QStringLiteral("stats"), m_demo, QStringLiteral("--json")});
+    QVERIFY(cli.waitForFinished(30000));
+    QCOMPARE(cli.exitCode(), 0);
+    const QJsonObject json = QJsonDocument::fromJson(cli.readAllStandardOutput()).object();
+    const QJsonArray ranks = json.value(QStringLiteral("ranks")).toArray();
+    QCOMPARE(std::size_t(ranks.size()), w.trace()->ranks.size());
+    auto check = [](const WindowStats& s, const QJsonObject& o) {
+        QCOMPARE(s.commBusyNs, o.value(QStringLiteral("comm_busy_ns")).toInteger());
+        QCOMPARE(s.commKernelSumNs, o.value(QStringLiteral("comm_kernel_sum_ns")).toInteger());
+        QCOMPARE(s.computeBusyNs, o.value(QStringLiteral("compute_busy_ns")).toInteger());
+        QCOMPARE(s.overlappedNs, o.value(QStringLiteral("overlapped_ns")).toInteger());
+        QCOMPARE(s.exposedNs, o.value(QStringLiteral("exposed_ns")).toInteger());
+        QCOMPARE(s.backwardOverlappedNs, o.value(QStringLiteral("backward_overlapped_ns")).toInteger());
+        QCOMPARE(s.idleNs, o.value(QStringLiteral("idle_ns")).toInteger());
+        QCOMPARE(s.spanNs, o.value(QStringLiteral("span_ns")).toInteger());
+        QCOMPARE(s.unclassifiedNs, o.value(QStringLiteral("unclassified_ns")).toInteger());
+        QVERIFY(s.exposedNs > 0);
+    };
+    for (int r = 0; r < ranks.size(); ++r)
+        check(panel->stats()[r], ranks[r].toObject());
+    check(panel->stats().back(), json.value(QStringLiteral("total")).toObject());
+    // The table shows the same numbers.
+    QCOMPARE(panel->table()->item(0, 5)->text(), durationText(panel->stats()[0].exposedNs));
+}
+
+void TestMainWindow::visibleRangeStatsFollowZoom()
+{
+    MainWindow w;
+    QVERIFY(loadDemo(w));
+    ExposedPanel* panel = w.exposedPanel();
+    panel->setScope(ExposedPanel::Scope::VisibleRange);
+    const TimeRange half{w.trace()->extent.start, w.trace()->extent.end / 2};
+    // Several quick zooms: only the newest result may be delivered.
+    w.timeline()->setVisibleRange({0, w.trace()->extent.end / 4});
+    w.timeline()->setVisibleRange({0, w.trace()->extent.end / 3});
+    w.timeline()->setVisibleRange(half);
+    QTRY_COMPARE_WITH_TIMEOUT(panel->statsWindow(), half, 10000);
+    QTest::qWait(200);
+    QCOMPARE(panel->statsWindow(), half);
+    for (std::size_t r = 0; r < w.trace()->ranks.size(); ++r) {
+        const WindowStats expected = computeStats(*w.trace(), *w.analysis(), int(r), half);
+        QCOMPARE(panel->stats()[r].exposedNs, expected.exposedNs);
+        QCOMPARE(panel->stats()[r].overlappedNs, expected.overlappedNs);
+        QCOMPARE(panel->stats()[r].computeBusyNs, expected.computeBusyNs);
+    }
+}
+
+void TestMainWindow::kernelsPanelHighlights()
+{
+    MainWindow w;
+    QVERIFY(loadDemo(w));
+    KernelsPanel* k = w.kernelsPanel();
+    QTRY_VERIFY_WITH_TIMEOUT(k->model()->rowCount() > 0, 10000);
+    const auto rows = kernelTable(*w.trace(), *w.analysis(), w.trace()->extent);
+    QCOMPARE(std::size_t(k->model()->rowCount()), rows.size());
+    k->setFilterText(QStringLiteral("AllReduce"));
+    QVERIFY(k->proxy()->rowCount() >= 1);
+    QVERIFY(k->proxy()->rowCount() < k->model()->rowCount());
+    for (int r = 0; r < k->proxy()->rowCount(); ++r)
+        QVERIFY(k->proxy()->index(r, 0).data().toString().contains(QStringLiteral("AllReduce"), Qt::CaseInsensitive));
+    k->view()->setCurrentIndex(k->proxy()->index(0, 0));
+    const auto id = StringId(k->proxy()->index(0, 0).data(Qt::UserRole + 1).toUInt());
+    QCOMPARE(w.timeline()->highlightedName(), id);
+    QVERIFY(w.trace()->name(id).find("AllReduce") != std::string::npos);
+}
+
+void TestMainWindow::badTraceShowsError()
+{
+    QTemporaryDir dir;
+    const QString bad = dir.filePath(QStringLiteral("traces.otf2"));
+    {
+        QFile f(bad);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("this is not an OTF2 anchor file\n");
+    }
+    MainWindow w;
+    QStringList messages;
+    w.setMessageSink([&](const QString&, const QString& text) { messages << text; });
+    QSignalSpy failed(&w, &MainWindow::loadFailed);
+    w.openTrace(bad);
+    QVERIFY(failed.wait(10000));
+    QCOMPARE(messages.size(), 1);
+    // "<file>: <problem>" naming the archive (or one of its files) and what is wrong.
+    QVERIFY2(messages.first().startsWith(dir.path()), qPrintable(messages.first()));
+    QVERIFY2(messages.first().section(QStringLiteral(": "), 1).size() > 5, qPrintable(messages.first()));
+    QVERIFY(!w.trace());
+    // A missing path, too.
+    w.openTrace(dir.filePath(QStringLiteral("nope")));
+    QVERIFY(failed.wait(10000));
+    QCOMPARE(messages.size(), 2);
+    QVERIFY2(messages.last().contains(QStringLiteral("nope")), qPrintable(messages.last()));
+    QVERIFY(!w.trace());
+}
+
+void TestMainWindow::cancelKeepsPreviousTrace()
+{
+    MainWindow w;
+    // First a small trace, then a "large" one whose generation only stops when cancelled.
+    std::atomic<bool> sawCancel{false};
+    w.loader()->setLoadFunction([&](const std::string& path, const LoadOptions& o) -> std::shared_ptr<Trace> {
+        if (path == "small")
+            return testing::makeDdpTrace(2, 3);
+        TraceBuilder b;
+        const int r = b.addRank("Rank 0");
+        const int lane = b.addLane(r, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
+        for (TimeNs i = 0;; ++i) {
+            if (o.cancel && o.cancel->load()) {
+                sawCancel = true;
+                throw LoadCancelled();
+            }
+            b.addInterval(r, lane, i * 100, i * 100 + 50, "k", RegionKind::Kernel);
+            if (i % 100000 == 0 && o.progress)
+                o.progress(LoadProgress{std::uint64_t(i), 100'000'000, "large"});
+            if (i > 50'000'000) // never reached in the test; bounded just in case
+                return b.finish();
+        }
+    });
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(QStringLiteral("small"));
+    QVERIFY(loaded.wait(10000));
+    const auto previous = w.trace();
+    QVERIFY(previous);
+    const QStringList rows = w.timeline()->rowLabels();
+
+    QSignalSpy cancelled(&w, &MainWindow::loadCancelled);
+    w.openTrace(QStringLiteral("large"));
+    QTest::qWait(150);
+    QVERIFY(w.loader()->isLoading());
+    QElapsedTimer timer;
+    timer.start();
+    w.cancelLoading();
+    QCOMPARE(cancelled.count(), 1); // the GUI returns at once; the job winds down in the background
+    QCOMPARE(w.trace(), previous);
+    QCOMPARE(w.timeline()->rowLabels(), rows);
+    QCOMPARE(w.tracePath(), QStringLiteral("small"));
+    w.loader()->waitForIdle();
+    QVERIFY(sawCancel.load());
+    QTest::qWait(50);
+    QCOMPARE(w.trace(), previous); // nothing late replaced it
+    QCOMPARE(loaded.count(), 1);
+}
+
+void TestMainWindow::keyboardZoomAndHistory()
+{
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.loader()->setLoadFunction([](const std::string&, const LoadOptions&) { return testing::makeDdpTrace(1, 4); });
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(QStringLiteral("generated"));
+    QVERIFY(loaded.wait(10000));
+    const TimeRange full = w.visibleRange();
+    QCOMPARE(full, (TimeRange{0, 3 * L::kStep + 9'200'000}));
+    w.timeline()->setFocus();
+    QTest::keyClick(&w, Qt::Key_Equal, Qt::ControlModifier);
+    const TimeRange in{full.duration() / 4, full.end - full.duration() / 4};
+    QCOMPARE(w.visibleRange(), in);
+    QTest::keyClick(w.timeline(), Qt::Key_Right);
+    const TimeNs shift = in.duration() / 5;
+    QCOMPARE(w.visibleRange(), (TimeRange{in.start + shift, in.end + shift}));
+    QTest::keyClick(&w, Qt::Key_Left, Qt::AltModifier);
+    QCOMPARE(w.visibleRange(), in);
+    QTest::keyClick(&w, Qt::Key_Left, Qt::AltModifier);
+    QCOMPARE(w.visibleRange(), full);
+    QTest::keyClick(&w, Qt::Key_Right, Qt::AltModifier);
+    QCOMPARE(w.visibleRange(), in);
+    QTest::keyClick(&w, Qt::Key_0, Qt::ControlModifier);
+    QCOMPARE(w.visibleRange(), full);
+    // Zoom to step 2 (steps come from the ProfilerStep regions).
+    QVERIFY(w.timeline()->zoomToStep(2));
+    const auto& steps = w.analysis()->ranks[0].steps;
+    QVERIFY(steps.size() >= 3);
+    QCOMPARE(w.visibleRange(), steps[2].range);
+}
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"
