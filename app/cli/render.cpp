@@ -1,8 +1,329 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// TEMPORARY: replaced by the real implementation of 'exposure-cli render'.
+// exposure-cli render: a timeline figure (PNG, SVG, PDF) without a display, through the same renderer as
+// File ▸ Export Figure… in the GUI.
 #include "commands.h"
 
-int exposure::cli::runRender(int, char**)
+#include "analysis.h"
+#include "figurerenderer.h"
+#include "figurespec.h"
+#include "loader.h"
+#include "timeformat.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QFileInfo>
+
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+
+namespace exposure::cli {
+
+namespace {
+
+const char* kDescription =
+    "Draws the timeline of TRACE as a figure for a paper: PNG, SVG or PDF (vector), headless and\n"
+    "deterministic (the same inputs give the same bytes). The drawing is the GUI timeline's.\n"
+    "\n"
+    "Size: --width/--height in pixels (default 1600x900 at 96 dpi), or --width-mm/--height-mm with --dpi\n"
+    "(85 mm is a single column, 178 mm a double column; 300 to 600 dpi). Fonts are in points at --dpi.\n"
+    "Range: the whole trace, --from/--to (relative to the trace start; 120ns, 350us, 1.5ms, 2s),\n"
+    "or --step N (the step numbered N, on all ranks).\n"
+    "Rows: all, gpu (GPU streams and overlap rows), overlap (one overlap row per rank), or a list such as\n"
+    "0,1:2,1:overlap (rank 0, lane 2 of rank 1, the overlap row of rank 1; indexes as 'info' prints them).\n"
+    "--spec FILE reads a figure spec saved by File > Export Figure... in the GUI; options given on the\n"
+    "command line override it. --save-spec FILE writes the spec that was used.\n"
+    "\n"
+    "An existing output file is never replaced unless --force is given.\n"
+    "Exit status: 0 on success, 2 on a bad argument, spec or trace (one line on stderr).";
+
+struct Options
 {
-    return fail("'render' is not built yet");
+    QCommandLineOption output{{QStringLiteral("o"), QStringLiteral("output")}, QStringLiteral("Write the figure to FILE."),
+                              QStringLiteral("FILE")};
+    QCommandLineOption format{QStringLiteral("format"),
+                              QStringLiteral("png, svg or pdf (default: from the file name, else the spec's, else png)."),
+                              QStringLiteral("FMT")};
+    QCommandLineOption width{QStringLiteral("width"), QStringLiteral("Width in pixels."), QStringLiteral("PX")};
+    QCommandLineOption height{QStringLiteral("height"), QStringLiteral("Height in pixels."), QStringLiteral("PX")};
+    QCommandLineOption widthMm{QStringLiteral("width-mm"), QStringLiteral("Width in millimetres."), QStringLiteral("MM")};
+    QCommandLineOption heightMm{QStringLiteral("height-mm"),
+                                QStringLiteral("Height in millimetres (default: width × 0.4)."), QStringLiteral("MM")};
+    QCommandLineOption dpi{QStringLiteral("dpi"), QStringLiteral("Dots per inch (default 96 for pixels, 300 for mm)."),
+                           QStringLiteral("N")};
+    QCommandLineOption from{QStringLiteral("from"), QStringLiteral("Start of the time range."), QStringLiteral("T")};
+    QCommandLineOption to{QStringLiteral("to"), QStringLiteral("End of the time range."), QStringLiteral("T")};
+    QCommandLineOption step{QStringLiteral("step"), QStringLiteral("Draw training step N."), QStringLiteral("N")};
+    QCommandLineOption rows{QStringLiteral("rows"), QStringLiteral("all, gpu, overlap or a LIST (see above)."),
+                            QStringLiteral("ROWS")};
+    QCommandLineOption noOverlap{QStringLiteral("no-overlap"), QStringLiteral("Hide the per-rank overlap rows.")};
+    QCommandLineOption palette{QStringLiteral("palette"), QStringLiteral("default, colorblind or grayscale."),
+                               QStringLiteral("P")};
+    QCommandLineOption legend{QStringLiteral("legend"), QStringLiteral("Draw the legend (the default).")};
+    QCommandLineOption noLegend{QStringLiteral("no-legend"), QStringLiteral("Leave the legend out.")};
+    QCommandLineOption legendPos{QStringLiteral("legend-position"), QStringLiteral("top, bottom, right or inside."),
+                                 QStringLiteral("POS")};
+    QCommandLineOption title{QStringLiteral("title"), QStringLiteral("Title above the plot."), QStringLiteral("TEXT")};
+    QCommandLineOption fontFamily{QStringLiteral("font-family"), QStringLiteral("Font family (default DejaVu Sans)."),
+                                  QStringLiteral("F")};
+    QCommandLineOption fontSize{QStringLiteral("font-size"), QStringLiteral("Font size in points (default 9)."),
+                                QStringLiteral("PT")};
+    QCommandLineOption axisLabel{QStringLiteral("axis-label"), QStringLiteral("Label of the time axis."),
+                                 QStringLiteral("TEXT")};
+    QCommandLineOption timeUnit{QStringLiteral("time-unit"), QStringLiteral("Tick unit: auto, ns, us, ms or s."),
+                                QStringLiteral("U")};
+    QCommandLineOption spec{QStringLiteral("spec"), QStringLiteral("Start from the figure spec in FILE."),
+                            QStringLiteral("FILE")};
+    QCommandLineOption saveSpec{QStringLiteral("save-spec"), QStringLiteral("Also write the figure spec to FILE."),
+                                QStringLiteral("FILE")};
+    QCommandLineOption force{{QStringLiteral("f"), QStringLiteral("force")},
+                             QStringLiteral("Replace an existing output file.")};
+
+    void addTo(QCommandLineParser& p)
+    {
+        for (auto* o : {&output, &format, &width, &height, &widthMm, &heightMm, &dpi, &from, &to, &step, &rows,
+                        &noOverlap, &palette, &legend, &noLegend, &legendPos, &title, &fontFamily, &fontSize,
+                        &axisLabel, &timeUnit, &spec, &saveSpec, &force})
+            p.addOption(*o);
+    }
+};
+
+std::string name(const QCommandLineOption& o)
+{
+    const QString n = o.names().constLast();
+    return (n.size() == 1 ? "-" : "--") + n.toStdString();
 }
+
+bool intValue(const QCommandLineParser& p, const QCommandLineOption& o, int lo, int hi, int* out, std::string& error)
+{
+    bool ok = false;
+    const int v = p.value(o).toInt(&ok);
+    if (!ok || v < lo || v > hi) {
+        error = name(o) + " '" + p.value(o).toStdString() + "': expected a whole number from " + std::to_string(lo)
+            + " to " + std::to_string(hi);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool doubleValue(const QCommandLineParser& p, const QCommandLineOption& o, double lo, double hi, double* out,
+                 std::string& error)
+{
+    bool ok = false;
+    const double v = p.value(o).toDouble(&ok);
+    if (!ok || !(v >= lo && v <= hi)) {
+        error = name(o) + " '" + p.value(o).toStdString() + "': expected a number from " + QString::number(lo).toStdString()
+            + " to " + QString::number(hi).toStdString();
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool timeValue(const QCommandLineParser& p, const QCommandLineOption& o, TimeNs* out, std::string& error)
+{
+    const auto v = parseDuration(p.value(o).toStdString());
+    if (!v) {
+        error = name(o) + " '" + p.value(o).toStdString() + "': not a time (use 120ns, 350us, 1.5ms, 2s)";
+        return false;
+    }
+    *out = *v;
+    return true;
+}
+
+// Applies the command line on top of `s` (defaults or a loaded spec). Returns an error message or "".
+std::string applyArguments(const QCommandLineParser& p, const Options& o, FigureSpec& s)
+{
+    std::string e;
+    if (p.isSet(o.format)) {
+        if (!figureFormatFromName(p.value(o.format), &s.format))
+            return "--format '" + p.value(o.format).toStdString() + "': expected png, svg or pdf";
+    } else {
+        // The file name's suffix, else the spec's format (png by default).
+        figureFormatFromName(QFileInfo(p.value(o.output)).suffix(), &s.format);
+    }
+
+    const bool px = p.isSet(o.width) || p.isSet(o.height);
+    const bool mm = p.isSet(o.widthMm) || p.isSet(o.heightMm);
+    if (px && mm)
+        return "--width/--height (pixels) and --width-mm/--height-mm exclude each other";
+    if (px) {
+        if (p.isSet(o.width) != p.isSet(o.height))
+            return "--width and --height go together";
+        s.sizeUnit = FigureSpec::SizeUnit::Pixels;
+        if (!intValue(p, o.width, 100, 20000, &s.widthPx, e) || !intValue(p, o.height, 60, 20000, &s.heightPx, e))
+            return e;
+        if (!p.isSet(o.spec) && !p.isSet(o.dpi))
+            s.dpi = 96;
+    }
+    if (mm) {
+        if (!p.isSet(o.widthMm))
+            return "--height-mm needs --width-mm";
+        s.sizeUnit = FigureSpec::SizeUnit::Millimetres;
+        if (!doubleValue(p, o.widthMm, 20, 2000, &s.widthMm, e))
+            return e;
+        s.heightMm = std::round(s.widthMm * 0.4 * 10) / 10;
+        if (p.isSet(o.heightMm) && !doubleValue(p, o.heightMm, 10, 2000, &s.heightMm, e))
+            return e;
+        if (!p.isSet(o.dpi))
+            s.dpi = 300;
+    }
+    if (p.isSet(o.dpi) && !intValue(p, o.dpi, 30, 2400, &s.dpi, e))
+        return e;
+
+    const bool range = p.isSet(o.from) || p.isSet(o.to);
+    if (range && p.isSet(o.step))
+        return "--from/--to and --step exclude each other";
+    if (range) {
+        if (p.isSet(o.from) != p.isSet(o.to))
+            return "--from and --to go together";
+        TimeRange r;
+        if (!timeValue(p, o.from, &r.start, e) || !timeValue(p, o.to, &r.end, e))
+            return e;
+        if (r.end <= r.start)
+            return "--from " + formatDuration(r.start) + " is not before --to " + formatDuration(r.end);
+        s.rangeKind = FigureSpec::RangeKind::Custom;
+        s.range = r;
+    }
+    if (p.isSet(o.step)) {
+        s.rangeKind = FigureSpec::RangeKind::Step;
+        if (!intValue(p, o.step, -1000000000, 1000000000, &s.step, e))
+            return e;
+    }
+    if (p.isSet(o.rows)) {
+        QString err;
+        if (!parseRowsArgument(p.value(o.rows), &s, &err))
+            return "--rows: " + err.toStdString();
+    }
+    if (p.isSet(o.noOverlap))
+        s.overlapLanes = false;
+    if (p.isSet(o.palette)) {
+        bool ok = false;
+        s.palette = paletteKindFromName(p.value(o.palette), &ok);
+        if (!ok)
+            return "--palette '" + p.value(o.palette).toStdString() + "': expected default, colorblind or grayscale";
+    }
+    if (p.isSet(o.legend) && p.isSet(o.noLegend))
+        return "--legend and --no-legend exclude each other";
+    if (p.isSet(o.legend) || p.isSet(o.legendPos))
+        s.legend = true;
+    if (p.isSet(o.noLegend))
+        s.legend = false;
+    if (p.isSet(o.legendPos) && !legendPositionFromName(p.value(o.legendPos), &s.legendPosition))
+        return "--legend-position '" + p.value(o.legendPos).toStdString() + "': expected top, bottom, right or inside";
+    if (p.isSet(o.title))
+        s.title = p.value(o.title);
+    if (p.isSet(o.fontFamily)) {
+        s.fontFamily = p.value(o.fontFamily).trimmed();
+        if (s.fontFamily.isEmpty())
+            return "--font-family: empty font family";
+    }
+    if (p.isSet(o.fontSize) && !doubleValue(p, o.fontSize, 2, 72, &s.fontSize, e))
+        return e;
+    if (p.isSet(o.axisLabel))
+        s.timeAxisLabel = p.value(o.axisLabel);
+    if (p.isSet(o.timeUnit) && !timeUnitFromName(p.value(o.timeUnit), &s.timeUnit))
+        return "--time-unit '" + p.value(o.timeUnit).toStdString() + "': expected auto, ns, us, ms or s";
+    return {};
+}
+
+// Qt's notes about the environment of a headless run (no XDG_RUNTIME_DIR, ...) are not the user's business;
+// everything else still reaches stderr.
+void quietHandler(QtMsgType type, const QMessageLogContext& context, const QString& message)
+{
+    if (type <= QtWarningMsg && message.startsWith(QLatin1String("QStandardPaths:")))
+        return;
+    std::fprintf(stderr, "%s\n", qPrintable(qFormatLogMessage(type, context, message)));
+}
+
+} // namespace
+
+int runRender(int argc, char** argv)
+{
+    qInstallMessageHandler(quietHandler);
+    // Headless: no display is needed (and none is used when there is one but nothing says so).
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY")
+        && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("exposure-cli render"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(EXPOSURE_VERSION));
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QString::fromLatin1(kDescription));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    Options o;
+    o.addTo(parser);
+    parser.addPositionalArgument(QStringLiteral("TRACE"),
+                                 QStringLiteral("An OTF2 anchor file, an archive folder, or a folder of per-rank "
+                                                "archives (optional with --spec: the spec's trace)."));
+    if (!parser.parse(QCoreApplication::arguments()))
+        return fail("render: " + parser.errorText().toStdString());
+    if (parser.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(parser.helpText()), stdout);
+        return 0;
+    }
+    if (parser.isSet(QStringLiteral("version"))) {
+        std::printf("exposure-cli %s\n", EXPOSURE_VERSION);
+        return 0;
+    }
+    const QStringList args = parser.positionalArguments();
+    if (args.size() > 1)
+        return fail("render: expected one TRACE argument, got " + std::to_string(args.size())
+                    + " (see 'exposure-cli render --help')");
+    if (!parser.isSet(o.output))
+        return fail("render: -o FILE is required (see 'exposure-cli render --help')");
+    const QString outPath = parser.value(o.output);
+
+    FigureSpec spec;
+    if (parser.isSet(o.spec)) {
+        try {
+            spec = FigureSpec::load(parser.value(o.spec));
+        } catch (const std::exception& e) {
+            return fail(e.what());
+        }
+    }
+    if (!args.isEmpty())
+        spec.tracePath = args.front();
+    if (spec.tracePath.isEmpty())
+        return fail("render: no TRACE given (neither as an argument nor in the spec)");
+    const std::string err = applyArguments(parser, o, spec);
+    if (!err.empty())
+        return fail(err);
+    try {
+        spec.validate(parser.isSet(o.spec) ? parser.value(o.spec) : QStringLiteral("render"));
+    } catch (const std::exception& e) {
+        return fail(e.what());
+    }
+    // Cheap checks before the (possibly long) load.
+    const bool force = parser.isSet(o.force);
+    if (!force && QFileInfo::exists(outPath))
+        return fail(outPath.toStdString() + ": already exists (not overwritten; use --force to replace it)");
+    if (parser.isSet(o.saveSpec) && !force && QFileInfo::exists(parser.value(o.saveSpec)))
+        return fail(parser.value(o.saveSpec).toStdString() + ": already exists (not overwritten; use --force)");
+
+    const std::string path = spec.tracePath.toStdString();
+    std::shared_ptr<Trace> trace;
+    try {
+        LoadOptions lo;
+        lo.keepLaunchParameters = false; // not drawn
+        trace = loadTrace(path, lo);
+    } catch (const LoadError& e) {
+        return fail(e.what());
+    } catch (const std::exception& e) {
+        return fail(path + ": " + e.what());
+    }
+    std::shared_ptr<const Analysis> analysis = analyze(*trace, Rules::defaults());
+    try {
+        FigureRenderer renderer(trace, analysis);
+        renderer.renderToFile(spec, outPath, force);
+        if (parser.isSet(o.saveSpec))
+            spec.save(parser.value(o.saveSpec));
+    } catch (const std::exception& e) {
+        return fail(e.what());
+    }
+    return 0;
+}
+
+} // namespace exposure::cli

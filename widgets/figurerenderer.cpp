@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "figurerenderer.h"
+
+#include "analysis.h"
+#include "timelineplot.h"
+#include "viewindex.h"
+
+#include <QBuffer>
+#include <QFileInfo>
+#include <QGuiApplication>
+#include <QPageLayout>
+#include <QPageSize>
+#include <QPdfWriter>
+#include <QRegularExpression>
+#include <QSaveFile>
+#include <QScreen>
+#include <QSvgGenerator>
+
+#include <cmath>
+
+namespace exposure {
+
+namespace {
+
+// Paper figures are black on white whatever the desktop theme is.
+QPalette figurePalette()
+{
+    QPalette p;
+    for (auto group : {QPalette::Active, QPalette::Inactive, QPalette::Disabled}) {
+        p.setColor(group, QPalette::Base, Qt::white);
+        p.setColor(group, QPalette::Window, Qt::white);
+        p.setColor(group, QPalette::WindowText, Qt::black);
+        p.setColor(group, QPalette::Text, Qt::black);
+        p.setColor(group, QPalette::Highlight, QColor(0x30, 0x8C, 0xC6));
+    }
+    return p;
+}
+
+int dotsPerMeter(double dpi)
+{
+    return int(std::lround(dpi / 0.0254));
+}
+
+// Overwrites every match of `re` (its first capture group) in place with `replacement` cut or padded to the same
+// length, so the PDF's cross-reference byte offsets stay valid.
+void replaceSameLength(QByteArray& data, const QRegularExpression& re, const QByteArray& replacement)
+{
+    const QString text = QString::fromLatin1(data);
+    auto it = re.globalMatch(text);
+    while (it.hasNext()) {
+        const auto m = it.next();
+        const qsizetype start = m.capturedStart(1), len = m.capturedLength(1);
+        QByteArray r = replacement.left(len);
+        while (r.size() < len)
+            r.append(r.isEmpty() ? '0' : replacement.at(r.size() % std::max<qsizetype>(1, replacement.size())));
+        data.replace(start, len, r);
+    }
+}
+
+// Qt writes the wall-clock time into /CreationDate and XMP, and derives the trailer /ID from it and a random
+// UUID; a figure must be byte-identical when remade, so those become fixed values.
+void makePdfDeterministic(QByteArray& pdf)
+{
+    replaceSameLength(pdf, QRegularExpression(QStringLiteral("/CreationDate \\(D:([^)]*)\\)")),
+                      QByteArrayLiteral("20000101000000Z"));
+    replaceSameLength(pdf, QRegularExpression(QStringLiteral("/ModDate \\(D:([^)]*)\\)")),
+                      QByteArrayLiteral("20000101000000Z"));
+    replaceSameLength(pdf, QRegularExpression(QStringLiteral("/ID \\[\\s*<([0-9a-fA-F]*)>")), QByteArrayLiteral("0"));
+    replaceSameLength(pdf, QRegularExpression(QStringLiteral("/ID \\[\\s*<[0-9a-fA-F]*>\\s*<([0-9a-fA-F]*)>")),
+                      QByteArrayLiteral("0"));
+}
+
+// A minimal XMP packet without dates or UUIDs (Qt would otherwise generate both).
+QByteArray xmpPacket(const QString& title)
+{
+    QString t = title.toHtmlEscaped();
+    return QByteArrayLiteral("<?xpacket begin='' id='W5M0MpCehiHzreSzNTczkc9d'?>\n"
+                             "<x:xmpmeta xmlns:x='adobe:ns:meta/'>\n"
+                             "<rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>\n"
+                             "<rdf:Description rdf:about='' xmlns:dc='http://purl.org/dc/elements/1.1/' "
+                             "xmlns:xmp='http://ns.adobe.com/xap/1.0/'>\n"
+                             "<dc:title><rdf:Alt><rdf:li xml:lang='x-default'>")
+        + t.toUtf8()
+        + QByteArrayLiteral("</rdf:li></rdf:Alt></dc:title>\n"
+                            "<xmp:CreatorTool>Exposure</xmp:CreatorTool>\n"
+                            "</rdf:Description>\n</rdf:RDF>\n</x:xmpmeta>\n<?xpacket end='w'?>");
+}
+
+} // namespace
+
+int figureLayoutDpi()
+{
+    // QFontMetrics (which QCustomPlot lays text out with) converts points at the primary screen's DPI.
+    if (const QScreen* s = QGuiApplication::primaryScreen())
+        return std::max(1, int(std::lround(s->logicalDotsPerInchY())));
+    return 96;
+}
+
+FigureRenderer::FigureRenderer(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
+                               std::shared_ptr<const ViewIndex> index)
+    : m_plot(std::make_unique<TimelinePlot>())
+{
+    m_plot->setAttribute(Qt::WA_DontShowOnScreen);
+    m_plot->setPalette(figurePalette());
+    m_plot->setTrace(std::move(trace), std::move(analysis), std::move(index));
+}
+
+FigureRenderer::~FigureRenderer() = default;
+
+void FigureRenderer::prepare(const FigureSpec& spec, QSize device)
+{
+    const auto& trace = m_plot->trace();
+    if (!trace)
+        throw FigureRenderError("no trace to render");
+    spec.validate(spec.tracePath.isEmpty() ? QStringLiteral("figure") : spec.tracePath);
+    const double scale = double(spec.dpi) / figureLayoutDpi();
+    m_logical = QSize(std::max(1, int(std::lround(device.width() / scale))),
+                      std::max(1, int(std::lround(device.height() / scale))));
+    // Separate x/y factors make the logical canvas fill the device exactly (they differ by < 1 px).
+    m_sx = double(device.width()) / m_logical.width();
+    m_sy = double(device.height()) / m_logical.height();
+    TimelineOptions options = spec.timelineOptions(*trace, m_plot->analysis().get());
+    // The layout (legend wrapping) reads the widget size: resize before applying the options.
+    options.disclosureMarks = false; // the ▾ before rank labels is a control, not part of a figure
+    m_plot->resize(m_logical);
+    m_plot->setOptions(options);
+    m_plot->setVisibleRange(*options.range, false);
+    // QCustomPlot picks ticks in the first layout phase, from the axis rect of the *previous* layout; the
+    // plot has never been laid out at this size, so run the layout twice before toPainter() lays it out again.
+    m_plot->setViewport(QRect(QPoint(0, 0), m_logical));
+    for (int pass = 0; pass < 2; ++pass) {
+        for (auto phase : {QCPLayoutElement::upPreparation, QCPLayoutElement::upMargins, QCPLayoutElement::upLayout})
+            m_plot->plotLayout()->update(phase);
+    }
+}
+
+QImage FigureRenderer::renderImage(const FigureSpec& spec)
+{
+    const QSize px = spec.pixelSize();
+    prepare(spec, px);
+    QImage image(px, QImage::Format_RGB32);
+    // Paint at the layout DPI (fonts in points resolve as QFontMetrics resolved them), tag the real DPI after.
+    image.setDotsPerMeterX(dotsPerMeter(figureLayoutDpi()));
+    image.setDotsPerMeterY(dotsPerMeter(figureLayoutDpi()));
+    image.fill(Qt::white);
+    {
+        QCPPainter painter(&image);
+        painter.scale(m_sx, m_sy);
+        m_plot->toPainter(&painter, m_logical.width(), m_logical.height());
+    }
+    image.setDotsPerMeterX(dotsPerMeter(spec.dpi));
+    image.setDotsPerMeterY(dotsPerMeter(spec.dpi));
+    return image;
+}
+
+QByteArray FigureRenderer::render(const FigureSpec& spec)
+{
+    QByteArray out;
+    QBuffer buffer(&out);
+    buffer.open(QIODevice::WriteOnly);
+    switch (spec.format) {
+    case FigureSpec::Format::Png: {
+        const QImage image = renderImage(spec);
+        if (!image.save(&buffer, "PNG"))
+            throw FigureRenderError("the PNG encoder failed");
+        break;
+    }
+    case FigureSpec::Format::Svg: {
+        const QSize px = spec.pixelSize();
+        prepare(spec, px);
+        QSvgGenerator svg;
+        svg.setOutputDevice(&buffer);
+        // Logical pixels as user units; the physical size follows from the layout DPI.
+        svg.setSize(m_logical);
+        svg.setViewBox(QRect(QPoint(0, 0), m_logical));
+        svg.setResolution(figureLayoutDpi());
+        // QSvgGenerator writes <title> and <desc> verbatim (unlike <text>): escape them ourselves.
+        svg.setTitle((spec.title.isEmpty() ? QStringLiteral("Exposure timeline") : spec.title).toHtmlEscaped());
+        svg.setDescription(QStringLiteral("Timeline figure made by Exposure"));
+        QCPPainter painter;
+        if (!painter.begin(&svg))
+            throw FigureRenderError("the SVG generator failed to start");
+        painter.setMode(QCPPainter::pmVectorized);
+        m_plot->toPainter(&painter, m_logical.width(), m_logical.height());
+        painter.end();
+        buffer.close();
+        // The generator derives width/height from whole logical pixels; state the requested size exactly.
+        const QSizeF mm = spec.sizeMm();
+        const QRegularExpression root(QStringLiteral("<svg width=\"[^\"]*\" height=\"[^\"]*\""));
+        const auto m = root.match(QString::fromUtf8(out.left(400)));
+        if (m.hasMatch())
+            out.replace(m.capturedStart(), m.capturedLength(),
+                        QStringLiteral("<svg width=\"%1mm\" height=\"%2mm\"").arg(mm.width()).arg(mm.height()).toUtf8());
+        return out;
+    }
+    case FigureSpec::Format::Pdf: {
+        const QSize px = spec.pixelSize();
+        prepare(spec, px);
+        QPdfWriter pdf(&buffer);
+        pdf.setCreator(QStringLiteral("Exposure"));
+        pdf.setTitle(spec.title);
+        pdf.setDocumentXmpMetadata(xmpPacket(spec.title));
+        const QSizeF mm = spec.sizeMm();
+        pdf.setPageLayout(QPageLayout(QPageSize(mm, QPageSize::Millimeter, QString(), QPageSize::ExactMatch),
+                                      QPageLayout::Portrait, QMarginsF(0, 0, 0, 0)));
+        // The device unit is the layout pixel (see the class comment: points convert like QFontMetrics's).
+        pdf.setResolution(figureLayoutDpi());
+        QCPPainter painter;
+        if (!painter.begin(&pdf))
+            throw FigureRenderError("the PDF writer failed to start");
+        painter.setMode(QCPPainter::pmVectorized);
+        painter.scale(double(pdf.width()) / m_logical.width(), double(pdf.height()) / m_logical.height());
+        m_plot->toPainter(&painter, m_logical.width(), m_logical.height());
+        painter.end();
+        buffer.close();
+        makePdfDeterministic(out);
+        return out;
+    }
+    }
+    buffer.close();
+    return out;
+}
+
+void FigureRenderer::renderToFile(const FigureSpec& spec, const QString& path, bool overwrite)
+{
+    auto fail = [&](const QString& problem) {
+        throw FigureRenderError(QString(path + QStringLiteral(": ") + problem).toStdString());
+    };
+    if (!overwrite && QFileInfo::exists(path))
+        fail(QStringLiteral("already exists (not overwritten; use --force to replace it)"));
+    const QByteArray data = render(spec);
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        fail(QStringLiteral("cannot write (%1)").arg(file.errorString()));
+    if (file.write(data) != data.size())
+        fail(QStringLiteral("cannot write (%1)").arg(file.errorString()));
+    if (!file.commit())
+        fail(QStringLiteral("cannot write (%1)").arg(file.errorString()));
+}
+
+} // namespace exposure
