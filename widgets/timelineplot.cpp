@@ -377,11 +377,23 @@ void TimelinePlot::rebuildLegend()
     }
     const bool hasOverlap = m_scene.index && std::any_of(m_scene.index->overlap.begin(), m_scene.index->overlap.end(),
                                                          [](const IntervalTable& t) { return !t.empty(); });
+    // Hidden / exposed swatches only when the trace has communication: a figure of a run without NCCL
+    // must not show communication colours at all.
+    const bool hasComm = hasOverlap && std::any_of(m_scene.index->overlap.begin(), m_scene.index->overlap.end(),
+                                                   [](const IntervalTable& t) {
+                                                       for (std::size_t i = 0; i < t.size(); ++i)
+                                                           if (t.name(i) == StringId(OverlapState::Hidden)
+                                                               || t.name(i) == StringId(OverlapState::Exposed))
+                                                               return true;
+                                                       return false;
+                                                   });
     if (hasOverlap) {
-        legend->addItem(new SwatchLegendItem(legend, pal.hiddenBrush(), tr("hidden comm.")));
-        legend->addItem(new SwatchLegendItem(legend, pal.exposedBrush(), tr("exposed comm.")));
+        if (hasComm) {
+            legend->addItem(new SwatchLegendItem(legend, pal.hiddenBrush(), tr("hidden comm.")));
+            legend->addItem(new SwatchLegendItem(legend, pal.exposedBrush(), tr("exposed comm.")));
+        }
         legend->addItem(new SwatchLegendItem(legend, QBrush(pal.overlap(OverlapState::ComputeOnly)), tr("compute only")));
-        if (m_scene.options.outlineBackwardOverlap)
+        if (hasComm && m_scene.options.outlineBackwardOverlap)
             legend->addItem(new SwatchLegendItem(legend, QBrush(pal.block(Category::Compute, "gemm")),
                                                  tr("backward, overlapping comm."), true));
     }
