@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "statsreport.h"
 
+#include "collectives.h"
+
 #include "timeformat.h"
 
 #include <algorithm>
@@ -149,6 +151,7 @@ std::string statsJson(const Trace& trace, const Analysis& analysis, const StatsR
     out += "  \"rules\": " + quoted(analysis.rules.source()) + ",\n";
     out += "  \"window\": {\"start_ns\": " + std::to_string(o.window.start)
         + ", \"end_ns\": " + std::to_string(o.window.end) + "},\n";
+    const CollectiveMatch collectives = matchCollectives(trace, analysis);
     out += "  \"ranks\": [";
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         const Rank& rank = trace.ranks[r];
@@ -186,6 +189,16 @@ std::string statsJson(const Trace& trace, const Analysis& analysis, const StatsR
             out += "        }";
         }
         out += first ? "],\n" : "\n      ],\n";
+        {
+            // Whole trace (collectives are matched across ranks, not per window).
+            const RankCollectiveStats& c = collectives.ranks[r];
+            out += "      \"collectives\": {\"matched\": " + std::to_string(c.matched)
+                + ", \"unmatched\": " + std::to_string(c.unmatched) + ", \"wait_ns\": " + std::to_string(c.waitNs)
+                + ", \"transfer_ns\": " + std::to_string(c.transferNs)
+                + ", \"exposed_wait_ns\": " + std::to_string(c.exposedWaitNs)
+                + ", \"caused_waits\": " + std::to_string(c.causedWaits)
+                + ", \"caused_wait_ns\": " + std::to_string(c.causedWaitNs) + "},\n";
+        }
         out += "      \"warnings\": [";
         for (std::size_t i = 0; i < ra.warnings.size(); ++i)
             out += (i ? ", " : "") + quoted(ra.warnings[i]);
@@ -291,6 +304,26 @@ std::string statsTable(const Trace& trace, const Analysis& analysis, const Stats
     out += renderTable(rows, 2);
     out += "\nhidden = communication overlapped by compute; exposed = communication with no compute running;\n"
            "overlap = hidden / comm busy. See 'exposure-cli stats --help' for the exact definitions.\n";
+
+    if (trace.ranks.size() > 1) {
+        const CollectiveMatch m = matchCollectives(trace, analysis);
+        if (!m.groups.empty()) {
+            std::vector<std::vector<std::string>> crows;
+            crows.push_back({"rank", "matched", "unmatched", "waiting", "transfer", "exposed waiting", "made others wait"});
+            for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+                const RankCollectiveStats& c = m.ranks[r];
+                crows.push_back({trace.ranks[r].label, std::to_string(c.matched), std::to_string(c.unmatched),
+                                 dur(c.waitNs), dur(c.transferNs), dur(c.exposedWaitNs),
+                                 c.causedWaits ? dur(c.causedWaitNs) + " in " + std::to_string(c.causedWaits) + " collectives"
+                                               : std::string("-")});
+            }
+            out += "\nCommunication kernels matched across ranks (whole trace): NCCL time before the last rank joined\n"
+                   "each collective is waiting for peers, the rest is transfer.\n";
+            if (m.multipleHosts)
+                out += "Note: the ranks run on several hosts whose clocks may not be aligned; matching assumes they are.\n";
+            out += renderTable(crows, 2);
+        }
+    }
 
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         const RankAnalysis& ra = analysis.ranks[r];

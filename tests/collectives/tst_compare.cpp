@@ -2,6 +2,7 @@
 #include "compare.h"
 
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -120,6 +121,26 @@ private Q_SLOTS:
         QVERIFY(out.contains("\"ranks\": 1,"));
         QVERIFY(out.contains("\"ranks\": 2,"));
         QVERIFY(out.contains("\"steps_used\": 4,")); // 2 ranks x (3 steps - 1 warm-up)
+
+        // The stats JSON carries the same matching per rank: both ranks matched the same number of collectives,
+        // and the waits of one are caused by the other.
+        p.start(QStringLiteral(EXPOSURE_CLI), {QStringLiteral("stats"), QStringLiteral("--json"),
+                                              dir.filePath(QStringLiteral("run2"))});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        const QString stats = QString::fromUtf8(p.readAllStandardOutput());
+        static const QRegularExpression re(QStringLiteral(
+            "\"collectives\": \\{\"matched\": (\\d+), \"unmatched\": (\\d+), \"wait_ns\": (\\d+), "
+            "\"transfer_ns\": (\\d+), \"exposed_wait_ns\": (\\d+), \"caused_waits\": (\\d+), \"caused_wait_ns\": (\\d+)\\}"));
+        QList<QRegularExpressionMatch> ranks;
+        for (auto it = re.globalMatch(stats); it.hasNext();)
+            ranks.append(it.next());
+        QCOMPARE(ranks.size(), 2);
+        QVERIFY(ranks[0].captured(1).toInt() > 0);
+        QCOMPARE(ranks[0].captured(1), ranks[1].captured(1));
+        const qlonglong wait0 = ranks[0].captured(3).toLongLong(), wait1 = ranks[1].captured(3).toLongLong();
+        const qlonglong caused0 = ranks[0].captured(7).toLongLong(), caused1 = ranks[1].captured(7).toLongLong();
+        QCOMPARE(wait0 + wait1, caused0 + caused1);
     }
 };
 
