@@ -415,16 +415,12 @@ OTF2_CallbackCode onParameterUnsigned(OTF2_LocationRef, OTF2_TimeStamp, uint64_t
     const auto& fields = s.archive->paramField;
     if (parameter >= fields.size() || fields[parameter] < 0)
         return OTF2_CALLBACK_SUCCESS;
-    auto& p = s.params;
-    switch (fields[parameter]) {
-    case 0: p.blocksPerGrid = value; break;
-    case 1: p.threadsPerBlock = value; break;
-    case 2: p.staticSharedMemory = value; break;
-    case 3: p.dynamicSharedMemory = value; break;
-    case 4: p.localMemory = value; break;
-    case 5: p.registersPerThread = value; break;
-    default: break;
-    }
+    // A member-pointer table instead of a switch: one indexed store per parameter event.
+    static constexpr std::uint64_t KernelLaunchParams::*kMembers[6] = {
+        &KernelLaunchParams::blocksPerGrid,       &KernelLaunchParams::threadsPerBlock,
+        &KernelLaunchParams::staticSharedMemory,  &KernelLaunchParams::dynamicSharedMemory,
+        &KernelLaunchParams::localMemory,         &KernelLaunchParams::registersPerThread};
+    s.params.*kMembers[fields[parameter]] = value;
     s.haveParams = true;
     return OTF2_CALLBACK_SUCCESS;
 }
@@ -635,8 +631,10 @@ OTF2_CallbackCode defAttribute(void* user, OTF2_AttributeRef self, OTF2_StringRe
 OTF2_CallbackCode defParameter(void* user, OTF2_ParameterRef self, OTF2_StringRef nameRef, OTF2_ParameterType)
 {
     auto& a = *static_cast<Otf2ArchiveState*>(user);
-    if (!growTo(a.paramField, self))
+    if (self >= kMaxDefRef)
         return OTF2_CALLBACK_SUCCESS;
+    if (a.paramField.size() <= self)
+        a.paramField.resize(std::size_t(self) + 1, std::int8_t(-1)); // undefined refs: not a launch parameter
     const std::string& n = a.str(nameRef);
     std::int8_t f = -1;
     if (n == "blocks per grid")
@@ -651,8 +649,6 @@ OTF2_CallbackCode defParameter(void* user, OTF2_ParameterRef self, OTF2_StringRe
         f = 4;
     else if (n == "registers per thread")
         f = 5;
-    std::fill(a.paramField.begin() + std::ptrdiff_t(std::min<std::size_t>(a.paramField.size(), self)),
-              a.paramField.begin() + std::ptrdiff_t(self), std::int8_t(-1));
     a.paramField[self] = f;
     a.haveKernelCounters = a.haveKernelCounters || f >= 0;
     return OTF2_CALLBACK_SUCCESS;
