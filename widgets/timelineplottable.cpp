@@ -299,12 +299,15 @@ void TimelinePlottable::draw(QCPPainter* painter)
                 painter->drawRect(box.adjusted(0, 0, -1, -1));
                 painter->setPen(Qt::NoPen);
             }
-            if (s.options.blockLabels && box.width() > 48 && box.height() >= fm.height() && item.count == 1) {
+            const int textRows = cat == Category::Communication && s.options.twoToneCommunication ? 2 : 1;
+            if (s.options.blockLabels && box.width() > 48 && box.height() >= textRows * fm.height() && item.count == 1) {
                 const std::string& raw = trace.name(id);
                 QString text = s.analysis && id < s.analysis->names.size() && !s.analysis->names[id].displayName.empty()
                     ? QString::fromStdString(s.analysis->names[id].displayName)
                     : QString::fromStdString(raw);
-                const QRect textBox = box.intersected(ar).adjusted(3, 0, -2, 0);
+                QRect textBox = box.intersected(ar).adjusted(3, 0, -2, 0);
+                if (s.options.twoToneCommunication && cat == Category::Communication) // keep the split visible
+                    textBox.setBottom(textBox.top() + box.height() / 2 - 1);
                 text = fm.elidedText(text, Qt::ElideRight, textBox.width());
                 if (text.size() > 1) {
                     painter->setFont(labelFont);

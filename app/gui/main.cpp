@@ -3,6 +3,7 @@
 // trace, lay the window out at that size, save a PNG of the whole window and exit (works under
 // QT_QPA_PLATFORM=offscreen; used for documentation and tests).
 #include "mainwindow.h"
+#include "timeformat.h"
 #include "timelineplot.h"
 
 #include <QApplication>
@@ -12,6 +13,7 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <optional>
 
 using namespace exposure;
 
@@ -48,14 +50,32 @@ int main(int argc, char** argv)
                                   QStringLiteral("FILE"));
     const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1600x1000)."),
                                   QStringLiteral("WxH"), QStringLiteral("1600x1000"));
+    const QCommandLineOption range(QStringLiteral("range"),
+                                   QStringLiteral("Initial visible range, e.g. 2ms:9.5ms (times since trace start)."),
+                                   QStringLiteral("FROM:TO"));
     parser.addOption(shot);
     parser.addOption(size);
+    parser.addOption(range);
     parser.process(app);
     const QStringList args = parser.positionalArguments();
     if (args.size() > 1)
         return fail(QStringLiteral("expected at most one PATH, got %1").arg(args.size()));
 
+    std::optional<TimeRange> initialRange;
+    if (parser.isSet(range)) {
+        const QStringList parts = parser.value(range).split(QLatin1Char(':'));
+        const auto from = parts.size() == 2 ? parseDuration(parts[0].toStdString()) : std::nullopt;
+        const auto to = parts.size() == 2 ? parseDuration(parts[1].toStdString()) : std::nullopt;
+        if (!from || !to || *to <= *from)
+            return fail(QStringLiteral("--range: expected FROM:TO with FROM < TO, e.g. 2ms:9.5ms, got \"%1\"")
+                            .arg(parser.value(range)));
+        initialRange = TimeRange{*from, *to};
+    }
+
     MainWindow window;
+    if (initialRange) // applied once per loaded trace, before the first paint
+        QObject::connect(&window, &MainWindow::traceLoaded, &window,
+                         [&] { window.timeline()->setVisibleRange(*initialRange); });
     if (!parser.isSet(shot)) {
         window.show();
         if (!args.isEmpty())

@@ -21,6 +21,8 @@ private slots:
     void foldedRunsAtWholeTraceZoom();
     void zoomHistoryRestoresExactRanges();
     void collapseRank();
+    void twoToneAndOverlapColoursWithAnalysis();
+    void darkPaletteBackground();
 };
 
 namespace {
@@ -181,6 +183,72 @@ void TestTimelinePlot::collapseRank()
     QCOMPARE(plot.rowLabels().front(), QStringLiteral("Rank 0 \u00B7 CUDA[0:7] compute (collapsed)"));
     QVERIFY(plot.toggleRankCollapsed(0));
     QCOMPARE(plot.rows().size(), std::size_t(6));
+}
+
+void TestTimelinePlot::twoToneAndOverlapColoursWithAnalysis()
+{
+    auto trace = testing::makeDdpTrace(1, 1);
+    auto analysis = analyze(*trace, Rules::defaults());
+    TimelinePlot plot;
+    plot.resize(1000, 500);
+    plot.setTrace(trace, analysis);
+    TimelineOptions o;
+    o.legend = false;
+    o.blockLabels = false;
+    plot.setOptions(o);
+    plot.setVisibleRange({0, L::kStep});
+    plot.replot();
+    const QImage img = plot.toPixmap().toImage();
+    const Palette& pal = plot.scene().palette;
+    const QRect ar = plot.axisRect()->rect();
+    const int ncclRow = plot.scene().rowOf(0, L::kNccl);
+    QVERIFY(ncclRow >= 0);
+    // AllReduce A [5.5, 6.5) ms runs while backward kernels run: the lower half is "hidden" green
+    // except where it falls in the 0.2 ms gap between backward kernels 1 and 2 ([5.8, 6.0) ms).
+    // AllReduce B [8.2, 9.2) ms has no compute beside it: "exposed" vermillion.
+    auto lowerHalf = [&](double ms) {
+        const QRect box = plot.plottable()->boxRect(ncclRow, 0, 1);
+        const int x = int(plot.xAxis->coordToPixel(ms * L::kMs));
+        return QColor(img.pixel(x, box.bottom() - 2)).name();
+    };
+    auto upperHalf = [&](double ms) {
+        const QRect box = plot.plottable()->boxRect(ncclRow, 0, 1);
+        const int x = int(plot.xAxis->coordToPixel(ms * L::kMs));
+        return QColor(img.pixel(x, box.top() + 2)).name();
+    };
+    QCOMPARE(lowerHalf(5.65), pal.overlap(OverlapState::Hidden).name());
+    QCOMPARE(lowerHalf(5.9), pal.overlap(OverlapState::Exposed).name());
+    QCOMPARE(lowerHalf(6.3), pal.overlap(OverlapState::Hidden).name());
+    QCOMPARE(lowerHalf(8.7), pal.overlap(OverlapState::Exposed).name());
+    const auto& nc = analysis->names[trace->ranks[0].lanes[L::kNccl].intervals.name(0)];
+    QCOMPARE(nc.category, Category::Communication);
+    QCOMPARE(upperHalf(8.7), pal.block(Category::Communication, nc.subgroup).name());
+    // The overlap row: compute only at 1 ms, hidden at 5.65 ms, exposed at 8.7 ms, idle band in the gap at 3.9 ms.
+    const int overlapRow = plot.scene().rowOf(0, -1);
+    QVERIFY(overlapRow >= 0);
+    const int y = plot.plottable()->rowBand(overlapRow).center().y();
+    auto at = [&](double ms) { return QColor(img.pixel(int(plot.xAxis->coordToPixel(ms * L::kMs)), y)).name(); };
+    QCOMPARE(at(1.3), pal.overlap(OverlapState::ComputeOnly).name());
+    QCOMPARE(at(5.65), pal.overlap(OverlapState::Hidden).name());
+    QCOMPARE(at(8.7), pal.overlap(OverlapState::Exposed).name());
+    QCOMPARE(at(3.9), pal.idle().name());
+    Q_UNUSED(ar);
+}
+
+void TestTimelinePlot::darkPaletteBackground()
+{
+    TimelinePlot plot;
+    QPalette dark;
+    dark.setColor(QPalette::Base, QColor(30, 30, 30));
+    dark.setColor(QPalette::WindowText, QColor(230, 230, 230));
+    plot.setPalette(dark);
+    plot.resize(600, 300);
+    plot.setTrace(testing::makeDdpTrace(1, 1), nullptr);
+    plot.replot();
+    const QImage img = plot.toPixmap().toImage();
+    QCOMPARE(plot.scene().palette.background().name(), QStringLiteral("#1e1e1e"));
+    QCOMPARE(QColor(img.pixel(2, img.height() - 2)).name(), QStringLiteral("#1e1e1e"));
+    QCOMPARE(plot.xAxis->tickLabelColor().name(), QStringLiteral("#e6e6e6"));
 }
 
 QTEST_MAIN(TestTimelinePlot)
