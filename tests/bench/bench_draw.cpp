@@ -1,8 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Draw-list build time of a zoomed-out 10-million-kernel lane at 1920 px, against baselines measured
 // in the same run: one linear pass over the lane's durations, and the builder without its LOD index.
-// Not run by CTest. Usage: bench_draw [kernels] (default 10 000 000)
+// Then the whole TimelinePlot (offscreen raster, 1920x1080) replotting a zoomed-out 2-rank trace of
+// that many kernels, which is what a user waits for. Not run by CTest.
+// Usage: QT_QPA_PLATFORM=offscreen bench_draw [kernels] (default 10 000 000)
 #include "drawlist.h"
+#include "timelineplot.h"
+#include "viewindex.h"
+
+#include <QApplication>
+#include <QPixmap>
 
 #include <chrono>
 #include <cstdio>
@@ -30,6 +37,7 @@ double bestOfMs(int runs, F&& f)
 
 int main(int argc, char** argv)
 {
+    QApplication app(argc, argv);
     const std::size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 10'000'000;
     // A DDP-like compute stream: kernels of 2–400 µs with short gaps, and a pause every 500 kernels.
     std::mt19937_64 rng(42);
@@ -80,6 +88,44 @@ int main(int argc, char** argv)
                     withLod / linearPass);
         std::printf("%-44s %10.3f %8zu %10.3f\n", (std::string(c.name) + ", no LOD").c_str(), noLod, itemsNoLod,
                     noLod / linearPass);
+    }
+    // Full timeline: 2 ranks, each a compute stream with n/2 kernels and an NCCL stream.
+    {
+        TraceBuilder b;
+        for (int r = 0; r < 2; ++r) {
+            const int rank = b.addRank("Rank " + std::to_string(r));
+            const int compute = b.addLane(rank, "CUDA[" + std::to_string(r) + ":7]", LaneKind::GpuStream, r, 7);
+            const int nccl = b.addLane(rank, "CUDA[" + std::to_string(r) + ":17]", LaneKind::GpuStream, r, 17);
+            auto& table = b.trace().ranks[rank].lanes[compute].intervals;
+            table.reserve(n / 2);
+            const StringId gemm = b.trace().strings.intern("ampere_sgemm_128x64_nn");
+            TimeNs now2 = 0;
+            for (std::size_t i = 0; i < n / 2; ++i) {
+                const TimeNs d = dur(rng);
+                table.append(now2, now2 + d, gemm);
+                if (i % 500 == 250)
+                    b.addInterval(rank, nccl, now2, now2 + 2'000'000, "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+                                  RegionKind::Kernel);
+                now2 += d + (i % 500 == 499 ? 3'000'000 : gap(rng));
+            }
+            b.trace().regionKinds.resize(b.trace().strings.size(), RegionKind::Kernel);
+        }
+        auto trace = b.finish();
+        const auto idxStart = Clock::now();
+        auto index = ViewIndex::build(*trace, nullptr);
+        const double indexMs = std::chrono::duration<double, std::milli>(Clock::now() - idxStart).count();
+        TimelinePlot plot;
+        plot.resize(1920, 1080);
+        plot.setTrace(trace, nullptr, index);
+        plot.replot();
+        const double fullView = bestOfMs(5, [&] { (void)plot.toPixmap(1920, 1080); }); // draws every layer
+        const TimeRange ext = trace->extent;
+        plot.setVisibleRange({ext.start + ext.duration() / 3, ext.start + ext.duration() / 3 + ext.duration() / 1000});
+        const double zoomed = bestOfMs(5, [&] { (void)plot.toPixmap(1920, 1080); });
+        std::printf("\nTimelinePlot, 2 ranks x %zu kernels, 1920x1080 offscreen (view index built in %.1f ms):\n",
+                    n / 2, indexMs);
+        std::printf("%-44s %10.2f %8s %10.3f\n", "render (toPixmap), whole trace", fullView, "-", fullView / linearPass);
+        std::printf("%-44s %10.2f %8s %10.3f\n", "render (toPixmap), 1/1000 of the trace", zoomed, "-", zoomed / linearPass);
     }
     return sink == 42 ? 1 : 0;
 }
