@@ -39,6 +39,7 @@ private slots:
     void badTraceShowsError();
     void cancelKeepsPreviousTrace();
     void keyboardZoomAndHistory();
+    void clickOnFoldExplainsIt();
 
 private:
     bool loadDemo(MainWindow& w);
@@ -319,6 +320,41 @@ void TestMainWindow::keyboardZoomAndHistory()
     const auto& steps = w.analysis()->ranks[0].steps;
     QVERIFY(steps.size() >= 3);
     QCOMPARE(w.visibleRange(), steps[2].range);
+}
+
+void TestMainWindow::clickOnFoldExplainsIt()
+{
+    MainWindow w;
+    w.resize(1000, 700);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.loader()->setLoadFunction([](const std::string&, const LoadOptions&) { return testing::makeDdpTrace(1, 200); });
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(QStringLiteral("generated"));
+    QVERIFY(loaded.wait(10000));
+    w.timeline()->replot();
+    // 200 steps over a few hundred pixels: the 8 kernels of a step fold into one block.
+    const int row = w.timeline()->scene().rowOf(0, L::kCompute);
+    const auto& items = w.timeline()->plottable()->items(row);
+    QVERIFY(!items.empty());
+    const DrawItem item = items[items.size() / 2];
+    QVERIFY(item.folded());
+    const QRect box = w.timeline()->plottable()->boxRect(row, item);
+    QSignalSpy folds(w.timeline(), &TimelinePlot::foldClicked);
+    QTest::mouseClick(w.timeline(), Qt::LeftButton, Qt::NoModifier, box.center());
+    QCOMPARE(folds.count(), 1);
+    const QString expected = QStringLiteral("%1 kernels, largest: ").arg(groupDigits(item.count));
+    QVERIFY2(w.detailsPanel()->heading().startsWith(expected), qPrintable(w.detailsPanel()->heading()));
+    // The tooltip of the same block.
+    const auto hit = w.timeline()->hitAt(box.center());
+    QVERIFY(hit);
+    QCOMPARE(hit->count, item.count);
+    QVERIFY(w.timeline()->tooltipFor(*hit).startsWith(QStringLiteral("%1 kernels in ").arg(groupDigits(item.count))));
+    // The fold's largest interval is selected; zoom to selection shows it.
+    QVERIFY(w.timeline()->zoomToSelection());
+    const auto& t = w.trace()->ranks[0].lanes[L::kCompute].intervals;
+    QVERIFY(w.visibleRange().start < t.start(item.largest));
+    QVERIFY(w.visibleRange().end > t.end(item.largest));
 }
 
 QTEST_MAIN(TestMainWindow)
