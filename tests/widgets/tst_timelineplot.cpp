@@ -23,6 +23,7 @@ private slots:
     void collapseRank();
     void twoToneAndOverlapColoursWithAnalysis();
     void darkPaletteBackground();
+    void rubberBandAndDrag();
 };
 
 namespace {
@@ -249,6 +250,44 @@ void TestTimelinePlot::darkPaletteBackground()
     QCOMPARE(plot.scene().palette.background().name(), QStringLiteral("#1e1e1e"));
     QCOMPARE(QColor(img.pixel(2, img.height() - 2)).name(), QStringLiteral("#1e1e1e"));
     QCOMPARE(plot.xAxis->tickLabelColor().name(), QStringLiteral("#e6e6e6"));
+}
+
+void TestTimelinePlot::rubberBandAndDrag()
+{
+    TimelinePlot plot;
+    plot.resize(1000, 400);
+    plot.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plot));
+    plot.setTrace(testing::makeDdpTrace(1, 4), nullptr);
+    plot.replot();
+    const TimeRange full = plot.visibleRange();
+    const QRect ar = plot.axisRect()->rect();
+    const int y = ar.center().y();
+    const int xa = ar.left() + ar.width() / 4, xb = ar.left() + ar.width() / 2;
+    const double ta = plot.xAxis->pixelToCoord(xa), tb = plot.xAxis->pixelToCoord(xb);
+    // Shift + drag: rubber-band zoom to the dragged time span.
+    QTest::mousePress(&plot, Qt::LeftButton, Qt::ShiftModifier, QPoint(xa, y));
+    QTest::mouseMove(&plot, QPoint((xa + xb) / 2, y));
+    QTest::mouseMove(&plot, QPoint(xb, y));
+    QTest::mouseRelease(&plot, Qt::LeftButton, Qt::ShiftModifier, QPoint(xb, y));
+    const TimeRange zoomed = plot.visibleRange();
+    QVERIFY2(std::abs(double(zoomed.start) - ta) < 2 * (tb - ta) / ar.width()
+                 && std::abs(double(zoomed.end) - tb) < 2 * (tb - ta) / ar.width(),
+             qPrintable(QStringLiteral("%1..%2 vs %3..%4").arg(zoomed.start).arg(zoomed.end).arg(ta).arg(tb)));
+    QCOMPARE(plot.history().current(), zoomed);
+    // Plain drag pans (keeping the duration) and is committed to the history on release.
+    QTest::mousePress(&plot, Qt::LeftButton, Qt::NoModifier, QPoint(xb, y));
+    QTest::mouseMove(&plot, QPoint(xb - 50, y));
+    QTest::mouseMove(&plot, QPoint(xb - 100, y));
+    QTest::mouseRelease(&plot, Qt::LeftButton, Qt::NoModifier, QPoint(xb - 100, y));
+    const TimeRange panned = plot.visibleRange();
+    QVERIFY(panned.start > zoomed.start);
+    QVERIFY(std::abs(panned.duration() - zoomed.duration()) <= 2);
+    QCOMPARE(plot.history().current(), panned);
+    QVERIFY(plot.back());
+    QCOMPARE(plot.visibleRange(), zoomed);
+    QVERIFY(plot.back());
+    QCOMPARE(plot.visibleRange(), full);
 }
 
 QTEST_MAIN(TestTimelinePlot)
