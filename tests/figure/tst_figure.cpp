@@ -22,6 +22,8 @@
 #include <QRadioButton>
 #include <QRegularExpression>
 #include <QSpinBox>
+#include <QSvgRenderer>
+#include <QPainter>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QXmlStreamReader>
@@ -227,6 +229,25 @@ void TestFigure::kernelHasCategoryColourAndGapIsBackground()
     QCOMPARE(QColor(img.pixel(comm.center().x(), comm.top() + 2)).name(),
              r.plot()->scene().palette.block(Category::Communication, "AllReduce").name());
     QCOMPARE(QColor(img.pixel(comm.center().x(), comm.bottom() - 1)).name(),
+             r.plot()->scene().palette.overlap(OverlapState::Exposed).name());
+
+    // The SVG of the same figure, drawn back with QSvgRenderer, has the same colours at the same places
+    // (user units are layout pixels; at 96 DPI those are the PNG's pixels).
+    s.format = FigureSpec::Format::Svg;
+    QSvgRenderer svg(r.render(s));
+    QVERIFY(svg.isValid());
+    QCOMPARE(svg.viewBox(), QRect(0, 0, 1000, 300));
+    QImage back(1000, 300, QImage::Format_RGB32);
+    back.fill(Qt::magenta);
+    {
+        QPainter p(&back);
+        svg.render(&p, QRectF(0, 0, 1000, 300));
+    }
+    if (qEnvironmentVariableIsSet("EXPOSURE_FIGURE_DUMP"))
+        back.save(qEnvironmentVariable("EXPOSURE_FIGURE_DUMP") + QStringLiteral("/svg-back.png"));
+    QCOMPARE(QColor(back.pixel(inKernel)).name(), gemm.name());
+    QCOMPARE(QColor(back.pixel(gap.center())).name(), QStringLiteral("#ffffff"));
+    QCOMPARE(QColor(back.pixel(comm.center().x(), comm.bottom() - 1)).name(),
              r.plot()->scene().palette.overlap(OverlapState::Exposed).name());
 }
 
