@@ -214,6 +214,14 @@ TimelinePlot::TimelinePlot(QWidget* parent)
     plotLayout()->simplify();
     m_legendHolder->setColumnStretchFactor(1, 1.0);
     m_legendHolder->setMargins(QMargins(0, 0, 0, 0));
+    // Same for a legend right of the plot: the empty cell below takes the spare height.
+    m_sideHolder = new QCPLayoutGrid;
+    plotLayout()->addElement(plotLayout()->rowCount(), 0, m_sideHolder);
+    m_sideHolder->addElement(1, 0, new QCPLayoutElement(this));
+    plotLayout()->take(m_sideHolder);
+    plotLayout()->simplify();
+    m_sideHolder->setRowStretchFactor(1, 1.0);
+    m_sideHolder->setMargins(QMargins(0, 0, 0, 0));
     m_title = new QCPTextElement(this);
     m_title->setVisible(false);
     legend->setVisible(true);
@@ -233,6 +241,8 @@ TimelinePlot::~TimelinePlot()
 {
     if (!m_legendHolder->layout()) // not owned by the plot layout while the legend is elsewhere
         delete m_legendHolder;
+    if (!m_sideHolder->layout())
+        delete m_sideHolder;
 }
 
 void TimelinePlot::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
@@ -408,6 +418,8 @@ void TimelinePlot::applyLayout()
         legend->layout()->take(legend);
     if (m_legendHolder->layout())
         m_legendHolder->layout()->take(m_legendHolder);
+    if (m_sideHolder->layout())
+        m_sideHolder->layout()->take(m_sideHolder);
     plotLayout()->simplify();
     auto* grid = plotLayout();
     const auto& o = m_scene.options;
@@ -424,10 +436,17 @@ void TimelinePlot::applyLayout()
             grid->addElement(grid->rowCount() - 1, 0, m_legendHolder);
             m_legendHolder->addElement(0, 0, legend);
             break;
-        case LegendPosition::Right:
+        case LegendPosition::Right: {
+            int axisRow = 0;
+            for (int r = 0; r < grid->rowCount(); ++r)
+                if (grid->hasElement(r, 0) && grid->element(r, 0) == axisRect())
+                    axisRow = r;
             grid->insertColumn(grid->columnCount());
-            grid->addElement(0, grid->columnCount() - 1, legend);
+            grid->addElement(axisRow, grid->columnCount() - 1, m_sideHolder);
+            m_sideHolder->addElement(0, 0, legend);
+            m_sideHolder->setRowStretchFactor(0, 0.001);
             break;
+        }
         case LegendPosition::InsideTopRight:
             axisRect()->insetLayout()->addElement(legend, Qt::AlignTop | Qt::AlignRight);
             break;
@@ -448,8 +467,12 @@ void TimelinePlot::applyLayout()
         grid->setRowStretchFactor(r, grid->element(r, 0) == axisRect() ? 1.0 : 0.001);
     if (m_legendHolder->layout())
         m_legendHolder->setColumnStretchFactor(0, 0.001);
-    for (int c = 0; c < grid->columnCount(); ++c)
-        grid->setColumnStretchFactor(c, grid->element(0, c) == legend ? 0.001 : 1.0);
+    for (int c = 0; c < grid->columnCount(); ++c) {
+        bool side = false;
+        for (int r = 0; r < grid->rowCount(); ++r)
+            side = side || (grid->hasElement(r, c) && grid->element(r, c) == m_sideHolder);
+        grid->setColumnStretchFactor(c, side ? 0.001 : 1.0);
+    }
 }
 
 void TimelinePlot::applyStyle()

@@ -134,6 +134,7 @@ private:
     QSharedPointer<QCPAxisTickerText> m_rowTicker;
     QCPTextElement* m_title = nullptr;
     QCPLayoutGrid* m_legendHolder = nullptr;
+    QCPLayoutGrid* m_sideHolder = nullptr; // the legend on the right, packed at the top
     int m_legendWrap = 0;
     ZoomHistory m_history;
     QTimer m_commitTimer;
