@@ -104,6 +104,7 @@ private Q_SLOTS:
     void demoTrace();
     void progressAndCancel();
     void threadCountDoesNotChangeTheResult();
+    void ticksConvertExactlyAtAnOddResolution();
 };
 
 void TestOtf2Import::basicArchive()
@@ -546,6 +547,41 @@ void TestOtf2Import::threadCountDoesNotChangeTheResult()
     QCOMPARE(launches.front().interval, 0u);
     QCOMPARE(launches[1].cpuLane, 0u);
     QCOMPARE(launches.size(), spec.ranks[0].streams[0].kernels.size());
+}
+
+void TestOtf2Import::ticksConvertExactlyAtAnOddResolution()
+{
+    // The MI300 archive's TSC rate and offset; raw ticks with gaps from 1 tick to ~2^36 ticks.
+    ArchiveSpec spec;
+    spec.timerResolution = 3'699'958'577ull;
+    spec.globalOffsetTicks = 6'127'384'835'033'798ull;
+    auto& r = spec.addRank(0);
+    std::vector<std::uint64_t> ticks;
+    std::uint64_t t = spec.globalOffsetTicks;
+    std::uint64_t x = 88172645463325252ull; // xorshift: deterministic
+    for (int i = 0; i < 2000; ++i) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        t += 1 + (x >> (28 + (x & 31))); // mostly small steps, sometimes huge ones
+        ticks.push_back(t);
+    }
+    for (std::size_t i = 0; i + 1 < ticks.size(); i += 2) {
+        r.threads[0].raw.push_back({RawEvent::Enter, 0, "r", ticks[i]});
+        r.threads[0].raw.push_back({RawEvent::Leave, 0, "r", ticks[i + 1]});
+    }
+    QTemporaryDir dir;
+    writeArchive(path(dir), spec);
+    const auto tr = loadTrace(path(dir));
+    const auto& iv = tr->ranks[0].lanes[0].intervals;
+    QCOMPARE(iv.size(), ticks.size() / 2);
+    __extension__ typedef unsigned __int128 U128;
+    auto ns = [&](std::uint64_t tk) { return TimeNs(U128(tk) * 1'000'000'000u / spec.timerResolution); };
+    QCOMPARE(tr->originAbsNs, ns(ticks[0]));
+    for (std::size_t k = 0; k < iv.size(); ++k) {
+        QCOMPARE(iv.start(k), ns(ticks[2 * k]) - ns(ticks[0]));
+        QCOMPARE(iv.end(k), ns(ticks[2 * k + 1]) - ns(ticks[0]));
+    }
 }
 
 QTEST_APPLESS_MAIN(TestOtf2Import)
