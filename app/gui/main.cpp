@@ -64,9 +64,9 @@ int main(int argc, char** argv)
     std::optional<TimeRange> initialRange;
     if (parser.isSet(range)) {
         const QStringList parts = parser.value(range).split(QLatin1Char(':'));
-        const auto from = parts.size() == 2 ? parseDuration(parts[0].toStdString()) : std::nullopt;
-        const auto to = parts.size() == 2 ? parseDuration(parts[1].toStdString()) : std::nullopt;
-        if (!from || !to || *to <= *from)
+        const auto from = parseDuration(parts.value(0).toStdString());
+        const auto to = parseDuration(parts.value(1).toStdString());
+        if (parts.size() != 2 || !from || !to || to.value_or(0) <= from.value_or(0))
             return fail(QStringLiteral("--range: expected FROM:TO with FROM < TO, e.g. 2ms:9.5ms, got \"%1\"")
                             .arg(parser.value(range)));
         initialRange = TimeRange{*from, *to};

@@ -40,6 +40,7 @@ private slots:
     void cancelKeepsPreviousTrace();
     void keyboardZoomAndHistory();
     void clickOnFoldExplainsIt();
+    void screenshotCommandLine();
 
 private:
     bool loadDemo(MainWindow& w);
@@ -107,6 +108,8 @@ void TestMainWindow::clickFillsDetails()
     QVERIFY(p);
     QTest::mouseClick(w.timeline(), Qt::LeftButton, Qt::NoModifier, *p);
     const DetailsPanel* d = w.detailsPanel();
+    if (qEnvironmentVariableIsSet("EXPOSURE_TEST_SHOT")) // for looking at it
+        w.grab().save(qEnvironmentVariable("EXPOSURE_TEST_SHOT"));
     const std::string& name = trace->name(t.name(k));
     const auto& nc = w.analysis()->names[t.name(k)];
     QCOMPARE(d->field(QStringLiteral("Name")), QString::fromStdString(nc.displayName.empty() ? name : nc.displayName));
@@ -355,6 +358,36 @@ void TestMainWindow::clickOnFoldExplainsIt()
     const auto& t = w.trace()->ranks[0].lanes[L::kCompute].intervals;
     QVERIFY(w.visibleRange().start < t.start(item.largest));
     QVERIFY(w.visibleRange().end > t.end(item.largest));
+}
+
+void TestMainWindow::screenshotCommandLine()
+{
+    QTemporaryDir dir;
+    const QString png = dir.filePath(QStringLiteral("shot.png"));
+    QProcess gui;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), dir.path()); // no settings from (or for) the user
+    gui.setProcessEnvironment(env);
+    gui.start(QStringLiteral(EXPOSURE_GUI), {QStringLiteral("--screenshot"), png, QStringLiteral("--size"),
+                                             QStringLiteral("1024x700"), m_demo});
+    QVERIFY(gui.waitForFinished(60000));
+    QCOMPARE(gui.exitCode(), 0);
+    const QImage image(png);
+    QCOMPARE(image.size(), QSize(1024, 700));
+    // Not blank: the timeline's colours are in it.
+    int coloured = 0;
+    for (int y = 0; y < image.height(); y += 7)
+        for (int x = 0; x < image.width(); x += 7)
+            coloured += QColor(image.pixel(x, y)).saturation() > 80;
+    QVERIFY(coloured > 500);
+
+    gui.start(QStringLiteral(EXPOSURE_GUI), {QStringLiteral("--screenshot"), png, dir.filePath(QStringLiteral("missing"))});
+    QVERIFY(gui.waitForFinished(60000));
+    QCOMPARE(gui.exitCode(), 2);
+    const QString err = QString::fromUtf8(gui.readAllStandardError());
+    QVERIFY2(err.contains(QStringLiteral("exposure: ") + dir.filePath(QStringLiteral("missing")) + QStringLiteral(": ")),
+             qPrintable(err));
 }
 
 QTEST_MAIN(TestMainWindow)
