@@ -161,9 +161,39 @@ void FigureRenderer::prepare(const FigureSpec& spec, QSize device)
     m_plot->setVisibleRange(*options.range, false);
     // Legend items are exactly one text line tall and clip to that; glyph descenders ("g", "p") can reach a pixel
     // or two lower when drawn scaled, so give every item some air.
-    for (int i = 0; i < m_plot->legend->itemCount(); ++i)
-        if (QCPAbstractLegendItem* item = m_plot->legend->item(i))
-            item->setMargins(QMargins(0, 2, 0, 2));
+    std::vector<int> widths;
+    for (int i = 0; i < m_plot->legend->itemCount(); ++i) {
+        if (QCPAbstractLegendItem* item = m_plot->legend->item(i)) {
+            item->setMargins(QMargins(0, 1, 0, 2));
+            widths.push_back(item->minimumOuterSizeHint().width());
+        }
+    }
+    // A legend above or below the plot gets as many columns as fit at this width (the timeline's own wrap
+    // assumes a screen-sized plot; in an 85 mm figure it would stack every entry and squeeze the plot).
+    // Entries fill row by row, so column c holds entries c, c + n, c + 2n, ... and is as wide as the widest.
+    if (options.legend && !widths.empty()
+        && (options.legendPosition == LegendPosition::Top || options.legendPosition == LegendPosition::Bottom)) {
+        const QMargins lm = m_plot->legend->margins();
+        const int spacing = m_plot->legend->columnSpacing();
+        const int avail = m_logical.width() - lm.left() - lm.right();
+        int columns = 1;
+        for (int n = int(widths.size()); n > 1; --n) {
+            int total = (n - 1) * spacing;
+            for (int c = 0; c < n; ++c) {
+                int w = 0;
+                for (std::size_t i = std::size_t(c); i < widths.size(); i += std::size_t(n))
+                    w = std::max(w, widths[i]);
+                total += w;
+            }
+            if (total <= avail) {
+                columns = n;
+                break;
+            }
+        }
+        m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, false);
+        m_plot->legend->setWrap(columns);
+        m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+    }
     // QCustomPlot picks ticks in the first layout phase, from the axis rect of the *previous* layout; the
     // plot has never been laid out at this size, so run the layout twice before toPainter() lays it out again.
     m_plot->setViewport(QRect(QPoint(0, 0), m_logical));

@@ -726,6 +726,15 @@ void TestFigure::cliRefusesExistingFileUnlessForced()
                 QStringLiteral("overlap"), QStringLiteral("--legend")});
     QCOMPARE(r.exitCode, 0);
     QCOMPARE(readAll(again), svg);
+    // PDF bytes are the same from one process to the next too (font objects, dates, document id).
+    const QString pdf1 = m_dir.filePath(QStringLiteral("cli1.pdf")), pdf2 = m_dir.filePath(QStringLiteral("cli2.pdf"));
+    for (const QString& p : {pdf1, pdf2}) {
+        r = runCli({QStringLiteral("render"), m_archive, QStringLiteral("-o"), p, QStringLiteral("--title"),
+                    QStringLiteral("Bold title, regular labels"), QStringLiteral("--force")});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+    }
+    QVERIFY(readAll(pdf1).startsWith("%PDF-"));
+    QCOMPARE(readAll(pdf1), readAll(pdf2));
 }
 
 QTEST_MAIN(TestFigure)
