@@ -157,7 +157,10 @@ void TimelinePlottable::ensureLists() const
             list.clear();
             continue;
         }
-        DrawListBuilder::build(*t, m_scene->lod(int(row)), p, list);
+        DrawListParams rp = p;
+        if (m_scene->index && m_scene->rows[row].kind == TimelineRow::Kind::Lane)
+            rp.lowPriority = &m_scene->index->lowPriority;
+        DrawListBuilder::build(*t, m_scene->lod(int(row)), rp, list);
     }
     const std::size_t rankCount = m_scene->trace ? m_scene->trace->ranks.size() : 0;
     m_overlapLists.resize(rankCount);

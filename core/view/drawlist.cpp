@@ -7,10 +7,29 @@
 
 namespace exposure {
 
-void LodIndex::build(const IntervalTable& table)
+namespace {
+
+bool isLow(const std::vector<std::uint8_t>* low, StringId name)
+{
+    return low && name < low->size() && (*low)[name] != 0;
+}
+
+// Does candidate (duration, low priority) beat the current representative? Strictly, so that the
+// earliest of equals stays, exactly as the linear walk does.
+bool beats(TimeNs candDur, bool candLow, TimeNs curDur, bool curLow)
+{
+    if (candLow != curLow)
+        return !candLow;
+    return candDur > curDur;
+}
+
+} // namespace
+
+void LodIndex::build(const IntervalTable& table, const std::vector<std::uint8_t>* lowPriority)
 {
     m_levels.clear();
     m_count = table.size();
+    m_lowPriority = lowPriority;
     const std::size_t n = table.size();
     if (n < kBaseBlock)
         return;
@@ -18,13 +37,17 @@ void LodIndex::build(const IntervalTable& table)
     std::vector<Node> level(n / kBaseBlock);
     for (std::size_t b = 0; b < level.size(); ++b) {
         const std::size_t first = b * kBaseBlock;
-        Node node{table.end(first), std::uint32_t(first)};
-        TimeNs best = table.duration(first);
+        Node node{table.end(first), table.duration(first), std::uint32_t(first)};
+        TimeNs bestDur = node.maxDuration;
+        bool bestLow = isLow(lowPriority, table.name(first));
         for (std::size_t i = first + 1; i < first + kBaseBlock; ++i) {
             const TimeNs d = table.duration(i);
             node.maxEnd = std::max(node.maxEnd, table.start(i) + d);
-            if (d > best) { // strict: keep the earliest longest, as the linear scan does
-                best = d;
+            node.maxDuration = std::max(node.maxDuration, d);
+            const bool low = isLow(lowPriority, table.name(i));
+            if (beats(d, low, bestDur, bestLow)) {
+                bestDur = d;
+                bestLow = low;
                 node.longest = std::uint32_t(i);
             }
         }
@@ -39,7 +62,11 @@ void LodIndex::build(const IntervalTable& table)
             const Node& l = below[2 * b];
             const Node& r = below[2 * b + 1];
             up[b].maxEnd = std::max(l.maxEnd, r.maxEnd);
-            up[b].longest = table.duration(r.longest) > table.duration(l.longest) ? r.longest : l.longest;
+            up[b].maxDuration = std::max(l.maxDuration, r.maxDuration);
+            up[b].longest = beats(table.duration(r.longest), isLow(lowPriority, table.name(r.longest)),
+                                  table.duration(l.longest), isLow(lowPriority, table.name(l.longest)))
+                ? r.longest
+                : l.longest;
         }
         m_levels.push_back(std::move(up));
     }
@@ -124,8 +151,8 @@ void DrawListBuilder::build(const IntervalTable& table, const LodIndex* lod, con
     const std::size_t n = table.size();
     if (n == 0 || p.t1 <= p.t0 || !(p.nsPerPixel > 0))
         return;
-    if (lod && lod->intervalCount() != n)
-        lod = nullptr; // stale index: fall back to the exact linear walk
+    if (lod && (lod->intervalCount() != n || lod->lowPriority() != p.lowPriority))
+        lod = nullptr; // stale or differently built index: fall back to the exact linear walk
     const double threshold = p.minPixels * p.nsPerPixel;
     const PixelMap map{p.t0, p.nsPerPixel, std::ceil(double(p.t1 - p.t0) / p.nsPerPixel) + 1};
 
@@ -160,6 +187,7 @@ void DrawListBuilder::build(const IntervalTable& table, const LodIndex* lod, con
         std::size_t count = 1;
         std::size_t largest = i;
         TimeNs largestDur = d;
+        bool largestLow = isLow(p.lowPriority, table.name(i));
         TimeNs runEnd = e;
         ++i;
         while (i < n) {
@@ -175,12 +203,14 @@ void DrawListBuilder::build(const IntervalTable& table, const LodIndex* lod, con
                     if (lastStart >= p.t1 || double(lastStart - runEnd) >= threshold)
                         continue;
                     const auto& node = lod->node(level, i / size);
-                    const TimeNs longest = table.duration(node.longest);
-                    if (double(longest) >= threshold)
+                    if (double(node.maxDuration) >= threshold)
                         continue;
                     runEnd = std::max(runEnd, node.maxEnd);
-                    if (longest > largestDur) {
-                        largestDur = longest;
+                    const TimeNs repDur = table.duration(node.longest);
+                    const bool repLow = isLow(p.lowPriority, table.name(node.longest));
+                    if (beats(repDur, repLow, largestDur, largestLow)) {
+                        largestDur = repDur;
+                        largestLow = repLow;
                         largest = node.longest;
                     }
                     count += size;
@@ -198,8 +228,10 @@ void DrawListBuilder::build(const IntervalTable& table, const LodIndex* lod, con
             if (double(d2) >= threshold)
                 break;
             runEnd = std::max(runEnd, s2 + d2);
-            if (d2 > largestDur) {
+            const bool low2 = isLow(p.lowPriority, table.name(i));
+            if (beats(d2, low2, largestDur, largestLow)) {
                 largestDur = d2;
+                largestLow = low2;
                 largest = i;
             }
             ++count;

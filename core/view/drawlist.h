@@ -22,12 +22,19 @@ public:
     struct Node
     {
         TimeNs maxEnd = 0;
-        std::uint32_t longest = 0; // interval index of the longest interval in the block
+        TimeNs maxDuration = 0;
+        std::uint32_t longest = 0; // the block's representative: its longest interval, preferring
+                                   // intervals whose name is not low priority (see DrawListParams)
     };
 
     LodIndex() = default;
-    explicit LodIndex(const IntervalTable& table) { build(table); }
-    void build(const IntervalTable& table);
+    explicit LodIndex(const IntervalTable& table, const std::vector<std::uint8_t>* lowPriority = nullptr)
+    {
+        build(table, lowPriority);
+    }
+    // lowPriority must be the same vector later passed in DrawListParams.
+    void build(const IntervalTable& table, const std::vector<std::uint8_t>* lowPriority = nullptr);
+    const std::vector<std::uint8_t>* lowPriority() const { return m_lowPriority; }
 
     std::size_t levelCount() const { return m_levels.size(); }
     std::size_t blockSize(std::size_t level) const { return kBaseBlock << level; }
@@ -38,6 +45,7 @@ public:
 private:
     std::vector<std::vector<Node>> m_levels;
     std::size_t m_count = 0;
+    const std::vector<std::uint8_t>* m_lowPriority = nullptr;
 };
 
 // One rectangle of a lane's draw list, in integer pixel columns relative to the view start.
@@ -62,6 +70,9 @@ struct DrawListParams
     TimeNs t1 = 0;          // visible range end
     double nsPerPixel = 1;  // > 0
     double minPixels = 2;   // intervals narrower than this fold into runs
+    // By StringId, non-zero for names that should not represent a fold (e.g. "COMPUTE IDLE" between
+    // kernels): a fold shows its longest interval among the others, if it has any.
+    const std::vector<std::uint8_t>* lowPriority = nullptr;
 };
 
 // Builds the bounded list of rectangles that represent one lane in a visible range.
@@ -71,7 +82,9 @@ struct DrawListParams
 //  * a wide interval is emitted on its own (count 1);
 //  * a narrow interval opens a run; following intervals join the run while they are narrow and
 //    start less than minPixels · nsPerPixel after the run's current end (the largest end so far);
-//  * a run of one interval is emitted as that interval, a longer run as one fold item;
+//  * a run of one interval is emitted as that interval, a longer run as one fold item whose
+//    `largest` is its longest interval (the earliest of equals), intervals with a low-priority name
+//    counting only when the run has nothing else;
 //  * intervals that end at or before t0, or start at or after t1, are not drawn.
 //  Pixel columns: x0 = floor((start - t0) / nsPerPixel), x1 = max(x0 + 1, floor((end - t0) / nsPerPixel)),
 //  both clamped to [-1, ceil(width) + 1].

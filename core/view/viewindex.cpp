@@ -65,6 +65,9 @@ std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Anal
     for (std::size_t id = 0; id < nameCount; ++id)
         cats[id] = categoryOf(trace, analysis, StringId(id));
     index->nameStats.assign(nameCount, {});
+    index->lowPriority.assign(nameCount, 0);
+    for (std::size_t id = 0; id < nameCount; ++id)
+        index->lowPriority[id] = cats[id] == Category::Idle ? 1 : 0;
 
     index->lod.resize(trace.ranks.size());
     index->roles.resize(trace.ranks.size());
@@ -74,7 +77,7 @@ std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Anal
         const Rank& rank = trace.ranks[r];
         index->lod[r].reserve(rank.lanes.size());
         for (const Lane& lane : rank.lanes) {
-            index->lod[r].emplace_back(lane.intervals);
+            index->lod[r].emplace_back(lane.intervals, &index->lowPriority);
             std::array<TimeNs, kCategoryCount> busy{};
             const auto& t = lane.intervals;
             for (std::size_t i = 0; i < t.size(); ++i) {

@@ -39,6 +39,9 @@ struct ViewIndex
     std::vector<IntervalTable> overlap;           // [rank]; empty without analysis
     std::vector<LodIndex> overlapLod;             // [rank]
     std::vector<NameStats> nameStats;             // by StringId
+    // By StringId: 1 for idle / sync names, so that a fold of kernels and the idle gaps between them
+    // shows a kernel colour (the lane LODs are built with it; pass it in DrawListParams::lowPriority).
+    std::vector<std::uint8_t> lowPriority;
 
     static std::shared_ptr<const ViewIndex> build(const Trace& trace, const Analysis* analysis);
 };

@@ -51,6 +51,7 @@ private slots:
     void lodMatchesLinearWalk_data();
     void lodMatchesLinearWalk();
     void foldingBoundsTheListAtMillions();
+    void lowPriorityNamesDoNotRepresentFolds();
     void hitItem_data();
     void hitItem();
     void hitInterval();
@@ -190,6 +191,41 @@ void TestView::foldingBoundsTheListAtMillions()
     QCOMPARE(items[0].count, 2000000u);
     QCOMPARE(items[0].x0, 0);
     QCOMPARE(items[0].x1, 999);
+}
+
+void TestView::lowPriorityNamesDoNotRepresentFolds()
+{
+    // Kernels (name 0, 3 ns) separated by idle intervals (name 1, 6 ns), 10 ns per pixel: one fold.
+    IntervalTable t;
+    for (int i = 0; i < 4000; ++i) {
+        t.append(i * 10, i * 10 + 3, 0);
+        t.append(i * 10 + 3, i * 10 + 9, 1);
+    }
+    t.append(40000, 40005, 0); // a kernel ending the run
+    const std::vector<std::uint8_t> low = {0, 1};
+    DrawListParams p{0, 50000, 1000.0, 2};
+    auto plain = DrawListBuilder::build(t, nullptr, p);
+    QCOMPARE(plain.size(), std::size_t(1));
+    QCOMPARE(t.name(plain[0].largest), StringId(1)); // without priorities the idle gaps win
+    p.lowPriority = &low;
+    const auto linear = DrawListBuilder::build(t, nullptr, p);
+    const LodIndex lod(t, &low);
+    const auto fast = DrawListBuilder::build(t, &lod, p);
+    QCOMPARE(linear.size(), std::size_t(1));
+    QCOMPARE(linear[0].count, 8001u);
+    QCOMPARE(t.name(linear[0].largest), StringId(0));
+    QCOMPARE(linear[0].largest, 8000u); // the 5 ns kernel at the end is the longest non-idle one
+    QCOMPARE(describe(fast), describe(linear));
+    // Only idle in the run: idle represents it.
+    IntervalTable idleOnly;
+    idleOnly.append(0, 5, 1);
+    idleOnly.append(6, 9, 1);
+    const auto onlyIdle = DrawListBuilder::build(idleOnly, nullptr, p);
+    QCOMPARE(onlyIdle.size(), std::size_t(1));
+    QCOMPARE(onlyIdle[0].largest, 0u);
+    // An index built without the priorities is not used with them (results stay exact).
+    const LodIndex plainLod(t);
+    QCOMPARE(describe(DrawListBuilder::build(t, &plainLod, p)), describe(linear));
 }
 
 void TestView::hitItem_data()
