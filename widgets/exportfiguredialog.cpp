@@ -143,7 +143,7 @@ void ExportFigureDialog::buildUi()
                                                       m_heightMm, m_dpi})
         sizeRow->addWidget(w);
     sizeRow->addStretch();
-    form->addRow(tr("&Width × height:"), sizeRow);
+    form->addRow(tr("Width × height:"), sizeRow);
     m_sizeInfo = new QLabel;
     m_sizeInfo->setObjectName(QStringLiteral("sizeInfo"));
     form->addRow(QString(), m_sizeInfo);
@@ -183,7 +183,7 @@ void ExportFigureDialog::buildUi()
     rangeRow->addWidget(m_step);
     rangeRow->addWidget(m_from);
     rangeRow->addWidget(m_to);
-    form->addRow(tr("&Range:"), rangeRow);
+    form->addRow(tr("Range:"), rangeRow);
 
     // Rows.
     m_rows = new QComboBox;
@@ -198,7 +198,7 @@ void ExportFigureDialog::buildUi()
     rowsRow->addWidget(m_rows);
     rowsRow->addWidget(m_overlapLanes);
     rowsRow->addStretch();
-    form->addRow(tr("R&ows:"), rowsRow);
+    form->addRow(tr("Rows:"), rowsRow);
     m_rowList = new QListWidget;
     m_rowList->setObjectName(QStringLiteral("rowList"));
     m_rowList->setMaximumHeight(110);
@@ -237,7 +237,7 @@ void ExportFigureDialog::buildUi()
     auto* fontRow = new QHBoxLayout;
     fontRow->addWidget(m_fontFamily, 1);
     fontRow->addWidget(m_fontSize);
-    form->addRow(tr("F&ont:"), fontRow);
+    form->addRow(tr("Font:"), fontRow);
     m_legend = new QCheckBox(tr("Show"));
     m_legend->setObjectName(QStringLiteral("legend"));
     m_legendPosition = new QComboBox;
@@ -250,7 +250,7 @@ void ExportFigureDialog::buildUi()
     legendRow->addWidget(m_legend);
     legendRow->addWidget(m_legendPosition);
     legendRow->addStretch();
-    form->addRow(tr("&Legend:"), legendRow);
+    form->addRow(tr("Legend:"), legendRow);
     m_title = new QLineEdit;
     m_title->setObjectName(QStringLiteral("title"));
     m_title->setPlaceholderText(tr("no title"));
@@ -267,7 +267,7 @@ void ExportFigureDialog::buildUi()
     auto* axisRow = new QHBoxLayout;
     axisRow->addWidget(m_axisLabel, 1);
     axisRow->addWidget(m_timeUnit);
-    form->addRow(tr("Time &axis:"), axisRow);
+    form->addRow(tr("Time axis:"), axisRow);
 
     auto* settingsBox = new QGroupBox(tr("Figure"));
     settingsBox->setLayout(form);
@@ -452,7 +452,7 @@ void ExportFigureDialog::renderPreview()
     s.dpi = std::max(30, int(std::floor(s.dpi * scale)));
     try {
         m_preview = m_renderer->renderImage(s);
-        m_status->setText(QString());
+        m_status->setText(m_renderer->crowdingWarning());
         const QSize box = m_previewLabel->contentsRect().size().expandedTo(QSize(kPreviewWidth, kPreviewHeight) / 2);
         m_previewLabel->setPixmap(QPixmap::fromImage(
             m_preview.scaled(box, Qt::KeepAspectRatio, Qt::SmoothTransformation)));

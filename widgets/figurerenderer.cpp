@@ -203,6 +203,20 @@ void FigureRenderer::prepare(const FigureSpec& spec, QSize device)
     }
 }
 
+QString FigureRenderer::crowdingWarning() const
+{
+    if (m_plot->rows().empty())
+        return QObject::tr("No rows to draw: choose other rows.");
+    const int rowHeight = m_plot->plottable()->rowBand(0).height();
+    const int textHeight = QFontMetrics(m_plot->yAxis->tickLabelFont()).height();
+    if (rowHeight >= textHeight)
+        return {};
+    return QObject::tr("Rows are %1 px tall, less than their %2 px labels: choose fewer rows, a taller figure "
+                       "or a smaller font.")
+        .arg(rowHeight)
+        .arg(textHeight);
+}
+
 QImage FigureRenderer::renderImage(const FigureSpec& spec)
 {
     const QSize px = spec.pixelSize();

@@ -55,6 +55,8 @@ public:
 
     // The plot used for rendering (for tests: row labels, pixel positions after renderImage).
     TimelinePlot* plot() const { return m_plot.get(); }
+    // After a render: a hint when the rows came out shorter than their labels ("" when the figure is fine).
+    QString crowdingWarning() const;
     // Logical (layout) size and scale of the last render.
     QSize logicalSize() const { return m_logical; }
     double scaleX() const { return m_sx; }

@@ -595,6 +595,12 @@ void TestFigure::dialogSpecRendersSameThroughCli()
     QCOMPARE(spec.palette, PaletteKind::ColorBlind);
     QCOMPARE(spec.tracePath, QString::fromStdString(trace->sourcePath));
     QVERIFY(!dialog.previewImage().isNull());
+    if (qEnvironmentVariableIsSet("EXPOSURE_FIGURE_DUMP")) { // to look at the dialog
+        dialog.resize(dialog.sizeHint());
+        dialog.show();
+        QCoreApplication::processEvents();
+        dialog.grab().save(qEnvironmentVariable("EXPOSURE_FIGURE_DUMP") + QStringLiteral("/dialog.png"));
+    }
 
     const QString specPath = m_dir.filePath(QStringLiteral("dialog-spec.json"));
     QVERIFY(dialog.saveSpecTo(specPath));
