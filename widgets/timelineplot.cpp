@@ -199,6 +199,7 @@ TimelinePlot::TimelinePlot(QWidget* parent)
             setVisibleRange({TimeNs(std::llround(std::min(a, b))), TimeNs(std::llround(std::max(a, b)))});
     });
     connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, &TimelinePlot::onKeyRangeChanged);
+    connect(this, &QCustomPlot::beforeReplot, this, &TimelinePlot::updateRowRange);
 
     m_commitTimer.setSingleShot(true);
     m_commitTimer.setInterval(300);
@@ -323,10 +324,22 @@ void TimelinePlot::rebuildRows()
         ticks.insert(double(i), label + QLatin1Char(' '));
     }
     m_rowTicker->setTicks(ticks);
-    yAxis->setRange(-0.5, std::max<double>(0.5, double(m_scene.rows.size()) - 0.5));
+    updateRowRange();
     if (m_selection && m_scene.rowOf(m_selection->rank, m_selection->lane) < 0)
         m_selection.reset();
     m_hover.reset();
+}
+
+void TimelinePlot::updateRowRange()
+{
+    // Rows fill the height, but never grow taller than maxRowPixels: with few rows they stay at the top
+    // instead of becoming huge slabs.
+    const double maxRowPx = m_scene.options.maxRowPixels;
+    const double rows = std::max<double>(1, double(m_scene.rows.size()));
+    const double fit = maxRowPx > 0 ? std::max(rows, double(axisRect()->height()) / maxRowPx) : rows;
+    const QCPRange wanted(-0.5, fit - 0.5);
+    if (yAxis->range() != wanted)
+        yAxis->setRange(wanted);
 }
 
 void TimelinePlot::rebuildColors()

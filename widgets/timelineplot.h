@@ -120,6 +120,7 @@ protected:
 private:
     void rebuildRows();
     void rebuildColors();
+    void updateRowRange();
     void rebuildLegend();
     void applyLayout();
     void applyStyle();
