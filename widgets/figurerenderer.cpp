@@ -156,6 +156,11 @@ void FigureRenderer::prepare(const FigureSpec& spec, QSize device)
     TimelineOptions options = spec.timelineOptions(*trace, m_plot->analysis().get());
     // The layout (legend wrapping) reads the widget size: resize before applying the options.
     options.disclosureMarks = false; // the ▾ before rank labels is a control, not part of a figure
+    // Fold at one layout pixel rather than the screen's two: a figure is looked at closely, and a gap of one
+    // pixel between steps should stay visible. Still at most about one box per layout pixel and row.
+    options.minFoldPixels = 1;
+    // The figure's size is chosen by its author: rows fill it (the screen caps row height instead).
+    options.maxRowPixels = 0;
     m_plot->resize(m_logical);
     m_plot->setOptions(options);
     m_plot->setVisibleRange(*options.range, false);

@@ -405,6 +405,10 @@ void TestFigure::rendersAreByteIdentical()
     FigureRenderer b(trace, analysis);
     const QByteArray third = b.render(s);
     QVERIFY(first.size() > 1000);
+    if (qEnvironmentVariableIsSet("EXPOSURE_FIGURE_DUMP") && s.format == FigureSpec::Format::Png) {
+        decodePng(first).save(qEnvironmentVariable("EXPOSURE_FIGURE_DUMP") + QStringLiteral("/first.png"));
+        decodePng(second).save(qEnvironmentVariable("EXPOSURE_FIGURE_DUMP") + QStringLiteral("/second.png"));
+    }
     QVERIFY(first == second);
     QVERIFY(first == third);
     // Through files too.
