@@ -199,7 +199,6 @@ TimelinePlot::TimelinePlot(QWidget* parent)
             setVisibleRange({TimeNs(std::llround(std::min(a, b))), TimeNs(std::llround(std::max(a, b)))});
     });
     connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, &TimelinePlot::onKeyRangeChanged);
-    connect(this, &QCustomPlot::beforeReplot, this, &TimelinePlot::updateRowRange);
 
     m_commitTimer.setSingleShot(true);
     m_commitTimer.setInterval(300);
@@ -324,13 +323,22 @@ void TimelinePlot::rebuildRows()
         ticks.insert(double(i), label + QLatin1Char(' '));
     }
     m_rowTicker->setTicks(ticks);
-    updateRowRange();
+    yAxis->setRange(-0.5, std::max<double>(0.5, double(m_scene.rows.size()) - 0.5)); // refined in updateLayout()
     if (m_selection && m_scene.rowOf(m_selection->rank, m_selection->lane) < 0)
         m_selection.reset();
     m_hover.reset();
 }
 
-void TimelinePlot::updateRowRange()
+void TimelinePlot::updateLayout()
+{
+    // The row height cap depends on the axis rect's final height, known only after the layout pass;
+    // redo the pass when it changes the value range, so that every render of a given size is identical.
+    QCustomPlot::updateLayout();
+    if (updateRowRange())
+        QCustomPlot::updateLayout();
+}
+
+bool TimelinePlot::updateRowRange()
 {
     // Rows fill the height, but never grow taller than maxRowPixels: with few rows they stay at the top
     // instead of becoming huge slabs.
@@ -338,8 +346,10 @@ void TimelinePlot::updateRowRange()
     const double rows = std::max<double>(1, double(m_scene.rows.size()));
     const double fit = maxRowPx > 0 ? std::max(rows, double(axisRect()->height()) / maxRowPx) : rows;
     const QCPRange wanted(-0.5, fit - 0.5);
-    if (yAxis->range() != wanted)
-        yAxis->setRange(wanted);
+    if (yAxis->range() == wanted)
+        return false;
+    yAxis->setRange(wanted);
+    return true;
 }
 
 void TimelinePlot::rebuildColors()

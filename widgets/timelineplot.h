@@ -116,11 +116,12 @@ protected:
     void leaveEvent(QEvent* event) override;
     void changeEvent(QEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;
+    void updateLayout() override;
 
 private:
     void rebuildRows();
     void rebuildColors();
-    void updateRowRange();
+    bool updateRowRange();
     void rebuildLegend();
     void applyLayout();
     void applyStyle();
