@@ -9,6 +9,7 @@
 #include "figurespec.h"
 #include "fixtures.h"
 #include "loader.h"
+#include "mainwindow.h"
 #include "timelineplot.h"
 
 #include <QBuffer>
@@ -18,10 +19,12 @@
 #include <QFile>
 #include <QImageReader>
 #include <QLineEdit>
+#include <QMenu>
 #include <QProcess>
 #include <QRadioButton>
 #include <QRegularExpression>
 #include <QSpinBox>
+#include <QStandardPaths>
 #include <QSvgRenderer>
 #include <QPainter>
 #include <QTemporaryDir>
@@ -121,6 +124,7 @@ private slots:
     void specErrorsNameTheFile();
     void dialogSpecRendersSameThroughCli();
     void dialogRemembersSettings();
+    void mainWindowHasExportFigureAction();
     void cliErrors_data();
     void cliErrors();
     void cliRefusesExistingFileUnlessForced();
@@ -133,6 +137,7 @@ private:
 void TestFigure::initTestCase()
 {
     QVERIFY(m_dir.isValid());
+    QStandardPaths::setTestModeEnabled(true); // QSettings of the dialog and the window: not the user's
     // Layout happens at 96 DPI under the offscreen platform: a 96 DPI figure is drawn 1:1.
     QCOMPARE(figureLayoutDpi(), 96);
     fixtures::DemoOptions demo;
@@ -645,6 +650,23 @@ void TestFigure::dialogRemembersSettings()
     QCOMPARE(s.title, QStringLiteral("remembered"));
     QCOMPARE(s.widthMm, 123.0);
     QCOMPARE(s.sizeUnit, FigureSpec::SizeUnit::Millimetres);
+}
+
+void TestFigure::mainWindowHasExportFigureAction()
+{
+    MainWindow window;
+    QAction* action = nullptr;
+    for (QAction* a : window.fileMenu()->actions())
+        if (a->objectName() == QLatin1String("exportFigure"))
+            action = a;
+    QVERIFY(action);
+    QCOMPARE(action->text(), QStringLiteral("Export &Figure\u2026"));
+    QCOMPARE(action->shortcut(), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+    // It sits before the extension anchor (the separator above Quit), and needs a trace.
+    const auto actions = window.fileMenu()->actions();
+    QCOMPARE(actions.indexOf(action) + 1, actions.indexOf(window.fileMenuExtensionAnchor()));
+    emit window.fileMenu()->aboutToShow();
+    QVERIFY(!action->isEnabled());
 }
 
 void TestFigure::cliErrors_data()
