@@ -40,7 +40,7 @@ struct TimelineOptions
     bool blockLabels = true;                // write names into blocks wide enough for them
     bool disclosureMarks = true;            // ▾/▸ before rank labels (clickable on screen; off in figures)
     double minFoldPixels = 2;               // intervals narrower than this fold into counted runs
-    double maxRowPixels = 46;               // rows never get taller (spare height stays empty); <= 0: fill
+    double maxRowPixels = 64;               // rows never get taller (spare height stays empty); <= 0: fill
 
     RowFilter rowFilter() const
     {
