@@ -76,7 +76,7 @@ int main(int argc, char** argv)
         {"1/10 of the trace", now / 2, now / 2 + now / 10},
         {"1/1000 of the trace", now / 3, now / 3 + now / 1000},
         {"20 ms window", now / 4, now / 4 + 20'000'000},
-        {"worst: ~4.5 px per kernel (1/5000)", now / 5, now / 5 + now / 5000},
+        {"1/5000 of the trace (~4.5 px per kernel)", now / 5, now / 5 + now / 5000},
     };
     std::printf("%-44s %10.2f %8s %10.2f\n", "baseline: one linear pass over durations", linearPass, "-", 1.0);
     for (const auto& c : cases) {
