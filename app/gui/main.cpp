@@ -8,6 +8,8 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDir>
+#include <QHashFunctions>
 #include <QIcon>
 #include <QRegularExpression>
 #include <QTimer>
@@ -31,6 +33,14 @@ int main(int argc, char** argv)
 {
     // The resources live in the static widgets library; the linker would drop their initialiser.
     Q_INIT_RESOURCE(resources);
+    // Figures exported from the GUI must be byte-identical to `exposure-cli render`'s: QPdfWriter's font order
+    // follows QHash iteration, so fix the seed (hash flooding is no concern for a local viewer).
+    QHashSeed::setDeterministicGlobalSeed();
+    // No display at all (a server, a container, CI): render the window headlessly instead of failing to start.
+    const bool headless = qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY")
+        && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
+    if (headless)
+        qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("exposure"));
     QApplication::setOrganizationName(QStringLiteral("exposure"));
@@ -76,7 +86,7 @@ int main(int argc, char** argv)
     if (initialRange) // applied once per loaded trace, before the first paint
         QObject::connect(&window, &MainWindow::traceLoaded, &window,
                          [&] { window.timeline()->setVisibleRange(*initialRange); });
-    if (!parser.isSet(shot)) {
+    if (!parser.isSet(shot) && !headless) {
         window.show();
         if (!args.isEmpty())
             window.openTrace(args.first());
@@ -85,12 +95,18 @@ int main(int argc, char** argv)
 
     // --- headless screenshot ---
     if (args.isEmpty())
-        return fail(QStringLiteral("--screenshot needs a trace PATH"));
+        return fail(headless ? QStringLiteral("no display (DISPLAY and WAYLAND_DISPLAY are unset): give a trace PATH "
+                                              "to render the window to a PNG, or use exposure-cli")
+                             : QStringLiteral("--screenshot needs a trace PATH"));
     const auto m = QRegularExpression(QStringLiteral("^(\\d+)x(\\d+)$")).match(parser.value(size));
     if (!m.hasMatch() || m.captured(1).toInt() < 200 || m.captured(2).toInt() < 150)
         return fail(QStringLiteral("--size: expected WxH of at least 200x150, got \"%1\"").arg(parser.value(size)));
     const QSize windowSize(m.captured(1).toInt(), m.captured(2).toInt());
-    const QString file = parser.value(shot);
+    const QString file = parser.isSet(shot) ? parser.value(shot)
+                                            : QDir::current().absoluteFilePath(QStringLiteral("exposure-screenshot.png"));
+    if (!parser.isSet(shot))
+        std::fprintf(stderr,
+                     "exposure: no display (DISPLAY and WAYLAND_DISPLAY are unset); rendering the window headlessly\n");
     int rc = 0;
     window.setMessageSink([&](const QString&, const QString& text) {
         rc = fail(text);
@@ -104,8 +120,11 @@ int main(int argc, char** argv)
             const QImage image = window.grab().toImage();
             if (!image.save(file, "PNG")) {
                 rc = fail(QStringLiteral("%1: cannot write the PNG").arg(file));
-            } else {
+            } else if (parser.isSet(shot)) {
                 std::printf("%s\n", qPrintable(file));
+            } else {
+                std::printf("exposure: saved a %dx%d screenshot of the main window to %s\n", image.width(),
+                            image.height(), qPrintable(file));
             }
             app.exit(rc);
         });
