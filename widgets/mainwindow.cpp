@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "mainwindow.h"
 
+#include "comparewindow.h"
 #include "detailspanel.h"
 #include "exportfiguredialog.h"
 #include "exposedpanel.h"
@@ -148,6 +149,23 @@ void MainWindow::createActions()
     m_traceActions << m_reloadAction << close;
     m_fileMenu->addSeparator();
     m_fileExtensionAnchor = m_fileMenu->addSeparator();
+    // Compare Runs: one window per main window, kept when closed so its runs survive; the open trace is the
+    // first run (the baseline) when the window is first made.
+    QAction* compare = new QAction(tr("Co&mpare Runs…"), this);
+    compare->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+    compare->setToolTip(tr("Compare step time, exposed communication and scaling efficiency of several runs"));
+    m_fileMenu->insertAction(m_fileExtensionAnchor, compare);
+    connect(compare, &QAction::triggered, this, [this] {
+        auto* w = findChild<CompareWindow*>();
+        if (!w) {
+            w = new CompareWindow(this);
+            if (trace())
+                w->addLoadedRun(tracePath(), trace(), analysis());
+        }
+        w->show();
+        w->raise();
+        w->activateWindow();
+    });
     ExportFigureDialog::installAction(m_fileMenu, m_fileExtensionAnchor, this, [this] {
         return FigureSource{trace(), analysis(), m_timeline->viewIndex(), visibleRange()};
     });
