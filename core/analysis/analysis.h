@@ -183,6 +183,8 @@ struct WindowStats
 };
 
 WindowStats computeStats(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
+// Field-wise sum of per-rank statistics; the ratio is recomputed from the sums.
+WindowStats sumStats(const std::vector<WindowStats>& parts);
 // Whole-run total: sums of the per-rank values over the window (ratio from the sums).
 WindowStats computeTotal(const Trace& trace, const Analysis& analysis, TimeRange window);
 // Per-step statistics of a rank (kernels assigned to each step).

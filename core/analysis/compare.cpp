@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "compare.h"
 
+#include "statsreport.h"
 #include "timeformat.h"
 
 #include <algorithm>
@@ -106,27 +107,6 @@ std::string percent(std::optional<double> v)
     return buf;
 }
 
-std::string jsonString(const std::string& s)
-{
-    std::string out = "\"";
-    for (unsigned char c : s) {
-        switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\t': out += "\\t"; break;
-        default:
-            if (c < 0x20) {
-                char buf[8];
-                std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                out += buf;
-            } else {
-                out += char(c);
-            }
-        }
-    }
-    return out + "\"";
-}
 
 } // namespace
 
@@ -189,9 +169,9 @@ std::string compareJson(const std::vector<RunSummary>& runs)
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const auto& r = runs[i];
         const auto eff = weakScalingEfficiency(runs.front(), r);
-        o << (i ? ", " : "") << "{\"trace\": " << jsonString(r.trace) << ", \"ranks\": " << r.ranks
+        o << (i ? ", " : "") << "{\"trace\": " << jsonQuoted(r.trace) << ", \"ranks\": " << r.ranks
           << ", \"hosts\": " << r.hosts << ", \"steps_used\": " << r.stepsUsed
-          << ", \"step_source\": " << jsonString(r.stepSource) << ", \"step_ns\": " << r.stepNs
+          << ", \"step_source\": " << jsonQuoted(r.stepSource) << ", \"step_ns\": " << r.stepNs
           << ", \"compute_busy_ns\": " << r.computeNs << ", \"comm_busy_ns\": " << r.commBusyNs
           << ", \"comm_kernel_sum_ns\": " << r.commKernelSumNs << ", \"overlapped_ns\": " << r.hiddenNs
           << ", \"exposed_ns\": " << r.exposedNs << ", \"idle_ns\": " << r.idleNs << ", \"overlap_ratio\": ";

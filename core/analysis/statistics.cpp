@@ -71,11 +71,10 @@ WindowStats computeStats(const Trace& trace, const Analysis& analysis, int rankI
     return s;
 }
 
-WindowStats computeTotal(const Trace& trace, const Analysis& analysis, TimeRange window)
+WindowStats sumStats(const std::vector<WindowStats>& parts)
 {
     WindowStats total;
-    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-        const WindowStats s = computeStats(trace, analysis, int(r), window);
+    for (const WindowStats& s : parts) {
         total.kernelCount += s.kernelCount;
         total.commKernelCount += s.commKernelCount;
         total.commKernelSumNs += s.commKernelSumNs;
@@ -93,6 +92,15 @@ WindowStats computeTotal(const Trace& trace, const Analysis& analysis, TimeRange
     if (total.commBusyNs > 0)
         total.overlapRatio = double(total.overlappedNs) / double(total.commBusyNs);
     return total;
+}
+
+WindowStats computeTotal(const Trace& trace, const Analysis& analysis, TimeRange window)
+{
+    std::vector<WindowStats> parts;
+    parts.reserve(trace.ranks.size());
+    for (std::size_t r = 0; r < trace.ranks.size(); ++r)
+        parts.push_back(computeStats(trace, analysis, int(r), window));
+    return sumStats(parts);
 }
 
 std::vector<WindowStats> computeStepStats(const Trace& trace, const Analysis& analysis, int rankIndex,

@@ -11,11 +11,9 @@
 
 namespace exposure {
 
-namespace {
-
 // Minimal JSON text helpers: written by hand so that field order is stable and int64 stays exact
 // (QJsonValue holds numbers as double).
-std::string quoted(std::string_view s)
+std::string jsonQuoted(std::string_view s)
 {
     std::string out;
     out.reserve(s.size() + 2);
@@ -40,6 +38,13 @@ std::string quoted(std::string_view s)
     }
     out += '"';
     return out;
+}
+
+namespace {
+
+std::string quoted(std::string_view s)
+{
+    return jsonQuoted(s);
 }
 
 std::string number(double v, int decimals = 6)

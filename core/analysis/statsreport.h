@@ -6,6 +6,7 @@
 #include "analysis.h"
 
 #include <string>
+#include <string_view>
 
 namespace exposure {
 
@@ -27,6 +28,9 @@ std::string statsJson(const Trace& trace, const Analysis& analysis, const StatsR
 std::string statsCsv(const Trace& trace, const Analysis& analysis, const StatsReportOptions& options);
 // Human-readable tables with units.
 std::string statsTable(const Trace& trace, const Analysis& analysis, const StatsReportOptions& options);
+
+// `s` as a JSON string literal (quotes, escapes, control characters as \uXXXX).
+std::string jsonQuoted(std::string_view s);
 
 // Names of the WindowStats fields in JSON/CSV order ("kernel_count", …, "unclassified_ns").
 const std::vector<std::string>& statsFieldNames();
