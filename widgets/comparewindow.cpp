@@ -351,10 +351,12 @@ CompareWindow::CompareWindow(QWidget* parent)
     addFile->setToolTip(tr("Add a run: an OTF2 anchor file (traces.otf2)"));
     auto* addFolder = new QPushButton(tr("Add &Folder…"), this);
     addFolder->setToolTip(tr("Add a run: a folder holding one OTF2 archive per rank"));
+    m_list->setMinimumWidth(150);
     m_list->setToolTip(tr("Runs to compare. The first run is the baseline of the scaling efficiency.\n"
                           "Folders and anchor files can also be dropped on this window."));
     auto* runsBox = new QVBoxLayout;
     auto* runsTitle = new QLabel(tr("<b>Runs</b> (the first is the baseline)"), this);
+    runsTitle->setWordWrap(true);
     runsBox->addWidget(runsTitle);
     runsBox->addWidget(m_list, 1);
     auto* runButtons = new QGridLayout;
@@ -442,7 +444,7 @@ CompareWindow::CompareWindow(QWidget* parent)
     split->addWidget(rightSplit);
     split->setStretchFactor(0, 0);
     split->setStretchFactor(1, 1);
-    split->setSizes({230, 1050});
+    split->setSizes({200, 1080});
     split->setChildrenCollapsible(false);
 
     auto* close = new QPushButton(tr("Close"), this);
@@ -745,16 +747,24 @@ void CompareWindow::fillTable()
             multi ? std::optional<double>(double(s.transferNs)) : std::nullopt, num);
         const auto eff = base ? weakScalingEfficiency(*base, s) : std::nullopt;
         set(ColEfficiency, percent(eff), eff, num);
-        QString status = tr("loaded");
+        // Notes on a run that loaded go in the tooltip: the Status column is only shown for loading and errors.
+        QString note = r.path;
         if (s.stepsUsed == 0)
-            status = tr("no steps found: whole trace per rank");
+            note += tr("\nNo steps found: whole trace per rank.");
         else if (!s.stepSource.empty())
-            status = tr("steps: %1").arg(QString::fromStdString(s.stepSource));
-        if (s.unmatchedCollectives > 0)
-            status += tr("; %n collective(s) not matched across ranks", nullptr, int(s.unmatchedCollectives));
-        set(ColStatus, status, std::nullopt, Qt::AlignLeft);
+            note += tr("\nSteps from: %1").arg(QString::fromStdString(s.stepSource));
+        if (s.unmatchedCollectives > 0) {
+            note += tr("\n%1 collective(s) not matched across ranks.").arg(s.unmatchedCollectives);
+            set(ColStatus, tr("%1 collective(s) not matched").arg(s.unmatchedCollectives), std::nullopt,
+                Qt::AlignLeft);
+        }
+        nameItem->setToolTip(note);
     }
     m_table->setSortingEnabled(true);
+    bool anyStatus = false;
+    for (int row = 0; row < m_table->rowCount(); ++row)
+        anyStatus = anyStatus || m_table->item(row, ColStatus);
+    m_table->setColumnHidden(ColStatus, !anyStatus);
 }
 
 void CompareWindow::updateButtons()

@@ -4,10 +4,13 @@
 #include "comparewindow.h"
 
 #include "loader.h"
+#include "mainwindow.h"
 #include "palette.h"
 #include "timeformat.h"
 
+#include <QAction>
 #include <QDir>
+#include <QMenu>
 #include <QListWidget>
 #include <QProcess>
 #include <QStandardPaths>
@@ -27,6 +30,7 @@ private slots:
     void csvAndJson();
     void chartShowsExposedBar();
     void orderAndSkipSteps();
+    void mainWindowAction();
 
 private:
     // Row of the table whose Run cell is `name` (the table may be sorted), or -1.
@@ -94,6 +98,7 @@ void TestCompareWindow::tableEqualsSummaries()
     QTRY_COMPARE_WITH_TIMEOUT(w.summaries().size(), std::size_t(2), 60000);
     QVERIFY(!w.isLoading());
     const auto* t = w.table();
+    QVERIFY(t->isColumnHidden(CompareWindow::ColStatus)); // nothing to report: both loaded
     const int r1 = rowOf(t, QStringLiteral("gpus1")), r2 = rowOf(t, QStringLiteral("gpus2"));
     QVERIFY(r1 >= 0 && r2 >= 0);
 
@@ -146,6 +151,7 @@ void TestCompareWindow::badPathShowsError()
     QVERIFY(QTest::qWaitFor([&] { return !w.isLoading(); }, 60000));
     QCOMPARE(w.table()->rowCount(), 3);
     QCOMPARE(w.summaries().size(), std::size_t(1));
+    QVERIFY(!w.table()->isColumnHidden(CompareWindow::ColStatus));
     const int rb = rowOf(w.table(), QStringLiteral("no-such-run"));
     QVERIFY(rb >= 0);
     const QString err = cell(w.table(), rb, CompareWindow::ColStatus);
@@ -197,7 +203,7 @@ void TestCompareWindow::chartShowsExposedBar()
 {
     CompareWindow w;
     QVERIFY(addDemoRuns(w));
-    w.resize(1200, 760);
+    w.resize(1280, 760);
     const QImage img = w.grab().toImage();
     if (qEnvironmentVariableIsSet("EXPOSURE_TEST_DUMP"))
         img.save(QStringLiteral("/tmp/comparewindow.png"));
@@ -247,6 +253,35 @@ void TestCompareWindow::orderAndSkipSteps()
     QCOMPARE(w.runCount(), 1);
     QCOMPARE(w.table()->rowCount(), 1);
     QCOMPARE(cell(w.table(), 0, CompareWindow::ColEfficiency), QStringLiteral("100.0 %"));
+}
+
+void TestCompareWindow::mainWindowAction()
+{
+    MainWindow mw;
+    mw.openTrace(m_run2);
+    QVERIFY(QTest::qWaitFor([&] { return mw.trace() != nullptr; }, 60000));
+    QAction* action = nullptr;
+    for (QAction* a : mw.fileMenu()->actions())
+        if (a->shortcut() == QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C))
+            action = a;
+    QVERIFY(action);
+    QCOMPARE(action->text(), QStringLiteral("Co&mpare Runs…"));
+    action->trigger();
+    auto* cw = mw.findChild<CompareWindow*>();
+    QVERIFY(cw);
+    QVERIFY(cw->isVisible());
+    // The open trace is the first run, summarised from the main window's analysis (no second load).
+    QCOMPARE(cw->runCount(), 1);
+    QCOMPARE(cw->runPath(0), mw.tracePath());
+    QTRY_COMPARE_WITH_TIMEOUT(cw->summaries().size(), std::size_t(1), 60000);
+    const RunSummary s2 = summary(m_run2);
+    QCOMPARE(cw->summaries().front().stepNs, s2.stepNs);
+    QCOMPARE(cw->summaries().front().exposedNs, s2.exposedNs);
+    // Triggering again shows the same window, with its runs.
+    cw->close();
+    action->trigger();
+    QCOMPARE(mw.findChildren<CompareWindow*>().size(), qsizetype(1));
+    QCOMPARE(cw->runCount(), 1);
 }
 
 QTEST_MAIN(TestCompareWindow)
