@@ -3,6 +3,8 @@
 
 #include <string>
 
+class QCommandLineParser;
+
 namespace exposure::cli {
 
 // Each sub-command gets argv with argv[0] == its own name ("info", "stats", "render"),
@@ -12,6 +14,10 @@ int runInfo(int argc, char** argv);
 int runStats(int argc, char** argv);
 int runRender(int argc, char** argv);
 int runCompare(int argc, char** argv);
+
+// After a successful parse: prints the help (as "Usage: exposure-cli <command> ...") or the version when asked for.
+// Returns true when one of them was printed and the command is done (exit status 0).
+bool printedHelpOrVersion(const QCommandLineParser& parser, const char* command);
 
 // Prints "exposure-cli: <message>" on stderr and returns 2.
 int fail(const std::string& message);

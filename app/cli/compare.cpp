@@ -41,16 +41,8 @@ int runCompare(int argc, char** argv)
                                  QStringLiteral("RUN..."));
     if (!parser.parse(QCoreApplication::arguments()))
         return fail("compare: " + parser.errorText().toStdString());
-    if (parser.isSet(QStringLiteral("help"))) {
-        QString help = parser.helpText();
-        help.replace(QStringLiteral("Usage: compare "), QStringLiteral("Usage: exposure-cli compare "));
-        std::fputs(qPrintable(help), stdout);
+    if (printedHelpOrVersion(parser, "compare"))
         return 0;
-    }
-    if (parser.isSet(QStringLiteral("version"))) {
-        std::printf("exposure-cli %s\n", EXPOSURE_VERSION);
-        return 0;
-    }
     const auto paths = parser.positionalArguments();
     if (paths.size() < 2)
         return fail("compare: expected at least two RUN arguments (see 'exposure-cli compare --help')");

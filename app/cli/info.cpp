@@ -164,17 +164,8 @@ int runInfo(int argc, char** argv)
                                  QStringLiteral("An OTF2 anchor file, an archive folder, or a folder of per-rank archives."));
     if (!parser.parse(QCoreApplication::arguments()))
         return fail(parser.errorText().toStdString());
-    if (parser.isSet(QStringLiteral("help"))) {
-        // The parser names the program after argv[0], which is the sub-command here.
-        QString help = parser.helpText();
-        help.replace(QLatin1String("Usage: info "), QLatin1String("Usage: exposure-cli info "));
-        std::fputs(qPrintable(help), stdout);
+    if (printedHelpOrVersion(parser, "info"))
         return 0;
-    }
-    if (parser.isSet(QStringLiteral("version"))) {
-        std::printf("exposure-cli %s\n", EXPOSURE_VERSION);
-        return 0;
-    }
     const auto args = parser.positionalArguments();
     if (args.size() != 1)
         return fail("info: expected exactly one TRACE argument (see 'exposure-cli info --help')");

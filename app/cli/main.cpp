@@ -2,12 +2,31 @@
 // exposure-cli: the headless front end (info, stats, render).
 #include "commands.h"
 
+#include <QCommandLineParser>
+
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <string>
 
 namespace exposure::cli {
+
+bool printedHelpOrVersion(const QCommandLineParser& parser, const char* command)
+{
+    if (parser.isSet(QStringLiteral("help"))) {
+        // The parser names the program after argv[0], which is the sub-command here.
+        QString help = parser.helpText();
+        help.replace(QStringLiteral("Usage: ") + QLatin1String(command) + QLatin1Char(' '),
+                     QStringLiteral("Usage: exposure-cli ") + QLatin1String(command) + QLatin1Char(' '));
+        std::fputs(qPrintable(help), stdout);
+        return true;
+    }
+    if (parser.isSet(QStringLiteral("version"))) {
+        std::printf("exposure-cli %s\n", EXPOSURE_VERSION);
+        return true;
+    }
+    return false;
+}
 
 int fail(const std::string& message)
 {

@@ -264,14 +264,8 @@ int runRender(int argc, char** argv)
                                                 "archives (optional with --spec: the spec's trace)."));
     if (!parser.parse(QCoreApplication::arguments()))
         return fail("render: " + parser.errorText().toStdString());
-    if (parser.isSet(QStringLiteral("help"))) {
-        std::fputs(qPrintable(parser.helpText()), stdout);
+    if (printedHelpOrVersion(parser, "render"))
         return 0;
-    }
-    if (parser.isSet(QStringLiteral("version"))) {
-        std::printf("exposure-cli %s\n", EXPOSURE_VERSION);
-        return 0;
-    }
     const QStringList args = parser.positionalArguments();
     if (args.size() > 1)
         return fail("render: expected one TRACE argument, got " + std::to_string(args.size())

@@ -77,17 +77,8 @@ int runStats(int argc, char** argv)
                                  QStringLiteral("An OTF2 anchor file, an archive folder, or a folder of per-rank archives."));
     if (!parser.parse(QCoreApplication::arguments()))
         return fail("stats: " + parser.errorText().toStdString());
-    if (parser.isSet(QStringLiteral("help"))) {
-        // argv[0] is the sub-command's name; show the command as the user types it.
-        QString help = parser.helpText();
-        help.replace(QStringLiteral("Usage: stats "), QStringLiteral("Usage: exposure-cli stats "));
-        std::fputs(qPrintable(help), stdout);
+    if (printedHelpOrVersion(parser, "stats"))
         return 0;
-    }
-    if (parser.isSet(QStringLiteral("version"))) {
-        std::printf("exposure-cli %s\n", EXPOSURE_VERSION);
-        return 0;
-    }
     const auto args = parser.positionalArguments();
     if (args.size() != 1)
         return fail("stats: expected exactly one TRACE argument (see 'exposure-cli stats --help')");
