@@ -196,7 +196,8 @@ QRectF CompareChart::partRect(int index, Part part) const
 QSize CompareChart::sizeHint() const
 {
     const QFontMetrics fm(font());
-    return QSize(640, fm.height() * 3 + 30 + std::max(2, int(m_bars.size())) * 40);
+    // Legend, bars of 40 px with 10 px gaps, time axis: what geometry() lays out at the largest bar height.
+    return QSize(640, fm.height() * 2 + 44 + std::max(2, int(m_bars.size())) * 50);
 }
 
 QSize CompareChart::minimumSizeHint() const
@@ -331,6 +332,7 @@ CompareWindow::CompareWindow(QWidget* parent)
     , m_chart(new CompareChart(this))
     , m_skip(new QSpinBox(this))
     , m_caption(new QLabel(this))
+    , m_finding(new QLabel(this))
     , m_remove(new QPushButton(tr("&Remove"), this))
     , m_up(new QPushButton(tr("Move &Up"), this))
     , m_down(new QPushButton(tr("Move &Down"), this))
@@ -425,7 +427,14 @@ CompareWindow::CompareWindow(QWidget* parent)
     auto* chartLayout = new QVBoxLayout(chartBox);
     chartLayout->setContentsMargins(0, 6, 0, 0);
     chartLayout->addWidget(chartTitle);
-    chartLayout->addWidget(m_chart, 1);
+    // The chart keeps the height its bars need and the finding sits right under it, whatever the window height.
+    m_chart->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+    chartLayout->addWidget(m_chart);
+    m_finding->setWordWrap(true);
+    m_finding->setTextFormat(Qt::PlainText);
+    m_finding->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    chartLayout->addWidget(m_finding);
+    chartLayout->addStretch(1);
     auto* tableBox = new QWidget(this);
     auto* tableLayout = new QVBoxLayout(tableBox);
     tableLayout->setContentsMargins(0, 0, 0, 0);
@@ -665,8 +674,14 @@ void CompareWindow::refresh()
     for (int i = 0; i < runCount(); ++i) {
         const Run& r = *m_runs[std::size_t(i)];
         QString text = r.name;
+        if (r.busy)
+            text += tr(" — loading…");
+        else if (r.summary)
+            text += r.summary->ranks == 1 ? tr(" — 1 GPU") : tr(" — %1 GPUs").arg(r.summary->ranks);
+        else
+            text += tr(" — failed");
         if (i == 0)
-            text += tr("  (baseline)");
+            text += tr(" (baseline)");
         auto* item = new QListWidgetItem(text, m_list);
         item->setToolTip(r.error.isEmpty() ? r.path : r.error);
         if (!r.error.isEmpty()) {
@@ -684,8 +699,25 @@ void CompareWindow::refresh()
                                                    : tr("%1 · %2 GPUs").arg(r->name).arg(r->summary->ranks),
                             *r->summary});
     m_chart->setBars(std::move(bars));
+    m_finding->setText(finding());
+    m_finding->setVisible(!m_finding->text().isEmpty());
     updateButtons();
     emit runsChanged();
+}
+
+QString CompareWindow::finding() const
+{
+    const auto loaded = summaries();
+    if (loaded.size() < 2)
+        return {};
+    const RunSummary& a = loaded.front();
+    const RunSummary& b = loaded.back();
+    auto gpus = [](int n) { return n == 1 ? tr("1 GPU") : tr("%1 GPUs").arg(n); };
+    return tr("From %1 to %2: step time %3 → %4 (efficiency %5); exposed communication %6 → %7 per step "
+              "(%8 → %9 of the step).")
+        .arg(gpus(a.ranks), gpus(b.ranks), duration(a.stepNs), duration(b.stepNs),
+             percent(weakScalingEfficiency(a, b)), duration(a.exposedNs), duration(b.exposedNs),
+             percent(exposedShare(a)), percent(exposedShare(b)));
 }
 
 void CompareWindow::fillTable()

@@ -98,6 +98,8 @@ public:
     QTableWidget* table() const { return m_table; }
     CompareChart* chart() const { return m_chart; }
     QListWidget* runList() const { return m_list; }
+    // One sentence comparing the last run with the baseline (shown under the chart); empty with fewer than two.
+    QString finding() const;
 
     static QStringList columnTitles();
 
@@ -142,6 +144,7 @@ private:
     CompareChart* m_chart;
     QSpinBox* m_skip;
     QLabel* m_caption;
+    QLabel* m_finding;
     QPushButton* m_remove;
     QPushButton* m_up;
     QPushButton* m_down;

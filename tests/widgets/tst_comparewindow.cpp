@@ -131,6 +131,11 @@ void TestCompareWindow::tableEqualsSummaries()
     QCOMPARE(cell(t, r2, CompareWindow::ColEfficiency),
              QString::asprintf("%.1f %%", 100.0 * double(s1.stepNs) / double(s2.stepNs)));
     QVERIFY(cell(t, r2, CompareWindow::ColEfficiency) != QStringLiteral("100.0 %"));
+    QCOMPARE(w.finding(),
+             QStringLiteral("From 1 GPU to 2 GPUs: step time %1 → %2 (efficiency %3); exposed communication 0 ns → %4 "
+                            "per step (0.0 % → %5 of the step).")
+                 .arg(d(s1.stepNs), d(s2.stepNs), cell(t, r2, CompareWindow::ColEfficiency), d(s2.exposedNs),
+                      cell(t, r2, CompareWindow::ColExposedShare)));
 
     // Sorting by step time puts the faster run first, whatever the run order.
     const_cast<QTableWidget*>(t)->sortByColumn(CompareWindow::ColStep, Qt::DescendingOrder);
