@@ -10,6 +10,7 @@
 
 #include <QAction>
 #include <QDir>
+#include <QFutureWatcher>
 #include <QMenu>
 #include <QListWidget>
 #include <QProcess>
@@ -31,6 +32,7 @@ private slots:
     void chartShowsExposedBar();
     void orderAndSkipSteps();
     void mainWindowAction();
+    void removeWhileLoading();
 
 private:
     // Row of the table whose Run cell is `name` (the table may be sorted), or -1.
@@ -287,6 +289,22 @@ void TestCompareWindow::mainWindowAction()
     action->trigger();
     QCOMPARE(mw.findChildren<CompareWindow*>().size(), qsizetype(1));
     QCOMPARE(cw->runCount(), 1);
+}
+
+void TestCompareWindow::removeWhileLoading()
+{
+    CompareWindow w;
+    w.addRun(m_run2);
+    w.addRun(m_run1);
+    QVERIFY(w.isLoading());
+    w.removeRun(0); // cancels its job; its result must not come back as a row
+    QCOMPARE(w.runCount(), 1);
+    QCOMPARE(w.runPath(0), m_run1);
+    QVERIFY(QTest::qWaitFor([&] { return w.findChildren<QFutureWatcherBase*>().isEmpty(); }, 60000));
+    QCOMPARE(w.table()->rowCount(), 1);
+    QCOMPARE(w.summaries().size(), std::size_t(1));
+    QCOMPARE(w.summaries().front().ranks, 1);
+    QCOMPARE(w.chart()->barCount(), 1);
 }
 
 QTEST_MAIN(TestCompareWindow)
