@@ -333,6 +333,7 @@ CompareWindow::CompareWindow(QWidget* parent)
     , m_skip(new QSpinBox(this))
     , m_caption(new QLabel(this))
     , m_finding(new QLabel(this))
+    , m_errors(new QLabel(this))
     , m_remove(new QPushButton(tr("&Remove"), this))
     , m_up(new QPushButton(tr("Move &Up"), this))
     , m_down(new QPushButton(tr("Move &Down"), this))
@@ -354,6 +355,8 @@ CompareWindow::CompareWindow(QWidget* parent)
     auto* addFolder = new QPushButton(tr("Add &Folder…"), this);
     addFolder->setToolTip(tr("Add a run: a folder holding one OTF2 archive per rank"));
     m_list->setMinimumWidth(150);
+    m_list->setTextElideMode(Qt::ElideMiddle);
+    m_list->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_list->setToolTip(tr("Runs to compare. The first run is the baseline of the scaling efficiency.\n"
                           "Folders and anchor files can also be dropped on this window."));
     auto* runsBox = new QVBoxLayout;
@@ -411,6 +414,10 @@ CompareWindow::CompareWindow(QWidget* parent)
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 8);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->horizontalHeader()->setStretchLastSection(true);
+    // Long run names (Score-P folders carry dates) must not push the efficiency out of view: the Run column is
+    // sized to its contents up to a limit and elides in the middle, the full path is its tooltip.
+    m_table->horizontalHeader()->setSectionResizeMode(ColRun, QHeaderView::Interactive);
+    m_table->setTextElideMode(Qt::ElideMiddle);
     m_table->setSortingEnabled(true);
     m_table->horizontalHeader()->setSortIndicatorShown(true);
     m_table->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
@@ -439,6 +446,16 @@ CompareWindow::CompareWindow(QWidget* parent)
     auto* tableLayout = new QVBoxLayout(tableBox);
     tableLayout->setContentsMargins(0, 0, 0, 0);
     tableLayout->addWidget(m_table, 1);
+    // Errors in plain sight too: the Status column may be scrolled out of view when run names are long.
+    m_errors->setWordWrap(true);
+    m_errors->setTextFormat(Qt::PlainText);
+    m_errors->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    {
+        QPalette errPal = m_errors->palette();
+        errPal.setColor(QPalette::WindowText, QColor(0xC0, 0x20, 0x20));
+        m_errors->setPalette(errPal);
+    }
+    tableLayout->addWidget(m_errors);
     tableLayout->addWidget(m_caption);
     auto* rightSplit = new QSplitter(Qt::Vertical, this);
     rightSplit->addWidget(tableBox);
@@ -699,10 +716,21 @@ void CompareWindow::refresh()
                                                    : tr("%1 · %2 GPUs").arg(r->name).arg(r->summary->ranks),
                             *r->summary});
     m_chart->setBars(std::move(bars));
+    m_errors->setText(errorText());
+    m_errors->setVisible(!m_errors->text().isEmpty());
     m_finding->setText(finding());
     m_finding->setVisible(!m_finding->text().isEmpty());
     updateButtons();
     emit runsChanged();
+}
+
+QString CompareWindow::errorText() const
+{
+    QStringList lines;
+    for (const auto& r : m_runs)
+        if (!r->busy && !r->error.isEmpty())
+            lines << r->error;
+    return lines.join(QLatin1Char('\n'));
 }
 
 QString CompareWindow::finding() const
@@ -711,7 +739,11 @@ QString CompareWindow::finding() const
     if (loaded.size() < 2)
         return {};
     const RunSummary& a = loaded.front();
-    const RunSummary& b = loaded.back();
+    const RunSummary* largest = &loaded.back();
+    for (const auto& r : loaded)
+        if (r.ranks >= largest->ranks)
+            largest = &r;
+    const RunSummary& b = *largest;
     auto gpus = [](int n) { return n == 1 ? tr("1 GPU") : tr("%1 GPUs").arg(n); };
     return tr("From %1 to %2: step time %3 → %4 (efficiency %5); exposed communication %6 → %7 per step "
               "(%8 → %9 of the step).")
@@ -793,6 +825,8 @@ void CompareWindow::fillTable()
         nameItem->setToolTip(note);
     }
     m_table->setSortingEnabled(true);
+    m_table->resizeColumnToContents(ColRun);
+    m_table->setColumnWidth(ColRun, std::min(m_table->columnWidth(ColRun), 180));
     bool anyStatus = false;
     for (int row = 0; row < m_table->rowCount(); ++row)
         anyStatus = anyStatus || m_table->item(row, ColStatus);

@@ -98,7 +98,9 @@ public:
     QTableWidget* table() const { return m_table; }
     CompareChart* chart() const { return m_chart; }
     QListWidget* runList() const { return m_list; }
-    // One sentence comparing the last run with the baseline (shown under the chart); empty with fewer than two.
+    // The errors of the runs that failed, one "<file>: <problem>" a line, shown under the table.
+    QString errorText() const;
+    // One sentence comparing the run with the most GPUs (the last of them) with the baseline (shown under the chart); empty with fewer than two.
     QString finding() const;
 
     static QStringList columnTitles();
@@ -145,6 +147,7 @@ private:
     QSpinBox* m_skip;
     QLabel* m_caption;
     QLabel* m_finding;
+    QLabel* m_errors;
     QPushButton* m_remove;
     QPushButton* m_up;
     QPushButton* m_down;

@@ -164,6 +164,9 @@ void TestCompareWindow::badPathShowsError()
     const QString err = cell(w.table(), rb, CompareWindow::ColStatus);
     QVERIFY2(err.startsWith(bad + QStringLiteral(": ")), qPrintable(err));
     QVERIFY(cell(w.table(), rb, CompareWindow::ColStep).isEmpty());
+    // Also listed under the table, one line per failed run.
+    QCOMPARE(w.errorText().split(QLatin1Char('\n')).size(), 2);
+    QVERIFY(w.errorText().split(QLatin1Char('\n')).contains(err));
     const int rj = rowOf(w.table(), QStringLiteral("%1/junk.otf2").arg(QDir(m_dir.path()).dirName()));
     QVERIFY(rj >= 0);
     const QString err2 = cell(w.table(), rj, CompareWindow::ColStatus);
