@@ -512,7 +512,8 @@ CompareWindow::CompareWindow(QWidget* parent)
     connect(m_saveJson, &QPushButton::clicked, this, [this] { saveDialog(true); });
     connect(close, &QPushButton::clicked, this, &QWidget::close);
 
-    resize(1280, 760);
+    // Wide enough for every number column next to the run list.
+    resize(1400, 820);
     refresh();
 }
 
