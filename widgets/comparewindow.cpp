@@ -323,6 +323,7 @@ struct CompareWindow::JobResult
     std::optional<RunSummary> summary;
     QString error;
     bool cancelled = false;
+    int skipSteps = 0; // the value the summary was made with
 };
 
 CompareWindow::CompareWindow(QWidget* parent)
@@ -618,6 +619,7 @@ void CompareWindow::startJob(Run& run)
     auto job = [path = run.path, trace = run.trace, analysis = run.analysis, skip = m_skip->value(),
                 cancel = run.cancel]() mutable -> JobResult {
         JobResult result;
+        result.skipSteps = skip;
         try {
             if (!trace) {
                 LoadOptions options;
@@ -658,6 +660,13 @@ void CompareWindow::finishJob(quint64 id, quint64 generation, const JobResult& r
     Run* run = findRun(id);
     if (!run || run->generation != generation || result.cancelled)
         return; // removed, superseded, or cancelled: nothing to show
+    if (result.summary && result.skipSteps != m_skip->value()) {
+        // Skip-steps changed while this run was still being read: summarise again from what was loaded.
+        run->trace = result.trace;
+        run->analysis = result.analysis;
+        startJob(*run);
+        return;
+    }
     run->busy = false;
     run->trace = result.trace;
     run->analysis = result.analysis;

@@ -259,6 +259,13 @@ void TestCompareWindow::orderAndSkipSteps()
              QStringLiteral("8"));
     QCOMPARE(cell(w.table(), rowOf(w.table(), QStringLiteral("gpus2")), CompareWindow::ColStep),
              QString::fromStdString(formatDuration(summary(m_run2, 0).stepNs)));
+    // Changing skip-steps while a run is still loading applies to that run too.
+    w.addRun(m_run2);
+    w.setSkipSteps(2);
+    QVERIFY(QTest::qWaitFor([&] { return !w.isLoading(); }, 60000));
+    QCOMPARE(w.summaries().back().stepsUsed, 4); // 2 ranks x (4 steps - 2)
+    QCOMPARE(w.summaries().back().stepNs, summary(m_run2, 2).stepNs);
+    w.removeRun(2);
     w.removeRun(0);
     QCOMPARE(w.runCount(), 1);
     QCOMPARE(w.table()->rowCount(), 1);
