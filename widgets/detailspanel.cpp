@@ -4,6 +4,7 @@
 #include <QHBoxLayout>
 #include <QPushButton>
 #include <QTextBrowser>
+#include <QUrl>
 #include <QVBoxLayout>
 
 namespace exposure {
@@ -58,6 +59,15 @@ DetailsPanel::DetailsPanel(QWidget* parent)
     connect(m_prev, &QPushButton::clicked, this, &DetailsPanel::previousInstanceRequested);
     connect(m_next, &QPushButton::clicked, this, &DetailsPanel::nextInstanceRequested);
     connect(m_zoom, &QPushButton::clicked, this, &DetailsPanel::zoomToSelectionRequested);
+    connect(m_view, &QTextBrowser::anchorClicked, this, [this](const QUrl& url) {
+        // Links are "peer:<index into m_peers>"; anything else is ignored (no external links here).
+        if (url.scheme() != QLatin1String("peer"))
+            return;
+        bool ok = false;
+        const int i = url.path().toInt(&ok);
+        if (ok && i >= 0 && i < m_peers.size())
+            emit peerInstanceRequested(m_peers[i].rank, m_peers[i].lane, m_peers[i].interval);
+    });
     clear();
 }
 
@@ -67,6 +77,8 @@ void DetailsPanel::clear()
     m_fields.clear();
     m_sections.clear();
     m_sectionTitles.clear();
+    m_peers.clear();
+    m_peerLabels.clear();
     m_prev->setEnabled(false);
     m_next->setEnabled(false);
     m_zoom->setEnabled(false);
@@ -107,11 +119,20 @@ void DetailsPanel::render()
                     .arg(m_fields[i].first.toHtmlEscaped(), m_fields[i].second.toHtmlEscaped());
     }
     html += QStringLiteral("</table>");
+    if (!m_peers.isEmpty()) {
+        html += QStringLiteral("<p style='margin-top:6px'>%1 ").arg(tr("Same collective on:").toHtmlEscaped());
+        for (int i = 0; i < m_peers.size(); ++i)
+            html += QStringLiteral("%1<a href='peer:%2'>%3</a>")
+                        .arg(i ? QStringLiteral(" · ") : QString())
+                        .arg(i)
+                        .arg(m_peerLabels.value(i).toHtmlEscaped());
+        html += QStringLiteral("</p>");
+    }
     m_view->setHtml(html);
 }
 
 void DetailsPanel::showInterval(const Trace& trace, const Analysis* analysis, const ViewIndex* index, int rank,
-                                int lane, std::uint32_t interval)
+                                int lane, std::uint32_t interval, const CollectiveMatch* collectives)
 {
     clear();
     const Rank& r = trace.ranks.at(rank);
@@ -181,6 +202,47 @@ void DetailsPanel::showInterval(const Trace& trace, const Analysis* analysis, co
         add(tr("Hidden"), QStringLiteral("%1 ns (%2)").arg(groupDigits(std::uint64_t(ov.hiddenNs)), percent(ov.hiddenNs, dur)));
         add(tr("Exposed"), QStringLiteral("%1 ns (%2)").arg(groupDigits(std::uint64_t(ov.exposedNs)), percent(ov.exposedNs, dur)));
     }
+    if (collectives && cat == Category::Communication && l.isGpu()) {
+        section(tr("Across ranks"));
+        const CollectiveGroup* g = collectives->groupOf(rank, lane, interval);
+        const CollectiveMember* me = collectives->member(rank, lane, interval);
+        if (!g || !me) {
+            add(tr("Peers"), trace.ranks.size() > 1 ? tr("no matching instance on other ranks")
+                                                         : tr("single-rank trace: no peers to wait for"));
+        } else {
+            add(tr("Ranks in collective"), QString::number(g->members.size()));
+            add(tr("Waiting for peers"), QStringLiteral("%1 (%2 ns, %3)")
+                                             .arg(durationText(me->waitNs), groupDigits(std::uint64_t(me->waitNs)),
+                                                  percent(me->waitNs, dur)));
+            add(tr("Transfer"), QStringLiteral("%1 (%2 ns, %3)")
+                                    .arg(durationText(me->transferNs), groupDigits(std::uint64_t(me->transferNs)),
+                                         percent(me->transferNs, dur)));
+            const QString lastLabel = g->lastRank >= 0 && std::size_t(g->lastRank) < trace.ranks.size()
+                ? QString::fromStdString(trace.ranks[g->lastRank].label)
+                : tr("?");
+            if (g->lastRank == rank) {
+                TimeNs firstStart = me->start;
+                for (const auto& m : g->members)
+                    firstStart = std::min(firstStart, m.start);
+                add(tr("Arrived last"), tr("this rank (%1), %2 after the first rank; the others waited for it")
+                                            .arg(lastLabel, durationText(me->start - firstStart)));
+            } else {
+                add(tr("Arrived last"),
+                    tr("%1 arrived last, %2 after this rank").arg(lastLabel, durationText(g->lastArrival - me->start)));
+            }
+            if (collectives->multipleHosts)
+                add(tr("Note"), tr("ranks on several hosts: their clocks may not be aligned"));
+            for (const auto& m : g->members) {
+                if (m.rank == rank)
+                    continue;
+                m_peers.append({m.rank, m.lane, m.interval});
+                const QString peerLabel = std::size_t(m.rank) < trace.ranks.size()
+                    ? QString::fromStdString(trace.ranks[m.rank].label)
+                    : QString::number(m.rank);
+                m_peerLabels.append(tr("%1 (waited %2)").arg(peerLabel, durationText(m.waitNs)));
+            }
+        }
+    }
 
     if (interval < l.launchParamIds.size() && l.launchParamIds[interval] != kNoLaunchParams
         && l.launchParamIds[interval] < trace.launchParams.size()) {
@@ -210,9 +272,9 @@ void DetailsPanel::showInterval(const Trace& trace, const Analysis* analysis, co
 }
 
 void DetailsPanel::showFold(const Trace& trace, const Analysis* analysis, const ViewIndex* index,
-                            const TimelineHit& hit)
+                            const TimelineHit& hit, const CollectiveMatch* collectives)
 {
-    showInterval(trace, analysis, index, hit.rank, hit.lane, hit.largest);
+    showInterval(trace, analysis, index, hit.rank, hit.lane, hit.largest, collectives);
     const auto& t = trace.ranks[hit.rank].lanes[hit.lane].intervals;
     const QString name = m_heading;
     m_heading = tr("%1 kernels, largest: %2").arg(groupDigits(hit.count), name);

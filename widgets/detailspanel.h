@@ -2,6 +2,7 @@
 #pragma once
 
 #include "analysis.h"
+#include "collectives.h"
 #include "timelineplot.h"
 #include "trace.h"
 #include "viewindex.h"
@@ -23,20 +24,28 @@ class DetailsPanel : public QWidget
 public:
     explicit DetailsPanel(QWidget* parent = nullptr);
 
+    // `collectives` (may be null) adds, for a communication kernel, its split into waiting for peers and transfer
+    // and links to the same collective on the other ranks.
     void showInterval(const Trace& trace, const Analysis* analysis, const ViewIndex* index, int rank, int lane,
-                      std::uint32_t interval);
-    void showFold(const Trace& trace, const Analysis* analysis, const ViewIndex* index, const TimelineHit& hit);
+                      std::uint32_t interval, const CollectiveMatch* collectives = nullptr);
+    void showFold(const Trace& trace, const Analysis* analysis, const ViewIndex* index, const TimelineHit& hit,
+                  const CollectiveMatch* collectives = nullptr);
     void clear();
 
     // Shown fields in order (label, plain text) and one of them by label ("" if absent): for tests.
     const QList<QPair<QString, QString>>& fields() const { return m_fields; }
     QString field(const QString& label) const;
     QString heading() const { return m_heading; }
+    // The same collective's instances on the other ranks, in the order of their links ("peer:<i>").
+    const QList<TimelineSelection>& peers() const { return m_peers; }
+    QTextBrowser* browser() const { return m_view; }
 
 signals:
     void previousInstanceRequested();
     void nextInstanceRequested();
     void zoomToSelectionRequested();
+    // A peer link was clicked: select (and show) that instance of the collective on another rank.
+    void peerInstanceRequested(int rank, int lane, quint32 interval);
 
 private:
     void add(const QString& label, const QString& value);
@@ -51,6 +60,8 @@ private:
     QList<QPair<QString, QString>> m_fields;
     QList<int> m_sections; // indexes in m_fields where a section title starts
     QStringList m_sectionTitles;
+    QList<TimelineSelection> m_peers;
+    QStringList m_peerLabels;
 };
 
 QString phaseLabel(Phase p);

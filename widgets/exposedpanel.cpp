@@ -17,8 +17,15 @@ namespace exposure {
 
 namespace {
 
-enum Column { ColSpan, ColCompute, ColCommBusy, ColCommSum, ColHidden, ColExposed, ColRatio, ColBackward, ColIdle,
-              ColUnclassified, ColCount };
+enum Column { ColSpan, ColCompute, ColCommBusy, ColCommSum, ColHidden, ColExposed, ColWaiting, ColExposedWaiting,
+              ColRatio, ColBackward, ColIdle, ColUnclassified, ColCount };
+
+struct ScopeResult
+{
+    TimeRange window;
+    std::vector<WindowStats> stats;
+    std::vector<CollectiveWaitStats> waits;
+};
 
 QString pct(const std::optional<double>& r)
 {
@@ -115,10 +122,14 @@ ExposedPanel::ExposedPanel(QWidget* parent)
     top->addWidget(m_scopeBox);
     top->addWidget(m_caption, 1);
     m_table->setColumnCount(ColCount);
-    m_table->setHorizontalHeaderLabels({tr("Step time"), tr("Compute busy"), tr("Comm. busy"), tr("Comm. kernel sum"),
-                                        tr("Hidden"), tr("Exposed"), tr("Overlap"), tr("Backward overlap"),
-                                        tr("Idle"), tr("Unclassified")});
-    m_table->horizontalHeaderItem(ColSpan)->setToolTip(tr("Length of the window (the step, or the range)"));
+    m_table->setHorizontalHeaderLabels({tr("Span"), tr("Compute busy"), tr("Comm. busy"), tr("Comm. kernel sum"),
+                                        tr("Hidden"), tr("Exposed"), tr("Waiting"), tr("Exposed waiting"),
+                                        tr("Overlap"), tr("Backward overlap"), tr("Idle"), tr("Unclassified")});
+    m_table->horizontalHeaderItem(ColWaiting)
+        ->setToolTip(tr("Time NCCL kernels spent waiting for the last peer to join the collective (sum over the "
+                        "rank's kernels, clipped to the scope)"));
+    m_table->horizontalHeaderItem(ColExposedWaiting)
+        ->setToolTip(tr("Waiting for peers during which no compute kernel of the rank runs"));
     m_table->horizontalHeaderItem(ColCommBusy)->setToolTip(tr("Time at least one communication kernel runs"));
     m_table->horizontalHeaderItem(ColCommSum)->setToolTip(tr("Sum of communication kernel durations"));
     m_table->horizontalHeaderItem(ColHidden)->setToolTip(tr("Communication time during which compute runs"));
@@ -140,10 +151,12 @@ ExposedPanel::ExposedPanel(QWidget* parent)
     setTrace(nullptr, nullptr);
 }
 
-void ExposedPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis)
+void ExposedPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
+                            std::shared_ptr<const CollectiveMatch> collectives)
 {
     m_trace = std::move(trace);
     m_analysis = std::move(analysis);
+    m_collectives = std::move(collectives);
     m_jobs->invalidate();
     m_scopeBox->clear();
     m_scopeBox->addItem(tr("Whole trace"), -2);
@@ -159,6 +172,7 @@ void ExposedPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
                 m_scopeBox->addItem(tr("Step %1 (%2)").arg(idx).arg(QString::fromStdString(name)), idx);
     }
     m_stats.clear();
+    m_waits.clear();
     m_table->setRowCount(0);
     m_chart->setData({}, {});
     if (m_trace)
@@ -202,16 +216,44 @@ void ExposedPanel::recompute()
         return;
     }
     const TimeRange window = m_scope == Scope::VisibleRange ? m_visible : m_trace->extent;
+    // A step scope reports each rank's step time; the other scopes report the window's length.
+    m_table->horizontalHeaderItem(ColSpan)->setText(m_scope == Scope::Step ? tr("Step time") : tr("Span"));
+    m_table->horizontalHeaderItem(ColSpan)->setToolTip(m_scope == Scope::Step
+                                                           ? tr("Length of the step on each rank")
+                                                           : tr("Length of the window (whole trace or visible range)"));
     m_caption->setText(m_scope == Scope::Step ? tr("kernels assigned to step %1").arg(m_step)
                                               : tr("%1 – %2 (%3)").arg(durationText(window.start), durationText(window.end),
                                                                        durationText(window.duration())));
     auto trace = m_trace;
     auto analysis = m_analysis;
+    auto collectives = m_collectives;
     const Scope scope = m_scope;
     const int step = m_step;
-    m_jobs->run<std::pair<TimeRange, std::vector<WindowStats>>>(
-        [trace, analysis, scope, step, window] {
+    m_jobs->run<ScopeResult>(
+        [trace, analysis, collectives, scope, step, window] {
             std::vector<WindowStats> out;
+            std::vector<CollectiveWaitStats> waits;
+            const int rankCount = int(trace->ranks.size());
+            if (collectives) {
+                CollectiveWaitStats total;
+                for (int r = 0; r < rankCount; ++r) {
+                    // In a step scope each rank's own step range is its window.
+                    TimeRange w = window;
+                    if (scope == Scope::Step) {
+                        w = {};
+                        if (std::size_t(r) < analysis->ranks.size())
+                            for (const auto& st : analysis->ranks[r].steps)
+                                if (st.index == step)
+                                    w = st.range;
+                    }
+                    const auto ws = collectiveWaitInWindow(*collectives, *analysis, r, w);
+                    total.waitNs += ws.waitNs;
+                    total.exposedWaitNs += ws.exposedWaitNs;
+                    total.members += ws.members;
+                    waits.push_back(ws);
+                }
+                waits.push_back(total);
+            }
             const int ranks = int(trace->ranks.size());
             if (scope == Scope::Step) {
                 WindowStats total;
@@ -248,17 +290,18 @@ void ExposedPanel::recompute()
                     out.push_back(computeStats(*trace, *analysis, r, window));
                 out.push_back(computeTotal(*trace, *analysis, window));
             }
-            return std::make_pair(window, std::move(out));
+            return ScopeResult{window, std::move(out), std::move(waits)};
         },
-        [this](const std::pair<TimeRange, std::vector<WindowStats>>& result) {
-            m_window = result.first;
-            show(result.second);
+        [this](const ScopeResult& result) {
+            m_window = result.window;
+            show(result.stats, result.waits);
         });
 }
 
-void ExposedPanel::show(const std::vector<WindowStats>& stats)
+void ExposedPanel::show(const std::vector<WindowStats>& stats, const std::vector<CollectiveWaitStats>& waits)
 {
     m_stats = stats;
+    m_waits = waits;
     const int n = int(stats.size());
     m_table->setRowCount(n);
     QStringList labels;
@@ -269,9 +312,14 @@ void ExposedPanel::show(const std::vector<WindowStats>& stats)
         if (!total)
             labels << label;
         const WindowStats& s = stats[i];
+        const bool hasWait = std::size_t(i) < waits.size();
+        const CollectiveWaitStats ws = hasWait ? waits[std::size_t(i)] : CollectiveWaitStats{};
+        const QString none = QStringLiteral("–");
         const QString cells[ColCount] = {durationText(s.spanNs),          durationText(s.computeBusyNs),
                                          durationText(s.commBusyNs),      durationText(s.commKernelSumNs),
                                          durationText(s.overlappedNs),    durationText(s.exposedNs),
+                                         hasWait ? durationText(ws.waitNs) : none,
+                                         hasWait ? durationText(ws.exposedWaitNs) : none,
                                          pct(s.overlapRatio),             durationText(s.backwardOverlappedNs),
                                          durationText(s.idleNs),          durationText(s.unclassifiedNs)};
         for (int c = 0; c < ColCount; ++c) {
@@ -282,7 +330,7 @@ void ExposedPanel::show(const std::vector<WindowStats>& stats)
                 f.setBold(true);
                 item->setFont(f);
             }
-            if (c == ColExposed && s.exposedNs > 0)
+            if ((c == ColExposed && s.exposedNs > 0) || (c == ColExposedWaiting && ws.exposedWaitNs > 0))
                 item->setForeground(Palette(PaletteKind::Default, palette()).overlap(OverlapState::Exposed));
             m_table->setItem(i, c, item);
         }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "analysis.h"
+#include "collectives.h"
 #include "jobtracker.h"
 #include "palette.h"
 #include "trace.h"
@@ -46,13 +47,17 @@ public:
 
     explicit ExposedPanel(QWidget* parent = nullptr);
 
-    void setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis);
+    // `collectives` (optional) adds the "Waiting" / "Exposed waiting" columns: NCCL time spent waiting for peers.
+    void setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
+                  std::shared_ptr<const CollectiveMatch> collectives = nullptr);
     void setVisibleRange(TimeRange range);
     void setScope(Scope scope, int step = 0);
     Scope scope() const { return m_scope; }
 
     // Last delivered numbers: index = rank, last = total. For tests and export.
     const std::vector<WindowStats>& stats() const { return m_stats; }
+    // Waiting for peers in the same scope, same indexing (empty without collectives).
+    const std::vector<CollectiveWaitStats>& waits() const { return m_waits; }
     TimeRange statsWindow() const { return m_window; }
     QTableWidget* table() const { return m_table; }
     JobTracker* jobs() const { return m_jobs; }
@@ -62,16 +67,18 @@ signals:
 
 private:
     void recompute();
-    void show(const std::vector<WindowStats>& stats);
+    void show(const std::vector<WindowStats>& stats, const std::vector<CollectiveWaitStats>& waits);
     void onScopeChanged(int comboIndex);
 
     std::shared_ptr<const Trace> m_trace;
     std::shared_ptr<const Analysis> m_analysis;
+    std::shared_ptr<const CollectiveMatch> m_collectives;
     Scope m_scope = Scope::WholeTrace;
     int m_step = 0;
     TimeRange m_visible;
     TimeRange m_window;
     std::vector<WindowStats> m_stats;
+    std::vector<CollectiveWaitStats> m_waits;
     QComboBox* m_scopeBox;
     QLabel* m_caption;
     QTableWidget* m_table;

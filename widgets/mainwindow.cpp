@@ -106,7 +106,8 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_timeline, &TimelinePlot::intervalSelected, this, &MainWindow::onIntervalSelected);
     connect(m_timeline, &TimelinePlot::foldClicked, this, [this](const TimelineHit& hit) {
         if (m_current.trace)
-            m_details->showFold(*m_current.trace, m_current.analysis.get(), m_current.index.get(), hit);
+            m_details->showFold(*m_current.trace, m_current.analysis.get(), m_current.index.get(), hit,
+                                m_current.collectives.get());
     });
     connect(m_timeline, &TimelinePlot::selectionCleared, m_details, &DetailsPanel::clear);
     connect(m_timeline, &TimelinePlot::visibleRangeChanged, this, &MainWindow::onVisibleRangeChanged);
@@ -118,6 +119,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_details, &DetailsPanel::previousInstanceRequested, this, [this] { selectInstance(-1); });
     connect(m_details, &DetailsPanel::nextInstanceRequested, this, [this] { selectInstance(+1); });
     connect(m_details, &DetailsPanel::zoomToSelectionRequested, m_timeline, &TimelinePlot::zoomToSelection);
+    connect(m_details, &DetailsPanel::peerInstanceRequested, this, &MainWindow::showPeerInstance);
     connect(m_kernels, &KernelsPanel::kernelSelected, m_timeline,
             [this](quint32 name) { m_timeline->setHighlightedName(StringId(name)); });
 
@@ -370,7 +372,7 @@ void MainWindow::applyLoaded(const LoadedTrace& loaded)
     m_current = loaded;
     m_timeline->setTrace(loaded.trace, loaded.analysis, loaded.index);
     m_details->clear();
-    m_exposed->setTrace(loaded.trace, loaded.analysis);
+    m_exposed->setTrace(loaded.trace, loaded.analysis, loaded.collectives);
     m_kernels->setTrace(loaded.trace, loaded.analysis);
     m_rules->setRules(loaded.analysis ? &loaded.analysis->rules : nullptr, loaded.ruleUsage);
     updateTitle();
@@ -409,7 +411,28 @@ void MainWindow::showError(const QString& title, const QString& text)
 void MainWindow::onIntervalSelected(int rank, int lane, quint32 interval)
 {
     if (m_current.trace)
-        m_details->showInterval(*m_current.trace, m_current.analysis.get(), m_current.index.get(), rank, lane, interval);
+        m_details->showInterval(*m_current.trace, m_current.analysis.get(), m_current.index.get(), rank, lane, interval,
+                                m_current.collectives.get());
+}
+
+void MainWindow::showPeerInstance(int rank, int lane, quint32 interval)
+{
+    if (!m_current.trace)
+        return;
+    // Show the whole collective (every member, with a margin) so the waiting is visible next to the peer's
+    // instance, then select the peer's instance.
+    TimeRange span{0, 0};
+    if (const CollectiveGroup* g = m_current.collectives ? m_current.collectives->groupOf(rank, lane, interval) : nullptr) {
+        span = {g->members.front().start, g->members.front().end};
+        for (const auto& m : g->members)
+            span = {std::min(span.start, m.start), std::max(span.end, m.end)};
+    } else {
+        const auto& t = m_current.trace->ranks.at(rank).lanes.at(lane).intervals;
+        span = {t.start(interval), t.end(interval)};
+    }
+    const TimeNs margin = std::max<TimeNs>(span.duration() / 4, 1000);
+    m_timeline->setVisibleRange({span.start - margin, span.end + margin});
+    m_timeline->select({rank, lane, std::uint32_t(interval)});
 }
 
 void MainWindow::onVisibleRangeChanged(TimeRange range)

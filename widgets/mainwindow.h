@@ -58,6 +58,7 @@ public:
     TraceLoader* loader() const { return m_loader; }
     std::shared_ptr<const Trace> trace() const;
     std::shared_ptr<const Analysis> analysis() const;
+    std::shared_ptr<const CollectiveMatch> collectives() const { return m_current.collectives; }
     QString tracePath() const { return m_current.path; }
     TimelineOptions timelineOptions() const;
     TimeRange visibleRange() const;
@@ -86,6 +87,7 @@ private:
     void zoomToStepDialog();
     void setPalette(PaletteKind kind);
     void onIntervalSelected(int rank, int lane, quint32 interval);
+    void showPeerInstance(int rank, int lane, quint32 interval);
     void onVisibleRangeChanged(TimeRange range);
     void openDialog(bool folder);
     void restoreSettings();

@@ -26,6 +26,7 @@ struct TimelineOptions
     std::vector<std::pair<int, int>> customRows; // RowSelection::Custom: (rank, lane); lane -1 = overlap row
     bool showCpu = true;                    // CPU thread rows (ignored for GpuOnly)
     bool showOverlap = true;                // per-rank derived overlap rows
+    bool cpuDepthRows = true;               // nested CPU regions: one sub-row per depth (else all in one row)
     std::set<int> collapsedRanks;           // rank indexes drawn as a single row
     PaletteKind palette = PaletteKind::Default;
     bool legend = true;
@@ -49,6 +50,7 @@ struct TimelineOptions
         f.gpuOnly = rows == RowSelection::GpuOnly;
         f.showOverlap = showOverlap;
         f.collapsedRanks = collapsedRanks;
+        f.cpuDepthRows = cpuDepthRows;
         if (rows == RowSelection::Custom)
             f.only = customRows;
         return f;

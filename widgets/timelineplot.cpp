@@ -63,6 +63,9 @@ public:
         , m_outlined(outlined)
     {
         setSelectable(false);
+        // An item is laid out exactly one text line tall and QCustomPlot clips it to that: without some air the
+        // descenders of g, p, y are cut (as figure export found first).
+        setMargins(QMargins(0, 1, 0, 2));
     }
 
 protected:
@@ -146,7 +149,7 @@ protected:
         }
         if (m_plot->m_selection) {
             const auto& sel = *m_plot->m_selection;
-            const int row = s.rowOf(sel.rank, sel.lane);
+            const int row = s.rowOf(sel.rank, sel.lane, sel.interval);
             if (row >= 0) {
                 const auto& t = s.trace->ranks[sel.rank].lanes[sel.lane].intervals;
                 const QRect box = p->boxRect(row, t.start(sel.interval), t.end(sel.interval));
@@ -721,9 +724,10 @@ std::optional<TimelineHit> TimelinePlot::hitAt(const QPoint& pos) const
     h.rank = m_scene.rows[row].rank;
     h.lane = m_scene.rows[row].lane;
     h.overlapRow = m_scene.rows[row].kind == TimelineRow::Kind::Overlap;
-    h.first = item.first;
+    // Depth sub-rows draw their own tables: report indexes into the lane's table.
+    h.first = m_scene.laneInterval(row, item.first);
     h.count = item.count;
-    h.largest = item.largest;
+    h.largest = m_scene.laneInterval(row, item.largest);
     h.start = item.start;
     h.end = item.end;
     return h;
@@ -794,7 +798,7 @@ void TimelinePlot::clearSelection()
 
 std::optional<QPoint> TimelinePlot::pixelOf(int rank, int lane, std::uint32_t interval) const
 {
-    const int row = m_scene.rowOf(rank, lane);
+    const int row = m_scene.rowOf(rank, lane, interval);
     if (row < 0 || !m_scene.trace)
         return std::nullopt;
     const auto& t = m_scene.trace->ranks[rank].lanes[lane].intervals;

@@ -8,6 +8,18 @@
 
 namespace exposure {
 
+const ViewIndex::DepthTables* TimelineScene::depthTables(int row) const
+{
+    if (!index || row < 0 || std::size_t(row) >= rows.size())
+        return nullptr;
+    const TimelineRow& r = rows[row];
+    if (r.kind != TimelineRow::Kind::Lane || r.depth < 0 || std::size_t(r.rank) >= index->depth.size()
+        || std::size_t(r.lane) >= index->depth[r.rank].size())
+        return nullptr;
+    const auto& d = index->depth[r.rank][r.lane];
+    return std::size_t(r.depth) < d.tables.size() ? &d : nullptr;
+}
+
 const IntervalTable* TimelineScene::table(int row) const
 {
     if (!trace || row < 0 || std::size_t(row) >= rows.size())
@@ -15,7 +27,29 @@ const IntervalTable* TimelineScene::table(int row) const
     const TimelineRow& r = rows[row];
     if (r.kind == TimelineRow::Kind::Overlap)
         return index && std::size_t(r.rank) < index->overlap.size() ? &index->overlap[r.rank] : nullptr;
+    if (const auto* d = depthTables(row))
+        return &d->tables[std::size_t(r.depth)];
     return &trace->ranks[r.rank].lanes[r.lane].intervals;
+}
+
+std::uint32_t TimelineScene::laneInterval(int row, std::uint32_t i) const
+{
+    if (const auto* d = depthTables(row))
+        return d->original[std::size_t(rows[row].depth)][i];
+    return i;
+}
+
+int TimelineScene::rowOf(int rank, int lane, std::uint32_t interval) const
+{
+    const int first = rowOf(rank, lane);
+    if (first < 0 || lane < 0)
+        return first;
+    const auto* d = depthTables(first);
+    if (!d || interval >= d->rowOfInterval.size())
+        return first;
+    // Sub-rows of a lane are consecutive, depth 0 first.
+    const int row = first + d->rowOfInterval[interval];
+    return std::size_t(row) < rows.size() && rows[row].lane == lane && rows[row].rank == rank ? row : first;
 }
 
 const LodIndex* TimelineScene::lod(int row) const
@@ -25,6 +59,8 @@ const LodIndex* TimelineScene::lod(int row) const
     const TimelineRow& r = rows[row];
     if (r.kind == TimelineRow::Kind::Overlap)
         return std::size_t(r.rank) < index->overlapLod.size() ? &index->overlapLod[r.rank] : nullptr;
+    if (const auto* d = depthTables(row))
+        return &d->lods[std::size_t(r.depth)];
     if (std::size_t(r.rank) < index->lod.size() && std::size_t(r.lane) < index->lod[r.rank].size())
         return &index->lod[r.rank][r.lane];
     return nullptr;

@@ -30,7 +30,13 @@ struct TimelineScene
     // Interval table drawn in a row (the lane's, or the rank's overlap segments).
     const IntervalTable* table(int row) const;
     const LodIndex* lod(int row) const;
-    int rowOf(int rank, int lane) const; // -1 if not shown
+    int rowOf(int rank, int lane) const; // -1 if not shown (a CPU lane split by depth: its top sub-row)
+    // The row that draws one interval of a lane (its depth's sub-row for nested CPU lanes); -1 if not shown.
+    int rowOf(int rank, int lane, std::uint32_t interval) const;
+    // Index in the lane's table of item index `i` of table(row) (they differ in depth sub-rows).
+    std::uint32_t laneInterval(int row, std::uint32_t i) const;
+    // The depth tables of a row's lane, or nullptr if the row draws the lane's own table.
+    const ViewIndex::DepthTables* depthTables(int row) const;
     QColor colorOf(int row, std::uint32_t interval) const;
 };
 

@@ -103,6 +103,7 @@ void TraceLoader::load(const QString& path)
                 throw LoadCancelled();
             r.loaded.index = ViewIndex::build(*trace, analysis.get());
             r.loaded.ruleUsage = ruleUsage(*trace, *analysis);
+            r.loaded.collectives = std::make_shared<const CollectiveMatch>(matchCollectives(*trace, *analysis));
             r.loaded.analysis = std::move(analysis);
             r.loaded.trace = std::move(trace);
         } catch (const LoadCancelled&) {

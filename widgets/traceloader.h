@@ -2,6 +2,7 @@
 #pragma once
 
 #include "analysis.h"
+#include "collectives.h"
 #include "loader.h"
 #include "viewindex.h"
 
@@ -23,6 +24,8 @@ struct LoadedTrace
     std::shared_ptr<const Analysis> analysis;
     std::shared_ptr<const ViewIndex> index;
     std::vector<RuleUsage> ruleUsage;
+    // NCCL kernels matched across ranks (waiting for peers vs transfer); empty groups for one rank.
+    std::shared_ptr<const CollectiveMatch> collectives;
 };
 
 // Loads and analyses a trace in a QtConcurrent job. Every load gets a generation number; results

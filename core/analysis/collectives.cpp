@@ -143,6 +143,7 @@ CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, T
             rs.transferNs += m.transferNs;
             if (m.rank != g.lastRank)
                 othersWait += m.waitNs;
+            result.maxWaitNs = std::max(result.maxWaitNs, m.waitNs);
             if (m.waitNs > 0)
                 waitSets[std::size_t(m.rank)].add(TimeInterval(m.start, m.start + m.waitNs));
             result.index.push_back({m.rank, m.lane, m.interval, gi, mi});
@@ -167,6 +168,48 @@ CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, T
         result.ranks[r].exposedWaitNs = TimeNs(boost::icl::length(waitSets[r] - compute));
     }
     return result;
+}
+
+CollectiveWaitStats collectiveWaitInWindow(const CollectiveMatch& match, const Analysis& analysis, int rank,
+                                           TimeRange window)
+{
+    CollectiveWaitStats out;
+    if (window.end <= window.start)
+        return out;
+    // A member's wait part is [start, min(lastArrival, end)), so it can reach into the window only if its group's
+    // lastArrival lies after window.start, and only if lastArrival - maxWaitNs < window.end (groups are sorted by
+    // lastArrival): that bounds the scan to the groups near the window.
+    auto it = std::upper_bound(match.groups.begin(), match.groups.end(), window.start,
+                               [](TimeNs t, const CollectiveGroup& g) { return t < g.lastArrival; });
+    TimeSet waits;
+    for (; it != match.groups.end() && it->lastArrival - match.maxWaitNs < window.end; ++it) {
+        for (const CollectiveMember& m : it->members) {
+            if (m.rank != rank || m.waitNs <= 0)
+                continue;
+            const TimeNs s = std::max(m.start, window.start);
+            const TimeNs e = std::min(m.start + m.waitNs, window.end);
+            if (e <= s)
+                continue;
+            out.waitNs += e - s;
+            ++out.members;
+            waits.add(TimeInterval(s, e));
+        }
+    }
+    if (waits.empty() || rank < 0 || std::size_t(rank) >= analysis.ranks.size()) {
+        out.exposedWaitNs = TimeNs(boost::icl::length(waits));
+        return out;
+    }
+    const RankAnalysis& ra = analysis.ranks[std::size_t(rank)];
+    TimeSet compute;
+    // Activity segments are disjoint and sorted: start at the first that ends after the window starts.
+    auto k = std::size_t(std::upper_bound(ra.activityEnd.begin(), ra.activityEnd.end(), window.start)
+                         - ra.activityEnd.begin());
+    for (; k < ra.activityStart.size() && ra.activityStart[k] < window.end; ++k) {
+        if (ra.activityMask[k] & ActivityCompute)
+            compute.add(TimeInterval(std::max(ra.activityStart[k], window.start), std::min(ra.activityEnd[k], window.end)));
+    }
+    out.exposedWaitNs = TimeNs(boost::icl::length(waits - compute));
+    return out;
 }
 
 } // namespace exposure

@@ -54,6 +54,7 @@ struct CollectiveMatch
     std::vector<RankCollectiveStats> ranks;      // by rank index
     bool multipleHosts = false;                  // ranks on several hosts: their clocks may not be aligned
     TimeNs toleranceNs = 0;
+    TimeNs maxWaitNs = 0;                        // longest wait part of any member (bounds window searches)
 
     // The group member for a communication kernel instance, or nullptr if it was not matched.
     const CollectiveMember* member(int rank, int lane, std::uint32_t interval) const;
@@ -79,5 +80,16 @@ struct CollectiveMatch
 // different ranks form a group when they overlap in time and their ends lie within `toleranceNs` of the group's
 // first end. Each rank contributes at most one instance per group.
 CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, TimeNs toleranceNs = 200'000);
+
+// Waiting of one rank's matched communication kernels inside a window (the GUI's scopes: whole trace, a step,
+// the visible range).
+struct CollectiveWaitStats
+{
+    TimeNs waitNs = 0;        // Σ over the rank's members of |[start, start + waitNs) ∩ window|
+    TimeNs exposedWaitNs = 0; // |U(those clipped wait parts) \ U(compute of the rank)|: waiting nothing hides
+    std::uint64_t members = 0; // members whose wait part intersects the window
+};
+CollectiveWaitStats collectiveWaitInWindow(const CollectiveMatch& match, const Analysis& analysis, int rank,
+                                           TimeRange window);
 
 } // namespace exposure

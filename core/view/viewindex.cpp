@@ -73,9 +73,36 @@ std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Anal
     index->roles.resize(trace.ranks.size());
     index->overlap.resize(trace.ranks.size());
     index->overlapLod.resize(trace.ranks.size());
+    index->depth.resize(trace.ranks.size());
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         const Rank& rank = trace.ranks[r];
         index->lod[r].reserve(rank.lanes.size());
+        index->depth[r].resize(rank.lanes.size());
+        for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
+            const Lane& lane = rank.lanes[li];
+            if (lane.isGpu())
+                continue;
+            const auto& t = lane.intervals;
+            int rowsNeeded = 0;
+            for (std::size_t i = 0; i < t.size(); ++i)
+                rowsNeeded = std::max(rowsNeeded, depthRow(t.depth(i)) + 1);
+            if (rowsNeeded < 2)
+                continue; // flat: the lane's own table and LOD draw it
+            DepthTables& d = index->depth[r][li];
+            d.tables.resize(std::size_t(rowsNeeded));
+            d.original.resize(std::size_t(rowsNeeded));
+            d.rowOfInterval.resize(t.size());
+            // The lane is sorted by start, so every per-depth table is too.
+            for (std::size_t i = 0; i < t.size(); ++i) {
+                const int row = depthRow(t.depth(i));
+                d.tables[std::size_t(row)].append(t.start(i), t.end(i), t.name(i), t.depth(i));
+                d.original[std::size_t(row)].push_back(std::uint32_t(i));
+                d.rowOfInterval[i] = std::uint8_t(row);
+            }
+            d.lods.reserve(d.tables.size());
+            for (const auto& table : d.tables)
+                d.lods.emplace_back(table, &index->lowPriority);
+        }
         for (const Lane& lane : rank.lanes) {
             index->lod[r].emplace_back(lane.intervals, &index->lowPriority);
             std::array<TimeNs, kCategoryCount> busy{};
@@ -182,9 +209,26 @@ std::vector<TimelineRow> buildRows(const Trace& trace, const ViewIndex& index, c
                 mine.push_back(row);
             }
             if (filter.showCpu && !filter.gpuOnly)
-                for (int l : cpu)
-                    if (wanted(ri, l))
+                for (int l : cpu) {
+                    if (!wanted(ri, l))
+                        continue;
+                    const std::size_t depthRows = filter.cpuDepthRows && r < index.depth.size()
+                            && std::size_t(l) < index.depth[r].size()
+                        ? index.depth[r][std::size_t(l)].tables.size()
+                        : 0;
+                    if (depthRows < 2) {
                         mine.push_back(laneRow(l));
+                        continue;
+                    }
+                    // One sub-row per nesting depth; only the top one carries the lane's name.
+                    for (std::size_t d = 0; d < depthRows; ++d) {
+                        TimelineRow row = laneRow(l);
+                        row.depth = int(d);
+                        if (d > 0)
+                            row.label.clear();
+                        mine.push_back(row);
+                    }
+                }
         }
         if (mine.empty())
             continue;

@@ -5,6 +5,7 @@
 #include "drawlist.h"
 #include "trace.h"
 
+#include <algorithm>
 #include <memory>
 #include <set>
 #include <string>
@@ -43,6 +44,20 @@ struct ViewIndex
     // shows a kernel colour (the lane LODs are built with it; pass it in DrawListParams::lowPriority).
     std::vector<std::uint8_t> lowPriority;
 
+    // CPU lanes nest regions (ProfilerStep > forward > aten::… > cuLaunchKernel): drawn in one row, the deepest
+    // region would hide its parents. So each CPU lane with nesting is split into one table per depth, depth 0 on
+    // top; depths >= kMaxDepthRows - 1 share the last sub-row. `original` maps back to the lane's intervals.
+    static constexpr int kMaxDepthRows = 4;
+    struct DepthTables
+    {
+        std::vector<IntervalTable> tables;               // [sub-row]; empty: the lane has no nesting
+        std::vector<std::vector<std::uint32_t>> original; // [sub-row][i] = interval index in the lane
+        std::vector<LodIndex> lods;                       // [sub-row]
+        std::vector<std::uint8_t> rowOfInterval;          // [lane interval] = sub-row
+    };
+    std::vector<std::vector<DepthTables>> depth;  // [rank][lane]; empty tables for GPU lanes and flat CPU lanes
+    static int depthRow(std::uint8_t depth) { return std::min<int>(depth, kMaxDepthRows - 1); }
+
     static std::shared_ptr<const ViewIndex> build(const Trace& trace, const Analysis* analysis);
 };
 
@@ -54,6 +69,7 @@ struct TimelineRow
     int rank = 0;
     int lane = -1;            // -1 for the overlap row
     bool firstOfRank = false; // the row that carries the rank name in its label
+    int depth = -1;           // a CPU lane's nesting sub-row (ViewIndex::depth), -1: the whole lane in one row
     std::string label;        // "Rank 0 · CUDA[0:7] compute", "CUDA[0:17] NCCL", "overlap"
 };
 
@@ -64,6 +80,7 @@ struct RowFilter
     bool gpuOnly = false;               // hides CPU rows (and overlap rows when showOverlap is false)
     std::set<int> collapsedRanks;       // rank indexes shown as one row
     std::vector<std::pair<int, int>> only; // if non-empty: only these (rank, lane) rows; lane -1 = overlap
+    bool cpuDepthRows = true;           // CPU lanes with nesting get one sub-row per depth (ViewIndex::depth)
 };
 
 // Rows in display order: per rank its GPU streams (compute, then communication, memcpy, others),

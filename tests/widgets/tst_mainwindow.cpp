@@ -20,6 +20,8 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTextBrowser>
+#include <QUrl>
 
 #include <thread>
 
@@ -40,6 +42,7 @@ private slots:
     void cancelKeepsPreviousTrace();
     void keyboardZoomAndHistory();
     void clickOnFoldExplainsIt();
+    void collectivesInDetailsAndExposed();
     void screenshotCommandLine();
 
 private:
@@ -67,11 +70,16 @@ void TestMainWindow::opensDemoTraceRows()
     QVERIFY(loadDemo(w));
     const QStringList expected = {
         QStringLiteral("Rank 0 \u00B7 CUDA[0:7] compute"), QStringLiteral("CUDA[0:17] NCCL"), QStringLiteral("overlap"),
-        QStringLiteral("Master thread"),
+        QStringLiteral("Master thread"), QString(), QString(), QString(), // nesting depths 0..3 (3: 3 and deeper)
         QStringLiteral("Rank 1 \u00B7 CUDA[1:7] compute"), QStringLiteral("CUDA[1:17] NCCL"), QStringLiteral("overlap"),
-        QStringLiteral("Master thread"),
+        QStringLiteral("Master thread"), QString(), QString(), QString(),
     };
     QCOMPARE(w.timeline()->rowLabels(), expected);
+    // The top CPU sub-row shows the ProfilerStep regions (depth 0), which the deeper regions no longer hide.
+    const int cpuLane = w.timeline()->scene().rows[3].lane;
+    const auto& cpu = w.trace()->ranks[0].lanes[std::size_t(cpuLane)].intervals;
+    for (std::uint32_t i = 0; i < cpu.size(); ++i)
+        QCOMPARE(w.timeline()->scene().rowOf(0, cpuLane, i), 3 + std::min<int>(cpu.depth(i), 3));
     QVERIFY(w.windowTitle().contains(QStringLiteral("demo-trace")));
     QCOMPARE(w.visibleRange(), w.trace()->extent);
     QVERIFY(w.recentFilesMenu()->paths().contains(QFileInfo(m_demo).absoluteFilePath()));
@@ -289,6 +297,81 @@ void TestMainWindow::cancelKeepsPreviousTrace()
     QTest::qWait(50);
     QCOMPARE(w.trace(), previous); // nothing late replaced it
     QCOMPARE(loaded.count(), 1);
+}
+
+// Two ranks: one AllReduce that rank 0 starts 2 ms before rank 1 (rank 0 waits 2 ms, compute hides the first 1 ms
+// of it), and one AllReduce on rank 0 only (unmatched).
+void TestMainWindow::collectivesInDetailsAndExposed()
+{
+    MainWindow w;
+    w.resize(1400, 900);
+    w.loader()->setLoadFunction([](const std::string&, const LoadOptions&) {
+        const std::string allReduce = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+        TraceBuilder b;
+        for (int r = 0; r < 2; ++r) {
+            b.addRank("Rank " + std::to_string(r), "node0", r);
+            b.addLane(r, "CUDA[" + std::to_string(r) + ":7]", LaneKind::GpuStream, r, 7);
+            b.addLane(r, "CUDA[" + std::to_string(r) + ":17]", LaneKind::GpuStream, r, 17);
+        }
+        b.addInterval(0, 0, 0, 2 * L::kMs, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
+        b.addInterval(1, 0, 0, 1 * L::kMs, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
+        b.addInterval(0, 1, 1 * L::kMs, 5 * L::kMs, allReduce, RegionKind::Kernel);
+        b.addInterval(1, 1, 3 * L::kMs, 5 * L::kMs + 1000, allReduce, RegionKind::Kernel);
+        b.addInterval(0, 1, 10 * L::kMs, 11 * L::kMs, allReduce, RegionKind::Kernel);
+        return b.finish();
+    });
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(QStringLiteral("two-ranks"));
+    QVERIFY(loaded.wait(10000));
+    QVERIFY(w.collectives());
+    QCOMPARE(w.collectives()->groups.size(), std::size_t(1));
+
+    DetailsPanel* d = w.detailsPanel();
+    w.timeline()->select({0, 1, 0});
+    QCOMPARE(d->field(QStringLiteral("Ranks in collective")), QStringLiteral("2"));
+    QCOMPARE(d->field(QStringLiteral("Waiting for peers")),
+             QStringLiteral("%1 (2 000 000 ns, 50.0 %)").arg(durationText(2 * L::kMs)));
+    QCOMPARE(d->field(QStringLiteral("Transfer")),
+             QStringLiteral("%1 (2 000 000 ns, 50.0 %)").arg(durationText(2 * L::kMs)));
+    QCOMPARE(d->field(QStringLiteral("Arrived last")),
+             QStringLiteral("Rank 1 arrived last, %1 after this rank").arg(durationText(2 * L::kMs)));
+    QCOMPARE(d->peers().size(), 1);
+    QCOMPARE(d->peers().front(), (TimelineSelection{1, 1, 0}));
+    QVERIFY(d->browser()->toHtml().contains(QStringLiteral("peer:0")));
+    // Following the peer link selects rank 1's instance and shows the whole collective.
+    emit d->browser()->anchorClicked(QUrl(QStringLiteral("peer:0")));
+    QVERIFY(w.timeline()->selection());
+    QCOMPARE(*w.timeline()->selection(), (TimelineSelection{1, 1, 0}));
+    QVERIFY(w.visibleRange().start <= 1 * L::kMs && w.visibleRange().end >= 5 * L::kMs + 1000);
+    QVERIFY(w.visibleRange().duration() < 8 * L::kMs);
+    QCOMPARE(d->field(QStringLiteral("Rank")), QStringLiteral("Rank 1"));
+    QCOMPARE(d->field(QStringLiteral("Waiting for peers")), QStringLiteral("%1 (0 ns, 0.0 %)").arg(durationText(0)));
+    QVERIFY(d->field(QStringLiteral("Arrived last")).startsWith(QStringLiteral("this rank (Rank 1)")));
+    // The unmatched one.
+    w.timeline()->select({0, 1, 1});
+    QCOMPARE(d->field(QStringLiteral("Peers")), QStringLiteral("no matching instance on other ranks"));
+    QVERIFY(d->peers().isEmpty());
+
+    // Exposed Communication panel, whole trace: rank 0 waits 2 ms, of which [2 ms, 3 ms) is not hidden.
+    ExposedPanel* panel = w.exposedPanel();
+    panel->setScope(ExposedPanel::Scope::WholeTrace);
+    QTRY_COMPARE_WITH_TIMEOUT(panel->waits().size(), std::size_t(3), 10000);
+    QCOMPARE(panel->waits()[0].waitNs, 2 * L::kMs);
+    QCOMPARE(panel->waits()[0].exposedWaitNs, 1 * L::kMs);
+    QCOMPARE(panel->waits()[1].waitNs, TimeNs(0));
+    QCOMPARE(panel->waits()[2].waitNs, 2 * L::kMs);
+    QCOMPARE(panel->table()->horizontalHeaderItem(0)->text(), QStringLiteral("Span"));
+    QCOMPARE(panel->table()->horizontalHeaderItem(6)->text(), QStringLiteral("Waiting"));
+    QCOMPARE(panel->table()->horizontalHeaderItem(7)->text(), QStringLiteral("Exposed waiting"));
+    QCOMPARE(panel->table()->item(0, 6)->text(), durationText(2 * L::kMs));
+    QCOMPARE(panel->table()->item(0, 7)->text(), durationText(1 * L::kMs));
+    // Visible range [2.5 ms, 11 ms): 0.5 ms of waiting, all of it exposed.
+    panel->setScope(ExposedPanel::Scope::VisibleRange);
+    w.timeline()->setVisibleRange({2'500'000, 11 * L::kMs});
+    QTRY_COMPARE_WITH_TIMEOUT(panel->statsWindow(), (TimeRange{2'500'000, 11 * L::kMs}), 10000);
+    QCOMPARE(panel->waits()[0].waitNs, TimeNs(500'000));
+    QCOMPARE(panel->waits()[0].exposedWaitNs, TimeNs(500'000));
+    QCOMPARE(panel->table()->horizontalHeaderItem(0)->text(), QStringLiteral("Span"));
 }
 
 void TestMainWindow::keyboardZoomAndHistory()

@@ -24,6 +24,7 @@ private slots:
     void twoToneAndOverlapColoursWithAnalysis();
     void darkPaletteBackground();
     void rubberBandAndDrag();
+    void cpuRowsShowNesting();
 };
 
 namespace {
@@ -288,6 +289,97 @@ void TestTimelinePlot::rubberBandAndDrag()
     QCOMPARE(plot.visibleRange(), zoomed);
     QVERIFY(plot.back());
     QCOMPARE(plot.visibleRange(), full);
+}
+
+// A CPU thread with three nesting levels: ProfilerStep#0 [0, 9 ms) > forward [1, 4 ms) > cuStreamSynchronize
+// [2, 3 ms), and a depth-5 region that shares the last sub-row. Drawn in one row the deepest region would hide its
+// parents; each depth gets its own sub-row, depth 0 on top.
+void TestTimelinePlot::cpuRowsShowNesting()
+{
+    TraceBuilder b;
+    b.addRank("Rank 0");
+    const int gpu = b.addLane(0, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
+    const int cpu = b.addLane(0, "Master thread", LaneKind::CpuThread);
+    b.addInterval(0, gpu, 0, 9 * L::kMs, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
+    b.addInterval(0, cpu, 0, 9 * L::kMs, "ProfilerStep#0", RegionKind::HostRegion, 0);
+    b.addInterval(0, cpu, 1 * L::kMs, 4 * L::kMs, "forward", RegionKind::HostRegion, 1);
+    b.addInterval(0, cpu, 2 * L::kMs, 3 * L::kMs, "cuStreamSynchronize", RegionKind::HostRegion, 2);
+    b.addInterval(0, cpu, 5 * L::kMs, 6 * L::kMs, "aten::deep", RegionKind::HostRegion, 5);
+    auto trace = b.finish();
+    const auto& ct = trace->ranks[0].lanes[cpu].intervals;
+    auto indexOf = [&](const char* name) {
+        for (std::uint32_t i = 0; i < ct.size(); ++i)
+            if (trace->name(ct.name(i)) == name)
+                return i;
+        return ~0u;
+    };
+    const std::uint32_t step = indexOf("ProfilerStep#0"), fwd = indexOf("forward"),
+                        sync = indexOf("cuStreamSynchronize"), deep = indexOf("aten::deep");
+    QVERIFY(step != ~0u && fwd != ~0u && sync != ~0u && deep != ~0u);
+
+    TimelinePlot plot;
+    plot.resize(1000, 500);
+    plot.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plot));
+    plot.setTrace(trace, nullptr);
+    TimelineOptions o;
+    o.legend = false;
+    o.blockLabels = false;
+    plot.setOptions(o);
+    QCOMPARE(plot.rowLabels(), (QStringList{QStringLiteral("Rank 0 \u00B7 CUDA[0:7] compute"),
+                                            QStringLiteral("Master thread"), QString(), QString(), QString()}));
+    QCOMPARE(plot.scene().rowOf(0, cpu), 1);
+    QCOMPARE(plot.scene().rowOf(0, cpu, step), 1);
+    QCOMPARE(plot.scene().rowOf(0, cpu, fwd), 2);
+    QCOMPARE(plot.scene().rowOf(0, cpu, sync), 3);
+    QCOMPARE(plot.scene().rowOf(0, cpu, deep), 4);
+
+    plot.setVisibleRange({0, 10 * L::kMs});
+    plot.replot();
+    const QImage img = plot.toPixmap().toImage();
+    const auto& sc = plot.scene();
+    const int x = int(plot.xAxis->coordToPixel(2.5 * L::kMs)); // inside all three nested regions
+    auto rowY = [&](int row) { return plot.plottable()->rowBand(row).center().y(); };
+    const QColor stepColor = sc.colorOf(1, 0);
+    QCOMPARE(pixel(img, QPoint(x, rowY(1))).name(), sc.nameColors[ct.name(step)].name());
+    QCOMPARE(pixel(img, QPoint(x, rowY(2))).name(), sc.nameColors[ct.name(fwd)].name());
+    QCOMPARE(pixel(img, QPoint(x, rowY(3))).name(), sc.nameColors[ct.name(sync)].name());
+    QCOMPARE(stepColor.name(), sc.palette.block(Category::Host, std::string()).name());
+    // Just after cuStreamSynchronize (t = 3.5 ms): depth 2 is background again, depths 0 and 1 are drawn.
+    const int x35 = int(plot.xAxis->coordToPixel(3.5 * L::kMs));
+    QCOMPARE(pixel(img, QPoint(x35, rowY(3))).name(), sc.palette.background().name());
+    QCOMPARE(pixel(img, QPoint(x35, rowY(2))).name(), stepColor.name());
+    QCOMPARE(pixel(img, QPoint(x35, rowY(1))).name(), stepColor.name());
+    // aten::deep (depth 5) is drawn in the last sub-row, at 5.5 ms.
+    QCOMPARE(pixel(img, QPoint(int(plot.xAxis->coordToPixel(5.5 * L::kMs)), rowY(4))).name(), stepColor.name());
+    QCOMPARE(pixel(img, QPoint(x, rowY(4))).name(), sc.palette.background().name());
+    // Outside forward (t = 7 ms): depth 1 is background, depth 0 still ProfilerStep.
+    const int x7 = int(plot.xAxis->coordToPixel(7.5 * L::kMs));
+    QCOMPARE(pixel(img, QPoint(x7, rowY(2))).name(), sc.palette.background().name());
+    QCOMPARE(pixel(img, QPoint(x7, rowY(1))).name(), stepColor.name());
+
+    // Picking at one time on each depth: the interval of that depth, as an index into the lane's table.
+    auto hit = plot.hitAt(QPoint(x, rowY(1)));
+    QVERIFY(hit);
+    QCOMPARE(hit->largest, step);
+    QCOMPARE(hit->count, 1u);
+    hit = plot.hitAt(QPoint(x, rowY(2)));
+    QVERIFY(hit);
+    QCOMPARE(hit->largest, fwd);
+    QVERIFY(plot.tooltipFor(*hit).startsWith(QStringLiteral("forward\n3 ms")));
+    const auto p = plot.pixelOf(0, cpu, sync);
+    QVERIFY(p);
+    QCOMPARE(plot.plottable()->rowAtPixel(p->y()), 3);
+    QSignalSpy spy(&plot, &TimelinePlot::intervalSelected);
+    QTest::mouseClick(&plot, Qt::LeftButton, Qt::NoModifier, *p);
+    QCOMPARE(spy.count(), 1);
+    QCOMPARE(spy.at(0).at(2).toUInt(), sync);
+
+    // The old single-row drawing is still available.
+    o.cpuDepthRows = false;
+    plot.setOptions(o);
+    QCOMPARE(plot.rowLabels().size(), 2);
+    QCOMPARE(plot.scene().rowOf(0, cpu, fwd), 1);
 }
 
 QTEST_MAIN(TestTimelinePlot)
