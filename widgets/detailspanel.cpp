@@ -74,6 +74,7 @@ DetailsPanel::DetailsPanel(QWidget* parent)
 void DetailsPanel::clear()
 {
     m_heading.clear();
+    m_summary.clear();
     m_fields.clear();
     m_sections.clear();
     m_sectionTitles.clear();
@@ -106,8 +107,10 @@ void DetailsPanel::section(const QString& title)
 
 void DetailsPanel::render()
 {
-    QString html = QStringLiteral("<h3 style='margin-bottom:4px'>%1</h3><table cellspacing='0' cellpadding='2'>")
-                       .arg(m_heading.toHtmlEscaped());
+    QString html = QStringLiteral("<h3 style='margin-bottom:4px'>%1</h3>").arg(m_heading.toHtmlEscaped());
+    if (!m_summary.isEmpty()) // the answer to "why is this kernel long", above the long classification list
+        html += QStringLiteral("<p style='margin-top:0'>%1</p>").arg(m_summary.toHtmlEscaped());
+    html += QStringLiteral("<table cellspacing='0' cellpadding='2'>");
     int s = 0;
     for (int i = 0; i < m_fields.size(); ++i) {
         while (s < m_sections.size() && m_sections[s] == i) {
@@ -230,6 +233,9 @@ void DetailsPanel::showInterval(const Trace& trace, const Analysis* analysis, co
                 add(tr("Arrived last"),
                     tr("%1 arrived last, %2 after this rank").arg(lastLabel, durationText(g->lastArrival - me->start)));
             }
+            m_summary = tr("Waiting for peers %1 (%2) · transfer %3 · %4 arrived last")
+                            .arg(durationText(me->waitNs), percent(me->waitNs, dur), durationText(me->transferNs),
+                                 g->lastRank == rank ? tr("this rank") : lastLabel);
             if (collectives->multipleHosts)
                 add(tr("Note"), tr("ranks on several hosts: their clocks may not be aligned"));
             for (const auto& m : g->members) {

@@ -36,6 +36,8 @@ public:
     const QList<QPair<QString, QString>>& fields() const { return m_fields; }
     QString field(const QString& label) const;
     QString heading() const { return m_heading; }
+    // One line under the heading (e.g. a communication kernel's waiting / transfer split), "" if none.
+    QString summary() const { return m_summary; }
     // The same collective's instances on the other ranks, in the order of their links ("peer:<i>").
     const QList<TimelineSelection>& peers() const { return m_peers; }
     QTextBrowser* browser() const { return m_view; }
@@ -57,6 +59,7 @@ private:
     QPushButton* m_next;
     QPushButton* m_zoom;
     QString m_heading;
+    QString m_summary;
     QList<QPair<QString, QString>> m_fields;
     QList<int> m_sections; // indexes in m_fields where a section title starts
     QStringList m_sectionTitles;

@@ -371,6 +371,7 @@ void MainWindow::applyLoaded(const LoadedTrace& loaded)
 {
     m_current = loaded;
     m_timeline->setTrace(loaded.trace, loaded.analysis, loaded.index);
+    m_timeline->setCollectives(loaded.collectives);
     m_details->clear();
     m_exposed->setTrace(loaded.trace, loaded.analysis, loaded.collectives);
     m_kernels->setTrace(loaded.trace, loaded.analysis);

@@ -56,11 +56,12 @@ QString overlapStateLabel(OverlapState s)
 class SwatchLegendItem : public QCPAbstractLegendItem
 {
 public:
-    SwatchLegendItem(QCPLegend* legend, QBrush brush, QString text, bool outlined = false)
+    SwatchLegendItem(QCPLegend* legend, QBrush brush, QString text, bool outlined = false, QColor base = Qt::white)
         : QCPAbstractLegendItem(legend)
         , m_brush(std::move(brush))
         , m_text(std::move(text))
         , m_outlined(outlined)
+        , m_base(std::move(base))
     {
         setSelectable(false);
         // An item is laid out exactly one text line tall and QCustomPlot clips it to that: without some air the
@@ -76,7 +77,7 @@ protected:
         const QRect swatch(r.left(), r.top() + (r.height() - icon.height()) / 2, icon.width(), icon.height());
         painter->setPen(m_outlined ? QPen(mParentLegend->textColor(), 1) : QPen(Qt::NoPen));
         painter->setBrush(m_brush);
-        painter->fillRect(swatch, m_brush.style() == Qt::SolidPattern ? m_brush : QBrush(Qt::white));
+        painter->fillRect(swatch, m_brush.style() == Qt::SolidPattern ? m_brush : QBrush(m_base));
         if (m_brush.style() != Qt::SolidPattern)
             painter->fillRect(swatch, m_brush);
         if (m_outlined) {
@@ -102,6 +103,7 @@ private:
     QBrush m_brush;
     QString m_text;
     bool m_outlined;
+    QColor m_base; // under a pattern brush
 };
 
 } // namespace
@@ -256,6 +258,7 @@ void TimelinePlot::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
     m_highlightName = kInvalidString;
     m_scene.trace = std::move(trace);
     m_scene.analysis = std::move(analysis);
+    m_scene.collectives.reset();
     m_scene.index = index ? std::move(index)
                           : (m_scene.trace ? ViewIndex::build(*m_scene.trace, m_scene.analysis.get())
                                            : std::shared_ptr<const ViewIndex>());
@@ -265,6 +268,15 @@ void TimelinePlot::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
     applyLayout();
     m_history.reset(fullRange());
     setVisibleRange(fullRange(), false);
+    replot(rpQueuedReplot);
+}
+
+void TimelinePlot::setCollectives(std::shared_ptr<const CollectiveMatch> collectives)
+{
+    m_scene.collectives = std::move(collectives);
+    ++m_scene.generation;
+    rebuildLegend();
+    applyLayout();
     replot(rpQueuedReplot);
 }
 
@@ -429,6 +441,10 @@ void TimelinePlot::rebuildLegend()
             legend->addItem(new SwatchLegendItem(legend, pal.exposedBrush(), tr("exposed comm.")));
         }
         legend->addItem(new SwatchLegendItem(legend, QBrush(pal.overlap(OverlapState::ComputeOnly)), tr("compute only")));
+        if (hasComm && m_scene.collectives && !m_scene.collectives->groups.empty()) {
+            const QColor comm = pal.block(Category::Communication, std::string());
+            legend->addItem(new SwatchLegendItem(legend, waitingBrush(comm), tr("waiting for peers"), false, comm));
+        }
         if (hasComm && m_scene.options.outlineBackwardOverlap)
             legend->addItem(new SwatchLegendItem(legend, QBrush(pal.block(Category::Compute, "gemm")),
                                                  tr("backward, overlapping comm."), true));

@@ -56,6 +56,9 @@ public:
     void setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
                   std::shared_ptr<const ViewIndex> index = {});
     void clearTrace();
+    // Matched collectives of the current trace (setTrace clears them): hatches the waiting part of communication
+    // blocks and adds a legend entry when there is at least one matched collective.
+    void setCollectives(std::shared_ptr<const CollectiveMatch> collectives);
     const std::shared_ptr<const Trace>& trace() const { return m_scene.trace; }
     const std::shared_ptr<const Analysis>& analysis() const { return m_scene.analysis; }
     const std::shared_ptr<const ViewIndex>& viewIndex() const { return m_scene.index; }

@@ -87,6 +87,12 @@ QColor TimelineScene::colorOf(int row, std::uint32_t interval) const
     return id < nameColors.size() ? nameColors[id] : palette.idle();
 }
 
+QBrush waitingBrush(const QColor& block)
+{
+    // Darker diagonal lines over the block colour: still reads as "communication", but busy-waiting.
+    return QBrush(block.darker(block.lightness() > 100 ? 190 : 60), Qt::BDiagPattern);
+}
+
 TimelinePlottable::TimelinePlottable(QCPAxis* keyAxis, QCPAxis* valueAxis, const TimelineScene* scene)
     : QCPAbstractPlottable(keyAxis, valueAxis)
     , m_scene(scene)
@@ -256,6 +262,22 @@ void TimelinePlottable::drawCommunicationSplit(QCPPainter* painter, int row, con
     }
 }
 
+void TimelinePlottable::drawWaiting(QCPPainter* painter, int row, const DrawItem& item, const QRect& box,
+                                    const QColor& color) const
+{
+    const TimelineRow& info = m_scene->rows[row];
+    const CollectiveMember* m
+        = m_scene->collectives->member(info.rank, info.lane, m_scene->laneInterval(row, item.largest));
+    if (!m || m->waitNs <= 0)
+        return;
+    QRect wait = boxRect(row, m->start, m->start + m->waitNs).intersected(box);
+    // With the two-tone split the lower half already says hidden / exposed: hatch the upper half only.
+    if (m_scene->options.twoToneCommunication)
+        wait.setBottom(box.bottom() - std::max(1, box.height() / 2));
+    if (!wait.isEmpty())
+        painter->fillRect(wait, waitingBrush(color));
+}
+
 bool TimelinePlottable::overlapsHidden(int rank, const DrawItem& item) const
 {
     const auto& segs = overlapItems(rank);
@@ -331,6 +353,8 @@ void TimelinePlottable::draw(QCPPainter* painter)
             const Category cat = categoryOf(trace, s.analysis.get(), id);
             if (s.options.twoToneCommunication && cat == Category::Communication && box.width() >= 2)
                 drawCommunicationSplit(painter, int(row), item, box);
+            if (s.collectives && cat == Category::Communication && item.count == 1 && box.width() >= 2)
+                drawWaiting(painter, int(row), item, box, color);
             if (s.options.outlineBackwardOverlap && phases && cat == Category::Compute && box.width() >= 3
                 && (*phases)[item.largest] == Phase::Backward && overlapsHidden(info.rank, item)) {
                 painter->setPen(QPen(s.palette.outline(), 0));

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "analysis.h"
+#include "collectives.h"
 #include "drawlist.h"
 #include "palette.h"
 #include "timelineoptions.h"
@@ -21,6 +22,8 @@ struct TimelineScene
     std::shared_ptr<const Trace> trace;
     std::shared_ptr<const Analysis> analysis;
     std::shared_ptr<const ViewIndex> index;
+    // Optional: matched collectives; the waiting part of each matched communication block is hatched.
+    std::shared_ptr<const CollectiveMatch> collectives;
     std::vector<TimelineRow> rows;
     TimelineOptions options;
     Palette palette;
@@ -42,6 +45,9 @@ struct TimelineScene
 
 // The single plottable that draws every row of the timeline from bounded draw lists.
 // Never one QCP item per kernel: a 10-million-interval trace still costs O(width · log n) per row.
+// The hatch over the part of a communication block spent waiting for the last peer.
+QBrush waitingBrush(const QColor& block);
+
 class TimelinePlottable : public QCPAbstractPlottable
 {
     Q_OBJECT
@@ -71,6 +77,7 @@ protected:
 private:
     void ensureLists() const;
     void drawCommunicationSplit(QCPPainter* painter, int row, const DrawItem& item, const QRect& box) const;
+    void drawWaiting(QCPPainter* painter, int row, const DrawItem& item, const QRect& box, const QColor& color) const;
     bool overlapsHidden(int rank, const DrawItem& item) const;
     const std::vector<DrawItem>& overlapItems(int rank) const;
 

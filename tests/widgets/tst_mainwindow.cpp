@@ -335,6 +335,8 @@ void TestMainWindow::collectivesInDetailsAndExposed()
              QStringLiteral("%1 (2 000 000 ns, 50.0 %)").arg(durationText(2 * L::kMs)));
     QCOMPARE(d->field(QStringLiteral("Arrived last")),
              QStringLiteral("Rank 1 arrived last, %1 after this rank").arg(durationText(2 * L::kMs)));
+    QCOMPARE(d->summary(), QStringLiteral("Waiting for peers %1 (50.0 %) · transfer %1 · Rank 1 arrived last")
+                               .arg(durationText(2 * L::kMs)));
     QCOMPARE(d->peers().size(), 1);
     QCOMPARE(d->peers().front(), (TimelineSelection{1, 1, 0}));
     QVERIFY(d->browser()->toHtml().contains(QStringLiteral("peer:0")));
@@ -351,6 +353,8 @@ void TestMainWindow::collectivesInDetailsAndExposed()
     w.timeline()->select({0, 1, 1});
     QCOMPARE(d->field(QStringLiteral("Peers")), QStringLiteral("no matching instance on other ranks"));
     QVERIFY(d->peers().isEmpty());
+    QVERIFY(d->summary().isEmpty());
+    QCOMPARE(w.timeline()->scene().collectives, w.collectives());
 
     // Exposed Communication panel, whole trace: rank 0 waits 2 ms, of which [2 ms, 3 ms) is not hidden.
     ExposedPanel* panel = w.exposedPanel();

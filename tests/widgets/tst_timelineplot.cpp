@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The timeline renders a TraceBuilder trace: rows, pixel colours, picking, zoom history.
 #include "testtraces.h"
+#include "collectives.h"
 #include "timelineplot.h"
 
 #include <QSignalSpy>
@@ -25,6 +26,7 @@ private slots:
     void darkPaletteBackground();
     void rubberBandAndDrag();
     void cpuRowsShowNesting();
+    void waitingPartIsHatched();
 };
 
 namespace {
@@ -380,6 +382,78 @@ void TestTimelinePlot::cpuRowsShowNesting()
     plot.setOptions(o);
     QCOMPARE(plot.rowLabels().size(), 2);
     QCOMPARE(plot.scene().rowOf(0, cpu, fwd), 1);
+}
+
+// Rank 0 starts an AllReduce at 1 ms, rank 1 at 3 ms; both end at 5 ms. Rank 0's block is hatched over [1, 3) ms
+// (upper half: the lower half keeps the hidden / exposed split) and plain over [3, 5) ms; rank 1 has no hatch.
+void TestTimelinePlot::waitingPartIsHatched()
+{
+    const std::string allReduce = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+    TraceBuilder b;
+    for (int r = 0; r < 2; ++r) {
+        b.addRank("Rank " + std::to_string(r), "node0", r);
+        b.addLane(r, "CUDA[" + std::to_string(r) + ":17]", LaneKind::GpuStream, r, 17);
+    }
+    b.addInterval(0, 0, 1 * L::kMs, 5 * L::kMs, allReduce, RegionKind::Kernel);
+    b.addInterval(1, 0, 3 * L::kMs, 5 * L::kMs, allReduce, RegionKind::Kernel);
+    std::shared_ptr<const Trace> trace = b.finish();
+    auto analysis = analyze(*trace, Rules::defaults());
+    auto match = std::make_shared<const CollectiveMatch>(matchCollectives(*trace, *analysis));
+    QCOMPARE(match->groups.size(), std::size_t(1));
+
+    TimelinePlot plot;
+    plot.resize(1000, 400);
+    plot.setTrace(trace, analysis);
+    TimelineOptions o;
+    o.blockLabels = false;
+    plot.setOptions(o);
+    auto legendItems = [&] { // the legend grid's cell count includes empty cells
+        int n = 0;
+        for (int i = 0; i < plot.legend->elementCount(); ++i)
+            n += plot.legend->elementAt(i) != nullptr;
+        return n;
+    };
+    const int legendWithout = legendItems();
+    plot.setCollectives(match);
+    QCOMPARE(legendItems(), legendWithout + 1);
+    plot.setVisibleRange({0, 6 * L::kMs});
+    plot.replot();
+    const QImage img = plot.toPixmap().toImage();
+    const auto& nc = analysis->names[trace->ranks[0].lanes[0].intervals.name(0)];
+    const QColor comm = plot.scene().palette.block(Category::Communication, nc.subgroup);
+    const QColor hatch = waitingBrush(comm).color();
+    QVERIFY(hatch.name() != comm.name());
+    // Counts hatch and plain pixels over a time span, on every pixel row of a block's upper half.
+    auto count = [&](int rank, double fromMs, double toMs) {
+        const int row = plot.scene().rowOf(rank, 0);
+        const QRect box = plot.plottable()->boxRect(row, 0, 1);
+        int hatched = 0, plain = 0;
+        for (int y = box.top(); y < box.top() + box.height() / 2 - 1; ++y) {
+            for (int x = int(plot.xAxis->coordToPixel(fromMs * L::kMs)); x < int(plot.xAxis->coordToPixel(toMs * L::kMs)); ++x) {
+                const QString c = QColor(img.pixel(x, y)).name();
+                hatched += c == hatch.name();
+                plain += c == comm.name();
+            }
+        }
+        return std::make_pair(hatched, plain);
+    };
+    const auto waiting = count(0, 1.05, 2.95);
+    QVERIFY2(waiting.first > 50, qPrintable(QString::number(waiting.first)));
+    QVERIFY(waiting.second > 50); // a hatch, not a fill: the block colour shows between the lines
+    const auto transfer = count(0, 3.05, 4.95);
+    QCOMPARE(transfer.first, 0);
+    QVERIFY(transfer.second > 0);
+    QCOMPARE(count(1, 3.05, 4.95).first, 0);
+    // Without collectives: no hatch anywhere.
+    plot.setCollectives(nullptr);
+    QCOMPARE(legendItems(), legendWithout);
+    plot.replot();
+    const QImage plain = plot.toPixmap().toImage();
+    const int row = plot.scene().rowOf(0, 0);
+    const QRect box = plot.plottable()->boxRect(row, 0, 1);
+    const int x = int(plot.xAxis->coordToPixel(2 * L::kMs));
+    for (int y = box.top(); y < box.top() + box.height() / 2 - 1; ++y)
+        QCOMPARE(QColor(plain.pixel(x, y)).name(), comm.name());
 }
 
 QTEST_MAIN(TestTimelinePlot)
