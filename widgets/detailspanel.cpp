@@ -186,6 +186,8 @@ void DetailsPanel::showInterval(const Trace& trace, const Analysis* analysis, co
         add(tr("Device"), QString::number(l.device));
     add(l.isGpu() ? tr("Stream") : tr("Thread"),
         QString::fromStdString(l.name) + (l.isGpu() && l.stream >= 0 ? QStringLiteral(" (stream %1)").arg(l.stream) : QString()));
+    if (!l.isGpu())
+        add(tr("Nesting depth"), QString::number(t.depth(interval)));
     if (analysis && l.isGpu()) {
         const int step = stepOfInterval(trace, *analysis, rank, lane, interval);
         if (step >= 0 && std::size_t(rank) < analysis->ranks.size()

@@ -80,6 +80,13 @@ void TestMainWindow::opensDemoTraceRows()
     const auto& cpu = w.trace()->ranks[0].lanes[std::size_t(cpuLane)].intervals;
     for (std::uint32_t i = 0; i < cpu.size(); ++i)
         QCOMPARE(w.timeline()->scene().rowOf(0, cpuLane, i), 3 + std::min<int>(cpu.depth(i), 3));
+    // The details panel says which depth a selected CPU region has.
+    std::uint32_t nested = 0;
+    while (nested < cpu.size() && cpu.depth(nested) != 1)
+        ++nested;
+    QVERIFY(nested < cpu.size());
+    w.timeline()->select({0, cpuLane, nested});
+    QCOMPARE(w.detailsPanel()->field(QStringLiteral("Nesting depth")), QStringLiteral("1"));
     QVERIFY(w.windowTitle().contains(QStringLiteral("demo-trace")));
     QCOMPARE(w.visibleRange(), w.trace()->extent);
     QVERIFY(w.recentFilesMenu()->paths().contains(QFileInfo(m_demo).absoluteFilePath()));
@@ -180,6 +187,37 @@ void TestMainWindow::exposedPanelEqualsCliStats()
     check(panel->stats().back(), json.value(QStringLiteral("total")).toObject());
     // The table shows the same numbers.
     QCOMPARE(panel->table()->item(0, 5)->text(), durationText(panel->stats()[0].exposedNs));
+    // Waiting for peers: whole trace = matchCollectives' per-rank totals; a step scope clips to each rank's step.
+    const auto match = w.collectives();
+    QVERIFY(match && !match->groups.empty());
+    QCOMPARE(panel->waits().size(), w.trace()->ranks.size() + 1);
+    TimeNs waitSum = 0;
+    for (std::size_t r = 0; r < w.trace()->ranks.size(); ++r) {
+        QCOMPARE(panel->waits()[r].waitNs, match->ranks[r].waitNs);
+        QCOMPARE(panel->waits()[r].exposedWaitNs, match->ranks[r].exposedWaitNs);
+        waitSum += match->ranks[r].waitNs;
+    }
+    QVERIFY(waitSum > 0); // the demo's ranks do wait for each other
+    QCOMPARE(panel->waits().back().waitNs, waitSum);
+    QCOMPARE(panel->table()->horizontalHeaderItem(0)->text(), QStringLiteral("Span"));
+    const StepWindow step = w.analysis()->ranks[0].steps.at(1);
+    panel->setScope(ExposedPanel::Scope::Step, step.index);
+    QTRY_COMPARE_WITH_TIMEOUT(panel->table()->horizontalHeaderItem(0)->text(), QStringLiteral("Step time"), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(panel->waits().size() == w.trace()->ranks.size() + 1
+                                 && panel->waits()[0].waitNs
+                                     == collectiveWaitInWindow(*match, *w.analysis(), 0, step.range).waitNs,
+                             10000);
+    for (std::size_t r = 0; r < w.trace()->ranks.size(); ++r) {
+        TimeRange range;
+        for (const auto& st : w.analysis()->ranks[r].steps)
+            if (st.index == step.index)
+                range = st.range;
+        const auto expected = collectiveWaitInWindow(*match, *w.analysis(), int(r), range);
+        QCOMPARE(panel->waits()[r].waitNs, expected.waitNs);
+        QCOMPARE(panel->waits()[r].exposedWaitNs, expected.exposedWaitNs);
+    }
+    QVERIFY(panel->waits().back().waitNs > 0);
+    QVERIFY(panel->waits().back().waitNs < waitSum);
 }
 
 void TestMainWindow::visibleRangeStatsFollowZoom()
