@@ -256,7 +256,6 @@ void ExposedPanel::recompute()
             }
             const int ranks = int(trace->ranks.size());
             if (scope == Scope::Step) {
-                WindowStats total;
                 for (int r = 0; r < ranks; ++r) {
                     const auto perStep = computeStepStats(*trace, *analysis, r);
                     WindowStats s;
@@ -267,24 +266,7 @@ void ExposedPanel::recompute()
                     out.push_back(s);
                 }
                 // Total = sums of the per-rank values; the ratio from the sums (as computeTotal does).
-                for (const auto& s : out) {
-                    total.kernelCount += s.kernelCount;
-                    total.commKernelCount += s.commKernelCount;
-                    total.commKernelSumNs += s.commKernelSumNs;
-                    total.commBusyNs += s.commBusyNs;
-                    total.computeBusyNs += s.computeBusyNs;
-                    total.overlappedNs += s.overlappedNs;
-                    total.exposedNs += s.exposedNs;
-                    total.backwardOverlappedNs += s.backwardOverlappedNs;
-                    total.memcpyBusyNs += s.memcpyBusyNs;
-                    total.gpuBusyNs += s.gpuBusyNs;
-                    total.spanNs += s.spanNs;
-                    total.idleNs += s.idleNs;
-                    total.unclassifiedNs += s.unclassifiedNs;
-                }
-                if (total.commBusyNs > 0)
-                    total.overlapRatio = double(total.overlappedNs) / double(total.commBusyNs);
-                out.push_back(total);
+                out.push_back(sumStats(out));
             } else {
                 for (int r = 0; r < ranks; ++r)
                     out.push_back(computeStats(*trace, *analysis, r, window));
