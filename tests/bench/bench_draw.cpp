@@ -12,6 +12,8 @@
 #include <QPixmap>
 
 #include <chrono>
+#include "benchutil.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -21,17 +23,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-template<typename F>
-double bestOfMs(int runs, F&& f)
-{
-    double best = 1e300;
-    for (int i = 0; i < runs; ++i) {
-        const auto t0 = Clock::now();
-        f();
-        best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-    }
-    return best;
-}
+using bench::bestOfMs;
 
 } // namespace
 
