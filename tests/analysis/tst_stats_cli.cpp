@@ -7,6 +7,8 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include "processrun.h"
+
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
@@ -17,24 +19,11 @@ using namespace exposure::fixtures;
 
 namespace {
 
-struct Run
-{
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-};
+using Run = ProcessResult;
 
 Run cli(const QStringList& args)
 {
-    QProcess p;
-    p.start(QStringLiteral(EXPOSURE_CLI), QStringList{QStringLiteral("stats")} + args);
-    Run r;
-    if (!p.waitForFinished(60000))
-        return r;
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
+    return runProcess(QStringLiteral(EXPOSURE_CLI), QStringList{QStringLiteral("stats")} + args);
 }
 
 qint64 num(const QJsonObject& o, const char* key) { return o.value(QLatin1String(key)).toInteger(-1); }

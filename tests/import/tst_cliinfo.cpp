@@ -7,6 +7,8 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
+#include "processrun.h"
+
 #include <QTest>
 
 #include <filesystem>
@@ -15,26 +17,11 @@ using namespace exposure::fixtures;
 
 namespace {
 
-struct Run
-{
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-};
+using Run = ProcessResult;
 
 Run runCli(const QStringList& args)
 {
-    QProcess p;
-    p.start(QStringLiteral(EXPOSURE_CLI), args);
-    Run r;
-    if (!p.waitForFinished(60'000)) {
-        p.kill();
-        return r;
-    }
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
+    return runProcess(QStringLiteral(EXPOSURE_CLI), args);
 }
 
 ArchiveSpec twoRanks()
