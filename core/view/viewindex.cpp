@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <map>
 
 namespace exposure {
 
@@ -69,7 +70,37 @@ std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Anal
     for (std::size_t id = 0; id < nameCount; ++id)
         index->lowPriority[id] = cats[id] == Category::Idle ? 1 : 0;
 
+    // Paint classes: one per (category, sub-group) in use, ordered so that every rank stacks them alike.
+    {
+        std::map<std::pair<int, std::string>, std::uint8_t> ids;
+        for (std::size_t id = 0; id < nameCount; ++id) {
+            const std::string sg = analysis && id < analysis->names.size() ? analysis->names[id].subgroup : std::string();
+            ids.emplace(std::make_pair(int(cats[id]), sg), 0);
+        }
+        if (ids.size() > 250) { // more than a palette can tell apart: one class per category
+            std::map<std::pair<int, std::string>, std::uint8_t> coarse;
+            for (const auto& [key, v] : ids)
+                coarse.emplace(std::make_pair(key.first, std::string()), 0);
+            ids.swap(coarse);
+        }
+        for (auto& [key, v] : ids) {
+            v = std::uint8_t(index->paintClasses.size());
+            index->paintClasses.push_back({Category(key.first), key.second});
+        }
+        index->paintClassOfName.resize(nameCount);
+        for (std::size_t id = 0; id < nameCount; ++id) {
+            const std::string sg = analysis && id < analysis->names.size() ? analysis->names[id].subgroup : std::string();
+            auto it = ids.find(std::make_pair(int(cats[id]), sg));
+            if (it == ids.end())
+                it = ids.find(std::make_pair(int(cats[id]), std::string()));
+            index->paintClassOfName[id] = it->second;
+        }
+    }
+    const auto* classOf = &index->paintClassOfName;
+
     index->lod.resize(trace.ranks.size());
+    index->shares.resize(trace.ranks.size());
+    index->overlapShares.resize(trace.ranks.size());
     index->roles.resize(trace.ranks.size());
     index->overlap.resize(trace.ranks.size());
     index->overlapLod.resize(trace.ranks.size());
@@ -100,11 +131,15 @@ std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Anal
                 d.rowOfInterval[i] = std::uint8_t(row);
             }
             d.lods.reserve(d.tables.size());
-            for (const auto& table : d.tables)
+            d.shares.reserve(d.tables.size());
+            for (const auto& table : d.tables) {
                 d.lods.emplace_back(table, &index->lowPriority);
+                d.shares.emplace_back(table, classOf);
+            }
         }
         for (const Lane& lane : rank.lanes) {
             index->lod[r].emplace_back(lane.intervals, &index->lowPriority);
+            index->shares[r].emplace_back(lane.intervals, classOf);
             std::array<TimeNs, kCategoryCount> busy{};
             const auto& t = lane.intervals;
             for (std::size_t i = 0; i < t.size(); ++i) {
@@ -142,6 +177,7 @@ std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Anal
             for (const auto& seg : segs)
                 table.append(seg.start, seg.end, StringId(seg.state));
             index->overlapLod[r].build(table);
+            index->overlapShares[r].build(table, nullptr);
         }
     }
     return index;

@@ -3,6 +3,7 @@
 
 #include "analysis.h"
 #include "drawlist.h"
+#include "shareindex.h"
 #include "trace.h"
 
 #include <algorithm>
@@ -22,6 +23,13 @@ const char* laneRoleName(LaneRole role); // "compute", "NCCL", "memcpy", "", "CP
 // (so the timeline can draw a trace before or without an analysis).
 Category categoryOf(const Trace& trace, const Analysis* analysis, StringId name);
 
+// What one colour of the timeline stands for: a category and sub-group (gemm, AllReduce, HtoD, ...).
+struct PaintClass
+{
+    Category category = Category::Host;
+    std::string subgroup;
+};
+
 struct NameStats
 {
     std::uint64_t count = 0;
@@ -39,6 +47,11 @@ struct ViewIndex
     std::vector<std::vector<LaneRole>> roles;     // [rank][lane]
     std::vector<IntervalTable> overlap;           // [rank]; empty without analysis
     std::vector<LodIndex> overlapLod;             // [rank]
+    // Exact time per paint class at any zoom, for the area-true drawing of every row (see ShareIndex).
+    std::vector<PaintClass> paintClasses;          // by class id, in category then sub-group order
+    std::vector<std::uint8_t> paintClassOfName;    // by StringId
+    std::vector<std::vector<ShareIndex>> shares;   // [rank][lane]
+    std::vector<ShareIndex> overlapShares;         // [rank]; classes are OverlapState values
     std::vector<NameStats> nameStats;             // by StringId
     // By StringId: 1 for idle / sync names, so that a fold of kernels and the idle gaps between them
     // shows a kernel colour (the lane LODs are built with it; pass it in DrawListParams::lowPriority).
@@ -53,6 +66,7 @@ struct ViewIndex
         std::vector<IntervalTable> tables;               // [sub-row]; empty: the lane has no nesting
         std::vector<std::vector<std::uint32_t>> original; // [sub-row][i] = interval index in the lane
         std::vector<LodIndex> lods;                       // [sub-row]
+        std::vector<ShareIndex> shares;                   // [sub-row]
         std::vector<std::uint8_t> rowOfInterval;          // [lane interval] = sub-row
     };
     std::vector<std::vector<DepthTables>> depth;  // [rank][lane]; empty tables for GPU lanes and flat CPU lanes
