@@ -43,7 +43,8 @@ Palette::Palette(PaletteKind kind, const QPalette& base)
     m_background = base.color(QPalette::Base);
     m_text = base.color(QPalette::WindowText);
     const bool dark = m_background.lightness() < 128;
-    m_rowShade = dark ? m_background.lighter(125) : m_background.darker(104);
+    // Light enough never to read as idle grey (#DDDDDD) in a figure: a band of shade is not idle time.
+    m_rowShade = dark ? m_background.lighter(125) : m_background.darker(102);
     m_grid = dark ? m_background.lighter(170) : m_background.darker(118);
     m_selection = base.color(QPalette::Highlight);
     m_hover = m_text;

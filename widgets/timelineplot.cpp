@@ -372,6 +372,7 @@ void TimelinePlot::rebuildColors()
     ++m_scene.generation;
     m_scene.palette = Palette(m_scene.options.palette, palette());
     m_scene.nameColors.clear();
+    m_scene.classColors.clear();
     if (!m_scene.trace)
         return;
     const auto& trace = *m_scene.trace;
@@ -382,6 +383,9 @@ void TimelinePlot::rebuildColors()
         const std::string sg = a && id < a->names.size() ? a->names[id].subgroup : std::string();
         m_scene.nameColors[id] = m_scene.palette.block(c, sg);
     }
+    if (m_scene.index)
+        for (const PaintClass& pc : m_scene.index->paintClasses)
+            m_scene.classColors.push_back(m_scene.palette.block(pc.category, pc.subgroup));
 }
 
 void TimelinePlot::rebuildLegend()

@@ -66,6 +66,20 @@ const LodIndex* TimelineScene::lod(int row) const
     return nullptr;
 }
 
+const ShareIndex* TimelineScene::shares(int row) const
+{
+    if (!index || row < 0 || std::size_t(row) >= rows.size())
+        return nullptr;
+    const TimelineRow& r = rows[row];
+    if (r.kind == TimelineRow::Kind::Overlap)
+        return std::size_t(r.rank) < index->overlapShares.size() ? &index->overlapShares[r.rank] : nullptr;
+    if (const auto* d = depthTables(row))
+        return std::size_t(r.depth) < d->shares.size() ? &d->shares[std::size_t(r.depth)] : nullptr;
+    if (std::size_t(r.rank) < index->shares.size() && std::size_t(r.lane) < index->shares[r.rank].size())
+        return &index->shares[r.rank][r.lane];
+    return nullptr;
+}
+
 int TimelineScene::rowOf(int rank, int lane) const
 {
     for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -134,6 +148,16 @@ DrawListParams TimelinePlottable::currentParams() const
     return p;
 }
 
+ColumnGrid TimelinePlottable::currentGrid() const
+{
+    const DrawListParams p = currentParams();
+    ColumnGrid g;
+    g.t0 = p.t0;
+    g.nsPerPixel = p.nsPerPixel;
+    g.width = int(std::min(1e6, std::ceil(double(p.t1 - p.t0) / p.nsPerPixel) + 2));
+    return g;
+}
+
 double TimelinePlottable::xOrigin() const
 {
     return keyAxis()->coordToPixel(double(currentParams().t0));
@@ -166,6 +190,21 @@ QRect TimelinePlottable::boxRect(int row, TimeNs start, TimeNs end) const
     const int x0 = int(std::floor(keyAxis()->coordToPixel(double(start))));
     const int x1 = std::max(x0 + 1, int(std::floor(keyAxis()->coordToPixel(double(end)))));
     return QRect(x0, top, x1 - x0, h);
+}
+
+QRect TimelinePlottable::solidRect(int row, TimeNs start, TimeNs end) const
+{
+    const QRect band = rowBand(row);
+    const int h = std::max(1, int(band.height() * 0.78));
+    const int top = band.top() + (band.height() - h) / 2;
+    const ColumnGrid g = currentGrid();
+    int x0 = g.columnOf(start);
+    if (g.edge(x0) < start)
+        ++x0;
+    const int x1 = g.columnOf(end);
+    if (x1 <= x0)
+        return QRect();
+    return QRect(int(std::floor(xOrigin())) + x0, top, x1 - x0, h);
 }
 
 int TimelinePlottable::rowAtPixel(double y) const
@@ -204,17 +243,21 @@ void TimelinePlottable::ensureLists() const
             rp.lowPriority = &m_scene->index->lowPriority;
         DrawListBuilder::build(*t, m_scene->lod(int(row)), rp, list);
     }
-    const std::size_t rankCount = m_scene->trace ? m_scene->trace->ranks.size() : 0;
-    m_overlapLists.resize(rankCount);
-    for (std::size_t r = 0; r < rankCount; ++r) {
-        m_overlapLists[r].clear();
-        if (m_scene->index && r < m_scene->index->overlap.size() && !m_scene->index->overlap[r].empty()) {
-            // Overlap segments are split at one pixel so two-tone blocks follow them closely.
-            DrawListParams op = p;
-            op.minPixels = 1;
-            DrawListBuilder::build(m_scene->index->overlap[r], &m_scene->index->overlapLod[r], op, m_overlapLists[r]);
+    // Exact time per class in every pixel column of each visible row: what the area-true drawing paints.
+    const ColumnGrid grid = currentGrid();
+    m_columns.resize(rowCount);
+    for (std::size_t row = 0; row < rowCount; ++row) {
+        const ShareIndex* si = m_scene->shares(int(row));
+        const IntervalTable* t = m_scene->table(int(row));
+        if (!si || !t || m_lists[row].empty() || si->intervalCount() != t->size()) {
+            m_columns[row].clear();
+            continue;
         }
+        si->columns(*t, grid, m_columns[row]);
     }
+    const std::size_t rankCount = m_scene->trace ? m_scene->trace->ranks.size() : 0;
+    m_overlapColumns.assign(rankCount, {});
+    m_overlapColumnsValid.assign(rankCount, 0);
 }
 
 const std::vector<DrawItem>& TimelinePlottable::items(int row) const
@@ -226,40 +269,17 @@ const std::vector<DrawItem>& TimelinePlottable::items(int row) const
     return m_lists[row];
 }
 
-const std::vector<DrawItem>& TimelinePlottable::overlapItems(int rank) const
+const std::vector<TimeNs>& TimelinePlottable::overlapColumns(int rank) const
 {
-    static const std::vector<DrawItem> empty;
-    if (rank < 0 || std::size_t(rank) >= m_overlapLists.size())
+    static const std::vector<TimeNs> empty;
+    if (rank < 0 || std::size_t(rank) >= m_overlapColumns.size() || !m_scene->index
+        || std::size_t(rank) >= m_scene->index->overlapShares.size())
         return empty;
-    return m_overlapLists[rank];
-}
-
-void TimelinePlottable::drawCommunicationSplit(QCPPainter* painter, int row, const DrawItem& item,
-                                                const QRect& box) const
-{
-    // The lower half of a communication block shows, column by column, whether the rank was
-    // computing at the same time (hidden, green) or not (exposed, warning colour).
-    const auto& segs = overlapItems(m_scene->rows[row].rank);
-    if (segs.empty())
-        return;
-    const IntervalTable& ot = m_scene->index->overlap[m_scene->rows[row].rank];
-    const int half = std::max(1, box.height() / 2);
-    const QRect lower(box.left(), box.bottom() - half + 1, box.width(), half);
-    auto it = std::lower_bound(segs.begin(), segs.end(), item.x0,
-                               [](const DrawItem& s, int x) { return s.x1 <= x; });
-    const int xo = int(std::floor(xOrigin()));
-    const QBrush hidden = m_scene->palette.hiddenBrush();
-    const QBrush exposed = m_scene->palette.exposedBrush();
-    for (; it != segs.end() && it->x0 < item.x1; ++it) {
-        const auto state = OverlapState(ot.name(it->largest));
-        if (state != OverlapState::Hidden && state != OverlapState::Exposed)
-            continue;
-        const int a = std::max(it->x0, item.x0), b = std::min(it->x1, item.x1);
-        if (b <= a)
-            continue;
-        painter->fillRect(QRect(xo + a, lower.top(), b - a, lower.height()),
-                          state == OverlapState::Hidden ? hidden : exposed);
+    if (!m_overlapColumnsValid[rank]) {
+        m_overlapColumnsValid[rank] = 1;
+        m_scene->index->overlapShares[rank].columns(m_scene->index->overlap[rank], currentGrid(), m_overlapColumns[rank]);
     }
+    return m_overlapColumns[rank];
 }
 
 void TimelinePlottable::drawWaiting(QCPPainter* painter, int row, const DrawItem& item, const QRect& box,
@@ -278,18 +298,167 @@ void TimelinePlottable::drawWaiting(QCPPainter* painter, int row, const DrawItem
         painter->fillRect(wait, waitingBrush(color));
 }
 
-bool TimelinePlottable::overlapsHidden(int rank, const DrawItem& item) const
+bool TimelinePlottable::overlapsHidden(int rank, TimeNs start, TimeNs end) const
 {
-    const auto& segs = overlapItems(rank);
-    if (segs.empty())
+    if (!m_scene->index || rank < 0 || std::size_t(rank) >= m_scene->index->overlapShares.size())
         return false;
-    const IntervalTable& ot = m_scene->index->overlap[rank];
-    auto it = std::lower_bound(segs.begin(), segs.end(), item.x0,
-                               [](const DrawItem& s, int x) { return s.x1 <= x; });
-    for (; it != segs.end() && it->x0 < item.x1; ++it)
-        if (OverlapState(ot.name(it->largest)) == OverlapState::Hidden)
-            return true;
-    return false;
+    const ShareIndex& si = m_scene->index->overlapShares[rank];
+    const std::uint8_t hidden = si.localOf(std::uint8_t(OverlapState::Hidden));
+    if (hidden == ShareIndex::kAbsent)
+        return false;
+    std::vector<TimeNs> t(si.classCount());
+    si.timeIn(m_scene->index->overlap[rank], start, end, t.data());
+    return t[hidden] > 0;
+}
+
+namespace {
+
+// One solid piece of a column stack, merged with the same piece of the next columns while it keeps its place.
+struct Run
+{
+    int x0 = 0, x1 = 0, y = 0, h = 0;
+};
+
+} // namespace
+
+void TimelinePlottable::drawColumns(QCPPainter* painter, int row) const
+{
+    const ShareIndex* si = m_scene->shares(row);
+    const auto& cols = m_columns[row];
+    if (!si || cols.empty())
+        return;
+    const TimelineScene& s = *m_scene;
+    const TimelineRow& info = s.rows[row];
+    const bool overlapRow = info.kind == TimelineRow::Kind::Overlap;
+    const std::size_t k = si->classCount();
+    const QRect band = rowBand(row);
+    const int h = std::max(1, int(band.height() * 0.78));
+    const int bottom = band.top() + (band.height() - h) / 2 + h; // exclusive
+    const int xo = int(std::floor(xOrigin()));
+    const ColumnGrid grid = currentGrid();
+    const bool grey = s.palette.kind() == PaletteKind::Grayscale;
+
+    // Stack order, from the bottom: overlap rows put exposed communication on the baseline so that it reads
+    // like a bar chart; lane rows stack busy classes in class order (alike on every rank), idle ones last.
+    struct Slot
+    {
+        std::size_t local;
+        QColor color;
+        QBrush pattern = Qt::NoBrush; // drawn over the colour (greyscale hatching)
+        bool split = false;           // communication: lower half split into exposed / hidden
+    };
+    std::vector<Slot> stackSlots;
+    if (overlapRow) {
+        for (OverlapState st : {OverlapState::Exposed, OverlapState::Hidden, OverlapState::ComputeOnly, OverlapState::Other}) {
+            const std::uint8_t l = si->localOf(std::uint8_t(st));
+            if (l == ShareIndex::kAbsent)
+                continue;
+            Slot slot{l, s.palette.overlap(st)};
+            if (grey && st == OverlapState::Hidden)
+                slot.pattern = s.palette.hiddenBrush();
+            stackSlots.push_back(slot);
+        }
+    } else {
+        const auto& classes = s.index->paintClasses;
+        for (int pass = 0; pass < 2; ++pass)
+            for (std::size_t l = 0; l < k; ++l) {
+                const std::uint8_t cls = si->classAt(l);
+                const Category cat = cls < classes.size() ? classes[cls].category : Category::Host;
+                if ((cat == Category::Idle) != (pass == 1))
+                    continue;
+                Slot slot{l, cls < s.classColors.size() ? s.classColors[cls] : s.palette.idle()};
+                slot.split = s.options.twoToneCommunication && cat == Category::Communication;
+                stackSlots.push_back(slot);
+            }
+    }
+    const std::size_t n = stackSlots.size();
+    // Two-tone split: per column, the rank's exposed and hidden communication time.
+    const std::vector<TimeNs>* ov = nullptr;
+    std::size_t ovK = 0;
+    std::uint8_t ovExposed = ShareIndex::kAbsent, ovHidden = ShareIndex::kAbsent;
+    if (!overlapRow && std::any_of(stackSlots.begin(), stackSlots.end(), [](const Slot& sl) { return sl.split; })) {
+        ov = &overlapColumns(info.rank);
+        const ShareIndex& os = s.index->overlapShares[info.rank];
+        ovK = os.classCount();
+        ovExposed = os.localOf(std::uint8_t(OverlapState::Exposed));
+        ovHidden = os.localOf(std::uint8_t(OverlapState::Hidden));
+        if (ov->empty() || (ovExposed == ShareIndex::kAbsent && ovHidden == ShareIndex::kAbsent))
+            ov = nullptr;
+    }
+    const QBrush hiddenBrush = s.palette.hiddenBrush();
+    const QBrush exposedBrush = s.palette.exposedBrush();
+
+    // Pieces: per slot 0 = the class colour, 1 = exposed part, 2 = hidden part.
+    std::vector<Run> runs(n * 3);
+    std::vector<char> open(n * 3, 0);
+    auto flush = [&](std::size_t piece) {
+        if (!open[piece])
+            return;
+        open[piece] = 0;
+        const Run& r = runs[piece];
+        const QRect rect(xo + r.x0, r.y, r.x1 - r.x0, r.h);
+        const Slot& slot = stackSlots[piece / 3];
+        switch (piece % 3) {
+        case 0:
+            painter->fillRect(rect, slot.color);
+            if (slot.pattern.style() != Qt::NoBrush)
+                painter->fillRect(rect, slot.pattern);
+            break;
+        case 1: painter->fillRect(rect, exposedBrush); break;
+        case 2:
+            if (hiddenBrush.style() != Qt::SolidPattern)
+                painter->fillRect(rect, slot.color);
+            painter->fillRect(rect, hiddenBrush);
+            break;
+        }
+    };
+    auto put = [&](std::size_t piece, int x, int y, int height) {
+        if (height <= 0) {
+            flush(piece);
+            return;
+        }
+        Run& r = runs[piece];
+        if (open[piece] && r.x1 == x && r.y == y && r.h == height) {
+            r.x1 = x + 1;
+            return;
+        }
+        flush(piece);
+        r = {x, x + 1, y, height};
+        open[piece] = 1;
+    };
+
+    ColumnStacker stacker(n, h);
+    std::vector<ColumnStacker> splitters(n, ColumnStacker(2, 0));
+    std::vector<TimeNs> times(n);
+    std::vector<int> heights(n);
+    const int width = int(cols.size() / std::max<std::size_t>(1, k));
+    for (int x = 0; x < width; ++x) {
+        const TimeNs span = std::max<TimeNs>(1, grid.edge(x + 1) - grid.edge(x));
+        const TimeNs* col = &cols[std::size_t(x) * k];
+        for (std::size_t i = 0; i < n; ++i)
+            times[i] = col[stackSlots[i].local];
+        stacker.stack(times.data(), span, heights.data());
+        int y = bottom;
+        for (std::size_t i = 0; i < n; ++i) {
+            const int hi = heights[i];
+            int lowerExposed = 0, lowerHidden = 0;
+            if (hi >= 2 && stackSlots[i].split && ov) {
+                const TimeNs* oc = &(*ov)[std::size_t(x) * ovK];
+                const TimeNs split[2] = {ovExposed == ShareIndex::kAbsent ? 0 : oc[ovExposed],
+                                         ovHidden == ShareIndex::kAbsent ? 0 : oc[ovHidden]};
+                int sh[2] = {0, 0};
+                splitters[i].stack(split, split[0] + split[1], sh, hi / 2);
+                lowerExposed = sh[0];
+                lowerHidden = sh[1];
+            }
+            put(i * 3 + 1, x, y - lowerExposed, lowerExposed);
+            put(i * 3 + 2, x, y - lowerExposed - lowerHidden, lowerHidden);
+            put(i * 3, x, y - hi, hi - lowerExposed - lowerHidden);
+            y -= hi;
+        }
+    }
+    for (std::size_t piece = 0; piece < runs.size(); ++piece)
+        flush(piece);
 }
 
 void TimelinePlottable::draw(QCPPainter* painter)
@@ -301,7 +470,6 @@ void TimelinePlottable::draw(QCPPainter* painter)
     painter->setRenderHint(QPainter::Antialiasing, false);
     painter->setPen(Qt::NoPen);
     const QRect ar = keyAxis()->axisRect()->rect();
-    const int xo = int(std::floor(xOrigin()));
     const TimelineScene& s = *m_scene;
     const auto& trace = *s.trace;
 
@@ -342,28 +510,32 @@ void TimelinePlottable::draw(QCPPainter* painter)
         if (overlapRow) // idle is the absence of segments: show it as a faint band over the trace
             painter->fillRect(boxRect(int(row), trace.extent.start, trace.extent.end).intersected(ar),
                               s.palette.idle());
+        // Every column painted by time share (area-true at every zoom); blocks wide enough to read get their
+        // decorations on the columns they fill completely.
+        drawColumns(painter, int(row));
+        if (overlapRow)
+            continue;
+        const double wide = currentParams().minPixels * currentParams().nsPerPixel;
         for (const DrawItem& item : list) {
-            const QRect box = boxRect(int(row), item);
-            const StringId id = table.name(item.largest);
-            QColor color = overlapRow ? s.palette.overlap(OverlapState(std::min<StringId>(id, 3)))
-                                      : (id < s.nameColors.size() ? s.nameColors[id] : s.palette.idle());
-            painter->fillRect(box, color);
-            if (overlapRow)
+            if (item.count != 1 || double(item.end - item.start) < wide)
                 continue;
+            const QRect box = solidRect(int(row), item.start, item.end);
+            if (box.width() < 1)
+                continue;
+            const StringId id = table.name(item.first);
+            const QColor color = id < s.nameColors.size() ? s.nameColors[id] : s.palette.idle();
             const Category cat = categoryOf(trace, s.analysis.get(), id);
-            if (s.options.twoToneCommunication && cat == Category::Communication && box.width() >= 2)
-                drawCommunicationSplit(painter, int(row), item, box);
-            if (s.collectives && cat == Category::Communication && item.count == 1 && box.width() >= 2)
+            if (s.collectives && cat == Category::Communication && box.width() >= 2)
                 drawWaiting(painter, int(row), item, box, color);
             if (s.options.outlineBackwardOverlap && phases && cat == Category::Compute && box.width() >= 3
-                && (*phases)[item.largest] == Phase::Backward && overlapsHidden(info.rank, item)) {
+                && (*phases)[item.first] == Phase::Backward && overlapsHidden(info.rank, item.start, item.end)) {
                 painter->setPen(QPen(s.palette.outline(), 0));
                 painter->setBrush(Qt::NoBrush);
                 painter->drawRect(box.adjusted(0, 0, -1, -1));
                 painter->setPen(Qt::NoPen);
             }
             const int textRows = cat == Category::Communication && s.options.twoToneCommunication ? 2 : 1;
-            if (s.options.blockLabels && box.width() > 48 && box.height() >= textRows * fm.height() && item.count == 1) {
+            if (s.options.blockLabels && box.width() > 48 && box.height() >= textRows * fm.height()) {
                 const std::string& raw = trace.name(id);
                 QString text = s.analysis && id < s.analysis->names.size() && !s.analysis->names[id].displayName.empty()
                     ? QString::fromStdString(s.analysis->names[id].displayName)
@@ -381,7 +553,6 @@ void TimelinePlottable::draw(QCPPainter* painter)
             }
         }
     }
-    (void)xo;
 }
 
 void TimelinePlottable::drawLegendIcon(QCPPainter*, const QRectF&) const

@@ -28,11 +28,14 @@ struct TimelineScene
     TimelineOptions options;
     Palette palette;
     std::vector<QColor> nameColors; // by StringId
+    std::vector<QColor> classColors; // by paint class (ViewIndex::paintClasses)
     std::uint64_t generation = 0;   // bumped whenever rows/data/colours change
 
     // Interval table drawn in a row (the lane's, or the rank's overlap segments).
     const IntervalTable* table(int row) const;
     const LodIndex* lod(int row) const;
+    // Exact time per paint class of the row's table (overlap rows: per overlap state).
+    const ShareIndex* shares(int row) const;
     int rowOf(int rank, int lane) const; // -1 if not shown (a CPU lane split by depth: its top sub-row)
     // The row that draws one interval of a lane (its depth's sub-row for nested CPU lanes); -1 if not shown.
     int rowOf(int rank, int lane, std::uint32_t interval) const;
@@ -68,6 +71,11 @@ public:
     QRect boxRect(int row, TimeNs start, TimeNs end) const;
     int rowAtPixel(double y) const; // -1 outside rows
     DrawListParams currentParams() const;
+    ColumnGrid currentGrid() const; // pixel columns of the current axis state, column 0 at xOrigin()
+    // Time per class of a row in every column (ShareIndex::columns layout), for the current axis state.
+    const std::vector<TimeNs>& columnTimes(int row) const;
+    // Whole pixel columns fully inside [start, end): the part of a block drawn as a solid box.
+    QRect solidRect(int row, TimeNs start, TimeNs end) const;
     void invalidate() { m_cacheValid = false; }
 
 protected:
@@ -76,10 +84,11 @@ protected:
 
 private:
     void ensureLists() const;
-    void drawCommunicationSplit(QCPPainter* painter, int row, const DrawItem& item, const QRect& box) const;
+    void drawColumns(QCPPainter* painter, int row) const;
     void drawWaiting(QCPPainter* painter, int row, const DrawItem& item, const QRect& box, const QColor& color) const;
-    bool overlapsHidden(int rank, const DrawItem& item) const;
-    const std::vector<DrawItem>& overlapItems(int rank) const;
+    bool overlapsHidden(int rank, TimeNs start, TimeNs end) const;
+    // Per column: exposed and hidden communication time of a rank (for the two-tone split).
+    const std::vector<TimeNs>& overlapColumns(int rank) const;
 
     const TimelineScene* m_scene;
     // Cache of the last build; mutable because hit tests and draw() share it.
@@ -88,7 +97,9 @@ private:
     mutable std::uint64_t m_cacheGeneration = ~0ull;
     mutable QCPRange m_cacheValueRange;
     mutable std::vector<std::vector<DrawItem>> m_lists;        // by row
-    mutable std::vector<std::vector<DrawItem>> m_overlapLists; // by rank, for two-tone and outlines
+    mutable std::vector<std::vector<TimeNs>> m_columns;        // by row, ShareIndex::columns layout
+    mutable std::vector<std::vector<TimeNs>> m_overlapColumns; // by rank, ShareIndex::columns layout
+    mutable std::vector<char> m_overlapColumnsValid;            // by rank
 };
 
 } // namespace exposure

@@ -193,14 +193,22 @@ void ShareIndex::columns(const IntervalTable& table, const ColumnGrid& grid, std
     int x = 0;
     while (x < int(w) && grid.edge(x + 1) <= first)
         ++x;
-    cumulative(table, grid.edge(x), prev.data());
+    TimeNs at = grid.edge(x);
+    cumulative(table, at, prev.data());
     for (; x < int(w); ++x) {
         const TimeNs e = grid.edge(x + 1);
-        cumulative(table, e, cur.data());
         TimeNs* col = &out[std::size_t(x) * k];
+        if (e <= at) { // a column narrower than a nanosecond shows the nanosecond it lies in
+            cumulative(table, at + 1, cur.data());
+            for (std::size_t c = 0; c < k; ++c)
+                col[c] = cur[c] - prev[c];
+            continue;
+        }
+        cumulative(table, e, cur.data());
         for (std::size_t c = 0; c < k; ++c)
             col[c] = cur[c] - prev[c];
         prev.swap(cur);
+        at = e;
         if (e >= last)
             break;
     }
@@ -213,11 +221,11 @@ ColumnStacker::ColumnStacker(std::size_t classes, int height)
 {
 }
 
-void ColumnStacker::stack(const TimeNs* times, TimeNs span, int* heights)
+void ColumnStacker::stack(const TimeNs* times, TimeNs span, int* heights, int height)
 {
     const std::size_t k = m_carry.size();
     std::fill_n(heights, k, 0);
-    if (span <= 0 || m_height == 0)
+    if (span <= 0 || height <= 0)
         return;
     TimeNs total = 0;
     for (std::size_t c = 0; c < k; ++c)
@@ -233,12 +241,12 @@ void ColumnStacker::stack(const TimeNs* times, TimeNs span, int* heights)
             m_want[c] = 0;
             continue;
         }
-        m_want[c] = double(times[c]) / denom * m_height + m_carry[c];
+        m_want[c] = double(times[c]) / denom * height + m_carry[c];
         wantTotal += std::max(0.0, m_want[c]);
         heights[c] = std::max(0, int(std::floor(m_want[c])));
         sum += heights[c];
     }
-    const int target = std::clamp(int(std::lround(wantTotal)), 0, m_height);
+    const int target = std::clamp(int(std::lround(wantTotal)), 0, height);
     while (sum < target) {
         std::size_t pick = k;
         double best = -1;

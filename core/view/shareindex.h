@@ -86,7 +86,9 @@ public:
     // classes: number of stacked classes; height: pixels available in a column.
     ColumnStacker(std::size_t classes, int height);
     // times[k]: time of class k in the column; span: the column's duration. Writes heights[k] (sum <= height).
-    void stack(const TimeNs* times, TimeNs span, int* heights);
+    void stack(const TimeNs* times, TimeNs span, int* heights) { stack(times, span, heights, m_height); }
+    // The same with this column's own height (a segment of another stack).
+    void stack(const TimeNs* times, TimeNs span, int* heights, int height);
     int height() const { return m_height; }
 
 private:
