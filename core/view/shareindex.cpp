@@ -191,7 +191,7 @@ void ShareIndex::columns(const IntervalTable& table, const ColumnGrid& grid, std
     const TimeNs first = t.start(0);
     const TimeNs last = t.end(t.size() - 1); // the source is disjoint, so its ends are sorted
     int x = 0;
-    while (x < int(w) && grid.edge(x + 1) <= first)
+    while (x < int(w) && std::max(grid.edge(x + 1), grid.edge(x) + 1) <= first)
         ++x;
     TimeNs at = grid.edge(x);
     cumulative(table, at, prev.data());

@@ -129,11 +129,22 @@ void TestShareIndex::columnsMatchBruteForce()
     std::map<int, TimeNs> total;
     for (int x = 0; x < width; ++x) {
         std::vector<TimeNs> col(cols.begin() + x * long(idx.classCount()), cols.begin() + (x + 1) * long(idx.classCount()));
-        const auto want = bruteForce(t, cls, grid.edge(x), grid.edge(x + 1));
+        // A column narrower than a nanosecond shows the nanosecond it lies in (and counts nothing twice below).
+        const bool subNs = grid.edge(x + 1) <= grid.edge(x);
+        const auto want = bruteForce(t, cls, grid.edge(x), subNs ? grid.edge(x) + 1 : grid.edge(x + 1));
         if (asMap(idx, col) != want)
-            QFAIL(qPrintable(QStringLiteral("column %1 [%2, %3) differs").arg(x).arg(grid.edge(x)).arg(grid.edge(x + 1))));
-        for (const auto& [c, v] : want)
-            total[c] += v;
+        {
+            QStringList got, exp;
+            for (const auto& [c, v] : asMap(idx, col))
+                got << QStringLiteral("%1:%2").arg(c).arg(v);
+            for (const auto& [c, v] : want)
+                exp << QStringLiteral("%1:%2").arg(c).arg(v);
+            QFAIL(qPrintable(QStringLiteral("column %1 [%2, %3): got %4, want %5")
+                                 .arg(x).arg(grid.edge(x)).arg(grid.edge(x + 1)).arg(got.join(QLatin1Char(' ')), exp.join(QLatin1Char(' ')))));
+        }
+        if (!subNs)
+            for (const auto& [c, v] : want)
+                total[c] += v;
     }
     QCOMPARE(total, bruteForce(t, cls, grid.edge(0), grid.edge(width)));
 }
