@@ -758,12 +758,36 @@ QString TimelinePlot::tooltipFor(const TimelineHit& h) const
     if (!m_scene.trace)
         return {};
     const auto& trace = *m_scene.trace;
+    // A fold: how many intervals, how busy its span is and the exact time of each class in it (what the
+    // column stacks show), so the reader never has to guess from a colour.
+    auto shares = [&](bool busyOnly, TimeNs* busy) {
+        const TimeNs span = std::max<TimeNs>(1, h.end - h.start);
+        QStringList parts;
+        *busy = 0;
+        for (const auto& [cls, ns] : m_scene.classTimes(h.row, h.start, h.end)) {
+            if (m_scene.classIsBusy(h.row, cls))
+                *busy += ns;
+            if (busyOnly && !m_scene.classIsBusy(h.row, cls))
+                continue;
+            if (parts.size() == 6) {
+                parts << QStringLiteral("…");
+                break;
+            }
+            parts << QStringLiteral("%1 %2 %").arg(m_scene.classLabel(h.row, cls), QString::number(100.0 * ns / span, 'f', 1));
+        }
+        return parts.join(QStringLiteral(", "));
+    };
     if (h.overlapRow) {
         const auto& t = m_scene.index->overlap[h.rank];
         const auto state = OverlapState(t.name(h.largest));
-        if (h.count > 1)
-            return tr("%1 overlap segments, longest: %2 (%3)")
-                .arg(groupDigits(h.count), overlapStateLabel(state), durationText(t.duration(h.largest)));
+        if (h.count > 1) {
+            TimeNs busy = 0;
+            QString text = shares(false, &busy);
+            const double idle = 100.0 * double(std::max<TimeNs>(0, (h.end - h.start) - busy)) / double(std::max<TimeNs>(1, h.end - h.start));
+            if (idle >= 0.05)
+                text += QStringLiteral(", %1 %2 %").arg(tr("idle"), QString::number(idle, 'f', 1));
+            return tr("%1 overlap segments in %2\n%3").arg(groupDigits(h.count), durationText(h.end - h.start), text);
+        }
         return tr("%1\n%2").arg(overlapStateLabel(state), durationText(t.duration(h.largest)));
     }
     const auto& table = trace.ranks[h.rank].lanes[h.lane].intervals;
@@ -779,10 +803,14 @@ QString TimelinePlot::tooltipFor(const TimelineHit& h) const
     if (a && id < a->names.size() && !a->names[id].subgroup.empty())
         catText += QStringLiteral(" · ") + QString::fromStdString(a->names[id].subgroup);
     const bool gpu = trace.ranks[h.rank].lanes[h.lane].isGpu();
-    if (h.count > 1)
-        return tr("%1 %2 in %3\nlargest: %4 (%5, %6)")
-            .arg(groupDigits(h.count), gpu ? tr("kernels") : tr("regions"), durationText(h.end - h.start), name,
+    if (h.count > 1) {
+        TimeNs busy = 0;
+        const QString text = shares(true, &busy);
+        return tr("%1 %2 in %3, %4 % busy\n%5\nlongest: %6 (%7, %8)")
+            .arg(groupDigits(h.count), gpu ? tr("kernels") : tr("regions"), durationText(h.end - h.start),
+                 QString::number(100.0 * busy / double(std::max<TimeNs>(1, h.end - h.start)), 'f', 1), text, name,
                  durationText(table.duration(h.largest)), catText);
+    }
     return tr("%1\n%2 · %3").arg(name, durationText(table.duration(h.largest)), catText);
 }
 

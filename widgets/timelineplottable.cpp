@@ -101,6 +101,55 @@ QColor TimelineScene::colorOf(int row, std::uint32_t interval) const
     return id < nameColors.size() ? nameColors[id] : palette.idle();
 }
 
+std::vector<std::pair<std::uint8_t, TimeNs>> TimelineScene::classTimes(int row, TimeNs start, TimeNs end) const
+{
+    std::vector<std::pair<std::uint8_t, TimeNs>> out;
+    const ShareIndex* si = shares(row);
+    const IntervalTable* t = table(row);
+    if (!si || !t || si->intervalCount() != t->size())
+        return out;
+    std::vector<TimeNs> times(si->classCount());
+    si->timeIn(*t, start, end, times.data());
+    for (std::size_t l = 0; l < times.size(); ++l)
+        if (times[l] > 0)
+            out.emplace_back(si->classAt(l), times[l]);
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    return out;
+}
+
+QString TimelineScene::classLabel(int row, std::uint8_t cls) const
+{
+    if (row >= 0 && std::size_t(row) < rows.size() && rows[row].kind == TimelineRow::Kind::Overlap) {
+        switch (OverlapState(cls)) {
+        case OverlapState::ComputeOnly: return QObject::tr("compute only");
+        case OverlapState::Hidden: return QObject::tr("hidden comm.");
+        case OverlapState::Exposed: return QObject::tr("exposed comm.");
+        case OverlapState::Other: return QObject::tr("other GPU");
+        }
+        return {};
+    }
+    if (!index || cls >= index->paintClasses.size())
+        return {};
+    const PaintClass& pc = index->paintClasses[cls];
+    if (!pc.subgroup.empty() && pc.subgroup != "other")
+        return QString::fromStdString(pc.subgroup);
+    switch (pc.category) {
+    case Category::Compute: return QObject::tr("other compute");
+    case Category::Communication: return QObject::tr("communication");
+    case Category::Memcpy: return QObject::tr("memcpy");
+    case Category::Idle: return QObject::tr("idle / sync");
+    case Category::Host: return QObject::tr("host");
+    }
+    return {};
+}
+
+bool TimelineScene::classIsBusy(int row, std::uint8_t cls) const
+{
+    if (row >= 0 && std::size_t(row) < rows.size() && rows[row].kind == TimelineRow::Kind::Overlap)
+        return true;
+    return !index || cls >= index->paintClasses.size() || index->paintClasses[cls].category != Category::Idle;
+}
+
 QBrush waitingBrush(const QColor& block)
 {
     // Darker diagonal lines over the block colour: still reads as "communication", but busy-waiting.
@@ -171,6 +220,13 @@ QRect TimelinePlottable::rowBand(int row) const
     const int top = int(std::lround(std::min(a, b)));
     const int bottom = int(std::lround(std::max(a, b)));
     return QRect(ar.left(), top, ar.width(), std::max(1, bottom - top));
+}
+
+QRect TimelinePlottable::rowBox(int row) const
+{
+    const QRect band = rowBand(row);
+    const int h = std::max(1, int(band.height() * 0.78));
+    return QRect(band.left(), band.top() + (band.height() - h) / 2, band.width(), h);
 }
 
 QRect TimelinePlottable::boxRect(int row, const DrawItem& item) const

@@ -44,6 +44,12 @@ struct TimelineScene
     // The depth tables of a row's lane, or nullptr if the row draws the lane's own table.
     const ViewIndex::DepthTables* depthTables(int row) const;
     QColor colorOf(int row, std::uint32_t interval) const;
+    // Exact time per paint class (overlap rows: per OverlapState) of a row inside [start, end), largest first,
+    // classes without time left out.
+    std::vector<std::pair<std::uint8_t, TimeNs>> classTimes(int row, TimeNs start, TimeNs end) const;
+    // What a class of a row is called: the sub-group (gemm, AllReduce), else the category; overlap states.
+    QString classLabel(int row, std::uint8_t cls) const;
+    bool classIsBusy(int row, std::uint8_t cls) const; // not idle / sync
 };
 
 // The single plottable that draws every row of the timeline from bounded draw lists.
@@ -67,6 +73,8 @@ public:
     // Pixel geometry of the current axis state.
     double xOrigin() const;     // pixel x of column 0
     QRect rowBand(int row) const; // full row height
+    // The painted box of a row across the axis rect: where column stacks grow from the bottom.
+    QRect rowBox(int row) const;
     QRect boxRect(int row, const DrawItem& item) const;
     QRect boxRect(int row, TimeNs start, TimeNs end) const;
     int rowAtPixel(double y) const; // -1 outside rows
