@@ -333,7 +333,13 @@ const std::vector<TimeNs>& TimelinePlottable::overlapColumns(int rank) const
         return empty;
     if (!m_overlapColumnsValid[rank]) {
         m_overlapColumnsValid[rank] = 1;
-        m_scene->index->overlapShares[rank].columns(m_scene->index->overlap[rank], currentGrid(), m_overlapColumns[rank]);
+        // The rank's overlap row, when shown, has computed exactly these columns already.
+        const int row = m_scene->rowOf(rank, -1);
+        if (row >= 0 && std::size_t(row) < m_columns.size() && !m_columns[row].empty())
+            m_overlapColumns[rank] = m_columns[row];
+        else
+            m_scene->index->overlapShares[rank].columns(m_scene->index->overlap[rank], currentGrid(),
+                                                        m_overlapColumns[rank]);
     }
     return m_overlapColumns[rank];
 }

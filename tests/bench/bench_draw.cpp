@@ -4,8 +4,11 @@
 // Then the whole TimelinePlot (offscreen raster, 1920x1080) replotting a zoomed-out 2-rank trace of
 // that many kernels, which is what a user waits for. Not run by CTest.
 // Usage: QT_QPA_PLATFORM=offscreen bench_draw [kernels] (default 10 000 000)
+#include "analysis.h"
 #include "drawlist.h"
+#include "shareindex.h"
 #include "timelineplot.h"
+#include "timelineplottable.h"
 #include "viewindex.h"
 
 #include <QApplication>
@@ -45,6 +48,13 @@ int main(int argc, char** argv)
     const auto lodStart = Clock::now();
     const LodIndex lod(t);
     const double lodBuildMs = std::chrono::duration<double, std::milli>(Clock::now() - lodStart).count();
+    // Area-true drawing: the per-class share index (300 names in 3 paint classes, as gemm/attention/elementwise).
+    std::vector<std::uint8_t> classOf(300);
+    for (std::size_t i = 0; i < classOf.size(); ++i)
+        classOf[i] = std::uint8_t(i % 3);
+    const auto shareStart = Clock::now();
+    const ShareIndex shares(t, &classOf);
+    const double shareBuildMs = std::chrono::duration<double, std::milli>(Clock::now() - shareStart).count();
 
     const int width = 1920;
     std::vector<DrawItem> out;
@@ -57,6 +67,8 @@ int main(int argc, char** argv)
     });
     std::printf("kernels: %zu, trace span: %.3f s, LOD index: %.1f MB built in %.1f ms\n", n, double(now) / 1e9,
                 double(lod.residentBytes()) / 1e6, lodBuildMs);
+    std::printf("share index (3 classes): %.2f bytes per interval, built in %.1f ms (%.2fx the linear pass)\n",
+                double(shares.residentBytes()) / double(n), shareBuildMs, shareBuildMs / linearPass);
     std::printf("%-48s %10s %8s %10s\n", "case (1920 px)", "ms", "items", "vs linear");
     struct Case
     {
@@ -80,6 +92,11 @@ int main(int argc, char** argv)
                     withLod / linearPass);
         std::printf("%-48s %10.3f %8zu %10.3f\n", (std::string(c.name) + ", no LOD").c_str(), noLod, itemsNoLod,
                     noLod / linearPass);
+        std::vector<TimeNs> cols;
+        const ColumnGrid grid{c.t0, double(c.t1 - c.t0) / width, width};
+        const double columns = bestOfMs(5, [&] { shares.columns(t, grid, cols); });
+        std::printf("%-48s %10.3f %8d %10.3f\n", (std::string(c.name) + ", exact shares per column").c_str(), columns,
+                    width, columns / linearPass);
     }
     // Many separate items at the whole-trace zoom: bursts of 20 000 kernels separated by 10 s pauses
     // (each pause is several pixels wide, so ~500 folds must be found, not one).
@@ -125,18 +142,20 @@ int main(int argc, char** argv)
             b.trace().regionKinds.resize(b.trace().strings.size(), RegionKind::Kernel);
         }
         auto trace = b.finish();
+        auto analysis = analyze(*trace, Rules::defaults()); // overlap rows and two-tone NCCL blocks are drawn too
         const auto idxStart = Clock::now();
-        auto index = ViewIndex::build(*trace, nullptr);
+        auto index = ViewIndex::build(*trace, analysis.get());
         const double indexMs = std::chrono::duration<double, std::milli>(Clock::now() - idxStart).count();
         TimelinePlot plot;
         plot.resize(1920, 1080);
-        plot.setTrace(trace, nullptr, index);
+        plot.setTrace(trace, analysis, index);
         plot.replot();
-        const double fullView = bestOfMs(5, [&] { (void)plot.toPixmap(1920, 1080); }); // draws every layer
+        // A frame from scratch: draw lists and column shares rebuilt (as after a zoom), every layer drawn.
+        const double fullView = bestOfMs(5, [&] { plot.plottable()->invalidate(); (void)plot.toPixmap(1920, 1080); });
         const TimeRange ext = trace->extent;
         plot.setVisibleRange({ext.start + ext.duration() / 3, ext.start + ext.duration() / 3 + ext.duration() / 1000});
-        const double zoomed = bestOfMs(5, [&] { (void)plot.toPixmap(1920, 1080); });
-        std::printf("\nTimelinePlot, 2 ranks x %zu kernels, 1920x1080 offscreen (view index built in %.1f ms):\n",
+        const double zoomed = bestOfMs(5, [&] { plot.plottable()->invalidate(); (void)plot.toPixmap(1920, 1080); });
+        std::printf("\nTimelinePlot, 2 ranks x %zu kernels + overlap rows, 1920x1080 offscreen (view index built in %.1f ms):\n",
                     n / 2, indexMs);
         std::printf("%-48s %10.2f %8s %10.3f\n", "render (toPixmap), whole trace", fullView, "-", fullView / linearPass);
         std::printf("%-48s %10.2f %8s %10.3f\n", "render (toPixmap), 1/1000 of the trace", zoomed, "-", zoomed / linearPass);
