@@ -213,9 +213,13 @@ void TestAreaTruth::paintedSharesEqualTimeShares()
     const auto shares = measure(*trace, *analysis, r, Target(target) == Target::GrayPng);
     QVERIFY(shares.size() >= 6);
     double worst = 0;
+    QString worstWhat;
     for (const Share& s : shares) {
         const double err = std::abs(s.painted - s.time);
-        worst = std::max(worst, err);
+        if (err > worst) {
+            worst = err;
+            worstWhat = s.what;
+        }
         // The acceptance of the area-true rule: within 1 percentage point or 10 % of the value.
         const double tolerance = std::max(0.01, 0.1 * s.time);
         if (err > tolerance)
@@ -224,33 +228,32 @@ void TestAreaTruth::paintedSharesEqualTimeShares()
                                  .arg(s.painted * 100, 0, 'f', 2)
                                  .arg(s.time * 100, 0, 'f', 2)));
     }
-    qInfo("%d shares, worst error %.3f pp", int(shares.size()), worst * 100);
+    qInfo("%d shares, worst error %.3f pp (%s)", int(shares.size()), worst * 100, qPrintable(worstWhat));
 }
 
 void TestAreaTruth::ranksDoingTheSameWorkLookAlike()
 {
+    // The same work, 37 us apart: at 1920 px every class covers the same share of the two ranks' rows.
     const Render r = render(m_gpu, m_gpuA, Target::Png, 1920);
     QCOMPARE(int(r.rows.size()), 6);
-    // Odd ranks sit on a shaded band that covers the dotted tick grid: compare what is painted, with the light
-    // greys of band and grid taken back to the background.
-    auto crop = [&](const QRect& box) {
-        QImage img = r.image.copy(box);
-        for (int y = 0; y < img.height(); ++y)
-            for (int x = 0; x < img.width(); ++x) {
-                const QRgb p = img.pixel(x, y);
-                if (qRed(p) == qGreen(p) && qGreen(p) == qBlue(p) && qRed(p) >= 200)
-                    img.setPixel(x, y, qRgb(255, 255, 255));
-            }
-        return img;
-    };
     for (int row = 0; row < 3; ++row) {
         const QRect a = r.boxes[std::size_t(row)], b = r.boxes[std::size_t(row + 3)];
         QCOMPARE(a.size(), b.size());
-        if (qEnvironmentVariableIsSet("EXPOSURE_FIGURE_DUMP")) {
-            crop(a).save(qEnvironmentVariable("EXPOSURE_FIGURE_DUMP") + QStringLiteral("/alike-%1-a.png").arg(row));
-            crop(b).save(qEnvironmentVariable("EXPOSURE_FIGURE_DUMP") + QStringLiteral("/alike-%1-b.png").arg(row));
+        const auto ca = countColours(r.image, a), cb = countColours(r.image, b);
+        std::set<QRgb> colours;
+        for (const auto& [rgb, n] : ca)
+            colours.insert(rgb);
+        for (const auto& [rgb, n] : cb)
+            colours.insert(rgb);
+        const double area = double(a.width()) * a.height();
+        for (QRgb rgb : colours) {
+            const QColor c = QColor::fromRgb(rgb);
+            if (c.red() == c.green() && c.green() == c.blue() && c.red() >= 200)
+                continue; // background, rank shading, tick grid
+            const double sa = countOf(ca, c) / area, sb = countOf(cb, c) / area;
+            QVERIFY2(std::abs(sa - sb) <= 0.003, qPrintable(QStringLiteral("row %1, %2: %3 % vs %4 %")
+                                                                .arg(row).arg(c.name()).arg(sa * 100).arg(sb * 100)));
         }
-        QVERIFY2(crop(a) == crop(b), qPrintable(QStringLiteral("row %1").arg(row)));
     }
 }
 

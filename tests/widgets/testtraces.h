@@ -104,7 +104,8 @@ inline std::shared_ptr<Trace> makeLaunchBoundTrace(int ranks = 2, TimeNs duratio
 // GPU-bound DDP steps (10 ms): back-to-back compute kernels of 20-200 us with 1-3 us gaps for 9 ms, then 1 ms
 // without compute; four AllReduce buckets of 0.5-1.6 ms per step on the NCCL stream, the first three during
 // compute (hidden), the last one straddling the end of compute (mostly exposed). Every rank runs the same
-// work at the same times (one seed), so their rows must look alike. Lanes: 0 compute, 1 NCCL.
+// work (one seed), rank r shifted by r * 37 us, so their rows must look alike although their pixel columns cut
+// the work at different places. Lanes: 0 compute, 1 NCCL.
 inline std::shared_ptr<Trace> makeGpuBoundTrace(int ranks = 2, int steps = 10)
 {
     constexpr TimeNs kStep = 10'000'000;
@@ -115,7 +116,7 @@ inline std::shared_ptr<Trace> makeGpuBoundTrace(int ranks = 2, int steps = 10)
         const int compute = b.addLane(rank, "CUDA[" + std::to_string(r) + ":7]", LaneKind::GpuStream, r, 7);
         const int nccl = b.addLane(rank, "CUDA[" + std::to_string(r) + ":17]", LaneKind::GpuStream, r, 17);
         for (int s = 0; s < steps; ++s) {
-            const TimeNs t0 = s * kStep;
+            const TimeNs t0 = s * kStep + r * 37'000;
             int k = 0;
             for (TimeNs t = t0; t < t0 + 9'000'000; ++k) {
                 const TimeNs d = std::min(rng.between(20'000, 200'000), t0 + 9'000'000 - t);
