@@ -4,63 +4,14 @@
 // checks that Exposure's analysis gives exactly those numbers. Skipped where ../shared is absent (a user's machine).
 #include "analysis.h"
 #include "collectives.h"
+#include "kinetokernels.h"
 
 #include <QFile>
-#include <QProcess>
-#include <QRegularExpression>
 #include <QTest>
 
 using namespace exposure;
+using namespace exposure::testing;
 
-namespace {
-
-// "5190847628093.672" µs -> 5190847628093672 ns, exactly (no double rounding).
-TimeNs microsTextToNs(QStringView text)
-{
-    const auto dot = text.indexOf(u'.');
-    const QStringView whole = dot < 0 ? text : text.left(dot);
-    QString frac = dot < 0 ? QString() : text.mid(dot + 1).toString();
-    frac = frac.leftJustified(3, u'0').left(3);
-    return whole.toLongLong() * 1000 + frac.toLongLong();
-}
-
-// Test-only extraction of the complete kernel events ("ph": "X", "cat": "kernel") of a Kineto trace.
-bool addKernelsOf(TraceBuilder& b, const QString& gzPath, const std::string& rankLabel)
-{
-    QProcess gz;
-    gz.start(QStringLiteral("gzip"), {QStringLiteral("-dc"), gzPath});
-    if (!gz.waitForFinished(60000) || gz.exitCode() != 0)
-        return false;
-    const QString text = QString::fromUtf8(gz.readAllStandardOutput());
-    // (A plain string literal: moc does not parse raw string literals.)
-    static const QRegularExpression re(QStringLiteral(
-        "\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"((?:[^\"\\\\]|\\\\.)*)\", \"pid\": -?\\d+, "
-        "\"tid\": (\\d+),\\s*\"ts\": ([0-9.]+), \"dur\": ([0-9.]+)"));
-    const int r = b.addRank(rankLabel, "h200-node");
-    std::map<int, int> laneOfTid;
-    for (auto it = re.globalMatch(text); it.hasNext();) {
-        const auto m = it.next();
-        const int tid = m.capturedView(2).toInt();
-        auto lane = laneOfTid.find(tid);
-        if (lane == laneOfTid.end())
-            lane = laneOfTid.emplace(tid, b.addLane(r, "CUDA[0:" + std::to_string(tid) + "]", LaneKind::GpuStream, 0, tid))
-                       .first;
-        const TimeNs start = microsTextToNs(m.capturedView(3));
-        const TimeNs dur = microsTextToNs(m.capturedView(4));
-        b.addInterval(r, lane->second, start, start + dur, m.captured(1).toStdString(), RegionKind::Kernel);
-    }
-    return true;
-}
-
-std::shared_ptr<Trace> kernelsOf(const QString& gzPath)
-{
-    TraceBuilder b;
-    if (!addKernelsOf(b, gzPath, "Rank 0"))
-        return {};
-    return b.finish();
-}
-
-} // namespace
 
 class TestKinetoReference : public QObject
 {
