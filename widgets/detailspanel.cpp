@@ -280,18 +280,26 @@ void DetailsPanel::showInterval(const Trace& trace, const Analysis* analysis, co
 }
 
 void DetailsPanel::showFold(const Trace& trace, const Analysis* analysis, const ViewIndex* index,
-                            const TimelineHit& hit, const CollectiveMatch* collectives)
+                            const TimelineHit& hit, const FoldComposition& composition,
+                            const CollectiveMatch* collectives)
 {
     showInterval(trace, analysis, index, hit.rank, hit.lane, hit.largest, collectives);
     const auto& t = trace.ranks[hit.rank].lanes[hit.lane].intervals;
     const QString name = m_heading;
-    m_heading = tr("%1 kernels, largest: %2").arg(groupDigits(hit.count), name);
+    const TimeNs span = std::max<TimeNs>(1, composition.span);
+    auto percent = [&](TimeNs ns) { return QString::number(100.0 * double(ns) / double(span), 'f', 1) + QStringLiteral(" %"); };
+    m_heading = composition.classes.empty()
+        ? tr("%1 kernels").arg(groupDigits(hit.count))
+        : tr("%1 kernels, mostly %2").arg(groupDigits(hit.count), composition.dominant());
     QList<QPair<QString, QString>> foldFields = {
         {tr("Folded block"), tr("%1 kernels narrower than %2 px each").arg(groupDigits(hit.count)).arg(2)},
         {tr("Block span"), QStringLiteral("%1 – %2 (%3)").arg(durationText(hit.start), durationText(hit.end),
                                                              durationText(hit.end - hit.start))},
-        {tr("Largest"), QStringLiteral("%1 (%2)").arg(name, durationText(t.duration(hit.largest)))},
+        {tr("Busy"), QStringLiteral("%1 (%2)").arg(percent(composition.busy), durationText(composition.busy))},
     };
+    for (const auto& [label, ns] : composition.classes)
+        foldFields.append({QStringLiteral("  ") + label, QStringLiteral("%1 (%2)").arg(percent(ns), durationText(ns))});
+    foldFields.append({tr("Longest"), QStringLiteral("%1 (%2)").arg(name, durationText(t.duration(hit.largest)))});
     for (int i = 0; i < m_sections.size(); ++i)
         m_sections[i] += int(foldFields.size());
     m_sections.prepend(0);

@@ -28,8 +28,9 @@ public:
     // and links to the same collective on the other ranks.
     void showInterval(const Trace& trace, const Analysis* analysis, const ViewIndex* index, int rank, int lane,
                       std::uint32_t interval, const CollectiveMatch* collectives = nullptr);
+    // A folded block: its composition (exact time per class in its span), then its longest interval.
     void showFold(const Trace& trace, const Analysis* analysis, const ViewIndex* index, const TimelineHit& hit,
-                  const CollectiveMatch* collectives = nullptr);
+                  const FoldComposition& composition, const CollectiveMatch* collectives = nullptr);
     void clear();
 
     // Shown fields in order (label, plain text) and one of them by label ("" if absent): for tests.

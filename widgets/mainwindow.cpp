@@ -107,7 +107,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_timeline, &TimelinePlot::foldClicked, this, [this](const TimelineHit& hit) {
         if (m_current.trace)
             m_details->showFold(*m_current.trace, m_current.analysis.get(), m_current.index.get(), hit,
-                                m_current.collectives.get());
+                                m_timeline->foldComposition(hit), m_current.collectives.get());
     });
     connect(m_timeline, &TimelinePlot::selectionCleared, m_details, &DetailsPanel::clear);
     connect(m_timeline, &TimelinePlot::visibleRangeChanged, this, &MainWindow::onVisibleRangeChanged);

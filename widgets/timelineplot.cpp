@@ -753,37 +753,46 @@ std::optional<TimelineHit> TimelinePlot::hitAt(const QPoint& pos) const
     return h;
 }
 
+QString FoldComposition::sharesText(int max) const
+{
+    QStringList parts;
+    for (const auto& [label, ns] : classes) {
+        if (parts.size() == max) {
+            parts << QStringLiteral("…");
+            break;
+        }
+        parts << QStringLiteral("%1 %2 %").arg(label, QString::number(100.0 * double(ns) / double(std::max<TimeNs>(1, span)), 'f', 1));
+    }
+    return parts.join(QStringLiteral(", "));
+}
+
+FoldComposition TimelinePlot::foldComposition(const TimelineHit& h) const
+{
+    FoldComposition fc;
+    fc.span = h.end - h.start;
+    for (const auto& [cls, ns] : m_scene.classTimes(h.row, h.start, h.end)) {
+        const bool busy = m_scene.classIsBusy(h.row, cls);
+        if (busy)
+            fc.busy += ns;
+        if (busy || h.overlapRow)
+            fc.classes.emplace_back(m_scene.classLabel(h.row, cls), ns);
+    }
+    return fc;
+}
+
 QString TimelinePlot::tooltipFor(const TimelineHit& h) const
 {
     if (!m_scene.trace)
         return {};
     const auto& trace = *m_scene.trace;
-    // A fold: how many intervals, how busy its span is and the exact time of each class in it (what the
-    // column stacks show), so the reader never has to guess from a colour.
-    auto shares = [&](bool busyOnly, TimeNs* busy) {
-        const TimeNs span = std::max<TimeNs>(1, h.end - h.start);
-        QStringList parts;
-        *busy = 0;
-        for (const auto& [cls, ns] : m_scene.classTimes(h.row, h.start, h.end)) {
-            if (m_scene.classIsBusy(h.row, cls))
-                *busy += ns;
-            if (busyOnly && !m_scene.classIsBusy(h.row, cls))
-                continue;
-            if (parts.size() == 6) {
-                parts << QStringLiteral("…");
-                break;
-            }
-            parts << QStringLiteral("%1 %2 %").arg(m_scene.classLabel(h.row, cls), QString::number(100.0 * ns / span, 'f', 1));
-        }
-        return parts.join(QStringLiteral(", "));
-    };
     if (h.overlapRow) {
         const auto& t = m_scene.index->overlap[h.rank];
         const auto state = OverlapState(t.name(h.largest));
         if (h.count > 1) {
-            TimeNs busy = 0;
-            QString text = shares(false, &busy);
-            const double idle = 100.0 * double(std::max<TimeNs>(0, (h.end - h.start) - busy)) / double(std::max<TimeNs>(1, h.end - h.start));
+            // A fold: the exact time of each state in its span (what its column stacks paint), idle included.
+            const FoldComposition fc = foldComposition(h);
+            QString text = fc.sharesText();
+            const double idle = 100.0 * double(std::max<TimeNs>(0, fc.span - fc.busy)) / double(std::max<TimeNs>(1, fc.span));
             if (idle >= 0.05)
                 text += QStringLiteral(", %1 %2 %").arg(tr("idle"), QString::number(idle, 'f', 1));
             return tr("%1 overlap segments in %2\n%3").arg(groupDigits(h.count), durationText(h.end - h.start), text);
@@ -804,11 +813,11 @@ QString TimelinePlot::tooltipFor(const TimelineHit& h) const
         catText += QStringLiteral(" · ") + QString::fromStdString(a->names[id].subgroup);
     const bool gpu = trace.ranks[h.rank].lanes[h.lane].isGpu();
     if (h.count > 1) {
-        TimeNs busy = 0;
-        const QString text = shares(true, &busy);
+        // A fold: how busy its span is and the exact time of each class in it (what its column stacks paint).
+        const FoldComposition fc = foldComposition(h);
         return tr("%1 %2 in %3, %4 % busy\n%5\nlongest: %6 (%7, %8)")
             .arg(groupDigits(h.count), gpu ? tr("kernels") : tr("regions"), durationText(h.end - h.start),
-                 QString::number(100.0 * busy / double(std::max<TimeNs>(1, h.end - h.start)), 'f', 1), text, name,
+                 QString::number(100.0 * fc.busy / double(std::max<TimeNs>(1, fc.span)), 'f', 1), fc.sharesText(), name,
                  durationText(table.duration(h.largest)), catText);
     }
     return tr("%1\n%2 · %3").arg(name, durationText(table.duration(h.largest)), catText);

@@ -34,6 +34,17 @@ struct TimelineHit
     TimeNs end = 0;
 };
 
+// What a folded block holds: exact time per class inside its span (what its column stacks paint).
+struct FoldComposition
+{
+    TimeNs span = 0;
+    TimeNs busy = 0; // all but idle / sync (overlap rows: every state)
+    std::vector<std::pair<QString, TimeNs>> classes; // label and time, largest first
+    QString dominant() const { return classes.empty() ? QString() : classes.front().first; }
+    // "gemm 9.1 %, elementwise 6.0 %, …" (at most `max` classes)
+    QString sharesText(int max = 6) const;
+};
+
 struct TimelineSelection
 {
     int rank = -1;
@@ -93,6 +104,7 @@ public:
     // --- picking and selection ---
     std::optional<TimelineHit> hitAt(const QPoint& pos) const;
     QString tooltipFor(const TimelineHit& hit) const;
+    FoldComposition foldComposition(const TimelineHit& hit) const;
     std::optional<TimelineSelection> selection() const { return m_selection; }
     void select(const TimelineSelection& sel, bool ensureVisible = false);
     void clearSelection();
