@@ -71,7 +71,7 @@ std::unique_ptr<IntervalTable> flatten(const IntervalTable& t, const std::vector
         const StringId name = t.name(i);
         const std::uint8_t cls = classOfName ? (name < classOfName->size() ? (*classOfName)[name] : 0)
                                              : std::uint8_t(std::min<StringId>(name, 0xFE));
-        stack.push_back({t.end(i), cls});
+        stack.push_back({ t.end(i), cls });
     }
     TimeNs last = cursor;
     for (const Open& o : stack)
@@ -218,8 +218,7 @@ ColumnStacker::ColumnStacker(std::size_t classes, int height)
     : m_carry(classes, 0.0)
     , m_want(classes, 0.0)
     , m_height(std::max(0, height))
-{
-}
+{ }
 
 void ColumnStacker::stack(const TimeNs* times, TimeNs span, int* heights, int height)
 {

@@ -16,7 +16,7 @@ struct ColumnGrid
 {
     TimeNs t0 = 0;
     double nsPerPixel = 1; // > 0
-    int width = 0;         // number of columns
+    int width = 0; // number of columns
 
     TimeNs edge(int x) const;
     // First column whose span ends after t (may be < 0 or >= width).
@@ -70,10 +70,10 @@ private:
     std::uint8_t localOfName(StringId name) const;
 
     const std::vector<std::uint8_t>* m_classOfName = nullptr; // nullptr: identity (also for the flat table)
-    std::unique_ptr<IntervalTable> m_flat;  // names are class ids
-    std::vector<std::uint8_t> m_classes;    // local -> class
-    std::vector<std::uint8_t> m_localOf;    // class -> local (kAbsent)
-    std::vector<TimeNs> m_prefix;           // [(block) · classCount() + local], blocks + 1 rows
+    std::unique_ptr<IntervalTable> m_flat; // names are class ids
+    std::vector<std::uint8_t> m_classes; // local -> class
+    std::vector<std::uint8_t> m_localOf; // class -> local (kAbsent)
+    std::vector<TimeNs> m_prefix; // [(block) · classCount() + local], blocks + 1 rows
     std::size_t m_count = 0;
 };
 

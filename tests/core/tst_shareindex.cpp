@@ -3,7 +3,6 @@
 #include "shareindex.h"
 
 #include <QTest>
-
 #include <map>
 #include <random>
 
@@ -15,7 +14,7 @@ namespace {
 // computed nanosecond-segment by segment from all interval edges.
 std::map<int, TimeNs> bruteForce(const IntervalTable& t, const std::vector<std::uint8_t>& cls, TimeNs a, TimeNs b)
 {
-    std::vector<TimeNs> edges{a, b};
+    std::vector<TimeNs> edges { a, b };
     for (std::size_t i = 0; i < t.size(); ++i) {
         edges.push_back(std::clamp(t.start(i), a, b));
         edges.push_back(std::clamp(t.end(i), a, b));
@@ -62,7 +61,7 @@ private slots:
 void TestShareIndex::timeInIsExact()
 {
     // Names 0..2 map to classes 5, 7, 5: two classes.
-    const std::vector<std::uint8_t> cls{5, 7, 5};
+    const std::vector<std::uint8_t> cls { 5, 7, 5 };
     IntervalTable t;
     t.append(0, 100, 0);
     t.append(100, 130, 1);
@@ -107,7 +106,7 @@ void TestShareIndex::columnsMatchBruteForce()
     QFETCH(int, width);
     QFETCH(bool, nested);
     std::mt19937 rng(1234u + unsigned(count));
-    const std::vector<std::uint8_t> cls{0, 1, 2, 1, 4, 0};
+    const std::vector<std::uint8_t> cls { 0, 1, 2, 1, 4, 0 };
     IntervalTable t;
     TimeNs cursor = 17;
     for (int i = 0; i < count; ++i) {
@@ -122,25 +121,28 @@ void TestShareIndex::columnsMatchBruteForce()
     t.sortByStart();
     const ShareIndex idx(t, &cls);
     QCOMPARE(idx.flattened(), nested);
-    const ColumnGrid grid{5, nsPerPixel, width};
+    const ColumnGrid grid { 5, nsPerPixel, width };
     std::vector<TimeNs> cols;
     idx.columns(t, grid, cols);
     QCOMPARE(cols.size(), std::size_t(width) * idx.classCount());
     std::map<int, TimeNs> total;
     for (int x = 0; x < width; ++x) {
-        std::vector<TimeNs> col(cols.begin() + x * long(idx.classCount()), cols.begin() + (x + 1) * long(idx.classCount()));
+        std::vector<TimeNs> col(
+            cols.begin() + x * long(idx.classCount()), cols.begin() + (x + 1) * long(idx.classCount()));
         // A column narrower than a nanosecond shows the nanosecond it lies in (and counts nothing twice below).
         const bool subNs = grid.edge(x + 1) <= grid.edge(x);
         const auto want = bruteForce(t, cls, grid.edge(x), subNs ? grid.edge(x) + 1 : grid.edge(x + 1));
-        if (asMap(idx, col) != want)
-        {
+        if (asMap(idx, col) != want) {
             QStringList got, exp;
             for (const auto& [c, v] : asMap(idx, col))
                 got << QStringLiteral("%1:%2").arg(c).arg(v);
             for (const auto& [c, v] : want)
                 exp << QStringLiteral("%1:%2").arg(c).arg(v);
             QFAIL(qPrintable(QStringLiteral("column %1 [%2, %3): got %4, want %5")
-                                 .arg(x).arg(grid.edge(x)).arg(grid.edge(x + 1)).arg(got.join(QLatin1Char(' ')), exp.join(QLatin1Char(' ')))));
+                                 .arg(x)
+                                 .arg(grid.edge(x))
+                                 .arg(grid.edge(x + 1))
+                                 .arg(got.join(QLatin1Char(' ')), exp.join(QLatin1Char(' ')))));
         }
         if (!subNs)
             for (const auto& [c, v] : want)
@@ -151,11 +153,11 @@ void TestShareIndex::columnsMatchBruteForce()
 
 void TestShareIndex::nestedTablesAreFlattenedInnermostFirst()
 {
-    const std::vector<std::uint8_t> cls{3, 9};
+    const std::vector<std::uint8_t> cls { 3, 9 };
     IntervalTable t;
-    t.append(0, 1000, 0);      // parent, class 3
-    t.append(100, 200, 1, 1);  // child, class 9
-    t.append(150, 180, 0, 2);  // grandchild, class 3
+    t.append(0, 1000, 0); // parent, class 3
+    t.append(100, 200, 1, 1); // child, class 9
+    t.append(150, 180, 0, 2); // grandchild, class 3
     t.append(1500, 1600, 1);
     ShareIndex idx(t, &cls);
     QVERIFY(idx.flattened());
@@ -173,8 +175,8 @@ void TestShareIndex::stackerKeepsAreaWithinAPixel()
     // 1.8 % of class 0 and 9.1 % of class 1 in every column of 20 px: 0.36 and 1.82 px per column.
     ColumnStacker s(3, 20);
     const TimeNs span = 1000;
-    const TimeNs times[3] = {18, 91, 300};
-    long painted[3] = {0, 0, 0};
+    const TimeNs times[3] = { 18, 91, 300 };
+    long painted[3] = { 0, 0, 0 };
     int h[3];
     for (int x = 0; x < 1000; ++x) {
         s.stack(times, span, h);
@@ -183,7 +185,7 @@ void TestShareIndex::stackerKeepsAreaWithinAPixel()
             painted[k] += h[k];
         for (int k = 0; k < 3; ++k) // every prefix of columns holds its exact area to within a pixel
             QVERIFY2(std::abs(double(painted[k]) - double(times[k]) / span * 20 * (x + 1)) <= 1.0,
-                     qPrintable(QStringLiteral("class %1 after %2 columns").arg(k).arg(x + 1)));
+                qPrintable(QStringLiteral("class %1 after %2 columns").arg(k).arg(x + 1)));
     }
     QCOMPARE(painted[0], 360L);
     QCOMPARE(painted[1], 1820L);
@@ -194,9 +196,9 @@ void TestShareIndex::stackerNeverPaintsAClassWithoutTime()
 {
     ColumnStacker s(2, 10);
     int h[2];
-    const TimeNs some[2] = {70, 0}; // 7 px exactly
-    const TimeNs other[2] = {0, 45};
-    const TimeNs none[2] = {0, 0};
+    const TimeNs some[2] = { 70, 0 }; // 7 px exactly
+    const TimeNs other[2] = { 0, 45 };
+    const TimeNs none[2] = { 0, 0 };
     s.stack(other, 100, h); // 4.5 px -> rounds, leaves a carry
     s.stack(none, 100, h);
     QCOMPARE(h[0], 0);
@@ -210,12 +212,12 @@ void TestShareIndex::stackerFillsFullColumns()
 {
     ColumnStacker s(3, 31);
     int h[3];
-    const TimeNs full[3] = {0, 250, 0};
+    const TimeNs full[3] = { 0, 250, 0 };
     for (int x = 0; x < 5; ++x) {
         s.stack(full, 250, h);
         QCOMPARE(h[1], 31);
     }
-    const TimeNs thirds[3] = {100, 100, 100};
+    const TimeNs thirds[3] = { 100, 100, 100 };
     s.stack(thirds, 300, h);
     QCOMPARE(h[0] + h[1] + h[2], 31);
 }

@@ -10,7 +10,6 @@
 
 #include <QPainter>
 #include <QSvgRenderer>
-
 #include <map>
 #include <memory>
 #include <vector>
@@ -34,7 +33,7 @@ struct Render
 // rows: the expected number of rows (sets the height: 46 px per row plus axis); overlapOnly: figures of the overlap
 // rows alone (what `exposure-cli render --rows overlap` draws), else GPU rows and overlap rows.
 inline Render render(const std::shared_ptr<const Trace>& trace, const std::shared_ptr<const Analysis>& analysis,
-                     Target target, int width, int rows = 6, bool overlapOnly = false)
+    Target target, int width, int rows = 6, bool overlapOnly = false)
 {
     Render out;
     const int height = 46 * rows + 80;
@@ -106,7 +105,7 @@ struct Share
 {
     QString what;
     double painted = 0; // fraction of the row's box
-    double time = 0;    // fraction of the window
+    double time = 0; // fraction of the window
 };
 
 // Painted and true shares of every class of every row.
@@ -119,19 +118,21 @@ inline std::vector<Share> measure(const Trace& trace, const Analysis& analysis, 
         const QRect box = r.boxes[row];
         const auto counts = countColours(r.image, box);
         const double area = double(box.width()) * box.height();
-        const QString rowName = QStringLiteral("rank %1 %2").arg(info.rank).arg(
-            info.kind == TimelineRow::Kind::Overlap ? QStringLiteral("overlap") : QString::fromStdString(info.label));
+        const QString rowName = QStringLiteral("rank %1 %2")
+                                    .arg(info.rank)
+                                    .arg(info.kind == TimelineRow::Kind::Overlap ? QStringLiteral("overlap")
+                                                                                 : QString::fromStdString(info.label));
         if (info.kind == TimelineRow::Kind::Overlap) {
             const WindowStats st = computeStats(trace, analysis, info.rank, r.window);
             long hidden = countOf(counts, r.palette.overlap(OverlapState::Hidden));
             if (gray) // the hidden state is hatched in greyscale: its lines count as hidden too
                 hidden += countOf(counts, r.palette.hiddenBrush().color());
-            out.push_back({rowName + QStringLiteral(" exposed"),
-                           countOf(counts, r.palette.overlap(OverlapState::Exposed)) / area, st.exposedNs / span});
-            out.push_back({rowName + QStringLiteral(" hidden"), hidden / area, st.overlappedNs / span});
-            out.push_back({rowName + QStringLiteral(" compute only"),
-                           countOf(counts, r.palette.overlap(OverlapState::ComputeOnly)) / area,
-                           (st.computeBusyNs - st.overlappedNs) / span});
+            out.push_back({ rowName + QStringLiteral(" exposed"),
+                countOf(counts, r.palette.overlap(OverlapState::Exposed)) / area, st.exposedNs / span });
+            out.push_back({ rowName + QStringLiteral(" hidden"), hidden / area, st.overlappedNs / span });
+            out.push_back({ rowName + QStringLiteral(" compute only"),
+                countOf(counts, r.palette.overlap(OverlapState::ComputeOnly)) / area,
+                (st.computeBusyNs - st.overlappedNs) / span });
             continue;
         }
         if (gray)
@@ -151,7 +152,7 @@ inline std::vector<Share> measure(const Trace& trace, const Analysis& analysis, 
             if (comm) // the two-tone lower half of communication shows its hidden / exposed parts
                 painted += countOf(counts, r.palette.overlap(OverlapState::Hidden))
                     + countOf(counts, r.palette.overlap(OverlapState::Exposed));
-            out.push_back({rowName + QStringLiteral(" ") + QColor::fromRgb(rgb).name(), painted / area, ns / span});
+            out.push_back({ rowName + QStringLiteral(" ") + QColor::fromRgb(rgb).name(), painted / area, ns / span });
         }
     }
     return out;

@@ -4,20 +4,17 @@
 // exact colour inside each row's box and compared with the statistics (overlap rows) or with the clipped
 // interval sums (stream rows), on generated launch-bound and GPU-bound traces.
 #include "../widgets/testtraces.h"
-#include "areameasure.h"
-
 #include "analysis.h"
+#include "areameasure.h"
 #include "timelineplot.h"
 #include "timelineplottable.h"
 
 #include <QTest>
-
 #include <map>
 #include <set>
 
 using namespace exposure;
 using namespace exposure::testing;
-
 
 class TestAreaTruth : public QObject
 {
@@ -48,11 +45,11 @@ void TestAreaTruth::paintedSharesEqualTimeShares_data()
     QTest::addColumn<bool>("launchBound");
     QTest::addColumn<int>("target");
     QTest::addColumn<int>("width");
-    const std::pair<const char*, Target> targets[] = {
-        {"widget", Target::Widget}, {"png", Target::Png}, {"svg", Target::Svg}, {"grayscale png", Target::GrayPng}};
-    for (bool launch : {true, false})
+    const std::pair<const char*, Target> targets[] = { { "widget", Target::Widget }, { "png", Target::Png },
+        { "svg", Target::Svg }, { "grayscale png", Target::GrayPng } };
+    for (bool launch : { true, false })
         for (const auto& [name, target] : targets)
-            for (int width : {600, 1000, 2000, 4000})
+            for (int width : { 600, 1000, 2000, 4000 })
                 QTest::addRow("%s %s %d px", launch ? "launch-bound" : "GPU-bound", name, width)
                     << launch << int(target) << width;
 }
@@ -108,8 +105,9 @@ void TestAreaTruth::ranksDoingTheSameWorkLookAlike()
             if (c.red() == c.green() && c.green() == c.blue() && c.red() >= 200)
                 continue; // background, rank shading, tick grid
             const double sa = countOf(ca, c) / area, sb = countOf(cb, c) / area;
-            QVERIFY2(std::abs(sa - sb) <= 0.003, qPrintable(QStringLiteral("row %1, %2: %3 % vs %4 %")
-                                                                .arg(row).arg(c.name()).arg(sa * 100).arg(sb * 100)));
+            QVERIFY2(std::abs(sa - sb) <= 0.003,
+                qPrintable(
+                    QStringLiteral("row %1, %2: %3 % vs %4 %").arg(row).arg(c.name()).arg(sa * 100).arg(sb * 100)));
         }
     }
 }
@@ -145,7 +143,10 @@ void TestAreaTruth::gapsAreNeverPaintedAsBusy()
             QCOMPARE(painted, 0);
         }
         QVERIFY2(painted <= std::ceil(double(busy) / double(b - a) * box.height()) + 1,
-                 qPrintable(QStringLiteral("column %1: %2 px painted for %3 % busy").arg(px).arg(painted).arg(100.0 * busy / (b - a))));
+            qPrintable(QStringLiteral("column %1: %2 px painted for %3 % busy")
+                           .arg(px)
+                           .arg(painted)
+                           .arg(100.0 * busy / (b - a))));
         ++checked;
     }
     QCOMPARE(checked, box.width());
@@ -189,7 +190,7 @@ void TestAreaTruth::foldTooltipGivesCountBusyAndTimePerCategory()
     const double span = double(hit->end - hit->start);
     QCOMPARE(m.captured(2), QString::number(100.0 * busy / span, 'f', 1));
     QVERIFY2(m.captured(3).contains(QStringLiteral("gemm %1 %").arg(QString::number(100.0 * gemm / span, 'f', 1))),
-             qPrintable(tip));
+        qPrintable(tip));
 }
 
 QTEST_MAIN(TestAreaTruth)

@@ -8,7 +8,6 @@
 #include <QProcess>
 #include <QRegularExpression>
 #include <QString>
-
 #include <map>
 #include <memory>
 #include <string>
@@ -29,14 +28,14 @@ inline TimeNs microsTextToNs(QStringView text)
 inline bool addKernelsOf(TraceBuilder& b, const QString& gzPath, const std::string& rankLabel)
 {
     QProcess gz;
-    gz.start(QStringLiteral("gzip"), {QStringLiteral("-dc"), gzPath});
+    gz.start(QStringLiteral("gzip"), { QStringLiteral("-dc"), gzPath });
     if (!gz.waitForFinished(60000) || gz.exitCode() != 0)
         return false;
     const QString text = QString::fromUtf8(gz.readAllStandardOutput());
     // (A plain string literal: moc does not parse raw string literals.)
-    static const QRegularExpression re(QStringLiteral(
-        "\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"((?:[^\"\\\\]|\\\\.)*)\", \"pid\": -?\\d+, "
-        "\"tid\": (\\d+),\\s*\"ts\": ([0-9.]+), \"dur\": ([0-9.]+)"));
+    static const QRegularExpression re(
+        QStringLiteral("\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"((?:[^\"\\\\]|\\\\.)*)\", \"pid\": -?\\d+, "
+                       "\"tid\": (\\d+),\\s*\"ts\": ([0-9.]+), \"dur\": ([0-9.]+)"));
     const int r = b.addRank(rankLabel, "h200-node");
     std::map<int, int> laneOfTid;
     for (auto it = re.globalMatch(text); it.hasNext();) {
@@ -44,7 +43,8 @@ inline bool addKernelsOf(TraceBuilder& b, const QString& gzPath, const std::stri
         const int tid = m.capturedView(2).toInt();
         auto lane = laneOfTid.find(tid);
         if (lane == laneOfTid.end())
-            lane = laneOfTid.emplace(tid, b.addLane(r, "CUDA[0:" + std::to_string(tid) + "]", LaneKind::GpuStream, 0, tid))
+            lane = laneOfTid
+                       .emplace(tid, b.addLane(r, "CUDA[0:" + std::to_string(tid) + "]", LaneKind::GpuStream, 0, tid))
                        .first;
         const TimeNs start = microsTextToNs(m.capturedView(3));
         const TimeNs dur = microsTextToNs(m.capturedView(4));

@@ -25,7 +25,8 @@ private slots:
         QVERIFY(addKernelsOf(b, dir + QStringLiteral("ddp_bert_ws2_rank0.json.gz"), "Rank 0"));
         QVERIFY(addKernelsOf(b, dir + QStringLiteral("ddp_bert_ws2_rank1.json.gz"), "Rank 1"));
         auto trace = b.finish();
-        trace->finalize(true); // Kineto times are absolute: start the trace (and the figures' window) at its first kernel
+        trace->finalize(
+            true); // Kineto times are absolute: start the trace (and the figures' window) at its first kernel
         m_trace = trace;
         m_analysis = analyze(*m_trace, Rules::defaults());
     }
@@ -34,7 +35,7 @@ private slots:
     {
         QTest::addColumn<int>("target");
         QTest::addColumn<int>("width");
-        for (int width : {600, 1000, 2000, 4000}) {
+        for (int width : { 600, 1000, 2000, 4000 }) {
             QTest::addRow("png %d px", width) << int(Target::Png) << width;
             QTest::addRow("grayscale png %d px", width) << int(Target::GrayPng) << width;
         }
@@ -56,7 +57,8 @@ private slots:
             const double tolerance = std::max(0.01, 0.1 * s.time);
             qInfo("%s: painted %.2f %%, time %.2f %%", qPrintable(s.what), s.painted * 100, s.time * 100);
             QVERIFY2(std::abs(s.painted - s.time) <= tolerance,
-                     qPrintable(QStringLiteral("%1: painted %2 %, time %3 %").arg(s.what).arg(s.painted * 100).arg(s.time * 100)));
+                qPrintable(
+                    QStringLiteral("%1: painted %2 %, time %3 %").arg(s.what).arg(s.painted * 100).arg(s.time * 100)));
         }
         QCOMPARE(overlapShares, 6); // 2 ranks x exposed / hidden / compute only
     }
