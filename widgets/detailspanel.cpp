@@ -287,7 +287,7 @@ void DetailsPanel::showFold(const Trace& trace, const Analysis* analysis, const 
     const auto& t = trace.ranks[hit.rank].lanes[hit.lane].intervals;
     const QString name = m_heading;
     const TimeNs span = std::max<TimeNs>(1, composition.span);
-    auto percent = [&](TimeNs ns) { return QString::number(100.0 * double(ns) / double(span), 'f', 1) + QStringLiteral(" %"); };
+    auto percent = [&](TimeNs ns) -> QString { return QString::number(100.0 * double(ns) / double(span), 'f', 1) + QStringLiteral(" %"); };
     m_heading = composition.classes.empty()
         ? tr("%1 kernels").arg(groupDigits(hit.count))
         : tr("%1 kernels, mostly %2").arg(groupDigits(hit.count), composition.dominant());
