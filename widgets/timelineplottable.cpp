@@ -75,9 +75,7 @@ const ShareIndex* TimelineScene::shares(int row) const
         return std::size_t(r.rank) < index->overlapShares.size() ? &index->overlapShares[r.rank] : nullptr;
     if (const auto* d = depthTables(row))
         return std::size_t(r.depth) < d->shares.size() ? &d->shares[std::size_t(r.depth)] : nullptr;
-    if (std::size_t(r.rank) < index->shares.size() && std::size_t(r.lane) < index->shares[r.rank].size())
-        return &index->shares[r.rank][r.lane];
-    return nullptr;
+    return trace ? index->laneShares(*trace, r.rank, r.lane) : nullptr;
 }
 
 int TimelineScene::rowOf(int rank, int lane) const

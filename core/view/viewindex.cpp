@@ -139,7 +139,11 @@ std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Anal
         }
         for (const Lane& lane : rank.lanes) {
             index->lod[r].emplace_back(lane.intervals, &index->lowPriority);
-            index->shares[r].emplace_back(lane.intervals, classOf);
+            const bool splitByDepth = index->depth[r][index->shares[r].size()].tables.size() >= 2;
+            if (splitByDepth)
+                index->shares[r].emplace_back(); // drawn per depth; the whole-lane index waits for laneShares()
+            else
+                index->shares[r].emplace_back(lane.intervals, classOf);
             std::array<TimeNs, kCategoryCount> busy{};
             const auto& t = lane.intervals;
             for (std::size_t i = 0; i < t.size(); ++i) {
@@ -181,6 +185,22 @@ std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Anal
         }
     }
     return index;
+}
+
+const ShareIndex* ViewIndex::laneShares(const Trace& trace, int rank, int lane) const
+{
+    if (rank < 0 || std::size_t(rank) >= shares.size() || lane < 0 || std::size_t(lane) >= shares[rank].size()
+        || std::size_t(rank) >= trace.ranks.size() || std::size_t(lane) >= trace.ranks[rank].lanes.size())
+        return nullptr;
+    const IntervalTable& table = trace.ranks[rank].lanes[lane].intervals;
+    const ShareIndex& own = shares[rank][lane];
+    if (own.intervalCount() == table.size())
+        return &own;
+    std::lock_guard<std::mutex> lock(m_lazyMutex);
+    auto& slot = m_lazyShares[{rank, lane}];
+    if (!slot)
+        slot = std::make_unique<ShareIndex>(table, &paintClassOfName);
+    return slot.get();
 }
 
 std::vector<TimelineRow> buildRows(const Trace& trace, const ViewIndex& index, const RowFilter& filter)

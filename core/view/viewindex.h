@@ -7,6 +7,8 @@
 #include "trace.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <memory>
 #include <set>
 #include <string>
@@ -50,7 +52,9 @@ struct ViewIndex
     // Exact time per paint class at any zoom, for the area-true drawing of every row (see ShareIndex).
     std::vector<PaintClass> paintClasses;          // by class id, in category then sub-group order
     std::vector<std::uint8_t> paintClassOfName;    // by StringId
-    std::vector<std::vector<ShareIndex>> shares;   // [rank][lane]
+    // [rank][lane]; empty (intervalCount() 0) for CPU lanes split by depth, whose rows use DepthTables::shares:
+    // their whole-lane index (a flattened copy, 16 bytes per piece) is built on first use by laneShares().
+    std::vector<std::vector<ShareIndex>> shares;
     std::vector<ShareIndex> overlapShares;         // [rank]; classes are OverlapState values
     std::vector<NameStats> nameStats;             // by StringId
     // By StringId: 1 for idle / sync names, so that a fold of kernels and the idle gaps between them
@@ -73,6 +77,13 @@ struct ViewIndex
     static int depthRow(std::uint8_t depth) { return std::min<int>(depth, kMaxDepthRows - 1); }
 
     static std::shared_ptr<const ViewIndex> build(const Trace& trace, const Analysis* analysis);
+
+    // The share index of a whole lane (built now if it is a nested CPU lane not indexed yet); thread-safe.
+    const ShareIndex* laneShares(const Trace& trace, int rank, int lane) const;
+
+private:
+    mutable std::mutex m_lazyMutex;
+    mutable std::map<std::pair<int, int>, std::unique_ptr<ShareIndex>> m_lazyShares;
 };
 
 // One row of the timeline.

@@ -26,6 +26,7 @@ private slots:
     void ranksDoingTheSameWorkLookAlike();
     void gapsAreNeverPaintedAsBusy();
     void foldTooltipGivesCountBusyAndTimePerCategory();
+    void nestedCpuRegionsInOneRowPaintTheirUnion();
 
 private:
     std::shared_ptr<const Trace> m_launch, m_gpu;
@@ -191,6 +192,49 @@ void TestAreaTruth::foldTooltipGivesCountBusyAndTimePerCategory()
     QCOMPARE(m.captured(2), QString::number(100.0 * busy / span, 'f', 1));
     QVERIFY2(m.captured(3).contains(QStringLiteral("gemm %1 %").arg(QString::number(100.0 * gemm / span, 'f', 1))),
         qPrintable(tip));
+}
+
+void TestAreaTruth::nestedCpuRegionsInOneRowPaintTheirUnion()
+{
+    // A CPU thread with nested regions (step > forward > launches) drawn in one row (no depth sub-rows): the row's
+    // painted host share is the union of its regions, not their sum.
+    TraceBuilder b;
+    const int rank = b.addRank("Rank 0");
+    const int gpu = b.addLane(rank, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
+    const int cpu = b.addLane(rank, "Master thread", LaneKind::CpuThread);
+    TimeNs unionNs = 0;
+    for (int s = 0; s < 20; ++s) {
+        const TimeNs t = s * 1'000'000;
+        b.addInterval(rank, cpu, t, t + 600'000, "ProfilerStep#" + std::to_string(s), RegionKind::HostRegion, 0);
+        b.addInterval(rank, cpu, t + 10'000, t + 500'000, "forward", RegionKind::HostRegion, 1);
+        for (int k = 0; k < 40; ++k)
+            b.addInterval(rank, cpu, t + 20'000 + k * 12'000, t + 26'000 + k * 12'000, "cudaLaunchKernel",
+                RegionKind::HostApi, 2);
+        b.addInterval(rank, gpu, t + 30'000, t + 700'000, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
+        unionNs += 600'000;
+    }
+    std::shared_ptr<const Trace> trace = b.finish();
+    auto analysis = analyze(*trace, Rules::defaults());
+    TimelinePlot plot;
+    TimelineOptions o;
+    o.legend = false;
+    o.cpuDepthRows = false;
+    plot.setOptions(o);
+    plot.setTrace(trace, analysis);
+    plot.resize(700, 300);
+    plot.zoomToFit();
+    plot.replot();
+    const QImage img = plot.toPixmap().toImage().convertToFormat(QImage::Format_RGB32);
+    const int row = plot.scene().rowOf(0, cpu);
+    QVERIFY(row >= 0);
+    const ShareIndex* si = plot.scene().shares(row);
+    QVERIFY(si && si->flattened());
+    const QRect box = plot.plottable()->rowBox(row);
+    const QColor host = plot.scene().palette.block(Category::Host, std::string());
+    const double painted = double(countOf(countColours(img, box), host)) / (double(box.width()) * box.height());
+    const double truth = double(unionNs) / double(plot.visibleRange().duration());
+    QVERIFY2(std::abs(painted - truth) <= 0.01,
+        qPrintable(QStringLiteral("painted %1 %, union %2 %").arg(painted * 100).arg(truth * 100)));
 }
 
 QTEST_MAIN(TestAreaTruth)
