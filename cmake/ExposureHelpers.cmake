@@ -18,6 +18,8 @@ function(exposure_add_test)
   endif()
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE Qt6::Test exposure_warnings ${T_LIBS})
+  # One include root for the tests' shared helpers: #include "support/testtraces.h".
+  target_include_directories(${T_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_compile_definitions(${T_NAME} PRIVATE
     EXPOSURE_SHARED_TRACES="${PROJECT_SOURCE_DIR}/../shared/traces"
     EXPOSURE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

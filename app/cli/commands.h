@@ -14,6 +14,8 @@ int runInfo(int argc, char** argv);
 int runStats(int argc, char** argv);
 int runRender(int argc, char** argv);
 int runCompare(int argc, char** argv);
+// exposure-cli's `render`: replaces the process with exposure-cli-render (same arguments); returns only on failure.
+int execRenderer(int argc, char** argv);
 
 // After a successful parse: prints the help (as "Usage: exposure-cli <command> ...") or the version when asked for.
 // Returns true when one of them was printed and the command is done (exit status 0).

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // exposure-cli compare: one row per run, to see how compute, exposed communication and waiting scale with GPUs.
-#include "commands.h"
+#include "analysis/compare.h"
 
-#include "compare.h"
-#include "loader.h"
+#include "commands.h"
+#include "import/loader.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // exposure-cli info [--json] TRACE: what a trace folder holds (ranks, lanes, counts, span, clock, warnings).
 #include "commands.h"
-
-#include "loader.h"
-#include "timeformat.h"
-#include "trace.h"
+#include "import/loader.h"
+#include "model/timeformat.h"
+#include "model/trace.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// exposure-cli: the headless front end (info, stats, render).
+// exposure-cli: the headless front end (info, stats, compare; render runs exposure-cli-render).
 #include "commands.h"
 
 #include <QCommandLineParser>
@@ -9,32 +9,6 @@
 #include <iostream>
 #include <string>
 
-namespace exposure::cli {
-
-bool printedHelpOrVersion(const QCommandLineParser& parser, const char* command)
-{
-    if (parser.isSet(QStringLiteral("help"))) {
-        // The parser names the program after argv[0], which is the sub-command here.
-        QString help = parser.helpText();
-        help.replace(QStringLiteral("Usage: ") + QLatin1String(command) + QLatin1Char(' '),
-                     QStringLiteral("Usage: exposure-cli ") + QLatin1String(command) + QLatin1Char(' '));
-        std::fputs(qPrintable(help), stdout);
-        return true;
-    }
-    if (parser.isSet(QStringLiteral("version"))) {
-        std::printf("exposure-cli %s\n", EXPOSURE_VERSION);
-        return true;
-    }
-    return false;
-}
-
-int fail(const std::string& message)
-{
-    std::cerr << "exposure-cli: " << message << std::endl;
-    return 2;
-}
-
-} // namespace exposure::cli
 
 namespace {
 
@@ -83,8 +57,8 @@ int main(int argc, char** argv)
         return runInfo(argc - 1, argv + 1);
     if (cmd == "stats")
         return runStats(argc - 1, argv + 1);
-    if (cmd == "render")
-        return runRender(argc - 1, argv + 1);
+    if (cmd == "render") // drawing needs Qt Widgets and QCustomPlot: they live in a separate program
+        return execRenderer(argc, argv);
     if (cmd == "compare")
         return runCompare(argc - 1, argv + 1);
     return fail("unknown command '" + cmd + "' (expected info, stats, render or compare; see --help)");

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // exposure-cli render: a timeline figure (PNG, SVG, PDF) without a display, through the same renderer as
 // File ▸ Export Figure… in the GUI.
+#include "analysis/analysis.h"
 #include "commands.h"
-
-#include "analysis.h"
-#include "figurerenderer.h"
-#include "figurespec.h"
-#include "loader.h"
-#include "timeformat.h"
+#include "figure/figurerenderer.h"
+#include "figure/figurespec.h"
+#include "import/loader.h"
+#include "model/timeformat.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

@@ -2,9 +2,9 @@
 // The `exposure` GUI: `exposure [PATH]`, or `exposure --screenshot FILE [--size WxH] PATH` to load a
 // trace, lay the window out at that size, save a PNG of the whole window and exit (works under
 // QT_QPA_PLATFORM=offscreen; used for documentation and tests).
-#include "mainwindow.h"
-#include "timeformat.h"
-#include "timelineplot.h"
+#include "model/timeformat.h"
+#include "shell/mainwindow.h"
+#include "timeline/timelineplot.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

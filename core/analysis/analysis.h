@@ -3,7 +3,7 @@
 // Add to it freely; do not rename or remove members without updating every caller.
 #pragma once
 
-#include "trace.h"
+#include "model/trace.h"
 
 #include <cstdint>
 #include <memory>

@@ -2,7 +2,7 @@
 // Internals shared by the analysis sources (not part of the contract).
 #pragma once
 
-#include "analysis.h"
+#include "analysis/analysis.h"
 
 #include <boost/icl/interval_map.hpp>
 #include <boost/icl/right_open_interval.hpp>

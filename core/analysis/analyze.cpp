@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // analyze(): classify every distinct name once, then per rank decide the phase and step of each GPU kernel
 // and build the rank's activity map (Boost.ICL) from which all window statistics are read.
-#include "analysis_p.h"
+#include "analysis/analysis_p.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "collectives.h"
+#include "analysis/collectives.h"
+
 
 #include <boost/icl/interval_set.hpp>
 

@@ -9,7 +9,7 @@
 // profiling window that starts later, a dropped record), which ordinal matching is not.
 #pragma once
 
-#include "analysis.h"
+#include "analysis/analysis.h"
 
 #include <cstdint>
 #include <optional>

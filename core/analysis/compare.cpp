@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "compare.h"
+#include "analysis/compare.h"
 
-#include "statsreport.h"
-#include "timeformat.h"
+#include "analysis/statsreport.h"
+#include "model/timeformat.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -2,8 +2,8 @@
 // One summary row per run, for comparing runs of the same training at different scales (1, 4, 8 GPUs ...).
 #pragma once
 
-#include "analysis.h"
-#include "collectives.h"
+#include "analysis/analysis.h"
+#include "analysis/collectives.h"
 
 #include <optional>
 #include <string>

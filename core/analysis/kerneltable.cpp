@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Per-name kernel table and per-rule usage: plain accumulations over the GPU intervals, keyed by StringId.
-#include "analysis_p.h"
+#include "analysis/analysis_p.h"
 
 #include <algorithm>
 #include <array>

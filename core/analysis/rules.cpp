@@ -2,7 +2,7 @@
 // Classification rules: ordered, case-insensitive regular expressions read from JSON, compiled once.
 // classify() is called once per distinct name (the analysis caches the result by StringId), so the
 // regex cost is proportional to the number of distinct names, never to the number of events.
-#include "analysis.h"
+#include "analysis/analysis.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

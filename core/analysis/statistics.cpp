@@ -3,7 +3,7 @@
 // analyze(); a window query binary-searches the rank's disjoint activity segments and sums the clipped ones:
 // O(log n + segments in the window). Per-step statistics build one ICL map per step from that step's kernels,
 // because a step's kernels are chosen by launch, not by time, and may interleave with the next step's.
-#include "analysis_p.h"
+#include "analysis/analysis_p.h"
 
 #include <algorithm>
 #include <limits>

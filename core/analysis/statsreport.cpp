@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "statsreport.h"
+#include "analysis/statsreport.h"
 
-#include "collectives.h"
-
-#include "timeformat.h"
+#include "analysis/collectives.h"
+#include "model/timeformat.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -3,7 +3,7 @@
 // Kept in the core so that tests (and the GUI's "export statistics") produce exactly what the CLI prints.
 #pragma once
 
-#include "analysis.h"
+#include "analysis/analysis.h"
 
 #include <string>
 #include <string_view>

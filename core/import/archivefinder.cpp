@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "archivefinder.h"
+#include "import/archivefinder.h"
 
-#include "loader.h"
+#include "import/loader.h"
 
 #include <algorithm>
 #include <cctype>

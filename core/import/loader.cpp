@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "loader.h"
+#include "import/loader.h"
 
-#include "archivefinder.h"
-#include "otf2importer.h"
+#include "import/archivefinder.h"
+#include "import/otf2importer.h"
 
 namespace exposure {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include "trace.h"
+#include "model/trace.h"
 
 #include <atomic>
 #include <cstdint>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "otf2importer.h"
+#include "import/otf2importer.h"
 
-#include "otf2reader.h"
+#include "import/otf2reader.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include "archivefinder.h"
-#include "loader.h"
-#include "trace.h"
+#include "import/archivefinder.h"
+#include "import/loader.h"
+#include "model/trace.h"
 
 typedef struct OTF2_Reader_struct OTF2_Reader;
 

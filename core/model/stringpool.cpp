@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "stringpool.h"
+#include "model/stringpool.h"
+
 
 namespace exposure {
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "timeformat.h"
+#include "model/timeformat.h"
+
 
 #include <algorithm>
 #include <cctype>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include "timerange.h"
+#include "model/timerange.h"
 
 #include <optional>
 #include <string>

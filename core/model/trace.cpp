@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "trace.h"
+#include "model/trace.h"
+
 
 #include <algorithm>
 #include <limits>

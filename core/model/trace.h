@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include "stringpool.h"
-#include "timerange.h"
+#include "model/stringpool.h"
+#include "model/timerange.h"
 
 #include <cstdint>
 #include <memory>

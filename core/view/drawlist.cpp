@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "drawlist.h"
+#include "view/drawlist.h"
+
 
 #include <algorithm>
 #include <bit>

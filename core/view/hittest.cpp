@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "hittest.h"
+#include "view/hittest.h"
+
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include "drawlist.h"
+#include "view/drawlist.h"
 
 #include <cstddef>
 #include <optional>

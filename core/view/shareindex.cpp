@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "shareindex.h"
+#include "view/shareindex.h"
+
 
 #include <algorithm>
 #include <cmath>

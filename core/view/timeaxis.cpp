@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "timeaxis.h"
+#include "view/timeaxis.h"
+
 
 #include <cmath>
 #include <cstdio>

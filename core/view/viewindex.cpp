@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "viewindex.h"
+#include "view/viewindex.h"
+
 
 #include <algorithm>
 #include <array>

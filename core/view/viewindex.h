@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include "analysis.h"
-#include "drawlist.h"
-#include "shareindex.h"
-#include "trace.h"
+#include "analysis/analysis.h"
+#include "model/trace.h"
+#include "view/drawlist.h"
+#include "view/shareindex.h"
 
 #include <algorithm>
 #include <map>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "zoomhistory.h"
+#include "view/zoomhistory.h"
+
 
 namespace exposure {
 

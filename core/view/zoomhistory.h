@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include "trace.h" // TimeNs, TimeRange (a bare "time.h" would find the C header)
+#include "model/trace.h" // TimeNs, TimeRange (a bare "time.h" would find the C header)
 
 #include <cstddef>
 #include <vector>

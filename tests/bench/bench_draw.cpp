@@ -4,12 +4,12 @@
 // Then the whole TimelinePlot (offscreen raster, 1920x1080) replotting a zoomed-out 2-rank trace of
 // that many kernels, which is what a user waits for. Not run by CTest.
 // Usage: QT_QPA_PLATFORM=offscreen bench_draw [kernels] (default 10 000 000)
-#include "analysis.h"
-#include "drawlist.h"
-#include "shareindex.h"
-#include "timelineplot.h"
-#include "timelineplottable.h"
-#include "viewindex.h"
+#include "analysis/analysis.h"
+#include "timeline/timelineplot.h"
+#include "timeline/timelineplottable.h"
+#include "view/drawlist.h"
+#include "view/shareindex.h"
+#include "view/viewindex.h"
 
 #include <QApplication>
 #include <QPixmap>

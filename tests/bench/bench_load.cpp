@@ -6,9 +6,9 @@
 // steps) is generated there in a child process on first use (so that the generator's memory does not count in
 // this process's peak RSS) and reused afterwards. Prints a table: time, events/s, ratio to the baseline, peak RSS
 // and resident bytes per interval. Not run by CTest.
-#include "archivefinder.h"
-#include "fixtures.h"
-#include "loader.h"
+#include "import/archivefinder.h"
+#include "import/loader.h"
+#include "synth/archivewriter.h"
 
 #include <otf2/otf2.h>
 
@@ -152,12 +152,12 @@ void ensureArchive(const std::string& dir)
         die("fork failed");
     if (pid == 0) {
         fs::remove_all(dir);
-        fixtures::DemoOptions o;
+        synth::DemoOptions o;
         o.ranks = 2;
         o.steps = 20;
         o.scale = 185;
-        const auto spec = fixtures::makeDemoSpec(o);
-        const auto events = fixtures::writeArchive(dir, spec);
+        const auto spec = synth::makeDemoSpec(o);
+        const auto events = synth::writeArchive(dir, spec);
         std::FILE* f = std::fopen((dir + "/complete").c_str(), "w");
         if (f) {
             std::fprintf(f, "%llu events\n", static_cast<unsigned long long>(events));

@@ -4,10 +4,10 @@
 // The trace is built with TraceBuilder (4 ranks: a compute stream, an NCCL stream and a CPU thread each);
 // the view index and the analysis are built once, as after loading, and are timed separately.
 // Not run by CTest. Usage: bench_render [kernels] (default 10 000 000)
-#include "analysis.h"
-#include "figurerenderer.h"
-#include "trace.h"
-#include "viewindex.h"
+#include "analysis/analysis.h"
+#include "figure/figurerenderer.h"
+#include "model/trace.h"
+#include "view/viewindex.h"
 
 #include <QApplication>
 

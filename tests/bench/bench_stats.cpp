@@ -6,9 +6,9 @@
 // For each: the time to build/load, analyze(), computeStats for every rank, computeStepStats for every rank
 // and kernelTable, with ratios against the build/load time measured in the same run. Not run by CTest.
 //   bench_stats [--intervals N] [--demo-scale S]
-#include "analysis.h"
-#include "fixtures.h"
-#include "loader.h"
+#include "analysis/analysis.h"
+#include "import/loader.h"
+#include "synth/archivewriter.h"
 
 #include <chrono>
 #include <cstdio>
@@ -179,12 +179,12 @@ int main(int argc, char** argv)
 
     if (demoScale > 0) {
         const auto dir = std::filesystem::temp_directory_path() / ("exposure-bench-stats-" + std::to_string(::getpid()));
-        fixtures::DemoOptions o;
+        synth::DemoOptions o;
         o.ranks = 2;
         o.steps = 6;
         o.scale = demoScale;
         auto t0 = Clock::now();
-        fixtures::writeArchive(dir.string(), fixtures::makeDemoSpec(o));
+        synth::writeArchive(dir.string(), synth::makeDemoSpec(o));
         const double writeSeconds = secondsSince(t0);
         std::vector<Row> rows;
         t0 = Clock::now();

@@ -3,7 +3,7 @@
 // Test-only: the complete kernel events of a torch.profiler (Kineto) trace in ../shared/traces, rebuilt as lanes of
 // a Trace (one lane per CUDA stream). Not an importer: a regular expression over the gzip-decompressed text, enough to
 // cross-check the analysis and the drawing against numbers computed independently from the same files.
-#include "trace.h"
+#include "model/trace.h"
 
 #include <QProcess>
 #include <QRegularExpression>

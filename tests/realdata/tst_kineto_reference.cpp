@@ -2,8 +2,8 @@
 // The torch.profiler traces in ../shared/traces/kineto-ddp-bert come with per-rank numbers that their README computed
 // independently (union of kernel intervals, NCCL vs compute). This test rebuilds each rank's kernels as a Trace and
 // checks that Exposure's analysis gives exactly those numbers. Skipped where ../shared is absent (a user's machine).
-#include "analysis.h"
-#include "collectives.h"
+#include "analysis/analysis.h"
+#include "analysis/collectives.h"
 #include "kinetokernels.h"
 
 #include <QFile>

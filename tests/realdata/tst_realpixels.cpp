@@ -3,8 +3,8 @@
 // launch-bound and mostly waiting in NCCL, rank 1 compute-heavy), rendered as overlap-row figures at 600-4000 px and
 // in the widget; every painted state share must equal its share of the statistics' window. Skipped where ../shared is
 // absent (a user's machine).
-#include "../figure/areameasure.h"
 #include "kinetokernels.h"
+#include "support/areameasure.h"
 
 #include <QFile>
 #include <QTest>

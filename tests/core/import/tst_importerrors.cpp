@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Bad input: every case must give a LoadError naming the file and the problem (or a counted warning), never a
+// crash, a hang or silently wrong numbers.
+#include "import/loader.h"
+#include "model/trace.h"
+#include "synth/archivewriter.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+using namespace exposure;
+using namespace exposure::synth;
+namespace fs = std::filesystem;
+
+namespace {
+
+ArchiveSpec smallSpec()
+{
+    ArchiveSpec spec;
+    auto& r = spec.addRank(0);
+    r.threads[0].regions = {{"step", 0, 50'000}, {"cuLaunchKernel", 1'000, 2'000, RegionRole::Wrapper, 0}};
+    auto& s = r.addStream(0, 7);
+    s.kernels = {{"k1", 3'000, 4'000}, {"k2", 5'000, 9'000}};
+    return spec;
+}
+
+struct Archive
+{
+    QTemporaryDir tmp;
+    std::string root;   // the trace folder (holds rank0/)
+    std::string dir;    // rank0/
+    std::string anchor; // rank0/traces.otf2
+    std::string def;    // rank0/traces.def
+    std::string streamEvt;
+
+    explicit Archive(const ArchiveSpec& spec = smallSpec())
+    {
+        root = tmp.path().toStdString();
+        writeArchive(root, spec);
+        dir = root + "/rank0";
+        anchor = dir + "/traces.otf2";
+        def = dir + "/traces.def";
+        // Location ids: 0 = Master thread, 1<<32 = metrics, 2<<32 = the first stream.
+        streamEvt = dir + "/traces/" + std::to_string(2ull << 32) + ".evt";
+    }
+};
+
+void truncateTo(const std::string& file, std::uintmax_t size)
+{
+    fs::resize_file(file, size);
+}
+
+// Runs loadTrace and returns the LoadError (fails the test if loading succeeds).
+#define EXPECT_LOAD_ERROR(pathExpr, fileExpr, fragment)                                                             \
+    do {                                                                                                            \
+        bool thrown_ = false;                                                                                       \
+        try {                                                                                                       \
+            loadTrace(pathExpr);                                                                                    \
+        } catch (const LoadError& e) {                                                                              \
+            thrown_ = true;                                                                                         \
+            QVERIFY2(e.file() == (fileExpr), e.what());                                                             \
+            QVERIFY2(e.problem().find(fragment) != std::string::npos, e.what());                                    \
+            QVERIFY2(std::string(e.what()).find('\n') == std::string::npos, e.what());                              \
+        }                                                                                                           \
+        QVERIFY2(thrown_, "expected a LoadError");                                                                  \
+    } while (false)
+
+} // namespace
+
+class TestImportErrors : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void missingPath();
+    void emptyFolder();
+    void folderWithoutArchive();
+    void notAnAnchor();
+    void missingAnchor();
+    void truncatedAnchor();
+    void missingGlobalDefinitions();
+    void truncatedGlobalDefinitions();
+    void definitionsReplacedByFolder();
+    void missingEventFile();
+    void truncatedEventFile();
+    void unreadableFile();
+    void unmatchedEnterIsClosedAtLastTimestamp();
+    void unmatchedLeaveIsDropped();
+    void outOfOrderEventsAreDropped();
+    void zeroLengthKernels();
+    void timestampsNearThe64BitLimit();
+};
+
+void TestImportErrors::missingPath()
+{
+    QTemporaryDir tmp;
+    const std::string p = tmp.path().toStdString() + "/nothing-here";
+    EXPECT_LOAD_ERROR(p, p, "no such file or folder");
+}
+
+void TestImportErrors::emptyFolder()
+{
+    QTemporaryDir tmp;
+    const std::string p = tmp.path().toStdString();
+    EXPECT_LOAD_ERROR(p, p, "the folder is empty");
+}
+
+void TestImportErrors::folderWithoutArchive()
+{
+    QTemporaryDir tmp;
+    const std::string p = tmp.path().toStdString();
+    fs::create_directories(p + "/rank0/sub");
+    std::ofstream(p + "/rank0/notes.txt") << "no trace here\n";
+    EXPECT_LOAD_ERROR(p, p, "no OTF2 archive");
+}
+
+void TestImportErrors::notAnAnchor()
+{
+    Archive a;
+    EXPECT_LOAD_ERROR(a.def, a.def, "not an OTF2 anchor file");
+}
+
+void TestImportErrors::missingAnchor()
+{
+    Archive a;
+    fs::remove(a.anchor);
+    EXPECT_LOAD_ERROR(a.anchor, a.anchor, "no such file");
+    EXPECT_LOAD_ERROR(a.root, a.root, "no OTF2 archive");
+}
+
+void TestImportErrors::truncatedAnchor()
+{
+    Archive a;
+    truncateTo(a.anchor, 12);
+    EXPECT_LOAD_ERROR(a.root, a.anchor, "not a readable OTF2 anchor file");
+    truncateTo(a.anchor, 0);
+    EXPECT_LOAD_ERROR(a.root, a.anchor, "empty");
+}
+
+void TestImportErrors::missingGlobalDefinitions()
+{
+    Archive a;
+    fs::remove(a.def);
+    EXPECT_LOAD_ERROR(a.root, a.def, "missing global definitions file");
+}
+
+void TestImportErrors::truncatedGlobalDefinitions()
+{
+    Archive a;
+    const auto size = fs::file_size(a.def);
+    truncateTo(a.def, size / 2);
+    EXPECT_LOAD_ERROR(a.root, a.def, "global definitions");
+    truncateTo(a.def, 0);
+    EXPECT_LOAD_ERROR(a.root, a.def, "empty");
+}
+
+void TestImportErrors::definitionsReplacedByFolder()
+{
+    Archive a;
+    fs::remove(a.def);
+    fs::create_directory(a.def);
+    EXPECT_LOAD_ERROR(a.root, a.def, "not a regular file");
+}
+
+void TestImportErrors::missingEventFile()
+{
+    Archive a;
+    fs::remove(a.streamEvt);
+    EXPECT_LOAD_ERROR(a.root, a.streamEvt, "missing event file of location 'CUDA[0:7]'");
+}
+
+void TestImportErrors::truncatedEventFile()
+{
+    Archive a;
+    const auto size = fs::file_size(a.streamEvt);
+    QVERIFY(size > 40);
+    truncateTo(a.streamEvt, size - 7);
+    EXPECT_LOAD_ERROR(a.root, a.streamEvt, "event data");
+}
+
+void TestImportErrors::unreadableFile()
+{
+    if (::geteuid() == 0)
+        QSKIP("running as root: file permissions do not stop reading");
+    Archive a;
+    fs::permissions(a.streamEvt, fs::perms::none);
+    EXPECT_LOAD_ERROR(a.root, a.streamEvt, "Permission denied");
+}
+
+void TestImportErrors::unmatchedEnterIsClosedAtLastTimestamp()
+{
+    ArchiveSpec spec;
+    auto& r = spec.addRank(0);
+    r.threads[0].raw = {{RawEvent::Enter, 1'000, "outer"}, {RawEvent::Enter, 2'000, "inner"},
+                        {RawEvent::Leave, 3'000, "inner"}, {RawEvent::Enter, 4'000, "open"},
+                        {RawEvent::Enter, 5'000, "inner"}, {RawEvent::Leave, 7'000, "inner"}};
+    Archive a(spec);
+    const auto t = loadTrace(a.root);
+    const auto& iv = t->ranks[0].lanes[0].intervals;
+    QCOMPARE(iv.size(), 4u);
+    // outer [1,7) and open [4,7) close at the lane's last timestamp (7 us), rebased to 0 at 1 us.
+    QCOMPARE(t->name(iv.name(0)), std::string("outer"));
+    QCOMPARE(iv.start(0), TimeNs(0));
+    QCOMPARE(iv.end(0), TimeNs(6'000));
+    QCOMPARE(t->name(iv.name(2)), std::string("open"));
+    QCOMPARE(iv.end(2), TimeNs(6'000));
+    QCOMPARE(int(iv.depth(3)), 2);
+    QCOMPARE(t->warnings.size(), 1u);
+    QVERIFY2(t->warnings[0].find("2 Enter events without a matching Leave") != std::string::npos,
+             t->warnings[0].c_str());
+    QVERIFY(t->warnings[0].find("Master thread") != std::string::npos);
+}
+
+void TestImportErrors::unmatchedLeaveIsDropped()
+{
+    ArchiveSpec spec;
+    auto& r = spec.addRank(0);
+    r.threads[0].raw = {{RawEvent::Leave, 500, "stray"}, {RawEvent::Enter, 1'000, "a"},
+                        {RawEvent::Leave, 2'000, "b"}, {RawEvent::Leave, 3'000, "a"}};
+    Archive a(spec);
+    const auto t = loadTrace(a.root);
+    const auto& iv = t->ranks[0].lanes[0].intervals;
+    QCOMPARE(iv.size(), 1u);
+    QCOMPARE(iv.duration(0), TimeNs(2'000));
+    QCOMPARE(t->warnings.size(), 1u);
+    QVERIFY2(t->warnings[0].find("2 Leave events without a matching Enter were dropped") != std::string::npos,
+             t->warnings[0].c_str());
+}
+
+void TestImportErrors::outOfOrderEventsAreDropped()
+{
+    // OTF2's writer refuses decreasing times, so write b at 6.0/6.5 us and patch its Enter back to 4 us.
+    ArchiveSpec spec;
+    auto& r = spec.addRank(0);
+    r.threads[0].raw = {{RawEvent::Enter, 1'000, "a"}, {RawEvent::Leave, 5'000, "a"},
+                        {RawEvent::Enter, 6'000, "b"}, {RawEvent::Leave, 6'500, "b"},
+                        {RawEvent::Enter, 7'000, "c"}, {RawEvent::Leave, 8'000, "c"}};
+    Archive a(spec);
+    QCOMPARE(patchTimestamp(a.dir + "/traces/0.evt", toTicks(spec, 6'000), toTicks(spec, 4'000)), 1);
+    const auto t = loadTrace(a.root);
+    const auto& iv = t->ranks[0].lanes[0].intervals;
+    // b's Enter is dropped, so its Leave has no Enter: both are reported.
+    QCOMPARE(iv.size(), 2u);
+    QCOMPARE(t->name(iv.name(0)), std::string("a"));
+    QCOMPARE(t->name(iv.name(1)), std::string("c"));
+    QCOMPARE(iv.start(1), TimeNs(6'000));
+    QCOMPARE(iv.duration(1), TimeNs(1'000));
+    QCOMPARE(t->warnings.size(), 2u);
+    QVERIFY2(t->warnings[0].find("1 events with a timestamp earlier than the previous one were dropped")
+                 != std::string::npos,
+             t->warnings[0].c_str());
+    QVERIFY2(t->warnings[1].find("1 Leave events without a matching Enter were dropped") != std::string::npos,
+             t->warnings[1].c_str());
+}
+
+void TestImportErrors::zeroLengthKernels()
+{
+    ArchiveSpec spec;
+    auto& r = spec.addRank(0);
+    auto& s = r.addStream(0, 7);
+    s.kernels = {{"z", 1'000, 1'000}, {"z", 1'000, 1'000}, {"k", 1'000, 3'000}};
+    Archive a(spec);
+    const auto t = loadTrace(a.root);
+    const auto& iv = t->ranks[0].lanes[1].intervals;
+    QCOMPARE(iv.size(), 3u);
+    QCOMPARE(iv.duration(0), TimeNs(0));
+    QCOMPARE(iv.duration(1), TimeNs(0));
+    QCOMPARE(iv.duration(2), TimeNs(2'000));
+    QCOMPARE(t->warnings.size(), 0u);
+}
+
+void TestImportErrors::timestampsNearThe64BitLimit()
+{
+    // At 1 GHz a tick is a nanosecond: 2^63 + 10 ticks is beyond the int64 nanoseconds of the model.
+    ArchiveSpec spec;
+    spec.timerResolution = 1'000'000'000;
+    auto& r = spec.addRank(0);
+    const std::uint64_t big = (1ull << 63) + 10;
+    r.threads[0].raw = {{RawEvent::Enter, 0, "a", big}, {RawEvent::Leave, 0, "a", big + 100}};
+    Archive a(spec);
+    const std::string cpuEvt = a.dir + "/traces/0.evt";
+    EXPECT_LOAD_ERROR(a.root, cpuEvt, "does not fit in 64-bit nanoseconds");
+
+    // At 3.7 GHz the same ticks are fine (ticks * 1e9 is computed in 128 bits) and keep their exact duration.
+    ArchiveSpec fast = spec;
+    fast.timerResolution = 3'700'000'000ull;
+    fast.ranks[0].threads[0].raw = {{RawEvent::Enter, 0, "a", big}, {RawEvent::Leave, 0, "a", big + 37}};
+    Archive b(fast);
+    const auto t = loadTrace(b.root);
+    QCOMPARE(t->ranks[0].lanes[0].intervals.size(), 1u);
+    QCOMPARE(t->ranks[0].lanes[0].intervals.duration(0), TimeNs(10));
+}
+
+QTEST_APPLESS_MAIN(TestImportErrors)
+#include "tst_importerrors.moc"

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "model/timeformat.h"
+#include "model/trace.h"
+
+#include <QTest>
+
+using namespace exposure;
+
+class TestModel : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void stringPoolInternsOnce()
+    {
+        StringPool p;
+        const auto a = p.intern("ncclKernel_AllReduce_RING_LL_Sum_float");
+        const auto b = p.intern("gemm");
+        QCOMPARE(p.intern("ncclKernel_AllReduce_RING_LL_Sum_float"), a);
+        QCOMPARE(a, 0u);
+        QCOMPARE(b, 1u);
+        QCOMPARE(p.size(), std::size_t(2));
+        QCOMPARE(p.find("gemm"), b);
+        QCOMPARE(p.find("absent"), kInvalidString);
+        // Many more strings: earlier views must stay valid (deque storage).
+        for (int i = 0; i < 10000; ++i)
+            p.intern("k" + std::to_string(i));
+        QCOMPARE(p.str(a), std::string("ncclKernel_AllReduce_RING_LL_Sum_float"));
+        QCOMPARE(p.find("k9999"), StringId(10001));
+    }
+
+    void intervalTablePacksSixteenBytes()
+    {
+        IntervalTable t;
+        t.reserve(1000);
+        for (int i = 0; i < 1000; ++i)
+            t.append(i * 10, i * 10 + 5, StringId(i % 7), std::uint8_t(i % 3));
+        QCOMPARE(t.size(), std::size_t(1000));
+        QCOMPARE(t.residentBytes(), std::size_t(16000));
+        QCOMPARE(t.start(42), TimeNs(420));
+        QCOMPARE(t.end(42), TimeNs(425));
+        QCOMPARE(t.name(42), StringId(0));
+        QCOMPARE(t.depth(43), std::uint8_t(1));
+        QCOMPARE(t.maxDuration(), TimeNs(5));
+        QCOMPARE(t.lowerBoundStart(421), std::size_t(43));
+    }
+
+    void longDurationsSurviveSorting()
+    {
+        IntervalTable t;
+        const TimeNs tenSeconds = 10'000'000'000;
+        t.append(500, 600, 1);
+        t.append(0, tenSeconds, 2);          // longer than 2^32 ns
+        t.append(100, 100 + tenSeconds * 2, 3, 1);
+        t.append(100, 150, 4, 0);
+        const auto order = t.sortByStart();
+        QCOMPARE(order, (std::vector<std::uint32_t>{1, 3, 2, 0}));
+        QCOMPARE(t.duration(0), tenSeconds);
+        QCOMPARE(t.name(0), StringId(2));
+        QCOMPARE(t.name(1), StringId(4));
+        QCOMPARE(t.duration(2), tenSeconds * 2);
+        QCOMPARE(t.depth(2), std::uint8_t(1));
+        QCOMPARE(t.end(3), TimeNs(600));
+        QCOMPARE(t.maxDuration(), tenSeconds * 2);
+        QVERIFY(t.sortByStart().empty()); // already sorted
+    }
+
+    void finalizeRemapsLaunchesAndRebases()
+    {
+        TraceBuilder b;
+        const int r = b.addRank("Rank 0");
+        const int cpu = b.addLane(r, "Master thread", LaneKind::CpuThread);
+        const int gpu = b.addLane(r, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
+        // Inserted in Leave order: the inner launch first, the enclosing region last.
+        const auto launch = b.addInterval(r, cpu, 1100, 1200, "cuLaunchKernel", RegionKind::HostApi, 1);
+        b.addInterval(r, cpu, 1000, 2000, "MmBackward0", RegionKind::HostRegion, 0);
+        b.addInterval(r, gpu, 1300, 1900, "ampere_sgemm_128x64_tn", RegionKind::Kernel);
+        b.addLaunch(r, gpu, cpu, launch);
+        auto& t = b.trace();
+        t.originAbsNs = 5'000'000;
+        t.finalize(true);
+        const auto& lanes = t.ranks[0].lanes;
+        QCOMPARE(lanes[cpu].intervals.start(0), TimeNs(0));
+        QCOMPARE(t.name(lanes[cpu].intervals.name(0)), std::string("MmBackward0"));
+        QCOMPARE(lanes[gpu].launches.size(), std::size_t(1));
+        QCOMPARE(lanes[gpu].launches[0].interval, 1u); // remapped to the sorted position
+        QCOMPARE(t.name(lanes[cpu].intervals.name(1)), std::string("cuLaunchKernel"));
+        QCOMPARE(lanes[gpu].intervals.start(0), TimeNs(300));
+        QCOMPARE(t.originAbsNs, TimeNs(5'001'000));
+        QCOMPARE(t.extent, (TimeRange{0, 1000}));
+        QCOMPARE(t.regionKind(lanes[gpu].intervals.name(0)), RegionKind::Kernel);
+        QCOMPARE(t.canonicalNames.size(), t.strings.size());
+        QCOMPARE(t.intervalCount(), std::size_t(3));
+    }
+
+    void parseDuration_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<qlonglong>("ns");
+        QTest::addColumn<bool>("ok");
+        QTest::newRow("ms") << "1.5ms" << 1'500'000ll << true;
+        QTest::newRow("s") << "2s" << 2'000'000'000ll << true;
+        QTest::newRow("us") << "350us" << 350'000ll << true;
+        QTest::newRow("micro sign") << QStringLiteral("350\u00b5s") << 350'000ll << true;
+        QTest::newRow("ns") << "120ns" << 120ll << true;
+        QTest::newRow("bare") << "120" << 120ll << true;
+        QTest::newRow("space") << " 3 ms " << 3'000'000ll << true;
+        QTest::newRow("exp") << "1e3us" << 1'000'000ll << true;
+        QTest::newRow("negative") << "-2ms" << -2'000'000ll << true;
+        QTest::newRow("bad unit") << "3 parsecs" << 0ll << false;
+        QTest::newRow("empty") << "" << 0ll << false;
+        QTest::newRow("no number") << "ms" << 0ll << false;
+        QTest::newRow("overflow") << "1e30s" << 0ll << false;
+    }
+    void parseDuration()
+    {
+        QFETCH(QString, text);
+        QFETCH(qlonglong, ns);
+        QFETCH(bool, ok);
+        const auto v = exposure::parseDuration(text.toStdString());
+        QCOMPARE(v.has_value(), ok);
+        if (ok)
+            QCOMPARE(*v, ns);
+    }
+
+    void formatDuration()
+    {
+        QCOMPARE(exposure::formatDuration(812), std::string("812 ns"));
+        QCOMPARE(exposure::formatDuration(3250), std::string("3.25 \xC2\xB5s"));
+        QCOMPARE(exposure::formatDuration(12'500'000), std::string("12.5 ms"));
+        QCOMPARE(exposure::formatDuration(1'204'000'000), std::string("1.204 s"));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestModel)
+#include "tst_model.moc"

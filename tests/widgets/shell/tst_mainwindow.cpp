@@ -1,0 +1,530 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// End-to-end GUI tests on the generated demo trace (real OTF2 loader + analysis) and on
+// TraceBuilder traces behind an injected load function.
+#include "common/labels.h"
+#include "panels/detailspanel.h"
+#include "panels/exposedpanel.h"
+#include "panels/kernelspanel.h"
+#include "panels/rulespanel.h"
+#include "shell/mainwindow.h"
+#include "shell/recentfilesmenu.h"
+#include "support/testtraces.h"
+#include "timeline/timelineplot.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTextBrowser>
+#include <QUrl>
+
+#include <thread>
+
+using namespace exposure;
+using L = testing::DdpTraceLayout;
+
+class TestMainWindow : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void opensDemoTraceRows();
+    void clickFillsDetails();
+    void exposedPanelEqualsCliStats();
+    void visibleRangeStatsFollowZoom();
+    void kernelsPanelHighlights();
+    void badTraceShowsError();
+    void cancelKeepsPreviousTrace();
+    void keyboardZoomAndHistory();
+    void clickOnFoldExplainsIt();
+    void collectivesInDetailsAndExposed();
+    void screenshotCommandLine();
+
+private:
+    bool loadDemo(MainWindow& w);
+    QString m_demo = QStringLiteral(EXPOSURE_DEMO_TRACE_DIR);
+};
+
+void TestMainWindow::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true); // keep QSettings (recent files, geometry) out of the user's config
+    QVERIFY2(QFileInfo(m_demo).isDir(), qPrintable(m_demo));
+}
+
+bool TestMainWindow::loadDemo(MainWindow& w)
+{
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(m_demo);
+    return loaded.wait(20000);
+}
+
+void TestMainWindow::opensDemoTraceRows()
+{
+    MainWindow w;
+    w.resize(1400, 900);
+    QVERIFY(loadDemo(w));
+    const QStringList expected = {
+        QStringLiteral("Rank 0 \u00B7 CUDA[0:7] compute"), QStringLiteral("CUDA[0:17] NCCL"), QStringLiteral("overlap"),
+        QStringLiteral("Master thread"), QString(), QString(), QString(), // nesting depths 0..3 (3: 3 and deeper)
+        QStringLiteral("Rank 1 \u00B7 CUDA[1:7] compute"), QStringLiteral("CUDA[1:17] NCCL"), QStringLiteral("overlap"),
+        QStringLiteral("Master thread"), QString(), QString(), QString(),
+    };
+    QCOMPARE(w.timeline()->rowLabels(), expected);
+    // The top CPU sub-row shows the ProfilerStep regions (depth 0), which the deeper regions no longer hide.
+    const int cpuLane = w.timeline()->scene().rows[3].lane;
+    const auto& cpu = w.trace()->ranks[0].lanes[std::size_t(cpuLane)].intervals;
+    for (std::uint32_t i = 0; i < cpu.size(); ++i)
+        QCOMPARE(w.timeline()->scene().rowOf(0, cpuLane, i), 3 + std::min<int>(cpu.depth(i), 3));
+    // The details panel says which depth a selected CPU region has.
+    std::uint32_t nested = 0;
+    while (nested < cpu.size() && cpu.depth(nested) != 1)
+        ++nested;
+    QVERIFY(nested < cpu.size());
+    w.timeline()->select({0, cpuLane, nested});
+    QCOMPARE(w.detailsPanel()->field(QStringLiteral("Nesting depth")), QStringLiteral("1"));
+    QVERIFY(w.windowTitle().contains(QStringLiteral("demo-trace")));
+    QCOMPARE(w.visibleRange(), w.trace()->extent);
+    QVERIFY(w.recentFilesMenu()->paths().contains(QFileInfo(m_demo).absoluteFilePath()));
+    // Hiding CPU threads and overlap lanes from the View menu.
+    TimelineOptions o = w.timelineOptions();
+    o.showCpu = false;
+    o.showOverlap = false;
+    o.range.reset();
+    w.timeline()->setOptions(o);
+    QCOMPARE(w.timeline()->rowLabels().size(), 4);
+}
+
+void TestMainWindow::clickFillsDetails()
+{
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(loadDemo(w));
+    const auto trace = w.trace();
+    // The first AllReduce on rank 0's NCCL stream: find it, zoom to it, click its pixel.
+    const Rank& r0 = trace->ranks[0];
+    int ncclLane = -1;
+    for (std::size_t l = 0; l < r0.lanes.size(); ++l)
+        if (r0.lanes[l].name == "CUDA[0:17]")
+            ncclLane = int(l);
+    QVERIFY(ncclLane >= 0);
+    const auto& t = r0.lanes[ncclLane].intervals;
+    QVERIFY(t.size() > 1);
+    const std::uint32_t k = 1;
+    w.timeline()->setVisibleRange({t.start(k) - 200'000, t.end(k) + 200'000});
+    w.timeline()->replot();
+    const auto p = w.timeline()->pixelOf(0, ncclLane, k);
+    QVERIFY(p);
+    QTest::mouseClick(w.timeline(), Qt::LeftButton, Qt::NoModifier, *p);
+    const DetailsPanel* d = w.detailsPanel();
+    if (qEnvironmentVariableIsSet("EXPOSURE_TEST_SHOT")) // for looking at it
+        w.grab().save(qEnvironmentVariable("EXPOSURE_TEST_SHOT"));
+    const std::string& name = trace->name(t.name(k));
+    const auto& nc = w.analysis()->names[t.name(k)];
+    QCOMPARE(d->field(QStringLiteral("Name")), QString::fromStdString(nc.displayName.empty() ? name : nc.displayName));
+    QCOMPARE(d->field(QStringLiteral("Category")), QStringLiteral("communication"));
+    QCOMPARE(d->field(QStringLiteral("Collective")), QString::fromStdString(nc.collective));
+    QCOMPARE(d->field(QStringLiteral("Rank")), QStringLiteral("Rank 0"));
+    QCOMPARE(d->field(QStringLiteral("Stream")), QStringLiteral("CUDA[0:17] (stream 17)"));
+    QCOMPARE(d->field(QStringLiteral("Duration")),
+             QStringLiteral("%1 (%2 ns)").arg(durationText(t.duration(k)), groupDigits(std::uint64_t(t.duration(k)))));
+    const InstanceOverlap ov = instanceOverlap(*trace, *w.analysis(), 0, ncclLane, k);
+    QCOMPARE(ov.hiddenNs + ov.exposedNs, t.duration(k));
+    QVERIFY(d->field(QStringLiteral("Hidden")).startsWith(groupDigits(std::uint64_t(ov.hiddenNs)) + QStringLiteral(" ns (")));
+    QVERIFY(d->field(QStringLiteral("Exposed")).startsWith(groupDigits(std::uint64_t(ov.exposedNs)) + QStringLiteral(" ns (")));
+    QVERIFY(!d->field(QStringLiteral("Step")).isEmpty());
+    // Statistics over all instances, and next instance.
+    std::uint64_t count = 0;
+    for (const auto& rank : trace->ranks)
+        for (const auto& lane : rank.lanes)
+            for (std::size_t i = 0; i < lane.intervals.size(); ++i)
+                count += lane.intervals.name(i) == t.name(k);
+    QCOMPARE(d->field(QStringLiteral("Count")), groupDigits(count));
+    emit const_cast<DetailsPanel*>(d)->nextInstanceRequested();
+    QVERIFY(w.timeline()->selection());
+    const std::uint32_t next = w.timeline()->selection()->interval;
+    QVERIFY(next > k);
+    QCOMPARE(t.name(next), t.name(k));
+    for (std::uint32_t i = k + 1; i < next; ++i)
+        QVERIFY(t.name(i) != t.name(k));
+}
+
+void TestMainWindow::exposedPanelEqualsCliStats()
+{
+    MainWindow w;
+    QVERIFY(loadDemo(w));
+    ExposedPanel* panel = w.exposedPanel();
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->stats().empty(), 10000);
+    QCOMPARE(panel->stats().size(), w.trace()->ranks.size() + 1);
+
+    QProcess cli;
+    cli.start(QStringLiteral(EXPOSURE_CLI), {QStringLiteral("stats"), m_demo, QStringLiteral("--json")});
+    QVERIFY(cli.waitForFinished(30000));
+    QCOMPARE(cli.exitCode(), 0);
+    const QJsonObject json = QJsonDocument::fromJson(cli.readAllStandardOutput()).object();
+    const QJsonArray ranks = json.value(QStringLiteral("ranks")).toArray();
+    QCOMPARE(std::size_t(ranks.size()), w.trace()->ranks.size());
+    auto check = [](const WindowStats& s, const QJsonObject& o) {
+        QCOMPARE(s.commBusyNs, o.value(QStringLiteral("comm_busy_ns")).toInteger());
+        QCOMPARE(s.commKernelSumNs, o.value(QStringLiteral("comm_kernel_sum_ns")).toInteger());
+        QCOMPARE(s.computeBusyNs, o.value(QStringLiteral("compute_busy_ns")).toInteger());
+        QCOMPARE(s.overlappedNs, o.value(QStringLiteral("overlapped_ns")).toInteger());
+        QCOMPARE(s.exposedNs, o.value(QStringLiteral("exposed_ns")).toInteger());
+        QCOMPARE(s.backwardOverlappedNs, o.value(QStringLiteral("backward_overlapped_ns")).toInteger());
+        QCOMPARE(s.idleNs, o.value(QStringLiteral("idle_ns")).toInteger());
+        QCOMPARE(s.spanNs, o.value(QStringLiteral("span_ns")).toInteger());
+        QCOMPARE(s.unclassifiedNs, o.value(QStringLiteral("unclassified_ns")).toInteger());
+        QVERIFY(s.exposedNs > 0);
+    };
+    for (int r = 0; r < ranks.size(); ++r)
+        check(panel->stats()[r], ranks[r].toObject());
+    check(panel->stats().back(), json.value(QStringLiteral("total")).toObject());
+    // The table shows the same numbers.
+    QCOMPARE(panel->table()->item(0, 5)->text(), durationText(panel->stats()[0].exposedNs));
+    // Waiting for peers: whole trace = matchCollectives' per-rank totals; a step scope clips to each rank's step.
+    const auto match = w.collectives();
+    QVERIFY(match && !match->groups.empty());
+    QCOMPARE(panel->waits().size(), w.trace()->ranks.size() + 1);
+    TimeNs waitSum = 0;
+    for (std::size_t r = 0; r < w.trace()->ranks.size(); ++r) {
+        QCOMPARE(panel->waits()[r].waitNs, match->ranks[r].waitNs);
+        QCOMPARE(panel->waits()[r].exposedWaitNs, match->ranks[r].exposedWaitNs);
+        waitSum += match->ranks[r].waitNs;
+    }
+    QVERIFY(waitSum > 0); // the demo's ranks do wait for each other
+    QCOMPARE(panel->waits().back().waitNs, waitSum);
+    QCOMPARE(panel->table()->horizontalHeaderItem(0)->text(), QStringLiteral("Span"));
+    const StepWindow step = w.analysis()->ranks[0].steps.at(1);
+    panel->setScope(ExposedPanel::Scope::Step, step.index);
+    QTRY_COMPARE_WITH_TIMEOUT(panel->table()->horizontalHeaderItem(0)->text(), QStringLiteral("Step time"), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(panel->waits().size() == w.trace()->ranks.size() + 1
+                                 && panel->waits()[0].waitNs
+                                     == collectiveWaitInWindow(*match, *w.analysis(), 0, step.range).waitNs,
+                             10000);
+    for (std::size_t r = 0; r < w.trace()->ranks.size(); ++r) {
+        TimeRange range;
+        for (const auto& st : w.analysis()->ranks[r].steps)
+            if (st.index == step.index)
+                range = st.range;
+        const auto expected = collectiveWaitInWindow(*match, *w.analysis(), int(r), range);
+        QCOMPARE(panel->waits()[r].waitNs, expected.waitNs);
+        QCOMPARE(panel->waits()[r].exposedWaitNs, expected.exposedWaitNs);
+    }
+    QVERIFY(panel->waits().back().waitNs > 0);
+    QVERIFY(panel->waits().back().waitNs < waitSum);
+}
+
+void TestMainWindow::visibleRangeStatsFollowZoom()
+{
+    MainWindow w;
+    QVERIFY(loadDemo(w));
+    ExposedPanel* panel = w.exposedPanel();
+    panel->setScope(ExposedPanel::Scope::VisibleRange);
+    const TimeRange half{w.trace()->extent.start, w.trace()->extent.end / 2};
+    // Several quick zooms: only the newest result may be delivered.
+    w.timeline()->setVisibleRange({0, w.trace()->extent.end / 4});
+    w.timeline()->setVisibleRange({0, w.trace()->extent.end / 3});
+    w.timeline()->setVisibleRange(half);
+    QTRY_COMPARE_WITH_TIMEOUT(panel->statsWindow(), half, 10000);
+    QTest::qWait(200);
+    QCOMPARE(panel->statsWindow(), half);
+    for (std::size_t r = 0; r < w.trace()->ranks.size(); ++r) {
+        const WindowStats expected = computeStats(*w.trace(), *w.analysis(), int(r), half);
+        QCOMPARE(panel->stats()[r].exposedNs, expected.exposedNs);
+        QCOMPARE(panel->stats()[r].overlappedNs, expected.overlappedNs);
+        QCOMPARE(panel->stats()[r].computeBusyNs, expected.computeBusyNs);
+    }
+}
+
+void TestMainWindow::kernelsPanelHighlights()
+{
+    MainWindow w;
+    QVERIFY(loadDemo(w));
+    KernelsPanel* k = w.kernelsPanel();
+    QTRY_VERIFY_WITH_TIMEOUT(k->model()->rowCount() > 0, 10000);
+    const auto rows = kernelTable(*w.trace(), *w.analysis(), w.trace()->extent);
+    QCOMPARE(std::size_t(k->model()->rowCount()), rows.size());
+    k->setFilterText(QStringLiteral("AllReduce"));
+    QVERIFY(k->proxy()->rowCount() >= 1);
+    QVERIFY(k->proxy()->rowCount() < k->model()->rowCount());
+    for (int r = 0; r < k->proxy()->rowCount(); ++r)
+        QVERIFY(k->proxy()->index(r, 0).data().toString().contains(QStringLiteral("AllReduce"), Qt::CaseInsensitive));
+    k->view()->setCurrentIndex(k->proxy()->index(0, 0));
+    const auto id = StringId(k->proxy()->index(0, 0).data(Qt::UserRole + 1).toUInt());
+    QCOMPARE(w.timeline()->highlightedName(), id);
+    QVERIFY(w.trace()->name(id).find("AllReduce") != std::string::npos);
+}
+
+void TestMainWindow::badTraceShowsError()
+{
+    QTemporaryDir dir;
+    const QString bad = dir.filePath(QStringLiteral("traces.otf2"));
+    {
+        QFile f(bad);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("this is not an OTF2 anchor file\n");
+    }
+    MainWindow w;
+    QStringList messages;
+    w.setMessageSink([&](const QString&, const QString& text) { messages << text; });
+    QSignalSpy failed(&w, &MainWindow::loadFailed);
+    w.openTrace(bad);
+    QVERIFY(failed.wait(10000));
+    QCOMPARE(messages.size(), 1);
+    // "<file>: <problem>" naming the archive (or one of its files) and what is wrong.
+    QVERIFY2(messages.first().startsWith(dir.path()), qPrintable(messages.first()));
+    QVERIFY2(messages.first().section(QStringLiteral(": "), 1).size() > 5, qPrintable(messages.first()));
+    QVERIFY(!w.trace());
+    // A missing path, too.
+    w.openTrace(dir.filePath(QStringLiteral("nope")));
+    QVERIFY(failed.wait(10000));
+    QCOMPARE(messages.size(), 2);
+    QVERIFY2(messages.last().contains(QStringLiteral("nope")), qPrintable(messages.last()));
+    QVERIFY(!w.trace());
+}
+
+void TestMainWindow::cancelKeepsPreviousTrace()
+{
+    MainWindow w;
+    // First a small trace, then a "large" one whose generation only stops when cancelled.
+    std::atomic<bool> sawCancel{false};
+    w.loader()->setLoadFunction([&](const std::string& path, const LoadOptions& o) -> std::shared_ptr<Trace> {
+        if (path == "small")
+            return testing::makeDdpTrace(2, 3);
+        TraceBuilder b;
+        const int r = b.addRank("Rank 0");
+        const int lane = b.addLane(r, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
+        for (TimeNs i = 0;; ++i) {
+            if (o.cancel && o.cancel->load()) {
+                sawCancel = true;
+                throw LoadCancelled();
+            }
+            b.addInterval(r, lane, i * 100, i * 100 + 50, "k", RegionKind::Kernel);
+            if (i % 100000 == 0 && o.progress)
+                o.progress(LoadProgress{std::uint64_t(i), 100'000'000, "large"});
+            if (i > 50'000'000) // never reached in the test; bounded just in case
+                return b.finish();
+        }
+    });
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(QStringLiteral("small"));
+    QVERIFY(loaded.wait(10000));
+    const auto previous = w.trace();
+    QVERIFY(previous);
+    const QStringList rows = w.timeline()->rowLabels();
+
+    QSignalSpy cancelled(&w, &MainWindow::loadCancelled);
+    w.openTrace(QStringLiteral("large"));
+    QTest::qWait(150);
+    QVERIFY(w.loader()->isLoading());
+    QElapsedTimer timer;
+    timer.start();
+    w.cancelLoading();
+    QCOMPARE(cancelled.count(), 1); // the GUI returns at once; the job winds down in the background
+    QCOMPARE(w.trace(), previous);
+    QCOMPARE(w.timeline()->rowLabels(), rows);
+    QCOMPARE(w.tracePath(), QStringLiteral("small"));
+    w.loader()->waitForIdle();
+    QVERIFY(sawCancel.load());
+    QTest::qWait(50);
+    QCOMPARE(w.trace(), previous); // nothing late replaced it
+    QCOMPARE(loaded.count(), 1);
+}
+
+// Two ranks: one AllReduce that rank 0 starts 2 ms before rank 1 (rank 0 waits 2 ms, compute hides the first 1 ms
+// of it), and one AllReduce on rank 0 only (unmatched).
+void TestMainWindow::collectivesInDetailsAndExposed()
+{
+    MainWindow w;
+    w.resize(1400, 900);
+    w.loader()->setLoadFunction([](const std::string&, const LoadOptions&) {
+        const std::string allReduce = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+        TraceBuilder b;
+        for (int r = 0; r < 2; ++r) {
+            b.addRank("Rank " + std::to_string(r), "node0", r);
+            b.addLane(r, "CUDA[" + std::to_string(r) + ":7]", LaneKind::GpuStream, r, 7);
+            b.addLane(r, "CUDA[" + std::to_string(r) + ":17]", LaneKind::GpuStream, r, 17);
+        }
+        b.addInterval(0, 0, 0, 2 * L::kMs, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
+        b.addInterval(1, 0, 0, 1 * L::kMs, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
+        b.addInterval(0, 1, 1 * L::kMs, 5 * L::kMs, allReduce, RegionKind::Kernel);
+        b.addInterval(1, 1, 3 * L::kMs, 5 * L::kMs + 1000, allReduce, RegionKind::Kernel);
+        b.addInterval(0, 1, 10 * L::kMs, 11 * L::kMs, allReduce, RegionKind::Kernel);
+        return b.finish();
+    });
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(QStringLiteral("two-ranks"));
+    QVERIFY(loaded.wait(10000));
+    QVERIFY(w.collectives());
+    QCOMPARE(w.collectives()->groups.size(), std::size_t(1));
+
+    DetailsPanel* d = w.detailsPanel();
+    w.timeline()->select({0, 1, 0});
+    QCOMPARE(d->field(QStringLiteral("Ranks in collective")), QStringLiteral("2"));
+    QCOMPARE(d->field(QStringLiteral("Waiting for peers")),
+             QStringLiteral("%1 (2 000 000 ns, 50.0 %)").arg(durationText(2 * L::kMs)));
+    QCOMPARE(d->field(QStringLiteral("Transfer")),
+             QStringLiteral("%1 (2 000 000 ns, 50.0 %)").arg(durationText(2 * L::kMs)));
+    QCOMPARE(d->field(QStringLiteral("Arrived last")),
+             QStringLiteral("Rank 1 arrived last, %1 after this rank").arg(durationText(2 * L::kMs)));
+    QCOMPARE(d->summary(), QStringLiteral("Waiting for peers %1 (50.0 %) · transfer %1 · Rank 1 arrived last")
+                               .arg(durationText(2 * L::kMs)));
+    QCOMPARE(d->peers().size(), 1);
+    QCOMPARE(d->peers().front(), (TimelineSelection{1, 1, 0}));
+    QVERIFY(d->browser()->toHtml().contains(QStringLiteral("peer:0")));
+    // Following the peer link selects rank 1's instance and shows the whole collective.
+    emit d->browser()->anchorClicked(QUrl(QStringLiteral("peer:0")));
+    QVERIFY(w.timeline()->selection());
+    QCOMPARE(*w.timeline()->selection(), (TimelineSelection{1, 1, 0}));
+    QVERIFY(w.visibleRange().start <= 1 * L::kMs && w.visibleRange().end >= 5 * L::kMs + 1000);
+    QVERIFY(w.visibleRange().duration() < 8 * L::kMs);
+    QCOMPARE(d->field(QStringLiteral("Rank")), QStringLiteral("Rank 1"));
+    QCOMPARE(d->field(QStringLiteral("Waiting for peers")), QStringLiteral("%1 (0 ns, 0.0 %)").arg(durationText(0)));
+    QVERIFY(d->field(QStringLiteral("Arrived last")).startsWith(QStringLiteral("this rank (Rank 1)")));
+    // The unmatched one.
+    w.timeline()->select({0, 1, 1});
+    QCOMPARE(d->field(QStringLiteral("Peers")), QStringLiteral("no matching instance on other ranks"));
+    QVERIFY(d->peers().isEmpty());
+    QVERIFY(d->summary().isEmpty());
+    QCOMPARE(w.timeline()->scene().collectives, w.collectives());
+
+    // Exposed Communication panel, whole trace: rank 0 waits 2 ms, of which [2 ms, 3 ms) is not hidden.
+    ExposedPanel* panel = w.exposedPanel();
+    panel->setScope(ExposedPanel::Scope::WholeTrace);
+    QTRY_COMPARE_WITH_TIMEOUT(panel->waits().size(), std::size_t(3), 10000);
+    QCOMPARE(panel->waits()[0].waitNs, 2 * L::kMs);
+    QCOMPARE(panel->waits()[0].exposedWaitNs, 1 * L::kMs);
+    QCOMPARE(panel->waits()[1].waitNs, TimeNs(0));
+    QCOMPARE(panel->waits()[2].waitNs, 2 * L::kMs);
+    QCOMPARE(panel->table()->horizontalHeaderItem(0)->text(), QStringLiteral("Span"));
+    QCOMPARE(panel->table()->horizontalHeaderItem(6)->text(), QStringLiteral("Waiting"));
+    QCOMPARE(panel->table()->horizontalHeaderItem(7)->text(), QStringLiteral("Exposed waiting"));
+    QCOMPARE(panel->table()->item(0, 6)->text(), durationText(2 * L::kMs));
+    QCOMPARE(panel->table()->item(0, 7)->text(), durationText(1 * L::kMs));
+    // Visible range [2.5 ms, 11 ms): 0.5 ms of waiting, all of it exposed.
+    panel->setScope(ExposedPanel::Scope::VisibleRange);
+    w.timeline()->setVisibleRange({2'500'000, 11 * L::kMs});
+    QTRY_COMPARE_WITH_TIMEOUT(panel->statsWindow(), (TimeRange{2'500'000, 11 * L::kMs}), 10000);
+    QCOMPARE(panel->waits()[0].waitNs, TimeNs(500'000));
+    QCOMPARE(panel->waits()[0].exposedWaitNs, TimeNs(500'000));
+    QCOMPARE(panel->table()->horizontalHeaderItem(0)->text(), QStringLiteral("Span"));
+}
+
+void TestMainWindow::keyboardZoomAndHistory()
+{
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.loader()->setLoadFunction([](const std::string&, const LoadOptions&) { return testing::makeDdpTrace(1, 4); });
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(QStringLiteral("generated"));
+    QVERIFY(loaded.wait(10000));
+    const TimeRange full = w.visibleRange();
+    QCOMPARE(full, (TimeRange{0, 3 * L::kStep + 9'200'000}));
+    w.timeline()->setFocus();
+    QTest::keyClick(&w, Qt::Key_Equal, Qt::ControlModifier);
+    const TimeRange in{full.duration() / 4, full.end - full.duration() / 4};
+    QCOMPARE(w.visibleRange(), in);
+    QTest::keyClick(w.timeline(), Qt::Key_Right);
+    const TimeNs shift = in.duration() / 5;
+    QCOMPARE(w.visibleRange(), (TimeRange{in.start + shift, in.end + shift}));
+    QTest::keyClick(&w, Qt::Key_Left, Qt::AltModifier);
+    QCOMPARE(w.visibleRange(), in);
+    QTest::keyClick(&w, Qt::Key_Left, Qt::AltModifier);
+    QCOMPARE(w.visibleRange(), full);
+    QTest::keyClick(&w, Qt::Key_Right, Qt::AltModifier);
+    QCOMPARE(w.visibleRange(), in);
+    QTest::keyClick(&w, Qt::Key_0, Qt::ControlModifier);
+    QCOMPARE(w.visibleRange(), full);
+    // Zoom to step 2 (steps come from the ProfilerStep regions).
+    QVERIFY(w.timeline()->zoomToStep(2));
+    const auto& steps = w.analysis()->ranks[0].steps;
+    QVERIFY(steps.size() >= 3);
+    QCOMPARE(w.visibleRange(), steps[2].range);
+}
+
+void TestMainWindow::clickOnFoldExplainsIt()
+{
+    MainWindow w;
+    w.resize(1000, 700);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.loader()->setLoadFunction([](const std::string&, const LoadOptions&) { return testing::makeDdpTrace(1, 200); });
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(QStringLiteral("generated"));
+    QVERIFY(loaded.wait(10000));
+    w.timeline()->replot();
+    // 200 steps over a few hundred pixels: the 8 kernels of a step fold into one block.
+    const int row = w.timeline()->scene().rowOf(0, L::kCompute);
+    const auto& items = w.timeline()->plottable()->items(row);
+    QVERIFY(!items.empty());
+    const DrawItem item = items[items.size() / 2];
+    QVERIFY(item.folded());
+    const QRect box = w.timeline()->plottable()->boxRect(row, item);
+    QSignalSpy folds(w.timeline(), &TimelinePlot::foldClicked);
+    QTest::mouseClick(w.timeline(), Qt::LeftButton, Qt::NoModifier, box.center());
+    QCOMPARE(folds.count(), 1);
+    // Named by the class with the most time (every kernel of the DDP trace is a GEMM), not by its longest member;
+    // the busy share is the kernels' exact time in the block's span.
+    QCOMPARE(w.detailsPanel()->heading(), QStringLiteral("%1 kernels, mostly gemm").arg(groupDigits(item.count)));
+    const auto& lane = w.trace()->ranks[0].lanes[L::kCompute].intervals;
+    TimeNs busy = 0;
+    for (std::uint32_t i = item.first; i < item.first + item.count; ++i)
+        busy += lane.duration(i);
+    const QString busyText = QString::number(100.0 * double(busy) / double(item.end - item.start), 'f', 1);
+    QVERIFY2(w.detailsPanel()->field(QStringLiteral("Busy")).startsWith(busyText + QStringLiteral(" %")),
+             qPrintable(w.detailsPanel()->field(QStringLiteral("Busy"))));
+    QVERIFY2(w.detailsPanel()->field(QStringLiteral("  gemm")).startsWith(busyText + QStringLiteral(" %")),
+             qPrintable(w.detailsPanel()->field(QStringLiteral("  gemm"))));
+    // The tooltip of the same block.
+    const auto hit = w.timeline()->hitAt(box.center());
+    QVERIFY(hit);
+    QCOMPARE(hit->count, item.count);
+    QVERIFY(w.timeline()->tooltipFor(*hit).startsWith(QStringLiteral("%1 kernels in ").arg(groupDigits(item.count))));
+    // The fold's largest interval is selected; zoom to selection shows it.
+    QVERIFY(w.timeline()->zoomToSelection());
+    const auto& t = w.trace()->ranks[0].lanes[L::kCompute].intervals;
+    QVERIFY(w.visibleRange().start < t.start(item.largest));
+    QVERIFY(w.visibleRange().end > t.end(item.largest));
+}
+
+void TestMainWindow::screenshotCommandLine()
+{
+    QTemporaryDir dir;
+    const QString png = dir.filePath(QStringLiteral("shot.png"));
+    QProcess gui;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), dir.path()); // no settings from (or for) the user
+    gui.setProcessEnvironment(env);
+    gui.start(QStringLiteral(EXPOSURE_GUI), {QStringLiteral("--screenshot"), png, QStringLiteral("--size"),
+                                             QStringLiteral("1024x700"), m_demo});
+    QVERIFY(gui.waitForFinished(60000));
+    QCOMPARE(gui.exitCode(), 0);
+    const QImage image(png);
+    QCOMPARE(image.size(), QSize(1024, 700));
+    // Not blank: the timeline's colours are in it.
+    int coloured = 0;
+    for (int y = 0; y < image.height(); y += 7)
+        for (int x = 0; x < image.width(); x += 7)
+            coloured += QColor(image.pixel(x, y)).saturation() > 80;
+    QVERIFY(coloured > 500);
+
+    gui.start(QStringLiteral(EXPOSURE_GUI), {QStringLiteral("--screenshot"), png, dir.filePath(QStringLiteral("missing"))});
+    QVERIFY(gui.waitForFinished(60000));
+    QCOMPARE(gui.exitCode(), 2);
+    const QString err = QString::fromUtf8(gui.readAllStandardError());
+    QVERIFY2(err.contains(QStringLiteral("exposure: ") + dir.filePath(QStringLiteral("missing")) + QStringLiteral(": ")),
+             qPrintable(err));
+}
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"

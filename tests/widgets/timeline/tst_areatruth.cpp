@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The picture is a measurement: in every row, at every width, in the widget and in figures (PNG, SVG,
+// greyscale), the painted share of each class equals its share of the visible time. Pixels are counted by
+// exact colour inside each row's box and compared with the statistics (overlap rows) or with the clipped
+// interval sums (stream rows), on generated launch-bound and GPU-bound traces.
+#include "analysis/analysis.h"
+#include "support/areameasure.h"
+#include "support/testtraces.h"
+#include "timeline/timelineplot.h"
+#include "timeline/timelineplottable.h"
+
+#include <QTest>
+#include <map>
+#include <set>
+
+using namespace exposure;
+using namespace exposure::testing;
+
+class TestAreaTruth : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void paintedSharesEqualTimeShares_data();
+    void paintedSharesEqualTimeShares();
+    void ranksDoingTheSameWorkLookAlike();
+    void gapsAreNeverPaintedAsBusy();
+    void foldTooltipGivesCountBusyAndTimePerCategory();
+    void nestedCpuRegionsInOneRowPaintTheirUnion();
+
+private:
+    std::shared_ptr<const Trace> m_launch, m_gpu;
+    std::shared_ptr<const Analysis> m_launchA, m_gpuA;
+};
+
+void TestAreaTruth::initTestCase()
+{
+    m_launch = testing::makeLaunchBoundTrace();
+    m_gpu = testing::makeGpuBoundTrace();
+    m_launchA = analyze(*m_launch, Rules::defaults());
+    m_gpuA = analyze(*m_gpu, Rules::defaults());
+}
+
+void TestAreaTruth::paintedSharesEqualTimeShares_data()
+{
+    QTest::addColumn<bool>("launchBound");
+    QTest::addColumn<int>("target");
+    QTest::addColumn<int>("width");
+    const std::pair<const char*, Target> targets[] = { { "widget", Target::Widget }, { "png", Target::Png },
+        { "svg", Target::Svg }, { "grayscale png", Target::GrayPng } };
+    for (bool launch : { true, false })
+        for (const auto& [name, target] : targets)
+            for (int width : { 600, 1000, 2000, 4000 })
+                QTest::addRow("%s %s %d px", launch ? "launch-bound" : "GPU-bound", name, width)
+                    << launch << int(target) << width;
+}
+
+void TestAreaTruth::paintedSharesEqualTimeShares()
+{
+    QFETCH(bool, launchBound);
+    QFETCH(int, target);
+    QFETCH(int, width);
+    const auto& trace = launchBound ? m_launch : m_gpu;
+    const auto& analysis = launchBound ? m_launchA : m_gpuA;
+    const Render r = render(trace, analysis, Target(target), width);
+    QCOMPARE(r.image.width(), width);
+    QCOMPARE(int(r.rows.size()), 6); // per rank: compute stream, NCCL stream, overlap row
+    const auto shares = measure(*trace, *analysis, r, Target(target) == Target::GrayPng);
+    QVERIFY(shares.size() >= 6);
+    double worst = 0;
+    QString worstWhat;
+    for (const Share& s : shares) {
+        const double err = std::abs(s.painted - s.time);
+        if (err > worst) {
+            worst = err;
+            worstWhat = s.what;
+        }
+        // The acceptance of the area-true rule: within 1 percentage point or 10 % of the value.
+        const double tolerance = std::max(0.01, 0.1 * s.time);
+        if (err > tolerance)
+            QFAIL(qPrintable(QStringLiteral("%1: painted %2 % of the row, time share %3 %")
+                                 .arg(s.what)
+                                 .arg(s.painted * 100, 0, 'f', 2)
+                                 .arg(s.time * 100, 0, 'f', 2)));
+    }
+    qInfo("%d shares, worst error %.3f pp (%s)", int(shares.size()), worst * 100, qPrintable(worstWhat));
+}
+
+void TestAreaTruth::ranksDoingTheSameWorkLookAlike()
+{
+    // The same work, 37 us apart: at 1920 px every class covers the same share of the two ranks' rows.
+    const Render r = render(m_gpu, m_gpuA, Target::Png, 1920);
+    QCOMPARE(int(r.rows.size()), 6);
+    for (int row = 0; row < 3; ++row) {
+        const QRect a = r.boxes[std::size_t(row)], b = r.boxes[std::size_t(row + 3)];
+        QCOMPARE(a.size(), b.size());
+        const auto ca = countColours(r.image, a), cb = countColours(r.image, b);
+        std::set<QRgb> colours;
+        for (const auto& [rgb, n] : ca)
+            colours.insert(rgb);
+        for (const auto& [rgb, n] : cb)
+            colours.insert(rgb);
+        const double area = double(a.width()) * a.height();
+        for (QRgb rgb : colours) {
+            const QColor c = QColor::fromRgb(rgb);
+            if (c.red() == c.green() && c.green() == c.blue() && c.red() >= 200)
+                continue; // background, rank shading, tick grid
+            const double sa = countOf(ca, c) / area, sb = countOf(cb, c) / area;
+            QVERIFY2(std::abs(sa - sb) <= 0.003,
+                qPrintable(
+                    QStringLiteral("row %1, %2: %3 % vs %4 %").arg(row).arg(c.name()).arg(sa * 100).arg(sb * 100)));
+        }
+    }
+}
+
+void TestAreaTruth::gapsAreNeverPaintedAsBusy()
+{
+    // Launch-bound rank 0 at 600 px: every column of the compute row whose time span holds no kernel stays
+    // background, and no column is painted taller than its busy share (plus the one pixel of rounding).
+    const Render r = render(m_launch, m_launchA, Target::Png, 600);
+    if (qEnvironmentVariableIsSet("EXPOSURE_FIGURE_DUMP"))
+        r.image.save(qEnvironmentVariable("EXPOSURE_FIGURE_DUMP") + QStringLiteral("/launch-bound-600.png"));
+    const QRect box = r.boxes[0];
+    const auto& t = m_launch->ranks[0].lanes[0].intervals;
+    const auto* plotRow = &r.rows[0];
+    QCOMPARE(plotRow->lane, 0);
+    std::set<QRgb> kernelColours; // what paints kernels (the background and the dotted tick grid do not)
+    for (std::size_t i = 0; i < t.size(); ++i)
+        kernelColours.insert(r.nameColors[t.name(i)].rgb() | 0xFF000000u);
+    QCOMPARE(kernelColours.size(), std::size_t(2)); // gemm and elementwise
+    int checked = 0, empty = 0;
+    for (int px = box.left(); px <= box.right(); ++px) {
+        const int x = px - r.xOrigin;
+        const TimeNs a = r.grid.edge(x);
+        const TimeNs b = r.grid.edge(x + 1);
+        TimeNs busy = 0;
+        for (std::size_t i = t.lowerBoundStart(a - t.maxDuration()); i < t.size() && t.start(i) < b; ++i)
+            busy += std::max<TimeNs>(0, std::min(t.end(i), b) - std::max(t.start(i), a));
+        int painted = 0;
+        for (int y = box.top(); y <= box.bottom(); ++y)
+            painted += kernelColours.count(r.image.pixel(px, y) | 0xFF000000u) ? 1 : 0;
+        if (busy == 0) {
+            ++empty;
+            QCOMPARE(painted, 0);
+        }
+        QVERIFY2(painted <= std::ceil(double(busy) / double(b - a) * box.height()) + 1,
+            qPrintable(QStringLiteral("column %1: %2 px painted for %3 % busy")
+                           .arg(px)
+                           .arg(painted)
+                           .arg(100.0 * busy / (b - a))));
+        ++checked;
+    }
+    QCOMPARE(checked, box.width());
+    QVERIFY(empty > 0); // the host gaps are wider than a column at 600 px
+}
+
+void TestAreaTruth::foldTooltipGivesCountBusyAndTimePerCategory()
+{
+    TimelinePlot plot;
+    TimelineOptions o;
+    o.legend = false;
+    o.showCpu = false;
+    plot.setOptions(o);
+    plot.setTrace(m_launch, m_launchA);
+    plot.resize(600, 400);
+    plot.zoomToFit();
+    plot.replot();
+    const QRect box = plot.plottable()->rowBox(0);
+    // Find a folded column in the compute row and read its tooltip.
+    std::optional<TimelineHit> hit;
+    for (int x = box.left() + 5; x < box.right() && !hit; x += 3) {
+        const auto h = plot.hitAt(QPoint(x, box.center().y()));
+        if (h && h->count > 1)
+            hit = h;
+    }
+    QVERIFY(hit);
+    const QString tip = plot.tooltipFor(*hit);
+    // "412 kernels, 18 % busy: gemm 9.1 %, elementwise 6.0 %" (in the span of the fold)
+    const QRegularExpression re(QStringLiteral("^([\\d ]+) kernels in [^,]+, ([\\d.]+) % busy\\n([^\\n]+)"));
+    const auto m = re.match(tip);
+    QVERIFY2(m.hasMatch(), qPrintable(tip));
+    QCOMPARE(QString(m.captured(1)).remove(QRegularExpression(QStringLiteral("\\D"))).toUInt(), hit->count);
+    // The busy fraction is exact: the kernels' time inside the fold's span.
+    const auto& t = m_launch->ranks[0].lanes[0].intervals;
+    TimeNs busy = 0, gemm = 0;
+    for (std::uint32_t i = hit->first; i < hit->first + hit->count; ++i) {
+        busy += t.duration(i);
+        if (m_launchA->names[t.name(i)].subgroup == "gemm")
+            gemm += t.duration(i);
+    }
+    const double span = double(hit->end - hit->start);
+    QCOMPARE(m.captured(2), QString::number(100.0 * busy / span, 'f', 1));
+    QVERIFY2(m.captured(3).contains(QStringLiteral("gemm %1 %").arg(QString::number(100.0 * gemm / span, 'f', 1))),
+        qPrintable(tip));
+}
+
+void TestAreaTruth::nestedCpuRegionsInOneRowPaintTheirUnion()
+{
+    // A CPU thread with nested regions (step > forward > launches) drawn in one row (no depth sub-rows): the row's
+    // painted host share is the union of its regions, not their sum.
+    TraceBuilder b;
+    const int rank = b.addRank("Rank 0");
+    const int gpu = b.addLane(rank, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
+    const int cpu = b.addLane(rank, "Master thread", LaneKind::CpuThread);
+    TimeNs unionNs = 0;
+    for (int s = 0; s < 20; ++s) {
+        const TimeNs t = s * 1'000'000;
+        b.addInterval(rank, cpu, t, t + 600'000, "ProfilerStep#" + std::to_string(s), RegionKind::HostRegion, 0);
+        b.addInterval(rank, cpu, t + 10'000, t + 500'000, "forward", RegionKind::HostRegion, 1);
+        for (int k = 0; k < 40; ++k)
+            b.addInterval(rank, cpu, t + 20'000 + k * 12'000, t + 26'000 + k * 12'000, "cudaLaunchKernel",
+                RegionKind::HostApi, 2);
+        b.addInterval(rank, gpu, t + 30'000, t + 700'000, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
+        unionNs += 600'000;
+    }
+    std::shared_ptr<const Trace> trace = b.finish();
+    auto analysis = analyze(*trace, Rules::defaults());
+    TimelinePlot plot;
+    TimelineOptions o;
+    o.legend = false;
+    o.cpuDepthRows = false;
+    plot.setOptions(o);
+    plot.setTrace(trace, analysis);
+    plot.resize(700, 300);
+    plot.zoomToFit();
+    plot.replot();
+    const QImage img = plot.toPixmap().toImage().convertToFormat(QImage::Format_RGB32);
+    const int row = plot.scene().rowOf(0, cpu);
+    QVERIFY(row >= 0);
+    const ShareIndex* si = plot.scene().shares(row);
+    QVERIFY(si && si->flattened());
+    const QRect box = plot.plottable()->rowBox(row);
+    const QColor host = plot.scene().palette.block(Category::Host, std::string());
+    const double painted = double(countOf(countColours(img, box), host)) / (double(box.width()) * box.height());
+    const double truth = double(unionNs) / double(plot.visibleRange().duration());
+    QVERIFY2(std::abs(painted - truth) <= 0.01,
+        qPrintable(QStringLiteral("painted %1 %, union %2 %").arg(painted * 100).arg(truth * 100)));
+}
+
+QTEST_MAIN(TestAreaTruth)
+#include "tst_areatruth.moc"

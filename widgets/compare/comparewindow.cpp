@@ -1,0 +1,957 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "compare/comparewindow.h"
+
+#include "import/loader.h"
+#include "model/timeformat.h"
+#include "timeline/palette.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QDir>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFutureWatcher>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QHelpEvent>
+#include <QLabel>
+#include <QListWidget>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPainter>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QSettings>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+#include <cmath>
+
+namespace exposure {
+
+namespace {
+
+QString duration(TimeNs ns)
+{
+    return QString::fromStdString(formatDuration(ns));
+}
+
+// Same rounding as compareTable's percentages, so the window and `exposure-cli compare` agree to the digit.
+QString percent(std::optional<double> v)
+{
+    return v ? QString::asprintf("%.1f %%", *v * 100.0) : QStringLiteral("-");
+}
+
+std::optional<double> exposedShare(const RunSummary& s)
+{
+    return s.stepNs > 0 ? std::optional<double>(double(s.exposedNs) / double(s.stepNs)) : std::nullopt;
+}
+
+// A readable run name: the folder of an anchor file (Score-P names every anchor traces.otf2), else the last
+// path component.
+QString runName(const QString& path)
+{
+    QString p = QDir::cleanPath(path);
+    QFileInfo info(p);
+    if (info.suffix() == QLatin1String("otf2"))
+        return info.dir().dirName() + QLatin1Char('/') + info.fileName();
+    return info.fileName().isEmpty() ? p : info.fileName();
+}
+
+QString csvField(const QString& s)
+{
+    if (!s.contains(QLatin1Char(',')) && !s.contains(QLatin1Char('"')) && !s.contains(QLatin1Char('\n')))
+        return s;
+    QString q = s;
+    q.replace(QLatin1String("\""), QLatin1String("\"\""));
+    return QLatin1Char('"') + q + QLatin1Char('"');
+}
+
+// Sorts by a numeric key (Qt::UserRole) when it has one, so "812 µs" sorts below "1.2 ms".
+class SortItem : public QTableWidgetItem
+{
+public:
+    using QTableWidgetItem::QTableWidgetItem;
+    bool operator<(const QTableWidgetItem& other) const override
+    {
+        const QVariant a = data(Qt::UserRole), b = other.data(Qt::UserRole);
+        if (a.isValid() && b.isValid())
+            return a.toDouble() < b.toDouble();
+        if (a.isValid() != b.isValid())
+            return a.isValid(); // rows without a value (failed, loading) go last in ascending order
+        return text() < other.text();
+    }
+};
+
+// A tick spacing of 1, 2 or 5 × 10^k giving about `target` ticks over `range`.
+TimeNs niceStep(TimeNs range, int target)
+{
+    if (range <= 0)
+        return 1;
+    const double raw = double(range) / std::max(1, target);
+    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+    const double norm = raw / mag;
+    const double step = (norm < 1.5 ? 1.0 : norm < 3.5 ? 2.0 : norm < 7.5 ? 5.0 : 10.0) * mag;
+    return std::max<TimeNs>(1, TimeNs(std::llround(step)));
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------------------------
+// CompareChart
+
+CompareChart::CompareChart(QWidget* parent)
+    : QWidget(parent)
+{
+    setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+    setMouseTracking(true);
+    setAutoFillBackground(true);
+    setBackgroundRole(QPalette::Base);
+}
+
+void CompareChart::setBars(std::vector<Bar> bars)
+{
+    m_bars = std::move(bars);
+    updateGeometry();
+    update();
+}
+
+std::array<TimeNs, CompareChart::PartCount> CompareChart::parts(const RunSummary& s)
+{
+    const TimeNs computeOnly = std::max<TimeNs>(0, s.computeNs - s.hiddenNs);
+    const TimeNs hidden = std::max<TimeNs>(0, s.hiddenNs);
+    const TimeNs exposed = std::max<TimeNs>(0, s.exposedNs);
+    // Whatever of the step is neither compute nor exposed communication: idle GPU, memcpy, host work.
+    const TimeNs rest = std::max<TimeNs>(0, s.stepNs - computeOnly - hidden - exposed);
+    return {computeOnly, hidden, exposed, rest};
+}
+
+QString CompareChart::partName(Part part)
+{
+    switch (part) {
+    case ComputeOnly: return tr("compute only");
+    case Hidden: return tr("hidden communication");
+    case Exposed: return tr("exposed communication");
+    case Idle: return tr("idle / other");
+    case PartCount: break;
+    }
+    return {};
+}
+
+TimeNs CompareChart::scaleMax() const
+{
+    TimeNs m = 1;
+    for (const auto& b : m_bars) {
+        const auto p = parts(b.summary);
+        m = std::max(m, p[0] + p[1] + p[2] + p[3]);
+    }
+    return m;
+}
+
+CompareChart::Geometry CompareChart::geometry() const
+{
+    const QFontMetrics fm(font());
+    Geometry g;
+    for (const auto& b : m_bars)
+        g.labelW = std::max(g.labelW, fm.horizontalAdvance(b.label));
+    g.labelW = std::min(g.labelW + 16, width() / 3);
+    const int valueW = fm.horizontalAdvance(QStringLiteral("8888.8 ms")) + 12;
+    g.x0 = g.labelW;
+    g.width = std::max(20.0, double(width() - g.labelW - valueW));
+    const double legendH = fm.height() + 14;
+    const double axisH = fm.height() + 10;
+    g.top = legendH + 6;
+    const int n = std::max(1, int(m_bars.size()));
+    const double avail = double(height()) - g.top - axisH - 4;
+    g.gap = 10;
+    g.barH = std::clamp(avail / n - g.gap, 12.0, 40.0);
+    return g;
+}
+
+QRectF CompareChart::partRect(int index, Part part) const
+{
+    if (index < 0 || index >= int(m_bars.size()) || part >= PartCount)
+        return {};
+    const Geometry g = geometry();
+    const auto p = parts(m_bars[std::size_t(index)].summary);
+    const double scale = g.width / double(scaleMax());
+    double x = g.x0;
+    for (int k = 0; k < part; ++k)
+        x += double(p[std::size_t(k)]) * scale;
+    const double w = double(p[std::size_t(part)]) * scale;
+    if (w <= 0)
+        return {};
+    return QRectF(x, g.top + index * (g.barH + g.gap), w, g.barH);
+}
+
+QSize CompareChart::sizeHint() const
+{
+    const QFontMetrics fm(font());
+    // Legend, bars of 40 px with 10 px gaps, time axis: what geometry() lays out at the largest bar height.
+    return QSize(640, fm.height() * 2 + 44 + std::max(2, int(m_bars.size())) * 50);
+}
+
+QSize CompareChart::minimumSizeHint() const
+{
+    const QFontMetrics fm(font());
+    return QSize(320, fm.height() * 3 + 30 + std::max(1, int(m_bars.size())) * 22);
+}
+
+void CompareChart::paintEvent(QPaintEvent*)
+{
+    QPainter p(this);
+    const Palette pal(PaletteKind::Default, palette());
+    const QColor text = palette().color(QPalette::Text);
+    const QFontMetrics fm(font());
+    const QBrush brushes[PartCount] = {QBrush(pal.overlap(OverlapState::ComputeOnly)), pal.hiddenBrush(),
+                                       pal.exposedBrush(), QBrush(pal.idle())};
+
+    // Legend across the top.
+    int lx = 8;
+    const int ly = 7;
+    for (int k = 0; k < PartCount; ++k) {
+        const QString name = partName(Part(k));
+        p.fillRect(QRect(lx, ly + 2, 14, fm.height() - 4), brushes[k]);
+        p.setPen(pal.grid());
+        p.drawRect(QRect(lx, ly + 2, 14, fm.height() - 4));
+        p.setPen(text);
+        p.drawText(QRect(lx + 20, ly, fm.horizontalAdvance(name) + 2, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+                   name);
+        lx += 20 + fm.horizontalAdvance(name) + 18;
+    }
+
+    if (m_bars.empty()) {
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(rect(), Qt::AlignCenter, tr("Add runs to see where each run's step time goes."));
+        return;
+    }
+
+    const Geometry g = geometry();
+    const TimeNs maxNs = scaleMax();
+    const double scale = g.width / double(maxNs);
+    const double bottom = g.top + int(m_bars.size()) * (g.barH + g.gap) - g.gap;
+
+    // Vertical grid and time axis below the bars.
+    const TimeNs step = niceStep(maxNs, std::max(2, int(g.width / 110)));
+    for (TimeNs t = 0; t <= maxNs; t += step) {
+        const double x = g.x0 + double(t) * scale;
+        p.setPen(QPen(pal.grid(), 0, t == 0 ? Qt::SolidLine : Qt::DotLine));
+        p.drawLine(QPointF(x, g.top - 3), QPointF(x, bottom + 3));
+        p.setPen(text);
+        const QString label = t == 0 ? QStringLiteral("0") : QString::fromStdString(formatDuration(t, 3));
+        const int lw = fm.horizontalAdvance(label);
+        p.drawText(QRectF(x - lw / 2.0 - 2, bottom + 5, lw + 4, fm.height()), Qt::AlignCenter, label);
+    }
+
+    for (int i = 0; i < int(m_bars.size()); ++i) {
+        const auto& bar = m_bars[std::size_t(i)];
+        const double y = g.top + i * (g.barH + g.gap);
+        p.setPen(text);
+        p.drawText(QRectF(0, y, g.labelW - 8, g.barH), Qt::AlignRight | Qt::AlignVCenter,
+                   fm.elidedText(bar.label, Qt::ElideMiddle, g.labelW - 8));
+        const auto parts = CompareChart::parts(bar.summary);
+        double x = g.x0;
+        for (int k = 0; k < PartCount; ++k) {
+            const double w = double(parts[std::size_t(k)]) * scale;
+            if (w <= 0)
+                continue;
+            const QRectF r(x, y, w, g.barH);
+            p.fillRect(r, brushes[k]);
+            // The value inside its segment when it fits: the reader need not hover to compare.
+            const QString v = QString::fromStdString(formatDuration(parts[std::size_t(k)], 3));
+            if (fm.horizontalAdvance(v) + 8 < w && g.barH >= fm.height()) {
+                p.setPen(Palette::textOn(brushes[k].color()));
+                p.drawText(r, Qt::AlignCenter, v);
+            }
+            x += w;
+        }
+        p.setPen(pal.grid());
+        p.setBrush(Qt::NoBrush);
+        p.drawRect(QRectF(g.x0, y, x - g.x0, g.barH));
+        p.setPen(text);
+        QFont bold = font();
+        bold.setBold(true);
+        p.setFont(bold);
+        p.drawText(QRectF(x + 6, y, width() - x - 6, g.barH), Qt::AlignLeft | Qt::AlignVCenter,
+                   duration(bar.summary.stepNs));
+        p.setFont(font());
+    }
+}
+
+bool CompareChart::event(QEvent* e)
+{
+    if (e->type() == QEvent::ToolTip) {
+        const auto* help = static_cast<QHelpEvent*>(e);
+        for (int i = 0; i < int(m_bars.size()); ++i) {
+            for (int k = 0; k < PartCount; ++k) {
+                if (!partRect(i, Part(k)).contains(help->pos()))
+                    continue;
+                const auto& s = m_bars[std::size_t(i)].summary;
+                const TimeNs v = parts(s)[std::size_t(k)];
+                QToolTip::showText(help->globalPos(),
+                                   tr("%1\n%2: %3 (%4 of the step)")
+                                       .arg(m_bars[std::size_t(i)].label, partName(Part(k)), duration(v),
+                                            percent(s.stepNs > 0 ? std::optional<double>(double(v) / double(s.stepNs))
+                                                                 : std::nullopt)),
+                                   this);
+                return true;
+            }
+        }
+        QToolTip::hideText();
+        e->ignore();
+        return true;
+    }
+    return QWidget::event(e);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// CompareWindow
+
+struct CompareWindow::JobResult
+{
+    std::shared_ptr<const Trace> trace;
+    std::shared_ptr<const Analysis> analysis;
+    std::optional<RunSummary> summary;
+    QString error;
+    bool cancelled = false;
+    int skipSteps = 0; // the value the summary was made with
+};
+
+CompareWindow::CompareWindow(QWidget* parent)
+    : QDialog(parent)
+    , m_list(new QListWidget(this))
+    , m_table(new QTableWidget(this))
+    , m_chart(new CompareChart(this))
+    , m_skip(new QSpinBox(this))
+    , m_caption(new QLabel(this))
+    , m_finding(new QLabel(this))
+    , m_errors(new QLabel(this))
+    , m_remove(new QPushButton(tr("&Remove"), this))
+    , m_up(new QPushButton(tr("Move &Up"), this))
+    , m_down(new QPushButton(tr("Move &Down"), this))
+    , m_copyCsv(new QPushButton(tr("&Copy as CSV"), this))
+    , m_saveCsv(new QPushButton(tr("Save C&SV…"), this))
+    , m_saveJson(new QPushButton(tr("Save &JSON…"), this))
+{
+    setWindowTitle(tr("Compare Runs — Exposure"));
+    setModal(false);
+    setSizeGripEnabled(true);
+    setAcceptDrops(true);
+    // A tool window of its own, with minimise/maximise, not a transient message box.
+    setWindowFlags(Qt::Window | Qt::WindowTitleHint | Qt::WindowSystemMenuHint | Qt::WindowMinMaxButtonsHint
+                   | Qt::WindowCloseButtonHint);
+
+    // Left: the runs, in order; the first is the baseline.
+    auto* addFile = new QPushButton(QIcon::fromTheme(QStringLiteral("list-add")), tr("&Add Run…"), this);
+    addFile->setToolTip(tr("Add a run: an OTF2 anchor file (traces.otf2)"));
+    auto* addFolder = new QPushButton(tr("Add &Folder…"), this);
+    addFolder->setToolTip(tr("Add a run: a folder holding one OTF2 archive per rank"));
+    m_list->setMinimumWidth(150);
+    m_list->setTextElideMode(Qt::ElideMiddle);
+    m_list->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_list->setToolTip(tr("Runs to compare. The first run is the baseline of the scaling efficiency.\n"
+                          "Folders and anchor files can also be dropped on this window."));
+    auto* runsBox = new QVBoxLayout;
+    auto* runsTitle = new QLabel(tr("<b>Runs</b> (the first is the baseline)"), this);
+    runsTitle->setWordWrap(true);
+    runsBox->addWidget(runsTitle);
+    runsBox->addWidget(m_list, 1);
+    auto* runButtons = new QGridLayout;
+    runButtons->addWidget(addFile, 0, 0);
+    runButtons->addWidget(addFolder, 0, 1);
+    runButtons->addWidget(m_up, 1, 0);
+    runButtons->addWidget(m_down, 1, 1);
+    runButtons->addWidget(m_remove, 2, 0, 1, 2);
+    runsBox->addLayout(runButtons);
+    auto* skipRow = new QHBoxLayout;
+    auto* skipLabel = new QLabel(tr("Skip first steps:"), this);
+    skipLabel->setBuddy(m_skip);
+    m_skip->setRange(0, 1000);
+    m_skip->setValue(1);
+    m_skip->setToolTip(tr("Leave out each rank's first N steps as warm-up (as long as one step remains);\n"
+                          "the same as 'exposure-cli compare --skip-steps N'."));
+    skipRow->addWidget(skipLabel);
+    skipRow->addWidget(m_skip);
+    skipRow->addStretch(1);
+    runsBox->addLayout(skipRow);
+    auto* left = new QWidget(this);
+    left->setLayout(runsBox);
+    runsBox->setContentsMargins(0, 0, 0, 0);
+
+    // Right: the table over the chart.
+    m_table->setColumnCount(ColCount);
+    m_table->setHorizontalHeaderLabels(columnTitles());
+    const QString tips[ColCount] = {
+        tr("Run (hover for the full path)"),
+        tr("Number of ranks (GPUs)"),
+        tr("(rank, step) pairs averaged over; '-' when no steps were found (whole trace per rank)"),
+        tr("Mean wall-clock step time"),
+        tr("Mean time per step during which compute kernels run"),
+        tr("Mean time per step during which at least one communication kernel runs"),
+        tr("Communication overlapped by compute"),
+        tr("Communication with no compute running: the GPU waits for the network"),
+        tr("Hidden / communication busy"),
+        tr("Exposed communication as a share of the step time"),
+        tr("NCCL time spent waiting for the last peer to join a collective (per step)"),
+        tr("NCCL time with all peers present (per step)"),
+        tr("Weak-scaling efficiency: the baseline's step time / this run's step time"),
+        tr("Loading state, or what went wrong")};
+    for (int c = 0; c < ColCount; ++c)
+        m_table->horizontalHeaderItem(c)->setToolTip(tips[c]);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setAlternatingRowColors(true);
+    m_table->setWordWrap(false);
+    m_table->verticalHeader()->setVisible(false);
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 8);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    // Long run names (Score-P folders carry dates) must not push the efficiency out of view: the Run column is
+    // sized to its contents up to a limit and elides in the middle, the full path is its tooltip.
+    m_table->horizontalHeader()->setSectionResizeMode(ColRun, QHeaderView::Interactive);
+    m_table->setTextElideMode(Qt::ElideMiddle);
+    m_table->setSortingEnabled(true);
+    m_table->horizontalHeader()->setSortIndicatorShown(true);
+    m_table->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
+
+    m_caption->setWordWrap(true);
+    m_caption->setTextFormat(Qt::PlainText);
+    m_caption->setForegroundRole(QPalette::PlaceholderText);
+    m_caption->setText(tr("Per-step means over all ranks. Hidden = communication overlapped by compute; exposed = "
+                          "communication with no compute running; waiting / transfer = NCCL time before / after the "
+                          "last rank joined each collective."));
+
+    auto* chartTitle = new QLabel(tr("<b>Where the step time goes</b> (mean step, all ranks)"), this);
+    auto* chartBox = new QWidget(this);
+    auto* chartLayout = new QVBoxLayout(chartBox);
+    chartLayout->setContentsMargins(0, 6, 0, 0);
+    chartLayout->addWidget(chartTitle);
+    // The chart keeps the height its bars need and the finding sits right under it, whatever the window height.
+    m_chart->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+    chartLayout->addWidget(m_chart);
+    m_finding->setWordWrap(true);
+    m_finding->setTextFormat(Qt::PlainText);
+    m_finding->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    chartLayout->addWidget(m_finding);
+    chartLayout->addStretch(1);
+    auto* tableBox = new QWidget(this);
+    auto* tableLayout = new QVBoxLayout(tableBox);
+    tableLayout->setContentsMargins(0, 0, 0, 0);
+    tableLayout->addWidget(m_table, 1);
+    // Errors in plain sight too: the Status column may be scrolled out of view when run names are long.
+    m_errors->setWordWrap(true);
+    m_errors->setTextFormat(Qt::PlainText);
+    m_errors->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    {
+        QPalette errPal = m_errors->palette();
+        errPal.setColor(QPalette::WindowText, QColor(0xC0, 0x20, 0x20));
+        m_errors->setPalette(errPal);
+    }
+    tableLayout->addWidget(m_errors);
+    tableLayout->addWidget(m_caption);
+    auto* rightSplit = new QSplitter(Qt::Vertical, this);
+    rightSplit->addWidget(tableBox);
+    rightSplit->addWidget(chartBox);
+    rightSplit->setStretchFactor(0, 1);
+    rightSplit->setStretchFactor(1, 2);
+    rightSplit->setSizes({230, 470});
+    rightSplit->setChildrenCollapsible(false);
+
+    auto* split = new QSplitter(Qt::Horizontal, this);
+    split->addWidget(left);
+    split->addWidget(rightSplit);
+    split->setStretchFactor(0, 0);
+    split->setStretchFactor(1, 1);
+    split->setSizes({200, 1080});
+    split->setChildrenCollapsible(false);
+
+    auto* close = new QPushButton(tr("Close"), this);
+    auto* bottom = new QHBoxLayout;
+    bottom->addWidget(m_copyCsv);
+    bottom->addWidget(m_saveCsv);
+    bottom->addWidget(m_saveJson);
+    bottom->addStretch(1);
+    bottom->addWidget(close);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(split, 1);
+    layout->addLayout(bottom);
+
+    connect(addFile, &QPushButton::clicked, this, [this] { addDialog(false); });
+    connect(addFolder, &QPushButton::clicked, this, [this] { addDialog(true); });
+    connect(m_remove, &QPushButton::clicked, this, [this] {
+        const int row = m_list->currentRow();
+        removeRun(row);
+        m_list->setCurrentRow(std::min(row, runCount() - 1));
+    });
+    connect(m_up, &QPushButton::clicked, this, [this] {
+        const int row = m_list->currentRow();
+        moveRun(row, row - 1);
+    });
+    connect(m_down, &QPushButton::clicked, this, [this] {
+        const int row = m_list->currentRow();
+        moveRun(row, row + 1);
+    });
+    connect(m_list, &QListWidget::currentRowChanged, this, &CompareWindow::updateButtons);
+    connect(m_skip, qOverload<int>(&QSpinBox::valueChanged), this, [this] {
+        for (auto& run : m_runs)
+            if (run->trace && run->analysis)
+                startJob(*run);
+        refresh();
+    });
+    connect(m_copyCsv, &QPushButton::clicked, this, [this] { QApplication::clipboard()->setText(csv()); });
+    connect(m_saveCsv, &QPushButton::clicked, this, [this] { saveDialog(false); });
+    connect(m_saveJson, &QPushButton::clicked, this, [this] { saveDialog(true); });
+    connect(close, &QPushButton::clicked, this, &QWidget::close);
+
+    // Wide enough for every number column next to the run list.
+    resize(1400, 820);
+    refresh();
+}
+
+CompareWindow::~CompareWindow()
+{
+    for (auto& run : m_runs)
+        if (run->cancel)
+            run->cancel->store(true);
+    // The jobs hold no pointer to this window, but waiting keeps them from outliving the application.
+    const auto watchers = findChildren<QFutureWatcherBase*>();
+    for (auto* w : watchers)
+        w->waitForFinished();
+}
+
+QStringList CompareWindow::columnTitles()
+{
+    // Two-line titles keep the thirteen number columns readable without scrolling sideways.
+    return {tr("Run"),           tr("Ranks"),   tr("Steps\nused"),   tr("Step\ntime"), tr("Compute"),
+            tr("Comm.\nbusy"),   tr("Hidden"),  tr("Exposed"),       tr("Overlap"),    tr("Exposed\n/ step"),
+            tr("NCCL\nwaiting"), tr("NCCL\ntransfer"), tr("Efficiency"), tr("Status")};
+}
+
+void CompareWindow::addRun(const QString& path)
+{
+    auto run = std::make_unique<Run>();
+    run->id = m_nextId++;
+    run->path = path;
+    run->name = runName(path);
+    startJob(*run);
+    m_runs.push_back(std::move(run));
+    refresh();
+}
+
+void CompareWindow::addLoadedRun(const QString& path, std::shared_ptr<const Trace> trace,
+                                 std::shared_ptr<const Analysis> analysis)
+{
+    if (!trace || !analysis) {
+        addRun(path);
+        return;
+    }
+    auto run = std::make_unique<Run>();
+    run->id = m_nextId++;
+    run->path = path;
+    run->name = runName(path);
+    run->trace = std::move(trace);
+    run->analysis = std::move(analysis);
+    startJob(*run);
+    m_runs.push_back(std::move(run));
+    refresh();
+}
+
+void CompareWindow::removeRun(int index)
+{
+    if (index < 0 || index >= runCount())
+        return;
+    if (m_runs[std::size_t(index)]->cancel)
+        m_runs[std::size_t(index)]->cancel->store(true);
+    m_runs.erase(m_runs.begin() + index);
+    refresh();
+}
+
+void CompareWindow::moveRun(int from, int to)
+{
+    if (from < 0 || to < 0 || from >= runCount() || to >= runCount() || from == to)
+        return;
+    auto run = std::move(m_runs[std::size_t(from)]);
+    m_runs.erase(m_runs.begin() + from);
+    m_runs.insert(m_runs.begin() + to, std::move(run));
+    refresh();
+    m_list->setCurrentRow(to);
+}
+
+QString CompareWindow::runPath(int index) const
+{
+    return index >= 0 && index < runCount() ? m_runs[std::size_t(index)]->path : QString();
+}
+
+bool CompareWindow::isLoading() const
+{
+    return std::any_of(m_runs.begin(), m_runs.end(), [](const auto& r) { return r->busy; });
+}
+
+void CompareWindow::setSkipSteps(int n)
+{
+    m_skip->setValue(n);
+}
+
+int CompareWindow::skipSteps() const
+{
+    return m_skip->value();
+}
+
+void CompareWindow::startJob(Run& run)
+{
+    if (run.cancel)
+        run.cancel->store(true); // an older job of this run (skip-steps changed while it loaded)
+    run.cancel = std::make_shared<std::atomic<bool>>(false);
+    run.busy = true;
+    run.error.clear();
+    const quint64 generation = ++run.generation;
+    // Everything the job needs is captured by value: it never touches the window, which may be gone.
+    auto job = [path = run.path, trace = run.trace, analysis = run.analysis, skip = m_skip->value(),
+                cancel = run.cancel]() mutable -> JobResult {
+        JobResult result;
+        result.skipSteps = skip;
+        try {
+            if (!trace) {
+                LoadOptions options;
+                options.cancel = cancel.get();
+                trace = loadTrace(path.toStdString(), options);
+            }
+            if (cancel->load())
+                throw LoadCancelled();
+            if (!analysis)
+                analysis = analyze(*trace, Rules::defaults());
+            if (cancel->load())
+                throw LoadCancelled();
+            CompareOptions options;
+            options.skipSteps = skip;
+            result.summary = summarizeRun(*trace, *analysis, options);
+            result.trace = trace;
+            result.analysis = analysis;
+        } catch (const LoadCancelled&) {
+            result.cancelled = true;
+        } catch (const LoadError& e) {
+            result.error = QString::fromStdString(e.what()); // already "<file>: <problem>"
+        } catch (const std::exception& e) {
+            result.error = path + QStringLiteral(": ") + QString::fromStdString(e.what());
+        }
+        return result;
+    };
+    auto* watcher = new QFutureWatcher<JobResult>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, id = run.id, generation] {
+        const JobResult result = watcher->result();
+        watcher->deleteLater();
+        finishJob(id, generation, result);
+    });
+    watcher->setFuture(QtConcurrent::run(std::move(job)));
+}
+
+void CompareWindow::finishJob(quint64 id, quint64 generation, const JobResult& result)
+{
+    Run* run = findRun(id);
+    if (!run || run->generation != generation || result.cancelled)
+        return; // removed, superseded, or cancelled: nothing to show
+    if (result.summary && result.skipSteps != m_skip->value()) {
+        // Skip-steps changed while this run was still being read: summarise again from what was loaded.
+        run->trace = result.trace;
+        run->analysis = result.analysis;
+        startJob(*run);
+        return;
+    }
+    run->busy = false;
+    run->trace = result.trace;
+    run->analysis = result.analysis;
+    run->summary = result.summary;
+    run->error = result.error;
+    if (!run->error.isEmpty())
+        run->summary.reset();
+    refresh();
+}
+
+CompareWindow::Run* CompareWindow::findRun(quint64 id)
+{
+    for (auto& r : m_runs)
+        if (r->id == id)
+            return r.get();
+    return nullptr;
+}
+
+std::vector<RunSummary> CompareWindow::summaries() const
+{
+    std::vector<RunSummary> out;
+    for (const auto& r : m_runs)
+        if (r->summary && !r->busy)
+            out.push_back(*r->summary);
+    return out;
+}
+
+void CompareWindow::refresh()
+{
+    const int current = m_list->currentRow();
+    m_list->clear();
+    for (int i = 0; i < runCount(); ++i) {
+        const Run& r = *m_runs[std::size_t(i)];
+        QString text = r.name;
+        if (r.busy)
+            text += tr(" — loading…");
+        else if (r.summary)
+            text += r.summary->ranks == 1 ? tr(" — 1 GPU") : tr(" — %1 GPUs").arg(r.summary->ranks);
+        else
+            text += tr(" — failed");
+        if (i == 0)
+            text += tr(" (baseline)");
+        auto* item = new QListWidgetItem(text, m_list);
+        item->setToolTip(r.error.isEmpty() ? r.path : r.error);
+        if (!r.error.isEmpty()) {
+            item->setIcon(QIcon::fromTheme(QStringLiteral("dialog-error")));
+            item->setForeground(QColor(0xC0, 0x20, 0x20));
+        }
+    }
+    m_list->setCurrentRow(std::min(current, runCount() - 1));
+    fillTable();
+
+    std::vector<CompareChart::Bar> bars;
+    for (const auto& r : m_runs)
+        if (r->summary && !r->busy)
+            bars.push_back({r->summary->ranks == 1 ? tr("%1 · 1 GPU").arg(r->name)
+                                                   : tr("%1 · %2 GPUs").arg(r->name).arg(r->summary->ranks),
+                            *r->summary});
+    m_chart->setBars(std::move(bars));
+    m_errors->setText(errorText());
+    m_errors->setVisible(!m_errors->text().isEmpty());
+    m_finding->setText(finding());
+    m_finding->setVisible(!m_finding->text().isEmpty());
+    updateButtons();
+    emit runsChanged();
+}
+
+QString CompareWindow::errorText() const
+{
+    QStringList lines;
+    for (const auto& r : m_runs)
+        if (!r->busy && !r->error.isEmpty())
+            lines << r->error;
+    return lines.join(QLatin1Char('\n'));
+}
+
+QString CompareWindow::finding() const
+{
+    const auto loaded = summaries();
+    if (loaded.size() < 2)
+        return {};
+    const RunSummary& a = loaded.front();
+    const RunSummary* largest = &loaded.back();
+    for (const auto& r : loaded)
+        if (r.ranks >= largest->ranks)
+            largest = &r;
+    const RunSummary& b = *largest;
+    auto gpus = [](int n) { return n == 1 ? tr("1 GPU") : tr("%1 GPUs").arg(n); };
+    return tr("From %1 to %2: step time %3 → %4 (efficiency %5); exposed communication %6 → %7 per step "
+              "(%8 → %9 of the step).")
+        .arg(gpus(a.ranks), gpus(b.ranks), duration(a.stepNs), duration(b.stepNs),
+             percent(weakScalingEfficiency(a, b)), duration(a.exposedNs), duration(b.exposedNs),
+             percent(exposedShare(a)), percent(exposedShare(b)));
+}
+
+void CompareWindow::fillTable()
+{
+    m_table->setSortingEnabled(false);
+    m_table->clearContents();
+    m_table->setRowCount(runCount());
+    const auto loaded = summaries();
+    const RunSummary* base = loaded.empty() ? nullptr : &loaded.front();
+    const QColor errorColour(0xC0, 0x20, 0x20);
+    for (int row = 0; row < runCount(); ++row) {
+        const Run& r = *m_runs[std::size_t(row)];
+        auto set = [&](int col, const QString& text, std::optional<double> key, Qt::Alignment align) {
+            auto* item = new SortItem(text);
+            if (key)
+                item->setData(Qt::UserRole, *key);
+            item->setTextAlignment(align | Qt::AlignVCenter);
+            m_table->setItem(row, col, item);
+            return item;
+        };
+        auto* nameItem = set(ColRun, r.name, double(row), Qt::AlignLeft);
+        nameItem->setToolTip(r.path);
+        if (row == 0) {
+            QFont f = nameItem->font();
+            f.setBold(true);
+            nameItem->setFont(f);
+        }
+        if (r.busy) {
+            set(ColStatus, tr("loading…"), std::nullopt, Qt::AlignLeft);
+            continue;
+        }
+        if (!r.summary) {
+            auto* item = set(ColStatus, r.error, std::nullopt, Qt::AlignLeft);
+            item->setForeground(errorColour);
+            item->setToolTip(r.error);
+            item->setIcon(QIcon::fromTheme(QStringLiteral("dialog-error")));
+            nameItem->setForeground(errorColour);
+            continue;
+        }
+        const RunSummary& s = *r.summary;
+        const Qt::Alignment num = Qt::AlignRight;
+        set(ColRanks, QString::number(s.ranks), double(s.ranks), num);
+        set(ColSteps, s.stepsUsed > 0 ? QString::number(s.stepsUsed) : QStringLiteral("-"), double(s.stepsUsed), num);
+        set(ColStep, duration(s.stepNs), double(s.stepNs), num);
+        set(ColCompute, duration(s.computeNs), double(s.computeNs), num);
+        set(ColCommBusy, duration(s.commBusyNs), double(s.commBusyNs), num);
+        set(ColHidden, duration(s.hiddenNs), double(s.hiddenNs), num);
+        auto* exposed = set(ColExposed, duration(s.exposedNs), double(s.exposedNs), num);
+        if (s.worstExposedRank >= 0 && s.ranks > 1)
+            exposed->setToolTip(tr("Worst rank: %1 with %2 exposed per step")
+                                    .arg(s.worstExposedRank)
+                                    .arg(duration(s.worstExposedNs)));
+        set(ColOverlap, percent(s.overlapRatio), s.overlapRatio, num);
+        set(ColExposedShare, percent(exposedShare(s)), exposedShare(s), num);
+        const bool multi = s.ranks > 1;
+        set(ColWaiting, multi ? duration(s.waitNs) : QStringLiteral("-"),
+            multi ? std::optional<double>(double(s.waitNs)) : std::nullopt, num);
+        set(ColTransfer, multi ? duration(s.transferNs) : QStringLiteral("-"),
+            multi ? std::optional<double>(double(s.transferNs)) : std::nullopt, num);
+        const auto eff = base ? weakScalingEfficiency(*base, s) : std::nullopt;
+        set(ColEfficiency, percent(eff), eff, num);
+        // Notes on a run that loaded go in the tooltip: the Status column is only shown for loading and errors.
+        QString note = r.path;
+        if (s.stepsUsed == 0)
+            note += tr("\nNo steps found: whole trace per rank.");
+        else if (!s.stepSource.empty())
+            note += tr("\nSteps from: %1").arg(QString::fromStdString(s.stepSource));
+        if (s.unmatchedCollectives > 0) {
+            note += tr("\n%1 collective(s) not matched across ranks.").arg(s.unmatchedCollectives);
+            set(ColStatus, tr("%1 collective(s) not matched").arg(s.unmatchedCollectives), std::nullopt,
+                Qt::AlignLeft);
+        }
+        nameItem->setToolTip(note);
+    }
+    m_table->setSortingEnabled(true);
+    m_table->resizeColumnToContents(ColRun);
+    m_table->setColumnWidth(ColRun, std::min(m_table->columnWidth(ColRun), 180));
+    bool anyStatus = false;
+    for (int row = 0; row < m_table->rowCount(); ++row)
+        anyStatus = anyStatus || m_table->item(row, ColStatus);
+    m_table->setColumnHidden(ColStatus, !anyStatus);
+}
+
+void CompareWindow::updateButtons()
+{
+    const int row = m_list->currentRow();
+    m_remove->setEnabled(row >= 0);
+    m_up->setEnabled(row > 0);
+    m_down->setEnabled(row >= 0 && row + 1 < runCount());
+    const bool any = !summaries().empty();
+    m_copyCsv->setEnabled(any);
+    m_saveCsv->setEnabled(any);
+    m_saveJson->setEnabled(any);
+}
+
+QString CompareWindow::csv() const
+{
+    // Plain numbers (ns, %) rather than the table's readable units, so a spreadsheet can compute with them.
+    QString out = QStringLiteral("run,trace,ranks,steps_used,step_ns,compute_ns,comm_busy_ns,hidden_ns,exposed_ns,"
+                                 "overlap_pct,exposed_pct_of_step,waiting_ns,transfer_ns,efficiency_pct\n");
+    auto pct = [](std::optional<double> v) { return v ? QString::number(*v * 100.0, 'f', 2) : QString(); };
+    const auto loaded = summaries();
+    for (const auto& r : m_runs) {
+        if (!r->summary || r->busy)
+            continue;
+        const RunSummary& s = *r->summary;
+        const bool multi = s.ranks > 1;
+        QStringList f{csvField(r->name),
+                      csvField(r->path),
+                      QString::number(s.ranks),
+                      QString::number(s.stepsUsed),
+                      QString::number(s.stepNs),
+                      QString::number(s.computeNs),
+                      QString::number(s.commBusyNs),
+                      QString::number(s.hiddenNs),
+                      QString::number(s.exposedNs),
+                      pct(s.overlapRatio),
+                      pct(exposedShare(s)),
+                      multi ? QString::number(s.waitNs) : QString(),
+                      multi ? QString::number(s.transferNs) : QString(),
+                      pct(weakScalingEfficiency(loaded.front(), s))};
+        out += f.join(QLatin1Char(',')) + QLatin1Char('\n');
+    }
+    return out;
+}
+
+QString CompareWindow::json() const
+{
+    return QString::fromStdString(compareJson(summaries()));
+}
+
+QString CompareWindow::lastFolder() const
+{
+    return QSettings().value(QStringLiteral("compare/lastFolder"), QDir::homePath()).toString();
+}
+
+void CompareWindow::rememberFolder(const QString& path)
+{
+    QFileInfo info(path);
+    QSettings().setValue(QStringLiteral("compare/lastFolder"),
+                         info.isDir() ? info.dir().absolutePath() : info.absolutePath());
+}
+
+void CompareWindow::addDialog(bool folder)
+{
+    if (folder) {
+        const QString dir = QFileDialog::getExistingDirectory(this, tr("Add Run (Trace Folder)"), lastFolder());
+        if (dir.isEmpty())
+            return;
+        rememberFolder(dir);
+        addRun(dir);
+        return;
+    }
+    const QStringList files = QFileDialog::getOpenFileNames(this, tr("Add Run (OTF2 Anchor)"), lastFolder(),
+                                                            tr("OTF2 anchor files (*.otf2);;All files (*)"));
+    for (const auto& f : files)
+        addRun(f);
+    if (!files.isEmpty())
+        rememberFolder(files.front());
+}
+
+void CompareWindow::saveDialog(bool asJson)
+{
+    const QString suggested = QDir(lastFolder()).filePath(asJson ? QStringLiteral("compare.json")
+                                                                 : QStringLiteral("compare.csv"));
+    const QString path = QFileDialog::getSaveFileName(
+        this, asJson ? tr("Save Comparison as JSON") : tr("Save Comparison as CSV"), suggested,
+        asJson ? tr("JSON (*.json)") : tr("CSV (*.csv)"));
+    if (path.isEmpty())
+        return;
+    QSaveFile file(path);
+    const QByteArray bytes = (asJson ? json() : csv()).toUtf8();
+    if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit()) {
+        QMessageBox::warning(this, tr("Save Failed"), tr("%1: %2").arg(path, file.errorString()));
+        return;
+    }
+    rememberFolder(path);
+}
+
+void CompareWindow::dragEnterEvent(QDragEnterEvent* event)
+{
+    if (event->mimeData()->hasUrls())
+        event->acceptProposedAction();
+}
+
+void CompareWindow::dropEvent(QDropEvent* event)
+{
+    const auto urls = event->mimeData()->urls();
+    for (const auto& url : urls)
+        if (url.isLocalFile())
+            addRun(url.toLocalFile());
+    event->acceptProposedAction();
+}
+
+} // namespace exposure

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// "Compare Runs": the same per-run summary as `exposure-cli compare`, for runs of one training at different
+// scales (1, 4, 8 GPUs ...), as a table and a stacked bar chart of where each run's step time goes.
+#pragma once
+
+#include "analysis/analysis.h"
+#include "analysis/compare.h"
+#include "model/trace.h"
+
+#include <QDialog>
+#include <QString>
+#include <QStringList>
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <vector>
+
+class QLabel;
+class QListWidget;
+class QPushButton;
+class QSpinBox;
+class QTableWidget;
+
+namespace exposure {
+
+// One horizontal stacked bar per run: compute only, hidden communication, exposed communication and
+// idle/other, all scaled to the slowest run's step time so that slower steps are longer bars.
+class CompareChart : public QWidget
+{
+    Q_OBJECT
+public:
+    enum Part { ComputeOnly, Hidden, Exposed, Idle, PartCount };
+    struct Bar
+    {
+        QString label;
+        RunSummary summary;
+    };
+
+    explicit CompareChart(QWidget* parent = nullptr);
+    void setBars(std::vector<Bar> bars);
+    int barCount() const { return int(m_bars.size()); }
+    // Pixel rectangle of one part of bar `index` (empty if that part has no width); for tests and tooltips.
+    QRectF partRect(int index, Part part) const;
+    // Durations of the parts of a run's mean step (they add up to its step time).
+    static std::array<TimeNs, PartCount> parts(const RunSummary& s);
+    static QString partName(Part part);
+
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+    bool event(QEvent* event) override;
+
+private:
+    struct Geometry
+    {
+        double x0 = 0, width = 0, top = 0, barH = 0, gap = 0;
+        int labelW = 0;
+    };
+    Geometry geometry() const;
+    TimeNs scaleMax() const;
+
+    std::vector<Bar> m_bars;
+};
+
+class CompareWindow : public QDialog
+{
+    Q_OBJECT
+public:
+    enum Column { ColRun, ColRanks, ColSteps, ColStep, ColCompute, ColCommBusy, ColHidden, ColExposed, ColOverlap,
+                  ColExposedShare, ColWaiting, ColTransfer, ColEfficiency, ColStatus, ColCount };
+
+    explicit CompareWindow(QWidget* parent = nullptr);
+    ~CompareWindow() override; // cancels the loads and waits for them
+
+    // Loads `path` in the background (loadTrace + analyze with the default rules + summarizeRun).
+    void addRun(const QString& path);
+    // A run that is already loaded (e.g. the trace open in the main window): only summarised.
+    void addLoadedRun(const QString& path, std::shared_ptr<const Trace> trace,
+                      std::shared_ptr<const Analysis> analysis);
+    void removeRun(int index);
+    void moveRun(int from, int to);
+    int runCount() const { return int(m_runs.size()); }
+    QString runPath(int index) const;
+    bool isLoading() const;
+
+    void setSkipSteps(int n);
+    int skipSteps() const;
+
+    // Summaries of the runs that loaded, in run order (the first is the efficiency baseline).
+    std::vector<RunSummary> summaries() const;
+    QString csv() const;
+    QString json() const;
+
+    QTableWidget* table() const { return m_table; }
+    CompareChart* chart() const { return m_chart; }
+    QListWidget* runList() const { return m_list; }
+    // The errors of the runs that failed, one "<file>: <problem>" a line, shown under the table.
+    QString errorText() const;
+    // One sentence comparing the run with the most GPUs (the last of them) with the baseline (shown under the chart); empty with fewer than two.
+    QString finding() const;
+
+    static QStringList columnTitles();
+
+signals:
+    void runsChanged(); // a run was added, removed, moved, loaded, or failed
+
+protected:
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+
+private:
+    struct Run
+    {
+        quint64 id = 0;
+        QString path;
+        QString name;
+        std::shared_ptr<const Trace> trace;
+        std::shared_ptr<const Analysis> analysis;
+        std::optional<RunSummary> summary;
+        QString error;
+        bool busy = false;
+        quint64 generation = 0; // results of older jobs (before a skip-steps change) are dropped
+        std::shared_ptr<std::atomic<bool>> cancel;
+    };
+    struct JobResult;
+
+    void startJob(Run& run);
+    void finishJob(quint64 id, quint64 generation, const JobResult& result);
+    Run* findRun(quint64 id);
+    void refresh();
+    void fillTable();
+    void updateButtons();
+    void addDialog(bool folder);
+    void saveDialog(bool json);
+    QString lastFolder() const;
+    void rememberFolder(const QString& path);
+
+    std::vector<std::unique_ptr<Run>> m_runs;
+    quint64 m_nextId = 1;
+    QListWidget* m_list;
+    QTableWidget* m_table;
+    CompareChart* m_chart;
+    QSpinBox* m_skip;
+    QLabel* m_caption;
+    QLabel* m_finding;
+    QLabel* m_errors;
+    QPushButton* m_remove;
+    QPushButton* m_up;
+    QPushButton* m_down;
+    QPushButton* m_copyCsv;
+    QPushButton* m_saveCsv;
+    QPushButton* m_saveJson;
+};
+
+} // namespace exposure

@@ -1,0 +1,571 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "figure/figurespec.h"
+
+#include "analysis/analysis.h"
+#include "model/timeformat.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSaveFile>
+#include <QSet>
+
+#include <cmath>
+
+namespace exposure {
+
+namespace {
+
+[[noreturn]] void fail(const QString& source, const QString& problem)
+{
+    throw FigureSpecError(QString(source + QStringLiteral(": ") + problem).toStdString());
+}
+
+QString rangeKindName(FigureSpec::RangeKind k)
+{
+    switch (k) {
+    case FigureSpec::RangeKind::Visible: return QStringLiteral("visible");
+    case FigureSpec::RangeKind::Custom: return QStringLiteral("range");
+    case FigureSpec::RangeKind::Step: return QStringLiteral("step");
+    case FigureSpec::RangeKind::Whole: break;
+    }
+    return QStringLiteral("whole");
+}
+
+QString rowsKindName(FigureSpec::RowsKind k)
+{
+    switch (k) {
+    case FigureSpec::RowsKind::Gpu: return QStringLiteral("gpu");
+    case FigureSpec::RowsKind::Overlap: return QStringLiteral("overlap");
+    case FigureSpec::RowsKind::List: return QStringLiteral("list");
+    case FigureSpec::RowsKind::All: break;
+    }
+    return QStringLiteral("all");
+}
+
+// Rejects keys the format does not know: a misspelt "heigth" must not silently give the default height.
+void checkKeys(const QJsonObject& o, std::initializer_list<const char*> known, const QString& where,
+               const QString& source)
+{
+    for (auto it = o.begin(); it != o.end(); ++it) {
+        bool ok = false;
+        for (const char* k : known)
+            ok = ok || it.key() == QLatin1String(k);
+        if (!ok)
+            fail(source, QStringLiteral("unknown key '%1' in %2").arg(it.key(), where));
+    }
+}
+
+QJsonObject objectAt(const QJsonObject& o, const char* key, const QString& source)
+{
+    const QJsonValue v = o.value(QLatin1String(key));
+    if (v.isUndefined())
+        return {};
+    if (!v.isObject())
+        fail(source, QStringLiteral("'%1' must be an object").arg(QLatin1String(key)));
+    return v.toObject();
+}
+
+QString stringAt(const QJsonObject& o, const char* key, const QString& def, const QString& source)
+{
+    const QJsonValue v = o.value(QLatin1String(key));
+    if (v.isUndefined())
+        return def;
+    if (!v.isString())
+        fail(source, QStringLiteral("'%1' must be a string").arg(QLatin1String(key)));
+    return v.toString();
+}
+
+double numberAt(const QJsonObject& o, const char* key, double def, const QString& source)
+{
+    const QJsonValue v = o.value(QLatin1String(key));
+    if (v.isUndefined())
+        return def;
+    if (!v.isDouble())
+        fail(source, QStringLiteral("'%1' must be a number").arg(QLatin1String(key)));
+    return v.toDouble();
+}
+
+int intAt(const QJsonObject& o, const char* key, int def, const QString& source)
+{
+    const double d = numberAt(o, key, def, source);
+    if (d != std::floor(d) || std::abs(d) > 1e9)
+        fail(source, QStringLiteral("'%1' must be an integer").arg(QLatin1String(key)));
+    return int(d);
+}
+
+bool boolAt(const QJsonObject& o, const char* key, bool def, const QString& source)
+{
+    const QJsonValue v = o.value(QLatin1String(key));
+    if (v.isUndefined())
+        return def;
+    if (!v.isBool())
+        fail(source, QStringLiteral("'%1' must be true or false").arg(QLatin1String(key)));
+    return v.toBool();
+}
+
+// "fromNs": integer ns, or "from": "1.5ms".
+TimeNs timeAt(const QJsonObject& o, const char* nsKey, const char* textKey, const QString& source)
+{
+    if (o.contains(QLatin1String(nsKey))) {
+        const double d = numberAt(o, nsKey, 0, source);
+        if (d != std::floor(d) || std::abs(d) > 9e15)
+            fail(source, QStringLiteral("'%1' must be an integer number of nanoseconds").arg(QLatin1String(nsKey)));
+        return TimeNs(d);
+    }
+    const QString text = stringAt(o, textKey, QString(), source);
+    if (text.isEmpty())
+        fail(source, QStringLiteral("range needs '%1' (or '%2')").arg(QLatin1String(nsKey), QLatin1String(textKey)));
+    const auto v = parseDuration(text.toStdString());
+    if (!v)
+        fail(source, QStringLiteral("'%1': '%2' is not a time (use 120ns, 350us, 1.5ms, 2s)")
+                         .arg(QLatin1String(textKey), text));
+    return *v;
+}
+
+} // namespace
+
+QString figureFormatName(FigureSpec::Format f)
+{
+    switch (f) {
+    case FigureSpec::Format::Svg: return QStringLiteral("svg");
+    case FigureSpec::Format::Pdf: return QStringLiteral("pdf");
+    case FigureSpec::Format::Png: break;
+    }
+    return QStringLiteral("png");
+}
+
+bool figureFormatFromName(const QString& name, FigureSpec::Format* f)
+{
+    const QString n = name.trimmed().toLower();
+    if (n == QLatin1String("png"))
+        *f = FigureSpec::Format::Png;
+    else if (n == QLatin1String("svg"))
+        *f = FigureSpec::Format::Svg;
+    else if (n == QLatin1String("pdf"))
+        *f = FigureSpec::Format::Pdf;
+    else
+        return false;
+    return true;
+}
+
+QString legendPositionName(LegendPosition p)
+{
+    switch (p) {
+    case LegendPosition::Bottom: return QStringLiteral("bottom");
+    case LegendPosition::Right: return QStringLiteral("right");
+    case LegendPosition::InsideTopRight: return QStringLiteral("inside");
+    case LegendPosition::Top: break;
+    }
+    return QStringLiteral("top");
+}
+
+bool legendPositionFromName(const QString& name, LegendPosition* p)
+{
+    const QString n = name.trimmed().toLower();
+    if (n == QLatin1String("top"))
+        *p = LegendPosition::Top;
+    else if (n == QLatin1String("bottom"))
+        *p = LegendPosition::Bottom;
+    else if (n == QLatin1String("right"))
+        *p = LegendPosition::Right;
+    else if (n == QLatin1String("inside"))
+        *p = LegendPosition::InsideTopRight;
+    else
+        return false;
+    return true;
+}
+
+QString timeUnitName(TimeUnit u)
+{
+    switch (u) {
+    case TimeUnit::Nanoseconds: return QStringLiteral("ns");
+    case TimeUnit::Microseconds: return QStringLiteral("us");
+    case TimeUnit::Milliseconds: return QStringLiteral("ms");
+    case TimeUnit::Seconds: return QStringLiteral("s");
+    case TimeUnit::Auto: break;
+    }
+    return QStringLiteral("auto");
+}
+
+bool timeUnitFromName(const QString& name, TimeUnit* u)
+{
+    const QString n = name.trimmed().toLower();
+    if (n == QLatin1String("auto"))
+        *u = TimeUnit::Auto;
+    else if (n == QLatin1String("ns"))
+        *u = TimeUnit::Nanoseconds;
+    else if (n == QLatin1String("us") || n == QStringLiteral("\u00B5s"))
+        *u = TimeUnit::Microseconds;
+    else if (n == QLatin1String("ms"))
+        *u = TimeUnit::Milliseconds;
+    else if (n == QLatin1String("s"))
+        *u = TimeUnit::Seconds;
+    else
+        return false;
+    return true;
+}
+
+bool parseRowsArgument(const QString& text, FigureSpec* spec, QString* error)
+{
+    const QString t = text.trimmed().toLower();
+    if (t == QLatin1String("all")) {
+        spec->rows = FigureSpec::RowsKind::All;
+    } else if (t == QLatin1String("gpu")) {
+        spec->rows = FigureSpec::RowsKind::Gpu;
+    } else if (t == QLatin1String("overlap")) {
+        spec->rows = FigureSpec::RowsKind::Overlap;
+    } else {
+        QStringList list;
+        for (const QString& part : t.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+            const QString p = part.trimmed();
+            const QStringList rl = p.split(QLatin1Char(':'));
+            bool ok = rl.size() <= 2;
+            if (ok)
+                rl[0].toUInt(&ok);
+            if (ok && rl.size() == 2 && rl[1] != QLatin1String("overlap"))
+                rl[1].toUInt(&ok);
+            if (!ok) {
+                *error = QStringLiteral("'%1' is not a row (use all, gpu, overlap, or a list such as "
+                                        "0,1:2,1:overlap of ranks, rank:lane or rank:overlap)")
+                             .arg(p);
+                return false;
+            }
+            list << p;
+        }
+        if (list.isEmpty()) {
+            *error = QStringLiteral("no rows given");
+            return false;
+        }
+        spec->rows = FigureSpec::RowsKind::List;
+        spec->rowList = list;
+    }
+    return true;
+}
+
+QSize FigureSpec::pixelSize() const
+{
+    if (sizeUnit == SizeUnit::Pixels)
+        return QSize(widthPx, heightPx);
+    return QSize(int(std::lround(widthMm * dpi / 25.4)), int(std::lround(heightMm * dpi / 25.4)));
+}
+
+QSizeF FigureSpec::sizeMm() const
+{
+    if (sizeUnit == SizeUnit::Millimetres)
+        return QSizeF(widthMm, heightMm);
+    return QSizeF(widthPx * 25.4 / dpi, heightPx * 25.4 / dpi);
+}
+
+void FigureSpec::validate(const QString& source) const
+{
+    if (dpi < 30 || dpi > 2400)
+        fail(source, QStringLiteral("dpi %1 is out of range (30 to 2400)").arg(dpi));
+    if (sizeUnit == SizeUnit::Pixels) {
+        if (widthPx < 100 || heightPx < 60 || widthPx > 20000 || heightPx > 20000)
+            fail(source, QStringLiteral("size %1×%2 px is out of range (100×60 to 20000×20000)")
+                             .arg(widthPx).arg(heightPx));
+    } else {
+        if (!(widthMm >= 20 && heightMm >= 10 && widthMm <= 2000 && heightMm <= 2000))
+            fail(source, QStringLiteral("size %1×%2 mm is out of range (20×10 to 2000×2000)")
+                             .arg(widthMm).arg(heightMm));
+        const QSize px = pixelSize();
+        if (px.width() > 20000 || px.height() > 20000)
+            fail(source, QStringLiteral("%1×%2 mm at %3 dpi is %4×%5 px, more than 20000 px")
+                             .arg(widthMm).arg(heightMm).arg(dpi).arg(px.width()).arg(px.height()));
+    }
+    if (!(fontSize >= 2 && fontSize <= 72))
+        fail(source, QStringLiteral("font size %1 pt is out of range (2 to 72)").arg(fontSize));
+    if ((rangeKind == RangeKind::Custom || rangeKind == RangeKind::Visible) && range.end <= range.start)
+        fail(source, QStringLiteral("the range %1 to %2 is empty")
+                         .arg(QString::fromStdString(formatDuration(range.start)),
+                              QString::fromStdString(formatDuration(range.end))));
+    if (rows == RowsKind::List && rowList.isEmpty())
+        fail(source, QStringLiteral("the row list is empty"));
+}
+
+QByteArray FigureSpec::toJson() const
+{
+    QJsonObject o;
+    o.insert(QStringLiteral("exposureFigure"), kVersion);
+    o.insert(QStringLiteral("trace"), tracePath);
+    o.insert(QStringLiteral("format"), figureFormatName(format));
+
+    QJsonObject r;
+    r.insert(QStringLiteral("kind"), rangeKindName(rangeKind));
+    if (rangeKind == RangeKind::Custom || rangeKind == RangeKind::Visible) {
+        r.insert(QStringLiteral("fromNs"), double(range.start));
+        r.insert(QStringLiteral("toNs"), double(range.end));
+    } else if (rangeKind == RangeKind::Step) {
+        r.insert(QStringLiteral("step"), step);
+    }
+    o.insert(QStringLiteral("range"), r);
+
+    QJsonObject rw;
+    rw.insert(QStringLiteral("select"), rowsKindName(rows));
+    if (rows == RowsKind::List)
+        rw.insert(QStringLiteral("list"), QJsonArray::fromStringList(rowList));
+    rw.insert(QStringLiteral("overlapLanes"), overlapLanes);
+    o.insert(QStringLiteral("rows"), rw);
+
+    o.insert(QStringLiteral("palette"), paletteKindName(palette));
+
+    QJsonObject sz;
+    if (sizeUnit == SizeUnit::Pixels) {
+        sz.insert(QStringLiteral("unit"), QStringLiteral("px"));
+        sz.insert(QStringLiteral("width"), widthPx);
+        sz.insert(QStringLiteral("height"), heightPx);
+    } else {
+        sz.insert(QStringLiteral("unit"), QStringLiteral("mm"));
+        sz.insert(QStringLiteral("width"), widthMm);
+        sz.insert(QStringLiteral("height"), heightMm);
+    }
+    sz.insert(QStringLiteral("dpi"), dpi);
+    o.insert(QStringLiteral("size"), sz);
+
+    QJsonObject f;
+    f.insert(QStringLiteral("family"), fontFamily);
+    f.insert(QStringLiteral("size"), fontSize);
+    o.insert(QStringLiteral("font"), f);
+
+    QJsonObject l;
+    l.insert(QStringLiteral("show"), legend);
+    l.insert(QStringLiteral("position"), legendPositionName(legendPosition));
+    o.insert(QStringLiteral("legend"), l);
+
+    o.insert(QStringLiteral("title"), title);
+    QJsonObject ta;
+    ta.insert(QStringLiteral("label"), timeAxisLabel);
+    ta.insert(QStringLiteral("unit"), timeUnitName(timeUnit));
+    o.insert(QStringLiteral("timeAxis"), ta);
+    return QJsonDocument(o).toJson(QJsonDocument::Indented);
+}
+
+FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
+{
+    QJsonParseError err;
+    const QJsonDocument doc = QJsonDocument::fromJson(json, &err);
+    if (err.error != QJsonParseError::NoError)
+        fail(src, QStringLiteral("not valid JSON at byte %1: %2").arg(err.offset).arg(err.errorString()));
+    if (!doc.isObject())
+        fail(src, QStringLiteral("a figure spec is a JSON object"));
+    const QJsonObject o = doc.object();
+    if (!o.contains(QStringLiteral("exposureFigure")))
+        fail(src, QStringLiteral("not a figure spec (no \"exposureFigure\" version key)"));
+    const int version = intAt(o, "exposureFigure", 0, src);
+    if (version < 1 || version > kVersion)
+        fail(src, QStringLiteral("figure spec version %1 is not supported (this build reads version %2)")
+                      .arg(version).arg(kVersion));
+    checkKeys(o, {"exposureFigure", "trace", "format", "range", "rows", "palette", "size", "font", "legend", "title",
+                  "timeAxis"},
+              QStringLiteral("the spec"), src);
+
+    FigureSpec s;
+    s.tracePath = stringAt(o, "trace", s.tracePath, src);
+    const QString fmt = stringAt(o, "format", figureFormatName(s.format), src);
+    if (!figureFormatFromName(fmt, &s.format))
+        fail(src, QStringLiteral("format '%1' is not png, svg or pdf").arg(fmt));
+
+    const QJsonObject r = objectAt(o, "range", src);
+    checkKeys(r, {"kind", "fromNs", "toNs", "from", "to", "step"}, QStringLiteral("'range'"), src);
+    const QString kind = stringAt(r, "kind", QStringLiteral("whole"), src);
+    if (kind == QLatin1String("whole")) {
+        s.rangeKind = RangeKind::Whole;
+    } else if (kind == QLatin1String("visible") || kind == QLatin1String("range")) {
+        s.rangeKind = kind == QLatin1String("visible") ? RangeKind::Visible : RangeKind::Custom;
+        s.range.start = timeAt(r, "fromNs", "from", src);
+        s.range.end = timeAt(r, "toNs", "to", src);
+    } else if (kind == QLatin1String("step")) {
+        s.rangeKind = RangeKind::Step;
+        if (!r.contains(QStringLiteral("step")))
+            fail(src, QStringLiteral("a range of kind 'step' needs 'step'"));
+        s.step = intAt(r, "step", 0, src);
+    } else {
+        fail(src, QStringLiteral("range kind '%1' is not whole, visible, range or step").arg(kind));
+    }
+
+    const QJsonObject rw = objectAt(o, "rows", src);
+    checkKeys(rw, {"select", "list", "overlapLanes"}, QStringLiteral("'rows'"), src);
+    const QString select = stringAt(rw, "select", QStringLiteral("all"), src);
+    QString rowsText = select;
+    if (select == QLatin1String("list")) {
+        const QJsonValue lv = rw.value(QStringLiteral("list"));
+        if (!lv.isArray())
+            fail(src, QStringLiteral("rows of kind 'list' need a 'list' array"));
+        QStringList parts;
+        for (const QJsonValue& v : lv.toArray()) {
+            if (!v.isString())
+                fail(src, QStringLiteral("'rows.list' entries are strings such as \"0\", \"1:2\", \"1:overlap\""));
+            parts << v.toString();
+        }
+        rowsText = parts.join(QLatin1Char(','));
+    } else if (select != QLatin1String("all") && select != QLatin1String("gpu") && select != QLatin1String("overlap")) {
+        fail(src, QStringLiteral("rows 'select' '%1' is not all, gpu, overlap or list").arg(select));
+    }
+    QString rowError;
+    if (!parseRowsArgument(rowsText, &s, &rowError))
+        fail(src, rowError);
+    s.overlapLanes = boolAt(rw, "overlapLanes", s.overlapLanes, src);
+
+    const QString pal = stringAt(o, "palette", paletteKindName(s.palette), src);
+    bool palOk = false;
+    s.palette = paletteKindFromName(pal, &palOk);
+    if (!palOk)
+        fail(src, QStringLiteral("palette '%1' is not default, colorblind or grayscale").arg(pal));
+
+    const QJsonObject sz = objectAt(o, "size", src);
+    checkKeys(sz, {"unit", "width", "height", "dpi"}, QStringLiteral("'size'"), src);
+    const QString unit = stringAt(sz, "unit", QStringLiteral("px"), src);
+    if (unit == QLatin1String("px")) {
+        s.sizeUnit = SizeUnit::Pixels;
+        s.widthPx = intAt(sz, "width", s.widthPx, src);
+        s.heightPx = intAt(sz, "height", s.heightPx, src);
+    } else if (unit == QLatin1String("mm")) {
+        s.sizeUnit = SizeUnit::Millimetres;
+        s.widthMm = numberAt(sz, "width", s.widthMm, src);
+        s.heightMm = numberAt(sz, "height", s.heightMm, src);
+    } else {
+        fail(src, QStringLiteral("size unit '%1' is not px or mm").arg(unit));
+    }
+    s.dpi = intAt(sz, "dpi", s.dpi, src);
+
+    const QJsonObject f = objectAt(o, "font", src);
+    checkKeys(f, {"family", "size"}, QStringLiteral("'font'"), src);
+    s.fontFamily = stringAt(f, "family", s.fontFamily, src);
+    s.fontSize = numberAt(f, "size", s.fontSize, src);
+
+    const QJsonObject l = objectAt(o, "legend", src);
+    checkKeys(l, {"show", "position"}, QStringLiteral("'legend'"), src);
+    s.legend = boolAt(l, "show", s.legend, src);
+    const QString pos = stringAt(l, "position", legendPositionName(s.legendPosition), src);
+    if (!legendPositionFromName(pos, &s.legendPosition))
+        fail(src, QStringLiteral("legend position '%1' is not top, bottom, right or inside").arg(pos));
+
+    s.title = stringAt(o, "title", s.title, src);
+    const QJsonObject ta = objectAt(o, "timeAxis", src);
+    checkKeys(ta, {"label", "unit"}, QStringLiteral("'timeAxis'"), src);
+    s.timeAxisLabel = stringAt(ta, "label", s.timeAxisLabel, src);
+    const QString tu = stringAt(ta, "unit", timeUnitName(s.timeUnit), src);
+    if (!timeUnitFromName(tu, &s.timeUnit))
+        fail(src, QStringLiteral("time unit '%1' is not auto, ns, us, ms or s").arg(tu));
+
+    s.validate(src);
+    return s;
+}
+
+FigureSpec FigureSpec::load(const QString& path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        fail(path, QStringLiteral("cannot read the figure spec (%1)").arg(file.errorString()));
+    if (file.size() > 1 << 20)
+        fail(path, QStringLiteral("too large for a figure spec (%1 bytes)").arg(file.size()));
+    return fromJson(file.readAll(), path);
+}
+
+void FigureSpec::save(const QString& path) const
+{
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        fail(path, QStringLiteral("cannot write the figure spec (%1)").arg(file.errorString()));
+    file.write(toJson());
+    if (!file.commit())
+        fail(path, QStringLiteral("cannot write the figure spec (%1)").arg(file.errorString()));
+}
+
+TimeRange FigureSpec::resolveRange(const Trace& trace, const Analysis* analysis) const
+{
+    const QString src = QString::fromStdString(trace.sourcePath);
+    switch (rangeKind) {
+    case RangeKind::Whole: return trace.extent.isEmpty() ? TimeRange{0, 1000} : trace.extent;
+    case RangeKind::Visible:
+    case RangeKind::Custom:
+        if (range.end <= trace.extent.start || range.start >= trace.extent.end)
+            fail(src, QStringLiteral("the range %1 to %2 lies outside the trace (0 to %3)")
+                          .arg(QString::fromStdString(formatDuration(range.start)),
+                               QString::fromStdString(formatDuration(range.end)),
+                               QString::fromStdString(formatDuration(trace.extent.end))));
+        return range;
+    case RangeKind::Step: {
+        // The step window of all ranks together: ranks are aligned by step index.
+        TimeRange r{0, 0};
+        bool found = false;
+        QStringList available;
+        if (analysis) {
+            for (const auto& ra : analysis->ranks) {
+                for (const auto& st : ra.steps) {
+                    if (available.size() < 50 && !available.contains(QString::number(st.index)))
+                        available << QString::number(st.index);
+                    if (st.index != step)
+                        continue;
+                    r = found ? TimeRange{std::min(r.start, st.range.start), std::max(r.end, st.range.end)}
+                              : st.range;
+                    found = true;
+                }
+            }
+        }
+        if (!found || r.isEmpty())
+            fail(src, available.isEmpty()
+                          ? QStringLiteral("step %1: the trace has no training steps").arg(step)
+                          : QStringLiteral("step %1 is not in the trace (steps: %2)").arg(step).arg(available.join(QStringLiteral(", "))));
+        return r;
+    }
+    }
+    return trace.extent;
+}
+
+TimelineOptions FigureSpec::timelineOptions(const Trace& trace, const Analysis* analysis) const
+{
+    TimelineOptions o;
+    o.range = resolveRange(trace, analysis);
+    o.showOverlap = overlapLanes;
+    o.palette = palette;
+    o.legend = legend;
+    o.legendPosition = legendPosition;
+    o.title = title;
+    o.fontFamily = fontFamily;
+    o.fontPointSize = fontSize;
+    o.timeAxisLabel = timeAxisLabel;
+    o.timeUnit = timeUnit;
+    const QString src = QString::fromStdString(trace.sourcePath);
+    const int rankCount = int(trace.ranks.size());
+    switch (rows) {
+    case RowsKind::All: o.rows = RowSelection::All; break;
+    case RowsKind::Gpu: o.rows = RowSelection::GpuOnly; break;
+    case RowsKind::Overlap:
+        o.rows = RowSelection::Custom;
+        o.showOverlap = true;
+        for (int r = 0; r < rankCount; ++r)
+            o.customRows.emplace_back(r, -1);
+        break;
+    case RowsKind::List: {
+        o.rows = RowSelection::Custom;
+        for (const QString& entry : rowList) {
+            const QStringList p = entry.split(QLatin1Char(':'));
+            const int r = p[0].toInt();
+            if (r < 0 || r >= rankCount)
+                fail(src, QStringLiteral("row '%1': the trace has ranks 0 to %2").arg(entry).arg(rankCount - 1));
+            const int laneCount = int(trace.ranks[r].lanes.size());
+            if (p.size() == 1) {
+                for (int l = 0; l < laneCount; ++l)
+                    o.customRows.emplace_back(r, l);
+                if (overlapLanes)
+                    o.customRows.emplace_back(r, -1);
+            } else if (p[1] == QLatin1String("overlap")) {
+                o.customRows.emplace_back(r, -1);
+                o.showOverlap = true; // asked for by name: shown even with overlapLanes off
+            } else {
+                const int l = p[1].toInt();
+                if (l < 0 || l >= laneCount)
+                    fail(src, QStringLiteral("row '%1': rank %2 has lanes 0 to %3").arg(entry).arg(r).arg(laneCount - 1));
+                o.customRows.emplace_back(r, l);
+            }
+        }
+        break;
+    }
+    }
+    return o;
+}
+
+} // namespace exposure

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "analysis/analysis.h"
+#include "analysis/collectives.h"
+#include "import/loader.h"
+#include "view/viewindex.h"
+
+#include <QObject>
+#include <QString>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace exposure {
+
+// Everything the window shows about one trace, computed off the GUI thread.
+struct LoadedTrace
+{
+    QString path;
+    std::shared_ptr<const Trace> trace;
+    std::shared_ptr<const Analysis> analysis;
+    std::shared_ptr<const ViewIndex> index;
+    std::vector<RuleUsage> ruleUsage;
+    // NCCL kernels matched across ranks (waiting for peers vs transfer); empty groups for one rank.
+    std::shared_ptr<const CollectiveMatch> collectives;
+};
+
+// Loads and analyses a trace in a QtConcurrent job. Every load gets a generation number; results
+// and progress of older generations are dropped, so cancel() (or a newer load) takes effect at
+// once while the old job winds down through the cancel flag in LoadOptions.
+class TraceLoader : public QObject
+{
+    Q_OBJECT
+public:
+    using LoadFunction = std::function<std::shared_ptr<Trace>(const std::string& path, const LoadOptions& options)>;
+
+    explicit TraceLoader(QObject* parent = nullptr);
+    ~TraceLoader() override; // cancels and waits for running jobs
+
+    // For tests: replace loadTrace() (e.g. by a slow generator that honours the cancel flag).
+    void setLoadFunction(LoadFunction fn) { m_load = std::move(fn); }
+    void setRules(Rules rules) { m_rules = std::move(rules); }
+    const Rules& rules() const { return m_rules; }
+
+    void load(const QString& path);
+    void cancel();
+    bool isLoading() const { return m_loading; }
+    // Blocks until no job runs (tests, shutdown).
+    void waitForIdle();
+
+signals:
+    void started(const QString& path);
+    void progress(int permille, const QString& text);
+    void loaded(const exposure::LoadedTrace& result);
+    void failed(const QString& path, const QString& message);
+    void cancelled(const QString& path);
+
+private:
+    struct Job;
+    LoadFunction m_load;
+    Rules m_rules;
+    quint64 m_generation = 0;
+    bool m_loading = false;
+    QString m_path;
+    std::shared_ptr<std::atomic<bool>> m_cancel;
+    std::vector<std::shared_ptr<Job>> m_jobs;
+};
+
+} // namespace exposure
+
+Q_DECLARE_METATYPE(exposure::LoadedTrace)

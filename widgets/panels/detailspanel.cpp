@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "panels/detailspanel.h"
+
+#include "common/labels.h"
+
+#include <QHBoxLayout>
+#include <QPushButton>
+#include <QTextBrowser>
+#include <QUrl>
+#include <QVBoxLayout>
+
+namespace exposure {
+
+QString phaseLabel(Phase p)
+{
+    switch (p) {
+    case Phase::Forward: return DetailsPanel::tr("forward");
+    case Phase::Backward: return DetailsPanel::tr("backward");
+    case Phase::Optimizer: return DetailsPanel::tr("optimizer");
+    case Phase::Unknown: break;
+    }
+    return DetailsPanel::tr("unknown");
+}
+
+namespace {
+
+QString percent(TimeNs part, TimeNs whole)
+{
+    if (whole <= 0)
+        return QStringLiteral("–");
+    return QString::number(100.0 * double(part) / double(whole), 'f', 1) + QStringLiteral(" %");
+}
+
+QString nsAndUnit(TimeNs ns)
+{
+    return QStringLiteral("%1 (%2 ns)").arg(durationText(ns), groupDigits(std::uint64_t(std::max<TimeNs>(0, ns))));
+}
+
+} // namespace
+
+DetailsPanel::DetailsPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_view(new QTextBrowser(this))
+    , m_prev(new QPushButton(tr("◀ Previous"), this))
+    , m_next(new QPushButton(tr("Next ▶"), this))
+    , m_zoom(new QPushButton(tr("Zoom to it"), this))
+{
+    m_prev->setToolTip(tr("Select the previous instance of this kernel on the same stream"));
+    m_next->setToolTip(tr("Select the next instance of this kernel on the same stream"));
+    m_zoom->setToolTip(tr("Zoom the timeline to the selected kernel"));
+    m_view->setOpenLinks(false);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(m_prev);
+    buttons->addWidget(m_next);
+    buttons->addStretch();
+    buttons->addWidget(m_zoom);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(m_view);
+    layout->addLayout(buttons);
+    connect(m_prev, &QPushButton::clicked, this, &DetailsPanel::previousInstanceRequested);
+    connect(m_next, &QPushButton::clicked, this, &DetailsPanel::nextInstanceRequested);
+    connect(m_zoom, &QPushButton::clicked, this, &DetailsPanel::zoomToSelectionRequested);
+    connect(m_view, &QTextBrowser::anchorClicked, this, [this](const QUrl& url) {
+        // Links are "peer:<index into m_peers>"; anything else is ignored (no external links here).
+        if (url.scheme() != QLatin1String("peer"))
+            return;
+        bool ok = false;
+        const int i = url.path().toInt(&ok);
+        if (ok && i >= 0 && i < m_peers.size())
+            emit peerInstanceRequested(m_peers[i].rank, m_peers[i].lane, m_peers[i].interval);
+    });
+    clear();
+}
+
+void DetailsPanel::clear()
+{
+    m_heading.clear();
+    m_summary.clear();
+    m_fields.clear();
+    m_sections.clear();
+    m_sectionTitles.clear();
+    m_peers.clear();
+    m_peerLabels.clear();
+    m_prev->setEnabled(false);
+    m_next->setEnabled(false);
+    m_zoom->setEnabled(false);
+    m_view->setHtml(tr("<p style='color:gray'>Click a kernel in the timeline to see its details.</p>"));
+}
+
+QString DetailsPanel::field(const QString& label) const
+{
+    for (const auto& f : m_fields)
+        if (f.first == label)
+            return f.second;
+    return {};
+}
+
+void DetailsPanel::add(const QString& label, const QString& value)
+{
+    m_fields.append({label, value});
+}
+
+void DetailsPanel::section(const QString& title)
+{
+    m_sections.append(int(m_fields.size()));
+    m_sectionTitles.append(title);
+}
+
+void DetailsPanel::render()
+{
+    QString html = QStringLiteral("<h3 style='margin-bottom:4px'>%1</h3>").arg(m_heading.toHtmlEscaped());
+    if (!m_summary.isEmpty()) // the answer to "why is this kernel long", above the long classification list
+        html += QStringLiteral("<p style='margin-top:0'>%1</p>").arg(m_summary.toHtmlEscaped());
+    html += QStringLiteral("<table cellspacing='0' cellpadding='2'>");
+    int s = 0;
+    for (int i = 0; i < m_fields.size(); ++i) {
+        while (s < m_sections.size() && m_sections[s] == i) {
+            html += QStringLiteral("<tr><td colspan='2' style='padding-top:8px'><b>%1</b></td></tr>")
+                        .arg(m_sectionTitles[s].toHtmlEscaped());
+            ++s;
+        }
+        html += QStringLiteral("<tr><td style='color:gray;padding-right:10px' valign='top'>%1</td><td>%2</td></tr>")
+                    .arg(m_fields[i].first.toHtmlEscaped(), m_fields[i].second.toHtmlEscaped());
+    }
+    html += QStringLiteral("</table>");
+    if (!m_peers.isEmpty()) {
+        html += QStringLiteral("<p style='margin-top:6px'>%1 ").arg(tr("Same collective on:").toHtmlEscaped());
+        for (int i = 0; i < m_peers.size(); ++i)
+            html += QStringLiteral("%1<a href='peer:%2'>%3</a>")
+                        .arg(i ? QStringLiteral(" · ") : QString())
+                        .arg(i)
+                        .arg(m_peerLabels.value(i).toHtmlEscaped());
+        html += QStringLiteral("</p>");
+    }
+    m_view->setHtml(html);
+}
+
+void DetailsPanel::showInterval(const Trace& trace, const Analysis* analysis, const ViewIndex* index, int rank,
+                                int lane, std::uint32_t interval, const CollectiveMatch* collectives)
+{
+    clear();
+    const Rank& r = trace.ranks.at(rank);
+    const Lane& l = r.lanes.at(lane);
+    const IntervalTable& t = l.intervals;
+    const StringId id = t.name(interval);
+    const NameClass* nc = analysis && id < analysis->names.size() ? &analysis->names[id] : nullptr;
+    const QString raw = QString::fromStdString(trace.name(id));
+    const QString display = nc && !nc->displayName.empty() ? QString::fromStdString(nc->displayName) : raw;
+    const StringId canon = id < trace.canonicalNames.size() ? trace.canonicalNames[id] : id;
+    m_heading = display;
+
+    section(tr("Kernel"));
+    add(tr("Name"), display);
+    add(tr("Full name"), QString::fromStdString(trace.name(canon)));
+    const Category cat = categoryOf(trace, analysis, id);
+    add(tr("Category"), categoryLabel(cat));
+    if (nc && !nc->subgroup.empty())
+        add(tr("Sub-group"), QString::fromStdString(nc->subgroup));
+    if (nc && nc->unclassified)
+        add(tr("Classification"), tr("unclassified (only a catch-all rule matched)"));
+    if (nc && nc->rule >= 0 && std::size_t(nc->rule) < analysis->rules.rules().size())
+        add(tr("Rule"), QString::fromStdString(analysis->rules.rules()[nc->rule].id));
+    if (cat == Category::Communication && nc) {
+        if (!nc->collective.empty())
+            add(tr("Collective"), QString::fromStdString(nc->collective));
+        if (!nc->algorithm.empty())
+            add(tr("Algorithm"), QString::fromStdString(nc->algorithm));
+        if (!nc->protocol.empty())
+            add(tr("Protocol"), QString::fromStdString(nc->protocol));
+        if (!nc->dataType.empty())
+            add(tr("Data type"), QString::fromStdString(nc->dataType));
+        if (!nc->reduction.empty())
+            add(tr("Reduction"), QString::fromStdString(nc->reduction));
+    }
+    if (analysis && std::size_t(rank) < analysis->ranks.size() && l.isGpu()) {
+        const RankAnalysis& ra = analysis->ranks[rank];
+        if (std::size_t(lane) < ra.phases.size() && interval < ra.phases[lane].size()) {
+            add(tr("Phase"), phaseLabel(ra.phases[lane][interval]));
+            add(tr("Phase decided by"), QString::fromUtf8(phaseSourceName(ra.phaseSource)));
+        }
+    }
+
+    section(tr("Where"));
+    add(tr("Rank"), QString::fromStdString(r.label));
+    add(tr("Host"), QString::fromStdString(r.host));
+    if (l.device >= 0)
+        add(tr("Device"), QString::number(l.device));
+    add(l.isGpu() ? tr("Stream") : tr("Thread"),
+        QString::fromStdString(l.name) + (l.isGpu() && l.stream >= 0 ? QStringLiteral(" (stream %1)").arg(l.stream) : QString()));
+    if (!l.isGpu())
+        add(tr("Nesting depth"), QString::number(t.depth(interval)));
+    if (analysis && l.isGpu()) {
+        const int step = stepOfInterval(trace, *analysis, rank, lane, interval);
+        if (step >= 0 && std::size_t(rank) < analysis->ranks.size()
+            && std::size_t(step) < analysis->ranks[rank].steps.size())
+            add(tr("Step"), QString::fromStdString(analysis->ranks[rank].steps[step].name));
+        else
+            add(tr("Step"), tr("none"));
+    }
+
+    section(tr("Timing"));
+    const TimeNs start = t.start(interval), end = t.end(interval), dur = t.duration(interval);
+    add(tr("Start"), nsAndUnit(start));
+    add(tr("End"), nsAndUnit(end));
+    add(tr("Duration"), nsAndUnit(dur));
+    if (analysis && cat == Category::Communication) {
+        const InstanceOverlap ov = instanceOverlap(trace, *analysis, rank, lane, interval);
+        add(tr("Hidden"), QStringLiteral("%1 ns (%2)").arg(groupDigits(std::uint64_t(ov.hiddenNs)), percent(ov.hiddenNs, dur)));
+        add(tr("Exposed"), QStringLiteral("%1 ns (%2)").arg(groupDigits(std::uint64_t(ov.exposedNs)), percent(ov.exposedNs, dur)));
+    }
+    if (collectives && cat == Category::Communication && l.isGpu()) {
+        section(tr("Across ranks"));
+        const CollectiveGroup* g = collectives->groupOf(rank, lane, interval);
+        const CollectiveMember* me = collectives->member(rank, lane, interval);
+        if (!g || !me) {
+            add(tr("Peers"), trace.ranks.size() > 1 ? tr("no matching instance on other ranks")
+                                                         : tr("single-rank trace: no peers to wait for"));
+        } else {
+            add(tr("Ranks in collective"), QString::number(g->members.size()));
+            add(tr("Waiting for peers"), QStringLiteral("%1 (%2 ns, %3)")
+                                             .arg(durationText(me->waitNs), groupDigits(std::uint64_t(me->waitNs)),
+                                                  percent(me->waitNs, dur)));
+            add(tr("Transfer"), QStringLiteral("%1 (%2 ns, %3)")
+                                    .arg(durationText(me->transferNs), groupDigits(std::uint64_t(me->transferNs)),
+                                         percent(me->transferNs, dur)));
+            const QString lastLabel = g->lastRank >= 0 && std::size_t(g->lastRank) < trace.ranks.size()
+                ? QString::fromStdString(trace.ranks[g->lastRank].label)
+                : tr("?");
+            if (g->lastRank == rank) {
+                TimeNs firstStart = me->start;
+                for (const auto& m : g->members)
+                    firstStart = std::min(firstStart, m.start);
+                add(tr("Arrived last"), tr("this rank (%1), %2 after the first rank; the others waited for it")
+                                            .arg(lastLabel, durationText(me->start - firstStart)));
+            } else {
+                add(tr("Arrived last"),
+                    tr("%1 arrived last, %2 after this rank").arg(lastLabel, durationText(g->lastArrival - me->start)));
+            }
+            m_summary = tr("Waiting for peers %1 (%2) · transfer %3 · %4 arrived last")
+                            .arg(durationText(me->waitNs), percent(me->waitNs, dur), durationText(me->transferNs),
+                                 g->lastRank == rank ? tr("this rank") : lastLabel);
+            if (collectives->multipleHosts)
+                add(tr("Note"), tr("ranks on several hosts: their clocks may not be aligned"));
+            for (const auto& m : g->members) {
+                if (m.rank == rank)
+                    continue;
+                m_peers.append({m.rank, m.lane, m.interval});
+                const QString peerLabel = std::size_t(m.rank) < trace.ranks.size()
+                    ? QString::fromStdString(trace.ranks[m.rank].label)
+                    : QString::number(m.rank);
+                m_peerLabels.append(tr("%1 (waited %2)").arg(peerLabel, durationText(m.waitNs)));
+            }
+        }
+    }
+
+    if (interval < l.launchParamIds.size() && l.launchParamIds[interval] != kNoLaunchParams
+        && l.launchParamIds[interval] < trace.launchParams.size()) {
+        const KernelLaunchParams& p = trace.launchParams[l.launchParamIds[interval]];
+        section(tr("Launch parameters"));
+        add(tr("Blocks per grid"), QString::number(p.blocksPerGrid));
+        add(tr("Threads per block"), QString::number(p.threadsPerBlock));
+        add(tr("Registers per thread"), QString::number(p.registersPerThread));
+        add(tr("Static shared memory"), QString::number(p.staticSharedMemory) + tr(" B"));
+        add(tr("Dynamic shared memory"), QString::number(p.dynamicSharedMemory) + tr(" B"));
+        add(tr("Local memory"), QString::number(p.localMemory) + tr(" B"));
+    }
+
+    if (index && id < index->nameStats.size() && index->nameStats[id].count > 0) {
+        const NameStats& st = index->nameStats[id];
+        section(tr("All instances (all ranks)"));
+        add(tr("Count"), groupDigits(st.count));
+        add(tr("Total"), durationText(st.total));
+        add(tr("Mean"), durationText(TimeNs(std::llround(double(st.total) / double(st.count)))));
+        add(tr("Min"), durationText(st.min));
+        add(tr("Max"), durationText(st.max));
+    }
+    render();
+    m_prev->setEnabled(true);
+    m_next->setEnabled(true);
+    m_zoom->setEnabled(true);
+}
+
+void DetailsPanel::showFold(const Trace& trace, const Analysis* analysis, const ViewIndex* index,
+                            const TimelineHit& hit, const FoldComposition& composition,
+                            const CollectiveMatch* collectives)
+{
+    showInterval(trace, analysis, index, hit.rank, hit.lane, hit.largest, collectives);
+    const auto& t = trace.ranks[hit.rank].lanes[hit.lane].intervals;
+    const QString name = m_heading;
+    const TimeNs span = std::max<TimeNs>(1, composition.span);
+    auto percent = [&](TimeNs ns) -> QString { return QString::number(100.0 * double(ns) / double(span), 'f', 1) + QStringLiteral(" %"); };
+    m_heading = composition.classes.empty()
+        ? tr("%1 kernels").arg(groupDigits(hit.count))
+        : tr("%1 kernels, mostly %2").arg(groupDigits(hit.count), composition.dominant());
+    QList<QPair<QString, QString>> foldFields = {
+        {tr("Folded block"), tr("%1 kernels narrower than %2 px each").arg(groupDigits(hit.count)).arg(2)},
+        {tr("Block span"), QStringLiteral("%1 – %2 (%3)").arg(durationText(hit.start), durationText(hit.end),
+                                                             durationText(hit.end - hit.start))},
+        {tr("Busy"), QStringLiteral("%1 (%2)").arg(percent(composition.busy), durationText(composition.busy))},
+    };
+    for (const auto& [label, ns] : composition.classes)
+        foldFields.append({QStringLiteral("  ") + label, QStringLiteral("%1 (%2)").arg(percent(ns), durationText(ns))});
+    foldFields.append({tr("Longest"), QStringLiteral("%1 (%2)").arg(name, durationText(t.duration(hit.largest)))});
+    for (int i = 0; i < m_sections.size(); ++i)
+        m_sections[i] += int(foldFields.size());
+    m_sections.prepend(0);
+    m_sectionTitles.prepend(tr("Fold (zoom in to separate)"));
+    m_fields = foldFields + m_fields;
+    render();
+}
+
+} // namespace exposure

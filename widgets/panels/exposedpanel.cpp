@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "panels/exposedpanel.h"
+
+#include "common/labels.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPainter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <set>
+
+namespace exposure {
+
+namespace {
+
+enum Column { ColSpan, ColCompute, ColCommBusy, ColCommSum, ColHidden, ColExposed, ColWaiting, ColExposedWaiting,
+              ColRatio, ColBackward, ColIdle, ColUnclassified, ColCount };
+
+struct ScopeResult
+{
+    TimeRange window;
+    std::vector<WindowStats> stats;
+    std::vector<CollectiveWaitStats> waits;
+};
+
+QString pct(const std::optional<double>& r)
+{
+    return r ? QString::number(*r * 100.0, 'f', 1) + QStringLiteral(" %") : QStringLiteral("–");
+}
+
+} // namespace
+
+RankBarChart::RankBarChart(QWidget* parent)
+    : QWidget(parent)
+{
+    setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+}
+
+void RankBarChart::setData(QStringList labels, std::vector<WindowStats> stats)
+{
+    m_labels = std::move(labels);
+    m_stats = std::move(stats);
+    updateGeometry();
+    update();
+}
+
+QSize RankBarChart::sizeHint() const
+{
+    return QSize(360, 28 + int(m_stats.size()) * 20);
+}
+
+QSize RankBarChart::minimumSizeHint() const
+{
+    return QSize(200, 28 + int(m_stats.size()) * 14);
+}
+
+void RankBarChart::paintEvent(QPaintEvent*)
+{
+    QPainter p(this);
+    const Palette pal(PaletteKind::Default, palette());
+    const QFontMetrics fm(font());
+    int labelW = 0;
+    for (const auto& l : m_labels)
+        labelW = std::max(labelW, fm.horizontalAdvance(l));
+    labelW += 8;
+    const int legendH = fm.height() + 6;
+    const int n = int(m_stats.size());
+    if (n == 0)
+        return;
+    const int barH = std::clamp((height() - legendH - 4) / n - 4, 6, 18);
+    const int x0 = labelW, w = std::max(10, width() - labelW - 8);
+    struct Part
+    {
+        QString name;
+        QBrush brush;
+    };
+    const Part parts[] = {{tr("compute only"), QBrush(pal.overlap(OverlapState::ComputeOnly))},
+                          {tr("hidden comm."), pal.hiddenBrush()},
+                          {tr("exposed comm."), pal.exposedBrush()},
+                          {tr("idle"), QBrush(pal.idle())}};
+    int lx = x0;
+    for (const auto& part : parts) {
+        p.fillRect(QRect(lx, 3, 12, fm.height() - 4), part.brush);
+        p.setPen(palette().color(QPalette::WindowText));
+        p.drawText(QRect(lx + 16, 0, 200, fm.height()), Qt::AlignLeft | Qt::AlignVCenter, part.name);
+        lx += 16 + fm.horizontalAdvance(part.name) + 14;
+    }
+    for (int i = 0; i < n; ++i) {
+        const WindowStats& s = m_stats[i];
+        const int y = legendH + i * (barH + 4);
+        p.setPen(palette().color(QPalette::WindowText));
+        p.drawText(QRect(0, y, labelW - 6, barH), Qt::AlignRight | Qt::AlignVCenter, m_labels.value(i));
+        const double span = double(std::max<TimeNs>(1, s.spanNs));
+        const TimeNs values[] = {std::max<TimeNs>(0, s.computeBusyNs - s.overlappedNs), s.overlappedNs, s.exposedNs,
+                                 s.idleNs};
+        double x = x0;
+        for (int k = 0; k < 4; ++k) {
+            const double pw = w * double(values[k]) / span;
+            p.fillRect(QRectF(x, y, pw, barH), parts[k].brush);
+            x += pw;
+        }
+        p.setPen(pal.grid());
+        p.setBrush(Qt::NoBrush);
+        p.drawRect(QRect(x0, y, w, barH));
+    }
+}
+
+ExposedPanel::ExposedPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_scopeBox(new QComboBox(this))
+    , m_caption(new QLabel(this))
+    , m_table(new QTableWidget(this))
+    , m_chart(new RankBarChart(this))
+    , m_jobs(new JobTracker(this))
+{
+    auto* top = new QHBoxLayout;
+    top->addWidget(new QLabel(tr("Scope:"), this));
+    top->addWidget(m_scopeBox);
+    top->addWidget(m_caption, 1);
+    m_table->setColumnCount(ColCount);
+    m_table->setHorizontalHeaderLabels({tr("Span"), tr("Compute busy"), tr("Comm. busy"), tr("Comm. kernel sum"),
+                                        tr("Hidden"), tr("Exposed"), tr("Waiting"), tr("Exposed waiting"),
+                                        tr("Overlap"), tr("Backward overlap"), tr("Idle"), tr("Unclassified")});
+    m_table->horizontalHeaderItem(ColWaiting)
+        ->setToolTip(tr("Time NCCL kernels spent waiting for the last peer to join the collective (sum over the "
+                        "rank's kernels, clipped to the scope)"));
+    m_table->horizontalHeaderItem(ColExposedWaiting)
+        ->setToolTip(tr("Waiting for peers during which no compute kernel of the rank runs"));
+    m_table->horizontalHeaderItem(ColCommBusy)->setToolTip(tr("Time at least one communication kernel runs"));
+    m_table->horizontalHeaderItem(ColCommSum)->setToolTip(tr("Sum of communication kernel durations"));
+    m_table->horizontalHeaderItem(ColHidden)->setToolTip(tr("Communication time during which compute runs"));
+    m_table->horizontalHeaderItem(ColExposed)->setToolTip(tr("Communication time with no compute running"));
+    m_table->horizontalHeaderItem(ColRatio)->setToolTip(tr("Hidden / communication busy"));
+    m_table->horizontalHeaderItem(ColBackward)->setToolTip(tr("Communication time overlapped by backward kernels"));
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setSelectionMode(QAbstractItemView::NoSelection);
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    auto* body = new QHBoxLayout;
+    body->addWidget(m_table, 3);
+    body->addWidget(m_chart, 2);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addLayout(top);
+    layout->addLayout(body, 1);
+    connect(m_scopeBox, qOverload<int>(&QComboBox::activated), this, &ExposedPanel::onScopeChanged);
+    setTrace(nullptr, nullptr);
+}
+
+void ExposedPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
+                            std::shared_ptr<const CollectiveMatch> collectives)
+{
+    m_trace = std::move(trace);
+    m_analysis = std::move(analysis);
+    m_collectives = std::move(collectives);
+    m_jobs->invalidate();
+    m_scopeBox->clear();
+    m_scopeBox->addItem(tr("Whole trace"), -2);
+    m_scopeBox->addItem(tr("Visible range"), -1);
+    if (m_analysis) {
+        std::set<std::pair<int, std::string>> steps;
+        for (const auto& ra : m_analysis->ranks)
+            for (const auto& st : ra.steps)
+                steps.insert({st.index, st.name});
+        std::set<int> seen;
+        for (const auto& [idx, name] : steps)
+            if (seen.insert(idx).second)
+                m_scopeBox->addItem(tr("Step %1 (%2)").arg(idx).arg(QString::fromStdString(name)), idx);
+    }
+    m_stats.clear();
+    m_waits.clear();
+    m_table->setRowCount(0);
+    m_chart->setData({}, {});
+    if (m_trace)
+        m_visible = m_trace->extent;
+    setScope(Scope::WholeTrace);
+}
+
+void ExposedPanel::onScopeChanged(int comboIndex)
+{
+    const int data = m_scopeBox->itemData(comboIndex).toInt();
+    if (data == -2)
+        setScope(Scope::WholeTrace);
+    else if (data == -1)
+        setScope(Scope::VisibleRange);
+    else
+        setScope(Scope::Step, data);
+}
+
+void ExposedPanel::setScope(Scope scope, int step)
+{
+    m_scope = scope;
+    m_step = step;
+    const int want = scope == Scope::WholeTrace ? -2 : scope == Scope::VisibleRange ? -1 : step;
+    const int i = m_scopeBox->findData(want);
+    if (i >= 0)
+        m_scopeBox->setCurrentIndex(i);
+    recompute();
+}
+
+void ExposedPanel::setVisibleRange(TimeRange range)
+{
+    m_visible = range;
+    if (m_scope == Scope::VisibleRange)
+        recompute();
+}
+
+void ExposedPanel::recompute()
+{
+    if (!m_trace || !m_analysis) {
+        m_caption->setText(m_trace ? tr("no analysis") : QString());
+        return;
+    }
+    const TimeRange window = m_scope == Scope::VisibleRange ? m_visible : m_trace->extent;
+    // A step scope reports each rank's step time; the other scopes report the window's length.
+    m_table->horizontalHeaderItem(ColSpan)->setText(m_scope == Scope::Step ? tr("Step time") : tr("Span"));
+    m_table->horizontalHeaderItem(ColSpan)->setToolTip(m_scope == Scope::Step
+                                                           ? tr("Length of the step on each rank")
+                                                           : tr("Length of the window (whole trace or visible range)"));
+    m_caption->setText(m_scope == Scope::Step ? tr("kernels assigned to step %1").arg(m_step)
+                                              : tr("%1 – %2 (%3)").arg(durationText(window.start), durationText(window.end),
+                                                                       durationText(window.duration())));
+    auto trace = m_trace;
+    auto analysis = m_analysis;
+    auto collectives = m_collectives;
+    const Scope scope = m_scope;
+    const int step = m_step;
+    m_jobs->run<ScopeResult>(
+        [trace, analysis, collectives, scope, step, window] {
+            std::vector<WindowStats> out;
+            std::vector<CollectiveWaitStats> waits;
+            const int rankCount = int(trace->ranks.size());
+            if (collectives) {
+                CollectiveWaitStats total;
+                for (int r = 0; r < rankCount; ++r) {
+                    // In a step scope each rank's own step range is its window.
+                    TimeRange w = window;
+                    if (scope == Scope::Step) {
+                        w = {};
+                        if (std::size_t(r) < analysis->ranks.size())
+                            for (const auto& st : analysis->ranks[r].steps)
+                                if (st.index == step)
+                                    w = st.range;
+                    }
+                    const auto ws = collectiveWaitInWindow(*collectives, *analysis, r, w);
+                    total.waitNs += ws.waitNs;
+                    total.exposedWaitNs += ws.exposedWaitNs;
+                    total.members += ws.members;
+                    waits.push_back(ws);
+                }
+                waits.push_back(total);
+            }
+            const int ranks = int(trace->ranks.size());
+            if (scope == Scope::Step) {
+                for (int r = 0; r < ranks; ++r) {
+                    const auto perStep = computeStepStats(*trace, *analysis, r);
+                    WindowStats s;
+                    const auto& steps = analysis->ranks[r].steps;
+                    for (std::size_t k = 0; k < steps.size() && k < perStep.size(); ++k)
+                        if (steps[k].index == step)
+                            s = perStep[k];
+                    out.push_back(s);
+                }
+                // Total = sums of the per-rank values; the ratio from the sums (as computeTotal does).
+                out.push_back(sumStats(out));
+            } else {
+                for (int r = 0; r < ranks; ++r)
+                    out.push_back(computeStats(*trace, *analysis, r, window));
+                out.push_back(computeTotal(*trace, *analysis, window));
+            }
+            return ScopeResult{window, std::move(out), std::move(waits)};
+        },
+        [this](const ScopeResult& result) {
+            m_window = result.window;
+            show(result.stats, result.waits);
+        });
+}
+
+void ExposedPanel::show(const std::vector<WindowStats>& stats, const std::vector<CollectiveWaitStats>& waits)
+{
+    m_stats = stats;
+    m_waits = waits;
+    const int n = int(stats.size());
+    m_table->setRowCount(n);
+    QStringList labels;
+    for (int i = 0; i < n; ++i) {
+        const bool total = i == n - 1;
+        const QString label = total ? tr("All ranks") : QString::fromStdString(m_trace->ranks[i].label);
+        m_table->setVerticalHeaderItem(i, new QTableWidgetItem(label));
+        if (!total)
+            labels << label;
+        const WindowStats& s = stats[i];
+        const bool hasWait = std::size_t(i) < waits.size();
+        const CollectiveWaitStats ws = hasWait ? waits[std::size_t(i)] : CollectiveWaitStats{};
+        const QString none = QStringLiteral("–");
+        const QString cells[ColCount] = {durationText(s.spanNs),          durationText(s.computeBusyNs),
+                                         durationText(s.commBusyNs),      durationText(s.commKernelSumNs),
+                                         durationText(s.overlappedNs),    durationText(s.exposedNs),
+                                         hasWait ? durationText(ws.waitNs) : none,
+                                         hasWait ? durationText(ws.exposedWaitNs) : none,
+                                         pct(s.overlapRatio),             durationText(s.backwardOverlappedNs),
+                                         durationText(s.idleNs),          durationText(s.unclassifiedNs)};
+        for (int c = 0; c < ColCount; ++c) {
+            auto* item = new QTableWidgetItem(cells[c]);
+            item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            if (total) {
+                QFont f = item->font();
+                f.setBold(true);
+                item->setFont(f);
+            }
+            if ((c == ColExposed && s.exposedNs > 0) || (c == ColExposedWaiting && ws.exposedWaitNs > 0))
+                item->setForeground(Palette(PaletteKind::Default, palette()).overlap(OverlapState::Exposed));
+            m_table->setItem(i, c, item);
+        }
+    }
+    std::vector<WindowStats> perRank(stats.begin(), stats.end() - (n > 0 ? 1 : 0));
+    m_chart->setData(labels, perRank);
+    emit updated();
+}
+
+} // namespace exposure

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "analysis/analysis.h"
+#include "analysis/collectives.h"
+#include "jobs/jobtracker.h"
+#include "model/trace.h"
+#include "timeline/palette.h"
+
+#include <QWidget>
+
+#include <memory>
+#include <vector>
+
+class QComboBox;
+class QLabel;
+class QTableWidget;
+
+namespace exposure {
+
+// Per rank: one stacked bar of compute-only / hidden / exposed / idle time over the scope.
+class RankBarChart : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit RankBarChart(QWidget* parent = nullptr);
+    void setData(QStringList labels, std::vector<WindowStats> stats);
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+
+private:
+    QStringList m_labels;
+    std::vector<WindowStats> m_stats;
+};
+
+// The "Exposed communication" dock: per-rank and total statistics (computeStats / computeTotal /
+// computeStepStats) for the whole trace, one step, or the visible range — recomputed in the
+// background as the view changes; stale results are dropped.
+class ExposedPanel : public QWidget
+{
+    Q_OBJECT
+public:
+    enum class Scope { WholeTrace, VisibleRange, Step };
+
+    explicit ExposedPanel(QWidget* parent = nullptr);
+
+    // `collectives` (optional) adds the "Waiting" / "Exposed waiting" columns: NCCL time spent waiting for peers.
+    void setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
+                  std::shared_ptr<const CollectiveMatch> collectives = nullptr);
+    void setVisibleRange(TimeRange range);
+    void setScope(Scope scope, int step = 0);
+    Scope scope() const { return m_scope; }
+
+    // Last delivered numbers: index = rank, last = total. For tests and export.
+    const std::vector<WindowStats>& stats() const { return m_stats; }
+    // Waiting for peers in the same scope, same indexing (empty without collectives).
+    const std::vector<CollectiveWaitStats>& waits() const { return m_waits; }
+    TimeRange statsWindow() const { return m_window; }
+    QTableWidget* table() const { return m_table; }
+    JobTracker* jobs() const { return m_jobs; }
+
+signals:
+    void updated();
+
+private:
+    void recompute();
+    void show(const std::vector<WindowStats>& stats, const std::vector<CollectiveWaitStats>& waits);
+    void onScopeChanged(int comboIndex);
+
+    std::shared_ptr<const Trace> m_trace;
+    std::shared_ptr<const Analysis> m_analysis;
+    std::shared_ptr<const CollectiveMatch> m_collectives;
+    Scope m_scope = Scope::WholeTrace;
+    int m_step = 0;
+    TimeRange m_visible;
+    TimeRange m_window;
+    std::vector<WindowStats> m_stats;
+    std::vector<CollectiveWaitStats> m_waits;
+    QComboBox* m_scopeBox;
+    QLabel* m_caption;
+    QTableWidget* m_table;
+    RankBarChart* m_chart;
+    JobTracker* m_jobs;
+};
+
+} // namespace exposure

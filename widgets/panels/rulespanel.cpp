@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "panels/rulespanel.h"
+
+#include "common/labels.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace exposure {
+
+RulesPanel::RulesPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_summary(new QLabel(this))
+    , m_table(new QTableWidget(this))
+{
+    m_table->setColumnCount(8);
+    m_table->setHorizontalHeaderLabels({tr("#"), tr("Rule"), tr("Pattern"), tr("Applies to"), tr("Category"),
+                                        tr("Sub-group"), tr("Matched"), tr("Time")});
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->verticalHeader()->hide();
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->horizontalHeader()->setSectionResizeMode(2, QHeaderView::Stretch);
+    m_table->setSortingEnabled(false);
+    m_summary->setWordWrap(true);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(m_summary);
+    layout->addWidget(m_table, 1);
+    setRules(nullptr, {});
+}
+
+void RulesPanel::setRules(const Rules* rules, const std::vector<RuleUsage>& usage)
+{
+    m_table->setRowCount(0);
+    m_unclassified = 0;
+    if (!rules) {
+        m_summary->setText(tr("No trace loaded."));
+        return;
+    }
+    const auto& list = rules->rules();
+    std::vector<RuleUsage> byRule(list.size());
+    RuleUsage none;
+    for (const auto& u : usage) {
+        if (u.rule >= 0 && std::size_t(u.rule) < list.size())
+            byRule[u.rule] = u;
+        else
+            none = u;
+    }
+    m_unclassified = none.timeNs;
+    m_table->setRowCount(int(list.size()));
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const auto& r = list[i];
+        if (r.catchAll)
+            m_unclassified += byRule[i].timeNs;
+        const QString cells[] = {QString::number(i), QString::fromStdString(r.id), QString::fromStdString(r.pattern),
+                                 QString::fromStdString(r.target),
+                                 QString::fromStdString(r.category) + (r.catchAll ? tr(" (catch-all)") : QString()),
+                                 QString::fromStdString(r.subgroup), groupDigits(byRule[i].count),
+                                 durationText(byRule[i].timeNs)};
+        for (int c = 0; c < 8; ++c) {
+            auto* item = new QTableWidgetItem(cells[c]);
+            if (c == 6 || c == 7 || c == 0)
+                item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            if (byRule[i].count == 0)
+                item->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
+            m_table->setItem(int(i), c, item);
+        }
+    }
+    m_summary->setText(tr("%1 rules from %2. Unclassified time (catch-all or no rule): %3 in %4 regions without a rule.")
+                           .arg(list.size())
+                           .arg(QString::fromStdString(rules->source()))
+                           .arg(durationText(m_unclassified))
+                           .arg(groupDigits(none.count)));
+}
+
+} // namespace exposure

@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "shell/mainwindow.h"
+
+#include "common/labels.h"
+#include "compare/comparewindow.h"
+#include "figure/exportfiguredialog.h"
+#include "panels/detailspanel.h"
+#include "panels/exposedpanel.h"
+#include "panels/kernelspanel.h"
+#include "panels/rulespanel.h"
+#include "shell/recentfilesmenu.h"
+#include "timeline/timelineplot.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QCoreApplication>
+#include <QDir>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QInputDialog>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QSettings>
+#include <QStatusBar>
+#include <QToolButton>
+
+// The resources are compiled into this static library; referencing their initialiser here keeps the
+// linker from dropping it in every program that shows a MainWindow (Q_INIT_RESOURCE needs global scope).
+static void initExposureResources()
+{
+    Q_INIT_RESOURCE(resources);
+}
+
+namespace exposure {
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent)
+    , m_loader(new TraceLoader(this))
+    , m_timeline(new TimelinePlot(this))
+    , m_details(new DetailsPanel(this))
+    , m_exposed(new ExposedPanel(this))
+    , m_kernels(new KernelsPanel(this))
+    , m_rules(new RulesPanel(this))
+    , m_statusText(new QLabel(this))
+    , m_cursorLabel(new QLabel(this))
+    , m_rangeLabel(new QLabel(this))
+    , m_progress(new QProgressBar(this))
+    , m_cancelButton(new QToolButton(this))
+{
+    initExposureResources();
+    setObjectName(QStringLiteral("MainWindow"));
+    setWindowIcon(QIcon(QStringLiteral(":/exposure/icons/exposure.svg")));
+    setCentralWidget(m_timeline);
+    setAcceptDrops(true);
+    m_sink = [this](const QString& title, const QString& text) { QMessageBox::critical(this, title, text); };
+
+    createActions();
+    createDocks();
+    createStatusBar();
+
+    connect(m_loader, &TraceLoader::started, this, [this](const QString& path) {
+        m_progress->setRange(0, 0);
+        m_progress->setValue(0);
+        m_progress->show();
+        m_cancelButton->show();
+        m_statusText->setText(tr("Loading %1…").arg(QFileInfo(path).fileName()));
+    });
+    connect(m_loader, &TraceLoader::progress, this, [this](int permille, const QString& text) {
+        if (permille >= 0) {
+            m_progress->setRange(0, 1000);
+            m_progress->setValue(permille);
+        }
+        m_statusText->setText(text);
+    });
+    auto stopProgress = [this] {
+        m_progress->hide();
+        m_cancelButton->hide();
+    };
+    connect(m_loader, &TraceLoader::loaded, this, [this, stopProgress](const LoadedTrace& loaded) {
+        stopProgress();
+        applyLoaded(loaded);
+        m_recent->add(loaded.path);
+        m_statusText->setText(tr("Loaded %1: %2 ranks, %3 intervals")
+                                  .arg(QFileInfo(loaded.path).fileName())
+                                  .arg(loaded.trace->ranks.size())
+                                  .arg(groupDigits(loaded.trace->intervalCount())));
+        emit traceLoaded(loaded.path);
+    });
+    connect(m_loader, &TraceLoader::failed, this, [this, stopProgress](const QString& path, const QString& message) {
+        stopProgress();
+        m_statusText->setText(tr("Could not open %1").arg(QFileInfo(path).fileName()));
+        showError(tr("Could not open trace"), message);
+        emit loadFailed(path, message);
+    });
+    connect(m_loader, &TraceLoader::cancelled, this, [this, stopProgress](const QString& path) {
+        stopProgress();
+        m_statusText->setText(tr("Loading cancelled"));
+        emit loadCancelled(path);
+    });
+
+    connect(m_timeline, &TimelinePlot::intervalSelected, this, &MainWindow::onIntervalSelected);
+    connect(m_timeline, &TimelinePlot::foldClicked, this, [this](const TimelineHit& hit) {
+        if (m_current.trace)
+            m_details->showFold(*m_current.trace, m_current.analysis.get(), m_current.index.get(), hit,
+                                m_timeline->foldComposition(hit), m_current.collectives.get());
+    });
+    connect(m_timeline, &TimelinePlot::selectionCleared, m_details, &DetailsPanel::clear);
+    connect(m_timeline, &TimelinePlot::visibleRangeChanged, this, &MainWindow::onVisibleRangeChanged);
+    connect(m_timeline, &QCustomPlot::afterReplot, this, [this] {
+        m_rangeLabel->setText(tr("visible: %1").arg(durationText(m_timeline->visibleRange().duration())));
+    });
+    connect(m_timeline, &TimelinePlot::cursorTimeChanged, this,
+            [this](qint64 ns) { m_cursorLabel->setText(tr("cursor: %1").arg(durationText(ns))); });
+    connect(m_details, &DetailsPanel::previousInstanceRequested, this, [this] { selectInstance(-1); });
+    connect(m_details, &DetailsPanel::nextInstanceRequested, this, [this] { selectInstance(+1); });
+    connect(m_details, &DetailsPanel::zoomToSelectionRequested, m_timeline, &TimelinePlot::zoomToSelection);
+    connect(m_details, &DetailsPanel::peerInstanceRequested, this, &MainWindow::showPeerInstance);
+    connect(m_kernels, &KernelsPanel::kernelSelected, m_timeline,
+            [this](quint32 name) { m_timeline->setHighlightedName(StringId(name)); });
+
+    resize(1400, 900);
+    restoreSettings();
+    updateTitle();
+    updateActions();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::createActions()
+{
+    m_fileMenu = menuBar()->addMenu(tr("&File"));
+    QAction* open = m_fileMenu->addAction(QIcon::fromTheme(QStringLiteral("document-open")), tr("&Open Trace…"), this,
+                                          [this] { openDialog(false); });
+    open->setShortcut(QKeySequence::Open);
+    open->setToolTip(tr("Open an OTF2 anchor file (traces.otf2)"));
+    m_fileMenu->addAction(tr("Open Trace &Folder…"), this, [this] { openDialog(true); })
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    m_recent = new RecentFilesMenu(this);
+    m_fileMenu->addMenu(m_recent);
+    connect(m_recent, &RecentFilesMenu::fileSelected, this, &MainWindow::openTrace);
+    m_reloadAction = m_fileMenu->addAction(QIcon::fromTheme(QStringLiteral("view-refresh")), tr("&Reload"), this,
+                                           &MainWindow::reload);
+    m_reloadAction->setShortcut(QKeySequence::Refresh);
+    QAction* close = m_fileMenu->addAction(tr("&Close Trace"), this, &MainWindow::closeTrace);
+    close->setShortcut(QKeySequence::Close);
+    m_traceActions << m_reloadAction << close;
+    m_fileMenu->addSeparator();
+    m_fileExtensionAnchor = m_fileMenu->addSeparator();
+    // Compare Runs: one window per main window, kept when closed so its runs survive; the open trace is the
+    // first run (the baseline) when the window is first made.
+    QAction* compare = new QAction(tr("Co&mpare Runs…"), this);
+    compare->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+    compare->setToolTip(tr("Compare step time, exposed communication and scaling efficiency of several runs"));
+    m_fileMenu->insertAction(m_fileExtensionAnchor, compare);
+    connect(compare, &QAction::triggered, this, [this] {
+        auto* w = findChild<CompareWindow*>();
+        if (!w) {
+            w = new CompareWindow(this);
+            if (trace())
+                w->addLoadedRun(tracePath(), trace(), analysis());
+        }
+        w->show();
+        w->raise();
+        w->activateWindow();
+    });
+    ExportFigureDialog::installAction(m_fileMenu, m_fileExtensionAnchor, this, [this] {
+        return FigureSource{trace(), analysis(), m_timeline->viewIndex(), visibleRange()};
+    });
+    QAction* quit = m_fileMenu->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+
+    m_viewMenu = menuBar()->addMenu(tr("&View"));
+    auto add = [this](const QString& text, QList<QKeySequence> keys, auto slot) {
+        QAction* a = m_viewMenu->addAction(text, m_timeline, slot);
+        a->setShortcuts(keys);
+        a->setShortcutContext(Qt::WindowShortcut);
+        m_traceActions << a;
+        addAction(a);
+        return a;
+    };
+    add(tr("&Back"), {QKeySequence::Back}, [this] { m_timeline->back(); });
+    add(tr("&Forward"), {QKeySequence::Forward}, [this] { m_timeline->forward(); });
+    m_viewMenu->addSeparator();
+    add(tr("Zoom &In"), {QKeySequence(Qt::CTRL | Qt::Key_Equal), QKeySequence::ZoomIn}, [this] { m_timeline->zoomIn(); });
+    add(tr("Zoom &Out"), {QKeySequence(Qt::CTRL | Qt::Key_Minus), QKeySequence::ZoomOut},
+        [this] { m_timeline->zoomOut(); });
+    add(tr("Zoom to &Fit"), {QKeySequence(Qt::CTRL | Qt::Key_0)}, [this] { m_timeline->zoomToFit(); });
+    add(tr("Zoom to S&tep…"), {QKeySequence(Qt::CTRL | Qt::Key_G)}, [this] { zoomToStepDialog(); });
+    // Plain keys act only while the timeline has focus, so they never steal typing or table navigation.
+    for (QAction* a : {add(tr("Zoom to &Selection"), {QKeySequence(Qt::Key_Z)}, [this] { m_timeline->zoomToSelection(); }),
+                       add(tr("Pan &Left"), {QKeySequence(Qt::Key_Left)}, [this] { m_timeline->panLeft(); }),
+                       add(tr("Pan &Right"), {QKeySequence(Qt::Key_Right)}, [this] { m_timeline->panRight(); })}) {
+        removeAction(a);
+        a->setShortcutContext(Qt::WidgetShortcut);
+        m_timeline->addAction(a);
+    }
+    m_viewMenu->addSeparator();
+    m_showCpuAction = m_viewMenu->addAction(tr("Show &CPU Threads"));
+    m_showCpuAction->setCheckable(true);
+    m_showCpuAction->setChecked(true);
+    connect(m_showCpuAction, &QAction::toggled, this, [this](bool on) {
+        TimelineOptions o = m_timeline->options();
+        o.showCpu = on;
+        o.range.reset();
+        m_timeline->setOptions(o);
+    });
+    m_showOverlapAction = m_viewMenu->addAction(tr("Show &Overlap Lanes"));
+    m_showOverlapAction->setCheckable(true);
+    m_showOverlapAction->setChecked(true);
+    connect(m_showOverlapAction, &QAction::toggled, this, [this](bool on) {
+        TimelineOptions o = m_timeline->options();
+        o.showOverlap = on;
+        o.range.reset();
+        m_timeline->setOptions(o);
+    });
+    QMenu* paletteMenu = m_viewMenu->addMenu(tr("&Palette"));
+    auto* group = new QActionGroup(this);
+    const std::pair<PaletteKind, QString> kinds[] = {{PaletteKind::Default, tr("&Default (colour-blind safe)")},
+                                                     {PaletteKind::ColorBlind, tr("&One colour per category")},
+                                                     {PaletteKind::Grayscale, tr("&Greyscale")}};
+    for (const auto& [kind, text] : kinds) {
+        QAction* a = paletteMenu->addAction(text);
+        a->setCheckable(true);
+        a->setData(int(kind));
+        a->setChecked(kind == PaletteKind::Default);
+        group->addAction(a);
+        m_paletteActions << a;
+        connect(a, &QAction::triggered, this, [this, kind = kind] { setPalette(kind); });
+    }
+    m_viewMenu->addSeparator();
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("Open &Demo Trace"), this, [this] {
+        if (!openDemoTrace())
+            showError(tr("No demo trace"),
+                      tr("The demo trace was not found next to the program or in the build folder. "
+                         "Create one with: exposure-make-demo OUTDIR"));
+    });
+    help->addAction(tr("&About Exposure"), this, [this] {
+        QMessageBox::about(this, tr("About Exposure"),
+                           tr("<h3>Exposure %1</h3><p>Where does the wall-clock time of multi-GPU training go: "
+                              "compute, or communication that is not hidden behind compute?</p>"
+                              "<p>Licensed under the GNU GPL version 3 or later.</p>")
+                               .arg(QCoreApplication::applicationVersion()));
+    });
+}
+
+void MainWindow::createDocks()
+{
+    auto dock = [this](QWidget* w, const QString& title, const QString& name, Qt::DockWidgetArea area) {
+        auto* d = new QDockWidget(title, this);
+        d->setObjectName(name);
+        d->setWidget(w);
+        addDockWidget(area, d);
+        m_viewMenu->addAction(d->toggleViewAction());
+        return d;
+    };
+    m_detailsDock = dock(m_details, tr("Details"), QStringLiteral("detailsDock"), Qt::RightDockWidgetArea);
+    m_exposedDock = dock(m_exposed, tr("Exposed Communication"), QStringLiteral("exposedDock"), Qt::BottomDockWidgetArea);
+    m_kernelsDock = dock(m_kernels, tr("Kernels"), QStringLiteral("kernelsDock"), Qt::BottomDockWidgetArea);
+    m_rulesDock = dock(m_rules, tr("Rules"), QStringLiteral("rulesDock"), Qt::BottomDockWidgetArea);
+    tabifyDockWidget(m_exposedDock, m_kernelsDock);
+    tabifyDockWidget(m_kernelsDock, m_rulesDock);
+    m_exposedDock->raise();
+    resizeDocks({m_detailsDock}, {380}, Qt::Horizontal);
+    resizeDocks({m_exposedDock}, {260}, Qt::Vertical);
+}
+
+void MainWindow::createStatusBar()
+{
+    m_progress->setMaximumWidth(220);
+    m_progress->setTextVisible(false);
+    m_progress->hide();
+    m_cancelButton->setText(tr("Cancel"));
+    m_cancelButton->setToolTip(tr("Stop loading and keep the current trace"));
+    m_cancelButton->hide();
+    connect(m_cancelButton, &QToolButton::clicked, this, &MainWindow::cancelLoading);
+    statusBar()->addWidget(m_statusText, 1);
+    statusBar()->addPermanentWidget(m_cursorLabel);
+    statusBar()->addPermanentWidget(m_rangeLabel);
+    statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_cancelButton);
+    m_cursorLabel->setMinimumWidth(130);
+    m_rangeLabel->setMinimumWidth(130);
+}
+
+std::shared_ptr<const Trace> MainWindow::trace() const
+{
+    return m_current.trace;
+}
+
+std::shared_ptr<const Analysis> MainWindow::analysis() const
+{
+    return m_current.analysis;
+}
+
+TimelineOptions MainWindow::timelineOptions() const
+{
+    return m_timeline->options();
+}
+
+TimeRange MainWindow::visibleRange() const
+{
+    return m_timeline->visibleRange();
+}
+
+void MainWindow::openTrace(const QString& path)
+{
+    if (path.isEmpty())
+        return;
+    m_loader->load(path);
+}
+
+void MainWindow::reload()
+{
+    if (!m_current.path.isEmpty())
+        openTrace(m_current.path);
+}
+
+void MainWindow::closeTrace()
+{
+    m_loader->cancel();
+    applyLoaded(LoadedTrace{});
+    m_statusText->clear();
+}
+
+void MainWindow::cancelLoading()
+{
+    m_loader->cancel();
+}
+
+QString MainWindow::demoTracePath()
+{
+    QStringList candidates;
+    const QString appDir = QCoreApplication::applicationDirPath();
+    candidates << appDir + QStringLiteral("/demo-trace") << appDir + QStringLiteral("/../share/exposure/demo-trace");
+#ifdef EXPOSURE_BUILD_DEMO_TRACE
+    candidates << QStringLiteral(EXPOSURE_BUILD_DEMO_TRACE);
+#endif
+    for (const QString& c : std::as_const(candidates))
+        if (QFileInfo(c).isDir())
+            return QDir::cleanPath(c);
+    return {};
+}
+
+bool MainWindow::openDemoTrace()
+{
+    const QString path = demoTracePath();
+    if (path.isEmpty())
+        return false;
+    openTrace(path);
+    return true;
+}
+
+void MainWindow::openDialog(bool folder)
+{
+    const QString start = m_current.path.isEmpty() ? QDir::homePath() : QFileInfo(m_current.path).absolutePath();
+    const QString path = folder
+        ? QFileDialog::getExistingDirectory(this, tr("Open Trace Folder"), start)
+        : QFileDialog::getOpenFileName(this, tr("Open Trace"), start,
+                                       tr("OTF2 traces (*.otf2);;All files (*)"));
+    openTrace(path);
+}
+
+void MainWindow::applyLoaded(const LoadedTrace& loaded)
+{
+    m_current = loaded;
+    m_timeline->setTrace(loaded.trace, loaded.analysis, loaded.index);
+    m_timeline->setCollectives(loaded.collectives);
+    m_details->clear();
+    m_exposed->setTrace(loaded.trace, loaded.analysis, loaded.collectives);
+    m_kernels->setTrace(loaded.trace, loaded.analysis);
+    m_rules->setRules(loaded.analysis ? &loaded.analysis->rules : nullptr, loaded.ruleUsage);
+    updateTitle();
+    updateActions();
+}
+
+void MainWindow::updateTitle()
+{
+    if (m_current.path.isEmpty()) {
+        setWindowTitle(tr("Exposure"));
+        setWindowFilePath(QString());
+        return;
+    }
+    const QFileInfo fi(m_current.path);
+    // A folder of per-rank archives is named after the folder; an anchor file after its folder too
+    // ("traces.otf2" alone says nothing).
+    const QString name = fi.isDir() ? fi.fileName() : fi.dir().dirName() + QLatin1Char('/') + fi.fileName();
+    setWindowTitle(tr("%1 — Exposure").arg(name));
+    setWindowFilePath(m_current.path);
+}
+
+void MainWindow::updateActions()
+{
+    const bool has = m_current.trace != nullptr;
+    for (QAction* a : std::as_const(m_traceActions))
+        a->setEnabled(has);
+}
+
+void MainWindow::showError(const QString& title, const QString& text)
+{
+    emit errorShown(title, text);
+    if (m_sink)
+        m_sink(title, text);
+}
+
+void MainWindow::onIntervalSelected(int rank, int lane, quint32 interval)
+{
+    if (m_current.trace)
+        m_details->showInterval(*m_current.trace, m_current.analysis.get(), m_current.index.get(), rank, lane, interval,
+                                m_current.collectives.get());
+}
+
+void MainWindow::showPeerInstance(int rank, int lane, quint32 interval)
+{
+    if (!m_current.trace)
+        return;
+    // Show the whole collective (every member, with a margin) so the waiting is visible next to the peer's
+    // instance, then select the peer's instance.
+    TimeRange span{0, 0};
+    if (const CollectiveGroup* g = m_current.collectives ? m_current.collectives->groupOf(rank, lane, interval) : nullptr) {
+        span = {g->members.front().start, g->members.front().end};
+        for (const auto& m : g->members)
+            span = {std::min(span.start, m.start), std::max(span.end, m.end)};
+    } else {
+        const auto& t = m_current.trace->ranks.at(rank).lanes.at(lane).intervals;
+        span = {t.start(interval), t.end(interval)};
+    }
+    const TimeNs margin = std::max<TimeNs>(span.duration() / 4, 1000);
+    m_timeline->setVisibleRange({span.start - margin, span.end + margin});
+    m_timeline->select({rank, lane, std::uint32_t(interval)});
+}
+
+void MainWindow::onVisibleRangeChanged(TimeRange range)
+{
+    m_rangeLabel->setText(tr("visible: %1").arg(durationText(range.duration())));
+    m_exposed->setVisibleRange(range);
+    m_kernels->setVisibleRange(range);
+}
+
+void MainWindow::selectInstance(int direction)
+{
+    const auto sel = m_timeline->selection();
+    if (!sel || !m_current.trace)
+        return;
+    const auto& t = m_current.trace->ranks[sel->rank].lanes[sel->lane].intervals;
+    const StringId name = t.name(sel->interval);
+    for (std::int64_t i = std::int64_t(sel->interval) + direction; i >= 0 && std::size_t(i) < t.size(); i += direction) {
+        if (t.name(std::size_t(i)) == name) {
+            m_timeline->select({sel->rank, sel->lane, std::uint32_t(i)}, true);
+            return;
+        }
+    }
+    m_statusText->setText(direction > 0 ? tr("No later instance on this stream") : tr("No earlier instance on this stream"));
+}
+
+void MainWindow::zoomToStepDialog()
+{
+    if (!m_current.analysis)
+        return;
+    int maxStep = -1;
+    for (const auto& ra : m_current.analysis->ranks)
+        for (const auto& st : ra.steps)
+            maxStep = std::max(maxStep, st.index);
+    if (maxStep < 0) {
+        m_statusText->setText(tr("This trace has no training steps"));
+        return;
+    }
+    bool ok = false;
+    const int step = QInputDialog::getInt(this, tr("Zoom to Step"), tr("Step:"), 0, 0, maxStep, 1, &ok);
+    if (ok && !m_timeline->zoomToStep(step))
+        m_statusText->setText(tr("Step %1 not found").arg(step));
+}
+
+void MainWindow::setPalette(PaletteKind kind)
+{
+    TimelineOptions o = m_timeline->options();
+    o.palette = kind;
+    o.range.reset();
+    m_timeline->setOptions(o);
+    for (QAction* a : std::as_const(m_paletteActions))
+        a->setChecked(a->data().toInt() == int(kind));
+}
+
+void MainWindow::restoreSettings()
+{
+    QSettings s;
+    restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(s.value(QStringLiteral("window/state")).toByteArray());
+    const bool showCpu = s.value(QStringLiteral("view/showCpu"), true).toBool();
+    const bool showOverlap = s.value(QStringLiteral("view/showOverlap"), true).toBool();
+    m_showCpuAction->setChecked(showCpu);
+    m_showOverlapAction->setChecked(showOverlap);
+    setPalette(paletteKindFromName(s.value(QStringLiteral("view/palette"), QStringLiteral("default")).toString()));
+}
+
+void MainWindow::saveSettings()
+{
+    QSettings s;
+    s.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    s.setValue(QStringLiteral("window/state"), saveState());
+    s.setValue(QStringLiteral("view/showCpu"), m_showCpuAction->isChecked());
+    s.setValue(QStringLiteral("view/showOverlap"), m_showOverlapAction->isChecked());
+    s.setValue(QStringLiteral("view/palette"), paletteKindName(m_timeline->options().palette));
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    m_loader->cancel();
+    saveSettings();
+    QMainWindow::closeEvent(event);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event)
+{
+    if (event->mimeData()->hasUrls() && !event->mimeData()->urls().isEmpty()
+        && event->mimeData()->urls().first().isLocalFile())
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event)
+{
+    const auto urls = event->mimeData()->urls();
+    if (urls.isEmpty() || !urls.first().isLocalFile())
+        return;
+    event->acceptProposedAction();
+    openTrace(urls.first().toLocalFile());
+}
+
+} // namespace exposure

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "analysis/analysis.h"
+#include "jobs/traceloader.h"
+#include "model/trace.h"
+#include "timeline/timelineoptions.h"
+
+#include <QMainWindow>
+
+#include <functional>
+#include <memory>
+
+class QAction;
+class QDockWidget;
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QToolButton;
+
+namespace exposure {
+
+class DetailsPanel;
+class ExposedPanel;
+class KernelsPanel;
+class RecentFilesMenu;
+class RulesPanel;
+class TimelinePlot;
+
+class MainWindow : public QMainWindow
+{
+    Q_OBJECT
+public:
+    // Error messages go through a sink so tests can capture them instead of blocking on a dialog.
+    using MessageSink = std::function<void(const QString& title, const QString& text)>;
+
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    void openTrace(const QString& path);
+    void reload();
+    void closeTrace();
+    void cancelLoading();
+    bool openDemoTrace();
+    static QString demoTracePath(); // "" if no demo trace is found
+
+    // --- accessors for tests and for extensions (figure export) ---
+    QMenu* fileMenu() const { return m_fileMenu; }
+    QMenu* viewMenu() const { return m_viewMenu; }
+    // The File-menu action before which extensions insert their own (e.g. "Export Figure…").
+    QAction* fileMenuExtensionAnchor() const { return m_fileExtensionAnchor; }
+    TimelinePlot* timeline() const { return m_timeline; }
+    DetailsPanel* detailsPanel() const { return m_details; }
+    ExposedPanel* exposedPanel() const { return m_exposed; }
+    KernelsPanel* kernelsPanel() const { return m_kernels; }
+    RulesPanel* rulesPanel() const { return m_rules; }
+    RecentFilesMenu* recentFilesMenu() const { return m_recent; }
+    TraceLoader* loader() const { return m_loader; }
+    std::shared_ptr<const Trace> trace() const;
+    std::shared_ptr<const Analysis> analysis() const;
+    std::shared_ptr<const CollectiveMatch> collectives() const { return m_current.collectives; }
+    QString tracePath() const { return m_current.path; }
+    TimelineOptions timelineOptions() const;
+    TimeRange visibleRange() const;
+    void setMessageSink(MessageSink sink) { m_sink = std::move(sink); }
+
+signals:
+    void traceLoaded(const QString& path);
+    void loadFailed(const QString& path, const QString& message);
+    void loadCancelled(const QString& path);
+    void errorShown(const QString& title, const QString& text);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+
+private:
+    void createActions();
+    void createDocks();
+    void createStatusBar();
+    void applyLoaded(const LoadedTrace& loaded);
+    void updateTitle();
+    void updateActions();
+    void showError(const QString& title, const QString& text);
+    void selectInstance(int direction);
+    void zoomToStepDialog();
+    void setPalette(PaletteKind kind);
+    void onIntervalSelected(int rank, int lane, quint32 interval);
+    void showPeerInstance(int rank, int lane, quint32 interval);
+    void onVisibleRangeChanged(TimeRange range);
+    void openDialog(bool folder);
+    void restoreSettings();
+    void saveSettings();
+
+    LoadedTrace m_current;
+    TraceLoader* m_loader;
+    TimelinePlot* m_timeline;
+    DetailsPanel* m_details;
+    ExposedPanel* m_exposed;
+    KernelsPanel* m_kernels;
+    RulesPanel* m_rules;
+    RecentFilesMenu* m_recent = nullptr;
+    QMenu* m_fileMenu = nullptr;
+    QMenu* m_viewMenu = nullptr;
+    QAction* m_fileExtensionAnchor = nullptr;
+    QList<QAction*> m_traceActions; // enabled only with a trace
+    QAction* m_reloadAction = nullptr;
+    QAction* m_showCpuAction = nullptr;
+    QAction* m_showOverlapAction = nullptr;
+    QList<QAction*> m_paletteActions;
+    QDockWidget* m_detailsDock = nullptr;
+    QDockWidget* m_exposedDock = nullptr;
+    QDockWidget* m_kernelsDock = nullptr;
+    QDockWidget* m_rulesDock = nullptr;
+    QLabel* m_statusText;
+    QLabel* m_cursorLabel;
+    QLabel* m_rangeLabel;
+    QProgressBar* m_progress;
+    QToolButton* m_cancelButton;
+    MessageSink m_sink;
+};
+
+} // namespace exposure

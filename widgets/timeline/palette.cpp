@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "timeline/palette.h"
+
+
+namespace exposure {
+
+namespace {
+
+// Okabe & Ito (2008) colour-blind-safe set.
+constexpr QRgb kOrange = 0xE69F00, kSky = 0x56B4E9, kGreen = 0x009E73, kYellow = 0xF0E442, kBlue = 0x0072B2,
+               kVermillion = 0xD55E00, kPurple = 0xCC79A7;
+
+QColor rgb(QRgb v) { return QColor::fromRgb(v); }
+
+} // namespace
+
+QString paletteKindName(PaletteKind kind)
+{
+    switch (kind) {
+    case PaletteKind::ColorBlind: return QStringLiteral("colorblind");
+    case PaletteKind::Grayscale: return QStringLiteral("grayscale");
+    case PaletteKind::Default: break;
+    }
+    return QStringLiteral("default");
+}
+
+PaletteKind paletteKindFromName(const QString& name, bool* ok)
+{
+    if (ok)
+        *ok = true;
+    const QString n = name.trimmed().toLower();
+    if (n == QLatin1String("colorblind") || n == QLatin1String("colourblind"))
+        return PaletteKind::ColorBlind;
+    if (n == QLatin1String("grayscale") || n == QLatin1String("greyscale"))
+        return PaletteKind::Grayscale;
+    if (ok && n != QLatin1String("default"))
+        *ok = false;
+    return PaletteKind::Default;
+}
+
+Palette::Palette(PaletteKind kind, const QPalette& base)
+    : m_kind(kind)
+{
+    m_background = base.color(QPalette::Base);
+    m_text = base.color(QPalette::WindowText);
+    const bool dark = m_background.lightness() < 128;
+    // Light enough never to read as idle grey (#DDDDDD) in a figure: a band of shade is not idle time.
+    m_rowShade = dark ? m_background.lighter(125) : m_background.darker(102);
+    m_grid = dark ? m_background.lighter(170) : m_background.darker(118);
+    m_selection = base.color(QPalette::Highlight);
+    m_hover = m_text;
+    m_outline = dark ? QColor(Qt::white) : QColor(0x20, 0x20, 0x20);
+    if (kind == PaletteKind::Grayscale)
+        m_selection = grey(m_selection).darker(150);
+}
+
+QColor Palette::grey(QColor c) const
+{
+    const int g = qGray(c.rgb());
+    return QColor(g, g, g);
+}
+
+QColor Palette::block(Category category, const std::string& sg) const
+{
+    QColor c;
+    switch (category) {
+    case Category::Compute:
+        if (m_kind == PaletteKind::ColorBlind) {
+            c = rgb(kBlue);
+        } else if (sg == "gemm") {
+            c = rgb(0x1F5FA6);
+        } else if (sg == "attention") {
+            c = rgb(0x5A4FB5);
+        } else if (sg == "elementwise") {
+            c = rgb(kSky);
+        } else if (sg == "reduction") {
+            c = rgb(0x2F8FB8);
+        } else if (sg == "normalization") {
+            c = rgb(0x8EC5EA);
+        } else if (sg == "optimizer") {
+            c = rgb(0x3C8C9E);
+        } else {
+            c = rgb(0x6C9BCB);
+        }
+        break;
+    case Category::Communication:
+        if (m_kind == PaletteKind::ColorBlind || sg.empty() || sg == "AllReduce")
+            c = rgb(kOrange);
+        else if (sg == "AllGather")
+            c = rgb(0xF2B33D);
+        else if (sg == "ReduceScatter")
+            c = rgb(0xC98A00);
+        else if (sg == "Broadcast")
+            c = rgb(kYellow);
+        else
+            c = rgb(0xF6C76B);
+        break;
+    case Category::Memcpy:
+        if (m_kind == PaletteKind::ColorBlind || sg.empty() || sg == "HtoD")
+            c = rgb(kPurple);
+        else if (sg == "DtoH")
+            c = rgb(0xA85A8A);
+        else if (sg == "DtoD")
+            c = rgb(0xDDA3C6);
+        else
+            c = rgb(0xE9C2DA);
+        break;
+    case Category::Idle: c = idle(); break;
+    case Category::Host: c = rgb(0xB3A58F); break;
+    }
+    if (m_kind == PaletteKind::Grayscale) {
+        // Keep categories apart by lightness: compute dark, communication mid, memcpy light.
+        switch (category) {
+        case Category::Compute: return QColor(70, 70, 70);
+        case Category::Communication: return QColor(140, 140, 140);
+        case Category::Memcpy: return QColor(185, 185, 185);
+        case Category::Idle: return QColor(215, 215, 215);
+        case Category::Host: return QColor(165, 165, 165);
+        }
+    }
+    return c;
+}
+
+QColor Palette::overlap(OverlapState state) const
+{
+    if (m_kind == PaletteKind::Grayscale) {
+        switch (state) {
+        case OverlapState::ComputeOnly: return QColor(110, 110, 110);
+        case OverlapState::Hidden: return QColor(170, 170, 170);
+        case OverlapState::Exposed: return QColor(25, 25, 25);
+        case OverlapState::Other: return QColor(205, 205, 205);
+        }
+    }
+    switch (state) {
+    case OverlapState::ComputeOnly: return rgb(0x9CC8E8);
+    case OverlapState::Hidden: return rgb(kGreen);
+    case OverlapState::Exposed: return rgb(kVermillion);
+    case OverlapState::Other: return rgb(0xCFCFCF);
+    }
+    return rgb(0xCFCFCF);
+}
+
+QColor Palette::idle() const
+{
+    const bool dark = m_background.lightness() < 128;
+    if (m_kind == PaletteKind::Grayscale)
+        return QColor(225, 225, 225);
+    return dark ? m_background.lighter(160) : QColor(0xDDDDDD);
+}
+
+QBrush Palette::hiddenBrush() const
+{
+    if (m_kind == PaletteKind::Grayscale)
+        return QBrush(QColor(90, 90, 90), Qt::BDiagPattern);
+    return QBrush(overlap(OverlapState::Hidden));
+}
+
+QBrush Palette::exposedBrush() const
+{
+    return QBrush(overlap(OverlapState::Exposed));
+}
+
+QColor Palette::textOn(const QColor& fill)
+{
+    // Relative luminance (sRGB weights); threshold chosen so mid oranges get black text.
+    const double l = 0.2126 * fill.redF() + 0.7152 * fill.greenF() + 0.0722 * fill.blueF();
+    return l > 0.45 ? QColor(Qt::black) : QColor(Qt::white);
+}
+
+} // namespace exposure

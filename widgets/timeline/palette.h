@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "analysis/analysis.h"
+
+#include <QBrush>
+#include <QColor>
+#include <QPalette>
+#include <QString>
+
+#include <string>
+
+namespace exposure {
+
+enum class PaletteKind {
+    Default,    // colour-blind-safe (Okabe–Ito based) with related hues per compute sub-group
+    ColorBlind, // strict Okabe–Ito: one colour per category, maximal contrast
+    Grayscale,  // grey levels; hidden vs exposed communication distinguished by hatching
+};
+QString paletteKindName(PaletteKind kind);          // "default", "colorblind", "grayscale"
+PaletteKind paletteKindFromName(const QString& name, bool* ok = nullptr);
+
+// All colours of the timeline. Block colours come from the category / sub-group tables; chrome
+// colours (background, text, grid, selection) are taken from a QPalette so a dark theme works.
+class Palette
+{
+public:
+    explicit Palette(PaletteKind kind = PaletteKind::Default, const QPalette& base = QPalette());
+
+    PaletteKind kind() const { return m_kind; }
+    QColor block(Category category, const std::string& subgroup) const;
+    QColor overlap(OverlapState state) const;
+    QColor idle() const;
+    // Fill used for the parts of a communication block (and overlap lane) that are hidden/exposed.
+    QBrush hiddenBrush() const;
+    QBrush exposedBrush() const;
+
+    QColor background() const { return m_background; }
+    QColor rowShade() const { return m_rowShade; }   // alternate rank band
+    QColor text() const { return m_text; }
+    QColor grid() const { return m_grid; }
+    QColor selection() const { return m_selection; }
+    QColor hover() const { return m_hover; }
+    QColor outline() const { return m_outline; }      // backward kernels overlapping communication
+    // Black or white, whichever reads better on `fill`.
+    static QColor textOn(const QColor& fill);
+
+private:
+    QColor grey(QColor c) const;
+
+    PaletteKind m_kind;
+    QColor m_background, m_rowShade, m_text, m_grid, m_selection, m_hover, m_outline;
+};
+
+} // namespace exposure

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "timeline/palette.h"
+#include "view/timeaxis.h"
+#include "view/viewindex.h"
+
+#include <QString>
+
+#include <optional>
+#include <set>
+#include <utility>
+#include <vector>
+
+namespace exposure {
+
+enum class LegendPosition { Top, Bottom, Right, InsideTopRight };
+enum class RowSelection { All, GpuOnly, Custom };
+
+// Everything that decides what a TimelinePlot draws. The GUI and figure export (off-screen
+// TimelinePlot + savePng/savePdf/toPainter) use the same struct, so a figure looks like the view.
+struct TimelineOptions
+{
+    std::optional<TimeRange> range;         // visible range; nullopt = the whole trace
+    RowSelection rows = RowSelection::All;
+    std::vector<std::pair<int, int>> customRows; // RowSelection::Custom: (rank, lane); lane -1 = overlap row
+    bool showCpu = true;                    // CPU thread rows (ignored for GpuOnly)
+    bool showOverlap = true;                // per-rank derived overlap rows
+    bool cpuDepthRows = true;               // nested CPU regions: one sub-row per depth (else all in one row)
+    std::set<int> collapsedRanks;           // rank indexes drawn as a single row
+    PaletteKind palette = PaletteKind::Default;
+    bool legend = true;
+    LegendPosition legendPosition = LegendPosition::Top;
+    QString title;                          // empty: no title
+    QString fontFamily;                     // empty: the application font
+    double fontPointSize = 0;               // <= 0: the application font size
+    QString timeAxisLabel = QStringLiteral("Time since trace start");
+    TimeUnit timeUnit = TimeUnit::Auto;     // unit of tick labels
+    bool twoToneCommunication = true;       // split communication blocks into hidden / exposed parts
+    bool outlineBackwardOverlap = true;     // outline backward kernels that overlap communication
+    bool blockLabels = true;                // write names into blocks wide enough for them
+    bool disclosureMarks = true;            // ▾/▸ before rank labels (clickable on screen; off in figures)
+    double minFoldPixels = 2;               // intervals narrower than this fold into counted runs
+    double maxRowPixels = 64;               // rows never get taller (spare height stays empty); <= 0: fill
+
+    RowFilter rowFilter() const
+    {
+        RowFilter f;
+        f.showCpu = showCpu && rows != RowSelection::GpuOnly;
+        f.gpuOnly = rows == RowSelection::GpuOnly;
+        f.showOverlap = showOverlap;
+        f.collapsedRanks = collapsedRanks;
+        f.cpuDepthRows = cpuDepthRows;
+        if (rows == RowSelection::Custom)
+            f.only = customRows;
+        return f;
+    }
+};
+
+} // namespace exposure

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "analysis/analysis.h"
+#include "model/trace.h"
+#include "timeline/timelineoptions.h"
+#include "timeline/timelineplottable.h"
+#include "view/viewindex.h"
+#include "view/zoomhistory.h"
+
+#include <qcustomplot.h>
+
+#include <QTimer>
+
+#include <memory>
+#include <optional>
+
+namespace exposure {
+
+class TimeAxisTicker;
+class TimelineOverlay;
+
+// What lies under a point of the timeline.
+struct TimelineHit
+{
+    int row = -1;
+    int rank = -1;
+    int lane = -1;           // -1: the overlap row
+    bool overlapRow = false;
+    std::uint32_t first = 0; // first interval of the item
+    std::uint32_t count = 0; // > 1 for a folded run
+    std::uint32_t largest = 0;
+    TimeNs start = 0;
+    TimeNs end = 0;
+};
+
+// What a folded block holds: exact time per class inside its span (what its column stacks paint).
+struct FoldComposition
+{
+    TimeNs span = 0;
+    TimeNs busy = 0; // all but idle / sync (overlap rows: every state)
+    std::vector<std::pair<QString, TimeNs>> classes; // label and time, largest first
+    QString dominant() const { return classes.empty() ? QString() : classes.front().first; }
+    // "gemm 9.1 %, elementwise 6.0 %, …" (at most `max` classes)
+    QString sharesText(int max = 6) const;
+};
+
+struct TimelineSelection
+{
+    int rank = -1;
+    int lane = -1;
+    std::uint32_t interval = 0;
+    bool operator==(const TimelineSelection&) const = default;
+};
+
+// The master timeline: a QCustomPlot with one TimelinePlottable drawing every row, a time axis,
+// lane labels, a category legend, and a buffered overlay layer for hover / selection.
+// Works on screen and off-screen (create, setTrace, setOptions, resize, savePng / savePdf / toPainter),
+// so figure export reuses exactly this drawing code.
+class TimelinePlot : public QCustomPlot
+{
+    Q_OBJECT
+public:
+    explicit TimelinePlot(QWidget* parent = nullptr);
+    ~TimelinePlot() override;
+
+    void setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
+                  std::shared_ptr<const ViewIndex> index = {});
+    void clearTrace();
+    // Matched collectives of the current trace (setTrace clears them): hatches the waiting part of communication
+    // blocks and adds a legend entry when there is at least one matched collective.
+    void setCollectives(std::shared_ptr<const CollectiveMatch> collectives);
+    const std::shared_ptr<const Trace>& trace() const { return m_scene.trace; }
+    const std::shared_ptr<const Analysis>& analysis() const { return m_scene.analysis; }
+    const std::shared_ptr<const ViewIndex>& viewIndex() const { return m_scene.index; }
+
+    // Applies everything but `range`, which is applied only when set (then it becomes the view).
+    void setOptions(const TimelineOptions& options);
+    // The options, with `range` filled in with the visible range.
+    TimelineOptions options() const;
+
+    const std::vector<TimelineRow>& rows() const { return m_scene.rows; }
+    QStringList rowLabels() const;
+    const TimelineScene& scene() const { return m_scene; }
+    TimelinePlottable* plottable() const { return m_plottable; }
+
+    // --- view range and navigation ---
+    TimeRange visibleRange() const;
+    TimeRange fullRange() const;
+    // Sets the view (clamped to the trace); commits it to the history unless pushHistory is false.
+    void setVisibleRange(TimeRange range, bool pushHistory = true);
+    ZoomHistory& history() { return m_history; }
+    void zoomIn();
+    void zoomOut();
+    void zoomToFit();
+    void panLeft();
+    void panRight();
+    bool back();
+    bool forward();
+    bool zoomToSelection();
+    bool zoomToStep(int stepIndex); // index into the first rank's steps that has one
+    bool toggleRankCollapsed(int rank);
+
+    // --- picking and selection ---
+    std::optional<TimelineHit> hitAt(const QPoint& pos) const;
+    QString tooltipFor(const TimelineHit& hit) const;
+    FoldComposition foldComposition(const TimelineHit& hit) const;
+    std::optional<TimelineSelection> selection() const { return m_selection; }
+    void select(const TimelineSelection& sel, bool ensureVisible = false);
+    void clearSelection();
+    // Widget pixel at the centre of an interval's box (the part of it that is visible).
+    std::optional<QPoint> pixelOf(int rank, int lane, std::uint32_t interval) const;
+    // Outline every visible instance of a name (kInvalidString to clear).
+    void setHighlightedName(StringId name);
+    StringId highlightedName() const { return m_highlightName; }
+    std::optional<TimelineHit> hover() const { return m_hover; }
+
+signals:
+    void visibleRangeChanged(exposure::TimeRange range); // committed ranges (after a gesture ends)
+    void intervalSelected(int rank, int lane, quint32 interval);
+    void foldClicked(const exposure::TimelineHit& hit);
+    void selectionCleared();
+    void cursorTimeChanged(qint64 ns);
+    void rankCollapseToggled(int rank, bool collapsed);
+
+protected:
+    void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
+    void leaveEvent(QEvent* event) override;
+    void changeEvent(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+    void updateLayout() override;
+
+private:
+    void rebuildRows();
+    void rebuildColors();
+    bool updateRowRange();
+    void rebuildLegend();
+    void applyLayout();
+    void applyStyle();
+    void onKeyRangeChanged(const QCPRange& range);
+    void commitRange();
+    void refreshOverlay();
+
+    TimelineScene m_scene;
+    TimelinePlottable* m_plottable = nullptr;
+    TimelineOverlay* m_overlay = nullptr;
+    QSharedPointer<TimeAxisTicker> m_ticker;
+    QSharedPointer<QCPAxisTickerText> m_rowTicker;
+    QCPTextElement* m_title = nullptr;
+    QCPLayoutGrid* m_legendHolder = nullptr;
+    QCPLayoutGrid* m_sideHolder = nullptr; // the legend on the right, packed at the top
+    int m_legendWrap = 0;
+    ZoomHistory m_history;
+    QTimer m_commitTimer;
+    bool m_settingRange = false;
+    QPoint m_pressPos;
+    bool m_rubberBand = false;
+    bool m_dragged = false;
+    std::optional<TimelineSelection> m_selection;
+    std::optional<TimelineHit> m_hover;
+    StringId m_highlightName = kInvalidString;
+
+    friend class TimelineOverlay;
+};
+
+
+} // namespace exposure
+
+Q_DECLARE_METATYPE(exposure::TimelineHit)
+Q_DECLARE_METATYPE(exposure::TimeRange)

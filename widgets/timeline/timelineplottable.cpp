@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "timeline/timelineplottable.h"
+
+
+#include <QFontMetrics>
+
+#include <algorithm>
+#include <cmath>
+
+namespace exposure {
+
+const ViewIndex::DepthTables* TimelineScene::depthTables(int row) const
+{
+    if (!index || row < 0 || std::size_t(row) >= rows.size())
+        return nullptr;
+    const TimelineRow& r = rows[row];
+    if (r.kind != TimelineRow::Kind::Lane || r.depth < 0 || std::size_t(r.rank) >= index->depth.size()
+        || std::size_t(r.lane) >= index->depth[r.rank].size())
+        return nullptr;
+    const auto& d = index->depth[r.rank][r.lane];
+    return std::size_t(r.depth) < d.tables.size() ? &d : nullptr;
+}
+
+const IntervalTable* TimelineScene::table(int row) const
+{
+    if (!trace || row < 0 || std::size_t(row) >= rows.size())
+        return nullptr;
+    const TimelineRow& r = rows[row];
+    if (r.kind == TimelineRow::Kind::Overlap)
+        return index && std::size_t(r.rank) < index->overlap.size() ? &index->overlap[r.rank] : nullptr;
+    if (const auto* d = depthTables(row))
+        return &d->tables[std::size_t(r.depth)];
+    return &trace->ranks[r.rank].lanes[r.lane].intervals;
+}
+
+std::uint32_t TimelineScene::laneInterval(int row, std::uint32_t i) const
+{
+    if (const auto* d = depthTables(row))
+        return d->original[std::size_t(rows[row].depth)][i];
+    return i;
+}
+
+int TimelineScene::rowOf(int rank, int lane, std::uint32_t interval) const
+{
+    const int first = rowOf(rank, lane);
+    if (first < 0 || lane < 0)
+        return first;
+    const auto* d = depthTables(first);
+    if (!d || interval >= d->rowOfInterval.size())
+        return first;
+    // Sub-rows of a lane are consecutive, depth 0 first.
+    const int row = first + d->rowOfInterval[interval];
+    return std::size_t(row) < rows.size() && rows[row].lane == lane && rows[row].rank == rank ? row : first;
+}
+
+const LodIndex* TimelineScene::lod(int row) const
+{
+    if (!index || row < 0 || std::size_t(row) >= rows.size())
+        return nullptr;
+    const TimelineRow& r = rows[row];
+    if (r.kind == TimelineRow::Kind::Overlap)
+        return std::size_t(r.rank) < index->overlapLod.size() ? &index->overlapLod[r.rank] : nullptr;
+    if (const auto* d = depthTables(row))
+        return &d->lods[std::size_t(r.depth)];
+    if (std::size_t(r.rank) < index->lod.size() && std::size_t(r.lane) < index->lod[r.rank].size())
+        return &index->lod[r.rank][r.lane];
+    return nullptr;
+}
+
+const ShareIndex* TimelineScene::shares(int row) const
+{
+    if (!index || row < 0 || std::size_t(row) >= rows.size())
+        return nullptr;
+    const TimelineRow& r = rows[row];
+    if (r.kind == TimelineRow::Kind::Overlap)
+        return std::size_t(r.rank) < index->overlapShares.size() ? &index->overlapShares[r.rank] : nullptr;
+    if (const auto* d = depthTables(row))
+        return std::size_t(r.depth) < d->shares.size() ? &d->shares[std::size_t(r.depth)] : nullptr;
+    return trace ? index->laneShares(*trace, r.rank, r.lane) : nullptr;
+}
+
+int TimelineScene::rowOf(int rank, int lane) const
+{
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto& r = rows[i];
+        if (r.rank == rank && (lane < 0 ? r.kind == TimelineRow::Kind::Overlap : r.lane == lane))
+            return int(i);
+    }
+    return -1;
+}
+
+QColor TimelineScene::colorOf(int row, std::uint32_t interval) const
+{
+    const IntervalTable* t = table(row);
+    if (!t || interval >= t->size())
+        return palette.idle();
+    const StringId id = t->name(interval);
+    if (rows[row].kind == TimelineRow::Kind::Overlap)
+        return palette.overlap(OverlapState(std::min<StringId>(id, 3)));
+    return id < nameColors.size() ? nameColors[id] : palette.idle();
+}
+
+std::vector<std::pair<std::uint8_t, TimeNs>> TimelineScene::classTimes(int row, TimeNs start, TimeNs end) const
+{
+    std::vector<std::pair<std::uint8_t, TimeNs>> out;
+    const ShareIndex* si = shares(row);
+    const IntervalTable* t = table(row);
+    if (!si || !t || si->intervalCount() != t->size())
+        return out;
+    std::vector<TimeNs> times(si->classCount());
+    si->timeIn(*t, start, end, times.data());
+    for (std::size_t l = 0; l < times.size(); ++l)
+        if (times[l] > 0)
+            out.emplace_back(si->classAt(l), times[l]);
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    return out;
+}
+
+QString TimelineScene::classLabel(int row, std::uint8_t cls) const
+{
+    if (row >= 0 && std::size_t(row) < rows.size() && rows[row].kind == TimelineRow::Kind::Overlap) {
+        switch (OverlapState(cls)) {
+        case OverlapState::ComputeOnly: return QObject::tr("compute only");
+        case OverlapState::Hidden: return QObject::tr("hidden comm.");
+        case OverlapState::Exposed: return QObject::tr("exposed comm.");
+        case OverlapState::Other: return QObject::tr("other GPU");
+        }
+        return {};
+    }
+    if (!index || cls >= index->paintClasses.size())
+        return {};
+    const PaintClass& pc = index->paintClasses[cls];
+    if (!pc.subgroup.empty() && pc.subgroup != "other")
+        return QString::fromStdString(pc.subgroup);
+    switch (pc.category) {
+    case Category::Compute: return QObject::tr("other compute");
+    case Category::Communication: return QObject::tr("communication");
+    case Category::Memcpy: return QObject::tr("memcpy");
+    case Category::Idle: return QObject::tr("idle / sync");
+    case Category::Host: return QObject::tr("host");
+    }
+    return {};
+}
+
+bool TimelineScene::classIsBusy(int row, std::uint8_t cls) const
+{
+    if (row >= 0 && std::size_t(row) < rows.size() && rows[row].kind == TimelineRow::Kind::Overlap)
+        return true;
+    return !index || cls >= index->paintClasses.size() || index->paintClasses[cls].category != Category::Idle;
+}
+
+QBrush waitingBrush(const QColor& block)
+{
+    // Darker diagonal lines over the block colour: still reads as "communication", but busy-waiting.
+    return QBrush(block.darker(block.lightness() > 100 ? 190 : 60), Qt::BDiagPattern);
+}
+
+TimelinePlottable::TimelinePlottable(QCPAxis* keyAxis, QCPAxis* valueAxis, const TimelineScene* scene)
+    : QCPAbstractPlottable(keyAxis, valueAxis)
+    , m_scene(scene)
+{
+    setSelectable(QCP::stNone);
+    setAntialiasedFill(false);
+    setAntialiased(false);
+}
+
+double TimelinePlottable::selectTest(const QPointF&, bool, QVariant*) const
+{
+    return -1; // clicks are handled by TimelinePlot through HitTester
+}
+
+QCPRange TimelinePlottable::getKeyRange(bool& foundRange, QCP::SignDomain) const
+{
+    foundRange = m_scene->trace != nullptr;
+    if (!foundRange)
+        return QCPRange(0, 1);
+    return QCPRange(double(m_scene->trace->extent.start), double(std::max(m_scene->trace->extent.end,
+                                                                         m_scene->trace->extent.start + 1)));
+}
+
+QCPRange TimelinePlottable::getValueRange(bool& foundRange, QCP::SignDomain, const QCPRange&) const
+{
+    foundRange = !m_scene->rows.empty();
+    return QCPRange(-0.5, std::max<double>(0.5, double(m_scene->rows.size()) - 0.5));
+}
+
+DrawListParams TimelinePlottable::currentParams() const
+{
+    DrawListParams p;
+    const QCPRange range = keyAxis()->range();
+    const double width = std::max(1, keyAxis()->axisRect()->width());
+    p.t0 = TimeNs(std::floor(range.lower));
+    p.t1 = TimeNs(std::ceil(range.upper));
+    p.nsPerPixel = std::max(1e-6, range.size() / width);
+    p.minPixels = m_scene->options.minFoldPixels;
+    return p;
+}
+
+ColumnGrid TimelinePlottable::currentGrid() const
+{
+    const DrawListParams p = currentParams();
+    ColumnGrid g;
+    g.t0 = p.t0;
+    g.nsPerPixel = p.nsPerPixel;
+    g.width = int(std::min(1e6, std::ceil(double(p.t1 - p.t0) / p.nsPerPixel) + 2));
+    return g;
+}
+
+double TimelinePlottable::xOrigin() const
+{
+    return keyAxis()->coordToPixel(double(currentParams().t0));
+}
+
+QRect TimelinePlottable::rowBand(int row) const
+{
+    const double a = valueAxis()->coordToPixel(row - 0.5);
+    const double b = valueAxis()->coordToPixel(row + 0.5);
+    const QRect ar = keyAxis()->axisRect()->rect();
+    const int top = int(std::lround(std::min(a, b)));
+    const int bottom = int(std::lround(std::max(a, b)));
+    return QRect(ar.left(), top, ar.width(), std::max(1, bottom - top));
+}
+
+QRect TimelinePlottable::rowBox(int row) const
+{
+    const QRect band = rowBand(row);
+    const int h = std::max(1, int(band.height() * 0.78));
+    return QRect(band.left(), band.top() + (band.height() - h) / 2, band.width(), h);
+}
+
+QRect TimelinePlottable::boxRect(int row, const DrawItem& item) const
+{
+    const QRect band = rowBand(row);
+    const int h = std::max(1, int(band.height() * 0.78));
+    const int top = band.top() + (band.height() - h) / 2;
+    const int x = int(std::floor(xOrigin())) + item.x0;
+    return QRect(x, top, item.x1 - item.x0, h);
+}
+
+QRect TimelinePlottable::boxRect(int row, TimeNs start, TimeNs end) const
+{
+    const QRect band = rowBand(row);
+    const int h = std::max(1, int(band.height() * 0.78));
+    const int top = band.top() + (band.height() - h) / 2;
+    const int x0 = int(std::floor(keyAxis()->coordToPixel(double(start))));
+    const int x1 = std::max(x0 + 1, int(std::floor(keyAxis()->coordToPixel(double(end)))));
+    return QRect(x0, top, x1 - x0, h);
+}
+
+QRect TimelinePlottable::solidRect(int row, TimeNs start, TimeNs end) const
+{
+    const QRect band = rowBand(row);
+    const int h = std::max(1, int(band.height() * 0.78));
+    const int top = band.top() + (band.height() - h) / 2;
+    const ColumnGrid g = currentGrid();
+    int x0 = g.columnOf(start);
+    if (g.edge(x0) < start)
+        ++x0;
+    const int x1 = g.columnOf(end);
+    if (x1 <= x0)
+        return QRect();
+    return QRect(int(std::floor(xOrigin())) + x0, top, x1 - x0, h);
+}
+
+int TimelinePlottable::rowAtPixel(double y) const
+{
+    const double v = valueAxis()->pixelToCoord(y);
+    const int row = int(std::lround(v));
+    if (row < 0 || std::size_t(row) >= m_scene->rows.size())
+        return -1;
+    return row;
+}
+
+void TimelinePlottable::ensureLists() const
+{
+    const DrawListParams p = currentParams();
+    const QCPRange vr = valueAxis()->range();
+    if (m_cacheValid && m_cacheGeneration == m_scene->generation && p.t0 == m_cacheParams.t0 && p.t1 == m_cacheParams.t1
+        && p.nsPerPixel == m_cacheParams.nsPerPixel && p.minPixels == m_cacheParams.minPixels
+        && vr == m_cacheValueRange)
+        return;
+    m_cacheParams = p;
+    m_cacheGeneration = m_scene->generation;
+    m_cacheValueRange = vr;
+    m_cacheValid = true;
+    const std::size_t rowCount = m_scene->rows.size();
+    m_lists.resize(rowCount);
+    for (std::size_t row = 0; row < rowCount; ++row) {
+        auto& list = m_lists[row];
+        const double lo = std::min(vr.lower, vr.upper) - 0.5, hi = std::max(vr.lower, vr.upper) + 0.5;
+        const IntervalTable* t = m_scene->table(int(row));
+        if (!t || double(row) < lo || double(row) > hi) { // culled: outside the visible value range
+            list.clear();
+            continue;
+        }
+        DrawListParams rp = p;
+        if (m_scene->index && m_scene->rows[row].kind == TimelineRow::Kind::Lane)
+            rp.lowPriority = &m_scene->index->lowPriority;
+        DrawListBuilder::build(*t, m_scene->lod(int(row)), rp, list);
+    }
+    // Exact time per class in every pixel column of each visible row: what the area-true drawing paints.
+    const ColumnGrid grid = currentGrid();
+    m_columns.resize(rowCount);
+    for (std::size_t row = 0; row < rowCount; ++row) {
+        const ShareIndex* si = m_scene->shares(int(row));
+        const IntervalTable* t = m_scene->table(int(row));
+        if (!si || !t || m_lists[row].empty() || si->intervalCount() != t->size()) {
+            m_columns[row].clear();
+            continue;
+        }
+        si->columns(*t, grid, m_columns[row]);
+    }
+    const std::size_t rankCount = m_scene->trace ? m_scene->trace->ranks.size() : 0;
+    m_overlapColumns.assign(rankCount, {});
+    m_overlapColumnsValid.assign(rankCount, 0);
+}
+
+const std::vector<DrawItem>& TimelinePlottable::items(int row) const
+{
+    static const std::vector<DrawItem> empty;
+    ensureLists();
+    if (row < 0 || std::size_t(row) >= m_lists.size())
+        return empty;
+    return m_lists[row];
+}
+
+const std::vector<TimeNs>& TimelinePlottable::overlapColumns(int rank) const
+{
+    static const std::vector<TimeNs> empty;
+    if (rank < 0 || std::size_t(rank) >= m_overlapColumns.size() || !m_scene->index
+        || std::size_t(rank) >= m_scene->index->overlapShares.size())
+        return empty;
+    if (!m_overlapColumnsValid[rank]) {
+        m_overlapColumnsValid[rank] = 1;
+        // The rank's overlap row, when shown, has computed exactly these columns already.
+        const int row = m_scene->rowOf(rank, -1);
+        if (row >= 0 && std::size_t(row) < m_columns.size() && !m_columns[row].empty())
+            m_overlapColumns[rank] = m_columns[row];
+        else
+            m_scene->index->overlapShares[rank].columns(m_scene->index->overlap[rank], currentGrid(),
+                                                        m_overlapColumns[rank]);
+    }
+    return m_overlapColumns[rank];
+}
+
+void TimelinePlottable::drawWaiting(QCPPainter* painter, int row, const DrawItem& item, const QRect& box,
+                                    const QColor& color) const
+{
+    const TimelineRow& info = m_scene->rows[row];
+    const CollectiveMember* m
+        = m_scene->collectives->member(info.rank, info.lane, m_scene->laneInterval(row, item.largest));
+    if (!m || m->waitNs <= 0)
+        return;
+    QRect wait = boxRect(row, m->start, m->start + m->waitNs).intersected(box);
+    // With the two-tone split the lower half already says hidden / exposed: hatch the upper half only.
+    if (m_scene->options.twoToneCommunication)
+        wait.setBottom(box.bottom() - std::max(1, box.height() / 2));
+    if (!wait.isEmpty())
+        painter->fillRect(wait, waitingBrush(color));
+}
+
+bool TimelinePlottable::overlapsHidden(int rank, TimeNs start, TimeNs end) const
+{
+    if (!m_scene->index || rank < 0 || std::size_t(rank) >= m_scene->index->overlapShares.size())
+        return false;
+    const ShareIndex& si = m_scene->index->overlapShares[rank];
+    const std::uint8_t hidden = si.localOf(std::uint8_t(OverlapState::Hidden));
+    if (hidden == ShareIndex::kAbsent)
+        return false;
+    std::vector<TimeNs> t(si.classCount());
+    si.timeIn(m_scene->index->overlap[rank], start, end, t.data());
+    return t[hidden] > 0;
+}
+
+namespace {
+
+// One solid piece of a column stack, merged with the same piece of the next columns while it keeps its place.
+struct Run
+{
+    int x0 = 0, x1 = 0, y = 0, h = 0;
+};
+
+} // namespace
+
+void TimelinePlottable::drawColumns(QCPPainter* painter, int row) const
+{
+    const ShareIndex* si = m_scene->shares(row);
+    const auto& cols = m_columns[row];
+    if (!si || cols.empty())
+        return;
+    const TimelineScene& s = *m_scene;
+    const TimelineRow& info = s.rows[row];
+    const bool overlapRow = info.kind == TimelineRow::Kind::Overlap;
+    const std::size_t k = si->classCount();
+    const QRect band = rowBand(row);
+    const int h = std::max(1, int(band.height() * 0.78));
+    const int bottom = band.top() + (band.height() - h) / 2 + h; // exclusive
+    const int xo = int(std::floor(xOrigin()));
+    const ColumnGrid grid = currentGrid();
+    const bool grey = s.palette.kind() == PaletteKind::Grayscale;
+
+    // Stack order, from the bottom: overlap rows put exposed communication on the baseline so that it reads
+    // like a bar chart; lane rows stack busy classes in class order (alike on every rank), idle ones last.
+    struct Slot
+    {
+        std::size_t local;
+        QColor color;
+        QBrush pattern = Qt::NoBrush; // drawn over the colour (greyscale hatching)
+        bool split = false;           // communication: lower half split into exposed / hidden
+    };
+    std::vector<Slot> stackSlots;
+    if (overlapRow) {
+        for (OverlapState st : {OverlapState::Exposed, OverlapState::Hidden, OverlapState::ComputeOnly, OverlapState::Other}) {
+            const std::uint8_t l = si->localOf(std::uint8_t(st));
+            if (l == ShareIndex::kAbsent)
+                continue;
+            Slot slot{l, s.palette.overlap(st)};
+            if (grey && st == OverlapState::Hidden)
+                slot.pattern = s.palette.hiddenBrush();
+            stackSlots.push_back(slot);
+        }
+    } else {
+        const auto& classes = s.index->paintClasses;
+        for (int pass = 0; pass < 2; ++pass)
+            for (std::size_t l = 0; l < k; ++l) {
+                const std::uint8_t cls = si->classAt(l);
+                const Category cat = cls < classes.size() ? classes[cls].category : Category::Host;
+                if ((cat == Category::Idle) != (pass == 1))
+                    continue;
+                Slot slot{l, cls < s.classColors.size() ? s.classColors[cls] : s.palette.idle()};
+                slot.split = s.options.twoToneCommunication && cat == Category::Communication;
+                stackSlots.push_back(slot);
+            }
+    }
+    const std::size_t n = stackSlots.size();
+    // Two-tone split: per column, the rank's exposed and hidden communication time.
+    const std::vector<TimeNs>* ov = nullptr;
+    std::size_t ovK = 0;
+    std::uint8_t ovExposed = ShareIndex::kAbsent, ovHidden = ShareIndex::kAbsent;
+    if (!overlapRow && std::any_of(stackSlots.begin(), stackSlots.end(), [](const Slot& sl) { return sl.split; })) {
+        ov = &overlapColumns(info.rank);
+        const ShareIndex& os = s.index->overlapShares[info.rank];
+        ovK = os.classCount();
+        ovExposed = os.localOf(std::uint8_t(OverlapState::Exposed));
+        ovHidden = os.localOf(std::uint8_t(OverlapState::Hidden));
+        if (ov->empty() || (ovExposed == ShareIndex::kAbsent && ovHidden == ShareIndex::kAbsent))
+            ov = nullptr;
+    }
+    const QBrush hiddenBrush = s.palette.hiddenBrush();
+    const QBrush exposedBrush = s.palette.exposedBrush();
+
+    // Pieces: per slot 0 = the class colour, 1 = exposed part, 2 = hidden part.
+    std::vector<Run> runs(n * 3);
+    std::vector<char> open(n * 3, 0);
+    auto flush = [&](std::size_t piece) {
+        if (!open[piece])
+            return;
+        open[piece] = 0;
+        const Run& r = runs[piece];
+        const QRect rect(xo + r.x0, r.y, r.x1 - r.x0, r.h);
+        const Slot& slot = stackSlots[piece / 3];
+        switch (piece % 3) {
+        case 0:
+            painter->fillRect(rect, slot.color);
+            if (slot.pattern.style() != Qt::NoBrush)
+                painter->fillRect(rect, slot.pattern);
+            break;
+        case 1: painter->fillRect(rect, exposedBrush); break;
+        case 2:
+            if (hiddenBrush.style() != Qt::SolidPattern)
+                painter->fillRect(rect, slot.color);
+            painter->fillRect(rect, hiddenBrush);
+            break;
+        }
+    };
+    auto put = [&](std::size_t piece, int x, int y, int height) {
+        if (height <= 0) {
+            flush(piece);
+            return;
+        }
+        Run& r = runs[piece];
+        if (open[piece] && r.x1 == x && r.y == y && r.h == height) {
+            r.x1 = x + 1;
+            return;
+        }
+        flush(piece);
+        r = {x, x + 1, y, height};
+        open[piece] = 1;
+    };
+
+    ColumnStacker stacker(n, h);
+    std::vector<ColumnStacker> splitters(n, ColumnStacker(2, 0));
+    std::vector<TimeNs> times(n);
+    std::vector<int> heights(n);
+    const int width = int(cols.size() / std::max<std::size_t>(1, k));
+    for (int x = 0; x < width; ++x) {
+        const TimeNs span = std::max<TimeNs>(1, grid.edge(x + 1) - grid.edge(x));
+        const TimeNs* col = &cols[std::size_t(x) * k];
+        for (std::size_t i = 0; i < n; ++i)
+            times[i] = col[stackSlots[i].local];
+        stacker.stack(times.data(), span, heights.data());
+        int y = bottom;
+        for (std::size_t i = 0; i < n; ++i) {
+            const int hi = heights[i];
+            int lowerExposed = 0, lowerHidden = 0;
+            if (hi >= 2 && stackSlots[i].split && ov) {
+                const TimeNs* oc = &(*ov)[std::size_t(x) * ovK];
+                const TimeNs split[2] = {ovExposed == ShareIndex::kAbsent ? 0 : oc[ovExposed],
+                                         ovHidden == ShareIndex::kAbsent ? 0 : oc[ovHidden]};
+                int sh[2] = {0, 0};
+                splitters[i].stack(split, split[0] + split[1], sh, hi / 2);
+                lowerExposed = sh[0];
+                lowerHidden = sh[1];
+            }
+            put(i * 3 + 1, x, y - lowerExposed, lowerExposed);
+            put(i * 3 + 2, x, y - lowerExposed - lowerHidden, lowerHidden);
+            put(i * 3, x, y - hi, hi - lowerExposed - lowerHidden);
+            y -= hi;
+        }
+    }
+    for (std::size_t piece = 0; piece < runs.size(); ++piece)
+        flush(piece);
+}
+
+void TimelinePlottable::draw(QCPPainter* painter)
+{
+    if (!m_scene->trace || m_scene->rows.empty())
+        return;
+    ensureLists();
+    // Straight boxes only: antialiasing would blur edges and cost time.
+    painter->setRenderHint(QPainter::Antialiasing, false);
+    painter->setPen(Qt::NoPen);
+    const QRect ar = keyAxis()->axisRect()->rect();
+    const TimelineScene& s = *m_scene;
+    const auto& trace = *s.trace;
+
+    // Rank bands: every other rank slightly shaded so the grouping reads at a glance.
+    for (std::size_t row = 0; row < s.rows.size(); ++row) {
+        if (s.rows[row].rank % 2 == 1)
+            painter->fillRect(rowBand(int(row)).intersected(ar), s.palette.rowShade());
+    }
+    painter->setPen(QPen(s.palette.grid(), 0));
+    for (std::size_t row = 1; row < s.rows.size(); ++row) {
+        if (s.rows[row].firstOfRank) {
+            const int y = rowBand(int(row)).top();
+            painter->drawLine(QLineF(ar.left(), y, ar.right(), y));
+        }
+    }
+    painter->setPen(Qt::NoPen);
+
+    QFont labelFont = painter->font();
+    if (!s.options.fontFamily.isEmpty())
+        labelFont.setFamily(s.options.fontFamily);
+    labelFont.setPointSizeF(std::max(6.0, (s.options.fontPointSize > 0 ? s.options.fontPointSize
+                                                                       : labelFont.pointSizeF()) - 1));
+    const QFontMetrics fm(labelFont);
+
+    for (std::size_t row = 0; row < s.rows.size(); ++row) {
+        const auto& list = m_lists[row];
+        if (list.empty())
+            continue;
+        const TimelineRow& info = s.rows[row];
+        const IntervalTable& table = *s.table(int(row));
+        const bool overlapRow = info.kind == TimelineRow::Kind::Overlap;
+        const std::vector<Phase>* phases = nullptr;
+        if (!overlapRow && s.analysis && std::size_t(info.rank) < s.analysis->ranks.size()) {
+            const auto& ph = s.analysis->ranks[info.rank].phases;
+            if (std::size_t(info.lane) < ph.size() && ph[info.lane].size() == table.size())
+                phases = &ph[info.lane];
+        }
+        if (overlapRow) // idle is the absence of segments: show it as a faint band over the trace
+            painter->fillRect(boxRect(int(row), trace.extent.start, trace.extent.end).intersected(ar),
+                              s.palette.idle());
+        // Every column painted by time share (area-true at every zoom); blocks wide enough to read get their
+        // decorations on the columns they fill completely.
+        drawColumns(painter, int(row));
+        if (overlapRow)
+            continue;
+        const double wide = currentParams().minPixels * currentParams().nsPerPixel;
+        for (const DrawItem& item : list) {
+            if (item.count != 1 || double(item.end - item.start) < wide)
+                continue;
+            const QRect box = solidRect(int(row), item.start, item.end);
+            if (box.width() < 1)
+                continue;
+            const StringId id = table.name(item.first);
+            const QColor color = id < s.nameColors.size() ? s.nameColors[id] : s.palette.idle();
+            const Category cat = categoryOf(trace, s.analysis.get(), id);
+            if (s.collectives && cat == Category::Communication && box.width() >= 2)
+                drawWaiting(painter, int(row), item, box, color);
+            if (s.options.outlineBackwardOverlap && phases && cat == Category::Compute && box.width() >= 3
+                && (*phases)[item.first] == Phase::Backward && overlapsHidden(info.rank, item.start, item.end)) {
+                painter->setPen(QPen(s.palette.outline(), 0));
+                painter->setBrush(Qt::NoBrush);
+                painter->drawRect(box.adjusted(0, 0, -1, -1));
+                painter->setPen(Qt::NoPen);
+            }
+            const int textRows = cat == Category::Communication && s.options.twoToneCommunication ? 2 : 1;
+            if (s.options.blockLabels && box.width() > 48 && box.height() >= textRows * fm.height()) {
+                const std::string& raw = trace.name(id);
+                QString text = s.analysis && id < s.analysis->names.size() && !s.analysis->names[id].displayName.empty()
+                    ? QString::fromStdString(s.analysis->names[id].displayName)
+                    : QString::fromStdString(raw);
+                QRect textBox = box.intersected(ar).adjusted(3, 0, -2, 0);
+                if (s.options.twoToneCommunication && cat == Category::Communication) // keep the split visible
+                    textBox.setBottom(textBox.top() + box.height() / 2 - 1);
+                text = fm.elidedText(text, Qt::ElideRight, textBox.width());
+                if (text.size() > 1) {
+                    painter->setFont(labelFont);
+                    painter->setPen(Palette::textOn(color));
+                    painter->drawText(textBox, Qt::AlignVCenter | Qt::AlignLeft, text);
+                    painter->setPen(Qt::NoPen);
+                }
+            }
+        }
+    }
+}
+
+void TimelinePlottable::drawLegendIcon(QCPPainter*, const QRectF&) const
+{
+    // The plottable is not in the legend; TimelinePlot adds one swatch per category instead.
+}
+
+} // namespace exposure

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "analysis/analysis.h"
+#include "analysis/collectives.h"
+#include "model/trace.h"
+#include "timeline/palette.h"
+#include "timeline/timelineoptions.h"
+#include "view/drawlist.h"
+#include "view/viewindex.h"
+
+#include <qcustomplot.h>
+
+#include <memory>
+#include <vector>
+
+namespace exposure {
+
+// State shared by the plot, its one plottable and its overlay: the data and how to draw it.
+struct TimelineScene
+{
+    std::shared_ptr<const Trace> trace;
+    std::shared_ptr<const Analysis> analysis;
+    std::shared_ptr<const ViewIndex> index;
+    // Optional: matched collectives; the waiting part of each matched communication block is hatched.
+    std::shared_ptr<const CollectiveMatch> collectives;
+    std::vector<TimelineRow> rows;
+    TimelineOptions options;
+    Palette palette;
+    std::vector<QColor> nameColors; // by StringId
+    std::vector<QColor> classColors; // by paint class (ViewIndex::paintClasses)
+    std::uint64_t generation = 0;   // bumped whenever rows/data/colours change
+
+    // Interval table drawn in a row (the lane's, or the rank's overlap segments).
+    const IntervalTable* table(int row) const;
+    const LodIndex* lod(int row) const;
+    // Exact time per paint class of the row's table (overlap rows: per overlap state).
+    const ShareIndex* shares(int row) const;
+    int rowOf(int rank, int lane) const; // -1 if not shown (a CPU lane split by depth: its top sub-row)
+    // The row that draws one interval of a lane (its depth's sub-row for nested CPU lanes); -1 if not shown.
+    int rowOf(int rank, int lane, std::uint32_t interval) const;
+    // Index in the lane's table of item index `i` of table(row) (they differ in depth sub-rows).
+    std::uint32_t laneInterval(int row, std::uint32_t i) const;
+    // The depth tables of a row's lane, or nullptr if the row draws the lane's own table.
+    const ViewIndex::DepthTables* depthTables(int row) const;
+    QColor colorOf(int row, std::uint32_t interval) const;
+    // Exact time per paint class (overlap rows: per OverlapState) of a row inside [start, end), largest first,
+    // classes without time left out.
+    std::vector<std::pair<std::uint8_t, TimeNs>> classTimes(int row, TimeNs start, TimeNs end) const;
+    // What a class of a row is called: the sub-group (gemm, AllReduce), else the category; overlap states.
+    QString classLabel(int row, std::uint8_t cls) const;
+    bool classIsBusy(int row, std::uint8_t cls) const; // not idle / sync
+};
+
+// The single plottable that draws every row of the timeline from bounded draw lists.
+// Never one QCP item per kernel: a 10-million-interval trace still costs O(width · log n) per row.
+// The hatch over the part of a communication block spent waiting for the last peer.
+QBrush waitingBrush(const QColor& block);
+
+class TimelinePlottable : public QCPAbstractPlottable
+{
+    Q_OBJECT
+public:
+    TimelinePlottable(QCPAxis* keyAxis, QCPAxis* valueAxis, const TimelineScene* scene);
+
+    double selectTest(const QPointF& pos, bool onlySelectable, QVariant* details = nullptr) const override;
+    QCPRange getKeyRange(bool& foundRange, QCP::SignDomain inSignDomain = QCP::sdBoth) const override;
+    QCPRange getValueRange(bool& foundRange, QCP::SignDomain inSignDomain = QCP::sdBoth,
+                           const QCPRange& inKeyRange = QCPRange()) const override;
+
+    // Draw lists for the current axis state (rebuilt lazily; also used for hit testing).
+    const std::vector<DrawItem>& items(int row) const;
+    // Pixel geometry of the current axis state.
+    double xOrigin() const;     // pixel x of column 0
+    QRect rowBand(int row) const; // full row height
+    // The painted box of a row across the axis rect: where column stacks grow from the bottom.
+    QRect rowBox(int row) const;
+    QRect boxRect(int row, const DrawItem& item) const;
+    QRect boxRect(int row, TimeNs start, TimeNs end) const;
+    int rowAtPixel(double y) const; // -1 outside rows
+    DrawListParams currentParams() const;
+    ColumnGrid currentGrid() const; // pixel columns of the current axis state, column 0 at xOrigin()
+    // Time per class of a row in every column (ShareIndex::columns layout), for the current axis state.
+    const std::vector<TimeNs>& columnTimes(int row) const;
+    // Whole pixel columns fully inside [start, end): the part of a block drawn as a solid box.
+    QRect solidRect(int row, TimeNs start, TimeNs end) const;
+    void invalidate() { m_cacheValid = false; }
+
+protected:
+    void draw(QCPPainter* painter) override;
+    void drawLegendIcon(QCPPainter* painter, const QRectF& rect) const override;
+
+private:
+    void ensureLists() const;
+    void drawColumns(QCPPainter* painter, int row) const;
+    void drawWaiting(QCPPainter* painter, int row, const DrawItem& item, const QRect& box, const QColor& color) const;
+    bool overlapsHidden(int rank, TimeNs start, TimeNs end) const;
+    // Per column: exposed and hidden communication time of a rank (for the two-tone split).
+    const std::vector<TimeNs>& overlapColumns(int rank) const;
+
+    const TimelineScene* m_scene;
+    // Cache of the last build; mutable because hit tests and draw() share it.
+    mutable bool m_cacheValid = false;
+    mutable DrawListParams m_cacheParams;
+    mutable std::uint64_t m_cacheGeneration = ~0ull;
+    mutable QCPRange m_cacheValueRange;
+    mutable std::vector<std::vector<DrawItem>> m_lists;        // by row
+    mutable std::vector<std::vector<TimeNs>> m_columns;        // by row, ShareIndex::columns layout
+    mutable std::vector<std::vector<TimeNs>> m_overlapColumns; // by rank, ShareIndex::columns layout
+    mutable std::vector<char> m_overlapColumnsValid;            // by rank
+};
+
+} // namespace exposure
