@@ -2,7 +2,12 @@
 # Shared compile settings and the test helper.
 
 add_library(exposure_warnings INTERFACE)
-target_compile_options(exposure_warnings INTERFACE -Wall -Wextra -Wpedantic)
+target_compile_options(exposure_warnings INTERFACE -Wall -Wextra -Wpedantic -Wshadow)
+# CI (the `ci` preset) turns every warning into an error, so warnings stay at zero.
+option(EXPOSURE_WERROR "Treat compiler warnings as errors" OFF)
+if(EXPOSURE_WERROR)
+  target_compile_options(exposure_warnings INTERFACE -Werror)
+endif()
 target_compile_definitions(exposure_warnings INTERFACE
   QT_NO_CAST_FROM_ASCII QT_NO_CAST_TO_ASCII QT_USE_QSTRINGBUILDER QT_NO_FOREACH QT_NO_URL_CAST_FROM_STRING)
 

@@ -819,14 +819,14 @@ void Otf2Importer::readDefinitions(const ArchiveRef& ref)
     for (auto id : a.groupOrder)
         if (a.groups[id].type == OTF2_LOCATION_GROUP_TYPE_PROCESS)
             processGroups.push_back(id);
-    auto hostOf = [&](OTF2_SystemTreeNodeRef n) {
-        for (int guard = 0; guard < 64 && n != OTF2_UNDEFINED_SYSTEM_TREE_NODE; ++guard) {
-            auto it = a.nodes.find(n);
+    auto hostOf = [&](OTF2_SystemTreeNodeRef node) {
+        for (int guard = 0; guard < 64 && node != OTF2_UNDEFINED_SYSTEM_TREE_NODE; ++guard) {
+            auto it = a.nodes.find(node);
             if (it == a.nodes.end())
                 break;
             if (it->second.cls == "node")
                 return it->second.name;
-            n = it->second.parent;
+            node = it->second.parent;
         }
         return std::string();
     };
@@ -837,8 +837,8 @@ void Otf2Importer::readDefinitions(const ArchiveRef& ref)
         if (it->second.type == OTF2_LOCATION_GROUP_TYPE_PROCESS)
             return g;
         if (it->second.creator != OTF2_UNDEFINED_LOCATION_GROUP) {
-            auto c = a.groups.find(it->second.creator);
-            if (c != a.groups.end() && c->second.type == OTF2_LOCATION_GROUP_TYPE_PROCESS)
+            auto creator = a.groups.find(it->second.creator);
+            if (creator != a.groups.end() && creator->second.type == OTF2_LOCATION_GROUP_TYPE_PROCESS)
                 return it->second.creator;
         }
         return processGroups.empty() ? OTF2_UNDEFINED_LOCATION_GROUP : processGroups.front();
@@ -892,11 +892,11 @@ void Otf2Importer::readDefinitions(const ArchiveRef& ref)
                 // "CUDA[?:s]": the device is the system-tree parent of the stream's context group.
                 auto g = a.groups.find(l.group);
                 if (g != a.groups.end()) {
-                    auto n = a.nodes.find(g->second.parent);
-                    if (n != a.nodes.end() && n->second.cls.find("Device") != std::string::npos) {
+                    auto devNode = a.nodes.find(g->second.parent);
+                    if (devNode != a.nodes.end() && devNode->second.cls.find("Device") != std::string::npos) {
                         char* end = nullptr;
-                        const long v = std::strtol(n->second.name.c_str(), &end, 10);
-                        if (end && *end == '\0' && !n->second.name.empty())
+                        const long v = std::strtol(devNode->second.name.c_str(), &end, 10);
+                        if (end && *end == '\0' && !devNode->second.name.empty())
                             device = int(v);
                     }
                 }

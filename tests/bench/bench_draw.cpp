@@ -103,14 +103,14 @@ int main(int argc, char** argv)
     {
         IntervalTable bursts;
         bursts.reserve(n);
-        TimeNs t = 0;
+        TimeNs end = 0;
         for (std::size_t i = 0; i < n; ++i) {
             const TimeNs d = dur(rng);
-            bursts.append(t, t + d, StringId(i % 300));
-            t += d + (i % 20000 == 19999 ? 10'000'000'000 : gap(rng));
+            bursts.append(end, end + d, StringId(i % 300));
+            end += d + (i % 20000 == 19999 ? 10'000'000'000 : gap(rng));
         }
         const LodIndex burstLod(bursts);
-        const DrawListParams p{0, t, double(t) / width, 2};
+        const DrawListParams p{0, end, double(end) / width, 2};
         const double noLod = bestOfMs(3, [&] { DrawListBuilder::build(bursts, nullptr, p, out); });
         const std::size_t itemsNoLod = out.size();
         const double withLod = bestOfMs(5, [&] { DrawListBuilder::build(bursts, &burstLod, p, out); });

@@ -182,13 +182,13 @@ void ExposedPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
 
 void ExposedPanel::onScopeChanged(int comboIndex)
 {
-    const int data = m_scopeBox->itemData(comboIndex).toInt();
-    if (data == -2)
+    const int choice = m_scopeBox->itemData(comboIndex).toInt();
+    if (choice == -2)
         setScope(Scope::WholeTrace);
-    else if (data == -1)
+    else if (choice == -1)
         setScope(Scope::VisibleRange);
     else
-        setScope(Scope::Step, data);
+        setScope(Scope::Step, choice);
 }
 
 void ExposedPanel::setScope(Scope scope, int step)

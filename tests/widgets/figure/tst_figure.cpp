@@ -244,8 +244,8 @@ void TestFigure::kernelHasCategoryColourAndGapIsBackground()
     QImage back(1000, 300, QImage::Format_RGB32);
     back.fill(Qt::magenta);
     {
-        QPainter p(&back);
-        svg.render(&p, QRectF(0, 0, 1000, 300));
+        QPainter painter(&back);
+        svg.render(&painter, QRectF(0, 0, 1000, 300));
     }
     if (qEnvironmentVariableIsSet("EXPOSURE_FIGURE_DUMP"))
         back.save(qEnvironmentVariable("EXPOSURE_FIGURE_DUMP") + QStringLiteral("/svg-back.png"));
