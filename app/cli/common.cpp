@@ -3,7 +3,6 @@
 #include "commands.h"
 
 #include <QCommandLineParser>
-
 #include <cstdio>
 #include <iostream>
 
@@ -15,7 +14,7 @@ bool printedHelpOrVersion(const QCommandLineParser& parser, const char* command)
         // The parser names the program after argv[0], which is the sub-command here.
         QString help = parser.helpText();
         help.replace(QStringLiteral("Usage: ") + QLatin1String(command) + QLatin1Char(' '),
-                     QStringLiteral("Usage: exposure-cli ") + QLatin1String(command) + QLatin1Char(' '));
+            QStringLiteral("Usage: exposure-cli ") + QLatin1String(command) + QLatin1Char(' '));
         std::fputs(qPrintable(help), stdout);
         return true;
     }

@@ -3,12 +3,11 @@
 // and compare start without loading them.
 #include "commands.h"
 
-#include <unistd.h>
-
 #include <cerrno>
 #include <climits>
 #include <cstring>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace exposure::cli {
@@ -33,7 +32,8 @@ int execRenderer(int argc, char** argv)
 {
     const std::string dir = selfDir();
     // Beside exposure-cli in a build tree; in <prefix>/libexec/exposure once installed.
-    const std::vector<std::string> candidates{dir + "/exposure-cli-render", dir + "/../libexec/exposure/exposure-cli-render"};
+    const std::vector<std::string> candidates { dir + "/exposure-cli-render",
+        dir + "/../libexec/exposure/exposure-cli-render" };
     std::vector<char*> args;
     args.reserve(std::size_t(argc) + 1);
     for (int i = 0; i < argc; ++i)
@@ -46,8 +46,8 @@ int execRenderer(int argc, char** argv)
         execv(path.c_str(), args.data());
         return fail(path + ": cannot run the renderer (" + std::strerror(errno) + ")");
     }
-    return fail("render: exposure-cli-render is not installed next to exposure-cli (looked in " + candidates[0] + " and "
-                + candidates[1] + ")");
+    return fail("render: exposure-cli-render is not installed next to exposure-cli (looked in " + candidates[0]
+        + " and " + candidates[1] + ")");
 }
 
 } // namespace exposure::cli

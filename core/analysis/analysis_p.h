@@ -191,12 +191,12 @@ inline constexpr std::uint32_t kNoLane = 0xFFFFFFFFu;
 //     kernel-launch calls (with or without a stream reference: Score-P writes none on cuLaunchKernelEx) as it
 //     has kernels: all those calls, in time order, are paired with its kernels in order.
 //  3. Else the stream's kernels stay unpaired, with a warning: pairing a shifted sequence would be wrong.
-struct LaunchPairing
+struct LaunchPairs
 {
     std::vector<std::vector<LaunchRef>> launchOf;
     std::vector<std::string> warnings;
-    std::string method; // "stream references", "launch order", "stream references, partly", "none"
+    exposure::LaunchPairing method = exposure::LaunchPairing::None;
 };
-LaunchPairing pairLaunches(const Trace& trace, const Analysis& analysis, const Rank& rank);
+LaunchPairs pairLaunches(const Trace& trace, const Analysis& analysis, const Rank& rank);
 
 } // namespace exposure::detail

@@ -14,10 +14,10 @@ namespace exposure {
 
 namespace detail {
 
-LaunchPairing pairLaunches(const Trace& trace, const Analysis& analysis, const Rank& rank)
+LaunchPairs pairLaunches(const Trace& trace, const Analysis& analysis, const Rank& rank)
 {
     (void)trace;
-    LaunchPairing out;
+    LaunchPairs out;
     const std::size_t nl = rank.lanes.size();
     out.launchOf.resize(nl);
     auto isKernelLaunch = [&](const LaunchRef& l) {
@@ -88,16 +88,16 @@ LaunchPairing pairLaunches(const Trace& trace, const Analysis& analysis, const R
                 return rank.lanes[x.cpuLane].intervals.start(x.interval) < rank.lanes[y.cpuLane].intervals.start(y.interval);
             });
             pairInOrder(lastKernelLane, all);
-            out.method = "launch order";
+            out.method = exposure::LaunchPairing::LaunchOrder;
             return out;
         }
     }
     for (auto& m : mismatches)
         out.warnings.push_back(m.second + "; its kernels were not paired with launches");
     if (pairedLanes > 0)
-        out.method = unpairedLanes > 0 ? "stream references, partly" : "stream references";
+        out.method = unpairedLanes > 0 ? exposure::LaunchPairing::StreamReferencesPartly : exposure::LaunchPairing::StreamReferences;
     else
-        out.method = "none";
+        out.method = exposure::LaunchPairing::None;
     return out;
 }
 
@@ -183,7 +183,7 @@ void stepsFromRegions(const Trace& trace, const Analysis& a, const Rank& rank, R
         ra.steps.push_back(std::move(w));
         lastEnd = c.e;
     }
-    ra.stepSource = "regions";
+    ra.stepSource = StepSource::Regions;
 }
 
 // Without step regions: every training iteration ends with its optimizer kernels. Optimizer kernels close
@@ -271,7 +271,7 @@ void stepsFromPattern(const Rank& rank, const Analysis& a, RankAnalysis& ra)
         ra.steps.push_back(std::move(w));
     }
     if (!ra.steps.empty())
-        ra.stepSource = "kernel pattern";
+        ra.stepSource = StepSource::KernelPattern;
 }
 
 int stepAt(const std::vector<StepWindow>& steps, TimeNs t)
@@ -287,12 +287,12 @@ int stepAt(const std::vector<StepWindow>& steps, TimeNs t)
 RankAnalysis analyzeRank(const Trace& trace, const Analysis& a, const Rank& rank)
 {
     RankAnalysis ra;
-    ra.stepSource = "none";
+    ra.stepSource = StepSource::None;
     const std::size_t nl = rank.lanes.size();
     ra.phases.resize(nl);
 
     // (a) launches: which CPU interval launched each kernel, and the phase of the regions around it.
-    detail::LaunchPairing pairing = detail::pairLaunches(trace, a, rank);
+    detail::LaunchPairs pairing = detail::pairLaunches(trace, a, rank);
     const auto& launchOf = pairing.launchOf;
     ra.launchPairing = pairing.method;
     for (auto& w : pairing.warnings)
@@ -349,7 +349,7 @@ RankAnalysis analyzeRank(const Trace& trace, const Analysis& a, const Rank& rank
 
     // A kernel belongs to the step whose window holds its launch (when known and the steps are CPU regions),
     // else its start.
-    const bool useLaunch = ra.stepSource == "regions";
+    const bool useLaunch = ra.stepSource == StepSource::Regions;
     if (!ra.steps.empty()) {
         ra.stepOf.resize(nl);
         for (std::size_t li = 0; li < nl; ++li) {
@@ -530,14 +530,13 @@ std::shared_ptr<const Analysis> analyze(const Trace& trace, Rules rules)
     return a;
 }
 
-int stepOfInterval(const Trace& trace, const Analysis& analysis, int rankIndex, int laneIndex, std::size_t interval)
+int stepOfInterval(const Trace&, const Analysis& analysis, IntervalRef ref)
 {
-    (void)trace;
-    const auto& ra = analysis.ranks.at(std::size_t(rankIndex));
-    if (std::size_t(laneIndex) >= ra.stepOf.size())
+    const auto& ra = analysis.ranks.at(std::size_t(ref.rank));
+    if (std::size_t(ref.lane) >= ra.stepOf.size())
         return -1;
-    const auto& so = ra.stepOf[std::size_t(laneIndex)];
-    return interval < so.size() ? so[interval] : -1;
+    const auto& so = ra.stepOf[std::size_t(ref.lane)];
+    return ref.interval < so.size() ? so[ref.interval] : -1;
 }
 
 } // namespace exposure

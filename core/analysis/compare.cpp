@@ -171,7 +171,7 @@ std::string compareJson(const std::vector<RunSummary>& runs)
         const auto eff = weakScalingEfficiency(runs.front(), r);
         o << (i ? ", " : "") << "{\"trace\": " << jsonQuoted(r.trace) << ", \"ranks\": " << r.ranks
           << ", \"hosts\": " << r.hosts << ", \"steps_used\": " << r.stepsUsed
-          << ", \"step_source\": " << jsonQuoted(r.stepSource) << ", \"step_ns\": " << r.stepNs
+          << ", \"step_source\": " << jsonQuoted(stepSourceName(r.stepSource)) << ", \"step_ns\": " << r.stepNs
           << ", \"compute_busy_ns\": " << r.computeNs << ", \"comm_busy_ns\": " << r.commBusyNs
           << ", \"comm_kernel_sum_ns\": " << r.commKernelSumNs << ", \"overlapped_ns\": " << r.hiddenNs
           << ", \"exposed_ns\": " << r.exposedNs << ", \"idle_ns\": " << r.idleNs << ", \"overlap_ratio\": ";

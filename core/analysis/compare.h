@@ -17,7 +17,7 @@ struct RunSummary
     int ranks = 0;
     int hosts = 0;
     int stepsUsed = 0;          // (rank, step) pairs averaged over; 0 = no steps found, whole-trace values per rank
-    std::string stepSource;     // of rank 0
+    StepSource stepSource = StepSource::None; // of rank 0
     // Means per step over all ranks and the steps used (per rank when no steps were found).
     TimeNs stepNs = 0;          // wall-clock step time (step window length)
     TimeNs computeNs = 0;       // compute_busy

@@ -57,6 +57,37 @@ const char* phaseSourceName(PhaseSource s)
     return "none";
 }
 
+const char* ruleTargetName(RuleTarget t)
+{
+    switch (t) {
+    case RuleTarget::Kernel: return "kernel";
+    case RuleTarget::Region: return "region";
+    case RuleTarget::Any: break;
+    }
+    return "any";
+}
+
+const char* stepSourceName(StepSource s)
+{
+    switch (s) {
+    case StepSource::Regions: return "regions";
+    case StepSource::KernelPattern: return "kernel pattern";
+    case StepSource::None: break;
+    }
+    return "none";
+}
+
+const char* launchPairingName(LaunchPairing p)
+{
+    switch (p) {
+    case LaunchPairing::StreamReferences: return "stream references";
+    case LaunchPairing::StreamReferencesPartly: return "stream references, partly";
+    case LaunchPairing::LaunchOrder: return "launch order";
+    case LaunchPairing::None: break;
+    }
+    return "none";
+}
+
 const char* overlapStateName(OverlapState s)
 {
     switch (s) {
@@ -70,7 +101,6 @@ const char* overlapStateName(OverlapState s)
 
 namespace {
 
-enum class RuleTarget : std::uint8_t { Kernel, Region, Any };
 enum class RuleKind : std::uint8_t { Compute, Communication, Memcpy, Idle, Phase, Step, Launch };
 
 struct Compiled
@@ -291,7 +321,7 @@ Parsed parseRules(const std::string& json, const std::string& source)
         Rules::Rule r;
         r.id = str("id", true);
         r.pattern = str("pattern", true);
-        r.target = str("target", false);
+        const std::string target = str("target", false);
         r.category = str("category", true);
         r.subgroup = str("subgroup", false);
         const QJsonValue ca = o.value(QLatin1String("catchAll"));
@@ -305,16 +335,15 @@ Parsed parseRules(const std::string& json, const std::string& source)
         const std::string named = where + " (\"" + r.id + "\")";
 
         Compiled c;
-        if (r.target.empty())
-            r.target = "kernel";
-        if (r.target == "kernel")
-            c.target = RuleTarget::Kernel;
-        else if (r.target == "region")
-            c.target = RuleTarget::Region;
-        else if (r.target == "any")
-            c.target = RuleTarget::Any;
+        if (target.empty() || target == "kernel")
+            r.target = RuleTarget::Kernel;
+        else if (target == "region")
+            r.target = RuleTarget::Region;
+        else if (target == "any")
+            r.target = RuleTarget::Any;
         else
-            throw fail(named + ": unknown target \"" + r.target + "\" (expected kernel, region or any)");
+            throw fail(named + ": unknown target \"" + target + "\" (expected kernel, region or any)");
+        c.target = r.target;
 
         const auto kindIt = std::find_if(kKindNames.begin(), kKindNames.end(),
                                          [&](const char* k) { return r.category == k; });
@@ -399,7 +428,7 @@ std::string Rules::toJson() const
         QJsonObject o;
         o.insert(QLatin1String("id"), QString::fromStdString(r.id));
         o.insert(QLatin1String("pattern"), QString::fromStdString(r.pattern));
-        o.insert(QLatin1String("target"), QString::fromStdString(r.target));
+        o.insert(QLatin1String("target"), QLatin1String(ruleTargetName(r.target)));
         o.insert(QLatin1String("category"), QString::fromStdString(r.category));
         if (!r.subgroup.empty())
             o.insert(QLatin1String("subgroup"), QString::fromStdString(r.subgroup));

@@ -172,11 +172,11 @@ std::vector<WindowStats> computeStepStats(const Trace& trace, const Analysis& an
                             {std::numeric_limits<TimeNs>::min(), std::numeric_limits<TimeNs>::max()});
 }
 
-InstanceOverlap instanceOverlap(const Trace& trace, const Analysis& analysis, int rankIndex, int laneIndex,
-                                std::size_t interval)
+InstanceOverlap instanceOverlap(const Trace& trace, const Analysis& analysis, IntervalRef ref)
 {
-    const Lane& lane = trace.ranks.at(std::size_t(rankIndex)).lanes.at(std::size_t(laneIndex));
-    const RankAnalysis& ra = analysis.ranks.at(std::size_t(rankIndex));
+    const std::size_t interval = ref.interval;
+    const Lane& lane = trace.ranks.at(std::size_t(ref.rank)).lanes.at(std::size_t(ref.lane));
+    const RankAnalysis& ra = analysis.ranks.at(std::size_t(ref.rank));
     const TimeNs s = lane.intervals.start(interval), e = lane.intervals.end(interval);
     InstanceOverlap out;
     const auto& st = ra.activityStart;

@@ -174,8 +174,8 @@ std::string statsJson(const Trace& trace, const Analysis& analysis, const StatsR
             + ", \"kernel_name\": " + std::to_string(ra.phaseFromName)
             + ", \"step_heuristic\": " + std::to_string(ra.phaseFromHeuristic)
             + ", \"unknown\": " + std::to_string(ra.phaseUnknown) + "},\n";
-        out += "      \"launch_pairing\": " + quoted(ra.launchPairing) + ",\n";
-        out += "      \"step_source\": " + quoted(ra.stepSource) + ",\n";
+        out += "      \"launch_pairing\": " + quoted(launchPairingName(ra.launchPairing)) + ",\n";
+        out += "      \"step_source\": " + quoted(stepSourceName(ra.stepSource)) + ",\n";
         out += "      \"step_assignment\": " + quoted(stepAssignment(ra)) + ",\n";
         out += "      \"steps\": [";
         const auto stepStats = computeStepStats(trace, analysis, int(r), o.window);
@@ -334,8 +334,8 @@ std::string statsTable(const Trace& trace, const Analysis& analysis, const Stats
         out += "\n" + trace.ranks[r].label + ": phases by " + phaseSourceName(ra.phaseSource) + " (launch "
             + std::to_string(ra.phaseFromLaunch) + ", kernel name " + std::to_string(ra.phaseFromName)
             + ", step heuristic " + std::to_string(ra.phaseFromHeuristic) + ", unknown "
-            + std::to_string(ra.phaseUnknown) + " kernels; launches paired by " + ra.launchPairing
-            + "); steps from " + ra.stepSource + " ("
+            + std::to_string(ra.phaseUnknown) + " kernels; launches paired by " + launchPairingName(ra.launchPairing)
+            + "); steps from " + stepSourceName(ra.stepSource) + " ("
             + std::to_string(ra.steps.size()) + ", kernels assigned by " + stepAssignment(ra) + ")\n";
         for (const auto& w : ra.warnings)
             out += "  warning: " + w + "\n";

@@ -107,6 +107,15 @@ private:
 
 enum class LaneKind : std::uint8_t { CpuThread, GpuStream };
 
+// One interval of a trace: Trace::ranks[rank].lanes[lane].intervals, entry `interval`.
+struct IntervalRef
+{
+    int rank = -1;
+    int lane = -1;
+    std::uint32_t interval = 0;
+    bool operator==(const IntervalRef&) const = default;
+};
+
 // One CPU-side launch of work aimed at a GPU stream (CUDA_STREAM_REF on the launch API's Enter).
 // GpuLane::launches[k] is the k-th launch aimed at that stream, in launch order.
 struct LaunchRef

@@ -10,11 +10,16 @@ namespace exposure {
 QString categoryLabel(Category c)
 {
     switch (c) {
-    case Category::Compute: return QObject::tr("compute");
-    case Category::Communication: return QObject::tr("communication");
-    case Category::Memcpy: return QObject::tr("memcpy");
-    case Category::Idle: return QObject::tr("idle / sync");
-    case Category::Host: return QObject::tr("host");
+    case Category::Compute:
+        return QObject::tr("compute");
+    case Category::Communication:
+        return QObject::tr("communication");
+    case Category::Memcpy:
+        return QObject::tr("memcpy");
+    case Category::Idle:
+        return QObject::tr("idle / sync");
+    case Category::Host:
+        return QObject::tr("host");
     }
     return {};
 }
@@ -35,10 +40,14 @@ QString durationText(TimeNs ns)
 QString overlapStateLabel(OverlapState s)
 {
     switch (s) {
-    case OverlapState::ComputeOnly: return QObject::tr("compute only");
-    case OverlapState::Hidden: return QObject::tr("hidden communication");
-    case OverlapState::Exposed: return QObject::tr("exposed communication");
-    case OverlapState::Other: return QObject::tr("other GPU activity");
+    case OverlapState::ComputeOnly:
+        return QObject::tr("compute only");
+    case OverlapState::Hidden:
+        return QObject::tr("hidden communication");
+    case OverlapState::Exposed:
+        return QObject::tr("exposed communication");
+    case OverlapState::Other:
+        return QObject::tr("other GPU activity");
     }
     return {};
 }

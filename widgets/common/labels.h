@@ -5,14 +5,13 @@
 #include "model/timerange.h"
 
 #include <QString>
-
 #include <cstdint>
 
 namespace exposure {
 
-QString categoryLabel(Category c);          // "compute", "communication", "memcpy", "idle / sync", "host"
-QString overlapStateLabel(OverlapState s);  // "compute only", "hidden communication", ...
-QString groupDigits(std::uint64_t n);       // "1 234" (groups of three digits, for counts)
-QString durationText(TimeNs ns);            // "1.25 ms", "340 ns" (model/timeformat.h)
+QString categoryLabel(Category c); // "compute", "communication", "memcpy", "idle / sync", "host"
+QString overlapStateLabel(OverlapState s); // "compute only", "hidden communication", ...
+QString groupDigits(std::uint64_t n); // "1 234" (groups of three digits, for counts)
+QString durationText(TimeNs ns); // "1.25 ms", "340 ns" (model/timeformat.h)
 
 } // namespace exposure

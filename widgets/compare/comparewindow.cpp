@@ -825,8 +825,8 @@ void CompareWindow::fillTable()
         QString note = r.path;
         if (s.stepsUsed == 0)
             note += tr("\nNo steps found: whole trace per rank.");
-        else if (!s.stepSource.empty())
-            note += tr("\nSteps from: %1").arg(QString::fromStdString(s.stepSource));
+        else if (s.stepSource != StepSource::None)
+            note += tr("\nSteps from: %1").arg(QLatin1String(stepSourceName(s.stepSource)));
         if (s.unmatchedCollectives > 0) {
             note += tr("\n%1 collective(s) not matched across ranks.").arg(s.unmatchedCollectives);
             set(ColStatus, tr("%1 collective(s) not matched").arg(s.unmatchedCollectives), std::nullopt,

@@ -191,7 +191,7 @@ void DetailsPanel::showInterval(const Trace& trace, const Analysis* analysis, co
     if (!l.isGpu())
         add(tr("Nesting depth"), QString::number(t.depth(interval)));
     if (analysis && l.isGpu()) {
-        const int step = stepOfInterval(trace, *analysis, rank, lane, interval);
+        const int step = stepOfInterval(trace, *analysis, {rank, lane, interval});
         if (step >= 0 && std::size_t(rank) < analysis->ranks.size()
             && std::size_t(step) < analysis->ranks[rank].steps.size())
             add(tr("Step"), QString::fromStdString(analysis->ranks[rank].steps[step].name));
@@ -205,7 +205,7 @@ void DetailsPanel::showInterval(const Trace& trace, const Analysis* analysis, co
     add(tr("End"), nsAndUnit(end));
     add(tr("Duration"), nsAndUnit(dur));
     if (analysis && cat == Category::Communication) {
-        const InstanceOverlap ov = instanceOverlap(trace, *analysis, rank, lane, interval);
+        const InstanceOverlap ov = instanceOverlap(trace, *analysis, {rank, lane, interval});
         add(tr("Hidden"), QStringLiteral("%1 ns (%2)").arg(groupDigits(std::uint64_t(ov.hiddenNs)), percent(ov.hiddenNs, dur)));
         add(tr("Exposed"), QStringLiteral("%1 ns (%2)").arg(groupDigits(std::uint64_t(ov.exposedNs)), percent(ov.exposedNs, dur)));
     }

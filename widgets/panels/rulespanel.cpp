@@ -57,7 +57,7 @@ void RulesPanel::setRules(const Rules* rules, const std::vector<RuleUsage>& usag
         if (r.catchAll)
             m_unclassified += byRule[i].timeNs;
         const QString cells[] = {QString::number(i), QString::fromStdString(r.id), QString::fromStdString(r.pattern),
-                                 QString::fromStdString(r.target),
+                                 QLatin1String(ruleTargetName(r.target)),
                                  QString::fromStdString(r.category) + (r.catchAll ? tr(" (catch-all)") : QString()),
                                  QString::fromStdString(r.subgroup), groupDigits(byRule[i].count),
                                  durationText(byRule[i].timeNs)};

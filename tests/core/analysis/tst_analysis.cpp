@@ -294,13 +294,13 @@ private Q_SLOTS:
         auto t = f.b.finish();
         auto a = analyze(*t, Rules::defaults());
         const int s17 = laneOf(*t, "CUDA[0:17]");
-        const InstanceOverlap hidden = instanceOverlap(*t, *a, 0, s17, 0);
+        const InstanceOverlap hidden = instanceOverlap(*t, *a, {0, s17, 0});
         QCOMPARE(hidden.hiddenNs, 100);
         QCOMPARE(hidden.exposedNs, 0);
-        const InstanceOverlap half = instanceOverlap(*t, *a, 0, s17, 1);
+        const InstanceOverlap half = instanceOverlap(*t, *a, {0, s17, 1});
         QCOMPARE(half.hiddenNs, 100);
         QCOMPARE(half.exposedNs, 100);
-        const InstanceOverlap exposed = instanceOverlap(*t, *a, 0, s17, 2);
+        const InstanceOverlap exposed = instanceOverlap(*t, *a, {0, s17, 2});
         QCOMPARE(exposed.hiddenNs, 0);
         QCOMPARE(exposed.exposedNs, 100);
         const WindowStats s = computeStats(*t, *a, 0, t->extent);
@@ -455,7 +455,7 @@ private Q_SLOTS:
         auto t = f.b.finish();
         auto a = analyze(*t, Rules::defaults());
         const RankAnalysis& ra = a->ranks[0];
-        QCOMPARE(QString::fromStdString(ra.launchPairing), QStringLiteral("launch order"));
+        QCOMPARE(ra.launchPairing, LaunchPairing::LaunchOrder);
         const auto& ph = ra.phases[std::size_t(laneOf(*t, "CUDA[0:7]"))];
         QCOMPARE(ph[0], Phase::Forward);
         QCOMPARE(ph[1], Phase::Forward);
@@ -476,7 +476,7 @@ private Q_SLOTS:
         auto t = f.b.finish();
         auto a = analyze(*t, Rules::defaults());
         const RankAnalysis& ra = a->ranks[0];
-        QCOMPARE(QString::fromStdString(ra.launchPairing), QStringLiteral("stream references, partly"));
+        QCOMPARE(ra.launchPairing, LaunchPairing::StreamReferencesPartly);
         QCOMPARE(ra.warnings.size(), std::size_t(1));
         QVERIFY(QString::fromStdString(ra.warnings[0]).startsWith(QStringLiteral("CUDA[0:7]: 1 kernel launches")));
         QCOMPARE(ra.phases[std::size_t(laneOf(*t, "CUDA[0:7]"))][0], Phase::Unknown);
@@ -508,7 +508,7 @@ private Q_SLOTS:
         QCOMPARE(ra.phaseFromName, 2ull);
         QCOMPARE(ra.phaseFromHeuristic, 2ull);
         QCOMPARE(ra.phaseUnknown, 1ull);
-        QCOMPARE(QString::fromStdString(ra.stepSource), QStringLiteral("regions"));
+        QCOMPARE(ra.stepSource, StepSource::Regions);
         QVERIFY(!ra.stepsByLaunch);
     }
 
@@ -534,8 +534,8 @@ private Q_SLOTS:
         QCOMPARE(ra.steps[1].index, 1);
         QVERIFY(ra.stepsByLaunch);
         const int s7 = laneOf(*t, "CUDA[0:7]");
-        QCOMPARE(stepOfInterval(*t, *a, 0, s7, 0), 0);
-        QCOMPARE(stepOfInterval(*t, *a, 0, s7, 1), 1);
+        QCOMPARE(stepOfInterval(*t, *a, {0, s7, 0}), 0);
+        QCOMPARE(stepOfInterval(*t, *a, {0, s7, 1}), 1);
         const auto steps = computeStepStats(*t, *a, 0);
         QCOMPARE(steps.size(), std::size_t(2));
         QCOMPARE(steps[0].kernelCount, 1ull);
@@ -573,7 +573,7 @@ private Q_SLOTS:
         auto t = f.b.finish();
         auto a = analyze(*t, Rules::defaults());
         const RankAnalysis& ra = a->ranks[0];
-        QCOMPARE(QString::fromStdString(ra.stepSource), QStringLiteral("kernel pattern"));
+        QCOMPARE(ra.stepSource, StepSource::KernelPattern);
         QCOMPARE(ra.steps.size(), std::size_t(3));
         QCOMPARE(ra.steps[0].range, (TimeRange{0, 225}));
         QCOMPARE(ra.steps[1].range, (TimeRange{225, 455}));
@@ -677,7 +677,7 @@ private Q_SLOTS:
         QVERIFY(!total.overlapRatio.has_value());
         QCOMPARE(total.computeBusyNs, 200);
         QCOMPARE(a->ranks[0].phaseSource, PhaseSource::None);
-        QCOMPARE(QString::fromStdString(a->ranks[0].stepSource), QStringLiteral("none"));
+        QCOMPARE(a->ranks[0].stepSource, StepSource::None);
     }
 
     void totalOverRanks()

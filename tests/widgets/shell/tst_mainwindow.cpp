@@ -135,7 +135,7 @@ void TestMainWindow::clickFillsDetails()
     QCOMPARE(d->field(QStringLiteral("Stream")), QStringLiteral("CUDA[0:17] (stream 17)"));
     QCOMPARE(d->field(QStringLiteral("Duration")),
              QStringLiteral("%1 (%2 ns)").arg(durationText(t.duration(k)), groupDigits(std::uint64_t(t.duration(k)))));
-    const InstanceOverlap ov = instanceOverlap(*trace, *w.analysis(), 0, ncclLane, k);
+    const InstanceOverlap ov = instanceOverlap(*trace, *w.analysis(), {0, ncclLane, std::uint32_t(k)});
     QCOMPARE(ov.hiddenNs + ov.exposedNs, t.duration(k));
     QVERIFY(d->field(QStringLiteral("Hidden")).startsWith(groupDigits(std::uint64_t(ov.hiddenNs)) + QStringLiteral(" ns (")));
     QVERIFY(d->field(QStringLiteral("Exposed")).startsWith(groupDigits(std::uint64_t(ov.exposedNs)) + QStringLiteral(" ns (")));

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Classification of region names by ordered regular-expression rules (the defaults compiled in from
+// resources/rules.json): category, sub-group, NCCL fields, phase hints, step and launch regions.
+#include "analysis/categories.h"
+#include "model/trace.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace exposure {
+
+struct Analysis;
+
+// Which names a rule applies to.
+enum class RuleTarget : std::uint8_t {
+    Kernel, // GPU kernel names ("kernel" in a rules file)
+    Region, // CPU region names ("region")
+    Any, // every name ("any")
+};
+const char* ruleTargetName(RuleTarget t); // the rules-file spelling
+
+// Classification of one distinct name; computed once per StringId.
+struct NameClass
+{
+    Category category = Category::Host;
+    std::string subgroup; // compute: gemm|attention|elementwise|reduction|normalization|optimizer|other;
+                          // communication: the collective; memcpy: direction (HtoD, DtoH, DtoD, memset)
+    bool unclassified = false; // only a catch-all rule matched
+    int rule = -1; // index into Rules::rules() of the rule that matched
+    std::string collective; // AllReduce, Broadcast, ReduceScatter, AllGather, SendRecv, ... ("" if none)
+    std::string algorithm; // RING, TREE, ...
+    std::string protocol; // LL, LL128, SIMPLE
+    std::string dataType; // float, f32, bf16, ...
+    std::string displayName; // demangled when the name was mangled, else the name
+    Phase namePhase = Phase::Unknown; // phase suggested by the name alone
+
+    std::string reduction; // NCCL reduction operator from the name (Sum, Max, ...), "" if none
+    int phaseRule = -1; // rule that gave namePhase (GPU names) or regionPhase (CPU regions)
+    Phase regionPhase = Phase::Unknown; // CPU regions: the phase of the kernels launched inside this region
+    bool stepRegion = false; // CPU regions: this region delimits one training step
+    int stepRule = -1; // rule that made it a step region
+    bool kernelLaunch = false; // CPU regions: a kernel-launch API call (cuLaunchKernel, hipLaunchKernel ...)
+};
+
+// Ordered regex rules over region names (default set compiled in from resources/rules.json).
+class Rules
+{
+public:
+    struct Rule
+    {
+        std::string id; // short unique label shown in the GUI
+        std::string pattern; // regular expression (case-insensitive), searched in the name
+        RuleTarget target = RuleTarget::Any;
+        std::string category; // compute|communication|memcpy|idle|phase|step
+        std::string subgroup; // see NameClass::subgroup; for category "phase": forward|backward|optimizer
+        bool catchAll = false;
+    };
+
+    static Rules defaults();
+    // Reads a rules file; throws std::runtime_error("<file>: <problem>") on bad input.
+    // With extend=true the file's rules are tried before the defaults; otherwise they replace them.
+    static Rules fromFile(const std::string& path, bool extend);
+    static Rules fromJson(const std::string& json, const std::string& sourceName);
+    std::string toJson() const;
+
+    const std::vector<Rule>& rules() const;
+    NameClass classify(std::string_view name, RegionKind kind) const;
+
+    // The text of resources/rules.json compiled into the library.
+    static const char* defaultJson();
+    // Where the rules came from ("built-in defaults", a file name, or "file + built-in defaults").
+    const std::string& source() const;
+    const std::string& description() const;
+
+    Rules();
+    ~Rules();
+    Rules(const Rules&);
+    Rules& operator=(const Rules&);
+    Rules(Rules&&) noexcept;
+    Rules& operator=(Rules&&) noexcept;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> d;
+};
+
+// How much of the trace each rule classified.
+struct RuleUsage
+{
+    int rule = -1; // index into Rules::rules(); -1 = nothing matched
+    std::uint64_t count = 0;
+    TimeNs timeNs = 0;
+};
+std::vector<RuleUsage> ruleUsage(const Trace& trace, const Analysis& analysis);
+
+} // namespace exposure

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Exact, interval-based statistics of a rank over a time window: communication hidden behind compute, exposed,
+// busy and idle time, in integer nanoseconds (definitions: statisticsDefinitions(), README "Statistics").
+#include "model/timerange.h"
+#include "model/trace.h"
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace exposure {
+
+struct Analysis;
+
+// Exact statistics of one rank (or all ranks) over a window; see README "Statistics".
+struct WindowStats
+{
+    std::uint64_t kernelCount = 0;
+    std::uint64_t commKernelCount = 0;
+    TimeNs commKernelSumNs = 0;
+    TimeNs commBusyNs = 0;
+    TimeNs computeBusyNs = 0;
+    TimeNs overlappedNs = 0;
+    TimeNs exposedNs = 0;
+    std::optional<double> overlapRatio; // overlapped / commBusy; nullopt when no communication
+    TimeNs backwardOverlappedNs = 0;
+    TimeNs memcpyBusyNs = 0;
+    TimeNs gpuBusyNs = 0;
+    TimeNs spanNs = 0;
+    TimeNs idleNs = 0;
+    TimeNs unclassifiedNs = 0;
+};
+
+WindowStats computeStats(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
+// Field-wise sum of per-rank statistics; the ratio is recomputed from the sums.
+WindowStats sumStats(const std::vector<WindowStats>& parts);
+// Whole-run total: sums of the per-rank values over the window (ratio from the sums).
+WindowStats computeTotal(const Trace& trace, const Analysis& analysis, TimeRange window);
+// Per-step statistics of a rank (kernels assigned to each step).
+std::vector<WindowStats> computeStepStats(const Trace& trace, const Analysis& analysis, int rankIndex);
+// Same, with every step's kernels clipped to `window`.
+std::vector<WindowStats> computeStepStats(
+    const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
+// The exact definitions of every WindowStats field, as plain text (CLI --help, GUI tool tips).
+const char* statisticsDefinitions();
+
+// The part of one communication kernel instance hidden behind compute of the same rank.
+struct InstanceOverlap
+{
+    TimeNs hiddenNs = 0;
+    TimeNs exposedNs = 0;
+};
+InstanceOverlap instanceOverlap(const Trace& trace, const Analysis& analysis, IntervalRef interval);
+
+} // namespace exposure
