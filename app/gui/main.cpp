@@ -163,8 +163,8 @@ int main(int argc, char** argv)
         if (qEnvironmentVariableIsSet("EXPOSURE_STARTUP_TIMING"))
             std::fprintf(stderr, "exposure: trace loaded and analysed %.0f ms after the process started\n",
                          msSinceProcessStart());
-        // Let the background panels (statistics, kernel table) deliver before grabbing.
-        QTimer::singleShot(400, &app, [&] {
+        // Grab once the panels have delivered their statistics and kernel tables.
+        window.whenIdle([&] {
             window.timeline()->replot();
             QApplication::processEvents();
             const QImage image = window.grab().toImage();

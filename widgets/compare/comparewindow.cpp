@@ -13,7 +13,6 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QFutureWatcher>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -31,7 +30,6 @@
 #include <QTableWidget>
 #include <QToolTip>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cmath>
@@ -322,7 +320,6 @@ struct CompareWindow::JobResult
     std::shared_ptr<const Analysis> analysis;
     std::optional<RunSummary> summary;
     QString error;
-    bool cancelled = false;
     int skipSteps = 0; // the value the summary was made with
 };
 
@@ -520,13 +517,10 @@ CompareWindow::CompareWindow(QWidget* parent)
 
 CompareWindow::~CompareWindow()
 {
+    // Every run's JobSlot is a child: cancelled here, it waits for its job when it is destroyed.
     for (auto& run : m_runs)
-        if (run->cancel)
-            run->cancel->store(true);
-    // The jobs hold no pointer to this window, but waiting keeps them from outliving the application.
-    const auto watchers = findChildren<QFutureWatcherBase*>();
-    for (auto* w : watchers)
-        w->waitForFinished();
+        if (run->job)
+            run->job->cancel();
 }
 
 QStringList CompareWindow::columnTitles()
@@ -570,8 +564,10 @@ void CompareWindow::removeRun(int index)
 {
     if (index < 0 || index >= runCount())
         return;
-    if (m_runs[std::size_t(index)]->cancel)
-        m_runs[std::size_t(index)]->cancel->store(true);
+    if (JobSlot* job = m_runs[std::size_t(index)]->job) {
+        job->cancel();
+        job->deleteLater();
+    }
     m_runs.erase(m_runs.begin() + index);
     refresh();
 }
@@ -609,57 +605,50 @@ int CompareWindow::skipSteps() const
 
 void CompareWindow::startJob(Run& run)
 {
-    if (run.cancel)
-        run.cancel->store(true); // an older job of this run (skip-steps changed while it loaded)
-    run.cancel = std::make_shared<std::atomic<bool>>(false);
+    if (!run.job)
+        run.job = new JobSlot(this);
     run.busy = true;
     run.error.clear();
-    const quint64 generation = ++run.generation;
-    // Everything the job needs is captured by value: it never touches the window, which may be gone.
-    auto job = [path = run.path, trace = run.trace, analysis = run.analysis, skip = m_skip->value(),
-                cancel = run.cancel]() mutable -> JobResult {
-        JobResult result;
-        result.skipSteps = skip;
-        try {
-            if (!trace) {
-                LoadOptions options;
-                options.cancel = cancel.get();
-                trace = loadTrace(path.toStdString(), options);
+    // Everything the job needs is captured by value: it never touches the window.
+    run.job->start<JobResult>(
+        [path = run.path, trace = run.trace, analysis = run.analysis,
+         skip = m_skip->value()](const JobContext& job) mutable -> JobResult {
+            JobResult result;
+            result.skipSteps = skip;
+            try {
+                if (!trace) {
+                    LoadOptions options;
+                    options.cancel = job.cancelFlag();
+                    trace = loadTrace(path.toStdString(), options);
+                }
+                if (job.cancelled())
+                    throw LoadCancelled();
+                if (!analysis)
+                    analysis = analyze(*trace, Rules::defaults());
+                if (job.cancelled())
+                    throw LoadCancelled();
+                CompareOptions options;
+                options.skipSteps = skip;
+                result.summary = summarizeRun(*trace, *analysis, options);
+                result.trace = trace;
+                result.analysis = analysis;
+            } catch (const LoadError& e) {
+                result.error = QString::fromStdString(e.what()); // already "<file>: <problem>"
+            } catch (const LoadCancelled&) {
+                throw;
+            } catch (const std::exception& e) {
+                result.error = path + QStringLiteral(": ") + QString::fromStdString(e.what());
             }
-            if (cancel->load())
-                throw LoadCancelled();
-            if (!analysis)
-                analysis = analyze(*trace, Rules::defaults());
-            if (cancel->load())
-                throw LoadCancelled();
-            CompareOptions options;
-            options.skipSteps = skip;
-            result.summary = summarizeRun(*trace, *analysis, options);
-            result.trace = trace;
-            result.analysis = analysis;
-        } catch (const LoadCancelled&) {
-            result.cancelled = true;
-        } catch (const LoadError& e) {
-            result.error = QString::fromStdString(e.what()); // already "<file>: <problem>"
-        } catch (const std::exception& e) {
-            result.error = path + QStringLiteral(": ") + QString::fromStdString(e.what());
-        }
-        return result;
-    };
-    auto* watcher = new QFutureWatcher<JobResult>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, id = run.id, generation] {
-        const JobResult result = watcher->result();
-        watcher->deleteLater();
-        finishJob(id, generation, result);
-    });
-    watcher->setFuture(QtConcurrent::run(std::move(job)));
+            return result;
+        },
+        [this, id = run.id](const JobResult& result) { finishJob(id, result); });
 }
 
-void CompareWindow::finishJob(quint64 id, quint64 generation, const JobResult& result)
+void CompareWindow::finishJob(quint64 id, const JobResult& result)
 {
     Run* run = findRun(id);
-    if (!run || run->generation != generation || result.cancelled)
-        return; // removed, superseded, or cancelled: nothing to show
+    if (!run)
+        return; // removed meanwhile
     if (result.summary && result.skipSteps != m_skip->value()) {
         // Skip-steps changed while this run was still being read: summarise again from what was loaded.
         run->trace = result.trace;

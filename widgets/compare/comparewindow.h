@@ -5,6 +5,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/compare.h"
+#include "jobs/jobslot.h"
 #include "model/trace.h"
 
 #include <QDialog>
@@ -123,13 +124,12 @@ private:
         std::optional<RunSummary> summary;
         QString error;
         bool busy = false;
-        quint64 generation = 0; // results of older jobs (before a skip-steps change) are dropped
-        std::shared_ptr<std::atomic<bool>> cancel;
+        JobSlot* job = nullptr; // a newer job of the run (after a skip-steps change) supersedes the older one
     };
     struct JobResult;
 
     void startJob(Run& run);
-    void finishJob(quint64 id, quint64 generation, const JobResult& result);
+    void finishJob(quint64 id, const JobResult& result);
     Run* findRun(quint64 id);
     void refresh();
     void fillTable();

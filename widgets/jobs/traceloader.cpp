@@ -1,149 +1,95 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "jobs/traceloader.h"
 
-
 #include <QElapsedTimer>
 #include <QFileInfo>
-#include <QFuture>
-#include <QFutureWatcher>
-#include <QMetaObject>
-#include <QtConcurrent/QtConcurrentRun>
 
 namespace exposure {
-
-namespace {
-
-struct JobResult
-{
-    LoadedTrace loaded;
-    QString error;
-    bool cancelled = false;
-};
-
-} // namespace
-
-struct TraceLoader::Job
-{
-    QFuture<JobResult> future;
-};
 
 TraceLoader::TraceLoader(QObject* parent)
     : QObject(parent)
     , m_load([](const std::string& path, const LoadOptions& o) { return loadTrace(path, o); })
     , m_rules(Rules::defaults())
+    , m_job(new JobSlot(this))
 {
     qRegisterMetaType<exposure::LoadedTrace>();
+    connect(m_job, &JobSlot::progress, this, &TraceLoader::progress);
 }
 
 TraceLoader::~TraceLoader()
 {
-    if (m_cancel)
-        m_cancel->store(true);
-    waitForIdle();
+    m_job->cancel();
+    m_job->waitForIdle();
+}
+
+bool TraceLoader::isLoading() const
+{
+    return m_job->busy();
 }
 
 void TraceLoader::waitForIdle()
 {
-    for (auto& job : m_jobs)
-        job->future.waitForFinished();
+    m_job->waitForIdle();
 }
 
 void TraceLoader::load(const QString& path)
 {
-    if (m_cancel)
-        m_cancel->store(true); // the previous job stops at its next check
-    const quint64 generation = ++m_generation;
-    auto cancelFlag = std::make_shared<std::atomic<bool>>(false);
-    m_cancel = cancelFlag;
-    m_loading = true;
     m_path = path;
     emit started(path);
-
     auto fn = m_load;
     Rules rules = m_rules;
-    TraceLoader* self = this; // outlives the job: the destructor waits for it
-    auto job = std::make_shared<Job>();
-    job->future = QtConcurrent::run([fn, rules, path, cancelFlag, self, generation]() -> JobResult {
-        JobResult r;
-        r.loaded.path = path;
-        QElapsedTimer throttle;
-        throttle.start();
-        LoadOptions options;
-        options.cancel = cancelFlag.get();
-        options.progress = [&](const LoadProgress& p) {
-            if (throttle.elapsed() < 50)
-                return;
-            throttle.restart();
-            const int permille = p.eventsTotal ? int(std::min<std::uint64_t>(1000, p.eventsRead * 1000 / p.eventsTotal)) : -1;
-            const QString text = QObject::tr("Reading %1 (%2 events)")
-                                     .arg(QFileInfo(QString::fromStdString(p.currentFile)).fileName())
-                                     .arg(p.eventsRead);
-            QMetaObject::invokeMethod(
-                self,
-                [self, generation, permille, text] {
-                    if (generation == self->m_generation)
-                        emit self->progress(permille, text);
-                },
-                Qt::QueuedConnection);
-        };
-        try {
-            auto trace = fn(path.toStdString(), options);
-            if (cancelFlag->load())
-                throw LoadCancelled();
-            if (!trace)
-                throw LoadError(path.toStdString(), "the loader returned no trace");
-            QMetaObject::invokeMethod(
-                self,
-                [self, generation] {
-                    if (generation == self->m_generation)
-                        emit self->progress(1000, QObject::tr("Analysing…"));
-                },
-                Qt::QueuedConnection);
-            auto analysis = analyze(*trace, rules);
-            if (cancelFlag->load())
-                throw LoadCancelled();
-            r.loaded.index = ViewIndex::build(*trace, analysis.get());
-            r.loaded.ruleUsage = ruleUsage(*trace, *analysis);
-            r.loaded.collectives = std::make_shared<const CollectiveMatch>(matchCollectives(*trace, *analysis));
-            r.loaded.analysis = std::move(analysis);
-            r.loaded.trace = std::move(trace);
-        } catch (const LoadCancelled&) {
-            r.cancelled = true;
-        } catch (const LoadError& e) {
-            r.error = QString::fromStdString(e.what());
-        } catch (const std::exception& e) {
-            r.error = path + QStringLiteral(": ") + QString::fromStdString(e.what());
-        }
-        return r;
-    });
-    m_jobs.push_back(job);
-
-    auto* watcher = new QFutureWatcher<JobResult>(this);
-    connect(watcher, &QFutureWatcher<JobResult>::finished, this, [this, watcher, job, generation, path] {
-        watcher->deleteLater();
-        m_jobs.erase(std::remove(m_jobs.begin(), m_jobs.end(), job), m_jobs.end());
-        if (generation != m_generation)
-            return; // superseded or cancelled: the caller already moved on
-        m_loading = false;
-        const JobResult r = job->future.result();
-        if (r.cancelled)
-            emit cancelled(path);
-        else if (!r.error.isEmpty())
-            emit failed(path, r.error);
-        else
-            emit loaded(r.loaded);
-    });
-    watcher->setFuture(job->future);
+    m_job->start<LoadedTrace>(
+        [fn, rules, path](const JobContext& job) -> LoadedTrace {
+            QElapsedTimer throttle;
+            throttle.start();
+            LoadOptions options;
+            options.cancel = job.cancelFlag();
+            options.progress = [&](const LoadProgress& p) {
+                if (throttle.elapsed() < 50)
+                    return;
+                throttle.restart();
+                const int permille
+                    = p.eventsTotal ? int(std::min<std::uint64_t>(1000, p.eventsRead * 1000 / p.eventsTotal)) : -1;
+                job.progress(permille,
+                    QObject::tr("Reading %1 (%2 events)")
+                        .arg(QFileInfo(QString::fromStdString(p.currentFile)).fileName())
+                        .arg(p.eventsRead));
+            };
+            LoadedTrace r;
+            r.path = path;
+            try {
+                auto trace = fn(path.toStdString(), options);
+                if (job.cancelled())
+                    throw LoadCancelled();
+                if (!trace)
+                    throw LoadError(path.toStdString(), "the loader returned no trace");
+                job.progress(1000, QObject::tr("Analysing…"));
+                auto analysis = analyze(*trace, rules);
+                if (job.cancelled())
+                    throw LoadCancelled();
+                r.index = ViewIndex::build(*trace, analysis.get());
+                r.ruleUsage = ruleUsage(*trace, *analysis);
+                r.collectives = std::make_shared<const CollectiveMatch>(matchCollectives(*trace, *analysis));
+                r.analysis = std::move(analysis);
+                r.trace = std::move(trace);
+            } catch (const LoadError&) {
+                throw; // already "<file>: <problem>"
+            } catch (const LoadCancelled&) {
+                throw;
+            } catch (const std::exception& e) {
+                throw LoadError(path.toStdString(), e.what());
+            }
+            return r;
+        },
+        [this](const LoadedTrace& loaded) { emit this->loaded(loaded); },
+        [this, path](const QString& message) { emit failed(path, message); });
 }
 
 void TraceLoader::cancel()
 {
-    if (!m_loading)
+    if (!m_job->busy())
         return;
-    if (m_cancel)
-        m_cancel->store(true);
-    ++m_generation; // whatever the job still delivers is dropped
-    m_loading = false;
+    m_job->cancel();
     emit cancelled(m_path);
 }
 

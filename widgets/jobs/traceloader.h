@@ -4,6 +4,7 @@
 #include "analysis/analysis.h"
 #include "analysis/collectives.h"
 #include "import/loader.h"
+#include "jobs/jobslot.h"
 #include "view/viewindex.h"
 
 #include <QObject>
@@ -28,9 +29,8 @@ struct LoadedTrace
     std::shared_ptr<const CollectiveMatch> collectives;
 };
 
-// Loads and analyses a trace in a QtConcurrent job. Every load gets a generation number; results
-// and progress of older generations are dropped, so cancel() (or a newer load) takes effect at
-// once while the old job winds down through the cancel flag in LoadOptions.
+// Loads and analyses a trace in the background (a JobSlot): a newer load or cancel() takes effect at once, while
+// the old job winds down through the cancel flag in LoadOptions; nothing of it is delivered.
 class TraceLoader : public QObject
 {
     Q_OBJECT
@@ -47,7 +47,7 @@ public:
 
     void load(const QString& path);
     void cancel();
-    bool isLoading() const { return m_loading; }
+    bool isLoading() const;
     // Blocks until no job runs (tests, shutdown).
     void waitForIdle();
 
@@ -59,14 +59,10 @@ signals:
     void cancelled(const QString& path);
 
 private:
-    struct Job;
     LoadFunction m_load;
     Rules m_rules;
-    quint64 m_generation = 0;
-    bool m_loading = false;
     QString m_path;
-    std::shared_ptr<std::atomic<bool>> m_cancel;
-    std::vector<std::shared_ptr<Job>> m_jobs;
+    JobSlot* m_job;
 };
 
 } // namespace exposure

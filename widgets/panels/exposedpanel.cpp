@@ -115,7 +115,7 @@ ExposedPanel::ExposedPanel(QWidget* parent)
     , m_caption(new QLabel(this))
     , m_table(new QTableWidget(this))
     , m_chart(new RankBarChart(this))
-    , m_jobs(new JobTracker(this))
+    , m_jobs(new JobSlot(this))
 {
     auto* top = new QHBoxLayout;
     top->addWidget(new QLabel(tr("Scope:"), this));
@@ -157,7 +157,7 @@ void ExposedPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
     m_trace = std::move(trace);
     m_analysis = std::move(analysis);
     m_collectives = std::move(collectives);
-    m_jobs->invalidate();
+    m_jobs->cancel();
     m_scopeBox->clear();
     m_scopeBox->addItem(tr("Whole trace"), -2);
     m_scopeBox->addItem(tr("Visible range"), -1);

@@ -3,7 +3,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/collectives.h"
-#include "jobs/jobtracker.h"
+#include "jobs/jobslot.h"
 #include "model/trace.h"
 #include "timeline/palette.h"
 
@@ -60,7 +60,7 @@ public:
     const std::vector<CollectiveWaitStats>& waits() const { return m_waits; }
     TimeRange statsWindow() const { return m_window; }
     QTableWidget* table() const { return m_table; }
-    JobTracker* jobs() const { return m_jobs; }
+    JobSlot* jobs() const { return m_jobs; }
 
 signals:
     void updated();
@@ -83,7 +83,7 @@ private:
     QLabel* m_caption;
     QTableWidget* m_table;
     RankBarChart* m_chart;
-    JobTracker* m_jobs;
+    JobSlot* m_jobs;
 };
 
 } // namespace exposure

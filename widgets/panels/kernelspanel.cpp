@@ -85,7 +85,7 @@ KernelsPanel::KernelsPanel(QWidget* parent)
     , m_filter(new QLineEdit(this))
     , m_caption(new QLabel(this))
     , m_view(new QTableView(this))
-    , m_jobs(new JobTracker(this))
+    , m_jobs(new JobSlot(this))
 {
     m_proxy->setSourceModel(m_model);
     m_proxy->setSortRole(Qt::UserRole);
@@ -129,7 +129,7 @@ void KernelsPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
 {
     m_trace = std::move(trace);
     m_analysis = std::move(analysis);
-    m_jobs->invalidate();
+    m_jobs->cancel();
     m_model->setRows(m_trace, m_analysis, {});
     if (m_trace)
         m_range = m_trace->extent;

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "analysis/analysis.h"
-#include "jobs/jobtracker.h"
+#include "jobs/jobslot.h"
 #include "model/trace.h"
 
 #include <QAbstractTableModel>
@@ -58,7 +58,7 @@ public:
     KernelsModel* model() const { return m_model; }
     QSortFilterProxyModel* proxy() const { return m_proxy; }
     QTableView* view() const { return m_view; }
-    JobTracker* jobs() const { return m_jobs; }
+    JobSlot* jobs() const { return m_jobs; }
 
 signals:
     void kernelSelected(quint32 name); // kInvalidString when the selection is cleared
@@ -74,7 +74,7 @@ private:
     QLineEdit* m_filter;
     QLabel* m_caption;
     QTableView* m_view;
-    JobTracker* m_jobs;
+    JobSlot* m_jobs;
 };
 
 } // namespace exposure

@@ -4,6 +4,7 @@
 #include "common/labels.h"
 #include "compare/comparewindow.h"
 #include "figure/exportfiguredialog.h"
+#include "jobs/jobslot.h"
 #include "panels/detailspanel.h"
 #include "panels/exposedpanel.h"
 #include "panels/kernelspanel.h"
@@ -28,6 +29,7 @@
 #include <QProgressBar>
 #include <QSettings>
 #include <QStatusBar>
+#include <QTimer>
 #include <QToolButton>
 
 // The resources are compiled into this static library; referencing their initialiser here keeps the
@@ -356,6 +358,30 @@ bool MainWindow::openDemoTrace()
         return false;
     openTrace(path);
     return true;
+}
+
+void MainWindow::whenIdle(std::function<void()> fn)
+{
+    const auto slots_ = findChildren<JobSlot*>();
+    auto pending = [slots_] {
+        return std::any_of(slots_.begin(), slots_.end(), [](const JobSlot* s) { return s->busy(); });
+    };
+    if (!pending()) {
+        QTimer::singleShot(0, this, std::move(fn));
+        return;
+    }
+    // Checked again whenever one of them becomes idle; the connections go away with `guard`.
+    auto* guard = new QObject(this);
+    auto once = std::make_shared<std::function<void()>>(std::move(fn));
+    for (JobSlot* s : slots_)
+        connect(s, &JobSlot::idle, guard, [guard, pending, once] {
+            if (pending() || !*once)
+                return;
+            auto f = std::move(*once);
+            *once = nullptr;
+            guard->deleteLater();
+            f();
+        });
 }
 
 void MainWindow::openDialog(bool folder)

@@ -38,6 +38,9 @@ public:
     ~MainWindow() override;
 
     void openTrace(const QString& path);
+    // Calls `fn` once (on the GUI thread) when no background job of the window runs: loading, the panels'
+    // recomputations. What a screenshot waits for instead of a timer.
+    void whenIdle(std::function<void()> fn);
     void reload();
     void closeTrace();
     void cancelLoading();
