@@ -43,6 +43,8 @@ public:
     void finish();
 
 private:
+    std::unique_ptr<Otf2ArchiveState> readGlobalDefinitions(const ArchiveRef& archive);
+    void createRanksAndLanes(Otf2ArchiveState& archive);
     void readLanes(Otf2ArchiveState& a, OTF2_Reader* reader, const std::vector<LaneState*>& lanes);
     void reportProgress(const std::string& file, bool force);
 

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The OTF2 importer's last stage: region kinds and canonical names, launch references in launch order,
+// launch parameters, warnings, and Trace::finalize.
+#include "import/otf2importer_p.h"
+
+namespace fs = std::filesystem;
+
+namespace exposure {
+
+void Otf2Importer::finish()
+{
+    // Region kinds per name: what the region was used as (a stream makes it a kernel/idle/sync region).
+    m_trace.regionKinds.resize(m_trace.strings.size(), RegionKind::Unknown);
+    for (const auto& a : m_archives) {
+        std::vector<std::uint8_t> usedCpu(a->regions.size(), 0), usedGpu(a->regions.size(), 0);
+        for (const auto& s : a->lanes) {
+            auto& used = s->gpu ? usedGpu : usedCpu;
+            for (std::size_t i = 0; i < s->usedRegions.size(); ++i)
+                used[i] |= s->usedRegions[i];
+        }
+        for (std::size_t i = 0; i < a->regions.size(); ++i) {
+            if (!a->regionDefined[i])
+                continue;
+            const auto& r = a->regions[i];
+            auto& k = m_trace.regionKinds[r.name];
+            if (usedGpu[i] && (k == RegionKind::Unknown || k == RegionKind::HostRegion))
+                k = r.gpuKind;
+            else if (k == RegionKind::Unknown)
+                k = r.cpuKind;
+        }
+        for (int m = 0; m < 3; ++m)
+            m_trace.regionKinds[a->memcpyNames[m]] = RegionKind::Memcpy;
+    }
+    // Canonical names: identity where the importer recorded none.
+    m_trace.canonicalNames.resize(m_trace.strings.size(), kInvalidString);
+    for (std::size_t i = 0; i < m_trace.canonicalNames.size(); ++i)
+        if (m_trace.canonicalNames[i] == kInvalidString)
+            m_trace.canonicalNames[i] = StringId(i);
+
+    // Launch parameters: merge the per-lane tables into Trace::launchParams.
+    std::unordered_map<KernelLaunchParams, std::uint32_t, LaunchParamsHash> paramIndex;
+    for (std::uint32_t i = 0; i < m_trace.launchParams.size(); ++i)
+        paramIndex.emplace(m_trace.launchParams[i], i);
+    for (const auto& a : m_archives) {
+        for (const auto& s : a->lanes) {
+            if (s->localParams.empty())
+                continue;
+            std::vector<std::uint32_t> remap(s->localParams.size());
+            for (std::size_t i = 0; i < remap.size(); ++i) {
+                auto [it, inserted] = paramIndex.try_emplace(s->localParams[i], std::uint32_t(m_trace.launchParams.size()));
+                if (inserted)
+                    m_trace.launchParams.push_back(s->localParams[i]);
+                remap[i] = it->second;
+            }
+            for (auto& id : s->lane->launchParamIds)
+                if (id != kNoLaunchParams)
+                    id = remap[id];
+        }
+    }
+
+    // Launches in launch (Enter time) order across the threads of a rank. Each CPU lane's list is already in
+    // time order: a stream fed by one thread takes it as is; otherwise the lists are merged by a stable sort
+    // (ties: lower lane first). finalize() remaps the interval indices if a CPU table had to be sorted.
+    for (const auto& a : m_archives) {
+        std::unordered_map<std::uint64_t, std::vector<const LaneState*>> sources; // (rank, lane) -> CPU lanes
+        std::unordered_map<std::uint64_t, std::size_t> counts;
+        for (const auto& s : a->lanes) {
+            if (s->outgoing.empty())
+                continue;
+            // Count per target lane with a dense vector (no hash lookup per launch).
+            std::vector<std::size_t> perTarget(m_trace.ranks[std::size_t(s->rankIndex)].lanes.size(), 0);
+            for (const auto& l : s->outgoing)
+                ++perTarget[l.targetLane];
+            for (std::uint32_t target = 0; target < perTarget.size(); ++target) {
+                if (!perTarget[target])
+                    continue;
+                const std::uint64_t key = (std::uint64_t(std::uint32_t(s->rankIndex)) << 32) | target;
+                counts[key] += perTarget[target];
+                sources[key].push_back(s.get());
+            }
+        }
+        for (auto& [key, from] : sources) {
+            const auto target = std::uint32_t(key & 0xFFFFFFFFu);
+            auto& lane = m_trace.ranks[std::size_t(key >> 32)].lanes[target];
+            auto& out = lane.launches;
+            out.reserve(counts[key]);
+            if (from.size() == 1) {
+                for (const auto& l : from.front()->outgoing)
+                    if (l.targetLane == target)
+                        out.push_back({from.front()->laneIndex, l.interval});
+                continue;
+            }
+            std::vector<OutgoingLaunch> merged; // targetLane holds the source CPU lane here
+            merged.reserve(counts[key]);
+            for (const LaneState* src : from)
+                for (const auto& l : src->outgoing)
+                    if (l.targetLane == target)
+                        merged.push_back({l.time, src->laneIndex, l.interval});
+            std::stable_sort(merged.begin(), merged.end(), [](const OutgoingLaunch& x, const OutgoingLaunch& y) {
+                return x.time != y.time ? x.time < y.time : x.targetLane < y.targetLane;
+            });
+            for (const auto& l : merged)
+                out.push_back({l.targetLane, l.interval});
+        }
+        for (const auto& s : a->lanes) {
+            s->outgoing.clear();
+            s->outgoing.shrink_to_fit();
+        }
+    }
+
+    std::uint64_t total = 0;
+    for (const auto& a : m_archives) {
+        for (const auto& s : a->lanes) {
+            total += s->lane->eventCount;
+            auto& table = s->lane->intervals;
+            if (table.capacity() > table.size() + table.size() / 8 + 16)
+                table.shrinkToFit();
+            auto& ids = s->lane->launchParamIds;
+            if (ids.capacity() > ids.size() + ids.size() / 8 + 16)
+                ids.shrink_to_fit();
+            const std::string where = a->ref.anchor + ": " + s->lane->name + ": ";
+            if (s->outOfOrder)
+                m_trace.warnings.push_back(where + std::to_string(s->outOfOrder)
+                                           + " events with a timestamp earlier than the previous one were dropped");
+            if (s->closedAtEnd)
+                m_trace.warnings.push_back(where + std::to_string(s->closedAtEnd)
+                                           + " Enter events without a matching Leave were closed at the lane's last "
+                                             "timestamp");
+            if (s->unmatchedLeave)
+                m_trace.warnings.push_back(where + std::to_string(s->unmatchedLeave)
+                                           + " Leave events without a matching Enter were dropped");
+            if (s->unmatchedCopies)
+                m_trace.warnings.push_back(where + std::to_string(s->unmatchedCopies)
+                                           + " memory copies without a completion event were closed at the lane's "
+                                             "last timestamp");
+            if (s->unmatchedCompletions)
+                m_trace.warnings.push_back(where + std::to_string(s->unmatchedCompletions)
+                                           + " copy completion events without a matching start were dropped");
+            if (s->unknownRegions)
+                m_trace.warnings.push_back(where + std::to_string(s->unknownRegions)
+                                           + " events referring to undefined regions were dropped");
+        }
+    }
+    m_trace.eventCount = total;
+    m_archives.clear();
+    m_trace.finalize(true);
+}
+
+} // namespace exposure
