@@ -89,7 +89,6 @@ int main(int argc, char** argv)
     QApplication::setOrganizationName(QStringLiteral("exposure"));
     QApplication::setApplicationDisplayName(QStringLiteral("Exposure"));
     QApplication::setApplicationVersion(QStringLiteral(EXPOSURE_VERSION));
-    QApplication::setWindowIcon(QIcon(QStringLiteral(":/exposure/icons/exposure.svg")));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(

@@ -5,6 +5,7 @@
 // cross-check the analysis and the drawing against numbers computed independently from the same files.
 #include "model/trace.h"
 
+#include <QFile>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QString>
@@ -27,6 +28,8 @@ inline TimeNs microsTextToNs(QStringView text)
 // Adds one rank with the complete kernel events ("ph": "X", "cat": "kernel") of a gzipped Kineto trace.
 inline bool addKernelsOf(TraceBuilder& b, const QString& gzPath, const std::string& rankLabel)
 {
+    if (!QFile::exists(gzPath))
+        return false;
     QProcess gz;
     gz.start(QStringLiteral("gzip"), { QStringLiteral("-dc"), gzPath });
     if (!gz.waitForFinished(60000) || gz.exitCode() != 0)
@@ -58,6 +61,18 @@ inline std::shared_ptr<Trace> kernelsOf(const QString& gzPath)
     TraceBuilder b;
     if (!addKernelsOf(b, gzPath, "Rank 0"))
         return {};
+    return b.finish();
+}
+
+// Both ranks of the 2-GPU DDP run in ../shared/traces/kineto-ddp-bert (they share one clock); nullptr where the
+// files are absent (a user's machine).
+inline std::shared_ptr<Trace> twoGpuDdpKernels()
+{
+    const QString dir = QStringLiteral(EXPOSURE_SHARED_TRACES "/kineto-ddp-bert/");
+    TraceBuilder b;
+    for (int r = 0; r < 2; ++r)
+        if (!addKernelsOf(b, dir + QStringLiteral("ddp_bert_ws2_rank%1.json.gz").arg(r), "Rank " + std::to_string(r)))
+            return {};
     return b.finish();
 }
 

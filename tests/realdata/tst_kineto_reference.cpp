@@ -72,13 +72,9 @@ private Q_SLOTS:
     // (greedy in end order, 200 µs tolerance, overlap required) run on the same files.
     void collectiveWaitVersusTransfer()
     {
-        const QString dir = QStringLiteral(EXPOSURE_SHARED_TRACES "/kineto-ddp-bert/");
-        if (!QFile::exists(dir + QStringLiteral("ddp_bert_ws2_rank0.json.gz")))
+        const auto trace = twoGpuDdpKernels();
+        if (!trace)
             QSKIP("../shared/traces is not available here");
-        TraceBuilder b;
-        QVERIFY(addKernelsOf(b, dir + QStringLiteral("ddp_bert_ws2_rank0.json.gz"), "Rank 0"));
-        QVERIFY(addKernelsOf(b, dir + QStringLiteral("ddp_bert_ws2_rank1.json.gz"), "Rank 1"));
-        const auto trace = b.finish();
         const auto analysis = analyze(*trace, Rules::defaults());
         const auto match = matchCollectives(*trace, *analysis);
 

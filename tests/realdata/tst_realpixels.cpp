@@ -18,15 +18,11 @@ class TestRealPixels : public QObject
 private slots:
     void initTestCase()
     {
-        const QString dir = QStringLiteral(EXPOSURE_SHARED_TRACES "/kineto-ddp-bert/");
-        if (!QFile::exists(dir + QStringLiteral("ddp_bert_ws2_rank0.json.gz")))
+        auto trace = twoGpuDdpKernels();
+        if (!trace)
             QSKIP("../shared/traces is not available here");
-        TraceBuilder b;
-        QVERIFY(addKernelsOf(b, dir + QStringLiteral("ddp_bert_ws2_rank0.json.gz"), "Rank 0"));
-        QVERIFY(addKernelsOf(b, dir + QStringLiteral("ddp_bert_ws2_rank1.json.gz"), "Rank 1"));
-        auto trace = b.finish();
-        trace->finalize(
-            true); // Kineto times are absolute: start the trace (and the figures' window) at its first kernel
+        // Kineto times are absolute: start the trace (and the figures' window) at its first kernel.
+        trace->finalize(true);
         m_trace = trace;
         m_analysis = analyze(*m_trace, Rules::defaults());
     }

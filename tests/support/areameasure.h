@@ -16,6 +16,17 @@
 
 namespace exposure::testing {
 
+// Shows the whole trace in `plot` at `size` (legend off unless the options say otherwise) and draws it.
+inline void showWholeTrace(TimelinePlot& plot, const std::shared_ptr<const Trace>& trace,
+                           const std::shared_ptr<const Analysis>& analysis, QSize size, TimelineOptions options = {})
+{
+    plot.setOptions(options);
+    plot.setTrace(trace, analysis);
+    plot.resize(size);
+    plot.zoomToFit();
+    plot.replot();
+}
+
 enum class Target { Widget, Png, Svg, GrayPng };
 
 struct Render
@@ -52,11 +63,7 @@ inline Render render(const std::shared_ptr<const Trace>& trace, const std::share
         TimelineOptions o;
         o.legend = false;
         o.showCpu = false;
-        plot.setOptions(o);
-        plot.setTrace(trace, analysis);
-        plot.resize(width, height);
-        plot.zoomToFit();
-        plot.replot();
+        showWholeTrace(plot, trace, analysis, QSize(width, height), o);
         out.image = plot.toPixmap().toImage().convertToFormat(QImage::Format_RGB32);
         collect(&plot);
         return out;

@@ -160,11 +160,7 @@ void TestAreaTruth::foldTooltipGivesCountBusyAndTimePerCategory()
     TimelineOptions o;
     o.legend = false;
     o.showCpu = false;
-    plot.setOptions(o);
-    plot.setTrace(m_launch, m_launchA);
-    plot.resize(600, 400);
-    plot.zoomToFit();
-    plot.replot();
+    showWholeTrace(plot, m_launch, m_launchA, QSize(600, 400), o);
     const QRect box = plot.plottable()->rowBox(0);
     // Find a folded column in the compute row and read its tooltip.
     std::optional<TimelineHit> hit;
@@ -219,11 +215,7 @@ void TestAreaTruth::nestedCpuRegionsInOneRowPaintTheirUnion()
     TimelineOptions o;
     o.legend = false;
     o.cpuDepthRows = false;
-    plot.setOptions(o);
-    plot.setTrace(trace, analysis);
-    plot.resize(700, 300);
-    plot.zoomToFit();
-    plot.replot();
+    showWholeTrace(plot, trace, analysis, QSize(700, 300), o);
     const QImage img = plot.toPixmap().toImage().convertToFormat(QImage::Format_RGB32);
     const int row = plot.scene().rowOf(0, cpu);
     QVERIFY(row >= 0);
