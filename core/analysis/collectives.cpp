@@ -25,22 +25,25 @@ struct Candidate
 
 } // namespace
 
-const CollectiveGroup* CollectiveMatch::groupOf(int rank, int lane, std::uint32_t interval) const
+const CollectiveMatch::Ref* CollectiveMatch::find(IntervalRef ref) const
 {
-    const Ref key{rank, lane, interval, 0, 0};
+    const Ref key{ref.rank, ref.lane, ref.interval, 0, 0};
     auto it = std::lower_bound(index.begin(), index.end(), key);
-    if (it == index.end() || it->rank != rank || it->lane != lane || it->interval != interval)
+    if (it == index.end() || it->rank != ref.rank || it->lane != ref.lane || it->interval != ref.interval)
         return nullptr;
-    return &groups[it->group];
+    return &*it;
 }
 
-const CollectiveMember* CollectiveMatch::member(int rank, int lane, std::uint32_t interval) const
+const CollectiveGroup* CollectiveMatch::groupOf(IntervalRef ref) const
 {
-    const Ref key{rank, lane, interval, 0, 0};
-    auto it = std::lower_bound(index.begin(), index.end(), key);
-    if (it == index.end() || it->rank != rank || it->lane != lane || it->interval != interval)
-        return nullptr;
-    return &groups[it->group].members[it->member];
+    const Ref* r = find(ref);
+    return r ? &groups[r->group] : nullptr;
+}
+
+const CollectiveMember* CollectiveMatch::member(IntervalRef ref) const
+{
+    const Ref* r = find(ref);
+    return r ? &groups[r->group].members[r->member] : nullptr;
 }
 
 CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, TimeNs toleranceNs)

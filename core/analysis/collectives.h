@@ -57,8 +57,8 @@ struct CollectiveMatch
     TimeNs maxWaitNs = 0;                        // longest wait part of any member (bounds window searches)
 
     // The group member for a communication kernel instance, or nullptr if it was not matched.
-    const CollectiveMember* member(int rank, int lane, std::uint32_t interval) const;
-    const CollectiveGroup* groupOf(int rank, int lane, std::uint32_t interval) const;
+    const CollectiveMember* member(IntervalRef interval) const;
+    const CollectiveGroup* groupOf(IntervalRef interval) const;
 
     // (rank, lane, interval) -> (group, member) lookup, sorted.
     struct Ref
@@ -74,6 +74,9 @@ struct CollectiveMatch
         }
     };
     std::vector<Ref> index;
+
+private:
+    const Ref* find(IntervalRef interval) const;
 };
 
 // Matches the communication kernels (Category::Communication) of all ranks. Instances of the same kernel name on

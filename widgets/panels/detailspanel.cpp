@@ -211,8 +211,8 @@ void DetailsPanel::showInterval(const Trace& trace, const Analysis* analysis, co
     }
     if (collectives && cat == Category::Communication && l.isGpu()) {
         section(tr("Across ranks"));
-        const CollectiveGroup* g = collectives->groupOf(rank, lane, interval);
-        const CollectiveMember* me = collectives->member(rank, lane, interval);
+        const CollectiveGroup* g = collectives->groupOf({rank, lane, interval});
+        const CollectiveMember* me = collectives->member({rank, lane, interval});
         if (!g || !me) {
             add(tr("Peers"), trace.ranks.size() > 1 ? tr("no matching instance on other ranks")
                                                          : tr("single-rank trace: no peers to wait for"));

@@ -450,7 +450,7 @@ void MainWindow::showPeerInstance(int rank, int lane, quint32 interval)
     // Show the whole collective (every member, with a margin) so the waiting is visible next to the peer's
     // instance, then select the peer's instance.
     TimeRange span{0, 0};
-    if (const CollectiveGroup* g = m_current.collectives ? m_current.collectives->groupOf(rank, lane, interval) : nullptr) {
+    if (const CollectiveGroup* g = m_current.collectives ? m_current.collectives->groupOf({rank, lane, interval}) : nullptr) {
         span = {g->members.front().start, g->members.front().end};
         for (const auto& m : g->members)
             span = {std::min(span.start, m.start), std::max(span.end, m.end)};

@@ -45,13 +45,8 @@ struct FoldComposition
     QString sharesText(int max = 6) const;
 };
 
-struct TimelineSelection
-{
-    int rank = -1;
-    int lane = -1;
-    std::uint32_t interval = 0;
-    bool operator==(const TimelineSelection&) const = default;
-};
+// The selected interval of the timeline.
+using TimelineSelection = IntervalRef;
 
 // The master timeline: a QCustomPlot with one TimelinePlottable drawing every row, a time axis,
 // lane labels, a category legend, and a buffered overlay layer for hover / selection.

@@ -348,7 +348,7 @@ void TimelinePlottable::drawWaiting(QCPPainter* painter, int row, const DrawItem
 {
     const TimelineRow& info = m_scene->rows[row];
     const CollectiveMember* m
-        = m_scene->collectives->member(info.rank, info.lane, m_scene->laneInterval(row, item.largest));
+        = m_scene->collectives->member({info.rank, info.lane, m_scene->laneInterval(row, item.largest)});
     if (!m || m->waitNs <= 0)
         return;
     QRect wait = boxRect(row, m->start, m->start + m->waitNs).intersected(box);

@@ -67,11 +67,11 @@ private Q_SLOTS:
         QCOMPARE(m.ranks[2].matched, 1ull);
         QCOMPARE(m.ranks[2].unmatched, 0ull);
 
-        const auto* mem = m.member(0, comm[0], 0);
+        const auto* mem = m.member({0, comm[0], 0});
         QVERIFY(mem);
         QCOMPARE(mem->waitNs, TimeNs(3000));
-        QCOMPARE(m.member(0, comm[0], 2), nullptr); // C
-        QCOMPARE(m.groupOf(2, comm[2], 0), &m.groups[0]);
+        QCOMPARE(m.member({0, comm[0], 2}), nullptr); // C
+        QCOMPARE(m.groupOf({2, comm[2], 0}), &m.groups[0]);
         QCOMPARE(m.maxWaitNs, TimeNs(5000));
 
         // Window-clipped waiting. Rank 0's wait parts [1000, 4000) and [20000, 25000) clipped to [2000, 22000):
