@@ -56,9 +56,12 @@ LaunchPairs pairLaunches(const Trace& trace, const Analysis& analysis, const Ran
             continue;
         ++lanesWithKernels;
         lastKernelLane = li;
+        // Placeholders for kernels whose launch is unknown keep the others in place (kNoLane: left unpaired).
         std::vector<LaunchRef> launches;
         for (const LaunchRef& l : lane.launches)
-            if (isKernelLaunch(l))
+            if (l.cpuLane == kUnknownLaunch)
+                launches.push_back(LaunchRef{kNoLane, 0});
+            else if (isKernelLaunch(l))
                 launches.push_back(l);
         if (launches.size() == kernels) {
             pairInOrder(li, launches);
@@ -526,6 +529,20 @@ std::shared_ptr<const Analysis> analyze(const Trace& trace, Rules rules)
         for (const auto& e : errors)
             if (e)
                 std::rethrow_exception(e);
+    }
+    // A data-parallel run without a single recognised communication kernel is almost always a renamed NCCL kernel
+    // counted as compute: say so loudly, with the rules in effect.
+    if (trace.ranks.size() > 1) {
+        bool anyComm = false;
+        for (const Rank& rank : trace.ranks)
+            for (const Lane& lane : rank.lanes)
+                for (std::size_t i = 0; lane.isGpu() && !anyComm && i < lane.intervals.size(); ++i)
+                    anyComm = a->names[lane.intervals.name(i)].category == Category::Communication;
+        if (!anyComm)
+            for (auto& ra : a->ranks)
+                ra.warnings.push_back("no communication kernel recognised on any of the " + std::to_string(trace.ranks.size())
+                                      + " ranks with " + a->rules.source()
+                                      + ": if the NCCL/RCCL kernels have other names, add a rule (--extend-rules FILE)");
     }
     return a;
 }

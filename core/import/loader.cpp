@@ -2,15 +2,34 @@
 #include "import/loader.h"
 
 #include "import/archivefinder.h"
+#include "import/kinetoimporter.h"
 #include "import/otf2importer.h"
+
+#include <filesystem>
 
 namespace exposure {
 
 std::shared_ptr<Trace> loadTrace(const std::string& path, const LoadOptions& options)
 {
-    const auto archives = findArchives(path);
     auto trace = std::make_shared<Trace>();
     trace->sourcePath = path;
+    // torch.profiler JSON: a .json / .json.gz file, or a folder of them that holds no OTF2 archive.
+    std::error_code ec;
+    const bool folder = std::filesystem::is_directory(path, ec);
+    std::vector<ArchiveRef> archives;
+    if (!folder && isKinetoFileName(path)) {
+        importKineto(*trace, {path}, options);
+        return trace;
+    }
+    try {
+        archives = findArchives(path);
+    } catch (const LoadError&) {
+        const auto kineto = folder ? findKinetoFiles(path) : std::vector<std::string>();
+        if (kineto.empty())
+            throw;
+        importKineto(*trace, kineto, options);
+        return trace;
+    }
     Otf2Importer importer(*trace, options);
     for (const auto& a : archives) {
         if (options.cancel && options.cancel->load(std::memory_order_relaxed))

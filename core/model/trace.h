@@ -116,11 +116,14 @@ struct IntervalRef
     bool operator==(const IntervalRef&) const = default;
 };
 
-// One CPU-side launch of work aimed at a GPU stream (CUDA_STREAM_REF on the launch API's Enter).
-// GpuLane::launches[k] is the k-th launch aimed at that stream, in launch order.
+// One CPU-side launch of work aimed at a GPU stream (CUDA_STREAM_REF on the launch API's Enter, or a kernel's
+// correlation id in torch.profiler traces). Lane::launches[k] is the k-th launch aimed at that stream, in launch
+// order. A reference with cpuLane == kUnknownLaunch stands for a kernel whose launch is not in the trace (it keeps
+// the order of the others: a launch record per kernel, in kernel order).
+inline constexpr std::uint32_t kUnknownLaunch = 0xFFFFFFFFu;
 struct LaunchRef
 {
-    std::uint32_t cpuLane = 0;  // lane index within the same rank
+    std::uint32_t cpuLane = 0;  // lane index within the same rank, or kUnknownLaunch
     std::uint32_t interval = 0; // index of the launch-API interval in that lane's (final, sorted) table
 };
 

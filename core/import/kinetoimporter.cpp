@@ -1,0 +1,666 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "import/kinetoimporter.h"
+
+#include "import/archivefinder.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <rapidjson/error/en.h>
+#include <rapidjson/reader.h>
+#include <unordered_map>
+#include <zlib.h>
+
+namespace fs = std::filesystem;
+
+namespace exposure {
+
+namespace {
+
+constexpr int kMaxSearchDepth = 3;
+__extension__ typedef unsigned __int128 U128; // exact µs -> ns arithmetic (GCC/Clang extension)
+
+bool endsWith(const std::string& s, const char* suffix)
+{
+    const std::size_t n = std::strlen(suffix);
+    return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+void searchKineto(const fs::path& dir, int depth, std::vector<std::string>& found)
+{
+    std::vector<fs::path> files, subdirs;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
+         it.increment(ec)) {
+        std::error_code ec2;
+        if (it->is_directory(ec2))
+            subdirs.push_back(it->path());
+        else if (isKinetoFileName(it->path().filename().string()))
+            files.push_back(it->path());
+    }
+    auto natural = [](const fs::path& a, const fs::path& b) { return naturalLess(a.string(), b.string()); };
+    std::sort(files.begin(), files.end(), natural);
+    std::sort(subdirs.begin(), subdirs.end(), natural);
+    for (const auto& f : files)
+        found.push_back(f.string());
+    if (depth < kMaxSearchDepth)
+        for (const auto& s : subdirs)
+            searchKineto(s, depth + 1, found);
+}
+
+// "5190847650614.351" (microseconds) -> 5190847650614351 ns, exactly; digits beyond nanoseconds are dropped
+// (floor). Exponent forms go through a double. False for anything else or when it does not fit.
+bool microsToNs(const char* s, std::size_t n, TimeNs& out)
+{
+    std::size_t i = 0;
+    bool negative = false;
+    if (i < n && (s[i] == '-' || s[i] == '+'))
+        negative = s[i++] == '-';
+    U128 whole = 0;
+    std::size_t digits = 0;
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; ++i, ++digits) {
+        whole = whole * 10 + unsigned(s[i] - '0');
+        if (whole > U128(std::numeric_limits<std::int64_t>::max()))
+            return false;
+    }
+    U128 frac = 0;
+    int fracDigits = 0;
+    if (i < n && s[i] == '.') {
+        for (++i; i < n && s[i] >= '0' && s[i] <= '9'; ++i, ++digits)
+            if (fracDigits < 3) {
+                frac = frac * 10 + unsigned(s[i] - '0');
+                ++fracDigits;
+            }
+    }
+    if (digits == 0)
+        return false;
+    if (i < n) {
+        if (s[i] != 'e' && s[i] != 'E')
+            return false;
+        const std::string text(s, n);
+        char* end = nullptr;
+        errno = 0;
+        const double v = std::strtod(text.c_str(), &end);
+        if (errno || !end || *end || !std::isfinite(v) || std::abs(v) * 1000.0 > 9.0e18)
+            return false;
+        out = TimeNs(std::floor(v * 1000.0));
+        return true;
+    }
+    while (fracDigits < 3) {
+        frac *= 10;
+        ++fracDigits;
+    }
+    const U128 ns = whole * 1000 + frac;
+    if (ns > U128(std::numeric_limits<std::int64_t>::max()))
+        return false;
+    out = negative ? -TimeNs(ns) : TimeNs(ns);
+    return true;
+}
+
+// A non-negative integer that fits in 64 bits ("123"); false otherwise (fractions, signs, > 2^64 - 1).
+bool parseU64(const char* s, std::size_t n, std::uint64_t& out)
+{
+    if (n == 0)
+        return false;
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        const std::uint64_t d = std::uint64_t(s[i] - '0');
+        if (v > (std::numeric_limits<std::uint64_t>::max() - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    out = v;
+    return true;
+}
+
+// RapidJSON input stream over zlib, which reads gzip and plain files alike, in 256 KiB chunks. Stops early (as at
+// the end of the file) when the load is cancelled.
+class GzStream
+{
+public:
+    using Ch = char;
+    GzStream(gzFile file, const LoadOptions& options)
+        : m_file(file)
+        , m_options(options)
+    { }
+    Ch Peek()
+    {
+        if (m_pos == m_end)
+            fill();
+        return m_pos < m_end ? *m_pos : '\0';
+    }
+    Ch Take()
+    {
+        const Ch c = Peek();
+        if (m_pos < m_end) {
+            ++m_pos;
+            ++m_count;
+        }
+        return c;
+    }
+    std::size_t Tell() const { return m_count; }
+    Ch* PutBegin() { return nullptr; }
+    void Put(Ch) { }
+    void Flush() { }
+    std::size_t PutEnd(Ch*) { return 0; }
+
+    bool cancelled() const { return m_cancelled; }
+    const std::string& error() const { return m_error; }
+    std::uint64_t bytesRead() const { return m_count; }
+
+private:
+    void fill()
+    {
+        if (m_done)
+            return;
+        if (m_options.cancel && m_options.cancel->load(std::memory_order_relaxed)) {
+            m_cancelled = m_done = true;
+            return;
+        }
+        const int n = gzread(m_file, m_buffer.data(), unsigned(m_buffer.size()));
+        if (n <= 0) {
+            m_done = true;
+            int code = Z_OK;
+            const char* message = gzerror(m_file, &code);
+            if (n < 0 || (code != Z_OK && code != Z_STREAM_END))
+                m_error = message && *message ? message : "read error";
+            m_pos = m_end = m_buffer.data();
+            return;
+        }
+        m_pos = m_buffer.data();
+        m_end = m_pos + n;
+    }
+
+    gzFile m_file;
+    const LoadOptions& m_options;
+    std::array<char, 1 << 18> m_buffer {};
+    const char* m_pos = nullptr;
+    const char* m_end = nullptr;
+    std::size_t m_count = 0;
+    bool m_done = false;
+    bool m_cancelled = false;
+    std::string m_error;
+};
+
+enum class EventCat : std::uint8_t { Other, Kernel, Memcpy, Memset, CpuOp, Annotation, Runtime, Driver, Python };
+
+EventCat catOf(const std::string& c)
+{
+    static const std::unordered_map<std::string, EventCat> cats = { { "kernel", EventCat::Kernel },
+        { "gpu_memcpy", EventCat::Memcpy }, { "gpu_memset", EventCat::Memset }, { "cpu_op", EventCat::CpuOp },
+        { "user_annotation", EventCat::Annotation }, { "cuda_runtime", EventCat::Runtime },
+        { "cuda_driver", EventCat::Driver }, { "python_function", EventCat::Python } };
+    const auto it = cats.find(c);
+    return it == cats.end() ? EventCat::Other : it->second;
+}
+
+bool isGpuCat(EventCat c)
+{
+    return c == EventCat::Kernel || c == EventCat::Memcpy || c == EventCat::Memset;
+}
+
+constexpr std::uint64_t kNoCorrelation = ~0ull;
+
+struct PendingInterval
+{
+    TimeNs start;
+    TimeNs end;
+    StringId name;
+    std::uint64_t correlation; // kNoCorrelation if none
+    std::uint64_t bytes; // copies and memsets
+    EventCat cat;
+};
+
+struct PendingLane
+{
+    std::string key; // "pid/tid" (CPU) or "device/stream" (GPU)
+    bool gpu = false;
+    int device = -1;
+    int stream = -1;
+    std::string pid, tid;
+    std::vector<PendingInterval> intervals;
+};
+
+// One file's events, collected by the SAX handler.
+struct FileData
+{
+    bool sawTraceEvents = false;
+    std::int64_t rank = -1;
+    std::int64_t worldSize = -1;
+    std::vector<PendingLane> lanes;
+    std::unordered_map<std::string, std::size_t> laneByKey;
+    std::map<std::string, std::string> threadNames; // "pid/tid" -> name from thread_name metadata
+    std::uint64_t events = 0;
+    std::uint64_t badTimes = 0; // events whose ts/dur could not be read exactly
+    std::uint64_t badCorrelations = 0; // correlation ids that are not 64-bit integers
+};
+
+// SAX handler: numbers arrive as text (kParseNumbersAsStringsFlag) so that timestamps and ids are read exactly.
+class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler>
+{
+public:
+    Handler(Trace& trace, FileData& data)
+        : m_trace(trace)
+        , m_data(data)
+    { }
+
+    bool Null() { return true; }
+    bool Bool(bool) { return true; }
+    bool Int(int) { return true; }
+    bool Uint(unsigned) { return true; }
+    bool Int64(std::int64_t) { return true; }
+    bool Uint64(std::uint64_t) { return true; }
+    bool Double(double) { return true; }
+    bool RawNumber(const char* s, rapidjson::SizeType n, bool) { return value(s, n, true); }
+    bool String(const char* s, rapidjson::SizeType n, bool) { return value(s, n, false); }
+    bool Key(const char* s, rapidjson::SizeType n, bool)
+    {
+        if (m_depth < kTracked)
+            m_key[m_depth].assign(s, n);
+        return true;
+    }
+    bool StartObject() { return open(true); }
+    bool EndObject(rapidjson::SizeType) { return close(); }
+    bool StartArray() { return open(false); }
+    bool EndArray(rapidjson::SizeType) { return close(); }
+
+private:
+    static constexpr int kTracked = 6;
+
+    bool open(bool object)
+    {
+        // Depth 1: the top object; 2: traceEvents / distributedInfo; 3: one event; 4: its args.
+        if (m_depth == 1 && !object && m_key[1] == "traceEvents") {
+            m_inEvents = true;
+            m_data.sawTraceEvents = true;
+        }
+        if (m_depth == 2 && object && m_inEvents)
+            m_event = Event {};
+        if (m_depth < kTracked) {
+            m_isObject[m_depth + 1] = object;
+            m_key[m_depth + 1].clear();
+        }
+        ++m_depth;
+        return true;
+    }
+
+    bool close()
+    {
+        --m_depth;
+        if (m_depth == 2 && m_inEvents)
+            finishEvent();
+        if (m_depth == 1)
+            m_inEvents = false;
+        return true;
+    }
+
+    bool value(const char* s, std::size_t n, bool number)
+    {
+        if (m_depth >= kTracked || !m_isObject[m_depth])
+            return true;
+        const std::string& key = m_key[m_depth];
+        if (m_depth == 2 && m_key[1] == "distributedInfo" && number) {
+            std::uint64_t v = 0;
+            if ((key == "rank" || key == "world_size") && parseU64(s, n, v) && v < (1ull << 31))
+                (key == "rank" ? m_data.rank : m_data.worldSize) = std::int64_t(v);
+            return true;
+        }
+        if (!m_inEvents)
+            return true;
+        if (m_depth == 3) {
+            if (key == "ph")
+                m_event.ph.assign(s, n);
+            else if (key == "cat")
+                m_event.cat.assign(s, n);
+            else if (key == "name")
+                m_event.name.assign(s, n);
+            else if (key == "pid")
+                m_event.pid.assign(s, n);
+            else if (key == "tid")
+                m_event.tid.assign(s, n);
+            else if (key == "ts")
+                m_event.tsOk = number && microsToNs(s, n, m_event.ts);
+            else if (key == "dur")
+                m_event.durOk = number && microsToNs(s, n, m_event.dur);
+        } else if (m_depth == 4 && m_key[3] == "args") {
+            std::uint64_t v = 0;
+            if (key == "correlation") {
+                if (number && parseU64(s, n, v) && v != kNoCorrelation)
+                    m_event.correlation = v;
+                else
+                    ++m_data.badCorrelations;
+            } else if (key == "device" && number && parseU64(s, n, v) && v < 4096) {
+                m_event.device = int(v);
+            } else if (key == "stream" && number && parseU64(s, n, v) && v < (1ull << 31)) {
+                m_event.stream = int(v);
+            } else if (key == "bytes" && number && parseU64(s, n, v)) {
+                m_event.bytes = v;
+            } else if (key == "name" && !number) {
+                m_event.argName.assign(s, n);
+            }
+        }
+        return true;
+    }
+
+    void finishEvent()
+    {
+        ++m_data.events;
+        const Event& e = m_event;
+        if (e.ph == "M") {
+            if (e.name == "thread_name" && !e.argName.empty())
+                m_data.threadNames[e.pid + "/" + e.tid] = e.argName;
+            return;
+        }
+        if (e.ph != "X")
+            return;
+        const EventCat cat = catOf(e.cat);
+        if (cat == EventCat::Other)
+            return;
+        if (!e.tsOk || !e.durOk || e.dur < 0) {
+            ++m_data.badTimes;
+            return;
+        }
+        const bool gpu = isGpuCat(cat);
+        const int device = gpu ? (e.device >= 0 ? e.device : std::atoi(e.pid.c_str())) : -1;
+        const int stream = gpu ? (e.stream >= 0 ? e.stream : std::atoi(e.tid.c_str())) : -1;
+        std::string key = gpu ? "g" + std::to_string(device) + "/" + std::to_string(stream) : "c" + e.pid + "/" + e.tid;
+        auto it = m_data.laneByKey.find(key);
+        if (it == m_data.laneByKey.end()) {
+            PendingLane lane;
+            lane.key = key;
+            lane.gpu = gpu;
+            lane.device = device;
+            lane.stream = stream;
+            lane.pid = e.pid;
+            lane.tid = e.tid;
+            it = m_data.laneByKey.emplace(std::move(key), m_data.lanes.size()).first;
+            m_data.lanes.push_back(std::move(lane));
+        }
+        const StringId name = m_trace.strings.intern(e.name);
+        RegionKind kind = RegionKind::HostRegion;
+        switch (cat) {
+        case EventCat::Kernel:
+            kind = RegionKind::Kernel;
+            break;
+        case EventCat::Memcpy:
+        case EventCat::Memset:
+            kind = RegionKind::Memcpy;
+            break;
+        case EventCat::Runtime:
+        case EventCat::Driver:
+            kind = RegionKind::HostApi;
+            break;
+        default:
+            break;
+        }
+        if (m_trace.regionKinds.size() <= name)
+            m_trace.regionKinds.resize(std::size_t(name) + 1, RegionKind::Unknown);
+        m_trace.regionKinds[name] = kind;
+        m_data.lanes[it->second].intervals.push_back({ e.ts, e.ts + e.dur, name, e.correlation, e.bytes, cat });
+    }
+
+    struct Event
+    {
+        std::string ph, cat, name, pid, tid, argName;
+        TimeNs ts = 0, dur = 0;
+        bool tsOk = false, durOk = false;
+        std::uint64_t correlation = kNoCorrelation;
+        std::uint64_t bytes = 0;
+        int device = -1, stream = -1;
+    };
+
+    Trace& m_trace;
+    FileData& m_data;
+    int m_depth = 0;
+    bool m_inEvents = false;
+    std::array<std::string, kTracked + 1> m_key;
+    std::array<bool, kTracked + 1> m_isObject {};
+    Event m_event;
+};
+
+FileData readFile(Trace& trace, const std::string& path, const LoadOptions& options)
+{
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec))
+        throw LoadError(path, "not a regular file");
+    gzFile file = gzopen(path.c_str(), "rb");
+    if (!file)
+        throw LoadError(path, std::string("cannot open: ") + std::strerror(errno));
+    gzbuffer(file, 1 << 18);
+    FileData data;
+    GzStream stream(file, options);
+    Handler handler(trace, data);
+    rapidjson::Reader reader;
+    const rapidjson::ParseResult ok
+        = reader.Parse<rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseStopWhenDoneFlag>(stream, handler);
+    gzclose(file);
+    if (stream.cancelled())
+        throw LoadCancelled();
+    if (!stream.error().empty())
+        throw LoadError(path, "truncated or corrupt gzip data (" + stream.error() + ")");
+    if (!ok)
+        throw LoadError(path,
+            std::string("invalid JSON at byte ") + std::to_string(ok.Offset()) + ": "
+                + rapidjson::GetParseError_En(ok.Code()));
+    if (!data.sawTraceEvents)
+        throw LoadError(path, "not a torch.profiler (Kineto) trace: no \"traceEvents\" array");
+    if (std::none_of(
+            data.lanes.begin(), data.lanes.end(), [](const PendingLane& l) { return l.gpu && !l.intervals.empty(); }))
+        throw LoadError(
+            path, "no GPU events (kernel, gpu_memcpy or gpu_memset): was the profiler run with CUDA activities?");
+    return data;
+}
+
+// "rank3" anywhere in the file name -> 3, else -1.
+int rankFromFileName(const std::string& path)
+{
+    const std::string name = fs::path(path).filename().string();
+    std::string lower(name);
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    const auto at = lower.find("rank");
+    if (at == std::string::npos)
+        return -1;
+    std::size_t i = at + 4;
+    while (i < lower.size() && (lower[i] == '_' || lower[i] == '-'))
+        ++i;
+    if (i >= lower.size() || !std::isdigit(static_cast<unsigned char>(lower[i])))
+        return -1;
+    long v = 0;
+    for (; i < lower.size() && std::isdigit(static_cast<unsigned char>(lower[i])) && v < 1'000'000; ++i)
+        v = v * 10 + (lower[i] - '0');
+    return int(v);
+}
+
+bool numericLess(const std::string& a, const std::string& b)
+{
+    return naturalLess(a, b);
+}
+
+// Builds the rank of one file: CPU threads first (by process and thread), then GPU streams by (device, stream).
+void addRank(Trace& trace, FileData& data, const std::string& path, int rankNumber)
+{
+    Rank rank;
+    rank.rank = rankNumber;
+    rank.label = "Rank " + std::to_string(rankNumber);
+    rank.archivePath = path;
+    rank.timerResolution = 1'000'000'000;
+    std::vector<std::size_t> order(data.lanes.size());
+    for (std::size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+        const PendingLane& a = data.lanes[x];
+        const PendingLane& b = data.lanes[y];
+        if (a.gpu != b.gpu)
+            return !a.gpu;
+        if (a.gpu)
+            return a.device != b.device ? a.device < b.device : a.stream < b.stream;
+        return a.pid != b.pid ? numericLess(a.pid, b.pid) : numericLess(a.tid, b.tid);
+    });
+    std::unordered_map<std::uint64_t, LaunchRef> launchOf; // correlation -> CPU launch interval
+    std::uint64_t brokenNesting = 0;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        PendingLane& p = data.lanes[order[k]];
+        if (p.gpu)
+            continue;
+        Lane lane;
+        lane.kind = LaneKind::CpuThread;
+        const auto name = data.threadNames.find(p.pid + "/" + p.tid);
+        lane.name = name != data.threadNames.end() ? name->second : "thread " + p.tid;
+        auto& v = p.intervals;
+        // Parents before their children: by start, the longer first.
+        std::stable_sort(v.begin(), v.end(), [](const PendingInterval& a, const PendingInterval& b) {
+            return a.start != b.start ? a.start < b.start : a.end > b.end;
+        });
+        lane.intervals.reserve(v.size());
+        std::vector<TimeNs> open; // ends of the enclosing intervals
+        for (PendingInterval& iv : v) {
+            while (!open.empty() && open.back() <= iv.start)
+                open.pop_back();
+            if (!open.empty() && iv.end > open.back()) {
+                iv.end = open.back(); // breaks nesting: clipped to its parent, counted
+                ++brokenNesting;
+            }
+            const auto depth = std::uint8_t(std::min<std::size_t>(open.size(), 255));
+            const std::uint32_t index = std::uint32_t(lane.intervals.size());
+            lane.intervals.append(iv.start, iv.end, iv.name, depth);
+            open.push_back(iv.end);
+            if (iv.correlation != kNoCorrelation)
+                launchOf.emplace(iv.correlation, LaunchRef { std::uint32_t(rank.lanes.size()), index });
+        }
+        lane.eventCount = v.size();
+        rank.lanes.push_back(std::move(lane));
+        std::vector<PendingInterval>().swap(v);
+    }
+    std::uint64_t unlaunched = 0;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        PendingLane& p = data.lanes[order[k]];
+        if (!p.gpu)
+            continue;
+        Lane lane;
+        lane.kind = LaneKind::GpuStream;
+        lane.device = p.device;
+        lane.stream = p.stream;
+        lane.name = "CUDA[" + std::to_string(p.device) + ":" + std::to_string(p.stream) + "]";
+        auto& v = p.intervals;
+        std::stable_sort(
+            v.begin(), v.end(), [](const PendingInterval& a, const PendingInterval& b) { return a.start < b.start; });
+        lane.intervals.reserve(v.size());
+        for (const PendingInterval& iv : v) {
+            const std::uint32_t index = std::uint32_t(lane.intervals.size());
+            lane.intervals.append(iv.start, iv.end, iv.name);
+            if (iv.cat == EventCat::Kernel) {
+                const auto l = iv.correlation == kNoCorrelation ? launchOf.end() : launchOf.find(iv.correlation);
+                if (l != launchOf.end()) {
+                    lane.launches.push_back(l->second);
+                } else {
+                    lane.launches.push_back(LaunchRef { kUnknownLaunch, 0 }); // keeps the others in kernel order
+                    ++unlaunched;
+                }
+            } else if (iv.bytes > 0) {
+                lane.copyBytes.emplace_back(index, iv.bytes);
+            }
+        }
+        lane.eventCount = v.size();
+        if (std::find(rank.devices.begin(), rank.devices.end(), p.device) == rank.devices.end())
+            rank.devices.push_back(p.device);
+        rank.lanes.push_back(std::move(lane));
+        std::vector<PendingInterval>().swap(v);
+    }
+    const std::string file = fs::path(path).filename().string();
+    if (brokenNesting > 0)
+        trace.warnings.push_back(file + ": " + std::to_string(brokenNesting)
+            + " CPU events outlast their parent event; each was clipped to its parent's end");
+    if (unlaunched > 0)
+        trace.warnings.push_back(
+            file + ": " + std::to_string(unlaunched) + " kernels have no launch call with their correlation id");
+    if (data.badTimes > 0)
+        trace.warnings.push_back(
+            file + ": " + std::to_string(data.badTimes) + " events without a readable \"ts\" or \"dur\" were skipped");
+    if (data.badCorrelations > 0)
+        trace.warnings.push_back(file + ": " + std::to_string(data.badCorrelations)
+            + " correlation ids are not 64-bit integers and were ignored");
+    trace.eventCount += data.events;
+    trace.ranks.push_back(std::move(rank));
+}
+
+} // namespace
+
+bool isKinetoFileName(const std::string& path)
+{
+    std::string lower = fs::path(path).filename().string();
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return endsWith(lower, ".json") || endsWith(lower, ".json.gz");
+}
+
+std::vector<std::string> findKinetoFiles(const std::string& path)
+{
+    std::vector<std::string> found;
+    std::error_code ec;
+    if (fs::is_directory(path, ec))
+        searchKineto(path, 0, found);
+    else if (isKinetoFileName(path) && fs::exists(path, ec))
+        found.push_back(path);
+    return found;
+}
+
+void importKineto(Trace& trace, const std::vector<std::string>& files, const LoadOptions& options)
+{
+    struct Loaded
+    {
+        std::string path;
+        FileData data;
+        int rank = -1;
+    };
+    std::vector<Loaded> loaded;
+    loaded.reserve(files.size());
+    for (const auto& path : files) {
+        if (options.progress) {
+            LoadProgress p;
+            p.currentFile = path;
+            p.eventsRead = trace.eventCount;
+            options.progress(p);
+        }
+        Loaded l;
+        l.path = path;
+        l.data = readFile(trace, path, options);
+        loaded.push_back(std::move(l));
+    }
+    // Ranks: distributedInfo, else the file name, else the natural order of the files.
+    for (std::size_t i = 0; i < loaded.size(); ++i) {
+        Loaded& l = loaded[i];
+        l.rank = l.data.rank >= 0 ? int(l.data.rank) : rankFromFileName(l.path);
+    }
+    const bool allNamed = std::all_of(loaded.begin(), loaded.end(), [](const Loaded& l) { return l.rank >= 0; });
+    if (!allNamed)
+        for (std::size_t i = 0; i < loaded.size(); ++i)
+            loaded[i].rank = int(i);
+    for (std::size_t i = 0; i < loaded.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j) {
+            if (loaded[i].rank == loaded[j].rank)
+                throw LoadError(loaded[i].path,
+                    "rank " + std::to_string(loaded[i].rank) + " also comes from " + loaded[j].path
+                        + " (two files of the same rank)");
+            if (loaded[i].data.worldSize >= 0 && loaded[j].data.worldSize >= 0
+                && loaded[i].data.worldSize != loaded[j].data.worldSize)
+                throw LoadError(loaded[i].path,
+                    "world size " + std::to_string(loaded[i].data.worldSize) + " differs from "
+                        + std::to_string(loaded[j].data.worldSize) + " in " + loaded[j].path
+                        + " (files of different runs)");
+        }
+    std::stable_sort(loaded.begin(), loaded.end(), [](const Loaded& a, const Loaded& b) { return a.rank < b.rank; });
+    for (auto& l : loaded)
+        addRank(trace, l.data, l.path, l.rank);
+    trace.regionKinds.resize(trace.strings.size(), RegionKind::Unknown);
+    trace.finalize(true);
+}
+
+} // namespace exposure
