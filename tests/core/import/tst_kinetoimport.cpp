@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// torch.profiler (Kineto) import on small generated traces: exact nanoseconds, lanes, nesting, launches by
+// correlation, phases and steps, rank numbering, and every kind of bad input as one line naming the file.
+#include "analysis/analysis.h"
+#include "import/kinetoimporter.h"
+#include "import/loader.h"
+
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <zlib.h>
+
+using namespace exposure;
+
+namespace {
+
+// One rank: a ProfilerStep on the main thread with a forward op launching a GEMM, an autograd backward op on a
+// second thread launching a backward kernel, an NCCL kernel on stream 17, a memcpy, thread-name metadata.
+QByteArray rankTrace(int rank, int worldSize, bool withInfo = true, const QByteArray& extraEvents = {})
+{
+    QByteArray info = withInfo ? QByteArray(R"("distributedInfo": {"backend": "nccl", "rank": )") + QByteArray::number(rank)
+            + R"(, "world_size": )" + QByteArray::number(worldSize) + "},"
+                               : QByteArray();
+    return "{\n  \"schemaVersion\": 1,\n  " + info + R"json(
+  "baseTimeNanoseconds": 1790857026000000000,
+  "traceEvents": [
+  {"ph": "M", "name": "thread_name", "pid": 10, "tid": 10, "args": {"name": "main"}},
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#4", "pid": 10, "tid": 10, "ts": 1000.000, "dur": 100.5},
+  {"ph": "X", "cat": "cpu_op", "name": "DistributedDataParallel.forward", "pid": 10, "tid": 10, "ts": 1001.250, "dur": 20.0},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 10, "ts": 1002.001, "dur": 3.0,
+   "args": {"External id": 7, "cbid": 211, "correlation": 101}},
+  {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: AddmmBackward0", "pid": 10, "tid": 11, "ts": 1030.0, "dur": 30.0},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 11, "ts": 1031.0, "dur": 2.0,
+   "args": {"correlation": 102}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 11, "ts": 1040.0, "dur": 2.0,
+   "args": {"correlation": 103}},
+  {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": 1005.123, "dur": 10.0005,
+   "args": {"device": 0, "stream": 7, "correlation": 101, "grid": [320, 1, 1], "block": [128, 1, 1]}},
+  {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_64x64_tn", "pid": 0, "tid": 7, "ts": 1035.000, "dur": 20.0,
+   "args": {"device": 0, "stream": 7, "correlation": 102}},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 17,
+   "ts": 1045.0, "dur": 30.0, "args": {"device": 0, "stream": 17, "correlation": 103, "Collective name": "allreduce"}},
+  {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7, "ts": 1000.5, "dur": 2.0,
+   "args": {"device": 0, "stream": 7, "correlation": 99, "bytes": 4096}},
+  {"ph": "s", "id": 101, "pid": 10, "tid": 10, "ts": 1002.001, "cat": "ac2g", "name": "ac2g"},
+  {"ph": "X", "cat": "gpu_user_annotation", "name": "DistributedDataParallel.forward", "pid": 0, "tid": 7, "ts": 1000.0, "dur": 90.0}
+  )json" + extraEvents + R"json(
+  ],
+  "traceName": "x"
+})json";
+}
+
+QString write(const QTemporaryDir& dir, const QString& name, const QByteArray& text)
+{
+    const QString path = dir.filePath(name);
+    if (name.endsWith(QLatin1String(".gz"))) {
+        gzFile f = gzopen(path.toLocal8Bit().constData(), "wb");
+        gzwrite(f, text.constData(), unsigned(text.size()));
+        gzclose(f);
+    } else {
+        QFile f(path);
+        f.open(QIODevice::WriteOnly);
+        f.write(text);
+    }
+    return path;
+}
+
+QString loadError(const QString& path)
+{
+    try {
+        (void)loadTrace(path.toStdString(), {});
+    } catch (const LoadError& e) {
+        return QString::fromStdString(e.what());
+    }
+    return QStringLiteral("(loaded)");
+}
+
+const Lane* laneNamed(const Rank& r, const std::string& name)
+{
+    for (const auto& l : r.lanes)
+        if (l.name == name)
+            return &l;
+    return nullptr;
+}
+
+} // namespace
+
+class TestKinetoImport : public QObject
+{
+    Q_OBJECT
+private slots:
+    void oneRankExactly();
+    void plainAndGzipGiveTheSameTrace();
+    void ranksFromInfoNameOrOrder();
+    void brokenNestingIsClippedAndReported();
+    void badInput_data();
+    void badInput();
+    void multiRankWithoutCommunicationWarnsLoudly();
+};
+
+void TestKinetoImport::oneRankExactly()
+{
+    QTemporaryDir dir;
+    const QString path = write(dir, QStringLiteral("rank0.pt.trace.json.gz"), rankTrace(0, 1));
+    const auto trace = loadTrace(path.toStdString(), {});
+    QCOMPARE(trace->ranks.size(), std::size_t(1));
+    const Rank& r = trace->ranks[0];
+    QCOMPARE(r.rank, 0);
+    // CPU threads first (named by their metadata), then streams by device and stream.
+    QCOMPARE(r.lanes.size(), std::size_t(4));
+    QCOMPARE(r.lanes[0].name, std::string("main"));
+    QCOMPARE(r.lanes[1].name, std::string("thread 11"));
+    QCOMPARE(r.lanes[2].name, std::string("CUDA[0:7]"));
+    QCOMPARE(r.lanes[3].name, std::string("CUDA[0:17]"));
+    // Times rebased to the earliest event (ProfilerStep at 1000 us), exact to the nanosecond; digits beyond the
+    // nanosecond are dropped ("10.0005" us -> 10000 ns).
+    const Lane* compute = laneNamed(r, "CUDA[0:7]");
+    QVERIFY(compute);
+    QCOMPARE(compute->intervals.size(), std::size_t(3)); // memcpy, two kernels (gpu_user_annotation is not GPU work)
+    QCOMPARE(compute->intervals.start(0), TimeNs(500));
+    QCOMPARE(compute->intervals.start(1), TimeNs(5'123));
+    QCOMPARE(compute->intervals.duration(1), TimeNs(10'000));
+    QCOMPARE(trace->regionKind(compute->intervals.name(0)), RegionKind::Memcpy);
+    QCOMPARE(compute->copyBytes.size(), std::size_t(1));
+    QCOMPARE(compute->copyBytes[0].second, std::uint64_t(4096));
+    // Nesting on the main thread: step > forward > launch.
+    const auto& main = r.lanes[0].intervals;
+    QCOMPARE(main.size(), std::size_t(3));
+    QCOMPARE(int(main.depth(0)), 0);
+    QCOMPARE(int(main.depth(1)), 1);
+    QCOMPARE(int(main.depth(2)), 2);
+    QCOMPARE(main.duration(0), TimeNs(100'500));
+    // Launches by correlation, in kernel order: each kernel's phase comes from its launching region.
+    QCOMPARE(compute->launches.size(), std::size_t(2));
+    QCOMPARE(compute->launches[0].cpuLane, 0u);
+    QCOMPARE(compute->launches[1].cpuLane, 1u);
+    const auto a = analyze(*trace, Rules::defaults());
+    QCOMPARE(a->ranks[0].launchPairing, LaunchPairing::StreamReferences);
+    const int computeIndex = int(compute - r.lanes.data());
+    QCOMPARE(a->ranks[0].phases[computeIndex][1], Phase::Forward);
+    QCOMPARE(a->ranks[0].phases[computeIndex][2], Phase::Backward);
+    QCOMPARE(a->ranks[0].stepSource, StepSource::Regions);
+    QCOMPARE(a->ranks[0].steps.size(), std::size_t(1));
+    // The NCCL kernel [45, 75) us overlaps the backward GEMM [35, 55) us for 10 us: 10 us hidden, 20 us exposed.
+    const auto s = computeStats(*trace, *a, 0, trace->extent);
+    QCOMPARE(s.commKernelCount, 1ull);
+    QCOMPARE(s.overlappedNs, TimeNs(10'000));
+    QCOMPARE(s.exposedNs, TimeNs(20'000));
+    QCOMPARE(s.kernelCount, 3ull);
+}
+
+void TestKinetoImport::plainAndGzipGiveTheSameTrace()
+{
+    QTemporaryDir dir;
+    const auto a = loadTrace(write(dir, QStringLiteral("a.json"), rankTrace(0, 1)).toStdString(), {});
+    const auto b = loadTrace(write(dir, QStringLiteral("b.json.gz"), rankTrace(0, 1)).toStdString(), {});
+    QCOMPARE(a->intervalCount(), b->intervalCount());
+    QCOMPARE(a->extent.end, b->extent.end);
+    QCOMPARE(a->eventCount, b->eventCount);
+}
+
+void TestKinetoImport::ranksFromInfoNameOrOrder()
+{
+    {
+        // distributedInfo wins over the file names.
+        QTemporaryDir dir;
+        write(dir, QStringLiteral("zz.json"), rankTrace(0, 2));
+        write(dir, QStringLiteral("aa.json"), rankTrace(1, 2));
+        const auto t = loadTrace(dir.path().toStdString(), {});
+        QCOMPARE(t->ranks.size(), std::size_t(2));
+        QCOMPARE(t->ranks[0].rank, 0);
+        QVERIFY(QString::fromStdString(t->ranks[0].archivePath).endsWith(QLatin1String("zz.json")));
+    }
+    {
+        // No distributedInfo: "rank<N>" in the file name, natural order (rank10 after rank2).
+        QTemporaryDir dir;
+        write(dir, QStringLiteral("trace_rank10.json"), rankTrace(0, 0, false));
+        write(dir, QStringLiteral("trace_rank2.json.gz"), rankTrace(0, 0, false));
+        const auto t = loadTrace(dir.path().toStdString(), {});
+        QCOMPARE(t->ranks.size(), std::size_t(2));
+        QCOMPARE(t->ranks[0].rank, 2);
+        QCOMPARE(t->ranks[1].rank, 10);
+        QCOMPARE(t->ranks[1].label, std::string("Rank 10"));
+    }
+    {
+        // Neither: the natural order of the files.
+        QTemporaryDir dir;
+        write(dir, QStringLiteral("b.json"), rankTrace(0, 0, false));
+        write(dir, QStringLiteral("a.json"), rankTrace(0, 0, false));
+        const auto t = loadTrace(dir.path().toStdString(), {});
+        QCOMPARE(t->ranks[0].rank, 0);
+        QVERIFY(QString::fromStdString(t->ranks[0].archivePath).endsWith(QLatin1String("a.json")));
+    }
+}
+
+void TestKinetoImport::brokenNestingIsClippedAndReported()
+{
+    QTemporaryDir dir;
+    // An op that starts inside the step but ends 50 us after it.
+    const QByteArray extra = R"(, {"ph": "X", "cat": "cpu_op", "name": "aten::copy_", "pid": 10, "tid": 10, "ts": 1090.0, "dur": 60.0})";
+    const auto t = loadTrace(write(dir, QStringLiteral("r.json"), rankTrace(0, 1, true, extra)).toStdString(), {});
+    const auto& main = t->ranks[0].lanes[0].intervals;
+    QCOMPARE(main.size(), std::size_t(4));
+    QCOMPARE(main.end(3), main.end(0)); // clipped to the step's end
+    QCOMPARE(int(main.depth(3)), 1);
+    QVERIFY(std::any_of(t->warnings.begin(), t->warnings.end(), [](const std::string& w) {
+        return w.find("1 CPU events outlast their parent") != std::string::npos;
+    }));
+}
+
+void TestKinetoImport::badInput_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<QString>("problem");
+    const QByteArray good = rankTrace(0, 1);
+    QTest::newRow("invalid JSON") << "bad.json" << good.left(good.size() / 2) << "invalid JSON at byte";
+    QTest::newRow("not Kineto") << "spec.json" << QByteArray(R"({"exposureFigure": 1})") << "no \"traceEvents\" array";
+    QTest::newRow("no GPU events")
+        << "cpu.json"
+        << QByteArray(R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]})")
+        << "no GPU events";
+    QTest::newRow("empty file") << "empty.json" << QByteArray() << "invalid JSON at byte 0";
+    QTest::newRow("invalid UTF-8 in a name is kept, not a crash")
+        << "utf8.json"
+        << QByteArray("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\xff\xfe\", \"pid\": 0, \"tid\": 7, "
+                      "\"ts\": 1, \"dur\": 1, \"args\": {\"correlation\": 123456789012345678901234567890}}]}")
+        << "(loaded)";
+}
+
+void TestKinetoImport::badInput()
+{
+    QFETCH(QString, name);
+    QFETCH(QByteArray, text);
+    QFETCH(QString, problem);
+    QTemporaryDir dir;
+    const QString path = write(dir, name, text);
+    const QString message = loadError(path);
+    QVERIFY2(message.contains(problem), qPrintable(message));
+    if (problem != QLatin1String("(loaded)")) {
+        QVERIFY2(message.startsWith(path + QStringLiteral(": ")), qPrintable(message));
+        QVERIFY(!message.contains(QLatin1Char('\n')));
+    }
+}
+
+void TestKinetoImport::multiRankWithoutCommunicationWarnsLoudly()
+{
+    QTemporaryDir dir;
+    // Two ranks whose NCCL kernel was renamed: nothing is recognised as communication.
+    QByteArray r0 = rankTrace(0, 2), r1 = rankTrace(1, 2);
+    r0.replace("ncclDevKernel_AllReduce_Sum_f32_RING_LL", "myAllReduceKernel");
+    r1.replace("ncclDevKernel_AllReduce_Sum_f32_RING_LL", "myAllReduceKernel");
+    write(dir, QStringLiteral("r0.json"), r0);
+    write(dir, QStringLiteral("r1.json"), r1);
+    const auto t = loadTrace(dir.path().toStdString(), {});
+    const auto a = analyze(*t, Rules::defaults());
+    const auto& w = a->ranks[0].warnings;
+    QVERIFY(std::any_of(w.begin(), w.end(), [](const std::string& s) {
+        return s.find("no communication kernel recognised on any of the 2 ranks with built-in") != std::string::npos;
+    }));
+
+    // Mismatched world sizes and a truncated gzip.
+    QTemporaryDir mixed;
+    write(mixed, QStringLiteral("a.json"), rankTrace(0, 2));
+    write(mixed, QStringLiteral("b.json"), rankTrace(1, 4));
+    QVERIFY2(loadError(mixed.path()).contains(QStringLiteral("world size 4 differs from 2")), qPrintable(loadError(mixed.path())));
+    QTemporaryDir cut;
+    const QString gz = write(cut, QStringLiteral("t.json.gz"), rankTrace(0, 1));
+    QFile f(gz);
+    QVERIFY(f.open(QIODevice::ReadWrite));
+    QVERIFY(f.resize(f.size() / 2));
+    f.close();
+    const QString message = loadError(gz);
+    QVERIFY2(message.startsWith(gz + QStringLiteral(": ")) && (message.contains(QStringLiteral("gzip"))
+                                                              || message.contains(QStringLiteral("invalid JSON"))),
+             qPrintable(message));
+}
+
+QTEST_APPLESS_MAIN(TestKinetoImport)
+#include "tst_kinetoimport.moc"
