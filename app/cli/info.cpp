@@ -160,7 +160,8 @@ int runInfo(int argc, char** argv)
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Print JSON instead of text."));
     parser.addOption(json);
     parser.addPositionalArgument(QStringLiteral("TRACE"),
-                                 QStringLiteral("An OTF2 anchor file, an archive folder, or a folder of per-rank archives."));
+                                 QStringLiteral("An OTF2 anchor file, an archive folder, or a folder of per-rank archives; or "
+                                                "torch.profiler traces: a .json / .json.gz file or a folder of them."));
     if (!parser.parse(QCoreApplication::arguments()))
         return fail(parser.errorText().toStdString());
     if (printedHelpOrVersion(parser, "info"))

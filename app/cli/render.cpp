@@ -259,8 +259,9 @@ int runRender(int argc, char** argv)
     Options o;
     o.addTo(parser);
     parser.addPositionalArgument(QStringLiteral("TRACE"),
-                                 QStringLiteral("An OTF2 anchor file, an archive folder, or a folder of per-rank "
-                                                "archives (optional with --spec: the spec's trace)."));
+                                 QStringLiteral("An OTF2 anchor file, an archive folder, a folder of per-rank archives, or "
+                                                "torch.profiler .json / .json.gz traces (optional with --spec: the "
+                                                "spec's trace)."));
     if (!parser.parse(QCoreApplication::arguments()))
         return fail("render: " + parser.errorText().toStdString());
     if (printedHelpOrVersion(parser, "render"))

@@ -73,7 +73,8 @@ int runStats(int argc, char** argv)
     for (const auto* o : {&json, &csv, &perStep, &rules, &extend, &from, &to})
         parser.addOption(*o);
     parser.addPositionalArgument(QStringLiteral("TRACE"),
-                                 QStringLiteral("An OTF2 anchor file, an archive folder, or a folder of per-rank archives."));
+                                 QStringLiteral("An OTF2 anchor file, an archive folder, or a folder of per-rank archives; or "
+                                                "torch.profiler traces: a .json / .json.gz file or a folder of them."));
     if (!parser.parse(QCoreApplication::arguments()))
         return fail("stats: " + parser.errorText().toStdString());
     if (printedHelpOrVersion(parser, "stats"))

@@ -349,7 +349,7 @@ CompareWindow::CompareWindow(QWidget* parent)
 
     // Left: the runs, in order; the first is the baseline.
     auto* addFile = new QPushButton(QIcon::fromTheme(QStringLiteral("list-add")), tr("&Add Run…"), this);
-    addFile->setToolTip(tr("Add a run: an OTF2 anchor file (traces.otf2)"));
+    addFile->setToolTip(tr("Add a run: an OTF2 anchor file (traces.otf2) or a torch.profiler trace (.json, .json.gz)"));
     auto* addFolder = new QPushButton(tr("Add &Folder…"), this);
     addFolder->setToolTip(tr("Add a run: a folder holding one OTF2 archive per rank"));
     m_list->setMinimumWidth(150);
@@ -903,7 +903,7 @@ void CompareWindow::addDialog(bool folder)
         return;
     }
     const QStringList files = QFileDialog::getOpenFileNames(this, tr("Add Run (OTF2 Anchor)"), lastFolder(),
-                                                            tr("OTF2 anchor files (*.otf2);;All files (*)"));
+                                                            tr("Traces (*.otf2 *.json *.json.gz);;All files (*)"));
     for (const auto& f : files)
         addRun(f);
     if (!files.isEmpty())

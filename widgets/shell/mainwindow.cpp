@@ -390,7 +390,8 @@ void MainWindow::openDialog(bool folder)
     const QString path = folder
         ? QFileDialog::getExistingDirectory(this, tr("Open Trace Folder"), start)
         : QFileDialog::getOpenFileName(this, tr("Open Trace"), start,
-                                       tr("OTF2 traces (*.otf2);;All files (*)"));
+                                       tr("Traces (*.otf2 *.json *.json.gz);;OTF2 archive anchors (*.otf2);;"
+                                          "torch.profiler traces (*.json *.json.gz);;All files (*)"));
     openTrace(path);
 }
 
