@@ -218,7 +218,10 @@ struct PendingInterval
     std::uint64_t correlation; // kNoCorrelation if none
     std::uint64_t bytes; // copies and memsets
     EventCat cat;
+    std::uint32_t collective; // index into Trace::collectiveArgs, kNoCollective if none
 };
+
+constexpr std::uint32_t kNoCollective = 0xFFFFFFFFu;
 
 struct PendingLane
 {
@@ -346,6 +349,22 @@ private:
                 m_event.bytes = v;
             } else if (key == "name" && !number) {
                 m_event.argName.assign(s, n);
+            } else if (key == "Collective name" && !number) {
+                m_event.coll.collective.assign(s, n);
+            } else if (key == "In msg nelems" && number && parseU64(s, n, v)) {
+                m_event.coll.inElements = v;
+            } else if (key == "Out msg nelems" && number && parseU64(s, n, v)) {
+                m_event.coll.outElements = v;
+            } else if (key == "Group size" && number && parseU64(s, n, v) && v < (1u << 24)) {
+                m_event.coll.groupSize = int(v);
+            } else if (key == "dtype" && !number) {
+                m_event.coll.dtype.assign(s, n);
+            } else if (key == "Process Group Name" && !number) {
+                m_event.pgName.assign(s, n);
+            } else if (key == "Process Group Description" && !number) {
+                m_event.pgDesc.assign(s, n);
+            } else if (key == "Process Group Ranks" && !number) {
+                m_event.coll.groupRanks.assign(s, n);
             }
         }
         return true;
@@ -405,7 +424,20 @@ private:
         if (m_trace.regionKinds.size() <= name)
             m_trace.regionKinds.resize(std::size_t(name) + 1, RegionKind::Unknown);
         m_trace.regionKinds[name] = kind;
-        m_data.lanes[it->second].intervals.push_back({ e.ts, e.ts + e.dur, name, e.correlation, e.bytes, cat });
+        std::uint32_t collective = kNoCollective;
+        if (cat == EventCat::Kernel && !e.coll.collective.empty()) {
+            CollectiveArgs args = e.coll;
+            args.processGroup = e.pgDesc.empty() ? e.pgName : e.pgName + " (" + e.pgDesc + ")";
+            const std::string argsKey = args.collective + '\x1f' + std::to_string(args.inElements) + '\x1f'
+                + std::to_string(args.outElements) + '\x1f' + args.dtype + '\x1f' + std::to_string(args.groupSize)
+                + '\x1f' + args.processGroup + '\x1f' + args.groupRanks;
+            auto [slot, added] = m_collectiveIndex.emplace(argsKey, std::uint32_t(m_trace.collectiveArgs.size()));
+            if (added)
+                m_trace.collectiveArgs.push_back(std::move(args));
+            collective = slot->second;
+        }
+        m_data.lanes[it->second].intervals.push_back(
+            { e.ts, e.ts + e.dur, name, e.correlation, e.bytes, cat, collective });
     }
 
     struct Event
@@ -416,9 +448,12 @@ private:
         std::uint64_t correlation = kNoCorrelation;
         std::uint64_t bytes = 0;
         int device = -1, stream = -1;
+        CollectiveArgs coll;
+        std::string pgName, pgDesc;
     };
 
     Trace& m_trace;
+    std::unordered_map<std::string, std::uint32_t> m_collectiveIndex;
     FileData& m_data;
     int m_depth = 0;
     bool m_inEvents = false;
@@ -568,6 +603,8 @@ void addRank(Trace& trace, FileData& data, const std::string& path, int rankNumb
             } else if (iv.bytes > 0) {
                 lane.copyBytes.emplace_back(index, iv.bytes);
             }
+            if (iv.collective != kNoCollective)
+                lane.collectiveArgs.emplace_back(index, iv.collective);
         }
         lane.eventCount = v.size();
         if (std::find(rank.devices.begin(), rank.devices.end(), p.device) == rank.devices.end())

@@ -3,6 +3,7 @@
 
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -183,6 +184,9 @@ void Trace::finalize(bool rebaseToZero)
                 for (auto& cb : lane.copyBytes)
                     cb.first = inv[cb.first];
                 std::sort(lane.copyBytes.begin(), lane.copyBytes.end());
+                for (auto& ca : lane.collectiveArgs)
+                    ca.first = inv[ca.first];
+                std::sort(lane.collectiveArgs.begin(), lane.collectiveArgs.end());
             }
             if (!lane.intervals.empty())
                 first = std::min(first, lane.intervals.start(0));
@@ -269,6 +273,47 @@ std::shared_ptr<Trace> TraceBuilder::finish()
 {
     m_trace->finalize(false);
     return m_trace;
+}
+
+int dtypeBytes(const std::string& dtype)
+{
+    std::string d;
+    for (char c : dtype)
+        if (c != '_' && c != ' ')
+            d += char(std::tolower(static_cast<unsigned char>(c)));
+    if (d == "double" || d == "long" || d == "int64" || d == "float64" || d == "complexfloat" || d == "uint64")
+        return 8;
+    if (d == "float" || d == "int" || d == "int32" || d == "float32" || d == "uint32")
+        return 4;
+    if (d == "half" || d == "bfloat16" || d == "short" || d == "int16" || d == "float16" || d == "uint16")
+        return 2;
+    if (d == "byte" || d == "char" || d == "bool" || d == "int8" || d == "uint8" || d.rfind("float8", 0) == 0)
+        return 1;
+    return 0;
+}
+
+std::uint64_t collectiveBytes(const CollectiveArgs& args)
+{
+    return std::max(args.inElements, args.outElements) * std::uint64_t(dtypeBytes(args.dtype));
+}
+
+double busBandwidth(const CollectiveArgs& args, double seconds)
+{
+    const std::uint64_t bytes = collectiveBytes(args);
+    const int n = args.groupSize;
+    if (bytes == 0 || !(seconds > 0) || n < 1)
+        return 0;
+    std::string c;
+    for (char ch : args.collective)
+        if (ch != '_' && ch != ' ')
+            c += char(std::tolower(static_cast<unsigned char>(ch)));
+    double factor = 1;
+    if (c == "allreduce")
+        factor = 2.0 * (n - 1) / n;
+    else if (c == "allgather" || c == "allgatherintocoalesced" || c == "reducescatter" || c == "alltoall"
+             || c == "alltoallv" || c == "allgatherbase" || c == "reducescatterbase")
+        factor = double(n - 1) / n;
+    return double(bytes) / seconds * factor;
 }
 
 } // namespace exposure

@@ -140,6 +140,29 @@ struct KernelLaunchParams
 };
 inline constexpr std::uint32_t kNoLaunchParams = 0xFFFFFFFFu;
 
+// What torch.profiler records about one NCCL kernel (its `args`): the collective, message sizes and process group.
+struct CollectiveArgs
+{
+    std::string collective;          // "allreduce", "broadcast", "allgather", ...
+    std::uint64_t inElements = 0;    // "In msg nelems"
+    std::uint64_t outElements = 0;   // "Out msg nelems"
+    std::string dtype;               // "Float", "BFloat16", "Long", ...
+    int groupSize = 0;               // ranks in the process group
+    std::string processGroup;        // name and description ("0 (default_pg)")
+    std::string groupRanks;          // "[0, 1]"
+    bool operator==(const CollectiveArgs&) const = default;
+};
+
+// Bytes of one element of a torch dtype name ("Float" 4, "BFloat16" 2, ...); 0 if unknown.
+int dtypeBytes(const std::string& dtype);
+
+// NCCL-tests' bus bandwidth of a collective moving `bytes` (the message size S) among n ranks in `seconds`:
+// S / t times 2(n-1)/n (all-reduce), (n-1)/n (all-gather, reduce-scatter, all-to-all), 1 (broadcast, reduce,
+// send/recv). 0 when it cannot be told.
+double busBandwidth(const CollectiveArgs& args, double seconds);
+// The message size S of a collective in bytes (the larger of the in and out messages), 0 if the dtype is unknown.
+std::uint64_t collectiveBytes(const CollectiveArgs& args);
+
 struct Lane
 {
     std::string name;  // "Master thread", "CUDA[0:7]", "HIP[1:0]"
@@ -156,6 +179,8 @@ struct Lane
     std::vector<std::uint32_t> launchParamIds;
     // GPU lanes: bytes moved by memcpy intervals, sorted by interval index.
     std::vector<std::pair<std::uint32_t, std::uint64_t>> copyBytes;
+    // GPU lanes: collective arguments of communication kernels (index into Trace::collectiveArgs), by interval.
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> collectiveArgs;
 
     bool isGpu() const { return kind == LaneKind::GpuStream; }
 };
@@ -179,6 +204,7 @@ struct Trace
     std::vector<RegionKind> regionKinds;     // by StringId (RegionKind::Unknown when absent)
     std::vector<StringId> canonicalNames;    // by StringId: mangled/full name, or the same id
     std::vector<KernelLaunchParams> launchParams;
+    std::vector<CollectiveArgs> collectiveArgs; // interned; see Lane::collectiveArgs
     std::vector<Rank> ranks;
     TimeNs originAbsNs = 0; // absolute time of t = 0 (ns since the clocks' epoch)
     TimeRange extent;       // relative; [0, last event]

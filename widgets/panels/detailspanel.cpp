@@ -173,6 +173,37 @@ void DetailsPanel::showInterval(const Trace& trace, const Analysis* analysis, co
         if (!nc->reduction.empty())
             add(tr("Reduction"), QString::fromStdString(nc->reduction));
     }
+    // What torch.profiler recorded about the collective: message, process group, and the bus bandwidth it reached.
+    const CollectiveArgs* collArgs = nullptr;
+    if (l.isGpu()) {
+        auto it = std::lower_bound(l.collectiveArgs.begin(), l.collectiveArgs.end(), std::make_pair(interval, 0u));
+        if (it != l.collectiveArgs.end() && it->first == interval && it->second < trace.collectiveArgs.size())
+            collArgs = &trace.collectiveArgs[it->second];
+    }
+    if (collArgs) {
+        const CollectiveArgs& ca = *collArgs;
+        add(tr("Collective (profiler)"), QString::fromStdString(ca.collective));
+        add(tr("Elements in / out"), QStringLiteral("%1 / %2").arg(groupDigits(ca.inElements), groupDigits(ca.outElements)));
+        if (!ca.dtype.empty())
+            add(tr("Element type"), QString::fromStdString(ca.dtype));
+        if (const std::uint64_t bytes = collectiveBytes(ca))
+            add(tr("Message size"), tr("%1 bytes").arg(groupDigits(bytes)));
+        if (ca.groupSize > 0)
+            add(tr("Process group"), tr("%1, %2 ranks %3")
+                                         .arg(QString::fromStdString(ca.processGroup))
+                                         .arg(ca.groupSize)
+                                         .arg(QString::fromStdString(ca.groupRanks)));
+        const double seconds = double(t.duration(interval)) / 1e9;
+        if (const double bw = busBandwidth(ca, seconds); bw > 0)
+            add(tr("Bus bandwidth"), tr("%1 GB/s over the kernel's duration").arg(bw / 1e9, 0, 'f', 2));
+        if (collectives) {
+            const CollectiveMember* me = collectives->member({rank, lane, interval});
+            if (me && me->transferNs > 0)
+                if (const double bw = busBandwidth(ca, double(me->transferNs) / 1e9); bw > 0)
+                    add(tr("Bus bandwidth (transfer)"),
+                        tr("%1 GB/s over the transfer, after the last rank joined").arg(bw / 1e9, 0, 'f', 2));
+        }
+    }
     if (analysis && std::size_t(rank) < analysis->ranks.size() && l.isGpu()) {
         const RankAnalysis& ra = analysis->ranks[rank];
         if (std::size_t(lane) < ra.phases.size() && interval < ra.phases[lane].size()) {

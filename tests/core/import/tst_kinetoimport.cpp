@@ -4,67 +4,16 @@
 #include "analysis/analysis.h"
 #include "import/kinetoimporter.h"
 #include "import/loader.h"
+#include "support/kinetotraces.h"
 
 #include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
 
-#include <zlib.h>
-
 using namespace exposure;
+using namespace exposure::testing;
 
 namespace {
-
-// One rank: a ProfilerStep on the main thread with a forward op launching a GEMM, an autograd backward op on a
-// second thread launching a backward kernel, an NCCL kernel on stream 17, a memcpy, thread-name metadata.
-QByteArray rankTrace(int rank, int worldSize, bool withInfo = true, const QByteArray& extraEvents = {})
-{
-    QByteArray info = withInfo ? QByteArray(R"("distributedInfo": {"backend": "nccl", "rank": )") + QByteArray::number(rank)
-            + R"(, "world_size": )" + QByteArray::number(worldSize) + "},"
-                               : QByteArray();
-    return "{\n  \"schemaVersion\": 1,\n  " + info + R"json(
-  "baseTimeNanoseconds": 1790857026000000000,
-  "traceEvents": [
-  {"ph": "M", "name": "thread_name", "pid": 10, "tid": 10, "args": {"name": "main"}},
-  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#4", "pid": 10, "tid": 10, "ts": 1000.000, "dur": 100.5},
-  {"ph": "X", "cat": "cpu_op", "name": "DistributedDataParallel.forward", "pid": 10, "tid": 10, "ts": 1001.250, "dur": 20.0},
-  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 10, "ts": 1002.001, "dur": 3.0,
-   "args": {"External id": 7, "cbid": 211, "correlation": 101}},
-  {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: AddmmBackward0", "pid": 10, "tid": 11, "ts": 1030.0, "dur": 30.0},
-  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 11, "ts": 1031.0, "dur": 2.0,
-   "args": {"correlation": 102}},
-  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 11, "ts": 1040.0, "dur": 2.0,
-   "args": {"correlation": 103}},
-  {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": 1005.123, "dur": 10.0005,
-   "args": {"device": 0, "stream": 7, "correlation": 101, "grid": [320, 1, 1], "block": [128, 1, 1]}},
-  {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_64x64_tn", "pid": 0, "tid": 7, "ts": 1035.000, "dur": 20.0,
-   "args": {"device": 0, "stream": 7, "correlation": 102}},
-  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 17,
-   "ts": 1045.0, "dur": 30.0, "args": {"device": 0, "stream": 17, "correlation": 103, "Collective name": "allreduce"}},
-  {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7, "ts": 1000.5, "dur": 2.0,
-   "args": {"device": 0, "stream": 7, "correlation": 99, "bytes": 4096}},
-  {"ph": "s", "id": 101, "pid": 10, "tid": 10, "ts": 1002.001, "cat": "ac2g", "name": "ac2g"},
-  {"ph": "X", "cat": "gpu_user_annotation", "name": "DistributedDataParallel.forward", "pid": 0, "tid": 7, "ts": 1000.0, "dur": 90.0}
-  )json" + extraEvents + R"json(
-  ],
-  "traceName": "x"
-})json";
-}
-
-QString write(const QTemporaryDir& dir, const QString& name, const QByteArray& text)
-{
-    const QString path = dir.filePath(name);
-    if (name.endsWith(QLatin1String(".gz"))) {
-        gzFile f = gzopen(path.toLocal8Bit().constData(), "wb");
-        gzwrite(f, text.constData(), unsigned(text.size()));
-        gzclose(f);
-    } else {
-        QFile f(path);
-        f.open(QIODevice::WriteOnly);
-        f.write(text);
-    }
-    return path;
-}
 
 QString loadError(const QString& path)
 {
@@ -97,6 +46,7 @@ private slots:
     void badInput_data();
     void badInput();
     void multiRankWithoutCommunicationWarnsLoudly();
+    void ncclArgumentsAndBusBandwidth();
 };
 
 void TestKinetoImport::oneRankExactly()
@@ -198,15 +148,15 @@ void TestKinetoImport::brokenNestingIsClippedAndReported()
 {
     QTemporaryDir dir;
     // An op that starts inside the step but ends 50 us after it.
-    const QByteArray extra = R"(, {"ph": "X", "cat": "cpu_op", "name": "aten::copy_", "pid": 10, "tid": 10, "ts": 1090.0, "dur": 60.0})";
+    const QByteArray extra
+        = R"(, {"ph": "X", "cat": "cpu_op", "name": "aten::copy_", "pid": 10, "tid": 10, "ts": 1090.0, "dur": 60.0})";
     const auto t = loadTrace(write(dir, QStringLiteral("r.json"), rankTrace(0, 1, true, extra)).toStdString(), {});
     const auto& main = t->ranks[0].lanes[0].intervals;
     QCOMPARE(main.size(), std::size_t(4));
     QCOMPARE(main.end(3), main.end(0)); // clipped to the step's end
     QCOMPARE(int(main.depth(3)), 1);
-    QVERIFY(std::any_of(t->warnings.begin(), t->warnings.end(), [](const std::string& w) {
-        return w.find("1 CPU events outlast their parent") != std::string::npos;
-    }));
+    QVERIFY(std::any_of(t->warnings.begin(), t->warnings.end(),
+        [](const std::string& w) { return w.find("1 CPU events outlast their parent") != std::string::npos; }));
 }
 
 void TestKinetoImport::badInput_data()
@@ -219,12 +169,14 @@ void TestKinetoImport::badInput_data()
     QTest::newRow("not Kineto") << "spec.json" << QByteArray(R"({"exposureFigure": 1})") << "no \"traceEvents\" array";
     QTest::newRow("no GPU events")
         << "cpu.json"
-        << QByteArray(R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]})")
+        << QByteArray(
+               R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]})")
         << "no GPU events";
     QTest::newRow("empty file") << "empty.json" << QByteArray() << "invalid JSON at byte 0";
     QTest::newRow("invalid UTF-8 in a name is kept, not a crash")
         << "utf8.json"
-        << QByteArray("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\xff\xfe\", \"pid\": 0, \"tid\": 7, "
+        << QByteArray("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\xff\xfe\", \"pid\": 0, "
+                      "\"tid\": 7, "
                       "\"ts\": 1, \"dur\": 1, \"args\": {\"correlation\": 123456789012345678901234567890}}]}")
         << "(loaded)";
 }
@@ -264,7 +216,8 @@ void TestKinetoImport::multiRankWithoutCommunicationWarnsLoudly()
     QTemporaryDir mixed;
     write(mixed, QStringLiteral("a.json"), rankTrace(0, 2));
     write(mixed, QStringLiteral("b.json"), rankTrace(1, 4));
-    QVERIFY2(loadError(mixed.path()).contains(QStringLiteral("world size 4 differs from 2")), qPrintable(loadError(mixed.path())));
+    QVERIFY2(loadError(mixed.path()).contains(QStringLiteral("world size 4 differs from 2")),
+        qPrintable(loadError(mixed.path())));
     QTemporaryDir cut;
     const QString gz = write(cut, QStringLiteral("t.json.gz"), rankTrace(0, 1));
     QFile f(gz);
@@ -272,9 +225,40 @@ void TestKinetoImport::multiRankWithoutCommunicationWarnsLoudly()
     QVERIFY(f.resize(f.size() / 2));
     f.close();
     const QString message = loadError(gz);
-    QVERIFY2(message.startsWith(gz + QStringLiteral(": ")) && (message.contains(QStringLiteral("gzip"))
-                                                              || message.contains(QStringLiteral("invalid JSON"))),
-             qPrintable(message));
+    QVERIFY2(message.startsWith(gz + QStringLiteral(": "))
+            && (message.contains(QStringLiteral("gzip")) || message.contains(QStringLiteral("invalid JSON"))),
+        qPrintable(message));
+}
+
+void TestKinetoImport::ncclArgumentsAndBusBandwidth()
+{
+    QTemporaryDir dir;
+    const auto t = loadTrace(write(dir, QStringLiteral("r.json"), rankTrace(0, 2)).toStdString(), {});
+    QCOMPARE(t->collectiveArgs.size(), std::size_t(1));
+    const CollectiveArgs& ca = t->collectiveArgs[0];
+    QCOMPARE(ca.collective, std::string("allreduce"));
+    QCOMPARE(ca.inElements, std::uint64_t(1'000'000));
+    QCOMPARE(ca.groupSize, 2);
+    QCOMPARE(ca.processGroup, std::string("0 (default_pg)"));
+    QCOMPARE(ca.groupRanks, std::string("[0, 1]"));
+    const Lane* nccl = laneNamed(t->ranks[0], "CUDA[0:17]");
+    QVERIFY(nccl);
+    QCOMPARE(nccl->collectiveArgs.size(), std::size_t(1));
+    QCOMPARE(nccl->collectiveArgs[0], std::make_pair(0u, 0u));
+    // 4 MB all-reduce among 2 ranks in 30 us: algorithm bandwidth 4e6 / 30e-6 B/s, bus bandwidth x 2(n-1)/n = x 1.
+    QCOMPARE(collectiveBytes(ca), std::uint64_t(4'000'000));
+    QCOMPARE(busBandwidth(ca, 30e-6), 4e6 / 30e-6);
+    CollectiveArgs eight = ca;
+    eight.groupSize = 8;
+    QCOMPARE(busBandwidth(eight, 1.0), 4e6 * 2.0 * 7.0 / 8.0);
+    eight.collective = "allgather";
+    QCOMPARE(busBandwidth(eight, 1.0), 4e6 * 7.0 / 8.0);
+    eight.collective = "broadcast";
+    QCOMPARE(busBandwidth(eight, 1.0), 4e6);
+    eight.dtype = "mystery";
+    QCOMPARE(busBandwidth(eight, 1.0), 0.0);
+    QCOMPARE(dtypeBytes("BFloat16"), 2);
+    QCOMPARE(dtypeBytes("Long"), 8);
 }
 
 QTEST_APPLESS_MAIN(TestKinetoImport)

@@ -8,6 +8,7 @@
 #include "panels/rulespanel.h"
 #include "shell/mainwindow.h"
 #include "shell/recentfilesmenu.h"
+#include "support/kinetotraces.h"
 #include "support/testtraces.h"
 #include "timeline/timelineplot.h"
 
@@ -34,6 +35,7 @@ class TestMainWindow : public QObject
     Q_OBJECT
 private slots:
     void initTestCase();
+    void opensTorchProfilerFolder();
     void opensDemoTraceRows();
     void clickFillsDetails();
     void exposedPanelEqualsCliStats();
@@ -527,4 +529,35 @@ void TestMainWindow::screenshotCommandLine()
 }
 
 QTEST_MAIN(TestMainWindow)
+void TestMainWindow::opensTorchProfilerFolder()
+{
+    // A folder of two torch.profiler files opens as one 2-rank trace; the NCCL kernel's details show what the
+    // profiler recorded about the collective, with its bus bandwidth over the kernel and over the transfer.
+    QTemporaryDir dir;
+    testing::write(dir, QStringLiteral("rank0.pt.trace.json.gz"), testing::rankTrace(0, 2));
+    testing::write(dir, QStringLiteral("rank1.pt.trace.json"), testing::rankTrace(1, 2));
+    MainWindow w;
+    w.resize(1200, 800);
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(dir.path());
+    QVERIFY(loaded.wait(10000));
+    QCOMPARE(w.trace()->ranks.size(), std::size_t(2));
+    int ncclLane = -1;
+    for (std::size_t l = 0; l < w.trace()->ranks[0].lanes.size(); ++l)
+        if (w.trace()->ranks[0].lanes[l].name == "CUDA[0:17]")
+            ncclLane = int(l);
+    QVERIFY(ncclLane >= 0);
+    w.timeline()->select({0, ncclLane, 0});
+    w.detailsPanel()->showInterval(*w.trace(), w.analysis().get(), w.timeline()->viewIndex().get(), 0, ncclLane, 0,
+                                   w.collectives().get());
+    const DetailsPanel* d = w.detailsPanel();
+    QCOMPARE(d->field(QStringLiteral("Collective (profiler)")), QStringLiteral("allreduce"));
+    QCOMPARE(d->field(QStringLiteral("Message size")), QStringLiteral("4 000 000 bytes"));
+    QCOMPARE(d->field(QStringLiteral("Process group")), QStringLiteral("0 (default_pg), 2 ranks [0, 1]"));
+    // 4 MB in 30 us among 2 ranks: 133.33 GB/s; both ranks run it at the same time, so nothing waits.
+    QCOMPARE(d->field(QStringLiteral("Bus bandwidth")), QStringLiteral("133.33 GB/s over the kernel's duration"));
+    QCOMPARE(d->field(QStringLiteral("Bus bandwidth (transfer)")),
+             QStringLiteral("133.33 GB/s over the transfer, after the last rank joined"));
+}
+
 #include "tst_mainwindow.moc"

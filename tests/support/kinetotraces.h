@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Small generated torch.profiler (Kineto) traces for tests, written as .json or .json.gz.
+#include <QByteArray>
+#include <QFile>
+#include <QString>
+#include <QTemporaryDir>
+#include <zlib.h>
+
+namespace exposure::testing {
+
+// One rank: a ProfilerStep on the main thread with a forward op launching a GEMM, an autograd backward op on a
+// second thread launching a backward kernel, an NCCL kernel on stream 17, a memcpy, thread-name metadata.
+inline QByteArray rankTrace(int rank, int worldSize, bool withInfo = true, const QByteArray& extraEvents = {})
+{
+    QByteArray info = withInfo ? QByteArray(R"("distributedInfo": {"backend": "nccl", "rank": )")
+            + QByteArray::number(rank) + R"(, "world_size": )" + QByteArray::number(worldSize) + "},"
+                               : QByteArray();
+    return "{\n  \"schemaVersion\": 1,\n  " + info + R"json(
+  "baseTimeNanoseconds": 1790857026000000000,
+  "traceEvents": [
+  {"ph": "M", "name": "thread_name", "pid": 10, "tid": 10, "args": {"name": "main"}},
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#4", "pid": 10, "tid": 10, "ts": 1000.000, "dur": 100.5},
+  {"ph": "X", "cat": "cpu_op", "name": "DistributedDataParallel.forward", "pid": 10, "tid": 10, "ts": 1001.250, "dur": 20.0},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 10, "ts": 1002.001, "dur": 3.0,
+   "args": {"External id": 7, "cbid": 211, "correlation": 101}},
+  {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: AddmmBackward0", "pid": 10, "tid": 11, "ts": 1030.0, "dur": 30.0},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 11, "ts": 1031.0, "dur": 2.0,
+   "args": {"correlation": 102}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 11, "ts": 1040.0, "dur": 2.0,
+   "args": {"correlation": 103}},
+  {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": 1005.123, "dur": 10.0005,
+   "args": {"device": 0, "stream": 7, "correlation": 101, "grid": [320, 1, 1], "block": [128, 1, 1]}},
+  {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_64x64_tn", "pid": 0, "tid": 7, "ts": 1035.000, "dur": 20.0,
+   "args": {"device": 0, "stream": 7, "correlation": 102}},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 17,
+   "ts": 1045.0, "dur": 30.0, "args": {"device": 0, "stream": 17, "correlation": 103, "Collective name": "allreduce", "In msg nelems": 1000000,
+   "Out msg nelems": 1000000, "Group size": 2, "dtype": "Float", "In split size": "[]", "Process Group Name": "0",
+   "Process Group Description": "default_pg", "Process Group Ranks": "[0, 1]"}},
+  {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7, "ts": 1000.5, "dur": 2.0,
+   "args": {"device": 0, "stream": 7, "correlation": 99, "bytes": 4096}},
+  {"ph": "s", "id": 101, "pid": 10, "tid": 10, "ts": 1002.001, "cat": "ac2g", "name": "ac2g"},
+  {"ph": "X", "cat": "gpu_user_annotation", "name": "DistributedDataParallel.forward", "pid": 0, "tid": 7, "ts": 1000.0, "dur": 90.0}
+  )json" + extraEvents
+        + R"json(
+  ],
+  "traceName": "x"
+})json";
+}
+
+// Writes `text` to `name` in `dir` (gzip-compressed when the name ends in .gz); returns the path.
+inline QString write(const QTemporaryDir& dir, const QString& name, const QByteArray& text)
+{
+    const QString path = dir.filePath(name);
+    if (name.endsWith(QLatin1String(".gz"))) {
+        gzFile f = gzopen(path.toLocal8Bit().constData(), "wb");
+        gzwrite(f, text.constData(), unsigned(text.size()));
+        gzclose(f);
+    } else {
+        QFile f(path);
+        f.open(QIODevice::WriteOnly);
+        f.write(text);
+    }
+    return path;
+}
+
+} // namespace exposure::testing
