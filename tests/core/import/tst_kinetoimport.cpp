@@ -47,6 +47,7 @@ private slots:
     void badInput();
     void multiRankWithoutCommunicationWarnsLoudly();
     void ncclArgumentsAndBusBandwidth();
+    void cudaGraphKernelsShareTheirLaunch();
 };
 
 void TestKinetoImport::oneRankExactly()
@@ -259,6 +260,34 @@ void TestKinetoImport::ncclArgumentsAndBusBandwidth()
     QCOMPARE(busBandwidth(eight, 1.0), 0.0);
     QCOMPARE(dtypeBytes("BFloat16"), 2);
     QCOMPARE(dtypeBytes("Long"), 8);
+}
+
+void TestKinetoImport::cudaGraphKernelsShareTheirLaunch()
+{
+    // One cudaGraphLaunch inside the optimizer step runs three kernels: all carry the launch's correlation id, all
+    // get its phase and step.
+    const QByteArray extra = R"json(,
+  {"ph": "X", "cat": "cpu_op", "name": "Optimizer.step#AdamW.step", "pid": 10, "tid": 10, "ts": 1070.0, "dur": 20.0},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 10, "tid": 10, "ts": 1071.0, "dur": 5.0,
+   "args": {"correlation": 200}},
+  {"ph": "X", "cat": "kernel", "name": "graph_kernel_a", "pid": 0, "tid": 7, "ts": 1080.0, "dur": 1.0, "args": {"device": 0, "stream": 7, "correlation": 200}},
+  {"ph": "X", "cat": "kernel", "name": "graph_kernel_b", "pid": 0, "tid": 7, "ts": 1082.0, "dur": 1.0, "args": {"device": 0, "stream": 7, "correlation": 200}},
+  {"ph": "X", "cat": "kernel", "name": "graph_kernel_c", "pid": 0, "tid": 7, "ts": 1084.0, "dur": 1.0, "args": {"device": 0, "stream": 7, "correlation": 200}})json";
+    QTemporaryDir dir;
+    const auto t = loadTrace(write(dir, QStringLiteral("g.json"), rankTrace(0, 1, true, extra)).toStdString(), {});
+    const Lane* compute = laneNamed(t->ranks[0], "CUDA[0:7]");
+    QVERIFY(compute);
+    QCOMPARE(compute->launches.size(), std::size_t(5)); // two launched kernels, three from the graph
+    QCOMPARE(compute->launches[2].interval, compute->launches[3].interval);
+    QCOMPARE(compute->launches[3].interval, compute->launches[4].interval);
+    const auto a = analyze(*t, Rules::defaults());
+    QCOMPARE(a->ranks[0].launchPairing, LaunchPairing::StreamReferences);
+    const int lane = int(compute - t->ranks[0].lanes.data());
+    for (std::size_t i = 3; i < 6; ++i) { // intervals 3..5 (interval 0 is the memcpy)
+        QCOMPARE(a->ranks[0].phases[lane][i], Phase::Optimizer);
+        QCOMPARE(stepOfInterval(*t, *a, {0, lane, std::uint32_t(i)}), 0);
+    }
+    QVERIFY(t->warnings.empty());
 }
 
 QTEST_APPLESS_MAIN(TestKinetoImport)
