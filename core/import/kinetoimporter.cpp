@@ -15,6 +15,7 @@
 #include <map>
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
+#include <string_view>
 #include <unordered_map>
 #include <zlib.h>
 
@@ -132,20 +133,13 @@ public:
         : m_file(file)
         , m_options(options)
     { }
-    Ch Peek()
-    {
-        if (m_pos == m_end)
-            fill();
-        return m_pos < m_end ? *m_pos : '\0';
-    }
+    Ch Peek() { return m_pos < m_end ? *m_pos : refill(); }
     Ch Take()
     {
-        const Ch c = Peek();
-        if (m_pos < m_end) {
-            ++m_pos;
-            ++m_count;
-        }
-        return c;
+        if (m_pos == m_end && refill() == '\0' && m_pos == m_end)
+            return '\0';
+        ++m_count;
+        return *m_pos++;
     }
     std::size_t Tell() const { return m_count; }
     Ch* PutBegin() { return nullptr; }
@@ -158,6 +152,12 @@ public:
     std::uint64_t bytesRead() const { return m_count; }
 
 private:
+    // The slow path of Peek: reads the next chunk; '\0' at the end (or on an error, or when cancelled).
+    [[gnu::noinline]] Ch refill()
+    {
+        fill();
+        return m_pos < m_end ? *m_pos : '\0';
+    }
     void fill()
     {
         if (m_done)
@@ -209,6 +209,58 @@ bool isGpuCat(EventCat c)
 }
 
 constexpr std::uint64_t kNoCorrelation = ~0ull;
+
+// The keys the reader looks at, recognised once per key (every other key is JsonKey::Other).
+enum class JsonKey : std::uint8_t {
+    Other,
+    TraceEvents,
+    DistributedInfo,
+    Rank,
+    WorldSize,
+    Ph,
+    Cat,
+    Name,
+    Pid,
+    Tid,
+    Ts,
+    Dur,
+    Args,
+    Correlation,
+    Device,
+    Stream,
+    Bytes,
+    CollectiveName,
+    InElems,
+    OutElems,
+    GroupSize,
+    Dtype,
+    PgName,
+    PgDesc,
+    PgRanks
+};
+
+JsonKey keyOf(const char* s, std::size_t n)
+{
+    struct Entry
+    {
+        std::string_view text;
+        JsonKey key;
+    };
+    static const Entry entries[] = { { "ph", JsonKey::Ph }, { "cat", JsonKey::Cat }, { "name", JsonKey::Name },
+        { "pid", JsonKey::Pid }, { "tid", JsonKey::Tid }, { "ts", JsonKey::Ts }, { "dur", JsonKey::Dur },
+        { "args", JsonKey::Args }, { "correlation", JsonKey::Correlation }, { "device", JsonKey::Device },
+        { "stream", JsonKey::Stream }, { "bytes", JsonKey::Bytes }, { "traceEvents", JsonKey::TraceEvents },
+        { "distributedInfo", JsonKey::DistributedInfo }, { "rank", JsonKey::Rank },
+        { "world_size", JsonKey::WorldSize }, { "Collective name", JsonKey::CollectiveName },
+        { "In msg nelems", JsonKey::InElems }, { "Out msg nelems", JsonKey::OutElems },
+        { "Group size", JsonKey::GroupSize }, { "dtype", JsonKey::Dtype }, { "Process Group Name", JsonKey::PgName },
+        { "Process Group Description", JsonKey::PgDesc }, { "Process Group Ranks", JsonKey::PgRanks } };
+    const std::string_view key(s, n);
+    for (const Entry& e : entries)
+        if (e.text == key)
+            return e.key;
+    return JsonKey::Other;
+}
 
 struct PendingInterval
 {
@@ -268,7 +320,7 @@ public:
     bool Key(const char* s, rapidjson::SizeType n, bool)
     {
         if (m_depth < kTracked)
-            m_key[m_depth].assign(s, n);
+            m_key[m_depth] = keyOf(s, n);
         return true;
     }
     bool StartObject() { return open(true); }
@@ -282,7 +334,7 @@ private:
     bool open(bool object)
     {
         // Depth 1: the top object; 2: traceEvents / distributedInfo; 3: one event; 4: its args.
-        if (m_depth == 1 && !object && m_key[1] == "traceEvents") {
+        if (m_depth == 1 && !object && m_key[1] == JsonKey::TraceEvents) {
             m_inEvents = true;
             m_data.sawTraceEvents = true;
         }
@@ -290,7 +342,7 @@ private:
             m_event = Event {};
         if (m_depth < kTracked) {
             m_isObject[m_depth + 1] = object;
-            m_key[m_depth + 1].clear();
+            m_key[m_depth + 1] = JsonKey::Other;
         }
         ++m_depth;
         return true;
@@ -310,60 +362,60 @@ private:
     {
         if (m_depth >= kTracked || !m_isObject[m_depth])
             return true;
-        const std::string& key = m_key[m_depth];
-        if (m_depth == 2 && m_key[1] == "distributedInfo" && number) {
+        const JsonKey key = m_key[m_depth];
+        if (m_depth == 2 && m_key[1] == JsonKey::DistributedInfo && number) {
             std::uint64_t v = 0;
-            if ((key == "rank" || key == "world_size") && parseU64(s, n, v) && v < (1ull << 31))
-                (key == "rank" ? m_data.rank : m_data.worldSize) = std::int64_t(v);
+            if ((key == JsonKey::Rank || key == JsonKey::WorldSize) && parseU64(s, n, v) && v < (1ull << 31))
+                (key == JsonKey::Rank ? m_data.rank : m_data.worldSize) = std::int64_t(v);
             return true;
         }
         if (!m_inEvents)
             return true;
         if (m_depth == 3) {
-            if (key == "ph")
+            if (key == JsonKey::Ph)
                 m_event.ph.assign(s, n);
-            else if (key == "cat")
+            else if (key == JsonKey::Cat)
                 m_event.cat.assign(s, n);
-            else if (key == "name")
+            else if (key == JsonKey::Name)
                 m_event.name.assign(s, n);
-            else if (key == "pid")
+            else if (key == JsonKey::Pid)
                 m_event.pid.assign(s, n);
-            else if (key == "tid")
+            else if (key == JsonKey::Tid)
                 m_event.tid.assign(s, n);
-            else if (key == "ts")
+            else if (key == JsonKey::Ts)
                 m_event.tsOk = number && microsToNs(s, n, m_event.ts);
-            else if (key == "dur")
+            else if (key == JsonKey::Dur)
                 m_event.durOk = number && microsToNs(s, n, m_event.dur);
-        } else if (m_depth == 4 && m_key[3] == "args") {
+        } else if (m_depth == 4 && m_key[3] == JsonKey::Args) {
             std::uint64_t v = 0;
-            if (key == "correlation") {
+            if (key == JsonKey::Correlation) {
                 if (number && parseU64(s, n, v) && v != kNoCorrelation)
                     m_event.correlation = v;
                 else
                     ++m_data.badCorrelations;
-            } else if (key == "device" && number && parseU64(s, n, v) && v < 4096) {
+            } else if (key == JsonKey::Device && number && parseU64(s, n, v) && v < 4096) {
                 m_event.device = int(v);
-            } else if (key == "stream" && number && parseU64(s, n, v) && v < (1ull << 31)) {
+            } else if (key == JsonKey::Stream && number && parseU64(s, n, v) && v < (1ull << 31)) {
                 m_event.stream = int(v);
-            } else if (key == "bytes" && number && parseU64(s, n, v)) {
+            } else if (key == JsonKey::Bytes && number && parseU64(s, n, v)) {
                 m_event.bytes = v;
-            } else if (key == "name" && !number) {
+            } else if (key == JsonKey::Name && !number) {
                 m_event.argName.assign(s, n);
-            } else if (key == "Collective name" && !number) {
+            } else if (key == JsonKey::CollectiveName && !number) {
                 m_event.coll.collective.assign(s, n);
-            } else if (key == "In msg nelems" && number && parseU64(s, n, v)) {
+            } else if (key == JsonKey::InElems && number && parseU64(s, n, v)) {
                 m_event.coll.inElements = v;
-            } else if (key == "Out msg nelems" && number && parseU64(s, n, v)) {
+            } else if (key == JsonKey::OutElems && number && parseU64(s, n, v)) {
                 m_event.coll.outElements = v;
-            } else if (key == "Group size" && number && parseU64(s, n, v) && v < (1u << 24)) {
+            } else if (key == JsonKey::GroupSize && number && parseU64(s, n, v) && v < (1u << 24)) {
                 m_event.coll.groupSize = int(v);
-            } else if (key == "dtype" && !number) {
+            } else if (key == JsonKey::Dtype && !number) {
                 m_event.coll.dtype.assign(s, n);
-            } else if (key == "Process Group Name" && !number) {
+            } else if (key == JsonKey::PgName && !number) {
                 m_event.pgName.assign(s, n);
-            } else if (key == "Process Group Description" && !number) {
+            } else if (key == JsonKey::PgDesc && !number) {
                 m_event.pgDesc.assign(s, n);
-            } else if (key == "Process Group Ranks" && !number) {
+            } else if (key == JsonKey::PgRanks && !number) {
                 m_event.coll.groupRanks.assign(s, n);
             }
         }
@@ -457,7 +509,7 @@ private:
     FileData& m_data;
     int m_depth = 0;
     bool m_inEvents = false;
-    std::array<std::string, kTracked + 1> m_key;
+    std::array<JsonKey, kTracked + 1> m_key {};
     std::array<bool, kTracked + 1> m_isObject {};
     Event m_event;
 };
