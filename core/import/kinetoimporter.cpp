@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
 #include <string_view>
@@ -129,9 +130,10 @@ class GzStream
 {
 public:
     using Ch = char;
-    GzStream(gzFile file, const LoadOptions& options)
+    GzStream(gzFile file, const LoadOptions& options, LoadProgress* progress)
         : m_file(file)
         , m_options(options)
+        , m_progress(progress)
     { }
     Ch Peek() { return m_pos < m_end ? *m_pos : refill(); }
     Ch Take()
@@ -166,6 +168,10 @@ private:
             m_cancelled = m_done = true;
             return;
         }
+        if (m_progress && m_options.progress) {
+            m_progress->bytesRead = m_progressBase + std::uint64_t(std::max<z_off_t>(0, gzoffset(m_file)));
+            m_options.progress(*m_progress);
+        }
         const int n = gzread(m_file, m_buffer.data(), unsigned(m_buffer.size()));
         if (n <= 0) {
             m_done = true;
@@ -182,6 +188,12 @@ private:
 
     gzFile m_file;
     const LoadOptions& m_options;
+    LoadProgress* m_progress;
+
+public:
+    std::uint64_t m_progressBase = 0; // bytes of the files read before this one
+
+private:
     std::array<char, 1 << 18> m_buffer {};
     const char* m_pos = nullptr;
     const char* m_end = nullptr;
@@ -514,7 +526,7 @@ private:
     Event m_event;
 };
 
-FileData readFile(Trace& trace, const std::string& path, const LoadOptions& options)
+FileData readFile(Trace& trace, const std::string& path, const LoadOptions& options, LoadProgress& progress)
 {
     std::error_code ec;
     if (!fs::is_regular_file(path, ec))
@@ -524,7 +536,8 @@ FileData readFile(Trace& trace, const std::string& path, const LoadOptions& opti
         throw LoadError(path, std::string("cannot open: ") + std::strerror(errno));
     gzbuffer(file, 1 << 18);
     FileData data;
-    GzStream stream(file, options);
+    GzStream stream(file, options, &progress);
+    stream.m_progressBase = progress.bytesRead;
     Handler handler(trace, data);
     rapidjson::Reader reader;
     const rapidjson::ParseResult ok
@@ -711,18 +724,25 @@ void importKineto(Trace& trace, const std::vector<std::string>& files, const Loa
     };
     std::vector<Loaded> loaded;
     loaded.reserve(files.size());
+    LoadProgress progress;
+    std::vector<std::uint64_t> sizes;
     for (const auto& path : files) {
-        if (options.progress) {
-            LoadProgress p;
-            p.currentFile = path;
-            p.eventsRead = trace.eventCount;
-            options.progress(p);
-        }
+        std::error_code ec;
+        const auto size = fs::file_size(path, ec);
+        sizes.push_back(ec ? 0 : std::uint64_t(size));
+        progress.bytesTotal += sizes.back();
+    }
+    for (std::size_t f = 0; f < files.size(); ++f) {
+        progress.currentFile = files[f];
         Loaded l;
-        l.path = path;
-        l.data = readFile(trace, path, options);
+        l.path = files[f];
+        l.data = readFile(trace, files[f], options, progress);
+        progress.bytesRead = std::accumulate(sizes.begin(), sizes.begin() + std::ptrdiff_t(f + 1), std::uint64_t(0));
+        progress.eventsRead += l.data.events;
         loaded.push_back(std::move(l));
     }
+    if (options.progress)
+        options.progress(progress);
     // Ranks: distributedInfo, else the file name, else the natural order of the files.
     for (std::size_t i = 0; i < loaded.size(); ++i) {
         Loaded& l = loaded[i];

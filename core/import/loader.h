@@ -16,7 +16,9 @@ struct LoadProgress
 {
     std::uint64_t eventsRead = 0;
     std::uint64_t eventsTotal = 0; // from the location definitions (0 if unknown)
-    std::string currentFile;       // the archive being read
+    std::string currentFile;       // the archive (or JSON file) being read
+    std::uint64_t bytesRead = 0;   // JSON traces: file bytes read so far (compressed size for .gz)
+    std::uint64_t bytesTotal = 0;  // JSON traces: size of all files (0 for OTF2, which counts events)
 };
 
 struct LoadOptions

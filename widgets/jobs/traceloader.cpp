@@ -48,12 +48,18 @@ void TraceLoader::load(const QString& path)
                 if (throttle.elapsed() < 50)
                     return;
                 throttle.restart();
+                const QString file = QFileInfo(QString::fromStdString(p.currentFile)).fileName();
+                if (p.bytesTotal > 0) { // JSON traces count bytes
+                    job.progress(int(std::min<std::uint64_t>(1000, p.bytesRead * 1000 / p.bytesTotal)),
+                                 QObject::tr("Reading %1 (%2 of %3 MB)")
+                                     .arg(file)
+                                     .arg(double(p.bytesRead) / 1e6, 0, 'f', 1)
+                                     .arg(double(p.bytesTotal) / 1e6, 0, 'f', 1));
+                    return;
+                }
                 const int permille
                     = p.eventsTotal ? int(std::min<std::uint64_t>(1000, p.eventsRead * 1000 / p.eventsTotal)) : -1;
-                job.progress(permille,
-                    QObject::tr("Reading %1 (%2 events)")
-                        .arg(QFileInfo(QString::fromStdString(p.currentFile)).fileName())
-                        .arg(p.eventsRead));
+                job.progress(permille, QObject::tr("Reading %1 (%2 events)").arg(file).arg(p.eventsRead));
             };
             LoadedTrace r;
             r.path = path;

@@ -7,6 +7,7 @@
 #include "support/kinetotraces.h"
 
 #include <QFile>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -48,6 +49,7 @@ private slots:
     void multiRankWithoutCommunicationWarnsLoudly();
     void ncclArgumentsAndBusBandwidth();
     void cudaGraphKernelsShareTheirLaunch();
+    void progressCountsBytesAndCancelStops();
 };
 
 void TestKinetoImport::oneRankExactly()
@@ -285,9 +287,31 @@ void TestKinetoImport::cudaGraphKernelsShareTheirLaunch()
     const int lane = int(compute - t->ranks[0].lanes.data());
     for (std::size_t i = 3; i < 6; ++i) { // intervals 3..5 (interval 0 is the memcpy)
         QCOMPARE(a->ranks[0].phases[lane][i], Phase::Optimizer);
-        QCOMPARE(stepOfInterval(*t, *a, {0, lane, std::uint32_t(i)}), 0);
+        QCOMPARE(stepOfInterval(*t, *a, { 0, lane, std::uint32_t(i) }), 0);
     }
     QVERIFY(t->warnings.empty());
+}
+
+void TestKinetoImport::progressCountsBytesAndCancelStops()
+{
+    QTemporaryDir dir;
+    const QString a = write(dir, QStringLiteral("rank0.json"), rankTrace(0, 2));
+    const QString b = write(dir, QStringLiteral("rank1.json.gz"), rankTrace(1, 2));
+    const std::uint64_t total = std::uint64_t(QFileInfo(a).size() + QFileInfo(b).size());
+    std::vector<LoadProgress> seen;
+    LoadOptions o;
+    o.progress = [&](const LoadProgress& p) { seen.push_back(p); };
+    (void)loadTrace(dir.path().toStdString(), o);
+    QVERIFY(!seen.empty());
+    QCOMPARE(seen.back().bytesTotal, total);
+    QCOMPARE(seen.back().bytesRead, total);
+    for (std::size_t i = 1; i < seen.size(); ++i)
+        QVERIFY(seen[i].bytesRead >= seen[i - 1].bytesRead);
+    // A set cancel flag stops the read: LoadCancelled, nothing returned.
+    std::atomic<bool> cancel { true };
+    LoadOptions c;
+    c.cancel = &cancel;
+    QVERIFY_THROWS_EXCEPTION(LoadCancelled, (void)loadTrace(dir.path().toStdString(), c));
 }
 
 QTEST_APPLESS_MAIN(TestKinetoImport)
