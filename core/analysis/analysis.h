@@ -43,6 +43,7 @@ struct RankAnalysis
     std::vector<std::uint8_t> activityMask;
     std::vector<std::string> warnings; // e.g. launch/kernel count mismatches on a stream
     LaunchPairing launchPairing = LaunchPairing::None; // how kernels were paired with their CPU launches
+    std::uint64_t kernelsPaired = 0, kernelsUnpaired = 0;  // kernels with / without a known launch
     // [lane][interval]: index into steps of the step a GPU interval belongs to, -1 if none (empty when no
     // steps, and for CPU lanes).
     std::vector<std::vector<std::int32_t>> stepOf;

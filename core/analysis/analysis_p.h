@@ -196,6 +196,7 @@ struct LaunchPairs
     std::vector<std::vector<LaunchRef>> launchOf;
     std::vector<std::string> warnings;
     exposure::LaunchPairing method = exposure::LaunchPairing::None;
+    std::uint64_t kernelsPaired = 0, kernelsUnpaired = 0;
 };
 LaunchPairs pairLaunches(const Trace& trace, const Analysis& analysis, const Rank& rank);
 

@@ -35,18 +35,30 @@ LaunchPairs pairLaunches(const Trace& trace, const Analysis& analysis, const Ran
             n += isKernel(analysis.names[lane.intervals.name(i)].category) ? 1 : 0;
         return n;
     };
-    auto pairInOrder = [&](std::size_t li, const std::vector<LaunchRef>& launches) {
+    auto launchStartOf = [&](const LaunchRef& l) { return rank.lanes[l.cpuLane].intervals.start(l.interval); };
+    // Pairs the lane's kernels with `launches` in order. With equal counts, one to one. Otherwise a kernel takes the
+    // next launch only if that launch began before the kernel started: kernels launched before the trace began and
+    // launches whose kernels never ran (the trace ended first) stay unpaired. Returns how many kernels were paired.
+    auto pairInOrder = [&](std::size_t li, const std::vector<LaunchRef>& launches) -> std::size_t {
         const auto& t = rank.lanes[li].intervals;
         auto& v = out.launchOf[li];
-        v.assign(t.size(), LaunchRef{kNoLane, 0});
-        std::size_t k = 0;
-        for (std::size_t i = 0; i < t.size() && k < launches.size(); ++i)
-            if (isKernel(analysis.names[t.name(i)].category))
-                v[i] = launches[k++];
+        v.assign(t.size(), LaunchRef { kNoLane, 0 });
+        const bool exact = launches.size() == kernelCount(rank.lanes[li]);
+        std::size_t k = 0, paired = 0;
+        for (std::size_t i = 0; i < t.size() && k < launches.size(); ++i) {
+            if (!isKernel(analysis.names[t.name(i)].category))
+                continue;
+            const LaunchRef& l = launches[k];
+            if (!exact && l.cpuLane != kNoLane && launchStartOf(l) > t.start(i))
+                continue; // this kernel began before the next launch: its own launch is not in the trace
+            v[i] = l;
+            ++k;
+            paired += l.cpuLane != kNoLane ? 1 : 0;
+        }
+        return paired;
     };
 
-    std::size_t lanesWithKernels = 0, lastKernelLane = 0, pairedLanes = 0, unpairedLanes = 0;
-    std::vector<std::pair<std::size_t, std::string>> mismatches;
+    std::size_t lanesWithKernels = 0, lastKernelLane = 0, pairedLanes = 0, partlyLanes = 0, unpairedLanes = 0;
     for (std::size_t li = 0; li < nl; ++li) {
         const Lane& lane = rank.lanes[li];
         if (!lane.isGpu())
@@ -60,23 +72,28 @@ LaunchPairs pairLaunches(const Trace& trace, const Analysis& analysis, const Ran
         std::vector<LaunchRef> launches;
         for (const LaunchRef& l : lane.launches)
             if (l.cpuLane == kUnknownLaunch)
-                launches.push_back(LaunchRef{kNoLane, 0});
+                launches.push_back(LaunchRef { kNoLane, 0 });
             else if (isKernelLaunch(l))
                 launches.push_back(l);
-        if (launches.size() == kernels) {
-            pairInOrder(li, launches);
+        if (launches.empty()) {
+            ++unpairedLanes; // a trace without launch records for this stream
+            continue;
+        }
+        const std::size_t paired = pairInOrder(li, launches);
+        out.kernelsPaired += paired;
+        out.kernelsUnpaired += kernels - paired;
+        if (paired == kernels) {
             ++pairedLanes;
         } else {
-            ++unpairedLanes;
-            if (launches.empty())
-                continue; // a trace without launch records: nothing to warn about
-            mismatches.emplace_back(li, lane.name + ": " + std::to_string(launches.size())
-                                            + " kernel launches reference this stream for " + std::to_string(kernels)
-                                            + " kernels");
+            ++partlyLanes;
+            out.warnings.push_back(lane.name + ": " + std::to_string(paired) + " of " + std::to_string(kernels)
+                + " kernels paired with one of the " + std::to_string(launches.size())
+                + " launches that reference this stream");
         }
     }
-    if (lanesWithKernels == 1 && unpairedLanes == 1) {
-        // Single stream: every kernel-launch call of the rank aimed at it, referenced or not.
+    if (lanesWithKernels == 1 && (unpairedLanes == 1 || partlyLanes == 1)) {
+        // Single stream whose launches are not all referenced (Score-P writes no reference on cuLaunchKernelEx):
+        // every kernel-launch call of the rank, in time order.
         std::vector<LaunchRef> all;
         for (std::size_t li = 0; li < nl; ++li) {
             const Lane& lane = rank.lanes[li];
@@ -84,21 +101,31 @@ LaunchPairs pairLaunches(const Trace& trace, const Analysis& analysis, const Ran
                 continue;
             for (std::size_t i = 0; i < lane.intervals.size(); ++i)
                 if (analysis.names[lane.intervals.name(i)].kernelLaunch)
-                    all.push_back({std::uint32_t(li), std::uint32_t(i)});
+                    all.push_back({ std::uint32_t(li), std::uint32_t(i) });
         }
-        if (all.size() == kernelCount(rank.lanes[lastKernelLane])) {
-            std::stable_sort(all.begin(), all.end(), [&](const LaunchRef& x, const LaunchRef& y) {
-                return rank.lanes[x.cpuLane].intervals.start(x.interval) < rank.lanes[y.cpuLane].intervals.start(y.interval);
-            });
-            pairInOrder(lastKernelLane, all);
+        const std::size_t kernels = kernelCount(rank.lanes[lastKernelLane]);
+        if (!all.empty() && (unpairedLanes == 1 || all.size() == kernels)) {
+            std::stable_sort(all.begin(), all.end(),
+                [&](const LaunchRef& x, const LaunchRef& y) { return launchStartOf(x) < launchStartOf(y); });
+            out.warnings.clear();
+            out.kernelsPaired = out.kernelsUnpaired = 0;
+            const std::size_t paired = pairInOrder(lastKernelLane, all);
+            out.kernelsPaired += paired;
+            out.kernelsUnpaired += kernels - paired;
             out.method = exposure::LaunchPairing::LaunchOrder;
+            if (paired < kernels)
+                out.warnings.push_back(rank.lanes[lastKernelLane].name + ": " + std::to_string(paired) + " of "
+                    + std::to_string(kernels) + " kernels paired with the rank's " + std::to_string(all.size())
+                    + " kernel-launch calls in time order");
             return out;
         }
     }
-    for (auto& m : mismatches)
-        out.warnings.push_back(m.second + "; its kernels were not paired with launches");
-    if (pairedLanes > 0)
-        out.method = unpairedLanes > 0 ? exposure::LaunchPairing::StreamReferencesPartly : exposure::LaunchPairing::StreamReferences;
+    for (std::size_t li = 0; li < nl; ++li)
+        if (rank.lanes[li].isGpu())
+            out.kernelsUnpaired += out.launchOf[li].empty() ? kernelCount(rank.lanes[li]) : 0;
+    if (pairedLanes + partlyLanes > 0)
+        out.method = partlyLanes > 0 || unpairedLanes > 0 ? exposure::LaunchPairing::StreamReferencesPartly
+                                                          : exposure::LaunchPairing::StreamReferences;
     else
         out.method = exposure::LaunchPairing::None;
     return out;
@@ -113,10 +140,14 @@ using detail::isKernel;
 int phaseRank(Phase p)
 {
     switch (p) {
-    case Phase::Optimizer: return 3;
-    case Phase::Backward: return 2;
-    case Phase::Forward: return 1;
-    case Phase::Unknown: break;
+    case Phase::Optimizer:
+        return 3;
+    case Phase::Backward:
+        return 2;
+    case Phase::Forward:
+        return 1;
+    case Phase::Unknown:
+        break;
     }
     return 0;
 }
@@ -141,7 +172,7 @@ std::vector<Phase> regionPhases(const IntervalTable& t, const std::vector<NameCl
         const Phase parent = stack.empty() ? Phase::Unknown : stack.back().phase;
         const Phase own = names[t.name(i)].regionPhase;
         eff[i] = phaseRank(own) > phaseRank(parent) ? own : parent;
-        stack.push_back({e, eff[i]});
+        stack.push_back({ e, eff[i] });
     }
     return eff;
 }
@@ -162,7 +193,7 @@ void stepsFromRegions(const Trace& trace, const Analysis& a, const Rank& rank, R
         for (std::size_t i = 0; i < t.size(); ++i) {
             const NameClass& nc = a.names[t.name(i)];
             if (nc.stepRegion)
-                cands.push_back({t.start(i), t.end(i), t.name(i), nc.stepRule});
+                cands.push_back({ t.start(i), t.end(i), t.name(i), nc.stepRule });
         }
     }
     if (cands.empty())
@@ -172,9 +203,8 @@ void stepsFromRegions(const Trace& trace, const Analysis& a, const Rank& rank, R
     for (const auto& c : cands)
         best = std::min(best, c.rule);
     std::erase_if(cands, [&](const Cand& c) { return c.rule != best; });
-    std::sort(cands.begin(), cands.end(), [](const Cand& x, const Cand& y) {
-        return x.s != y.s ? x.s < y.s : x.e > y.e;
-    });
+    std::sort(
+        cands.begin(), cands.end(), [](const Cand& x, const Cand& y) { return x.s != y.s ? x.s < y.s : x.e > y.e; });
     TimeNs lastEnd = std::numeric_limits<TimeNs>::min();
     for (const auto& c : cands) {
         if (c.s < lastEnd)
@@ -182,7 +212,7 @@ void stepsFromRegions(const Trace& trace, const Analysis& a, const Rank& rank, R
         StepWindow w;
         w.index = int(ra.steps.size());
         w.name = trace.name(c.name);
-        w.range = {c.s, c.e};
+        w.range = { c.s, c.e };
         ra.steps.push_back(std::move(w));
         lastEnd = c.e;
     }
@@ -215,7 +245,7 @@ void stepsFromPattern(const Rank& rank, const Analysis& a, RankAnalysis& ra)
             if (nc.category != Category::Compute)
                 continue;
             const bool opt = ra.phases[li][i] == Phase::Optimizer || nc.subgroup == "optimizer";
-            ks.push_back({t.start(i), t.end(i), opt});
+            ks.push_back({ t.start(i), t.end(i), opt });
         }
     }
     std::stable_sort(ks.begin(), ks.end(), [](const K& x, const K& y) { return x.s < y.s; });
@@ -246,7 +276,7 @@ void stepsFromPattern(const Rank& rank, const Analysis& a, RankAnalysis& ra)
     for (TimeNs end : runEnds) {
         if (end <= begin)
             continue;
-        windows.push_back({begin, end});
+        windows.push_back({ begin, end });
         begin = end;
     }
     // A recording that starts inside an iteration shows its tail (typically the optimizer kernels) as a
@@ -279,8 +309,8 @@ void stepsFromPattern(const Rank& rank, const Analysis& a, RankAnalysis& ra)
 
 int stepAt(const std::vector<StepWindow>& steps, TimeNs t)
 {
-    auto it = std::upper_bound(steps.begin(), steps.end(), t,
-                               [](TimeNs v, const StepWindow& w) { return v < w.range.start; });
+    auto it = std::upper_bound(
+        steps.begin(), steps.end(), t, [](TimeNs v, const StepWindow& w) { return v < w.range.start; });
     if (it == steps.begin())
         return -1;
     --it;
@@ -298,6 +328,8 @@ RankAnalysis analyzeRank(const Trace& trace, const Analysis& a, const Rank& rank
     detail::LaunchPairs pairing = detail::pairLaunches(trace, a, rank);
     const auto& launchOf = pairing.launchOf;
     ra.launchPairing = pairing.method;
+    ra.kernelsPaired = pairing.kernelsPaired;
+    ra.kernelsUnpaired = pairing.kernelsUnpaired;
     for (auto& w : pairing.warnings)
         ra.warnings.push_back(std::move(w));
     std::vector<char> cpuNeeded(nl, 0);
@@ -427,7 +459,7 @@ RankAnalysis analyzeRank(const Trace& trace, const Analysis& a, const Rank& rank
         if (!lane.isGpu())
             continue;
         const auto& t = lane.intervals;
-        sources.push_back({&t, li, nullptr, t.size()});
+        sources.push_back({ &t, li, nullptr, t.size() });
         for (std::size_t i = 0; i < t.size(); ++i)
             if (isKernel(a.names[t.name(i)].category) && ra.phases[li][i] == Phase::Unknown)
                 ++ra.phaseUnknown;
@@ -447,9 +479,10 @@ RankAnalysis analyzeRank(const Trace& trace, const Analysis& a, const Rank& rank
         sources,
         [&](std::size_t li, std::size_t i) {
             const std::uint8_t b = nameBits[rank.lanes[li].intervals.name(i)];
-            return std::uint8_t((b & ActivityCompute) && ra.phases[li][i] == Phase::Backward ? b | ActivityBackward : b);
+            return std::uint8_t(
+                (b & ActivityCompute) && ra.phases[li][i] == Phase::Backward ? b | ActivityBackward : b);
         },
-        {std::numeric_limits<TimeNs>::min(), std::numeric_limits<TimeNs>::max()}, seg);
+        { std::numeric_limits<TimeNs>::min(), std::numeric_limits<TimeNs>::max() }, seg);
     ra.activityStart = std::move(seg.start);
     ra.activityEnd = std::move(seg.end);
     ra.activityMask = std::move(seg.mask);
@@ -467,7 +500,7 @@ RankAnalysis analyzeRank(const Trace& trace, const Analysis& a, const Rank& rank
         if (!ra.overlap.empty() && ra.overlap.back().end == s && ra.overlap.back().state == st)
             ra.overlap.back().end = e;
         else
-            ra.overlap.push_back({s, e, st});
+            ra.overlap.push_back({ s, e, st });
     }
 
     if (ra.phaseFromLaunch > 0)
@@ -504,14 +537,14 @@ std::shared_ptr<const Analysis> analyze(const Trace& trace, Rules rules)
 
     // Ranks are independent: analyse them on up to hardware_concurrency threads.
     a->ranks.resize(trace.ranks.size());
-    const std::size_t workers = std::min<std::size_t>(trace.ranks.size(),
-                                                      std::max(1u, std::thread::hardware_concurrency()));
+    const std::size_t workers
+        = std::min<std::size_t>(trace.ranks.size(), std::max(1u, std::thread::hardware_concurrency()));
     if (workers <= 1) {
         for (std::size_t r = 0; r < trace.ranks.size(); ++r)
             a->ranks[r] = analyzeRank(trace, *a, trace.ranks[r]);
     } else {
         std::vector<std::thread> pool;
-        std::atomic<std::size_t> next{0};
+        std::atomic<std::size_t> next { 0 };
         std::vector<std::exception_ptr> errors(workers);
         for (std::size_t w = 0; w < workers; ++w) {
             pool.emplace_back([&, w] {
@@ -540,9 +573,9 @@ std::shared_ptr<const Analysis> analyze(const Trace& trace, Rules rules)
                     anyComm = a->names[lane.intervals.name(i)].category == Category::Communication;
         if (!anyComm)
             for (auto& ra : a->ranks)
-                ra.warnings.push_back("no communication kernel recognised on any of the " + std::to_string(trace.ranks.size())
-                                      + " ranks with " + a->rules.source()
-                                      + ": if the NCCL/RCCL kernels have other names, add a rule (--extend-rules FILE)");
+                ra.warnings.push_back("no communication kernel recognised on any of the "
+                    + std::to_string(trace.ranks.size()) + " ranks with " + a->rules.source()
+                    + ": if the NCCL/RCCL kernels have other names, add a rule (--extend-rules FILE)");
     }
     return a;
 }

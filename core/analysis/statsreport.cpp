@@ -175,6 +175,8 @@ std::string statsJson(const Trace& trace, const Analysis& analysis, const StatsR
             + ", \"step_heuristic\": " + std::to_string(ra.phaseFromHeuristic)
             + ", \"unknown\": " + std::to_string(ra.phaseUnknown) + "},\n";
         out += "      \"launch_pairing\": " + quoted(launchPairingName(ra.launchPairing)) + ",\n";
+        out += "      \"kernels_paired\": " + std::to_string(ra.kernelsPaired) + ",\n";
+        out += "      \"kernels_unpaired\": " + std::to_string(ra.kernelsUnpaired) + ",\n";
         out += "      \"step_source\": " + quoted(stepSourceName(ra.stepSource)) + ",\n";
         out += "      \"step_assignment\": " + quoted(stepAssignment(ra)) + ",\n";
         out += "      \"steps\": [";
@@ -335,7 +337,8 @@ std::string statsTable(const Trace& trace, const Analysis& analysis, const Stats
             + std::to_string(ra.phaseFromLaunch) + ", kernel name " + std::to_string(ra.phaseFromName)
             + ", step heuristic " + std::to_string(ra.phaseFromHeuristic) + ", unknown "
             + std::to_string(ra.phaseUnknown) + " kernels; launches paired by " + launchPairingName(ra.launchPairing)
-            + "); steps from " + stepSourceName(ra.stepSource) + " ("
+            + ", " + std::to_string(ra.kernelsPaired) + " of " + std::to_string(ra.kernelsPaired + ra.kernelsUnpaired)
+            + " kernels); steps from " + stepSourceName(ra.stepSource) + " ("
             + std::to_string(ra.steps.size()) + ", kernels assigned by " + stepAssignment(ra) + ")\n";
         for (const auto& w : ra.warnings)
             out += "  warning: " + w + "\n";

@@ -463,7 +463,8 @@ private Q_SLOTS:
         QVERIFY(ra.warnings.empty());
     }
 
-    // Two streams; one lacks launch records for some kernels: its kernels stay unpaired (no shifted pairing).
+    // Two streams; one lacks launch records for some kernels: kernels take the next launch in order only if it began
+    // before them; the others stay unpaired and the pairing is reported.
     void launchMismatchLeavesStreamUnpaired()
     {
         Fixture f;
@@ -478,10 +479,37 @@ private Q_SLOTS:
         const RankAnalysis& ra = a->ranks[0];
         QCOMPARE(ra.launchPairing, LaunchPairing::StreamReferencesPartly);
         QCOMPARE(ra.warnings.size(), std::size_t(1));
-        QVERIFY(QString::fromStdString(ra.warnings[0]).startsWith(QStringLiteral("CUDA[0:7]: 1 kernel launches")));
-        QCOMPARE(ra.phases[std::size_t(laneOf(*t, "CUDA[0:7]"))][0], Phase::Unknown);
+        QVERIFY2(QString::fromStdString(ra.warnings[0]).startsWith(QStringLiteral("CUDA[0:7]: 1 of 2 kernels paired")),
+                 ra.warnings[0].c_str());
+        QCOMPARE(ra.phases[std::size_t(laneOf(*t, "CUDA[0:7]"))][0], Phase::Backward);
         QCOMPARE(ra.phases[std::size_t(laneOf(*t, "CUDA[0:17]"))][0], Phase::Backward);
-        QCOMPARE(ra.phaseFromLaunch, 1ull);
+        QCOMPARE(ra.phaseFromLaunch, 2ull);
+        QCOMPARE(ra.kernelsPaired, 2ull);
+        QCOMPARE(ra.kernelsUnpaired, 1ull);
+    }
+
+    // Kernels that began before any launch in the trace (launched before recording started) stay unpaired; the
+    // launches pair with the kernels after them, in order.
+    void kernelsBeforeTheirLaunchStayUnpaired()
+    {
+        Fixture f;
+        f.region(500, 900, "backward", 0);
+        f.launch(f.s7, 510, 1);
+        f.launch(f.s7, 520, 1);
+        f.kernel(f.s7, 100, 200, "early1"); // started before any recorded launch
+        f.kernel(f.s7, 300, 400, "early2");
+        f.kernel(f.s7, 1000, 1100, "k1");
+        f.kernel(f.s7, 1100, 1200, "k2");
+        auto t = f.b.finish();
+        auto a = analyze(*t, Rules::defaults());
+        const RankAnalysis& ra = a->ranks[0];
+        QCOMPARE(ra.kernelsPaired, 2ull);
+        QCOMPARE(ra.kernelsUnpaired, 2ull);
+        const auto& ph = ra.phases[std::size_t(laneOf(*t, "CUDA[0:7]"))];
+        QCOMPARE(ph[0], Phase::Unknown);
+        QCOMPARE(ph[1], Phase::Unknown);
+        QCOMPARE(ph[2], Phase::Backward);
+        QCOMPARE(ph[3], Phase::Backward);
     }
 
     // Without launches, the name decides; with neither, the step heuristic.
