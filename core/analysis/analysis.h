@@ -44,6 +44,9 @@ struct RankAnalysis
     std::vector<std::string> warnings; // e.g. launch/kernel count mismatches on a stream
     LaunchPairing launchPairing = LaunchPairing::None; // how kernels were paired with their CPU launches
     std::uint64_t kernelsPaired = 0, kernelsUnpaired = 0;  // kernels with / without a known launch
+    // [lane][interval]: the CPU call that launched a GPU kernel (cpuLane == kUnknownLaunch if none); empty for lanes
+    // without pairing and for CPU lanes.
+    std::vector<std::vector<LaunchRef>> launchOf;
     // [lane][interval]: index into steps of the step a GPU interval belongs to, -1 if none (empty when no
     // steps, and for CPU lanes).
     std::vector<std::vector<std::int32_t>> stepOf;

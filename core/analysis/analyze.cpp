@@ -509,6 +509,7 @@ RankAnalysis analyzeRank(const Trace& trace, const Analysis& a, const Rank& rank
         ra.phaseSource = PhaseSource::KernelName;
     else if (ra.phaseFromHeuristic > 0)
         ra.phaseSource = PhaseSource::StepHeuristic;
+    ra.launchOf = std::move(pairing.launchOf);
     return ra;
 }
 

@@ -101,7 +101,7 @@ const char* overlapStateName(OverlapState s)
 
 namespace {
 
-enum class RuleKind : std::uint8_t { Compute, Communication, Memcpy, Idle, Phase, Step, Launch };
+enum class RuleKind : std::uint8_t { Compute, Communication, Memcpy, Idle, Phase, Step, Launch, Sync, DataLoader };
 
 struct Compiled
 {
@@ -112,7 +112,8 @@ struct Compiled
     bool hasCaptures = false;
 };
 
-const std::array<const char*, 7> kKindNames = {"compute", "communication", "memcpy", "idle", "phase", "step", "launch"};
+const std::array<const char*, 9> kKindNames = {"compute", "communication", "memcpy", "idle",      "phase",
+                                               "step",    "launch",        "sync",   "dataloader"};
 
 std::string demangle(const std::string& name)
 {
@@ -349,7 +350,7 @@ Parsed parseRules(const std::string& json, const std::string& source)
                                          [&](const char* k) { return r.category == k; });
         if (kindIt == kKindNames.end())
             throw fail(named + ": unknown category \"" + r.category
-                       + "\" (expected compute, communication, memcpy, idle, phase, step or launch)");
+                       + "\" (expected compute, communication, memcpy, idle, phase, step, launch, sync or dataloader)");
         c.kind = RuleKind(kindIt - kKindNames.begin());
         if (c.kind == RuleKind::Phase) {
             if (r.subgroup == "forward")
@@ -472,6 +473,10 @@ NameClass Rules::classify(std::string_view name, RegionKind kind) const
             continue;
         if (c.kind == RuleKind::Launch && (!forRegion || nc.kernelLaunch))
             continue;
+        if (c.kind == RuleKind::Sync && (!forRegion || nc.syncCall))
+            continue;
+        if (c.kind == RuleKind::DataLoader && (!forRegion || nc.dataLoader))
+            continue;
         const QRegularExpressionMatch m = c.re.match(qname);
         if (!m.hasMatch())
             continue;
@@ -528,6 +533,12 @@ NameClass Rules::classify(std::string_view name, RegionKind kind) const
             break;
         case RuleKind::Launch:
             nc.kernelLaunch = true;
+            break;
+        case RuleKind::Sync:
+            nc.syncCall = true;
+            break;
+        case RuleKind::DataLoader:
+            nc.dataLoader = true;
             break;
         }
     }

@@ -53,4 +53,25 @@ struct InstanceOverlap
 };
 InstanceOverlap instanceOverlap(const Trace& trace, const Analysis& analysis, IntervalRef interval);
 
+// Why a rank's GPUs were idle. Every idle nanosecond of the window (the gaps between GPU activity: WindowStats::idleNs)
+// falls in exactly one of host-bound, sync wait, queued or unattributed; data loading is a part of host-bound.
+// For a gap, L is the CPU call that launched the GPU work ending it:
+//  * host-bound: from the gap's start until L ended, when the launching thread was not blocked in a synchronising
+//    call as the gap began (the CPU did not issue work fast enough);
+//  * sync wait: the same span when the thread was blocked in one (synchronize, a blocking copy, .item());
+//  * queued: the rest of the gap, after L had ended (launch latency, dependencies, events);
+//  * unattributed: gaps whose next work has no known launch (copies, kernels launched before recording began);
+//  * data loading: host-bound time while the launching thread was in a data-loader region.
+struct IdleBreakdown
+{
+    TimeNs hostBoundNs = 0;
+    TimeNs syncWaitNs = 0;
+    TimeNs queuedNs = 0;
+    TimeNs unattributedNs = 0;
+    TimeNs dataLoadingNs = 0;
+    std::uint64_t gaps = 0;
+    TimeNs totalNs() const { return hostBoundNs + syncWaitNs + queuedNs + unattributedNs; }
+};
+IdleBreakdown computeIdleBreakdown(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
+
 } // namespace exposure

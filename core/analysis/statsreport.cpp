@@ -87,6 +87,13 @@ std::vector<std::size_t> stepsInWindow(const RankAnalysis& ra, TimeRange w)
     return out;
 }
 
+std::string idleJson(const IdleBreakdown& b)
+{
+    return "{\"host_bound_ns\": " + std::to_string(b.hostBoundNs) + ", \"sync_wait_ns\": " + std::to_string(b.syncWaitNs)
+        + ", \"queued_ns\": " + std::to_string(b.queuedNs) + ", \"data_loading_ns\": " + std::to_string(b.dataLoadingNs)
+        + ", \"unattributed_ns\": " + std::to_string(b.unattributedNs) + ", \"gaps\": " + std::to_string(b.gaps) + "}";
+}
+
 std::string stepAssignment(const RankAnalysis& ra)
 {
     if (ra.steps.empty())
@@ -177,6 +184,7 @@ std::string statsJson(const Trace& trace, const Analysis& analysis, const StatsR
         out += "      \"launch_pairing\": " + quoted(launchPairingName(ra.launchPairing)) + ",\n";
         out += "      \"kernels_paired\": " + std::to_string(ra.kernelsPaired) + ",\n";
         out += "      \"kernels_unpaired\": " + std::to_string(ra.kernelsUnpaired) + ",\n";
+        out += "      \"idle_breakdown\": " + idleJson(computeIdleBreakdown(trace, analysis, int(r), o.window)) + ",\n";
         out += "      \"step_source\": " + quoted(stepSourceName(ra.stepSource)) + ",\n";
         out += "      \"step_assignment\": " + quoted(stepAssignment(ra)) + ",\n";
         out += "      \"steps\": [";
@@ -192,6 +200,9 @@ std::string statsJson(const Trace& trace, const Analysis& analysis, const StatsR
             out += "          \"start_ns\": " + std::to_string(w.range.start) + ",\n";
             out += "          \"end_ns\": " + std::to_string(w.range.end) + ",\n";
             appendFields(out, stepStats[k], "          ");
+            out.insert(out.size() - 1, ",");
+            out += "          \"idle_breakdown\": " + idleJson(computeIdleBreakdown(trace, analysis, int(r), w.range))
+                + "\n";
             out += "        }";
         }
         out += first ? "],\n" : "\n      ],\n";
@@ -329,6 +340,24 @@ std::string statsTable(const Trace& trace, const Analysis& analysis, const Stats
                 out += "Note: the ranks run on several hosts whose clocks may not be aligned; matching assumes they are.\n";
             out += renderTable(crows, 2);
         }
+    }
+
+    {
+        std::vector<std::vector<std::string>> irows;
+        irows.push_back({"rank", "idle", "host-bound", "(data loading)", "sync wait", "queued", "unattributed", "gaps"});
+        for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+            const IdleBreakdown b = computeIdleBreakdown(trace, analysis, int(r), o.window);
+            const TimeNs idle = b.totalNs();
+            auto part = [&](TimeNs v) {
+                return dur(v) + (idle > 0 ? " (" + number(100.0 * double(v) / double(idle), 1) + " %)" : std::string());
+            };
+            irows.push_back({trace.ranks[r].label, dur(idle), part(b.hostBoundNs), part(b.dataLoadingNs),
+                             part(b.syncWaitNs), part(b.queuedNs), part(b.unattributedNs), std::to_string(b.gaps)});
+        }
+        out += "\nWhy the GPUs were idle: for each gap, until the call that launched the next work ended the CPU was\n"
+               "host-bound (or waiting in a synchronising call), after it the work was queued; unattributed gaps\n"
+               "end in work without a known launch.\n";
+        out += renderTable(irows, 1);
     }
 
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {

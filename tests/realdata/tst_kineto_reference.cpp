@@ -134,6 +134,10 @@ private Q_SLOTS:
         QCOMPARE(ra.kernelsUnpaired, file == QLatin1String("ddp_bert_ws2_rank0.json.gz") ? 49ull : 0ull);
         QCOMPARE(ra.launchPairing, ra.kernelsUnpaired ? LaunchPairing::StreamReferencesPartly : LaunchPairing::StreamReferences);
         QCOMPARE(analysis->ranks[0].stepSource, StepSource::Regions);
+        // The idle breakdown accounts for every idle nanosecond, and a small-batch run is mostly host-bound.
+        const IdleBreakdown idle = computeIdleBreakdown(*trace, *analysis, 0, trace->extent);
+        QCOMPARE(idle.totalNs(), s.idleNs);
+        QVERIFY(idle.hostBoundNs > s.idleNs / 2);
         QCOMPARE(analysis->ranks[0].steps.size(), std::size_t(5));
     }
 

@@ -512,6 +512,48 @@ private Q_SLOTS:
         QCOMPARE(ph[3], Phase::Backward);
     }
 
+    // Every idle nanosecond in one cause: host-bound until the next launch ended (part of it in the data loader),
+    // sync wait when the launching thread was blocked in a synchronize as the gap began, queued after the launch
+    // ended, unattributed before a copy (no launch).
+    void idleBreakdownIsExact()
+    {
+        Fixture f;
+        auto launch = [&](TimeNs s, TimeNs e) {
+            const auto i = f.b.addInterval(f.rank, f.cpu, s, e, "cuLaunchKernel", RegionKind::HostApi);
+            f.b.addLaunch(f.rank, f.s7, f.cpu, i);
+        };
+        launch(900, 905);
+        f.kernel(f.s7, 1000, 1100, "k1");
+        launch(1150, 1200);
+        f.kernel(f.s7, 1250, 1300, "k2");    // gap [1100, 1250): 100 host-bound, 50 queued
+        f.region(1290, 1420, "cudaStreamSynchronize", 0, RegionKind::HostApi);
+        launch(1430, 1440);
+        f.kernel(f.s7, 1450, 1500, "k3");    // gap [1300, 1450): 140 sync wait, 10 queued
+        f.region(1510, 1590, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 0);
+        launch(1600, 1650);
+        f.kernel(f.s7, 1700, 1800, "k4");    // gap [1500, 1700): 150 host-bound (80 of it loading data), 50 queued
+        f.b.addInterval(f.rank, f.s7, 1900, 1950, "memcpy HtoD", RegionKind::Memcpy); // gap [1800, 1900): unattributed
+        launch(1960, 1970);
+        f.kernel(f.s7, 2000, 2100, "k5");    // gap [1950, 2000): 20 host-bound, 30 queued
+        auto t = f.b.finish();
+        auto a = analyze(*t, Rules::defaults());
+        QCOMPARE(a->ranks[0].kernelsPaired, 5ull);
+        const IdleBreakdown b = computeIdleBreakdown(*t, *a, 0, t->extent);
+        QCOMPARE(b.gaps, 5ull);
+        QCOMPARE(b.hostBoundNs, TimeNs(270));
+        QCOMPARE(b.dataLoadingNs, TimeNs(80));
+        QCOMPARE(b.syncWaitNs, TimeNs(140));
+        QCOMPARE(b.queuedNs, TimeNs(140));
+        QCOMPARE(b.unattributedNs, TimeNs(100));
+        const WindowStats s = computeStats(*t, *a, 0, t->extent);
+        QCOMPARE(s.idleNs, TimeNs(650));
+        QCOMPARE(b.totalNs(), s.idleNs);
+        // A window clips the busy time: in [1260, 1480) the one gap is [1300, 1450), between k2 and k3.
+        const IdleBreakdown w = computeIdleBreakdown(*t, *a, 0, {1260, 1480});
+        QCOMPARE(w.totalNs(), computeStats(*t, *a, 0, {1260, 1480}).idleNs);
+        QCOMPARE(w.syncWaitNs, TimeNs(140));
+    }
+
     // Without launches, the name decides; with neither, the step heuristic.
     void phasesFromNamesAndHeuristic()
     {

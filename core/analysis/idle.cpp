@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The idle-time breakdown of a rank (see IdleBreakdown in analysis/statistics.h).
+#include "analysis/analysis.h"
+
+#include <algorithm>
+#include <map>
+
+namespace exposure {
+
+namespace {
+
+// Merged, sorted [start, end) spans of the regions of one CPU lane whose names satisfy `pick`.
+template <typename Pick>
+std::vector<std::pair<TimeNs, TimeNs>> spansOf(const IntervalTable& t, const Analysis& analysis, Pick pick)
+{
+    std::vector<std::pair<TimeNs, TimeNs>> out;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        const StringId id = t.name(i);
+        if (id >= analysis.names.size() || !pick(analysis.names[id]))
+            continue;
+        const TimeNs s = t.start(i), e = t.end(i);
+        if (!out.empty() && s <= out.back().second)
+            out.back().second = std::max(out.back().second, e);
+        else
+            out.emplace_back(s, e);
+    }
+    return out;
+}
+
+bool inside(const std::vector<std::pair<TimeNs, TimeNs>>& spans, TimeNs t)
+{
+    auto it = std::upper_bound(
+        spans.begin(), spans.end(), t, [](TimeNs v, const std::pair<TimeNs, TimeNs>& s) { return v < s.first; });
+    return it != spans.begin() && t < std::prev(it)->second;
+}
+
+TimeNs overlapWith(const std::vector<std::pair<TimeNs, TimeNs>>& spans, TimeNs a, TimeNs b)
+{
+    TimeNs sum = 0;
+    auto it = std::upper_bound(
+        spans.begin(), spans.end(), a, [](TimeNs v, const std::pair<TimeNs, TimeNs>& s) { return v < s.first; });
+    if (it != spans.begin())
+        --it;
+    for (; it != spans.end() && it->first < b; ++it)
+        sum += std::max<TimeNs>(0, std::min(b, it->second) - std::max(a, it->first));
+    return sum;
+}
+
+} // namespace
+
+IdleBreakdown computeIdleBreakdown(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window)
+{
+    IdleBreakdown out;
+    const Rank& rank = trace.ranks.at(std::size_t(rankIndex));
+    const RankAnalysis& ra = analysis.ranks.at(std::size_t(rankIndex));
+    struct CpuSpans
+    {
+        std::vector<std::pair<TimeNs, TimeNs>> sync, loader;
+    };
+    std::map<std::uint32_t, CpuSpans> cpu; // built for the launching threads only
+    auto spansFor = [&](std::uint32_t lane) -> const CpuSpans& {
+        auto it = cpu.find(lane);
+        if (it == cpu.end()) {
+            const IntervalTable& t = rank.lanes[lane].intervals;
+            CpuSpans s;
+            s.sync = spansOf(t, analysis, [](const NameClass& nc) { return nc.syncCall; });
+            s.loader = spansOf(t, analysis, [](const NameClass& nc) { return nc.dataLoader; });
+            it = cpu.emplace(lane, std::move(s)).first;
+        }
+        return it->second;
+    };
+    // The launch of the GPU work that starts at `t` (the end of a gap), if known.
+    auto launchAt = [&](TimeNs t) -> const LaunchRef* {
+        const LaunchRef* best = nullptr;
+        for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
+            const Lane& lane = rank.lanes[li];
+            if (!lane.isGpu())
+                continue;
+            const auto& tab = lane.intervals;
+            for (std::size_t i = tab.lowerBoundStart(t); i < tab.size() && tab.start(i) == t; ++i) {
+                if (li < ra.launchOf.size() && i < ra.launchOf[li].size()
+                    && ra.launchOf[li][i].cpuLane != kUnknownLaunch)
+                    return &ra.launchOf[li][i];
+            }
+        }
+        return best;
+    };
+
+    const auto& st = ra.activityStart;
+    const auto& en = ra.activityEnd;
+    std::size_t k = std::size_t(std::upper_bound(en.begin(), en.end(), window.start) - en.begin());
+    bool any = false;
+    TimeNs busyEnd = 0;
+    for (; k < st.size() && st[k] < window.end; ++k) {
+        const TimeNs s = std::max(st[k], window.start), e = std::min(en[k], window.end);
+        if (e <= s || ra.activityMask[k] == 0)
+            continue;
+        if (any && s > busyEnd) {
+            const TimeNs g0 = busyEnd, g1 = s;
+            ++out.gaps;
+            const LaunchRef* l = launchAt(st[k] >= window.start ? st[k] : s);
+            if (!l) {
+                out.unattributedNs += g1 - g0;
+            } else {
+                const IntervalTable& t = rank.lanes[l->cpuLane].intervals;
+                const TimeNs launchEnd = t.end(l->interval);
+                const TimeNs host = std::clamp<TimeNs>(launchEnd - g0, 0, g1 - g0);
+                out.queuedNs += (g1 - g0) - host;
+                if (host > 0) {
+                    const CpuSpans& spans = spansFor(l->cpuLane);
+                    if (inside(spans.sync, g0)) {
+                        out.syncWaitNs += host;
+                    } else {
+                        out.hostBoundNs += host;
+                        out.dataLoadingNs += overlapWith(spans.loader, g0, g0 + host);
+                    }
+                }
+            }
+        }
+        busyEnd = any ? std::max(busyEnd, e) : e;
+        any = true;
+    }
+    return out;
+}
+
+} // namespace exposure
