@@ -3,7 +3,10 @@
 #include "analysis/analysis.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <string>
+#include <vector>
 
 namespace exposure {
 
@@ -119,6 +122,78 @@ IdleBreakdown computeIdleBreakdown(const Trace& trace, const Analysis& analysis,
         }
         busyEnd = any ? std::max(busyEnd, e) : e;
         any = true;
+    }
+    return out;
+}
+
+LaunchDiagnosis diagnoseLaunches(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window)
+{
+    LaunchDiagnosis d;
+    const Rank& rank = trace.ranks.at(std::size_t(rankIndex));
+    const RankAnalysis& ra = analysis.ranks.at(std::size_t(rankIndex));
+    std::vector<TimeNs> kernels, launches;
+    std::uint64_t shorter = 0;
+    for (std::size_t li = 0; li < rank.lanes.size() && li < ra.launchOf.size(); ++li) {
+        const auto& t = rank.lanes[li].intervals;
+        const auto& of = ra.launchOf[li];
+        for (std::size_t i = t.lowerBoundStart(window.start); i < t.size() && i < of.size() && t.start(i) < window.end;
+             ++i) {
+            if (of[i].cpuLane == kUnknownLaunch)
+                continue;
+            const TimeNs k = t.duration(i);
+            const TimeNs l = rank.lanes[of[i].cpuLane].intervals.duration(of[i].interval);
+            kernels.push_back(k);
+            launches.push_back(l);
+            shorter += k < l ? 1 : 0;
+        }
+    }
+    d.kernels = kernels.size();
+    if (kernels.empty())
+        return d;
+    auto quantile = [](std::vector<TimeNs>& v, double q) {
+        const std::size_t k = std::min(v.size() - 1, std::size_t(q * double(v.size())));
+        std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(k), v.end());
+        return v[k];
+    };
+    d.medianKernelNs = quantile(kernels, 0.5);
+    d.p90KernelNs = quantile(kernels, 0.9);
+    d.medianLaunchNs = quantile(launches, 0.5);
+    d.p90LaunchNs = quantile(launches, 0.9);
+    d.shorterThanLaunch = double(shorter) / double(d.kernels);
+    if (window.duration() > 0)
+        d.launchesPerSecond = double(d.kernels) / (double(window.duration()) / 1e9);
+    return d;
+}
+
+std::string idleFinding(const WindowStats& stats, const IdleBreakdown& idle, const LaunchDiagnosis& launches)
+{
+    auto pct = [](double v) { return std::to_string(int(std::lround(v * 100))) + " %"; };
+    if (stats.spanNs <= 0)
+        return "no GPU activity in the window";
+    const double idleShare = double(stats.idleNs) / double(stats.spanNs);
+    const TimeNs total = std::max<TimeNs>(1, idle.totalNs());
+    std::string out = "GPU idle " + pct(idleShare);
+    if (idleShare < 0.05)
+        return out + ": the GPU is kept busy (not launch-bound)";
+    const std::pair<TimeNs, const char*> causes[] = { { idle.hostBoundNs, "waiting for the CPU to launch" },
+        { idle.syncWaitNs, "waiting while the CPU blocked in a synchronising call" },
+        { idle.queuedNs, "with work queued but not started" },
+        { idle.unattributedNs, "before work without a known launch" } };
+    const auto* top = &causes[0];
+    for (const auto& c : causes)
+        if (c.first > top->first)
+            top = &c;
+    out += ": " + pct(double(top->first) / double(total)) + " of it " + top->second;
+    if (top == &causes[0] && idle.dataLoadingNs * 2 > idle.hostBoundNs)
+        out += " (mostly inside the data loader: more loader workers or pinned-memory prefetching usually help)";
+    else if (top == &causes[0]) {
+        if (launches.kernels > 0)
+            out += "; " + pct(launches.shorterThanLaunch) + " of kernels run shorter than their launch";
+        out += " (hint: larger batches, CUDA graphs or torch.compile, i.e. fewer and larger kernels, usually help)";
+    } else if (top == &causes[1]) {
+        out += " (hint: avoid .item(), synchronize and blocking copies inside the training loop)";
+    } else if (top == &causes[2]) {
+        out += " (hint: look for dependencies between streams and event waits)";
     }
     return out;
 }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace exposure {
@@ -73,5 +74,21 @@ struct IdleBreakdown
     TimeNs totalNs() const { return hostBoundNs + syncWaitNs + queuedNs + unattributedNs; }
 };
 IdleBreakdown computeIdleBreakdown(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
+
+// Launch-bound diagnosis of a rank: its kernels (starting in the window) that have a known launch, against that
+// launch call's duration.
+struct LaunchDiagnosis
+{
+    std::uint64_t kernels = 0;           // paired kernels starting in the window
+    TimeNs medianKernelNs = 0, p90KernelNs = 0;
+    TimeNs medianLaunchNs = 0, p90LaunchNs = 0;
+    double shorterThanLaunch = 0;        // share of those kernels that run shorter than their own launch call
+    double launchesPerSecond = 0;        // paired kernels per second of the window
+};
+LaunchDiagnosis diagnoseLaunches(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
+
+// One line on what keeps the rank's GPU idle, with what usually helps as a hint ("GPU idle 83 %: 96 % of it waiting
+// for the CPU to launch; 71 % of kernels run shorter than their launch (…)").
+std::string idleFinding(const WindowStats& stats, const IdleBreakdown& idle, const LaunchDiagnosis& launches);
 
 } // namespace exposure

@@ -184,7 +184,18 @@ std::string statsJson(const Trace& trace, const Analysis& analysis, const StatsR
         out += "      \"launch_pairing\": " + quoted(launchPairingName(ra.launchPairing)) + ",\n";
         out += "      \"kernels_paired\": " + std::to_string(ra.kernelsPaired) + ",\n";
         out += "      \"kernels_unpaired\": " + std::to_string(ra.kernelsUnpaired) + ",\n";
-        out += "      \"idle_breakdown\": " + idleJson(computeIdleBreakdown(trace, analysis, int(r), o.window)) + ",\n";
+        {
+            const IdleBreakdown idle = computeIdleBreakdown(trace, analysis, int(r), o.window);
+            const LaunchDiagnosis ld = diagnoseLaunches(trace, analysis, int(r), o.window);
+            out += "      \"idle_breakdown\": " + idleJson(idle) + ",\n";
+            out += "      \"launch_diagnosis\": {\"kernels\": " + std::to_string(ld.kernels)
+                + ", \"median_kernel_ns\": " + std::to_string(ld.medianKernelNs) + ", \"p90_kernel_ns\": "
+                + std::to_string(ld.p90KernelNs) + ", \"median_launch_ns\": " + std::to_string(ld.medianLaunchNs)
+                + ", \"p90_launch_ns\": " + std::to_string(ld.p90LaunchNs) + ", \"shorter_than_launch\": "
+                + number(ld.shorterThanLaunch) + ", \"launches_per_second\": " + number(ld.launchesPerSecond, 1) + "},\n";
+            out += "      \"finding\": " + quoted(idleFinding(computeStats(trace, analysis, int(r), o.window), idle, ld))
+                + ",\n";
+        }
         out += "      \"step_source\": " + quoted(stepSourceName(ra.stepSource)) + ",\n";
         out += "      \"step_assignment\": " + quoted(stepAssignment(ra)) + ",\n";
         out += "      \"steps\": [";
@@ -358,6 +369,18 @@ std::string statsTable(const Trace& trace, const Analysis& analysis, const Stats
                "host-bound (or waiting in a synchronising call), after it the work was queued; unattributed gaps\n"
                "end in work without a known launch.\n";
         out += renderTable(irows, 1);
+        out += "\n";
+        for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+            const LaunchDiagnosis ld = diagnoseLaunches(trace, analysis, int(r), o.window);
+            out += trace.ranks[r].label + ": "
+                + idleFinding(computeStats(trace, analysis, int(r), o.window),
+                              computeIdleBreakdown(trace, analysis, int(r), o.window), ld)
+                + "\n";
+            if (ld.kernels > 0)
+                out += "  kernels with a known launch: " + std::to_string(ld.kernels) + ", median " + dur(ld.medianKernelNs)
+                    + " (p90 " + dur(ld.p90KernelNs) + ") against launch calls of median " + dur(ld.medianLaunchNs)
+                    + " (p90 " + dur(ld.p90LaunchNs) + "); " + number(ld.launchesPerSecond, 0) + " launches/s\n";
+        }
     }
 
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {

@@ -552,6 +552,18 @@ private Q_SLOTS:
         const IdleBreakdown w = computeIdleBreakdown(*t, *a, 0, {1260, 1480});
         QCOMPARE(w.totalNs(), computeStats(*t, *a, 0, {1260, 1480}).idleNs);
         QCOMPARE(w.syncWaitNs, TimeNs(140));
+
+        // Launch diagnosis: kernels 100, 50, 50, 100, 100 ns against launches of 5, 50, 10, 50, 10 ns.
+        const LaunchDiagnosis d = diagnoseLaunches(*t, *a, 0, t->extent);
+        QCOMPARE(d.kernels, 5ull);
+        QCOMPARE(d.medianKernelNs, TimeNs(100));
+        QCOMPARE(d.medianLaunchNs, TimeNs(10));
+        QCOMPARE(d.p90LaunchNs, TimeNs(50));
+        QCOMPARE(d.shorterThanLaunch, 0.0);
+        QCOMPARE(QString::fromStdString(idleFinding(s, b, d)),
+                 QStringLiteral("GPU idle 59 %: 42 % of it waiting for the CPU to launch; 0 % of kernels run shorter than "
+                                "their launch (hint: larger batches, CUDA graphs or torch.compile, i.e. fewer and larger "
+                                "kernels, usually help)"));
     }
 
     // Without launches, the name decides; with neither, the step heuristic.
