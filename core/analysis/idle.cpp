@@ -51,9 +51,9 @@ TimeNs overlapWith(const std::vector<std::pair<TimeNs, TimeNs>>& spans, TimeNs a
 
 } // namespace
 
-IdleBreakdown computeIdleBreakdown(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window)
+std::vector<IdleGap> idleGaps(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window)
 {
-    IdleBreakdown out;
+    std::vector<IdleGap> out;
     const Rank& rank = trace.ranks.at(std::size_t(rankIndex));
     const RankAnalysis& ra = analysis.ranks.at(std::size_t(rankIndex));
     struct CpuSpans
@@ -65,27 +65,36 @@ IdleBreakdown computeIdleBreakdown(const Trace& trace, const Analysis& analysis,
         auto it = cpu.find(lane);
         if (it == cpu.end()) {
             const IntervalTable& t = rank.lanes[lane].intervals;
-            CpuSpans s;
-            s.sync = spansOf(t, analysis, [](const NameClass& nc) { return nc.syncCall; });
-            s.loader = spansOf(t, analysis, [](const NameClass& nc) { return nc.dataLoader; });
-            it = cpu.emplace(lane, std::move(s)).first;
+            CpuSpans spans;
+            spans.sync = spansOf(t, analysis, [](const NameClass& nc) { return nc.syncCall; });
+            spans.loader = spansOf(t, analysis, [](const NameClass& nc) { return nc.dataLoader; });
+            it = cpu.emplace(lane, std::move(spans)).first;
         }
         return it->second;
     };
     // The launch of the GPU work that starts at `t` (the end of a gap), if known.
     auto launchAt = [&](TimeNs t) -> const LaunchRef* {
-        const LaunchRef* best = nullptr;
         for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
-            const Lane& lane = rank.lanes[li];
-            if (!lane.isGpu())
+            if (!rank.lanes[li].isGpu() || li >= ra.launchOf.size())
                 continue;
-            const auto& tab = lane.intervals;
-            for (std::size_t i = tab.lowerBoundStart(t); i < tab.size() && tab.start(i) == t; ++i) {
-                if (li < ra.launchOf.size() && i < ra.launchOf[li].size()
-                    && ra.launchOf[li][i].cpuLane != kUnknownLaunch)
+            const auto& tab = rank.lanes[li].intervals;
+            for (std::size_t i = tab.lowerBoundStart(t); i < tab.size() && tab.start(i) == t; ++i)
+                if (i < ra.launchOf[li].size() && ra.launchOf[li][i].cpuLane != kUnknownLaunch)
                     return &ra.launchOf[li][i];
-            }
         }
+        return nullptr;
+    };
+    // The innermost region of a CPU lane that contains t.
+    auto regionAt = [&](std::uint32_t lane, TimeNs t) -> LaunchRef {
+        const IntervalTable& tab = rank.lanes[lane].intervals;
+        LaunchRef best{kUnknownLaunch, 0};
+        int depth = -1;
+        const TimeNs md = tab.maxDuration();
+        for (std::size_t i = tab.lowerBoundStart(t - md); i < tab.size() && tab.start(i) <= t; ++i)
+            if (tab.end(i) > t && int(tab.depth(i)) >= depth) {
+                depth = tab.depth(i);
+                best = {lane, std::uint32_t(i)};
+            }
         return best;
     };
 
@@ -99,29 +108,45 @@ IdleBreakdown computeIdleBreakdown(const Trace& trace, const Analysis& analysis,
         if (e <= s || ra.activityMask[k] == 0)
             continue;
         if (any && s > busyEnd) {
+            IdleGap g;
+            g.range = {busyEnd, s};
             const TimeNs g0 = busyEnd, g1 = s;
-            ++out.gaps;
-            const LaunchRef* l = launchAt(st[k] >= window.start ? st[k] : s);
-            if (!l) {
-                out.unattributedNs += g1 - g0;
-            } else {
+            if (const LaunchRef* l = launchAt(st[k])) {
+                g.launch = *l;
                 const IntervalTable& t = rank.lanes[l->cpuLane].intervals;
-                const TimeNs launchEnd = t.end(l->interval);
-                const TimeNs host = std::clamp<TimeNs>(launchEnd - g0, 0, g1 - g0);
-                out.queuedNs += (g1 - g0) - host;
+                const TimeNs host = std::clamp<TimeNs>(t.end(l->interval) - g0, 0, g1 - g0);
+                g.queuedNs = (g1 - g0) - host;
                 if (host > 0) {
                     const CpuSpans& spans = spansFor(l->cpuLane);
                     if (inside(spans.sync, g0)) {
-                        out.syncWaitNs += host;
+                        g.syncWaitNs = host;
                     } else {
-                        out.hostBoundNs += host;
-                        out.dataLoadingNs += overlapWith(spans.loader, g0, g0 + host);
+                        g.hostBoundNs = host;
+                        g.dataLoadingNs = overlapWith(spans.loader, g0, g0 + host);
                     }
                 }
+                g.cpuRegion = regionAt(l->cpuLane, g0);
+            } else {
+                g.unattributedNs = g1 - g0;
             }
+            out.push_back(g);
         }
         busyEnd = any ? std::max(busyEnd, e) : e;
         any = true;
+    }
+    return out;
+}
+
+IdleBreakdown computeIdleBreakdown(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window)
+{
+    IdleBreakdown out;
+    for (const IdleGap& g : idleGaps(trace, analysis, rankIndex, window)) {
+        ++out.gaps;
+        out.hostBoundNs += g.hostBoundNs;
+        out.syncWaitNs += g.syncWaitNs;
+        out.queuedNs += g.queuedNs;
+        out.unattributedNs += g.unattributedNs;
+        out.dataLoadingNs += g.dataLoadingNs;
     }
     return out;
 }

@@ -75,6 +75,17 @@ struct IdleBreakdown
 };
 IdleBreakdown computeIdleBreakdown(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
 
+// One gap of a rank's GPU activity inside a window, split by cause (see IdleBreakdown).
+struct IdleGap
+{
+    TimeRange range;
+    TimeNs hostBoundNs = 0, syncWaitNs = 0, queuedNs = 0, unattributedNs = 0, dataLoadingNs = 0;
+    LaunchRef launch{kUnknownLaunch, 0}; // the launch of the work that ends the gap
+    // The innermost CPU region of the launching thread at the gap's start (kUnknownLaunch lane if none).
+    LaunchRef cpuRegion{kUnknownLaunch, 0};
+};
+std::vector<IdleGap> idleGaps(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
+
 // Launch-bound diagnosis of a rank: its kernels (starting in the window) that have a known launch, against that
 // launch call's duration.
 struct LaunchDiagnosis
