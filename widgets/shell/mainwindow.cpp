@@ -7,6 +7,7 @@
 #include "jobs/jobslot.h"
 #include "panels/detailspanel.h"
 #include "panels/exposedpanel.h"
+#include "panels/idlepanel.h"
 #include "panels/kernelspanel.h"
 #include "panels/rulespanel.h"
 #include "shell/recentfilesmenu.h"
@@ -48,6 +49,7 @@ MainWindow::MainWindow(QWidget* parent)
     , m_details(new DetailsPanel(this))
     , m_exposed(new ExposedPanel(this))
     , m_kernels(new KernelsPanel(this))
+    , m_idle(new IdlePanel(this))
     , m_rules(new RulesPanel(this))
     , m_statusText(new QLabel(this))
     , m_cursorLabel(new QLabel(this))
@@ -123,6 +125,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_details, &DetailsPanel::nextInstanceRequested, this, [this] { selectInstance(+1); });
     connect(m_details, &DetailsPanel::zoomToSelectionRequested, m_timeline, &TimelinePlot::zoomToSelection);
     connect(m_details, &DetailsPanel::peerInstanceRequested, this, &MainWindow::showPeerInstance);
+    connect(m_idle, &IdlePanel::zoomRequested, this, [this](TimeRange r) { m_timeline->setVisibleRange(r); });
     connect(m_kernels, &KernelsPanel::kernelSelected, m_timeline,
             [this](quint32 name) { m_timeline->setHighlightedName(StringId(name)); });
 
@@ -266,9 +269,11 @@ void MainWindow::createDocks()
     m_detailsDock = dock(m_details, tr("Details"), QStringLiteral("detailsDock"), Qt::RightDockWidgetArea);
     m_exposedDock = dock(m_exposed, tr("Exposed Communication"), QStringLiteral("exposedDock"), Qt::BottomDockWidgetArea);
     m_kernelsDock = dock(m_kernels, tr("Kernels"), QStringLiteral("kernelsDock"), Qt::BottomDockWidgetArea);
+    m_idleDock = dock(m_idle, tr("Idle"), QStringLiteral("idleDock"), Qt::BottomDockWidgetArea);
     m_rulesDock = dock(m_rules, tr("Rules"), QStringLiteral("rulesDock"), Qt::BottomDockWidgetArea);
     tabifyDockWidget(m_exposedDock, m_kernelsDock);
-    tabifyDockWidget(m_kernelsDock, m_rulesDock);
+    tabifyDockWidget(m_kernelsDock, m_idleDock);
+    tabifyDockWidget(m_idleDock, m_rulesDock);
     m_exposedDock->raise();
     resizeDocks({m_detailsDock}, {380}, Qt::Horizontal);
     resizeDocks({m_exposedDock}, {260}, Qt::Vertical);
@@ -403,6 +408,7 @@ void MainWindow::applyLoaded(const LoadedTrace& loaded)
     m_details->clear();
     m_exposed->setTrace(loaded.trace, loaded.analysis, loaded.collectives);
     m_kernels->setTrace(loaded.trace, loaded.analysis);
+    m_idle->setTrace(loaded.trace, loaded.analysis);
     m_rules->setRules(loaded.analysis ? &loaded.analysis->rules : nullptr, loaded.ruleUsage);
     updateTitle();
     updateActions();
@@ -469,6 +475,7 @@ void MainWindow::onVisibleRangeChanged(TimeRange range)
     m_rangeLabel->setText(tr("visible: %1").arg(durationText(range.duration())));
     m_exposed->setVisibleRange(range);
     m_kernels->setVisibleRange(range);
+    m_idle->setVisibleRange(range);
 }
 
 void MainWindow::selectInstance(int direction)

@@ -23,6 +23,7 @@ namespace exposure {
 class DetailsPanel;
 class ExposedPanel;
 class KernelsPanel;
+class IdlePanel;
 class RecentFilesMenu;
 class RulesPanel;
 class TimelinePlot;
@@ -56,6 +57,7 @@ public:
     DetailsPanel* detailsPanel() const { return m_details; }
     ExposedPanel* exposedPanel() const { return m_exposed; }
     KernelsPanel* kernelsPanel() const { return m_kernels; }
+    IdlePanel* idlePanel() const { return m_idle; }
     RulesPanel* rulesPanel() const { return m_rules; }
     RecentFilesMenu* recentFilesMenu() const { return m_recent; }
     TraceLoader* loader() const { return m_loader; }
@@ -102,6 +104,7 @@ private:
     DetailsPanel* m_details;
     ExposedPanel* m_exposed;
     KernelsPanel* m_kernels;
+    IdlePanel* m_idle;
     RulesPanel* m_rules;
     RecentFilesMenu* m_recent = nullptr;
     QMenu* m_fileMenu = nullptr;
@@ -115,6 +118,7 @@ private:
     QDockWidget* m_detailsDock = nullptr;
     QDockWidget* m_exposedDock = nullptr;
     QDockWidget* m_kernelsDock = nullptr;
+    QDockWidget* m_idleDock = nullptr;
     QDockWidget* m_rulesDock = nullptr;
     QLabel* m_statusText;
     QLabel* m_cursorLabel;

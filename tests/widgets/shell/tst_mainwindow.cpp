@@ -4,6 +4,7 @@
 #include "common/labels.h"
 #include "panels/detailspanel.h"
 #include "panels/exposedpanel.h"
+#include "panels/idlepanel.h"
 #include "panels/kernelspanel.h"
 #include "panels/rulespanel.h"
 #include "shell/mainwindow.h"
@@ -36,6 +37,7 @@ class TestMainWindow : public QObject
 private slots:
     void initTestCase();
     void opensTorchProfilerFolder();
+    void idlePanelListsGapsAndZooms();
     void opensDemoTraceRows();
     void clickFillsDetails();
     void exposedPanelEqualsCliStats();
@@ -558,6 +560,33 @@ void TestMainWindow::opensTorchProfilerFolder()
     QCOMPARE(d->field(QStringLiteral("Bus bandwidth")), QStringLiteral("133.33 GB/s over the kernel's duration"));
     QCOMPARE(d->field(QStringLiteral("Bus bandwidth (transfer)")),
              QStringLiteral("133.33 GB/s over the transfer, after the last rank joined"));
+}
+
+void TestMainWindow::idlePanelListsGapsAndZooms()
+{
+    // Rank 0 of the generated torch.profiler trace: the longest gap [15.123, 35) us ends in the backward GEMM whose
+    // launch ran [31, 33) us: 17.877 us host-bound, 2 us queued.
+    QTemporaryDir dir;
+    testing::write(dir, QStringLiteral("rank0.json"), testing::rankTrace(0, 1));
+    MainWindow w;
+    w.resize(1200, 800);
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(dir.filePath(QStringLiteral("rank0.json")));
+    QVERIFY(loaded.wait(10000));
+    IdlePanel* p = w.idlePanel();
+    QTRY_VERIFY(p->jobs()->deliveredCount() > 0 && !p->jobs()->busy());
+    QVERIFY2(p->findings().startsWith(QStringLiteral("Rank 0: GPU idle ")), qPrintable(p->findings()));
+    QTableWidget* t = p->table();
+    QCOMPARE(t->rowCount(), 2);
+    QCOMPARE(t->item(0, IdlePanel::Duration)->text(), durationText(19'877));
+    QCOMPARE(t->item(0, IdlePanel::HostBound)->text(), durationText(17'877));
+    QCOMPARE(t->item(0, IdlePanel::Queued)->text(), durationText(2'000));
+    QCOMPARE(t->item(0, IdlePanel::Cause)->text(), QStringLiteral("host-bound"));
+    QCOMPARE(t->item(0, IdlePanel::Launch)->text(), QStringLiteral("cudaLaunchKernel"));
+    emit t->cellActivated(0, 0);
+    const TimeRange v = w.timeline()->visibleRange();
+    QVERIFY(v.start <= 15'123 && v.end >= 35'000);
+    QVERIFY(v.duration() < 200'000);
 }
 
 #include "tst_mainwindow.moc"
