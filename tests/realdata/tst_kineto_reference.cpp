@@ -18,6 +18,29 @@ using namespace exposure::testing;
 class TestKinetoReference : public QObject
 {
     Q_OBJECT
+    // The README's numbers of the current data row, against the statistics of its rank.
+    static void compareWithReadme(const WindowStats& s)
+    {
+        QFETCH(qulonglong, kernels);
+        QFETCH(qulonglong, ncclKernels);
+        QFETCH(qlonglong, ncclSum);
+        QFETCH(qlonglong, commBusy);
+        QFETCH(qlonglong, computeBusy);
+        QFETCH(qlonglong, overlapped);
+        QFETCH(qlonglong, exposed);
+        QCOMPARE(s.kernelCount, kernels);
+        QCOMPARE(s.commKernelCount, ncclKernels);
+        QCOMPARE(s.commKernelSumNs, ncclSum);
+        QCOMPARE(s.commBusyNs, commBusy);
+        QCOMPARE(s.computeBusyNs, computeBusy);
+        QCOMPARE(s.overlappedNs, overlapped);
+        QCOMPARE(s.exposedNs, exposed);
+        if (ncclKernels == 0)
+            QVERIFY(!s.overlapRatio.has_value());
+        else
+            QCOMPARE(qRound(*s.overlapRatio * 10000), qRound(double(overlapped) / double(commBusy) * 10000));
+    }
+
 private Q_SLOTS:
     void wholeTrace_data()
     {
@@ -49,24 +72,7 @@ private Q_SLOTS:
         const auto analysis = analyze(*trace, Rules::defaults());
         const auto s = computeStats(*trace, *analysis, 0, trace->extent);
 
-        QFETCH(qulonglong, kernels);
-        QFETCH(qulonglong, ncclKernels);
-        QFETCH(qlonglong, ncclSum);
-        QFETCH(qlonglong, commBusy);
-        QFETCH(qlonglong, computeBusy);
-        QFETCH(qlonglong, overlapped);
-        QFETCH(qlonglong, exposed);
-        QCOMPARE(s.kernelCount, kernels);
-        QCOMPARE(s.commKernelCount, ncclKernels);
-        QCOMPARE(s.commKernelSumNs, ncclSum);
-        QCOMPARE(s.commBusyNs, commBusy);
-        QCOMPARE(s.computeBusyNs, computeBusy);
-        QCOMPARE(s.overlappedNs, overlapped);
-        QCOMPARE(s.exposedNs, exposed);
-        if (ncclKernels == 0)
-            QVERIFY(!s.overlapRatio.has_value());
-        else
-            QCOMPARE(qRound(*s.overlapRatio * 10000), qRound(double(overlapped) / double(commBusy) * 10000));
+        compareWithReadme(s);
     }
 
     // Both ranks of the 2-GPU run share one clock (baseTimeNanoseconds is equal), so their NCCL kernels can be
@@ -112,20 +118,8 @@ private Q_SLOTS:
         QCOMPARE(trace->ranks.size(), std::size_t(1));
         const auto analysis = analyze(*trace, Rules::defaults());
         const auto s = computeStats(*trace, *analysis, 0, trace->extent);
+        compareWithReadme(s);
         QFETCH(qulonglong, kernels);
-        QFETCH(qulonglong, ncclKernels);
-        QFETCH(qlonglong, ncclSum);
-        QFETCH(qlonglong, commBusy);
-        QFETCH(qlonglong, computeBusy);
-        QFETCH(qlonglong, overlapped);
-        QFETCH(qlonglong, exposed);
-        QCOMPARE(s.kernelCount, kernels);
-        QCOMPARE(s.commKernelCount, ncclKernels);
-        QCOMPARE(s.commKernelSumNs, ncclSum);
-        QCOMPARE(s.commBusyNs, commBusy);
-        QCOMPARE(s.computeBusyNs, computeBusy);
-        QCOMPARE(s.overlappedNs, overlapped);
-        QCOMPARE(s.exposedNs, exposed);
         // Every kernel is paired with its launch by correlation id (placeholders for the few launched before the
         // profiler started), so phases come from the launching CPU region.
         const RankAnalysis& ra = analysis->ranks[0];
