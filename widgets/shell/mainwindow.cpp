@@ -10,6 +10,7 @@
 #include "panels/idlepanel.h"
 #include "panels/kernelspanel.h"
 #include "panels/rulespanel.h"
+#include "panels/transferspanel.h"
 #include "shell/recentfilesmenu.h"
 #include "timeline/timelineplot.h"
 
@@ -50,6 +51,7 @@ MainWindow::MainWindow(QWidget* parent)
     , m_exposed(new ExposedPanel(this))
     , m_kernels(new KernelsPanel(this))
     , m_idle(new IdlePanel(this))
+    , m_transfers(new TransfersPanel(this))
     , m_rules(new RulesPanel(this))
     , m_statusText(new QLabel(this))
     , m_cursorLabel(new QLabel(this))
@@ -126,6 +128,10 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_details, &DetailsPanel::zoomToSelectionRequested, m_timeline, &TimelinePlot::zoomToSelection);
     connect(m_details, &DetailsPanel::peerInstanceRequested, this, &MainWindow::showPeerInstance);
     connect(m_idle, &IdlePanel::zoomRequested, this, [this](TimeRange r) { m_timeline->setVisibleRange(r); });
+    connect(m_transfers, &TransfersPanel::transferSelected, this, [this](int rank, int lane, quint32 interval) {
+        m_timeline->select({rank, lane, interval}, true);
+        onIntervalSelected(rank, lane, interval);
+    });
     connect(m_kernels, &KernelsPanel::kernelSelected, m_timeline,
             [this](quint32 name) { m_timeline->setHighlightedName(StringId(name)); });
 
@@ -270,10 +276,12 @@ void MainWindow::createDocks()
     m_exposedDock = dock(m_exposed, tr("Exposed Communication"), QStringLiteral("exposedDock"), Qt::BottomDockWidgetArea);
     m_kernelsDock = dock(m_kernels, tr("Kernels"), QStringLiteral("kernelsDock"), Qt::BottomDockWidgetArea);
     m_idleDock = dock(m_idle, tr("Idle"), QStringLiteral("idleDock"), Qt::BottomDockWidgetArea);
+    m_transfersDock = dock(m_transfers, tr("Transfers"), QStringLiteral("transfersDock"), Qt::BottomDockWidgetArea);
     m_rulesDock = dock(m_rules, tr("Rules"), QStringLiteral("rulesDock"), Qt::BottomDockWidgetArea);
     tabifyDockWidget(m_exposedDock, m_kernelsDock);
     tabifyDockWidget(m_kernelsDock, m_idleDock);
-    tabifyDockWidget(m_idleDock, m_rulesDock);
+    tabifyDockWidget(m_idleDock, m_transfersDock);
+    tabifyDockWidget(m_transfersDock, m_rulesDock);
     m_exposedDock->raise();
     resizeDocks({m_detailsDock}, {380}, Qt::Horizontal);
     resizeDocks({m_exposedDock}, {260}, Qt::Vertical);
@@ -409,6 +417,7 @@ void MainWindow::applyLoaded(const LoadedTrace& loaded)
     m_exposed->setTrace(loaded.trace, loaded.analysis, loaded.collectives);
     m_kernels->setTrace(loaded.trace, loaded.analysis);
     m_idle->setTrace(loaded.trace, loaded.analysis);
+    m_transfers->setTrace(loaded.trace, loaded.analysis);
     m_rules->setRules(loaded.analysis ? &loaded.analysis->rules : nullptr, loaded.ruleUsage);
     updateTitle();
     updateActions();
@@ -476,6 +485,7 @@ void MainWindow::onVisibleRangeChanged(TimeRange range)
     m_exposed->setVisibleRange(range);
     m_kernels->setVisibleRange(range);
     m_idle->setVisibleRange(range);
+    m_transfers->setVisibleRange(range);
 }
 
 void MainWindow::selectInstance(int direction)

@@ -24,6 +24,7 @@ class DetailsPanel;
 class ExposedPanel;
 class KernelsPanel;
 class IdlePanel;
+class TransfersPanel;
 class RecentFilesMenu;
 class RulesPanel;
 class TimelinePlot;
@@ -58,6 +59,7 @@ public:
     ExposedPanel* exposedPanel() const { return m_exposed; }
     KernelsPanel* kernelsPanel() const { return m_kernels; }
     IdlePanel* idlePanel() const { return m_idle; }
+    TransfersPanel* transfersPanel() const { return m_transfers; }
     RulesPanel* rulesPanel() const { return m_rules; }
     RecentFilesMenu* recentFilesMenu() const { return m_recent; }
     TraceLoader* loader() const { return m_loader; }
@@ -105,6 +107,7 @@ private:
     ExposedPanel* m_exposed;
     KernelsPanel* m_kernels;
     IdlePanel* m_idle;
+    TransfersPanel* m_transfers;
     RulesPanel* m_rules;
     RecentFilesMenu* m_recent = nullptr;
     QMenu* m_fileMenu = nullptr;
@@ -119,6 +122,7 @@ private:
     QDockWidget* m_exposedDock = nullptr;
     QDockWidget* m_kernelsDock = nullptr;
     QDockWidget* m_idleDock = nullptr;
+    QDockWidget* m_transfersDock = nullptr;
     QDockWidget* m_rulesDock = nullptr;
     QLabel* m_statusText;
     QLabel* m_cursorLabel;

@@ -7,6 +7,7 @@
 #include "panels/idlepanel.h"
 #include "panels/kernelspanel.h"
 #include "panels/rulespanel.h"
+#include "panels/transferspanel.h"
 #include "shell/mainwindow.h"
 #include "shell/recentfilesmenu.h"
 #include "support/kinetotraces.h"
@@ -38,6 +39,7 @@ private slots:
     void initTestCase();
     void opensTorchProfilerFolder();
     void idlePanelListsGapsAndZooms();
+    void transfersPanelListsCopies();
     void opensDemoTraceRows();
     void clickFillsDetails();
     void exposedPanelEqualsCliStats();
@@ -587,6 +589,31 @@ void TestMainWindow::idlePanelListsGapsAndZooms()
     const TimeRange v = w.timeline()->visibleRange();
     QVERIFY(v.start <= 15'123 && v.end >= 35'000);
     QVERIFY(v.duration() < 200'000);
+}
+
+void TestMainWindow::transfersPanelListsCopies()
+{
+    // The generated torch.profiler trace has one host-to-device copy of 4 096 bytes taking 2 us: 2.05 GB/s.
+    QTemporaryDir dir;
+    testing::write(dir, QStringLiteral("rank0.json"), testing::rankTrace(0, 1));
+    MainWindow w;
+    w.resize(1200, 800);
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(dir.filePath(QStringLiteral("rank0.json")));
+    QVERIFY(loaded.wait(10000));
+    TransfersPanel* p = w.transfersPanel();
+    QTRY_VERIFY(p->jobs()->deliveredCount() > 0 && !p->jobs()->busy());
+    QTableWidget* t = p->table();
+    QCOMPARE(t->rowCount(), 1);
+    QCOMPARE(t->item(0, TransfersPanel::Direction)->text(), QStringLiteral("HtoD"));
+    QCOMPARE(t->item(0, TransfersPanel::Bytes)->text(), QStringLiteral("4 096 bytes"));
+    QCOMPARE(t->item(0, TransfersPanel::Bandwidth)->text(), QStringLiteral("2.05 GB/s"));
+    QCOMPARE(t->item(0, TransfersPanel::Step)->text(), QStringLiteral("ProfilerStep#4"));
+    QVERIFY2(p->summary().startsWith(QStringLiteral("HtoD: 1 copies, 4 096 bytes in 2 µs (2.05 GB/s)")), qPrintable(p->summary()));
+    // Activating the copy selects it on the timeline and shows its details.
+    emit t->cellActivated(0, 0);
+    QVERIFY(w.timeline()->selection());
+    QCOMPARE(w.detailsPanel()->field(QStringLiteral("Category")), QStringLiteral("memcpy"));
 }
 
 #include "tst_mainwindow.moc"
