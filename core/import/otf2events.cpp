@@ -363,6 +363,9 @@ void Otf2Importer::readEvents()
                 throw LoadError(s->evtFile, "missing event file of location '" + s->lane->name + "'");
             if (auto p = readableProblem(s->evtFile); !p.empty())
                 throw LoadError(s->evtFile, "cannot read the event file: " + p);
+            if (!endsLikeOtf2File(s->evtFile))
+                throw LoadError(s->evtFile, "truncated event file of location '" + s->lane->name
+                                                + "' (it does not end with OTF2's end-of-file record)");
             all.emplace_back(a.get(), s.get());
         }
     }

@@ -86,6 +86,20 @@ inline std::string readableProblem(const std::string& path)
     return {};
 }
 
+// Whether a file ends the way every complete OTF2 buffer file does: an end-of-chunk record (0x02) followed by the
+// end-of-file record (0x01). A file cut short ends elsewhere; OTF2 3.0 would wait forever for the rest of its last
+// chunk (read() at the end of the file, again and again), so such files are refused before OTF2 opens them.
+inline bool endsLikeOtf2File(const std::string& path)
+{
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f)
+        return false;
+    unsigned char tail[2] = {0, 0};
+    const bool ok = std::fseek(f, -2, SEEK_END) == 0 && std::fread(tail, 1, 2, f) == 2;
+    std::fclose(f);
+    return ok && tail[0] == 0x02 && tail[1] == 0x01;
+}
+
 struct LaunchParamsHash
 {
     std::size_t operator()(const KernelLaunchParams& p) const
