@@ -4,6 +4,7 @@
 #include "analysis/analysis_p.h"
 
 #include <algorithm>
+#include <set>
 #include <atomic>
 #include <exception>
 #include <limits>
@@ -509,6 +510,25 @@ RankAnalysis analyzeRank(const Trace& trace, const Analysis& a, const Rank& rank
         ra.phaseSource = PhaseSource::KernelName;
     else if (ra.phaseFromHeuristic > 0)
         ra.phaseSource = PhaseSource::StepHeuristic;
+    // torch.nn.DataParallel's signature: copies between the GPUs of one process in (almost) every step, as it scatters
+    // the inputs and gathers the outputs; DistributedDataParallel has no such traffic.
+    if (ra.steps.size() >= 2) {
+        std::vector<char> stepHasP2P(ra.steps.size(), 0);
+        std::set<int> peers;
+        for (std::size_t li = 0; li < nl && li < ra.stepOf.size(); ++li)
+            for (const auto& [interval, device] : rank.lanes[li].copyPeers) {
+                peers.insert(device);
+                peers.insert(rank.lanes[li].device);
+                if (interval < ra.stepOf[li].size() && ra.stepOf[li][interval] >= 0)
+                    stepHasP2P[std::size_t(ra.stepOf[li][interval])] = 1;
+            }
+        const auto withP2P = std::size_t(std::count(stepHasP2P.begin(), stepHasP2P.end(), 1));
+        if (peers.size() >= 2 && withP2P * 5 >= ra.steps.size() * 4)
+            ra.warnings.push_back("peer-to-peer copies between " + std::to_string(peers.size()) + " GPUs in "
+                                  + std::to_string(withP2P) + " of " + std::to_string(ra.steps.size())
+                                  + " steps: the pattern of torch.nn.DataParallel (inputs scattered, outputs gathered "
+                                    "every step); DistributedDataParallel avoids this traffic");
+    }
     ra.launchOf = std::move(pairing.launchOf);
     return ra;
 }

@@ -333,6 +333,7 @@ std::unique_ptr<Otf2ArchiveState> Otf2Importer::readGlobalDefinitions(const Arch
     a.memcpyNames[0] = m_trace.strings.intern("memcpy HtoD");
     a.memcpyNames[1] = m_trace.strings.intern("memcpy DtoH");
     a.memcpyNames[2] = m_trace.strings.intern("memcpy DtoD");
+    a.memcpyNames[3] = m_trace.strings.intern("memcpy PtoP");
     return state;
 }
 

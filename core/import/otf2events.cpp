@@ -190,7 +190,8 @@ OTF2_CallbackCode onParameterUnsigned(OTF2_LocationRef, OTF2_TimeStamp, uint64_t
     return OTF2_CALLBACK_SUCCESS;
 }
 
-OTF2_CallbackCode startCopy(LaneState& s, OTF2_TimeStamp ticks, StringId name, uint64_t bytes, uint64_t matchingId)
+OTF2_CallbackCode startCopy(LaneState& s, OTF2_TimeStamp ticks, StringId name, uint64_t bytes, uint64_t matchingId,
+                            int peerDevice = -1)
 {
     TimeNs t;
     OTF2_CallbackCode rc;
@@ -199,6 +200,8 @@ OTF2_CallbackCode startCopy(LaneState& s, OTF2_TimeStamp ticks, StringId name, u
     // Appended at its start like every interval (so the table stays in start order), closed by its completion.
     const auto index = openInterval(s, t, name, s.stack.size());
     s.copies.push_back({matchingId, index, bytes});
+    if (peerDevice >= 0)
+        s.lane->copyPeers.emplace_back(index, peerDevice);
     return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -208,11 +211,16 @@ OTF2_CallbackCode onRmaGet(OTF2_LocationRef location, OTF2_TimeStamp ticks, uint
 {
     auto& s = *static_cast<LaneState*>(user);
     auto& a = *s.archive;
-    // Score-P writes device-to-device copies as a Get whose remote end is the stream itself.
-    bool dtod = false;
-    if (auto it = a.winMembers.find(win); it != a.winMembers.end() && remote < it->second.size())
-        dtod = it->second[remote] == location;
-    return startCopy(s, ticks, a.memcpyNames[dtod ? 2 : 0], bytes, matchingId);
+    // Score-P writes device-to-device copies as a Get whose remote end is the stream itself, and peer-to-peer copies
+    // as a Get whose remote end is a stream of the other device.
+    if (auto it = a.winMembers.find(win); it != a.winMembers.end() && remote < it->second.size()) {
+        const std::uint64_t other = it->second[remote];
+        if (other == location)
+            return startCopy(s, ticks, a.memcpyNames[2], bytes, matchingId);
+        if (auto peer = a.laneByLocation.find(other); peer != a.laneByLocation.end() && peer->second->gpu)
+            return startCopy(s, ticks, a.memcpyNames[3], bytes, matchingId, peer->second->lane->device);
+    }
+    return startCopy(s, ticks, a.memcpyNames[0], bytes, matchingId);
 }
 
 OTF2_CallbackCode onRmaPut(OTF2_LocationRef, OTF2_TimeStamp ticks, uint64_t, void* user, OTF2_AttributeList*,

@@ -28,8 +28,8 @@ void Otf2Importer::finish()
             else if (k == RegionKind::Unknown)
                 k = r.cpuKind;
         }
-        for (int m = 0; m < 3; ++m)
-            m_trace.regionKinds[a->memcpyNames[m]] = RegionKind::Memcpy;
+        for (const StringId name : a->memcpyNames)
+            m_trace.regionKinds[name] = RegionKind::Memcpy;
     }
     // Canonical names: identity where the importer recorded none.
     m_trace.canonicalNames.resize(m_trace.strings.size(), kInvalidString);

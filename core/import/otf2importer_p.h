@@ -94,7 +94,7 @@ inline bool endsLikeOtf2File(const std::string& path)
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (!f)
         return false;
-    unsigned char tail[2] = {0, 0};
+    unsigned char tail[2] = { 0, 0 };
     const bool ok = std::fseek(f, -2, SEEK_END) == 0 && std::fread(tail, 1, 2, f) == 2;
     std::fclose(f);
     return ok && tail[0] == 0x02 && tail[1] == 0x01;
@@ -215,7 +215,7 @@ struct Otf2ArchiveState
     Trace* trace = nullptr;
     const std::atomic<bool>* cancel = nullptr;
     bool keepParams = true;
-    StringId memcpyNames[3] = { 0, 0, 0 }; // HtoD, DtoH, DtoD
+    StringId memcpyNames[4] = { 0, 0, 0, 0 }; // HtoD, DtoH, DtoD, PtoP
     std::unordered_map<std::string, std::string>* demangled = nullptr; // mangled -> demangled ("" if not)
 
     // First error of the definitions phase.

@@ -184,6 +184,9 @@ void Trace::finalize(bool rebaseToZero)
                 for (auto& cb : lane.copyBytes)
                     cb.first = inv[cb.first];
                 std::sort(lane.copyBytes.begin(), lane.copyBytes.end());
+                for (auto& cp : lane.copyPeers)
+                    cp.first = inv[cp.first];
+                std::sort(lane.copyPeers.begin(), lane.copyPeers.end());
                 for (auto& ca : lane.collectiveArgs)
                     ca.first = inv[ca.first];
                 std::sort(lane.collectiveArgs.begin(), lane.collectiveArgs.end());

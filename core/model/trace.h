@@ -179,6 +179,8 @@ struct Lane
     std::vector<std::uint32_t> launchParamIds;
     // GPU lanes: bytes moved by memcpy intervals, sorted by interval index.
     std::vector<std::pair<std::uint32_t, std::uint64_t>> copyBytes;
+    // GPU lanes: the other device of peer-to-peer copies, sorted by interval index.
+    std::vector<std::pair<std::uint32_t, int>> copyPeers;
     // GPU lanes: collective arguments of communication kernels (index into Trace::collectiveArgs), by interval.
     std::vector<std::pair<std::uint32_t, std::uint32_t>> collectiveArgs;
 

@@ -160,7 +160,8 @@ private:
     OTF2_Paradigm paradigm() const { return hip() ? OTF2_PARADIGM_HIP : OTF2_PARADIGM_CUDA; }
 
     void writeCpu(OTF2_EvtWriter* w, LocationDef& loc, const CpuThreadSpec& t, const std::vector<OTF2_LocationRef>& streamLocs);
-    void writeStream(OTF2_EvtWriter* w, LocationDef& loc, const RankSpec& r, const StreamSpec& s, std::uint32_t commIndex);
+    void writeStream(OTF2_EvtWriter* w, LocationDef& loc, const RankSpec& r, const StreamSpec& s, std::uint32_t commIndex,
+                     const std::vector<std::uint32_t>& streamCommIndex);
     void writeMetrics(OTF2_EvtWriter* w, LocationDef& loc, const RankSpec& r);
     OTF2_RegionRef cpuRegion(const std::string& name, RegionRole role);
 
@@ -256,7 +257,7 @@ void ArchiveWriter::writeCpu(OTF2_EvtWriter* w, LocationDef& loc, const CpuThrea
 }
 
 void ArchiveWriter::writeStream(OTF2_EvtWriter* w, LocationDef& loc, const RankSpec& r, const StreamSpec& s,
-                                std::uint32_t commIndex)
+                                std::uint32_t commIndex, const std::vector<std::uint32_t>& streamCommIndex)
 {
     // One item per kernel, copy or idle gap; events sorted by (time, phase) so that back-to-back items and
     // zero-length items come out in a valid order.
@@ -331,7 +332,11 @@ void ArchiveWriter::writeStream(OTF2_EvtWriter* w, LocationDef& loc, const RankS
                 if (c.kind == CopyKind::DtoH)
                     check(OTF2_EvtWriter_RmaPut(w, nullptr, ts, 0, 0, c.bytes, matching), "RmaPut");
                 else
-                    check(OTF2_EvtWriter_RmaGet(w, nullptr, ts, 0, c.kind == CopyKind::DtoD ? commIndex : 0,
+                    check(OTF2_EvtWriter_RmaGet(w, nullptr, ts, 0,
+                                                c.kind != CopyKind::DtoD ? 0
+                                                    : c.peerStream >= 0 && std::size_t(c.peerStream) < streamCommIndex.size()
+                                                    ? streamCommIndex[std::size_t(c.peerStream)]
+                                                    : commIndex,
                                                 c.bytes, matching),
                           "RmaGet");
             } else {
@@ -476,12 +481,16 @@ std::uint64_t ArchiveWriter::write()
             writeCpu(w, loc, r.threads[ti], rl.streams);
             check(OTF2_Archive_CloseEvtWriter(archive, w), "close event writer");
         }
+        std::vector<std::uint32_t> streamCommIndex;
+        for (std::size_t si = 0; si < r.streams.size(); ++si) {
+            const auto id = m_locations[rl.streamLocIndex[si]].id;
+            streamCommIndex.push_back(
+                std::uint32_t(std::find(m_commMembers.begin(), m_commMembers.end(), id) - m_commMembers.begin()));
+        }
         for (std::size_t si = 0; si < r.streams.size(); ++si) {
             auto& loc = m_locations[rl.streamLocIndex[si]];
             OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(archive, loc.id);
-            const auto commIndex = std::uint32_t(
-                std::find(m_commMembers.begin(), m_commMembers.end(), loc.id) - m_commMembers.begin());
-            writeStream(w, loc, r, r.streams[si], commIndex);
+            writeStream(w, loc, r, r.streams[si], streamCommIndex[si], streamCommIndex);
             check(OTF2_Archive_CloseEvtWriter(archive, w), "close event writer");
         }
         if (rl.metricLocIndex != ~std::size_t(0)) {

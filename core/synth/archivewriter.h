@@ -94,6 +94,9 @@ struct CopySpec
     Ns start = 0;
     Ns end = 0;
     std::uint64_t bytes = 0;
+    // DtoD only: >= 0 makes it a peer-to-peer copy with rank.streams[peerStream] (written as Score-P does, an RmaGet
+    // whose remote end is the other stream).
+    int peerStream = -1;
 };
 
 struct Span

@@ -614,6 +614,60 @@ void TimelinePlottable::draw(QCPPainter* painter)
             }
         }
     }
+    drawPeerCopies(painter);
+}
+
+void TimelinePlottable::drawPeerCopies(QCPPainter* painter) const
+{
+    // Peer-to-peer copies: an arrow from the copying stream's row to the first row of the other device, at the copy's
+    // start, so that DataParallel-style scatter and gather traffic between GPUs is seen at a glance.
+    const TimelineScene& s = *m_scene;
+    const DrawListParams p = currentParams();
+    const ColumnGrid grid = currentGrid();
+    const int xo = int(std::floor(xOrigin()));
+    const QColor color = s.palette.block(Category::Memcpy, "PtoP").darker(150);
+    painter->setRenderHint(QPainter::Antialiasing, false);
+    painter->setPen(QPen(color, 0));
+    painter->setBrush(color);
+    int drawn = 0;
+    for (std::size_t row = 0; row < s.rows.size() && drawn < kMaxPeerArrows; ++row) {
+        const TimelineRow& info = s.rows[row];
+        if (info.kind != TimelineRow::Kind::Lane || info.depth >= 0)
+            continue;
+        const Lane& lane = s.trace->ranks[std::size_t(info.rank)].lanes[std::size_t(info.lane)];
+        if (!lane.isGpu() || lane.copyPeers.empty())
+            continue;
+        for (const auto& [interval, device] : lane.copyPeers) {
+            if (interval >= lane.intervals.size() || drawn >= kMaxPeerArrows)
+                continue;
+            const TimeNs t = lane.intervals.start(interval);
+            if (t < p.t0 || t >= p.t1)
+                continue;
+            int peerRow = -1;
+            for (std::size_t r = 0; r < s.rows.size() && peerRow < 0; ++r) {
+                const TimelineRow& o = s.rows[r];
+                if (o.rank == info.rank && o.kind == TimelineRow::Kind::Lane && o.depth < 0
+                    && s.trace->ranks[std::size_t(o.rank)].lanes[std::size_t(o.lane)].isGpu()
+                    && s.trace->ranks[std::size_t(o.rank)].lanes[std::size_t(o.lane)].device == device)
+                    peerRow = int(r);
+            }
+            if (peerRow < 0 || peerRow == int(row))
+                continue;
+            const int x = xo + grid.columnOf(t);
+            const QRect from = rowBox(int(row)), to = rowBox(peerRow);
+            const bool down = to.center().y() > from.center().y();
+            const int y0 = down ? from.bottom() : from.top();
+            const int y1 = down ? to.top() - 1 : to.bottom() + 1;
+            painter->drawLine(QPoint(x, y0), QPoint(x, y1));
+            const int head = 4 * (down ? 1 : -1);
+            const QPoint tip(x, y1);
+            const QPolygon arrow({tip, QPoint(x - 3, y1 - head), QPoint(x + 3, y1 - head)});
+            painter->drawPolygon(arrow);
+            ++drawn;
+        }
+    }
+    painter->setPen(Qt::NoPen);
+    painter->setBrush(Qt::NoBrush);
 }
 
 void TimelinePlottable::drawLegendIcon(QCPPainter*, const QRectF&) const

@@ -93,6 +93,8 @@ protected:
 private:
     void ensureLists() const;
     void drawColumns(QCPPainter* painter, int row) const;
+    static constexpr int kMaxPeerArrows = 2000;
+    void drawPeerCopies(QCPPainter* painter) const;
     void drawWaiting(QCPPainter* painter, int row, const DrawItem& item, const QRect& box, const QColor& color) const;
     bool overlapsHidden(int rank, TimeNs start, TimeNs end) const;
     // Per column: exposed and hidden communication time of a rank (for the two-tone split).

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Loads archives written by the fixture generator and checks every interval the importer builds.
+#include "analysis/analysis.h"
+#include "analysis/transfers.h"
 #include "import/loader.h"
 #include "model/trace.h"
 #include "synth/archivewriter.h"
@@ -105,6 +107,7 @@ private Q_SLOTS:
     void progressAndCancel();
     void threadCountDoesNotChangeTheResult();
     void ticksConvertExactlyAtAnOddResolution();
+    void peerToPeerCopiesAndDataParallelPattern();
 };
 
 void TestOtf2Import::basicArchive()
@@ -585,4 +588,49 @@ void TestOtf2Import::ticksConvertExactlyAtAnOddResolution()
 }
 
 QTEST_APPLESS_MAIN(TestOtf2Import)
+// torch.nn.DataParallel in one process on two GPUs: every step copies the inputs from GPU 0 to GPU 1 and the outputs
+// back, written by Score-P as RmaGets whose remote end is the other device's stream.
+void TestOtf2Import::peerToPeerCopiesAndDataParallelPattern()
+{
+    ArchiveSpec spec;
+    auto& r = spec.addRank(0, "node0");
+    r.addStream(0, 7);
+    r.addStream(1, 13);
+    auto& s0 = r.streams[0]; // (adding a stream may move the others)
+    auto& s1 = r.streams[1];
+    for (int step = 0; step < 3; ++step) {
+        const Ns t = step * 100'000;
+        r.threads[0].regions.push_back({"ProfilerStep#" + std::to_string(step), t, t + 90'000});
+        CopySpec scatter{CopyKind::DtoD, t + 1'000, t + 3'000, 1'000'000};
+        scatter.peerStream = 1;
+        s0.copies.push_back(scatter);
+        s0.kernels.push_back({"gemm_kernel", t + 4'000, t + 40'000});
+        s1.kernels.push_back({"gemm_kernel", t + 4'000, t + 40'000});
+        CopySpec gather{CopyKind::DtoD, t + 41'000, t + 42'000, 500'000};
+        gather.peerStream = 0;
+        s1.copies.push_back(gather);
+    }
+    QTemporaryDir dir;
+    writeArchive(dir.path().toStdString(), spec);
+    const auto trace = loadTrace(dir.path().toStdString(), {});
+    const Rank& rank = trace->ranks[0];
+    const Lane* gpu0 = laneNamed(rank, "CUDA[0:7]");
+    const Lane* gpu1 = laneNamed(rank, "CUDA[1:13]");
+    QVERIFY(gpu0 && gpu1);
+    QCOMPARE(gpu0->copyPeers.size(), std::size_t(3));
+    QCOMPARE(gpu0->copyPeers[0].second, 1); // to device 1
+    QCOMPARE(gpu1->copyPeers[0].second, 0);
+    QCOMPARE(trace->name(gpu0->intervals.name(gpu0->copyPeers[0].first)), std::string("memcpy PtoP"));
+    const auto analysis = analyze(*trace, Rules::defaults());
+    const auto rows = transfers(*trace, *analysis, trace->extent);
+    QCOMPARE(rows.size(), std::size_t(6));
+    QCOMPARE(rows[0].direction, std::string("PtoP"));
+    QCOMPARE(rows[0].bytes, std::uint64_t(1'000'000));
+    const auto& w = analysis->ranks[0].warnings;
+    QVERIFY(std::any_of(w.begin(), w.end(), [](const std::string& m) {
+        return m.find("peer-to-peer copies between 2 GPUs in 3 of 3 steps") != std::string::npos
+            && m.find("DataParallel") != std::string::npos;
+    }));
+}
+
 #include "tst_otf2import.moc"

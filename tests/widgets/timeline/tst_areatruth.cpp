@@ -27,6 +27,7 @@ private slots:
     void gapsAreNeverPaintedAsBusy();
     void foldTooltipGivesCountBusyAndTimePerCategory();
     void nestedCpuRegionsInOneRowPaintTheirUnion();
+    void peerCopiesDrawAnArrowBetweenDevices();
 
 private:
     std::shared_ptr<const Trace> m_launch, m_gpu;
@@ -227,6 +228,36 @@ void TestAreaTruth::nestedCpuRegionsInOneRowPaintTheirUnion()
     const double truth = double(unionNs) / double(plot.visibleRange().duration());
     QVERIFY2(std::abs(painted - truth) <= 0.01,
         qPrintable(QStringLiteral("painted %1 %, union %2 %").arg(painted * 100).arg(truth * 100)));
+}
+
+void TestAreaTruth::peerCopiesDrawAnArrowBetweenDevices()
+{
+    // One process, two GPUs: a peer-to-peer copy on GPU 0 at 40 us gets an arrow down to GPU 1's row.
+    TraceBuilder b;
+    const int rank = b.addRank("Rank 0");
+    const int g0 = b.addLane(rank, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
+    const int g1 = b.addLane(rank, "CUDA[1:13]", LaneKind::GpuStream, 1, 13);
+    b.addInterval(rank, g0, 0, 30'000, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
+    const auto copy = b.addInterval(rank, g0, 40'000, 45'000, "memcpy PtoP", RegionKind::Memcpy);
+    b.trace().ranks[std::size_t(rank)].lanes[std::size_t(g0)].copyPeers.emplace_back(copy, 1);
+    b.addInterval(rank, g1, 0, 100'000, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
+    std::shared_ptr<const Trace> trace = b.finish();
+    auto analysis = analyze(*trace, Rules::defaults());
+    TimelinePlot plot;
+    TimelineOptions o;
+    o.legend = false;
+    o.showOverlap = false;
+    showWholeTrace(plot, trace, analysis, QSize(1000, 300), o);
+    const QImage img = plot.toPixmap().toImage().convertToFormat(QImage::Format_RGB32);
+    if (qEnvironmentVariableIsSet("EXPOSURE_FIGURE_DUMP"))
+        img.save(qEnvironmentVariable("EXPOSURE_FIGURE_DUMP") + QStringLiteral("/peer-copy.png"));
+    QCOMPARE(plot.rows().size(), std::size_t(2));
+    const QRect a = plot.plottable()->rowBox(0), c = plot.plottable()->rowBox(1);
+    const int x = int(std::floor(plot.plottable()->xOrigin())) + plot.plottable()->currentGrid().columnOf(40'000);
+    const QColor arrow = plot.scene().palette.block(Category::Memcpy, "PtoP").darker(150);
+    const int yMid = (a.bottom() + c.top()) / 2; // between the two rows: only the arrow is drawn there
+    QCOMPARE(QColor(img.pixel(x, yMid)).name(), arrow.name());
+    QVERIFY(QColor(img.pixel(x + 20, yMid)).name() != arrow.name());
 }
 
 QTEST_MAIN(TestAreaTruth)
