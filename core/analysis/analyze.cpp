@@ -4,11 +4,12 @@
 #include "analysis/analysis_p.h"
 
 #include <algorithm>
-#include <set>
 #include <atomic>
+#include <cctype>
 #include <exception>
 #include <limits>
 #include <optional>
+#include <set>
 #include <thread>
 
 namespace exposure {
@@ -57,6 +58,41 @@ LaunchPairs pairLaunches(const Trace& trace, const Analysis& analysis, const Ran
             paired += l.cpuLane != kNoLane ? 1 : 0;
         }
         return paired;
+    };
+
+    // Copies and memsets take the copy calls (cudaMemcpy*, cuMemcpy*, cudaMemset* ...) that reference their stream, in
+    // order, each only a call that began before it; what they feed is what the idle breakdown attributes gaps to.
+    auto pairCopies = [&] {
+        for (std::size_t li = 0; li < nl; ++li) {
+            const Lane& lane = rank.lanes[li];
+            if (!lane.isGpu() || lane.launches.empty())
+                continue;
+            std::vector<LaunchRef> calls;
+            for (const LaunchRef& l : lane.launches) {
+                if (l.cpuLane == kUnknownLaunch || l.cpuLane >= nl || rank.lanes[l.cpuLane].isGpu()
+                    || l.interval >= rank.lanes[l.cpuLane].intervals.size())
+                    continue;
+                std::string name = trace.name(rank.lanes[l.cpuLane].intervals.name(l.interval));
+                std::transform(
+                    name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+                if (name.find("memcpy") != std::string::npos || name.find("memset") != std::string::npos)
+                    calls.push_back(l);
+            }
+            if (calls.empty())
+                continue;
+            const auto& t = lane.intervals;
+            auto& v = out.launchOf[li];
+            if (v.empty())
+                v.assign(t.size(), LaunchRef { kNoLane, 0 });
+            std::size_t k = 0;
+            for (std::size_t i = 0; i < t.size() && k < calls.size(); ++i) {
+                if (analysis.names[t.name(i)].category != Category::Memcpy)
+                    continue;
+                if (launchStartOf(calls[k]) > t.start(i))
+                    continue; // copied before its call was recorded
+                v[i] = calls[k++];
+            }
+        }
     };
 
     std::size_t lanesWithKernels = 0, lastKernelLane = 0, pairedLanes = 0, partlyLanes = 0, unpairedLanes = 0;
@@ -114,6 +150,7 @@ LaunchPairs pairLaunches(const Trace& trace, const Analysis& analysis, const Ran
             out.kernelsPaired += paired;
             out.kernelsUnpaired += kernels - paired;
             out.method = exposure::LaunchPairing::LaunchOrder;
+            pairCopies();
             if (paired < kernels)
                 out.warnings.push_back(rank.lanes[lastKernelLane].name + ": " + std::to_string(paired) + " of "
                     + std::to_string(kernels) + " kernels paired with the rank's " + std::to_string(all.size())
@@ -129,6 +166,7 @@ LaunchPairs pairLaunches(const Trace& trace, const Analysis& analysis, const Ran
                                                           : exposure::LaunchPairing::StreamReferences;
     else
         out.method = exposure::LaunchPairing::None;
+    pairCopies();
     return out;
 }
 
@@ -525,9 +563,9 @@ RankAnalysis analyzeRank(const Trace& trace, const Analysis& a, const Rank& rank
         const auto withP2P = std::size_t(std::count(stepHasP2P.begin(), stepHasP2P.end(), 1));
         if (peers.size() >= 2 && withP2P * 5 >= ra.steps.size() * 4)
             ra.warnings.push_back("peer-to-peer copies between " + std::to_string(peers.size()) + " GPUs in "
-                                  + std::to_string(withP2P) + " of " + std::to_string(ra.steps.size())
-                                  + " steps: the pattern of torch.nn.DataParallel (inputs scattered, outputs gathered "
-                                    "every step); DistributedDataParallel avoids this traffic");
+                + std::to_string(withP2P) + " of " + std::to_string(ra.steps.size())
+                + " steps: the pattern of torch.nn.DataParallel (inputs scattered, outputs gathered "
+                  "every step); DistributedDataParallel avoids this traffic");
     }
     ra.launchOf = std::move(pairing.launchOf);
     return ra;

@@ -665,8 +665,13 @@ void addRank(Trace& trace, FileData& data, const std::string& path, int rankNumb
                     lane.launches.push_back(LaunchRef { kUnknownLaunch, 0 }); // keeps the others in kernel order
                     ++unlaunched;
                 }
-            } else if (iv.bytes > 0) {
-                lane.copyBytes.emplace_back(index, iv.bytes);
+            } else {
+                if (iv.bytes > 0)
+                    lane.copyBytes.emplace_back(index, iv.bytes);
+                // A copy's call (cudaMemcpyAsync, cudaMemsetAsync ...), for the idle breakdown; kernels' pairing skips it.
+                const auto l = iv.correlation == kNoCorrelation ? launchOf.end() : launchOf.find(iv.correlation);
+                if (l != launchOf.end())
+                    lane.launches.push_back(l->second);
             }
             if (iv.collective != kNoCollective)
                 lane.collectiveArgs.emplace_back(index, iv.collective);

@@ -213,7 +213,7 @@ ArchiveSpec makeDemoSpec(const DemoOptions& o)
             s.cpuT += 20'000; // data loader
             // Input batch: two HtoD copies.
             for (int c = 0; c < 2; ++c) {
-                s.cpu->regions.push_back({"cuMemcpyHtoDAsync_v2", s.cpuT, s.cpuT + 6'000, RegionRole::Wrapper, -1});
+                s.cpu->regions.push_back({"cuMemcpyHtoDAsync_v2", s.cpuT, s.cpuT + 6'000, RegionRole::Wrapper, 0});
                 const Ns start = std::max(s.gpuT, s.cpuT + kLaunchLatency);
                 s.idleGap(start);
                 s.compute->copies.push_back({CopyKind::HtoD, start, start + 5'000, 32u * 128u * 8u});

@@ -566,6 +566,25 @@ private Q_SLOTS:
                                 "kernels, usually help)"));
     }
 
+    // A copy whose call references its stream feeds its gap like a launch: host-bound until the call ended, queued after.
+    void copyCallsAttributeGaps()
+    {
+        Fixture f;
+        const auto k = f.b.addInterval(f.rank, f.cpu, 900, 905, "cuLaunchKernel", RegionKind::HostApi);
+        f.b.addLaunch(f.rank, f.s7, f.cpu, k);
+        f.kernel(f.s7, 1000, 1100, "k1");
+        const auto c = f.b.addInterval(f.rank, f.cpu, 1150, 1180, "cuMemcpyHtoDAsync_v2", RegionKind::HostApi);
+        f.b.addLaunch(f.rank, f.s7, f.cpu, c);
+        f.b.addInterval(f.rank, f.s7, 1200, 1300, "memcpy HtoD", RegionKind::Memcpy); // gap [1100, 1200)
+        auto t = f.b.finish();
+        auto a = analyze(*t, Rules::defaults());
+        QCOMPARE(a->ranks[0].kernelsPaired, 1ull); // the copy call is not a kernel launch
+        const IdleBreakdown b = computeIdleBreakdown(*t, *a, 0, t->extent);
+        QCOMPARE(b.hostBoundNs, TimeNs(80));
+        QCOMPARE(b.queuedNs, TimeNs(20));
+        QCOMPARE(b.unattributedNs, TimeNs(0));
+    }
+
     // Without launches, the name decides; with neither, the step heuristic.
     void phasesFromNamesAndHeuristic()
     {

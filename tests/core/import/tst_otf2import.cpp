@@ -450,7 +450,9 @@ void TestOtf2Import::demoTrace()
         QCOMPARE(nccl.stream, 17);
         QCOMPARE(nccl.intervals.size(), 18u); // 3 gradient buckets x 6 steps
         QCOMPARE(nccl.launches.size(), 18u);
-        QCOMPARE(compute.launches.size(), spec.ranks[std::size_t(r)].streams[0].kernels.size());
+        // One launch per kernel and one copy call per input copy (2 per step) reference the compute stream.
+        QCOMPARE(compute.launches.size(), spec.ranks[std::size_t(r)].streams[0].kernels.size()
+                                              + spec.ranks[std::size_t(r)].streams[0].copies.size());
         std::size_t steps = 0;
         for (std::size_t i = 0; i < rank.lanes[0].intervals.size(); ++i)
             steps += t->name(rank.lanes[0].intervals.name(i)).rfind("ProfilerStep#", 0) == 0;
@@ -549,7 +551,7 @@ void TestOtf2Import::threadCountDoesNotChangeTheResult()
     QCOMPARE(launches.front().cpuLane, 1u);
     QCOMPARE(launches.front().interval, 0u);
     QCOMPARE(launches[1].cpuLane, 0u);
-    QCOMPARE(launches.size(), spec.ranks[0].streams[0].kernels.size());
+    QCOMPARE(launches.size(), spec.ranks[0].streams[0].kernels.size() + spec.ranks[0].streams[0].copies.size());
 }
 
 void TestOtf2Import::ticksConvertExactlyAtAnOddResolution()
