@@ -88,6 +88,7 @@ private Q_SLOTS:
     void missingEventFile();
     void truncatedEventFile();
     void eventFilesCutAnywhere();
+    void everyFileCutAnywhere();
     void unreadableFile();
     void unmatchedEnterIsClosedAtLastTimestamp();
     void unmatchedLeaveIsDropped();
@@ -181,6 +182,46 @@ void TestImportErrors::truncatedEventFile()
     QVERIFY(size > 40);
     truncateTo(a.streamEvt, size - 7);
     EXPECT_LOAD_ERROR(a.root, a.streamEvt, "truncated event file");
+}
+
+// Every file of a 2-rank demo archive (anchor, global and local definitions, event files), cut at five points: the
+// load either still succeeds (the cut lost nothing the reader needs, e.g. in a metrics location) or fails with a
+// LoadError whose message is one line naming a file of the archive.
+void TestImportErrors::everyFileCutAnywhere()
+{
+    QTemporaryDir tmp;
+    const std::string root = tmp.path().toStdString();
+    DemoOptions demo;
+    demo.ranks = 2;
+    demo.steps = 2;
+    writeArchive(root, makeDemoSpec(demo));
+    std::vector<std::string> files;
+    for (const auto& e : fs::recursive_directory_iterator(root))
+        if (e.is_regular_file())
+            files.push_back(e.path().string());
+    QVERIFY(files.size() >= 16);
+    int errors = 0, loads = 0;
+    const std::string keep = root + "/../keep.bin";
+    for (const auto& file : files) {
+        fs::copy_file(file, keep, fs::copy_options::overwrite_existing);
+        const auto size = fs::file_size(keep);
+        for (int k = 1; k <= 5; ++k) {
+            fs::copy_file(keep, file, fs::copy_options::overwrite_existing);
+            truncateTo(file, size * std::uintmax_t(2 * k - 1) / 10);
+            try {
+                (void)loadTrace(root, {});
+                ++loads;
+            } catch (const LoadError& e) {
+                const std::string what = e.what();
+                QVERIFY2(what.rfind(root, 0) == 0 && what.find('\n') == std::string::npos, what.c_str());
+                ++errors;
+            }
+        }
+        fs::copy_file(keep, file, fs::copy_options::overwrite_existing);
+    }
+    fs::remove(keep);
+    QCOMPARE(errors + loads, int(files.size()) * 5);
+    QVERIFY(errors > loads);
 }
 
 // Every selected event file of a demo archive, cut at ten points: a clear error naming the file, never a hang (OTF2
