@@ -5,9 +5,16 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <chrono>
+#include <future>
 #include <mutex>
+#include <thread>
 
 namespace exposure::otf2 {
+
+namespace {
+constexpr std::chrono::seconds kAnchorTimeout{3};
+} // namespace
 
 namespace {
 
@@ -72,11 +79,31 @@ Reader::Reader(const std::string& anchorPath)
 {
     silenceErrors();
     takeLastError();
-    m_reader = OTF2_Reader_Open(anchorPath.c_str());
-    if (!m_reader) {
-        std::string detail = takeLastError();
-        throw LoadError(anchorPath, "not a readable OTF2 anchor file" + (detail.empty() ? std::string() : " (OTF2: " + detail + ")"));
-    }
+    // OTF2 3.0 can loop forever inside OTF2_AnchorFile_Load on a corrupted anchor file. The anchor is opened in a
+    // helper thread; when it has not returned after kAnchorTimeout, the file is reported as corrupt and the helper is
+    // left behind (it holds nothing of ours; a reader it might still return is never used).
+    struct Opened
+    {
+        OTF2_Reader* reader = nullptr;
+        std::string error;
+    };
+    auto promise = std::make_shared<std::promise<Opened>>();
+    auto opened = promise->get_future();
+    std::thread([promise, path = anchorPath] {
+        takeLastError();
+        Opened o;
+        o.reader = OTF2_Reader_Open(path.c_str());
+        if (!o.reader)
+            o.error = takeLastError();
+        promise->set_value(std::move(o));
+    }).detach();
+    if (opened.wait_for(kAnchorTimeout) != std::future_status::ready)
+        throw LoadError(anchorPath, "corrupt OTF2 anchor file (OTF2 did not finish reading it in "
+                                        + std::to_string(kAnchorTimeout.count()) + " s)");
+    Opened o = opened.get();
+    m_reader = o.reader;
+    if (!m_reader)
+        throw LoadError(anchorPath, "not a readable OTF2 anchor file" + (o.error.empty() ? std::string() : " (OTF2: " + o.error + ")"));
     const auto rc = OTF2_Reader_SetSerialCollectiveCallbacks(m_reader);
     if (rc != OTF2_SUCCESS) {
         OTF2_Reader_Close(m_reader);

@@ -89,6 +89,7 @@ private Q_SLOTS:
     void truncatedEventFile();
     void eventFilesCutAnywhere();
     void everyFileCutAnywhere();
+    void anchorThatHangsOtf2();
     void unreadableFile();
     void unmatchedEnterIsClosedAtLastTimestamp();
     void unmatchedLeaveIsDropped();
@@ -222,6 +223,32 @@ void TestImportErrors::everyFileCutAnywhere()
     fs::remove(keep);
     QCOMPARE(errors + loads, int(files.size()) * 5);
     QVERIFY(errors > loads);
+}
+
+// Three flipped bits in an anchor file make OTF2 3.0 loop forever in OTF2_AnchorFile_Load: the loader gives up
+// after a few seconds with a clear error instead of hanging.
+void TestImportErrors::anchorThatHangsOtf2()
+{
+    QTemporaryDir tmp;
+    const std::string root = tmp.path().toStdString();
+    DemoOptions demo;
+    demo.ranks = 2;
+    demo.steps = 2;
+    writeArchive(root, makeDemoSpec(demo));
+    const std::string anchor = root + "/rank1/traces.otf2";
+    std::string bytes;
+    {
+        std::ifstream in(anchor, std::ios::binary);
+        bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    QVERIFY(bytes.size() > 103);
+    for (const auto& [offset, bit] : {std::pair{66, 6}, std::pair{103, 4}, std::pair{46, 4}})
+        bytes[std::size_t(offset)] = char(bytes[std::size_t(offset)] ^ (1 << bit));
+    {
+        std::ofstream out(anchor, std::ios::binary | std::ios::trunc);
+        out << bytes;
+    }
+    EXPECT_LOAD_ERROR(root, anchor, "anchor file");
 }
 
 // Every selected event file of a demo archive, cut at ten points: a clear error naming the file, never a hang (OTF2
