@@ -189,7 +189,13 @@ void MainWindow::createActions()
     m_viewMenu = menuBar()->addMenu(tr("&View"));
     auto add = [this](const QString& text, QList<QKeySequence> keys, auto slot) {
         QAction* a = m_viewMenu->addAction(text, m_timeline, slot);
-        a->setShortcuts(keys);
+        // Platform sequences (QKeySequence::ZoomOut is Ctrl+- on Linux) may repeat an explicit one: a key bound twice
+        // to one action is ambiguous in Qt and then does nothing.
+        QList<QKeySequence> unique;
+        for (const QKeySequence& k : keys)
+            if (!k.isEmpty() && !unique.contains(k))
+                unique << k;
+        a->setShortcuts(unique);
         a->setShortcutContext(Qt::WindowShortcut);
         m_traceActions << a;
         addAction(a);

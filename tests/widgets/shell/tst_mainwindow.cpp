@@ -39,6 +39,7 @@ private slots:
     void initTestCase();
     void opensTorchProfilerFolder();
     void idlePanelListsGapsAndZooms();
+    void everyShortcutIsBoundOnce();
     void transfersPanelListsCopies();
     void opensDemoTraceRows();
     void clickFillsDetails();
@@ -614,6 +615,41 @@ void TestMainWindow::transfersPanelListsCopies()
     emit t->cellActivated(0, 0);
     QVERIFY(w.timeline()->selection());
     QCOMPARE(w.detailsPanel()->field(QStringLiteral("Category")), QStringLiteral("memcpy"));
+}
+
+void TestMainWindow::everyShortcutIsBoundOnce()
+{
+    // A key sequence bound twice (in one action or in two) is ambiguous for Qt, and then neither fires.
+    MainWindow w;
+    QMap<QString, QString> owner;
+    int keys = 0;
+    for (QAction* a : w.findChildren<QAction*>()) {
+        for (const QKeySequence& k : a->shortcuts()) {
+            const QString key = k.toString(QKeySequence::PortableText);
+            const QString scope = a->shortcutContext() == Qt::WidgetShortcut ? QStringLiteral("widget:") : QString();
+            QVERIFY2(!owner.contains(scope + key),
+                     qPrintable(QStringLiteral("%1 is bound to '%2' and '%3'").arg(key, owner.value(scope + key), a->text())));
+            owner.insert(scope + key, a->text());
+            ++keys;
+        }
+    }
+    QVERIFY(keys >= 10);
+    // Ctrl+- zooms out (it was bound twice to Zoom Out: Qt reported an ambiguous shortcut and did nothing).
+    QTemporaryDir dir;
+    testing::write(dir, QStringLiteral("rank0.json"), testing::rankTrace(0, 1));
+    w.resize(1000, 700);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(dir.filePath(QStringLiteral("rank0.json")));
+    QVERIFY(loaded.wait(10000));
+    const TimeRange full = w.timeline()->visibleRange();
+    w.timeline()->zoomIn();
+    w.timeline()->zoomIn();
+    const TimeRange zoomed = w.timeline()->visibleRange();
+    QVERIFY(zoomed.duration() < full.duration());
+    QTest::keyClick(&w, Qt::Key_Minus, Qt::ControlModifier);
+    QVERIFY(w.timeline()->visibleRange().duration() > zoomed.duration());
 }
 
 #include "tst_mainwindow.moc"
