@@ -87,13 +87,13 @@ std::vector<IdleGap> idleGaps(const Trace& trace, const Analysis& analysis, int 
     // The innermost region of a CPU lane that contains t.
     auto regionAt = [&](std::uint32_t lane, TimeNs t) -> LaunchRef {
         const IntervalTable& tab = rank.lanes[lane].intervals;
-        LaunchRef best{kUnknownLaunch, 0};
+        LaunchRef best { kUnknownLaunch, 0 };
         int depth = -1;
         const TimeNs md = tab.maxDuration();
         for (std::size_t i = tab.lowerBoundStart(t - md); i < tab.size() && tab.start(i) <= t; ++i)
             if (tab.end(i) > t && int(tab.depth(i)) >= depth) {
                 depth = tab.depth(i);
-                best = {lane, std::uint32_t(i)};
+                best = { lane, std::uint32_t(i) };
             }
         return best;
     };
@@ -109,7 +109,7 @@ std::vector<IdleGap> idleGaps(const Trace& trace, const Analysis& analysis, int 
             continue;
         if (any && s > busyEnd) {
             IdleGap g;
-            g.range = {busyEnd, s};
+            g.range = { busyEnd, s };
             const TimeNs g0 = busyEnd, g1 = s;
             if (const LaunchRef* l = launchAt(st[k])) {
                 g.launch = *l;
@@ -137,10 +137,10 @@ std::vector<IdleGap> idleGaps(const Trace& trace, const Analysis& analysis, int 
     return out;
 }
 
-IdleBreakdown computeIdleBreakdown(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window)
+IdleBreakdown sumIdleGaps(const std::vector<IdleGap>& gaps)
 {
     IdleBreakdown out;
-    for (const IdleGap& g : idleGaps(trace, analysis, rankIndex, window)) {
+    for (const IdleGap& g : gaps) {
         ++out.gaps;
         out.hostBoundNs += g.hostBoundNs;
         out.syncWaitNs += g.syncWaitNs;
@@ -149,6 +149,11 @@ IdleBreakdown computeIdleBreakdown(const Trace& trace, const Analysis& analysis,
         out.dataLoadingNs += g.dataLoadingNs;
     }
     return out;
+}
+
+IdleBreakdown computeIdleBreakdown(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window)
+{
+    return sumIdleGaps(idleGaps(trace, analysis, rankIndex, window));
 }
 
 LaunchDiagnosis diagnoseLaunches(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window)

@@ -85,6 +85,7 @@ struct IdleGap
     LaunchRef cpuRegion{kUnknownLaunch, 0};
 };
 std::vector<IdleGap> idleGaps(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
+IdleBreakdown sumIdleGaps(const std::vector<IdleGap>& gaps);
 
 // Launch-bound diagnosis of a rank: its kernels (starting in the window) that have a known launch, against that
 // launch call's duration.

@@ -174,7 +174,8 @@ std::string statsJson(const Trace& trace, const Analysis& analysis, const StatsR
         out += "      \"host\": " + quoted(rank.host) + ",\n";
         out += "      \"device\": " + (rank.devices.empty() ? std::string("null") : std::to_string(rank.devices[0]))
             + ",\n";
-        appendFields(out, computeStats(trace, analysis, int(r), o.window), "      ");
+        const WindowStats rankStats = computeStats(trace, analysis, int(r), o.window);
+        appendFields(out, rankStats, "      ");
         out.insert(out.size() - 1, ",");
         out += "      \"phase_source\": " + quoted(phaseSourceName(ra.phaseSource)) + ",\n";
         out += "      \"phase_counts\": {\"launch\": " + std::to_string(ra.phaseFromLaunch)
@@ -193,7 +194,7 @@ std::string statsJson(const Trace& trace, const Analysis& analysis, const StatsR
                 + std::to_string(ld.p90KernelNs) + ", \"median_launch_ns\": " + std::to_string(ld.medianLaunchNs)
                 + ", \"p90_launch_ns\": " + std::to_string(ld.p90LaunchNs) + ", \"shorter_than_launch\": "
                 + number(ld.shorterThanLaunch) + ", \"launches_per_second\": " + number(ld.launchesPerSecond, 1) + "},\n";
-            out += "      \"finding\": " + quoted(idleFinding(computeStats(trace, analysis, int(r), o.window), idle, ld))
+            out += "      \"finding\": " + quoted(idleFinding(rankStats, idle, ld))
                 + ",\n";
         }
         out += "      \"step_source\": " + quoted(stepSourceName(ra.stepSource)) + ",\n";
@@ -356,6 +357,7 @@ std::string statsTable(const Trace& trace, const Analysis& analysis, const Stats
     {
         std::vector<std::vector<std::string>> irows;
         irows.push_back({"rank", "idle", "host-bound", "(data loading)", "sync wait", "queued", "unattributed", "gaps"});
+        std::string findings;
         for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
             const IdleBreakdown b = computeIdleBreakdown(trace, analysis, int(r), o.window);
             const TimeNs idle = b.totalNs();
@@ -364,23 +366,20 @@ std::string statsTable(const Trace& trace, const Analysis& analysis, const Stats
             };
             irows.push_back({trace.ranks[r].label, dur(idle), part(b.hostBoundNs), part(b.dataLoadingNs),
                              part(b.syncWaitNs), part(b.queuedNs), part(b.unattributedNs), std::to_string(b.gaps)});
+            const LaunchDiagnosis ld = diagnoseLaunches(trace, analysis, int(r), o.window);
+            findings += trace.ranks[r].label + ": "
+                + idleFinding(computeStats(trace, analysis, int(r), o.window), b, ld) + "\n";
+            if (ld.kernels > 0)
+                findings += "  kernels with a known launch: " + std::to_string(ld.kernels) + ", median "
+                    + dur(ld.medianKernelNs) + " (p90 " + dur(ld.p90KernelNs) + ") against launch calls of median "
+                    + dur(ld.medianLaunchNs) + " (p90 " + dur(ld.p90LaunchNs) + "); "
+                    + number(ld.launchesPerSecond, 0) + " launches/s\n";
         }
         out += "\nWhy the GPUs were idle: for each gap, until the call that launched the next work ended the CPU was\n"
                "host-bound (or waiting in a synchronising call), after it the work was queued; unattributed gaps\n"
                "end in work without a known launch.\n";
         out += renderTable(irows, 1);
-        out += "\n";
-        for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-            const LaunchDiagnosis ld = diagnoseLaunches(trace, analysis, int(r), o.window);
-            out += trace.ranks[r].label + ": "
-                + idleFinding(computeStats(trace, analysis, int(r), o.window),
-                              computeIdleBreakdown(trace, analysis, int(r), o.window), ld)
-                + "\n";
-            if (ld.kernels > 0)
-                out += "  kernels with a known launch: " + std::to_string(ld.kernels) + ", median " + dur(ld.medianKernelNs)
-                    + " (p90 " + dur(ld.p90KernelNs) + ") against launch calls of median " + dur(ld.medianLaunchNs)
-                    + " (p90 " + dur(ld.p90LaunchNs) + "); " + number(ld.launchesPerSecond, 0) + " launches/s\n";
-        }
+        out += "\n" + findings;
     }
 
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {

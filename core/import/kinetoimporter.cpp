@@ -130,10 +130,12 @@ class GzStream
 {
 public:
     using Ch = char;
+    // progress->bytesRead at construction counts the files read before this one.
     GzStream(gzFile file, const LoadOptions& options, LoadProgress* progress)
         : m_file(file)
         , m_options(options)
         , m_progress(progress)
+        , m_progressBase(progress ? progress->bytesRead : 0)
     { }
     Ch Peek() { return m_pos < m_end ? *m_pos : refill(); }
     Ch Take()
@@ -189,11 +191,7 @@ private:
     gzFile m_file;
     const LoadOptions& m_options;
     LoadProgress* m_progress;
-
-public:
-    std::uint64_t m_progressBase = 0; // bytes of the files read before this one
-
-private:
+    std::uint64_t m_progressBase;
     std::array<char, 1 << 18> m_buffer {};
     const char* m_pos = nullptr;
     const char* m_end = nullptr;
@@ -537,7 +535,6 @@ FileData readFile(Trace& trace, const std::string& path, const LoadOptions& opti
     gzbuffer(file, 1 << 18);
     FileData data;
     GzStream stream(file, options, &progress);
-    stream.m_progressBase = progress.bytesRead;
     Handler handler(trace, data);
     rapidjson::Reader reader;
     const rapidjson::ParseResult ok
@@ -580,11 +577,6 @@ int rankFromFileName(const std::string& path)
     return int(v);
 }
 
-bool numericLess(const std::string& a, const std::string& b)
-{
-    return naturalLess(a, b);
-}
-
 // Builds the rank of one file: CPU threads first (by process and thread), then GPU streams by (device, stream).
 void addRank(Trace& trace, FileData& data, const std::string& path, int rankNumber)
 {
@@ -603,7 +595,7 @@ void addRank(Trace& trace, FileData& data, const std::string& path, int rankNumb
             return !a.gpu;
         if (a.gpu)
             return a.device != b.device ? a.device < b.device : a.stream < b.stream;
-        return a.pid != b.pid ? numericLess(a.pid, b.pid) : numericLess(a.tid, b.tid);
+        return a.pid != b.pid ? naturalLess(a.pid, b.pid) : naturalLess(a.tid, b.tid);
     });
     std::unordered_map<std::uint64_t, LaunchRef> launchOf; // correlation -> CPU launch interval
     std::uint64_t brokenNesting = 0;
@@ -668,7 +660,8 @@ void addRank(Trace& trace, FileData& data, const std::string& path, int rankNumb
             } else {
                 if (iv.bytes > 0)
                     lane.copyBytes.emplace_back(index, iv.bytes);
-                // A copy's call (cudaMemcpyAsync, cudaMemsetAsync ...), for the idle breakdown; kernels' pairing skips it.
+                // A copy's call (cudaMemcpyAsync, cudaMemsetAsync ...), for the idle breakdown; kernels' pairing skips
+                // it.
                 const auto l = iv.correlation == kNoCorrelation ? launchOf.end() : launchOf.find(iv.correlation);
                 if (l != launchOf.end())
                     lane.launches.push_back(l->second);

@@ -6,7 +6,6 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QTableWidget>
-#include <QVBoxLayout>
 #include <algorithm>
 
 namespace exposure {
@@ -44,78 +43,34 @@ QString causeOf(const IdleGap& g)
 } // namespace
 
 IdlePanel::IdlePanel(QWidget* parent)
-    : QWidget(parent)
-    , m_summary(new QLabel(this))
-    , m_table(new QTableWidget(this))
-    , m_jobs(new JobSlot(this))
+    : RangePanel({ tr("Rank"), tr("Start"), tr("Gap"), tr("Cause"), tr("Host-bound"), tr("Sync wait"), tr("Queued"),
+                     tr("CPU was in"), tr("Ended by launch") },
+        parent)
 {
-    m_summary->setWordWrap(true);
-    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_table->setColumnCount(ColumnCount);
-    m_table->setHorizontalHeaderLabels({ tr("Rank"), tr("Start"), tr("Gap"), tr("Cause"), tr("Host-bound"),
-        tr("Sync wait"), tr("Queued"), tr("CPU was in"), tr("Ended by launch") });
-    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_table->verticalHeader()->hide();
-    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
-    m_table->horizontalHeader()->setSectionResizeMode(Region, QHeaderView::Stretch);
-    m_table->setWordWrap(false);
-    m_table->setTextElideMode(Qt::ElideMiddle);
-    m_table->setToolTip(tr("Double-click a gap to zoom there"));
-    connect(m_table, &QTableWidget::cellActivated, this, [this](int row, int) {
+    QTableWidget* t = table();
+    t->horizontalHeader()->setSectionResizeMode(Region, QHeaderView::Stretch);
+    t->setTextElideMode(Qt::ElideMiddle);
+    t->setToolTip(tr("Double-click a gap to zoom there"));
+    connect(t, &QTableWidget::cellActivated, this, [this](int row, int) {
         if (row < 0 || std::size_t(row) >= m_rowRanges.size())
             return;
         const TimeRange g = m_rowRanges[std::size_t(row)];
         const TimeNs margin = std::max<TimeNs>(g.duration() * 2, 1000);
         emit zoomRequested({ g.start - margin, g.end + margin });
     });
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(4, 4, 4, 4);
-    layout->addWidget(m_summary);
-    layout->addWidget(m_table, 1);
-}
-
-void IdlePanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis)
-{
-    m_trace = std::move(trace);
-    m_analysis = std::move(analysis);
-    m_jobs->cancel();
-    show({});
-    if (m_trace)
-        m_range = m_trace->extent;
-    recompute();
-}
-
-void IdlePanel::setVisibleRange(TimeRange range)
-{
-    if (range == m_range)
-        return;
-    m_range = range;
-    recompute();
 }
 
 void IdlePanel::recompute()
 {
-    if (!m_trace || !m_analysis)
-        return;
     auto trace = m_trace;
     auto analysis = m_analysis;
     const TimeRange range = m_range;
-    m_jobs->run<Result>(
+    jobs()->run<Result>(
         [trace, analysis, range] {
             Result r;
             for (int rank = 0; rank < int(trace->ranks.size()); ++rank) {
                 auto gaps = idleGaps(*trace, *analysis, rank, range);
-                IdleBreakdown b;
-                for (const IdleGap& g : gaps) {
-                    ++b.gaps;
-                    b.hostBoundNs += g.hostBoundNs;
-                    b.syncWaitNs += g.syncWaitNs;
-                    b.queuedNs += g.queuedNs;
-                    b.unattributedNs += g.unattributedNs;
-                    b.dataLoadingNs += g.dataLoadingNs;
-                }
+                const IdleBreakdown b = sumIdleGaps(gaps);
                 r.findings.push_back(trace->ranks[std::size_t(rank)].label + ": "
                     + idleFinding(computeStats(*trace, *analysis, rank, range), b,
                         diagnoseLaunches(*trace, *analysis, rank, range)));
@@ -136,11 +91,11 @@ void IdlePanel::show(const Result& r)
     QStringList lines;
     for (const auto& f : r.findings)
         lines << QString::fromStdString(f);
-    m_summary->setText(
+    summaryLabel()->setText(
         lines.isEmpty() ? tr("Open a trace to see why its GPUs were idle.") : lines.join(QLatin1Char('\n')));
     m_rowRanges.clear();
-    m_table->setSortingEnabled(false);
-    m_table->setRowCount(int(r.gaps.size()));
+    table()->setSortingEnabled(false);
+    table()->setRowCount(int(r.gaps.size()));
     int row = 0;
     for (const auto& [rank, g] : r.gaps) {
         auto set = [&](int col, const QString& text, qlonglong sortKey) {
@@ -148,7 +103,7 @@ void IdlePanel::show(const Result& r)
             item->setData(Qt::UserRole, sortKey);
             if (col != Region && col != Launch && col != Cause && col != Rank)
                 item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-            m_table->setItem(row, col, item);
+            table()->setItem(row, col, item);
         };
         set(Rank, QString::fromStdString(m_trace->ranks[std::size_t(rank)].label), rank);
         set(Start, durationText(g.range.start), g.range.start);
@@ -162,12 +117,12 @@ void IdlePanel::show(const Result& r)
         m_rowRanges.push_back(g.range);
         ++row;
     }
-    m_table->resizeColumnsToContents();
+    table()->resizeColumnsToContents();
 }
 
 QString IdlePanel::findings() const
 {
-    return m_summary->text();
+    return summaryLabel()->text();
 }
 
 } // namespace exposure

@@ -7,7 +7,6 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QTableWidget>
-#include <QVBoxLayout>
 
 namespace exposure {
 
@@ -46,25 +45,13 @@ private:
 } // namespace
 
 TransfersPanel::TransfersPanel(QWidget* parent)
-    : QWidget(parent)
-    , m_summary(new QLabel(this))
-    , m_table(new QTableWidget(this))
-    , m_jobs(new JobSlot(this))
+    : RangePanel({ tr("Rank"), tr("Stream"), tr("Direction"), tr("Bytes"), tr("Duration"), tr("Bandwidth"), tr("Step"),
+                     tr("Start") },
+        parent)
 {
-    m_summary->setWordWrap(true);
-    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_table->setColumnCount(ColumnCount);
-    m_table->setHorizontalHeaderLabels({ tr("Rank"), tr("Stream"), tr("Direction"), tr("Bytes"), tr("Duration"),
-        tr("Bandwidth"), tr("Step"), tr("Start") });
-    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_table->verticalHeader()->hide();
-    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
-    m_table->setWordWrap(false);
-    m_table->setToolTip(tr("Double-click a copy to select it on the timeline"));
-    connect(m_table, &QTableWidget::cellActivated, this, [this](int row, int) {
-        const QTableWidgetItem* item = m_table->item(row, Rank);
+    table()->setToolTip(tr("Double-click a copy to select it on the timeline"));
+    connect(table(), &QTableWidget::cellActivated, this, [this](int row, int) {
+        const QTableWidgetItem* item = table()->item(row, Rank);
         if (!item)
             return;
         const int k = item->data(Qt::UserRole).toInt();
@@ -72,39 +59,14 @@ TransfersPanel::TransfersPanel(QWidget* parent)
             emit transferSelected(
                 m_refs[std::size_t(k)].rank, m_refs[std::size_t(k)].lane, m_refs[std::size_t(k)].interval);
     });
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(4, 4, 4, 4);
-    layout->addWidget(m_summary);
-    layout->addWidget(m_table, 1);
-}
-
-void TransfersPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis)
-{
-    m_trace = std::move(trace);
-    m_analysis = std::move(analysis);
-    m_jobs->cancel();
-    show({});
-    if (m_trace)
-        m_range = m_trace->extent;
-    recompute();
-}
-
-void TransfersPanel::setVisibleRange(TimeRange range)
-{
-    if (range == m_range)
-        return;
-    m_range = range;
-    recompute();
 }
 
 void TransfersPanel::recompute()
 {
-    if (!m_trace || !m_analysis)
-        return;
     auto trace = m_trace;
     auto analysis = m_analysis;
     const TimeRange range = m_range;
-    m_jobs->run<Result>(
+    jobs()->run<Result>(
         [trace, analysis, range] {
             Result r;
             r.rows = transfers(*trace, *analysis, range);
@@ -137,41 +99,41 @@ void TransfersPanel::show(const Result& r)
         lines << tr("Per step: %1")
                      .arg(steps.mid(0, 12).join(QStringLiteral("; "))
                          + (steps.size() > 12 ? QStringLiteral("; …") : QString()));
-    m_summary->setText(
+    summaryLabel()->setText(
         lines.isEmpty() ? tr("No copies or memsets in the visible range.") : lines.join(QLatin1Char('\n')));
 
     m_refs.clear();
-    m_table->setSortingEnabled(false);
+    table()->setSortingEnabled(false);
     const std::size_t n = std::min<std::size_t>(r.rows.size(), kMaxRows);
-    m_table->setRowCount(int(n));
+    table()->setRowCount(int(n));
     for (std::size_t k = 0; k < n; ++k) {
         const TransferRow& row = r.rows[k];
         const int i = int(k);
         auto* rank = new QTableWidgetItem(QString::fromStdString(m_trace->ranks[std::size_t(row.ref.rank)].label));
         rank->setData(Qt::UserRole, i);
-        m_table->setItem(i, Rank, rank);
-        m_table->setItem(i, Stream,
+        table()->setItem(i, Rank, rank);
+        table()->setItem(i, Stream,
             new QTableWidgetItem(QString::fromStdString(
                 m_trace->ranks[std::size_t(row.ref.rank)].lanes[std::size_t(row.ref.lane)].name)));
-        m_table->setItem(i, Direction, new QTableWidgetItem(QString::fromStdString(row.direction)));
-        m_table->setItem(i, Bytes, new NumberItem(bytesText(row.bytes), double(row.bytes)));
-        m_table->setItem(i, Duration, new NumberItem(durationText(row.durationNs), double(row.durationNs)));
-        m_table->setItem(i, Bandwidth, new NumberItem(bandwidthText(row.bytesPerSecond()), row.bytesPerSecond()));
+        table()->setItem(i, Direction, new QTableWidgetItem(QString::fromStdString(row.direction)));
+        table()->setItem(i, Bytes, new NumberItem(bytesText(row.bytes), double(row.bytes)));
+        table()->setItem(i, Duration, new NumberItem(durationText(row.durationNs), double(row.durationNs)));
+        table()->setItem(i, Bandwidth, new NumberItem(bandwidthText(row.bytesPerSecond()), row.bytesPerSecond()));
         const auto& rankSteps = m_analysis->ranks[std::size_t(row.ref.rank)].steps;
-        m_table->setItem(i, Step,
+        table()->setItem(i, Step,
             new QTableWidgetItem(row.step >= 0 && std::size_t(row.step) < rankSteps.size()
                     ? QString::fromStdString(rankSteps[std::size_t(row.step)].name)
                     : QString()));
-        m_table->setItem(i, Start, new NumberItem(durationText(row.start), double(row.start)));
+        table()->setItem(i, Start, new NumberItem(durationText(row.start), double(row.start)));
         m_refs.push_back(row.ref);
     }
-    m_table->setSortingEnabled(true);
-    m_table->resizeColumnsToContents();
+    table()->setSortingEnabled(true);
+    table()->resizeColumnsToContents();
 }
 
 QString TransfersPanel::summary() const
 {
-    return m_summary->text();
+    return summaryLabel()->text();
 }
 
 } // namespace exposure

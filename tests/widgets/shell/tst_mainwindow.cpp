@@ -32,6 +32,15 @@
 using namespace exposure;
 using L = testing::DdpTraceLayout;
 
+// Writes the generated 1-rank torch.profiler trace (support/kinetotraces.h) into `dir` and opens it in `w`.
+static bool openGeneratedRank(MainWindow& w, const QTemporaryDir& dir)
+{
+    const QString path = testing::write(dir, QStringLiteral("rank0.json"), testing::rankTrace(0, 1));
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(path);
+    return loaded.wait(10000);
+}
+
 class TestMainWindow : public QObject
 {
     Q_OBJECT
@@ -570,12 +579,9 @@ void TestMainWindow::idlePanelListsGapsAndZooms()
     // Rank 0 of the generated torch.profiler trace: the longest gap [15.123, 35) us ends in the backward GEMM whose
     // launch ran [31, 33) us: 17.877 us host-bound, 2 us queued.
     QTemporaryDir dir;
-    testing::write(dir, QStringLiteral("rank0.json"), testing::rankTrace(0, 1));
     MainWindow w;
     w.resize(1200, 800);
-    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
-    w.openTrace(dir.filePath(QStringLiteral("rank0.json")));
-    QVERIFY(loaded.wait(10000));
+    QVERIFY(openGeneratedRank(w, dir));
     IdlePanel* p = w.idlePanel();
     QTRY_VERIFY(p->jobs()->deliveredCount() > 0 && !p->jobs()->busy());
     QVERIFY2(p->findings().startsWith(QStringLiteral("Rank 0: GPU idle ")), qPrintable(p->findings()));
@@ -596,12 +602,9 @@ void TestMainWindow::transfersPanelListsCopies()
 {
     // The generated torch.profiler trace has one host-to-device copy of 4 096 bytes taking 2 us: 2.05 GB/s.
     QTemporaryDir dir;
-    testing::write(dir, QStringLiteral("rank0.json"), testing::rankTrace(0, 1));
     MainWindow w;
     w.resize(1200, 800);
-    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
-    w.openTrace(dir.filePath(QStringLiteral("rank0.json")));
-    QVERIFY(loaded.wait(10000));
+    QVERIFY(openGeneratedRank(w, dir));
     TransfersPanel* p = w.transfersPanel();
     QTRY_VERIFY(p->jobs()->deliveredCount() > 0 && !p->jobs()->busy());
     QTableWidget* t = p->table();
@@ -636,13 +639,10 @@ void TestMainWindow::everyShortcutIsBoundOnce()
     QVERIFY(keys >= 10);
     // Ctrl+- zooms out (it was bound twice to Zoom Out: Qt reported an ambiguous shortcut and did nothing).
     QTemporaryDir dir;
-    testing::write(dir, QStringLiteral("rank0.json"), testing::rankTrace(0, 1));
     w.resize(1000, 700);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
-    w.openTrace(dir.filePath(QStringLiteral("rank0.json")));
-    QVERIFY(loaded.wait(10000));
+    QVERIFY(openGeneratedRank(w, dir));
     const TimeRange full = w.timeline()->visibleRange();
     w.timeline()->zoomIn();
     w.timeline()->zoomIn();

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "panels/rangepanel.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace exposure {
+
+RangePanel::RangePanel(const QStringList& columns, QWidget* parent)
+    : QWidget(parent)
+    , m_summary(new QLabel(this))
+    , m_table(new QTableWidget(this))
+    , m_jobs(new JobSlot(this))
+{
+    m_summary->setWordWrap(true);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_table->setColumnCount(int(columns.size()));
+    m_table->setHorizontalHeaderLabels(columns);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->verticalHeader()->hide();
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
+    m_table->setWordWrap(false);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(m_summary);
+    layout->addWidget(m_table, 1);
+}
+
+void RangePanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis)
+{
+    m_trace = std::move(trace);
+    m_analysis = std::move(analysis);
+    m_jobs->cancel();
+    clear();
+    if (m_trace)
+        m_range = m_trace->extent;
+    if (m_trace && m_analysis)
+        recompute();
+}
+
+void RangePanel::setVisibleRange(TimeRange range)
+{
+    if (range == m_range)
+        return;
+    m_range = range;
+    if (m_trace && m_analysis)
+        recompute();
+}
+
+} // namespace exposure

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "analysis/analysis.h"
+#include "jobs/jobslot.h"
+
+#include <QStringList>
+#include <QWidget>
+#include <memory>
+
+class QLabel;
+class QTableWidget;
+
+namespace exposure {
+
+// A dock panel about the visible range: a summary line over a read-only table of rows, recomputed in a JobSlot
+// whenever the trace or the range changes (a newer range supersedes the older job).
+class RangePanel : public QWidget
+{
+    Q_OBJECT
+public:
+    void setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis);
+    void setVisibleRange(TimeRange range);
+
+    QTableWidget* table() const { return m_table; }
+    JobSlot* jobs() const { return m_jobs; }
+
+protected:
+    RangePanel(const QStringList& columns, QWidget* parent);
+    // Starts the job for the current trace and range (both set).
+    virtual void recompute() = 0;
+    // Empties the panel (a new trace is coming).
+    virtual void clear() = 0;
+
+    QLabel* summaryLabel() const { return m_summary; }
+
+    std::shared_ptr<const Trace> m_trace;
+    std::shared_ptr<const Analysis> m_analysis;
+    TimeRange m_range;
+
+private:
+    QLabel* m_summary;
+    QTableWidget* m_table;
+    JobSlot* m_jobs;
+};
+
+} // namespace exposure
