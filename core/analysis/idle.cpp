@@ -168,8 +168,9 @@ LaunchDiagnosis diagnoseLaunches(const Trace& trace, const Analysis& analysis, i
         const auto& of = ra.launchOf[li];
         for (std::size_t i = t.lowerBoundStart(window.start); i < t.size() && i < of.size() && t.start(i) < window.end;
              ++i) {
-            if (of[i].cpuLane == kUnknownLaunch)
-                continue;
+            const Category cat = analysis.names[t.name(i)].category;
+            if (of[i].cpuLane == kUnknownLaunch || (cat != Category::Compute && cat != Category::Communication))
+                continue; // copies have calls too, but the diagnosis is about kernels
             const TimeNs k = t.duration(i);
             const TimeNs l = rank.lanes[of[i].cpuLane].intervals.duration(of[i].interval);
             kernels.push_back(k);

@@ -583,6 +583,7 @@ private Q_SLOTS:
         QCOMPARE(b.hostBoundNs, TimeNs(80));
         QCOMPARE(b.queuedNs, TimeNs(20));
         QCOMPARE(b.unattributedNs, TimeNs(0));
+        QCOMPARE(diagnoseLaunches(*t, *a, 0, t->extent).kernels, 1ull); // the copy is not counted as a kernel
     }
 
     // Without launches, the name decides; with neither, the step heuristic.
