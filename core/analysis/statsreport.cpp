@@ -162,6 +162,11 @@ std::string statsJson(const Trace& trace, const Analysis& analysis, const StatsR
     out += "  \"rules\": " + quoted(analysis.rules.source()) + ",\n";
     out += "  \"window\": {\"start_ns\": " + std::to_string(o.window.start)
         + ", \"end_ns\": " + std::to_string(o.window.end) + "},\n";
+    // What the importer found inconsistent or incomplete (counted, clipped or dropped; see `info`).
+    out += "  \"trace_warnings\": [";
+    for (std::size_t i = 0; i < trace.warnings.size(); ++i)
+        out += (i ? ", " : "") + quoted(trace.warnings[i]);
+    out += "],\n";
     const CollectiveMatch collectives = matchCollectives(trace, analysis);
     out += "  \"ranks\": [";
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
@@ -302,7 +307,10 @@ std::string statsTable(const Trace& trace, const Analysis& analysis, const Stats
     out += "Window: " + (o.windowGiven ? dur(o.window.start) + " to " + dur(o.window.end) + " (" + dur(o.window.duration()) + ")"
                                        : "whole trace (" + dur(o.window.duration()) + ")")
         + "\n";
-    out += "Rules:  " + analysis.rules.source() + "\n\n";
+    out += "Rules:  " + analysis.rules.source() + "\n";
+    for (const auto& w : trace.warnings)
+        out += "warning: " + w + "\n";
+    out += "\n";
 
     std::vector<std::vector<std::string>> rows;
     rows.push_back({"rank", "host", "span", "mean step", "compute", "comm busy", "comm kernel sum", "hidden", "exposed",

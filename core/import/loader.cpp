@@ -2,6 +2,7 @@
 #include "import/loader.h"
 
 #include "import/archivefinder.h"
+#include "import/consistency.h"
 #include "import/kinetoimporter.h"
 #include "import/otf2importer.h"
 
@@ -19,6 +20,7 @@ std::shared_ptr<Trace> loadTrace(const std::string& path, const LoadOptions& opt
     std::vector<ArchiveRef> archives;
     if (!folder && isKinetoFileName(path)) {
         importKineto(*trace, {path}, options);
+        checkConsistency(*trace);
         return trace;
     }
     try {
@@ -28,6 +30,7 @@ std::shared_ptr<Trace> loadTrace(const std::string& path, const LoadOptions& opt
         if (kineto.empty())
             throw;
         importKineto(*trace, kineto, options);
+        checkConsistency(*trace);
         return trace;
     }
     Otf2Importer importer(*trace, options);
@@ -38,6 +41,7 @@ std::shared_ptr<Trace> loadTrace(const std::string& path, const LoadOptions& opt
     }
     importer.readEvents();
     importer.finish();
+    checkConsistency(*trace);
     return trace;
 }
 

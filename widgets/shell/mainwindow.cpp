@@ -31,6 +31,7 @@
 #include <QProgressBar>
 #include <QSettings>
 #include <QStatusBar>
+#include <QStyle>
 #include <QTimer>
 #include <QToolButton>
 
@@ -58,6 +59,7 @@ MainWindow::MainWindow(QWidget* parent)
     , m_rangeLabel(new QLabel(this))
     , m_progress(new QProgressBar(this))
     , m_cancelButton(new QToolButton(this))
+    , m_warningsButton(new QToolButton(this))
 {
     initExposureResources();
     setObjectName(QStringLiteral("MainWindow"));
@@ -302,7 +304,15 @@ void MainWindow::createStatusBar()
     m_cancelButton->setToolTip(tr("Stop loading and keep the current trace"));
     m_cancelButton->hide();
     connect(m_cancelButton, &QToolButton::clicked, this, &MainWindow::cancelLoading);
+    m_warningsButton->setAutoRaise(true);
+    m_warningsButton->setIcon(style()->standardIcon(QStyle::SP_MessageBoxWarning));
+    m_warningsButton->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    m_warningsButton->setToolTip(tr("What the importer found inconsistent or incomplete in this trace: counted, and "
+                                    "clipped or dropped only where it says so"));
+    m_warningsButton->hide();
+    connect(m_warningsButton, &QToolButton::clicked, this, &MainWindow::showTraceWarnings);
     statusBar()->addWidget(m_statusText, 1);
+    statusBar()->addPermanentWidget(m_warningsButton);
     statusBar()->addPermanentWidget(m_cursorLabel);
     statusBar()->addPermanentWidget(m_rangeLabel);
     statusBar()->addPermanentWidget(m_progress);
@@ -425,6 +435,9 @@ void MainWindow::applyLoaded(const LoadedTrace& loaded)
     m_idle->setTrace(loaded.trace, loaded.analysis);
     m_transfers->setTrace(loaded.trace, loaded.analysis);
     m_rules->setRules(loaded.analysis ? &loaded.analysis->rules : nullptr, loaded.ruleUsage);
+    const std::size_t warnings = loaded.trace ? loaded.trace->warnings.size() : 0;
+    m_warningsButton->setText(warnings == 1 ? tr("1 warning") : tr("%1 warnings").arg(warnings));
+    m_warningsButton->setVisible(warnings > 0);
     updateTitle();
     updateActions();
 }
@@ -536,6 +549,28 @@ void MainWindow::setPalette(PaletteKind kind)
     m_timeline->setOptions(o);
     for (QAction* a : std::as_const(m_paletteActions))
         a->setChecked(a->data().toInt() == int(kind));
+}
+
+QString MainWindow::traceWarningsText() const
+{
+    QStringList lines;
+    if (m_current.trace)
+        for (const auto& w : m_current.trace->warnings)
+            lines << QString::fromStdString(w);
+    return lines.join(QLatin1Char('\n'));
+}
+
+void MainWindow::showTraceWarnings()
+{
+    if (!m_current.trace || m_current.trace->warnings.empty())
+        return;
+    QMessageBox box(QMessageBox::Warning, tr("Trace warnings"),
+                    tr("%n finding(s) about the data of this trace. Numbers change only where a warning says what "
+                       "was clipped or dropped.",
+                       nullptr, int(m_current.trace->warnings.size())),
+                    QMessageBox::Close, this);
+    box.setDetailedText(traceWarningsText());
+    box.exec();
 }
 
 void MainWindow::restoreSettings()

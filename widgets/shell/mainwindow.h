@@ -62,6 +62,10 @@ public:
     TransfersPanel* transfersPanel() const { return m_transfers; }
     RulesPanel* rulesPanel() const { return m_rules; }
     RecentFilesMenu* recentFilesMenu() const { return m_recent; }
+    // The status-bar button that counts the trace's import warnings (hidden when there are none) and lists them.
+    QToolButton* traceWarningsButton() const { return m_warningsButton; }
+    // The import warnings as one text (what the button's dialog shows).
+    QString traceWarningsText() const;
     TraceLoader* loader() const { return m_loader; }
     std::shared_ptr<const Trace> trace() const;
     std::shared_ptr<const Analysis> analysis() const;
@@ -99,6 +103,7 @@ private:
     void openDialog(bool folder);
     void restoreSettings();
     void saveSettings();
+    void showTraceWarnings();
 
     LoadedTrace m_current;
     TraceLoader* m_loader;
@@ -129,6 +134,7 @@ private:
     QLabel* m_rangeLabel;
     QProgressBar* m_progress;
     QToolButton* m_cancelButton;
+    QToolButton* m_warningsButton;
     MessageSink m_sink;
 };
 

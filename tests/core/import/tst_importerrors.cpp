@@ -9,6 +9,7 @@
 #include <QTest>
 
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <unistd.h>
 
@@ -96,6 +97,8 @@ private Q_SLOTS:
     void outOfOrderEventsAreDropped();
     void zeroLengthKernels();
     void timestampsNearThe64BitLimit();
+    void clockJumpIsReported();
+    void rankWithUnalignedClock();
 };
 
 void TestImportErrors::missingPath()
@@ -394,6 +397,55 @@ void TestImportErrors::timestampsNearThe64BitLimit()
     const auto t = loadTrace(b.root);
     QCOMPARE(t->ranks[0].lanes[0].intervals.size(), 1u);
     QCOMPARE(t->ranks[0].lanes[0].intervals.duration(0), TimeNs(10));
+}
+
+namespace {
+
+std::vector<std::string> warningsContaining(const Trace& t, const std::string& fragment)
+{
+    std::vector<std::string> out;
+    for (const auto& w : t.warnings)
+        if (w.find(fragment) != std::string::npos)
+            out.push_back(w);
+    return out;
+}
+
+} // namespace
+
+void TestImportErrors::clockJumpIsReported()
+{
+    ArchiveSpec spec;
+    auto& r = spec.addRank(0);
+    auto& s = r.addStream(0, 7);
+    const Ns hour = 3600LL * 1'000'000'000LL;
+    s.kernels = {{"k", 1'000, 2'000}, {"k", 3'000, 4'000}, {"k", 2 * hour, 2 * hour + 1'000}};
+    Archive a(spec);
+    const auto t = loadTrace(a.root);
+    const auto jumps = warningsContaining(*t, "the clock jumps forward");
+    QCOMPARE(jumps.size(), 1u);
+    QVERIFY2(jumps[0].find("jumps forward 1 time (by up to 7200 s between two events)") != std::string::npos, jumps[0].c_str());
+    // Nothing was changed: the kernel after the jump keeps its time.
+    const auto& iv = t->ranks[0].lanes[1].intervals;
+    QCOMPARE(iv.size(), 3u);
+    QCOMPARE(iv.start(2) - iv.start(0), TimeNs(2 * hour - 1'000));
+    // An hour exactly is a pause, not a jump.
+    ArchiveSpec calm;
+    calm.addRank(0).addStream(0, 7).kernels = {{"k", 0, 1'000}, {"k", 1'000 + hour, 2'000 + hour}};
+    Archive b(calm);
+    QCOMPARE(warningsContaining(*loadTrace(b.root), "clock").size(), 0u);
+}
+
+void TestImportErrors::rankWithUnalignedClock()
+{
+    ArchiveSpec spec;
+    spec.addRank(0).addStream(0, 7).kernels = {{"k", 1'000, 2'000}, {"k", 3'000, 9'000}};
+    spec.addRank(1).addStream(0, 7).kernels = {{"k", 50'000, 60'000}};
+    spec.addRank(2).addStream(0, 7).kernels = {{"k", 55'000, 58'000}};
+    Archive a(spec);
+    const auto t = loadTrace(a.root);
+    const auto w = warningsContaining(*t, "not aligned");
+    QCOMPARE(w.size(), 1u);
+    QVERIFY2(w[0].find(a.root + "/rank0/traces.otf2: Rank 0: its events do not overlap") == 0, w[0].c_str());
 }
 
 QTEST_APPLESS_MAIN(TestImportErrors)
