@@ -75,21 +75,20 @@ ConsistencyReport checkConsistency(Trace& trace)
             const std::string at = where(trace, rank, lane);
             if (local.clippedEnds)
                 trace.warnings.push_back(at + std::to_string(local.clippedEnds)
-                                         + " kernels or copies end after a later one on the same stream has ended "
-                                           "(a timing glitch); their ends were clipped to the next one's start, "
-                                           "removing "
-                                         + formatDuration(local.clippedNs) + " (the longest clip "
-                                         + formatDuration(local.longestClippedNs) + ")");
+                    + " kernels or copies end after a later one on the same stream has ended "
+                      "(a timing glitch); their ends were clipped to the next one's start, "
+                      "removing "
+                    + formatDuration(local.clippedNs) + " (the longest clip " + formatDuration(local.longestClippedNs)
+                    + ")");
             if (local.streamOverlaps)
                 trace.warnings.push_back(at + std::to_string(local.streamOverlaps)
-                                         + " kernels or copies start before the previous one on the same stream "
-                                           "ended (by up to "
-                                         + formatDuration(local.longestStreamOverlap) + "); kept as recorded");
+                    + " kernels or copies start before the previous one on the same stream "
+                      "ended (by up to "
+                    + formatDuration(local.longestStreamOverlap) + "); kept as recorded");
             if (local.clockJumps)
                 trace.warnings.push_back(at + "the clock jumps forward " + std::to_string(local.clockJumps)
-                                         + (local.clockJumps == 1 ? " time" : " times") + " (by up to "
-                                         + formatDuration(local.largestJumpNs)
-                                         + " between two events); times after a jump may not be comparable");
+                    + (local.clockJumps == 1 ? " time" : " times") + " (by up to " + formatDuration(local.largestJumpNs)
+                    + " between two events); times after a jump may not be comparable");
             total.streamOverlaps += local.streamOverlaps;
             total.longestStreamOverlap = std::max(total.longestStreamOverlap, local.longestStreamOverlap);
             total.clippedEnds += local.clippedEnds;
@@ -113,7 +112,7 @@ ConsistencyReport checkConsistency(Trace& trace)
     if (trace.ranks.size() > 1) {
         std::vector<TimeRange> spans;
         for (const auto& rank : trace.ranks) {
-            TimeRange r{std::numeric_limits<TimeNs>::max(), std::numeric_limits<TimeNs>::min()};
+            TimeRange r { std::numeric_limits<TimeNs>::max(), std::numeric_limits<TimeNs>::min() };
             for (const auto& lane : rank.lanes)
                 for (std::size_t i = 0; i < lane.intervals.size(); ++i) {
                     r.start = std::min(r.start, lane.intervals.start(i));
@@ -135,10 +134,10 @@ ConsistencyReport checkConsistency(Trace& trace)
                 ++total.disjointRanks;
                 const auto& rank = trace.ranks[a];
                 trace.warnings.push_back((rank.archivePath.empty() ? trace.sourcePath : rank.archivePath) + ": "
-                                         + rank.label
-                                         + ": its events do not overlap in time with any other rank's; its clock "
-                                           "is probably not aligned with theirs (timeline positions and collective "
-                                           "matching across ranks are unreliable)");
+                    + rank.label
+                    + ": its events do not overlap in time with any other rank's; its clock "
+                      "is probably not aligned with theirs (timeline positions and collective "
+                      "matching across ranks are unreliable)");
             }
         }
     }

@@ -20,8 +20,8 @@ struct ConsistencyReport
     // finish a later kernel first): a timing glitch that inflates maxima to seconds. Its end is clipped to the
     // start of the next one.
     std::uint64_t clippedEnds = 0;
-    TimeNs clippedNs = 0;          // total time removed
-    TimeNs longestClippedNs = 0;   // the largest single clip
+    TimeNs clippedNs = 0; // total time removed
+    TimeNs longestClippedNs = 0; // the largest single clip
     // Gaps of more than kClockJumpNs between consecutive events on one lane: the clock most likely jumped.
     std::uint64_t clockJumps = 0;
     TimeNs largestJumpNs = 0;

@@ -578,8 +578,16 @@ void MainWindow::restoreSettings()
     QSettings s;
     restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(s.value(QStringLiteral("window/state")).toByteArray());
-    const bool showCpu = s.value(QStringLiteral("view/showCpu"), true).toBool();
-    const bool showOverlap = s.value(QStringLiteral("view/showOverlap"), true).toBool();
+    // A damaged or hand-edited settings file: a value that is not what we wrote gives the default.
+    auto flag = [&s](const QString& key, bool fallback) {
+        const QVariant v = s.value(key);
+        if (v.typeId() == QMetaType::Bool)
+            return v.toBool();
+        const QString text = v.toString();
+        return text == QLatin1String("true") ? true : text == QLatin1String("false") ? false : fallback;
+    };
+    const bool showCpu = flag(QStringLiteral("view/showCpu"), true);
+    const bool showOverlap = flag(QStringLiteral("view/showOverlap"), true);
     m_showCpuAction->setChecked(showCpu);
     m_showOverlapAction->setChecked(showOverlap);
     setPalette(paletteKindFromName(s.value(QStringLiteral("view/palette"), QStringLiteral("default")).toString()));
