@@ -72,6 +72,8 @@ int runStats(int argc, char** argv)
                                 QStringLiteral("T"));
     for (const auto* o : {&json, &csv, &perStep, &rules, &extend, &from, &to})
         parser.addOption(*o);
+    const LoadArgs loadArgs;
+    loadArgs.addTo(parser);
     parser.addPositionalArgument(QStringLiteral("TRACE"),
                                  QStringLiteral("An OTF2 anchor file, an archive folder, or a folder of per-rank archives; or "
                                                 "torch.profiler traces: a .json / .json.gz file or a folder of them."));
@@ -111,9 +113,12 @@ int runStats(int argc, char** argv)
     }
 
     const std::string path = args.front().toStdString();
+    LoadOptions loadOptions;
+    if (const std::string problem = loadArgs.apply(parser, loadOptions); !problem.empty())
+        return fail(problem);
     std::shared_ptr<Trace> trace;
     try {
-        trace = loadTrace(path);
+        trace = loadWatched(path, loadOptions);
     } catch (const LoadError& e) {
         return fail(e.what());
     } catch (const std::exception& e) {

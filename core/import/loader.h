@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace exposure {
 
@@ -33,6 +34,15 @@ struct LoadOptions
     // Event-reading threads (one OTF2 reader each, over disjoint sets of locations); 0 = one per hardware
     // thread (at most 8). The result does not depend on it.
     int threads = 0;
+    // Refuse (TraceTooLarge) a trace whose estimated memory exceeds this many bytes; 0 = what the machine, cgroup
+    // and resource limits leave (a trace is always refused when it exceeds those).
+    std::uint64_t memoryLimit = 0;
+    // Called once the memory a load needs is estimated (before events are read), with that estimate in bytes. The
+    // CLI caps its address space from it, so that damaged data that makes a library allocate without end fails
+    // with a message instead of being killed by the operating system.
+    std::function<void(std::uint64_t estimatedBytes)> memoryEstimated;
+    // Load only these ranks of a folder of per-rank OTF2 archives (rank numbers as `info` lists them); empty = all.
+    std::vector<int> ranks;
 };
 
 // Bad input: what() is one line "<file>: <problem>".

@@ -2,6 +2,7 @@
 // Bad input: every case must give a LoadError naming the file and the problem (or a counted warning), never a
 // crash, a hang or silently wrong numbers.
 #include "import/loader.h"
+#include "import/memorybudget.h"
 #include "model/trace.h"
 #include "synth/archivewriter.h"
 
@@ -70,6 +71,19 @@ void truncateTo(const std::string& file, std::uintmax_t size)
         QVERIFY2(thrown_, "expected a LoadError");                                                                  \
     } while (false)
 
+#define EXPECT_LOAD_ERROR_OPTS(pathExpr, opts, fileExpr, fragment)                                                 \
+    do {                                                                                                            \
+        bool thrown_ = false;                                                                                       \
+        try {                                                                                                       \
+            loadTrace(pathExpr, opts);                                                                              \
+        } catch (const LoadError& e) {                                                                              \
+            thrown_ = true;                                                                                         \
+            QVERIFY2(e.file() == (fileExpr), e.what());                                                             \
+            QVERIFY2(e.problem().find(fragment) != std::string::npos, e.what());                                    \
+        }                                                                                                           \
+        QVERIFY2(thrown_, "expected a LoadError");                                                                  \
+    } while (false)
+
 } // namespace
 
 class TestImportErrors : public QObject
@@ -99,6 +113,8 @@ private Q_SLOTS:
     void timestampsNearThe64BitLimit();
     void clockJumpIsReported();
     void rankWithUnalignedClock();
+    void tooLargeForTheMemoryLimit();
+    void chosenRanksOnly();
 };
 
 void TestImportErrors::missingPath()
@@ -446,6 +462,51 @@ void TestImportErrors::rankWithUnalignedClock()
     const auto w = warningsContaining(*t, "not aligned");
     QCOMPARE(w.size(), 1u);
     QVERIFY2(w[0].find(a.root + "/rank0/traces.otf2: Rank 0: its events do not overlap") == 0, w[0].c_str());
+}
+
+void TestImportErrors::tooLargeForTheMemoryLimit()
+{
+    Archive a;
+    LoadOptions o;
+    o.memoryLimit = 1 << 20; // 1 MiB: less than the fixed base of any load
+    try {
+        loadTrace(a.root, o);
+        QFAIL("expected TraceTooLarge");
+    } catch (const TraceTooLarge& e) {
+        QCOMPARE(e.file(), a.root);
+        QVERIFY2(e.problem().rfind("needs about 64 MiB of memory to load (0.0 M events), more than the 1 MiB allowed "
+                                   "by the given memory limit; open fewer ranks",
+                                   0)
+                     == 0,
+                 e.what());
+        QCOMPARE(e.available(), std::uint64_t(1 << 20));
+        QVERIFY(e.needed() > (64u << 20));
+    }
+    // The estimate grows with the events the definitions announce: 16 bytes each on top of the base.
+    o.memoryLimit = kBaseBytes + 16 * 1000;
+    QVERIFY(loadTrace(a.root, o)); // 7 events in all
+    // The machine's own budget is a real, positive figure.
+    const MemoryBudget b = availableMemory();
+    QVERIFY(b.bytes > (64u << 20));
+    QVERIFY(!b.source.empty());
+}
+
+void TestImportErrors::chosenRanksOnly()
+{
+    ArchiveSpec spec;
+    spec.timerResolution = 1'000'000'000;
+    for (int r = 0; r < 4; ++r)
+        spec.addRank(r).addStream(r, 7).kernels = {{"k", 1'000, 2'000 + r}};
+    Archive a(spec);
+    LoadOptions o;
+    o.ranks = {3, 1};
+    const auto t = loadTrace(a.root, o);
+    QCOMPARE(t->ranks.size(), 2u);
+    QCOMPARE(t->ranks[0].rank, 1);
+    QCOMPARE(t->ranks[1].rank, 3);
+    QCOMPARE(t->ranks[1].lanes.back().intervals.duration(0), TimeNs(1'003));
+    o.ranks = {7};
+    EXPECT_LOAD_ERROR_OPTS(a.root, o, a.root, "none of the ranks 7 is among its 4 archives");
 }
 
 QTEST_APPLESS_MAIN(TestImportErrors)
