@@ -28,7 +28,7 @@ if ! "$cpack" -G DEB --config "$build/CPackConfig.cmake" -B "$work" >"$work/cpac
     cat "$work/cpack.log" >&2
     fail "cpack failed (log above)"
 fi
-arch=$(dpkg-deb --print-architecture 2>/dev/null || dpkg --print-architecture)
+arch=$(dpkg --print-architecture)
 deb=$work/exposure_${version}_${arch}.deb
 dbgdeb=$work/exposure-dbgsym_${version}_${arch}.deb
 [ -f "$deb" ] || fail "cpack wrote no $deb: $(ls "$work")"
@@ -114,4 +114,6 @@ case $(file -b "$work/demo.png") in
 "PNG image data, 400 x 200,"*) ;;
 *) fail "installed exposure-cli render wrote no 400 x 200 PNG: $(file -b "$work/demo.png")" ;;
 esac
+# Keep the packages (packaging_lintian reads them), not the 90 MB of staging and unpacked copies.
+rm -rf "$root" "$dbgroot" "$work/_CPack_Packages"
 echo "packaging_deb: $(basename "$deb") ($(du -k "$deb" | cut -f1) KiB) and $(basename "$dbgdeb") pass"
