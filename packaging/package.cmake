@@ -38,6 +38,18 @@ if(EXPOSURE_HELP2MAN)
   set(EXPOSURE_MAN_NAME_exposure "trace viewer for multi-GPU training: compute vs. exposed communication")
   set(EXPOSURE_MAN_NAME_exposure-cli "exposed-communication statistics, figures and run comparisons of training traces")
   set(manpages)
+  # exposure-cli's page also carries each command's --help.
+  add_custom_command(
+    OUTPUT ${mandir}/exposure-cli-commands.h2m
+    COMMAND ${CMAKE_COMMAND} -DCLI=$<TARGET_FILE:exposure-cli> -DOUT=${mandir}/exposure-cli-commands.h2m
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/man-commands.cmake
+    DEPENDS exposure-cli man-commands.cmake
+    VERBATIM)
+  set(EXPOSURE_MAN_INCLUDES_exposure --include=${CMAKE_CURRENT_SOURCE_DIR}/man/exposure.h2m)
+  set(EXPOSURE_MAN_INCLUDES_exposure-cli --include=${mandir}/exposure-cli-commands.h2m
+      --include=${CMAKE_CURRENT_SOURCE_DIR}/man/exposure-cli.h2m)
+  set(EXPOSURE_MAN_DEPENDS_exposure man/exposure.h2m)
+  set(EXPOSURE_MAN_DEPENDS_exposure-cli man/exposure-cli.h2m ${mandir}/exposure-cli-commands.h2m)
   foreach(prog IN ITEMS exposure exposure-cli)
     add_custom_command(
       OUTPUT ${mandir}/${prog}.1.gz
@@ -45,9 +57,9 @@ if(EXPOSURE_HELP2MAN)
       # Run from PATH so that the usage line names the program, not its build path.
       COMMAND ${CMAKE_COMMAND} -E env QT_QPA_PLATFORM=offscreen "PATH=$<TARGET_FILE_DIR:${prog}>:/usr/bin:/bin"
               ${EXPOSURE_HELP2MAN} --no-info --section=1 "--name=${EXPOSURE_MAN_NAME_${prog}}"
-              --include=${CMAKE_CURRENT_SOURCE_DIR}/man/${prog}.h2m --output=${mandir}/${prog}.1 ${prog}
+              ${EXPOSURE_MAN_INCLUDES_${prog}} --output=${mandir}/${prog}.1 ${prog}
       COMMAND ${EXPOSURE_GZIP} -9nf ${mandir}/${prog}.1
-      DEPENDS ${prog} man/${prog}.h2m
+      DEPENDS ${prog} ${EXPOSURE_MAN_DEPENDS_${prog}}
       COMMENT "Generating the ${prog}(1) man page"
       VERBATIM)
     list(APPEND manpages ${mandir}/${prog}.1.gz)

@@ -87,6 +87,10 @@ for prog in exposure exposure-cli; do
     gzip -dc "$man" | grep -q "^\.TH $title \"1\"" || fail "$prog.1.gz is not a section-1 man page of $prog"
     gzip -dc "$man" | grep -q -F '\-\-help' || fail "$prog.1.gz does not describe --help"
 done
+for cmd in info stats render compare; do
+    gzip -dc "$root/usr/share/man/man1/exposure-cli.1.gz" | grep -q -F ".SS \"exposure\\-cli $cmd\"" \
+        || fail "exposure-cli.1.gz lacks the --help of exposure-cli $cmd"
+done
 
 # Stripped executables without a RUNPATH; their debug sections in the dbgsym package, found by build id.
 for bin in usr/bin/exposure usr/bin/exposure-cli usr/libexec/exposure/exposure-cli-render; do
