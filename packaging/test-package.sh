@@ -83,7 +83,7 @@ done
 for prog in exposure exposure-cli; do
     man=$root/usr/share/man/man1/$prog.1.gz
     [ -f "$man" ] || fail "the package lacks the man page /usr/share/man/man1/$prog.1.gz (is help2man installed?)"
-    title=$(echo "$prog" | tr a-z A-Z)
+    title=$(echo "$prog" | tr '[:lower:]' '[:upper:]')
     gzip -dc "$man" | grep -q "^\.TH $title \"1\"" || fail "$prog.1.gz is not a section-1 man page of $prog"
     gzip -dc "$man" | grep -q -F '\-\-help' || fail "$prog.1.gz does not describe --help"
 done
