@@ -2,6 +2,7 @@
 #include "panels/exposedpanel.h"
 
 #include "common/labels.h"
+#include "common/theme.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -313,7 +314,8 @@ void ExposedPanel::show(const std::vector<WindowStats>& stats, const std::vector
                 item->setFont(f);
             }
             if ((c == ColExposed && s.exposedNs > 0) || (c == ColExposedWaiting && ws.exposedWaitNs > 0))
-                item->setForeground(Palette(PaletteKind::Default, palette()).overlap(OverlapState::Exposed));
+                item->setForeground(readableOn(Palette(PaletteKind::Default, palette()).overlap(OverlapState::Exposed),
+                                               m_table->palette().color(QPalette::Base)));
             m_table->setItem(i, c, item);
         }
     }
