@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "common/theme.h"
 
+#include <QApplication>
+#include <QStyle>
+#include <QStyleFactory>
+
 #include <algorithm>
 #include <cmath>
 
@@ -68,6 +72,18 @@ QPalette darkPalette()
         p.setColor(QPalette::Disabled, role, QColor(0x8C, 0x8C, 0x8C));
     p.setColor(QPalette::Disabled, QPalette::Highlight, QColor(0x45, 0x45, 0x45));
     return p;
+}
+
+bool applyTheme(const QString& name)
+{
+    if (name == QLatin1String("system"))
+        return true;
+    if (name != QLatin1String("dark") && name != QLatin1String("light"))
+        return false;
+    if (QStyle* fusion = QStyleFactory::create(QStringLiteral("Fusion")))
+        QApplication::setStyle(fusion);
+    QApplication::setPalette(name == QLatin1String("dark") ? darkPalette() : QApplication::style()->standardPalette());
+    return true;
 }
 
 QColor dimmedText(const QPalette& palette)

@@ -4,6 +4,7 @@
 // signal-coloured text that is adjusted to its background.
 #include <QColor>
 #include <QPalette>
+#include <QString>
 
 namespace exposure {
 
@@ -17,6 +18,10 @@ bool isDark(const QPalette& palette); // its Base is dark
 // A dark palette for the Fusion style (`exposure --theme dark`): every text role reads at >= 4.5:1 on the
 // backgrounds it is drawn on.
 QPalette darkPalette();
+// Applies a theme to the running QApplication: "dark" (Fusion style, darkPalette()), "light" (Fusion style, its
+// standard palette) or "system" (nothing changes). False for another name.
+bool applyTheme(const QString& name);
+
 // Secondary text (labels of the details panel, captions): between Text and Base, at least 4.5:1 on Base.
 QColor dimmedText(const QPalette& palette);
 // `colour` (a warning red, the exposed orange) made lighter or darker until it reads at >= 4.5:1 on `background`.
