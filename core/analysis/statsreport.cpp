@@ -163,15 +163,15 @@ std::string stepMeanNotes(const std::vector<std::pair<std::string, std::string>>
 {
     if (perRank.empty())
         return {};
-    std::string out = "mean step = mean length of the step windows over";
-    const std::string rule = "a first step longer than " + std::to_string(kStartupFactor)
-        + "x the median of the later ones is start-up";
+    const std::string rule = "a first step lasting over " + std::to_string(kStartupFactor)
+        + "x the median of the later ones is start-up and left out.\n";
     if (std::all_of(perRank.begin(), perRank.end(), [&](const auto& p) { return p.second == perRank.front().second; }))
-        return out + (perRank.size() > 1 ? " (every rank) " : " ") + perRank.front().second + "; " + rule + ".\n";
-    out += " (" + rule + "):\n";
+        return "mean step = mean step-window length over " + perRank.front().second
+            + (perRank.size() > 1 ? " (every rank)" : "") + ";\n" + rule;
+    std::string out = "mean step = mean step-window length over\n";
     for (const auto& [label, covers] : perRank)
         out += "  " + label + ": " + covers + "\n";
-    return out;
+    return out + rule;
 }
 
 } // namespace
