@@ -169,9 +169,19 @@ void DetailsPanel::render()
                         .arg(m_sectionTitles[s].toHtmlEscaped());
             ++s;
         }
+        const QString& label = m_fields[i].first;
+        const QString value = withNameBreaks(m_fields[i].second).toHtmlEscaped();
+        if (label == tr("Name") || label == tr("Full name") || label == tr("Longest")) {
+            // Kernel names get the panel's whole width (under their label), so they rarely need to wrap.
+            // (Outside the table: a spanning cell would widen the label column of every other row.)
+            html += QStringLiteral("</table><p style='margin-top:2px;margin-bottom:0px;margin-left:2px;color:%2'>%1</p>"
+                                   "<p style='margin-top:0px;margin-bottom:2px;margin-left:12px'>%3</p>"
+                                   "<table cellspacing='0' cellpadding='2'>")
+                        .arg(label.toHtmlEscaped(), labelColour, value);
+            continue;
+        }
         html += QStringLiteral("<tr><td style='color:%3;padding-right:10px' valign='top'>%1</td><td>%2</td></tr>")
-                    .arg(m_fields[i].first.toHtmlEscaped(), withNameBreaks(m_fields[i].second).toHtmlEscaped(),
-                         labelColour);
+                    .arg(label.toHtmlEscaped(), value, labelColour);
     }
     html += QStringLiteral("</table>");
     if (!m_peers.isEmpty()) {

@@ -125,10 +125,12 @@ private slots:
     void detailsLabelsReadOnDark()
     {
         const auto trace = testing::makeDdpTrace(1, 1);
+        const auto analysis = analyze(*trace, Rules::defaults());
         DetailsPanel panel;
         panel.setPalette(darkPalette());
-        panel.resize(380, 600);
-        panel.showInterval(*trace, nullptr, nullptr, 0, testing::DdpTraceLayout::kCompute, 0);
+        panel.resize(380, 700);
+        panel.showInterval(*trace, analysis.get(), nullptr, 0, testing::DdpTraceLayout::kNccl, 1);
+        panel.grab().save(QDir(m_out).filePath(QStringLiteral("details-dark.png")));
         const QString html = panel.browser()->toHtml();
         static const QRegularExpression colour(QStringLiteral("color:(#[0-9a-fA-F]{6})"));
         int seen = 0;
