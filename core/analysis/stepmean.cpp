@@ -56,7 +56,7 @@ StepMean stepMean(const std::vector<StepWindow>& steps, const std::vector<std::s
 {
     std::size_t lead = 0;
     while (candidates.size() - lead >= 2
-           && steps[candidates[lead]].range.duration() > kStartupFactor * medianFrom(steps, candidates, lead + 1))
+        && steps[candidates[lead]].range.duration() > kStartupFactor * medianFrom(steps, candidates, lead + 1))
         ++lead;
     return finish(steps, candidates, lead);
 }
@@ -85,8 +85,8 @@ std::string StepMean::describe(const std::vector<StepWindow>& steps) const
         TimeNs left = 0;
         for (const std::size_t k : startup)
             left += steps[k].range.duration();
-        out += " (" + stepRange(steps, startup) + " left out: "
-            + (skippedOnRequest ? std::string("skipped on request") : std::string("start-up")) + ", "
+        out += " (" + stepRange(steps, startup)
+            + " left out: " + (skippedOnRequest ? std::string("skipped on request") : std::string("start-up")) + ", "
             + formatDuration(left) + ")";
     }
     return out;

@@ -18,10 +18,10 @@ inline constexpr int kStartupFactor = 3;
 
 struct StepMean
 {
-    std::vector<std::size_t> used;    // indexes into the given steps, in order
+    std::vector<std::size_t> used; // indexes into the given steps, in order
     std::vector<std::size_t> startup; // the leading steps left out as start-up (or skipped on request)
-    bool skippedOnRequest = false;    // the leading steps were given by a fixed count, not by the rule
-    TimeNs meanNs = 0;                // mean step-window length over `used`; 0 without steps
+    bool skippedOnRequest = false; // the leading steps were given by a fixed count, not by the rule
+    TimeNs meanNs = 0; // mean step-window length over `used`; 0 without steps
 
     // "steps 1–14 (step 0 left out: start-up, 8.2 s)", "steps 0–5", "step 3"; "" without steps. Steps are named by
     // StepWindow::index.

@@ -4,7 +4,6 @@
 #include <QApplication>
 #include <QStyle>
 #include <QStyleFactory>
-
 #include <algorithm>
 #include <cmath>
 
@@ -20,8 +19,8 @@ double linear(double channel)
 QColor mix(const QColor& from, const QColor& to, double t)
 {
     return QColor::fromRgbF(float(from.redF() + (to.redF() - from.redF()) * t),
-                            float(from.greenF() + (to.greenF() - from.greenF()) * t),
-                            float(from.blueF() + (to.blueF() - from.blueF()) * t));
+        float(from.greenF() + (to.greenF() - from.greenF()) * t),
+        float(from.blueF() + (to.blueF() - from.blueF()) * t));
 }
 
 } // namespace
@@ -68,7 +67,7 @@ QPalette darkPalette()
     p.setColor(QPalette::Link, QColor(0x7A, 0xB8, 0xFF));
     p.setColor(QPalette::LinkVisited, QColor(0xC0, 0x9C, 0xFF));
     // Disabled widgets are dimmed, but still legible.
-    for (const auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText})
+    for (const auto role : { QPalette::WindowText, QPalette::Text, QPalette::ButtonText })
         p.setColor(QPalette::Disabled, role, QColor(0x8C, 0x8C, 0x8C));
     p.setColor(QPalette::Disabled, QPalette::Highlight, QColor(0x45, 0x45, 0x45));
     return p;

@@ -28,7 +28,7 @@ EmptyState::EmptyState(QWidget* parent)
     title->setAlignment(Qt::AlignCenter);
     auto* text = new QLabel(tr("Open a Score-P OTF2 archive (its traces.otf2 or its folder, or a folder of one archive "
                                "per rank) or torch.profiler traces (.json, .json.gz), or drop one on this window."),
-                            this);
+        this);
     text->setWordWrap(true);
     text->setAlignment(Qt::AlignCenter);
     text->setMaximumWidth(520);

@@ -30,15 +30,17 @@ QString describe(const char* what, const QColor& a, const QColor& b)
 std::vector<QColor> labelFills(const Palette& p)
 {
     std::vector<QColor> fills;
-    for (const char* sg : {"gemm", "attention", "elementwise", "reduction", "normalization", "optimizer", "other", ""})
+    for (const char* sg :
+        { "gemm", "attention", "elementwise", "reduction", "normalization", "optimizer", "other", "" })
         fills.push_back(p.block(Category::Compute, sg));
-    for (const char* sg : {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "SendRecv", ""})
+    for (const char* sg : { "AllReduce", "AllGather", "ReduceScatter", "Broadcast", "SendRecv", "" })
         fills.push_back(p.block(Category::Communication, sg));
-    for (const char* sg : {"HtoD", "DtoH", "DtoD", "PtoP", ""})
+    for (const char* sg : { "HtoD", "DtoH", "DtoD", "PtoP", "" })
         fills.push_back(p.block(Category::Memcpy, sg));
     fills.push_back(p.block(Category::Idle, ""));
     fills.push_back(p.block(Category::Host, ""));
-    for (const OverlapState s : {OverlapState::ComputeOnly, OverlapState::Hidden, OverlapState::Exposed, OverlapState::Other})
+    for (const OverlapState s :
+        { OverlapState::ComputeOnly, OverlapState::Hidden, OverlapState::Exposed, OverlapState::Other })
         fills.push_back(p.overlap(s));
     return fills;
 }
@@ -75,13 +77,13 @@ private slots:
     {
         const QPalette p = darkPalette();
         QVERIFY(isDark(p));
-        const std::pair<QPalette::ColorRole, QPalette::ColorRole> pairs[] = {
-            {QPalette::WindowText, QPalette::Window},     {QPalette::Text, QPalette::Base},
-            {QPalette::Text, QPalette::AlternateBase},    {QPalette::ButtonText, QPalette::Button},
-            {QPalette::ToolTipText, QPalette::ToolTipBase}, {QPalette::HighlightedText, QPalette::Highlight},
-            {QPalette::PlaceholderText, QPalette::Base},  {QPalette::Link, QPalette::Base},
-            {QPalette::LinkVisited, QPalette::Base},      {QPalette::WindowText, QPalette::Button},
-            {QPalette::BrightText, QPalette::Window}};
+        const std::pair<QPalette::ColorRole, QPalette::ColorRole> pairs[]
+            = { { QPalette::WindowText, QPalette::Window }, { QPalette::Text, QPalette::Base },
+                  { QPalette::Text, QPalette::AlternateBase }, { QPalette::ButtonText, QPalette::Button },
+                  { QPalette::ToolTipText, QPalette::ToolTipBase }, { QPalette::HighlightedText, QPalette::Highlight },
+                  { QPalette::PlaceholderText, QPalette::Base }, { QPalette::Link, QPalette::Base },
+                  { QPalette::LinkVisited, QPalette::Base }, { QPalette::WindowText, QPalette::Button },
+                  { QPalette::BrightText, QPalette::Window } };
         for (const auto& [fg, bg] : pairs) {
             const QColor a = p.color(QPalette::Active, fg), b = p.color(QPalette::Active, bg);
             QVERIFY2(contrastRatio(a, b) >= kMinTextContrast, qPrintable(describe("role pair", a, b)));
@@ -92,8 +94,8 @@ private slots:
     // white at 3.9:1 before).
     void timelineLabelsReadOnTheirFills()
     {
-        for (const QPalette& base : {QPalette(Qt::white), darkPalette()})
-            for (const PaletteKind kind : {PaletteKind::Default, PaletteKind::ColorBlind, PaletteKind::Grayscale}) {
+        for (const QPalette& base : { QPalette(Qt::white), darkPalette() })
+            for (const PaletteKind kind : { PaletteKind::Default, PaletteKind::ColorBlind, PaletteKind::Grayscale }) {
                 const Palette p(kind, base);
                 for (const QColor& fill : labelFills(p)) {
                     const QColor text = Palette::textOn(fill);
@@ -103,17 +105,18 @@ private slots:
         // Row labels and axis text on the timeline's background and rank bands.
         const Palette dark(PaletteKind::Default, darkPalette());
         QVERIFY2(contrastRatio(dark.text(), dark.background()) >= kMinTextContrast,
-                 qPrintable(describe("row label", dark.text(), dark.background())));
+            qPrintable(describe("row label", dark.text(), dark.background())));
         QVERIFY2(contrastRatio(dark.text(), dark.rowShade()) >= kMinTextContrast,
-                 qPrintable(describe("row label on shade", dark.text(), dark.rowShade())));
+            qPrintable(describe("row label on shade", dark.text(), dark.rowShade())));
     }
 
     // Dimmed labels and signal colours (exposed orange, error red) are adjusted to the background they sit on.
     void dimmedAndSignalTextRead()
     {
-        for (const QPalette& p : {QApplication::palette(), darkPalette()}) {
+        for (const QPalette& p : { QApplication::palette(), darkPalette() }) {
             const QColor base = p.color(QPalette::Base), window = p.color(QPalette::Window);
-            QVERIFY2(contrastRatio(dimmedText(p), base) >= kMinTextContrast, qPrintable(describe("dimmed", dimmedText(p), base)));
+            QVERIFY2(contrastRatio(dimmedText(p), base) >= kMinTextContrast,
+                qPrintable(describe("dimmed", dimmedText(p), base)));
             const QColor exposed = readableOn(Palette(PaletteKind::Default, p).overlap(OverlapState::Exposed), base);
             QVERIFY2(contrastRatio(exposed, base) >= kMinTextContrast, qPrintable(describe("exposed", exposed, base)));
             const QColor error = readableOn(QColor(0xC0, 0x20, 0x20), window);
@@ -147,10 +150,11 @@ private slots:
     // dark and the rows' labels are light.
     void darkScreenshot()
     {
-        const QImage image = shoot(QStringLiteral("dark-1400x900.png"), {QStringLiteral("--theme"), QStringLiteral("dark")}, {});
+        const QImage image
+            = shoot(QStringLiteral("dark-1400x900.png"), { QStringLiteral("--theme"), QStringLiteral("dark") }, {});
         QCOMPARE(image.size(), QSize(1400, 900));
         QVERIFY2(meanLuminance(image, QRect(0, 0, 1400, 900)) < 0.2,
-                 qPrintable(QString::number(meanLuminance(image, QRect(0, 0, 1400, 900)))));
+            qPrintable(QString::number(meanLuminance(image, QRect(0, 0, 1400, 900)))));
         // Somewhere in the row labels (left of the timeline) there are light text pixels on the dark background.
         int light = 0;
         for (int y = 110; y < 560; ++y)
@@ -163,8 +167,8 @@ private slots:
     // resolution, not a 1400x900 picture scaled up: some horizontally adjacent device pixels (2k, 2k+1) differ.
     void scaleFactorTwoScreenshot()
     {
-        const QImage image = shoot(QStringLiteral("scale2-1400x900.png"), {},
-                                   {{QStringLiteral("QT_SCALE_FACTOR"), QStringLiteral("2")}});
+        const QImage image = shoot(
+            QStringLiteral("scale2-1400x900.png"), {}, { { QStringLiteral("QT_SCALE_FACTOR"), QStringLiteral("2") } });
         QCOMPARE(image.size(), QSize(2800, 1800));
         // The timeline's row labels and blocks (left/top part of the window, in device pixels).
         int oddEdges = 0;
@@ -186,9 +190,10 @@ private:
         for (const auto& [k, v] : env)
             e.insert(k, v);
         gui.setProcessEnvironment(e);
-        gui.start(QStringLiteral(EXPOSURE_GUI), args + QStringList{QStringLiteral("--screenshot"), png, QStringLiteral("--size"),
-                                                                  QStringLiteral("1400x900"),
-                                                                  QStringLiteral(EXPOSURE_DEMO_TRACE_DIR)});
+        gui.start(QStringLiteral(EXPOSURE_GUI),
+            args
+                + QStringList { QStringLiteral("--screenshot"), png, QStringLiteral("--size"),
+                    QStringLiteral("1400x900"), QStringLiteral(EXPOSURE_DEMO_TRACE_DIR) });
         if (!gui.waitForFinished(60000) || gui.exitCode() != 0)
             qWarning() << gui.readAllStandardError();
         return QImage(png);

@@ -20,12 +20,12 @@ using namespace exposure;
 
 namespace {
 
-const std::string kLongName =
-    "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
-    "namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4, "
-    "(at::native::ADAM_MODE)1, false>, double*, double, double, double, double, double, bool, float*, "
-    "float*>(at::native::(anonymous namespace)::TensorListMetadata<4>, at::native::(anonymous "
-    "namespace)::FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>, double*, double, double)";
+const std::string kLongName
+    = "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
+      "namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4, "
+      "(at::native::ADAM_MODE)1, false>, double*, double, double, double, double, double, bool, float*, "
+      "float*>(at::native::(anonymous namespace)::TensorListMetadata<4>, at::native::(anonymous "
+      "namespace)::FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>, double*, double, double)";
 
 // One rank: the long-named kernel on a compute stream, an AllReduce on a second stream that overlaps it by 300 ns.
 std::shared_ptr<Trace> longNameTrace()
@@ -59,9 +59,9 @@ private slots:
         panel.showInterval(*trace, analysis.get(), nullptr, 0, 1, 0);
         // The AllReduce [100 000, 444 323) overlaps compute until 335 323: 235 323 ns hidden, 109 000 exposed.
         QCOMPARE(panel.field(QStringLiteral("Hidden")),
-                 QStringLiteral("%1 (235 323 ns, 68.3 %)").arg(durationText(235'323)));
+            QStringLiteral("%1 (235 323 ns, 68.3 %)").arg(durationText(235'323)));
         QCOMPARE(panel.field(QStringLiteral("Exposed")),
-                 QStringLiteral("%1 (109 000 ns, 31.7 %)").arg(durationText(109'000)));
+            QStringLiteral("%1 (109 000 ns, 31.7 %)").arg(durationText(109'000)));
         QVERIFY(panel.field(QStringLiteral("Hidden")).startsWith(QStringLiteral("235.3 µs")));
     }
 
@@ -88,8 +88,8 @@ private slots:
                         continue;
                     ++breaks;
                     QVERIFY2(!(isIdentifierChar(text[at - 1]) && isIdentifierChar(text[at])),
-                             qPrintable(QStringLiteral("line break inside an identifier: …%1|%2…")
-                                            .arg(text.mid(std::max(0, at - 20), std::min(at, 20)), text.mid(at, 20))));
+                        qPrintable(QStringLiteral("line break inside an identifier: …%1|%2…")
+                                       .arg(text.mid(std::max(0, at - 20), std::min(at, 20)), text.mid(at, 20))));
                 }
             }
         };
@@ -131,7 +131,7 @@ private slots:
         for (int s = 0; s < 3; ++s) { // a forward gemm, then an optimizer kernel ends each iteration
             b.addInterval(0, lane, s * 1000, s * 1000 + 500, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
             b.addInterval(0, lane, s * 1000 + 600, s * 1000 + 900,
-                          "void at::native::multi_tensor_apply_kernel<FusedAdamMathFunctor>", RegionKind::Kernel);
+                "void at::native::multi_tensor_apply_kernel<FusedAdamMathFunctor>", RegionKind::Kernel);
         }
         const auto detected = std::shared_ptr<const Trace>(b.finish());
         const auto detectedAnalysis = analyze(*detected, Rules::defaults());
@@ -148,7 +148,8 @@ private slots:
         int longest = 0;
         for (int i = 0; i < box->count(); ++i)
             longest = std::max(longest, box->fontMetrics().horizontalAdvance(box->itemText(i)));
-        QVERIFY2(box->width() > longest, qPrintable(QStringLiteral("box %1 px, text %2 px").arg(box->width()).arg(longest)));
+        QVERIFY2(
+            box->width() > longest, qPrintable(QStringLiteral("box %1 px, text %2 px").arg(box->width()).arg(longest)));
     }
 };
 
