@@ -32,6 +32,7 @@ EmptyState::EmptyState(QWidget* parent)
     text->setWordWrap(true);
     text->setAlignment(Qt::AlignCenter);
     text->setMaximumWidth(520);
+    text->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Minimum);
     QPalette dim = text->palette();
     dim.setColor(QPalette::WindowText, dimmedText(palette()));
     text->setPalette(dim);
@@ -49,7 +50,12 @@ EmptyState::EmptyState(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->addStretch(2);
     layout->addWidget(title);
-    layout->addWidget(text, 0, Qt::AlignHCenter);
+    // Centred by stretches, not by an alignment flag: a word-wrapped label then gets the height its width needs.
+    auto* textRow = new QHBoxLayout;
+    textRow->addStretch(1);
+    textRow->addWidget(text, 4);
+    textRow->addStretch(1);
+    layout->addLayout(textRow);
     layout->addSpacing(12);
     layout->addLayout(buttons);
     layout->addStretch(3);

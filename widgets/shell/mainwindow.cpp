@@ -143,7 +143,10 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_timeline, &TimelinePlot::selectionCleared, m_details, &DetailsPanel::clear);
     connect(m_timeline, &TimelinePlot::visibleRangeChanged, this, &MainWindow::onVisibleRangeChanged);
     connect(m_timeline, &QCustomPlot::afterReplot, this, [this] {
-        m_rangeLabel->setText(tr("visible: %1").arg(durationText(m_timeline->visibleRange().duration())));
+        // Without a trace the timeline's placeholder range means nothing.
+        m_rangeLabel->setText(m_current.trace
+                                  ? tr("visible: %1").arg(durationText(m_timeline->visibleRange().duration()))
+                                  : QString());
     });
     connect(m_timeline, &TimelinePlot::cursorTimeChanged, this,
             [this](qint64 ns) { m_cursorLabel->setText(tr("cursor: %1").arg(durationText(ns))); });
@@ -559,7 +562,7 @@ void MainWindow::showPeerInstance(int rank, int lane, quint32 interval)
 
 void MainWindow::onVisibleRangeChanged(TimeRange range)
 {
-    m_rangeLabel->setText(tr("visible: %1").arg(durationText(range.duration())));
+    m_rangeLabel->setText(m_current.trace ? tr("visible: %1").arg(durationText(range.duration())) : QString());
     m_exposed->setVisibleRange(range);
     m_kernels->setVisibleRange(range);
     m_idle->setVisibleRange(range);

@@ -18,6 +18,7 @@
 
 #include <QHeaderView>
 #include <QJsonArray>
+#include <QLabel>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -607,9 +608,18 @@ void TestMainWindow::emptyStateInsteadOfEmptyTimeline()
     QSignalSpy failed(&w, &MainWindow::loadFailed);
     w.openTrace(QStringLiteral("/nonexistent/trace"));
     QVERIFY(failed.wait(10000));
+    if (qEnvironmentVariableIsSet("EXPOSURE_TEST_SHOT")) // for looking at it
+        w.grab().save(qEnvironmentVariable("EXPOSURE_TEST_SHOT"));
     QVERIFY(!w.timeline()->isVisible());
     QVERIFY(w.emptyState()->isVisible());
     QVERIFY(w.emptyState()->openButton()->isVisible());
+    QVERIFY(!w.statusBar()->findChildren<QLabel*>().isEmpty());
+    for (const QLabel* label : w.statusBar()->findChildren<QLabel*>()) // no "visible: 5 ns" of an empty timeline
+        QVERIFY2(!label->text().startsWith(QStringLiteral("visible:")), qPrintable(label->text()));
+    for (QLabel* label : w.emptyState()->findChildren<QLabel*>()) // the explanation is not cut off
+        if (label->wordWrap())
+            QVERIFY2(label->height() >= label->heightForWidth(label->width()),
+                     qPrintable(QStringLiteral("%1 < %2").arg(label->height()).arg(label->heightForWidth(label->width()))));
     QVERIFY(w.emptyState()->openFolderButton()->isVisible());
     QCOMPARE(w.emptyState()->demoButton()->isVisible(), !MainWindow::demoTracePath().isEmpty());
     // Open Demo Trace from the page loads the demo and shows the timeline.
