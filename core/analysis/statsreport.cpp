@@ -2,6 +2,7 @@
 #include "analysis/statsreport.h"
 
 #include "analysis/collectives.h"
+#include "analysis/stepmean.h"
 #include "model/timeformat.h"
 
 #include <algorithm>
@@ -144,6 +145,35 @@ std::string renderTable(const std::vector<std::vector<std::string>>& rows, std::
 
 std::string dur(TimeNs ns) { return formatDuration(ns); }
 
+// Which of a rank's steps in the window its mean step covers (analysis/stepmean.h), as a JSON object.
+std::string stepMeanJson(const RankAnalysis& ra, const StepMean& m)
+{
+    std::string out = "{\"mean_ns\": " + std::to_string(m.meanNs) + ", \"steps_used\": " + std::to_string(m.used.size())
+        + ", \"first_step\": " + (m.used.empty() ? std::string("null") : std::to_string(ra.steps[m.used.front()].index))
+        + ", \"last_step\": " + (m.used.empty() ? std::string("null") : std::to_string(ra.steps[m.used.back()].index))
+        + ", \"startup_steps\": [";
+    for (std::size_t i = 0; i < m.startup.size(); ++i)
+        out += (i ? ", " : "") + std::to_string(ra.steps[m.startup[i]].index);
+    return out + "], \"covers\": " + quoted(m.describe(ra.steps)) + "}";
+}
+
+// "mean step = mean step-window length over: Rank 0: steps 1–14 (step 0 left out: start-up, 8.2 s); …", one line
+// when every rank has the same steps.
+std::string stepMeanNotes(const std::vector<std::pair<std::string, std::string>>& perRank)
+{
+    if (perRank.empty())
+        return {};
+    const std::string rule = "a first step lasting over " + std::to_string(kStartupFactor)
+        + "x the median of the later ones is start-up and left out.\n";
+    if (std::all_of(perRank.begin(), perRank.end(), [&](const auto& p) { return p.second == perRank.front().second; }))
+        return "mean step = mean step-window length over " + perRank.front().second
+            + (perRank.size() > 1 ? " (every rank)" : "") + ";\n" + rule;
+    std::string out = "mean step = mean step-window length over\n";
+    for (const auto& [label, covers] : perRank)
+        out += "  " + label + ": " + covers + "\n";
+    return out + rule;
+}
+
 } // namespace
 
 const std::vector<std::string>& statsFieldNames()
@@ -204,10 +234,13 @@ std::string statsJson(const Trace& trace, const Analysis& analysis, const StatsR
         }
         out += "      \"step_source\": " + quoted(stepSourceName(ra.stepSource)) + ",\n";
         out += "      \"step_assignment\": " + quoted(stepAssignment(ra)) + ",\n";
+        const auto inWindow = stepsInWindow(ra, o.window);
+        const StepMean mean = stepMean(ra.steps, inWindow);
+        out += "      \"step_mean\": " + stepMeanJson(ra, mean) + ",\n";
         out += "      \"steps\": [";
         const auto stepStats = computeStepStats(trace, analysis, int(r), o.window);
         bool first = true;
-        for (const std::size_t k : stepsInWindow(ra, o.window)) {
+        for (const std::size_t k : inWindow) {
             const StepWindow& w = ra.steps[k];
             out += first ? "\n" : ",\n";
             first = false;
@@ -216,6 +249,9 @@ std::string statsJson(const Trace& trace, const Analysis& analysis, const StatsR
             out += "          \"name\": " + quoted(w.name) + ",\n";
             out += "          \"start_ns\": " + std::to_string(w.range.start) + ",\n";
             out += "          \"end_ns\": " + std::to_string(w.range.end) + ",\n";
+            out += std::string("          \"startup\": ")
+                + (std::find(mean.startup.begin(), mean.startup.end(), k) != mean.startup.end() ? "true" : "false")
+                + ",\n";
             appendFields(out, stepStats[k], "          ");
             out.insert(out.size() - 1, ",");
             out += "          \"idle_breakdown\": " + idleJson(computeIdleBreakdown(trace, analysis, int(r), w.range))
@@ -322,16 +358,15 @@ std::string statsTable(const Trace& trace, const Analysis& analysis, const Stats
                         dur(s.backwardOverlappedNs), dur(s.memcpyBusyNs), dur(s.idleNs), dur(s.unclassifiedNs)});
     };
     std::vector<std::vector<WindowStats>> allSteps(trace.ranks.size());
+    std::vector<std::pair<std::string, std::string>> meanNotes; // rank label, the steps its mean covers
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         const RankAnalysis& ra = analysis.ranks[r];
         allSteps[r] = computeStepStats(trace, analysis, int(r), o.window);
-        const auto inWindow = stepsInWindow(ra, o.window);
+        const StepMean mean = stepMean(ra.steps, stepsInWindow(ra, o.window));
         std::string meanStep = "-";
-        if (!inWindow.empty()) {
-            TimeNs sum = 0;
-            for (const std::size_t k : inWindow)
-                sum += ra.steps[k].range.duration();
-            meanStep = dur(sum / TimeNs(inWindow.size())) + " ×" + std::to_string(inWindow.size());
+        if (!mean.used.empty()) {
+            meanStep = dur(mean.meanNs) + " ×" + std::to_string(mean.used.size());
+            meanNotes.emplace_back(trace.ranks[r].label, mean.describe(ra.steps));
         }
         statsRow(trace.ranks[r].label.empty() ? std::to_string(trace.ranks[r].rank) : trace.ranks[r].label,
                  trace.ranks[r].host, computeStats(trace, analysis, int(r), o.window), meanStep);
@@ -341,6 +376,7 @@ std::string statsTable(const Trace& trace, const Analysis& analysis, const Stats
     out += renderTable(rows, 2);
     out += "\nhidden = communication overlapped by compute; exposed = communication with no compute running;\n"
            "overlap = hidden / comm busy. See 'exposure-cli stats --help' for the exact definitions.\n";
+    out += stepMeanNotes(meanNotes);
 
     if (trace.ranks.size() > 1) {
         const CollectiveMatch m = matchCollectives(trace, analysis);
