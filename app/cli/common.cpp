@@ -46,19 +46,10 @@ void LoadArgs::addTo(QCommandLineParser& parser) const
 std::string LoadArgs::apply(const QCommandLineParser& parser, LoadOptions& options) const
 {
     if (parser.isSet(ranks)) {
-        const QString text = parser.value(ranks);
-        const std::string bad = "--ranks '" + text.toStdString() + "': expected rank numbers such as 0,2,4-7";
-        for (const QString& part : text.split(QLatin1Char(','))) {
-            const auto range = part.trimmed().split(QLatin1Char('-'));
-            bool ok1 = false, ok2 = false;
-            const int a = range.value(0).toInt(&ok1);
-            const int b = range.size() == 2 ? range.value(1).toInt(&ok2) : a;
-            if (!ok1 || (range.size() == 2 && !ok2) || range.size() > 2 || a < 0 || b < a || b - a > 1'000'000)
-                return bad;
-            for (int r = a; r <= b; ++r)
-                if (std::find(options.ranks.begin(), options.ranks.end(), r) == options.ranks.end())
-                    options.ranks.push_back(r);
-        }
+        const auto list = parseRankList(parser.value(ranks).toStdString());
+        if (!list)
+            return "--ranks '" + parser.value(ranks).toStdString() + "': expected rank numbers such as 0,2,4-7";
+        options.ranks = *list;
     }
     if (parser.isSet(memoryLimit)) {
         QString text = parser.value(memoryLimit).trimmed().toUpper();

@@ -46,15 +46,59 @@ void checkKinetoMemory(const std::string& path, const std::vector<std::string>& 
         options.memoryEstimated(needed);
 }
 
-std::string rankList(const std::vector<int>& ranks)
+} // namespace
+
+std::optional<std::vector<int>> parseRankList(const std::string& text)
 {
-    std::string s;
-    for (int r : ranks)
-        s += (s.empty() ? "" : ",") + std::to_string(r);
-    return s;
+    std::vector<int> out;
+    std::size_t pos = 0;
+    auto number = [&](int& v) {
+        while (pos < text.size() && text[pos] == ' ')
+            ++pos;
+        const std::size_t start = pos;
+        long long value = 0;
+        while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9' && pos - start < 9)
+            value = value * 10 + (text[pos++] - '0');
+        while (pos < text.size() && text[pos] == ' ')
+            ++pos;
+        v = int(value);
+        return pos > start && !(pos < text.size() && text[pos] >= '0' && text[pos] <= '9');
+    };
+    do {
+        int a = 0, b = 0;
+        if (!number(a))
+            return std::nullopt;
+        b = a;
+        if (pos < text.size() && text[pos] == '-') {
+            ++pos;
+            if (!number(b) || b < a || b - a > 1'000'000)
+                return std::nullopt;
+        }
+        for (int r = a; r <= b; ++r)
+            if (std::find(out.begin(), out.end(), r) == out.end())
+                out.push_back(r);
+    } while (pos < text.size() && text[pos++] == ',');
+    if (pos != text.size() || out.empty())
+        return std::nullopt;
+    return out;
 }
 
-} // namespace
+std::string formatRankList(std::vector<int> ranks)
+{
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    std::string s;
+    for (std::size_t i = 0; i < ranks.size();) {
+        std::size_t j = i;
+        while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1)
+            ++j;
+        s += (s.empty() ? "" : ",") + std::to_string(ranks[i]);
+        if (j > i)
+            s += (j == i + 1 ? "," : "-") + std::to_string(ranks[j]);
+        i = j + 1;
+    }
+    return s;
+}
 
 std::shared_ptr<Trace> loadTrace(const std::string& path, const LoadOptions& options)
 {
@@ -66,7 +110,7 @@ std::shared_ptr<Trace> loadTrace(const std::string& path, const LoadOptions& opt
     std::vector<ArchiveRef> archives;
     auto kinetoOnly = [&] {
         if (!options.ranks.empty())
-            throw LoadError(path, "choosing ranks (--ranks " + rankList(options.ranks)
+            throw LoadError(path, "choosing ranks (--ranks " + formatRankList(options.ranks)
                                       + ") works for folders of OTF2 archives; open the torch.profiler file of each "
                                         "rank you want instead");
     };
@@ -98,7 +142,7 @@ std::shared_ptr<Trace> loadTrace(const std::string& path, const LoadOptions& opt
                 chosen.push_back(archives[i]);
         }
         if (chosen.empty())
-            throw LoadError(path, "none of the ranks " + rankList(options.ranks) + " is among its "
+            throw LoadError(path, "none of the ranks " + formatRankList(options.ranks) + " is among its "
                                       + std::to_string(archives.size()) + " archives");
         archives = std::move(chosen);
     }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -66,6 +67,11 @@ class LoadCancelled : public std::runtime_error
 public:
     LoadCancelled() : std::runtime_error("loading cancelled") {}
 };
+
+// "0,2,4-7" -> {0, 2, 4, 5, 6, 7} (in the order given, without repeats); nullopt if it is not such a list.
+std::optional<std::vector<int>> parseRankList(const std::string& text);
+// {0, 1, 2, 3, 5} -> "0-3,5".
+std::string formatRankList(std::vector<int> ranks);
 
 // Opens one OTF2 archive (its anchor *.otf2 or its folder) or a folder whose sub-folders
 // (up to 3 levels) hold one archive per rank. Throws LoadError or LoadCancelled.

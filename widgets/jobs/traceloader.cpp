@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "jobs/traceloader.h"
 
+#include "import/memorybudget.h"
+
 #include <QElapsedTimer>
 #include <QFileInfo>
 
@@ -32,18 +34,22 @@ void TraceLoader::waitForIdle()
     m_job->waitForIdle();
 }
 
-void TraceLoader::load(const QString& path)
+void TraceLoader::load(const QString& path, const std::vector<int>& ranks)
 {
     m_path = path;
     emit started(path);
     auto fn = m_load;
     Rules rules = m_rules;
+    const std::uint64_t memoryLimit = m_memoryLimit;
+    auto tooLargeFlag = std::make_shared<std::atomic<bool>>(false);
     m_job->start<LoadedTrace>(
-        [fn, rules, path](const JobContext& job) -> LoadedTrace {
+        [fn, rules, path, ranks, memoryLimit, tooLargeFlag](const JobContext& job) -> LoadedTrace {
             QElapsedTimer throttle;
             throttle.start();
             LoadOptions options;
             options.cancel = job.cancelFlag();
+            options.ranks = ranks;
+            options.memoryLimit = memoryLimit;
             options.progress = [&](const LoadProgress& p) {
                 if (throttle.elapsed() < 50)
                     return;
@@ -63,6 +69,7 @@ void TraceLoader::load(const QString& path)
             };
             LoadedTrace r;
             r.path = path;
+            r.ranks = ranks;
             try {
                 auto trace = fn(path.toStdString(), options);
                 if (job.cancelled())
@@ -78,6 +85,9 @@ void TraceLoader::load(const QString& path)
                 r.collectives = std::make_shared<const CollectiveMatch>(matchCollectives(*trace, *analysis));
                 r.analysis = std::move(analysis);
                 r.trace = std::move(trace);
+            } catch (const TraceTooLarge&) {
+                tooLargeFlag->store(true);
+                throw;
             } catch (const LoadError&) {
                 throw; // already "<file>: <problem>"
             } catch (const LoadCancelled&) {
@@ -88,7 +98,12 @@ void TraceLoader::load(const QString& path)
             return r;
         },
         [this](const LoadedTrace& loaded) { emit this->loaded(loaded); },
-        [this, path](const QString& message) { emit failed(path, message); });
+        [this, path, tooLargeFlag](const QString& message) {
+            if (tooLargeFlag->load())
+                emit tooLarge(path, message);
+            else
+                emit failed(path, message);
+        });
 }
 
 void TraceLoader::cancel()

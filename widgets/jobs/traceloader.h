@@ -27,6 +27,8 @@ struct LoadedTrace
     std::vector<RuleUsage> ruleUsage;
     // NCCL kernels matched across ranks (waiting for peers vs transfer); empty groups for one rank.
     std::shared_ptr<const CollectiveMatch> collectives;
+    // The ranks chosen when only some of a folder's archives were loaded (empty: all).
+    std::vector<int> ranks;
 };
 
 // Loads and analyses a trace in the background (a JobSlot): a newer load or cancel() takes effect at once, while
@@ -45,8 +47,12 @@ public:
     void setRules(Rules rules) { m_rules = std::move(rules); }
     const Rules& rules() const { return m_rules; }
 
-    void load(const QString& path);
+    // Loads `path`; with `ranks`, only those ranks of a folder of per-rank archives.
+    void load(const QString& path, const std::vector<int>& ranks = {});
     void cancel();
+    // Refuse traces estimated to need more than this many bytes (0: what the machine has). For tests and users who
+    // share a machine.
+    void setMemoryLimit(std::uint64_t bytes) { m_memoryLimit = bytes; }
     bool isLoading() const;
     // Blocks until no job runs (tests, shutdown).
     void waitForIdle();
@@ -56,12 +62,15 @@ signals:
     void progress(int permille, const QString& text);
     void loaded(const exposure::LoadedTrace& result);
     void failed(const QString& path, const QString& message);
+    // The trace would not fit in memory (nothing was read): the window offers to load some of its ranks.
+    void tooLarge(const QString& path, const QString& message);
     void cancelled(const QString& path);
 
 private:
     LoadFunction m_load;
     Rules m_rules;
     QString m_path;
+    std::uint64_t m_memoryLimit = 0;
     JobSlot* m_job;
 };
 

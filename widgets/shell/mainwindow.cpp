@@ -4,6 +4,7 @@
 #include "common/labels.h"
 #include "compare/comparewindow.h"
 #include "figure/exportfiguredialog.h"
+#include "import/archivefinder.h"
 #include "jobs/jobslot.h"
 #include "panels/detailspanel.h"
 #include "panels/exposedpanel.h"
@@ -26,10 +27,12 @@
 #include <QFileInfo>
 #include <QInputDialog>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
@@ -112,6 +115,10 @@ MainWindow::MainWindow(QWidget* parent)
         m_statusText->setText(tr("Could not open %1").arg(QFileInfo(path).fileName()));
         showError(tr("Could not open trace"), message);
         emit loadFailed(path, message);
+    });
+    connect(m_loader, &TraceLoader::tooLarge, this, [this, stopProgress](const QString& path, const QString& message) {
+        stopProgress();
+        offerRanks(path, message);
     });
     connect(m_loader, &TraceLoader::cancelled, this, [this, stopProgress](const QString& path) {
         stopProgress();
@@ -373,12 +380,64 @@ void MainWindow::openTrace(const QString& path)
     m_loader->load(path);
 }
 
+void MainWindow::openTraceRanks(const QString& path, const std::vector<int>& ranks)
+{
+    if (path.isEmpty())
+        return;
+    m_loader->load(path, ranks);
+}
+
+void MainWindow::offerRanks(const QString& path, const QString& message)
+{
+    std::vector<int> available;
+    try {
+        const auto archives = findArchives(path.toStdString());
+        for (std::size_t i = 0; i < archives.size(); ++i)
+            available.push_back(archives[i].rankNumber >= 0 ? archives[i].rankNumber : int(i));
+    } catch (const std::exception&) {
+    }
+    if (available.size() < 2) { // nothing to choose from: a plain error
+        showError(tr("Could not open trace"), message);
+        emit loadFailed(path, message);
+        return;
+    }
+    RankChooser chooser = m_rankChooser ? m_rankChooser : [this](const QString&, const QString& text,
+                                                                  const std::vector<int>& ranks) {
+        std::optional<std::vector<int>> chosen;
+        QMessageBox box(QMessageBox::Warning, tr("Trace too large"), text, QMessageBox::Cancel, this);
+        QPushButton* some = box.addButton(tr("Load Some Ranks…"), QMessageBox::AcceptRole);
+        box.setInformativeText(tr("The folder holds %n rank(s) (%1). Ranks are independent up to collective "
+                                  "matching: loading some of them shows those ranks exactly.",
+                                  nullptr, int(ranks.size()))
+                                   .arg(QString::fromStdString(formatRankList(ranks))));
+        box.setDefaultButton(some);
+        box.exec();
+        if (box.clickedButton() != some)
+            return chosen;
+        const std::vector<int> half(ranks.begin(), ranks.begin() + std::ptrdiff_t(ranks.size() / 2));
+        bool ok = false;
+        const QString list = QInputDialog::getText(this, tr("Load Some Ranks"), tr("Ranks to load (e.g. 0-3,6):"),
+                                                   QLineEdit::Normal, QString::fromStdString(formatRankList(half)),
+                                                   &ok);
+        if (ok)
+            chosen = parseRankList(list.toStdString());
+        return chosen;
+    };
+    m_statusText->setText(tr("%1 is too large to load whole").arg(QFileInfo(path).fileName()));
+    const auto ranks = chooser(path, message, available);
+    if (!ranks) {
+        emit loadFailed(path, message);
+        return;
+    }
+    openTraceRanks(path, *ranks);
+}
+
 void MainWindow::reload()
 {
     if (m_current.path.isEmpty())
         return;
     m_reloadState = ReloadState{m_current.path, m_timeline->visibleRange(), m_timeline->selection()};
-    openTrace(m_current.path);
+    openTraceRanks(m_current.path, m_current.ranks);
 }
 
 void MainWindow::restoreAfterReload(const QString& path)
@@ -514,7 +573,10 @@ void MainWindow::updateTitle()
     // A folder of per-rank archives is named after the folder; an anchor file after its folder too
     // ("traces.otf2" alone says nothing).
     const QString name = fi.isDir() ? fi.fileName() : fi.dir().dirName() + QLatin1Char('/') + fi.fileName();
-    setWindowTitle(tr("%1 — Exposure").arg(name));
+    const QString ranks = m_current.ranks.empty()
+        ? QString()
+        : tr(" (ranks %1)").arg(QString::fromStdString(formatRankList(m_current.ranks)));
+    setWindowTitle(tr("%1%2 — Exposure").arg(name, ranks));
     setWindowFilePath(m_current.path);
 }
 

@@ -43,6 +43,13 @@ public:
     ~MainWindow() override;
 
     void openTrace(const QString& path);
+    // Loads only these ranks of a folder of per-rank archives (a trace too large to load whole).
+    void openTraceRanks(const QString& path, const std::vector<int>& ranks);
+    // What the window asks when a trace would not fit in memory: which ranks to load (nullopt: none). Tests replace
+    // the dialog; `available` are the folder's rank numbers.
+    using RankChooser = std::function<std::optional<std::vector<int>>(const QString& path, const QString& message,
+                                                                      const std::vector<int>& available)>;
+    void setRankChooser(RankChooser chooser) { m_rankChooser = std::move(chooser); }
     // Calls `fn` once (on the GUI thread) when no background job of the window runs: loading, the panels'
     // recomputations. What a screenshot waits for instead of a timer.
     void whenIdle(std::function<void()> fn);
@@ -157,6 +164,8 @@ private:
         std::optional<IntervalRef> selection;
     };
     std::optional<ReloadState> m_reloadState;
+    RankChooser m_rankChooser;
+    void offerRanks(const QString& path, const QString& message);
     int m_transientStatusMs = 10000;
 };
 

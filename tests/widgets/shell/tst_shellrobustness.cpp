@@ -2,6 +2,9 @@
 // The main window under load and with damaged state: the event loop keeps turning while a 10 M-event trace loads,
 // Cancel returns at once, a second Open supersedes the first, damaged settings and vanished recent files fall back
 // or say so, and import warnings are shown.
+#include "import/loader.h"
+#include "import/memorybudget.h"
+#include "jobs/traceloader.h"
 #include "shell/mainwindow.h"
 #include "shell/recentfilesmenu.h"
 #include "support/kinetotraces.h"
@@ -33,19 +36,28 @@ public:
         m_timer.setInterval(5);
         m_timer.setTimerType(Qt::PreciseTimer);
         connect(&m_timer, &QTimer::timeout, this, [this] {
-            m_longest = std::max(m_longest, m_clock.restart());
+            const qint64 gap = m_clock.restart();
+            if (gap > m_longest) {
+                m_longest = gap;
+                m_longestAt = m_since.elapsed();
+            }
             ++m_ticks;
         });
         m_clock.start();
+        m_since.start();
         m_timer.start();
     }
     qint64 longestMs() const { return m_longest; }
+    qint64 longestEndedAtMs() const { return m_longestAt; } // since the meter started
+    qint64 elapsedMs() const { return m_since.elapsed(); }
     int ticks() const { return m_ticks; }
 
 private:
     QTimer m_timer;
     QElapsedTimer m_clock;
+    QElapsedTimer m_since;
     qint64 m_longest = 0;
+    qint64 m_longestAt = 0;
     int m_ticks = 0;
 };
 
@@ -63,6 +75,7 @@ private Q_SLOTS:
     void damagedSettingsFallBackToDefaults();
     void vanishedRecentFilesAreMarked();
     void importWarningsAreShown();
+    void tooLargeOffersSomeRanks();
 
 private:
     QTemporaryDir m_dir;
@@ -98,14 +111,17 @@ void TestShellRobustness::eventLoopKeepsTurningWhileLoading()
     total.start();
     w.openTrace(m_big);
     QVERIFY(loaded.wait(120'000));
+    const qint64 loadedAt = meter.elapsedMs();
     // Until the panels have their numbers and the timeline has been painted.
     bool idle = false;
     w.whenIdle([&idle] { idle = true; });
     QTRY_VERIFY_WITH_TIMEOUT(idle, 60'000);
     w.timeline()->replot();
     QCoreApplication::processEvents();
-    std::printf("load of %s took %lld ms; the event loop ticked %d times, longest gap %lld ms\n", qPrintable(m_big),
-        static_cast<long long>(total.elapsed()), meter.ticks(), static_cast<long long>(meter.longestMs()));
+    std::printf("load of %s took %lld ms (trace delivered at %lld ms); the event loop ticked %d times, longest gap "
+                "%lld ms, ending at %lld ms\n",
+        qPrintable(m_big), static_cast<long long>(total.elapsed()), static_cast<long long>(loadedAt), meter.ticks(),
+        static_cast<long long>(meter.longestMs()), static_cast<long long>(meter.longestEndedAtMs()));
     QVERIFY(w.trace());
     QVERIFY(w.trace()->eventCount > 9'000'000);
     QVERIFY2(meter.longestMs() <= 100,
@@ -264,6 +280,52 @@ void TestShellRobustness::importWarningsAreShown()
     w.openTrace(m_small);
     QVERIFY(loaded.wait(20'000));
     QVERIFY(w.traceWarningsButton()->isHidden());
+}
+
+void TestShellRobustness::tooLargeOffersSomeRanks()
+{
+    // A 4-rank folder and a memory limit just below what all four need: the window offers to load some ranks.
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("four"));
+    synth::DemoOptions o;
+    o.ranks = 4;
+    o.steps = 2;
+    synth::writeArchive(path.toStdString(), synth::makeDemoSpec(o));
+    const std::uint64_t events = loadTrace(path.toStdString())->eventCount;
+    MainWindow w;
+    w.loader()->setMemoryLimit(kBaseBytes + kBytesPerOtf2Event * events - 1);
+    QString askedMessage;
+    std::vector<int> offered;
+    w.setRankChooser([&](const QString&, const QString& message, const std::vector<int>& available) {
+        askedMessage = message;
+        offered = available;
+        return std::optional<std::vector<int>>(std::vector<int> { 2, 0 });
+    });
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    QSignalSpy failed(&w, &MainWindow::loadFailed);
+    w.openTrace(path);
+    QVERIFY(loaded.wait(20'000));
+    QCOMPARE(failed.size(), 0);
+    QVERIFY2(askedMessage.startsWith(path + QStringLiteral(": needs about ")), qPrintable(askedMessage));
+    QVERIFY(askedMessage.contains(QStringLiteral("allowed by the given memory limit")));
+    QCOMPARE(offered, (std::vector<int> { 0, 1, 2, 3 }));
+    QCOMPARE(w.trace()->ranks.size(), std::size_t(2));
+    QCOMPARE(w.trace()->ranks[0].rank, 0);
+    QCOMPARE(w.trace()->ranks[1].rank, 2);
+    QVERIFY2(w.windowTitle().contains(QStringLiteral("(ranks 0,2)")), qPrintable(w.windowTitle()));
+    // Reload keeps the choice.
+    w.reload();
+    QVERIFY(loaded.wait(20'000));
+    QCOMPARE(w.trace()->ranks.size(), std::size_t(2));
+    // Declining leaves a plain failure and no trace.
+    MainWindow w2;
+    w2.loader()->setMemoryLimit(1 << 20);
+    w2.setRankChooser(
+        [](const QString&, const QString&, const std::vector<int>&) { return std::optional<std::vector<int>>(); });
+    QSignalSpy failed2(&w2, &MainWindow::loadFailed);
+    w2.openTrace(path);
+    QVERIFY(failed2.wait(20'000));
+    QVERIFY(!w2.trace());
 }
 
 QTEST_MAIN(TestShellRobustness)
