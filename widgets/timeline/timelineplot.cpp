@@ -6,6 +6,7 @@
 #include "timeline/timeaxisticker.h"
 #include "view/hittest.h"
 
+#include <QFontMetricsF>
 #include <QApplication>
 #include <QToolTip>
 
@@ -303,7 +304,9 @@ void TimelinePlot::rebuildRows()
                                                                     : QStringLiteral("\u25BE ")) + label;
         ticks.insert(double(i), label + QLatin1Char(' '));
     }
-    m_rowTicker->setTicks(ticks);
+    m_rowLabels = ticks;
+    m_rowLabelStep = -1;
+    updateRowTicks();
     yAxis->setRange(-0.5, std::max<double>(0.5, double(m_scene.rows.size()) - 0.5)); // refined in updateLayout()
     if (m_selection && m_scene.rowOf(m_selection->rank, m_selection->lane) < 0)
         m_selection.reset();
@@ -317,6 +320,45 @@ void TimelinePlot::updateLayout()
     QCustomPlot::updateLayout();
     if (updateRowRange())
         QCustomPlot::updateLayout();
+    // Fewer or more row labels change the left margin: lay out again until the choice holds.
+    for (int pass = 0; pass < 2 && updateRowTicks(); ++pass) {
+        QCustomPlot::updateLayout();
+        updateRowRange();
+    }
+}
+
+bool TimelinePlot::updateRowTicks()
+{
+    const double rows = yAxis->range().size();
+    const double rowPx = rows > 0 ? double(axisRect()->height()) / rows : 0;
+    const double linePx = QFontMetricsF(yAxis->tickLabelFont()).height();
+    int step = 0; // all rows
+    if (rowPx > 0 && rowPx < linePx * 0.95) {
+        // Only rank headers; if consecutive headers are still closer than a line, every k-th of them.
+        double closest = 1e9;
+        int previous = -1;
+        for (std::size_t i = 0; i < m_scene.rows.size(); ++i)
+            if (m_scene.rows[i].firstOfRank) {
+                if (previous >= 0)
+                    closest = std::min(closest, double(int(i) - previous) * rowPx);
+                previous = int(i);
+            }
+        step = closest >= linePx * 0.95 ? 1 : int(std::ceil(linePx / std::max(1.0, closest)));
+    }
+    if (step == m_rowLabelStep)
+        return false;
+    m_rowLabelStep = step;
+    if (step == 0) {
+        m_rowTicker->setTicks(m_rowLabels);
+        return true;
+    }
+    QMap<double, QString> ticks;
+    int header = 0;
+    for (std::size_t i = 0; i < m_scene.rows.size(); ++i)
+        if (m_scene.rows[i].firstOfRank && header++ % step == 0)
+            ticks.insert(double(i), m_rowLabels.value(double(i)));
+    m_rowTicker->setTicks(ticks);
+    return true;
 }
 
 bool TimelinePlot::updateRowRange()

@@ -132,6 +132,9 @@ private:
     void rebuildRows();
     void rebuildColors();
     bool updateRowRange();
+    // Row labels for the current row height: all of them, or, when rows are thinner than a line of text, only the
+    // first row of each rank (every k-th of those if even they would collide), so that labels never overprint.
+    bool updateRowTicks(); // true if the labels changed
     void rebuildLegend();
     void applyLayout();
     void applyStyle();
@@ -144,6 +147,8 @@ private:
     TimelineOverlay* m_overlay = nullptr;
     QSharedPointer<TimeAxisTicker> m_ticker;
     QSharedPointer<QCPAxisTickerText> m_rowTicker;
+    QMap<double, QString> m_rowLabels; // every row's label, by row
+    int m_rowLabelStep = 0;            // what updateRowTicks() last chose (0: all rows)
     QCPTextElement* m_title = nullptr;
     QCPLayoutGrid* m_legendHolder = nullptr;
     QCPLayoutGrid* m_sideHolder = nullptr; // the legend on the right, packed at the top
