@@ -30,6 +30,18 @@ std::shared_ptr<Trace> loadTrace(const std::string& path, const LoadOptions& opt
         importKineto(*trace, kineto, options);
         return trace;
     }
+    return loadArchives(path, archives, options);
+}
+
+std::shared_ptr<Trace> loadArchives(
+    const std::string& path, const std::vector<ArchiveRef>& archives, const LoadOptions& options)
+{
+    auto trace = std::make_shared<Trace>();
+    trace->sourcePath = path;
+    if (archives.empty()) {
+        trace->finalize(true);
+        return trace;
+    }
     Otf2Importer importer(*trace, options);
     for (const auto& a : archives) {
         if (options.cancel && options.cancel->load(std::memory_order_relaxed))

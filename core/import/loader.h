@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "import/archivefinder.h"
 #include "model/trace.h"
 
 #include <atomic>
@@ -60,5 +61,10 @@ public:
 // Opens one OTF2 archive (its anchor *.otf2 or its folder) or a folder whose sub-folders
 // (up to 3 levels) hold one archive per rank. Throws LoadError or LoadCancelled.
 std::shared_ptr<Trace> loadTrace(const std::string& path, const LoadOptions& options = {});
+
+// Reads the given OTF2 archives (some of findArchives(path), in that order) as one trace whose sourcePath is
+// `path`: how one process of exposure-mpi reads its share of a run. Throws LoadError or LoadCancelled.
+std::shared_ptr<Trace> loadArchives(
+    const std::string& path, const std::vector<ArchiveRef>& archives, const LoadOptions& options = {});
 
 } // namespace exposure
