@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// exposure-mpi stats: the report of exposure-cli stats, computed by K processes that each read and analyse only
+// their share of the archives.
+//
+//  1. Process 0 finds the archives and deals them out by size (plan.h); the plan is broadcast.
+//  2. Each process reads its archives (loadArchives) and agrees with the others on the trace's time origin (the
+//     earliest event of any archive) and extent; a load error anywhere makes every process exit with status 2
+//     after process 0 has printed the failing process's one-line message.
+//  3. Each process analyses its ranks and sends process 0 its rank reports, per-name kernel sums and the
+//     communication kernel instances (32 bytes each); process 0 matches collectives, sends each process the wait
+//     parts of its ranks, gets back their exposed waiting, and prints the report.
+// Everything that crosses processes refers to kernels by name and to ranks by their index in the whole run.
+#include "analysis/statsparts.h"
+#include "cli/commands.h"
+#include "import/loader.h"
+#include "mpiutil.h"
+#include "plan.h"
+
+#include <QCoreApplication>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace exposure::mpi {
+
+namespace {
+
+using cli::fail;
+
+// What process 0 decided after looking at TRACE.
+enum class Mode : std::int64_t {
+    Distributed = 1, // OTF2 archives, spread over the processes
+    Single = 2, // not a folder of OTF2 archives (torch.profiler JSON, or an error the serial loader reports)
+};
+
+struct Plan
+{
+    Mode mode = Mode::Single;
+    std::vector<ArchiveRef> archives;
+    std::vector<int> owner;
+};
+
+std::string encode(const Plan& plan)
+{
+    Bytes b;
+    b.i64(std::int64_t(plan.mode));
+    b.i64(std::int64_t(plan.archives.size()));
+    for (std::size_t i = 0; i < plan.archives.size(); ++i) {
+        b.str(plan.archives[i].anchor);
+        b.str(plan.archives[i].label);
+        b.i64(plan.archives[i].rankNumber);
+        b.i64(plan.owner[i]);
+    }
+    return std::move(b.out());
+}
+
+Plan decode(const std::string& bytes)
+{
+    Cursor c(bytes);
+    Plan plan;
+    plan.mode = Mode(c.i64());
+    const auto n = c.i64();
+    for (std::int64_t i = 0; i < n; ++i) {
+        ArchiveRef a;
+        a.anchor = c.str();
+        a.label = c.str();
+        a.rankNumber = int(c.i64());
+        plan.archives.push_back(std::move(a));
+        plan.owner.push_back(int(c.i64()));
+    }
+    return plan;
+}
+
+Plan makePlan(const std::string& path, int processes)
+{
+    Plan plan;
+    try {
+        plan.archives = findArchives(path);
+    } catch (const LoadError&) {
+        plan.mode = Mode::Single; // process 0 loads it as exposure-cli does (and reports its error)
+        return plan;
+    }
+    plan.mode = Mode::Distributed;
+    std::vector<std::uint64_t> bytes;
+    for (std::size_t i = 0; i < plan.archives.size(); ++i) {
+        // An archive without a rank number in its folder name gets its place in the list: the number the serial
+        // loader gives an archive of one rank (it numbers such ranks in load order).
+        if (plan.archives[i].rankNumber < 0)
+            plan.archives[i].rankNumber = int(i);
+        bytes.push_back(archiveBytes(plan.archives[i]));
+    }
+    plan.owner = assignBySize(bytes, processes);
+    return plan;
+}
+
+std::string formatReport(const StatsReport& report, const cli::StatsRequest& request)
+{
+    switch (request.format) {
+    case cli::StatsRequest::Format::Json:
+        return statsJson(report, request.options);
+    case cli::StatsRequest::Format::Csv:
+        return statsCsv(report, request.options);
+    case cli::StatsRequest::Format::Table:
+        break;
+    }
+    return statsTable(report, request.options);
+}
+
+// Process 0 alone, exactly as exposure-cli stats; the others wait for its exit status.
+int runSingle(const World& world, cli::StatsRequest& request)
+{
+    std::int64_t status = 0;
+    if (world.root()) {
+        status = [&]() -> int {
+            std::shared_ptr<Trace> trace;
+            try {
+                trace = loadTrace(request.path);
+            } catch (const LoadError& e) {
+                return fail(e.what());
+            } catch (const std::exception& e) {
+                return fail(request.path + ": " + e.what());
+            }
+            if (const std::string error = cli::resolveStatsWindow(request, trace->extent); !error.empty())
+                return fail(error);
+            const auto analysis = analyze(*trace, std::move(request.rules));
+            const std::string out = formatReport(
+                buildStatsReport(*trace, *analysis, request.options, request.format == cli::StatsRequest::Format::Json),
+                request);
+            std::fwrite(out.data(), 1, out.size(), stdout);
+            return 0;
+        }();
+    }
+    MPI_Bcast(&status, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    return int(status);
+}
+
+// Process 0 prints the message of the lowest process that has one; every process gets the status 2 if any has.
+bool agreeOnError(const World& world, const std::string& error)
+{
+    const std::int64_t first = allMin(error.empty() ? std::numeric_limits<std::int64_t>::max() : world.rank);
+    if (first == std::numeric_limits<std::int64_t>::max())
+        return false;
+    std::string message = world.rank == first ? error : std::string();
+    if (first != 0) {
+        if (world.rank == first) {
+            const std::int64_t n = std::int64_t(message.size());
+            MPI_Send(&n, 1, MPI_INT64_T, 0, 1, MPI_COMM_WORLD);
+            MPI_Send(message.data(), int(n), MPI_CHAR, 0, 2, MPI_COMM_WORLD);
+        } else if (world.root()) {
+            std::int64_t n = 0;
+            MPI_Recv(&n, 1, MPI_INT64_T, int(first), 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            message.resize(std::size_t(n));
+            MPI_Recv(message.data(), int(n), MPI_CHAR, int(first), 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+    }
+    if (world.root())
+        fail(message);
+    return true;
+}
+
+} // namespace
+
+int runStats(const World& world, int argc, char** argv)
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("exposure-mpi stats"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(EXPOSURE_VERSION));
+    cli::StatsRequest request;
+    // Every process parses the same command line and comes to the same result; process 0 prints it.
+    if (const int status = cli::parseStatsRequest(request); status >= 0)
+        return status;
+
+    std::string planBytes;
+    if (world.root())
+        planBytes = encode(makePlan(request.path, world.size));
+    broadcast(planBytes);
+    const Plan plan = decode(planBytes);
+    if (plan.mode == Mode::Single)
+        return runSingle(world, request);
+
+    // 2. Read this process's archives (in the run's order, so its ranks come in the run's order too).
+    std::vector<ArchiveRef> mine;
+    std::vector<std::size_t> mineIndex;
+    for (std::size_t i = 0; i < plan.archives.size(); ++i)
+        if (plan.owner[i] == world.rank) {
+            mine.push_back(plan.archives[i]);
+            mineIndex.push_back(i);
+        }
+    std::shared_ptr<Trace> trace;
+    std::string error;
+    try {
+        LoadOptions lo;
+        lo.threads = 1; // one process per core
+        lo.keepLaunchParameters = false; // the statistics do not use them
+        trace = loadArchives(request.path, mine, lo);
+    } catch (const LoadError& e) {
+        error = e.what();
+    } catch (const std::exception& e) {
+        error = request.path + ": " + e.what();
+    }
+    if (agreeOnError(world, error))
+        return 2;
+
+    // The run's time origin is its earliest event: rebase this part onto it.
+    bool any = false;
+    for (const Rank& r : trace->ranks)
+        for (const Lane& l : r.lanes)
+            any = any || !l.intervals.empty();
+    const TimeNs origin = allMin(any ? trace->originAbsNs : std::numeric_limits<TimeNs>::max());
+    const TimeNs delta = any ? trace->originAbsNs - origin : 0;
+    for (Rank& r : trace->ranks)
+        for (Lane& l : r.lanes)
+            l.intervals.shift(delta);
+    trace->originAbsNs = origin == std::numeric_limits<TimeNs>::max() ? 0 : origin;
+    const TimeRange extent { 0, allMax(trace->extent.end + delta) };
+    trace->extent = extent;
+    if (const std::string windowError = cli::resolveStatsWindow(request, extent); !windowError.empty()) {
+        if (world.root())
+            fail(windowError);
+        return 2;
+    }
+
+    // Global rank indexes: ranks of archive i come after those of archives 0..i-1.
+    std::vector<std::int64_t> ranksPerArchive(plan.archives.size(), 0);
+    std::vector<std::size_t> archiveOfRank;
+    for (const Rank& r : trace->ranks) {
+        std::size_t k = 0;
+        while (k < mine.size() && mine[k].anchor != r.archivePath)
+            ++k;
+        if (k == mine.size())
+            throw std::runtime_error(r.archivePath + ": rank from an archive this process was not given");
+        ++ranksPerArchive[mineIndex[k]];
+        archiveOfRank.push_back(mineIndex[k]);
+    }
+    allSum(ranksPerArchive);
+    std::vector<std::int64_t> firstRankOf(plan.archives.size() + 1, 0);
+    for (std::size_t i = 0; i < plan.archives.size(); ++i)
+        firstRankOf[i + 1] = firstRankOf[i] + ranksPerArchive[i];
+    const auto totalRanks = std::size_t(firstRankOf.back());
+    std::vector<int> globalIndex;
+    std::vector<std::int64_t> seen(plan.archives.size(), 0);
+    for (const std::size_t a : archiveOfRank)
+        globalIndex.push_back(int(firstRankOf[a] + seen[a]++));
+
+    // 3. Analyse this process's ranks.
+    auto analysis = analyzeRanks(*trace, std::move(request.rules), 1);
+    const bool anyComm = allMax(hasCommunicationKernel(*trace, *analysis) ? 1 : 0) != 0;
+    if (totalRanks > 1 && !anyComm)
+        warnNoCommunication(*analysis, totalRanks);
+
+    const bool stepIdle = request.format == cli::StatsRequest::Format::Json;
+    Bytes part;
+    part.i64(std::int64_t(trace->ranks.size()));
+    for (std::size_t r = 0; r < trace->ranks.size(); ++r) {
+        part.i64(globalIndex[r]);
+        part.str(serialize(rankReport(*trace, *analysis, int(r), request.options, stepIdle)));
+    }
+    part.str(serialize(kernelParts(*trace, *analysis, request.options.window)));
+    part.str(serialize(collectiveCandidates(*trace, *analysis, globalIndex)));
+    const std::vector<std::string> parts = gather(part.out());
+
+    StatsReport report;
+    std::vector<std::vector<int>> ranksOf(std::size_t(world.size)); // process -> global rank indexes
+    CollectiveMatch match;
+    std::vector<std::string> waitMessages(world.root() ? std::size_t(world.size) : 0);
+    if (world.root()) {
+        report.tracePath = trace->sourcePath;
+        report.rulesSource = analysis->rules.source();
+        report.ranks.resize(totalRanks);
+        KernelParts kernels;
+        std::vector<CollectiveCandidate> candidates;
+        std::map<std::string, std::uint32_t> names;
+        std::set<std::string> hosts;
+        for (int p = 0; p < world.size; ++p) {
+            Cursor c(parts[std::size_t(p)]);
+            const auto n = c.i64();
+            for (std::int64_t k = 0; k < n; ++k) {
+                const auto g = std::size_t(c.i64());
+                report.ranks.at(g) = deserializeRankReport(c.str());
+                hosts.insert(report.ranks[g].host);
+                ranksOf[std::size_t(p)].push_back(int(g));
+            }
+            mergeKernelParts(kernels, deserializeKernelParts(c.str()));
+            CollectiveCandidates cc = deserializeCollectiveCandidates(c.str());
+            std::vector<std::uint32_t> remap;
+            for (const auto& name : cc.names)
+                remap.push_back(names.try_emplace(name, std::uint32_t(names.size())).first->second);
+            for (CollectiveCandidate& item : cc.items) {
+                item.name = remap[item.name];
+                candidates.push_back(item);
+            }
+        }
+        report.kernels = kernelRows(kernels);
+        match = matchCandidates(std::move(candidates), totalRanks, hosts.size() > 1);
+        report.anyCollectiveGroup = !match.groups.empty();
+        report.multipleHosts = match.multipleHosts;
+        const auto waits = waitParts(match);
+        for (int p = 0; p < world.size; ++p) {
+            Bytes w;
+            for (const int g : ranksOf[std::size_t(p)]) {
+                w.i64(std::int64_t(waits[std::size_t(g)].size()));
+                for (const TimeRange& t : waits[std::size_t(g)]) {
+                    w.i64(t.start);
+                    w.i64(t.end);
+                }
+            }
+            waitMessages[std::size_t(p)] = std::move(w.out());
+        }
+    }
+    // Exposed waiting needs the rank's compute activity: computed where the rank lives.
+    const std::string myWaits = scatter(waitMessages);
+    Bytes exposed;
+    {
+        Cursor c(myWaits);
+        for (std::size_t r = 0; r < trace->ranks.size(); ++r) {
+            std::vector<TimeRange> waits(std::size_t(c.i64()));
+            for (auto& w : waits) {
+                w.start = c.i64();
+                w.end = c.i64();
+            }
+            exposed.i64(exposedWait(waits, analysis->ranks[r]));
+        }
+    }
+    const std::vector<std::string> exposedParts = gather(exposed.out());
+    if (!world.root())
+        return 0;
+    for (int p = 0; p < world.size; ++p) {
+        Cursor c(exposedParts[std::size_t(p)]);
+        for (const int g : ranksOf[std::size_t(p)]) {
+            report.ranks[std::size_t(g)].collectives = match.ranks[std::size_t(g)];
+            report.ranks[std::size_t(g)].collectives.exposedWaitNs = c.i64();
+        }
+    }
+    const std::string out = formatReport(report, request);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fflush(stdout);
+    return 0;
+}
+
+} // namespace exposure::mpi
