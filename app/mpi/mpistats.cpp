@@ -21,12 +21,47 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <sys/resource.h>
 
 namespace exposure::mpi {
 
 namespace {
 
 using cli::fail;
+
+// EXPOSURE_MPI_TIMINGS=1: every process prints where its time went and its peak memory (one line on stderr).
+class Timings
+{
+public:
+    explicit Timings(int rank)
+        : m_rank(rank)
+        , m_on(std::getenv("EXPOSURE_MPI_TIMINGS") != nullptr)
+    { }
+    void lap(const char* what)
+    {
+        const auto now = std::chrono::steady_clock::now();
+        m_text += std::string(m_text.empty() ? "" : ", ") + what + " "
+            + std::to_string(std::chrono::duration<double>(now - m_last).count()).substr(0, 5) + " s";
+        m_last = now;
+    }
+    ~Timings()
+    {
+        if (!m_on)
+            return;
+        rusage u {};
+        getrusage(RUSAGE_SELF, &u);
+        const double cpu
+            = double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+        std::fprintf(stderr, "exposure-mpi: process %d: %s; peak RSS %ld MiB; CPU %.3f s\n", m_rank, m_text.c_str(),
+            long(u.ru_maxrss / 1024), cpu);
+    }
+
+private:
+    int m_rank;
+    bool m_on;
+    std::string m_text;
+    std::chrono::steady_clock::time_point m_last = std::chrono::steady_clock::now();
+};
 
 // What process 0 decided after looking at TRACE.
 enum class Mode : std::int64_t {
@@ -171,6 +206,7 @@ int runStats(const World& world, int argc, char** argv)
     if (const int status = cli::parseStatsRequest(request); status >= 0)
         return status;
 
+    Timings timings(world.rank);
     std::string planBytes;
     if (world.root())
         planBytes = encode(makePlan(request.path, world.size));
@@ -199,6 +235,7 @@ int runStats(const World& world, int argc, char** argv)
     } catch (const std::exception& e) {
         error = request.path + ": " + e.what();
     }
+    timings.lap("plan+load");
     if (agreeOnError(world, error))
         return 2;
 
@@ -244,6 +281,7 @@ int runStats(const World& world, int argc, char** argv)
         globalIndex.push_back(int(firstRankOf[a] + seen[a]++));
 
     // 3. Analyse this process's ranks.
+    timings.lap("agree");
     auto analysis = analyzeRanks(*trace, std::move(request.rules), 1);
     const bool anyComm = allMax(hasCommunicationKernel(*trace, *analysis) ? 1 : 0) != 0;
     if (totalRanks > 1 && !anyComm)
@@ -258,6 +296,7 @@ int runStats(const World& world, int argc, char** argv)
     }
     part.str(serialize(kernelParts(*trace, *analysis, request.options.window)));
     part.str(serialize(collectiveCandidates(*trace, *analysis, globalIndex)));
+    timings.lap("analyse+parts");
     const std::vector<std::string> parts = gather(part.out());
 
     StatsReport report;
@@ -323,6 +362,7 @@ int runStats(const World& world, int argc, char** argv)
         }
     }
     const std::vector<std::string> exposedParts = gather(exposed.out());
+    timings.lap("exchange+match");
     if (!world.root())
         return 0;
     for (int p = 0; p < world.size; ++p) {
@@ -335,6 +375,7 @@ int runStats(const World& world, int argc, char** argv)
     const std::string out = formatReport(report, request);
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fflush(stdout);
+    timings.lap("print");
     return 0;
 }
 
