@@ -44,6 +44,8 @@ public:
             + std::to_string(std::chrono::duration<double>(now - m_last).count()).substr(0, 5) + " s";
         m_last = now;
     }
+    // Bytes of the messages this process received or sent (process 0: from and to all others; not the scalars).
+    void exchanged(std::size_t bytes) { m_bytes += bytes; }
     ~Timings()
     {
         if (!m_on)
@@ -60,6 +62,7 @@ private:
     int m_rank;
     bool m_on;
     std::string m_text;
+    std::size_t m_bytes = 0;
     std::chrono::steady_clock::time_point m_last = std::chrono::steady_clock::now();
 };
 
@@ -202,15 +205,22 @@ int runStats(const World& world, int argc, char** argv)
     QCoreApplication::setApplicationName(QStringLiteral("exposure-mpi stats"));
     QCoreApplication::setApplicationVersion(QStringLiteral(EXPOSURE_VERSION));
     cli::StatsRequest request;
-    // Every process parses the same command line and comes to the same result; process 0 prints it.
-    if (const int status = cli::parseStatsRequest(request); status >= 0)
-        return status;
+    // Every process parses the same command line and normally comes to the same result; process 0 prints it. A
+    // rules file that only some processes can read must not leave the others waiting in a collective.
+    const int status = cli::parseStatsRequest(request);
+    const auto agreed = int(allMax(status));
+    if (agreed >= 0) {
+        if (status < 0 && world.root())
+            fail("stats: another process could not read the arguments or the rules file");
+        return agreed;
+    }
 
     Timings timings(world.rank);
     std::string planBytes;
     if (world.root())
         planBytes = encode(makePlan(request.path, world.size));
     broadcast(planBytes);
+    timings.exchanged(planBytes.size());
     const Plan plan = decode(planBytes);
     if (plan.mode == Mode::Single)
         return runSingle(world, request);
@@ -298,6 +308,10 @@ int runStats(const World& world, int argc, char** argv)
     part.str(serialize(collectiveCandidates(*trace, *analysis, globalIndex)));
     timings.lap("analyse+parts");
     const std::vector<std::string> parts = gather(part.out());
+    for (std::size_t p = 1; p < parts.size(); ++p)
+        timings.exchanged(parts[p].size()); // process 0: what it received
+    if (!world.root())
+        timings.exchanged(part.out().size());
 
     StatsReport report;
     std::vector<std::vector<int>> ranksOf(std::size_t(world.size)); // process -> global rank indexes
@@ -349,6 +363,10 @@ int runStats(const World& world, int argc, char** argv)
     }
     // Exposed waiting needs the rank's compute activity: computed where the rank lives.
     const std::string myWaits = scatter(waitMessages);
+    if (!world.root())
+        timings.exchanged(myWaits.size());
+    for (std::size_t p = 1; p < waitMessages.size(); ++p)
+        timings.exchanged(waitMessages[p].size());
     Bytes exposed;
     {
         Cursor c(myWaits);
