@@ -54,8 +54,8 @@ public:
         getrusage(RUSAGE_SELF, &u);
         const double cpu
             = double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-        std::fprintf(stderr, "exposure-mpi: process %d: %s; peak RSS %ld MiB; CPU %.3f s\n", m_rank, m_text.c_str(),
-            long(u.ru_maxrss / 1024), cpu);
+        std::fprintf(stderr, "exposure-mpi: process %d: %s; exchanged %zu bytes; peak RSS %ld MiB; CPU %.3f s\n",
+            m_rank, m_text.c_str(), m_bytes, long(u.ru_maxrss / 1024), cpu);
     }
 
 private:
