@@ -2,6 +2,7 @@
 // End to end: `mpirun -n K exposure-mpi stats` on generated multi-rank traces prints the same bytes as
 // `exposure-cli stats` for K = 1, 2, 3 (fewer, as many and more processes than archives), and a truncated archive on
 // one process ends every process with the serial tool's one-line message and status 2.
+#include "support/kinetotraces.h"
 #include "support/processrun.h"
 #include "synth/archivewriter.h"
 
@@ -115,6 +116,22 @@ private Q_SLOTS:
             QVERIFY(c.value(QStringLiteral("matched")).toInteger() > 0);
             QCOMPARE(c.value(QStringLiteral("unmatched")).toInteger(), 0);
         }
+    }
+
+    // torch.profiler traces are not spread over processes: process 0 reads them as exposure-cli does.
+    void kinetoOnProcessZero()
+    {
+        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("kineto")));
+        for (int r = 0; r < 2; ++r)
+            exposure::testing::write(
+                m_dir, QStringLiteral("kineto/rank%1.json").arg(r), exposure::testing::rankTrace(r, 2));
+        const QString trace = m_dir.filePath(QStringLiteral("kineto"));
+        const ProcessResult expected = serial({ QStringLiteral("--json"), trace });
+        QCOMPARE(expected.exitCode, 0);
+        QVERIFY(expected.out.contains("\"rank\": 1"));
+        const ProcessResult got = parallel(2, { QStringLiteral("--json"), trace });
+        QCOMPARE(got.exitCode, 0);
+        QCOMPARE(got.out, expected.out);
     }
 
     void truncatedArchive_data()
