@@ -6,9 +6,10 @@
 //  2. Each process reads its archives (loadArchives) and agrees with the others on the trace's time origin (the
 //     earliest event of any archive) and extent; a load error anywhere makes every process exit with status 2
 //     after process 0 has printed the failing process's one-line message.
-//  3. Each process analyses its ranks and sends process 0 its rank reports, per-name kernel sums and the
-//     communication kernel instances (32 bytes each); process 0 matches collectives, sends each process the wait
-//     parts of its ranks, gets back their exposed waiting, and prints the report.
+//  3. Each process analyses its ranks; the per-name kernel sums are merged along a binomial tree into process 0,
+//     which also gathers the rank reports and the communication kernel instances (32 bytes each), matches
+//     collectives, sends each process the wait parts of its ranks, gets back their exposed waiting, and prints the
+//     report.
 // Everything that crosses processes refers to kernels by name and to ranks by their index in the whole run.
 #include "analysis/statsparts.h"
 #include "cli/commands.h"
@@ -181,20 +182,34 @@ bool agreeOnError(const World& world, const std::string& error)
         return false;
     std::string message = world.rank == first ? error : std::string();
     if (first != 0) {
-        if (world.rank == first) {
-            const std::int64_t n = std::int64_t(message.size());
-            MPI_Send(&n, 1, MPI_INT64_T, 0, 1, MPI_COMM_WORLD);
-            MPI_Send(message.data(), int(n), MPI_CHAR, 0, 2, MPI_COMM_WORLD);
-        } else if (world.root()) {
-            std::int64_t n = 0;
-            MPI_Recv(&n, 1, MPI_INT64_T, int(first), 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            message.resize(std::size_t(n));
-            MPI_Recv(message.data(), int(n), MPI_CHAR, int(first), 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        }
+        if (world.rank == first)
+            send(message, 0, 1);
+        else if (world.root())
+            message = receive(int(first), 1);
     }
     if (world.root())
         fail(message);
     return true;
+}
+
+// The per-name kernel sums of all processes on process 0, merged along a binomial tree (log2 K rounds), so that
+// process 0 receives the sums of log2 K processes rather than K. Returns what this process ends up holding.
+KernelParts reduceKernelParts(const World& world, KernelParts mine, Timings& timings)
+{
+    for (int step = 1; step < world.size; step *= 2) {
+        if (world.rank % (2 * step) == step) {
+            const std::string bytes = serialize(mine);
+            timings.exchanged(bytes.size());
+            send(bytes, world.rank - step, 3);
+            return {};
+        }
+        if (world.rank + step < world.size) {
+            const std::string bytes = receive(world.rank + step, 3);
+            timings.exchanged(bytes.size());
+            mergeKernelParts(mine, deserializeKernelParts(bytes));
+        }
+    }
+    return mine;
 }
 
 } // namespace
@@ -304,9 +319,9 @@ int runStats(const World& world, int argc, char** argv)
         part.i64(globalIndex[r]);
         part.str(serialize(rankReport(*trace, *analysis, int(r), request.options, stepIdle)));
     }
-    part.str(serialize(kernelParts(*trace, *analysis, request.options.window)));
     part.str(serialize(collectiveCandidates(*trace, *analysis, globalIndex)));
     timings.lap("analyse+parts");
+    KernelParts kernels = reduceKernelParts(world, kernelParts(*trace, *analysis, request.options.window), timings);
     const std::vector<std::string> parts = gather(part.out());
     for (std::size_t p = 1; p < parts.size(); ++p)
         timings.exchanged(parts[p].size()); // process 0: what it received
@@ -321,7 +336,6 @@ int runStats(const World& world, int argc, char** argv)
         report.tracePath = trace->sourcePath;
         report.rulesSource = analysis->rules.source();
         report.ranks.resize(totalRanks);
-        KernelParts kernels;
         std::vector<CollectiveCandidate> candidates;
         std::map<std::string, std::uint32_t> names;
         std::set<std::string> hosts;
@@ -334,7 +348,6 @@ int runStats(const World& world, int argc, char** argv)
                 hosts.insert(report.ranks[g].host);
                 ranksOf[std::size_t(p)].push_back(int(g));
             }
-            mergeKernelParts(kernels, deserializeKernelParts(c.str()));
             CollectiveCandidates cc = deserializeCollectiveCandidates(c.str());
             std::vector<std::uint32_t> remap;
             for (const auto& name : cc.names)

@@ -89,6 +89,24 @@ std::string scatter(const std::vector<std::string>& parts)
     return out;
 }
 
+void send(const std::string& bytes, int to, int tag)
+{
+    const std::int64_t n = std::int64_t(bytes.size());
+    MPI_Send(&n, 1, MPI_INT64_T, to, tag, MPI_COMM_WORLD);
+    if (n > 0)
+        MPI_Send(bytes.data(), count(bytes.size()), MPI_CHAR, to, tag, MPI_COMM_WORLD);
+}
+
+std::string receive(int from, int tag)
+{
+    std::int64_t n = 0;
+    MPI_Recv(&n, 1, MPI_INT64_T, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    std::string bytes(std::size_t(n), '\0');
+    if (n > 0)
+        MPI_Recv(bytes.data(), count(bytes.size()), MPI_CHAR, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    return bytes;
+}
+
 std::int64_t allMin(std::int64_t v)
 {
     std::int64_t r = 0;

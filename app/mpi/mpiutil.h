@@ -23,6 +23,10 @@ std::vector<std::string> gather(const std::string& bytes);
 // parts[p] (given on process 0) to process p.
 std::string scatter(const std::vector<std::string>& parts);
 
+// Point to point: a byte string of any length (its length goes first).
+void send(const std::string& bytes, int to, int tag);
+std::string receive(int from, int tag);
+
 std::int64_t allMin(std::int64_t v);
 std::int64_t allMax(std::int64_t v);
 std::int64_t allSum(std::int64_t v);
