@@ -3,7 +3,11 @@
 
 #include "analysis/rules.h"
 #include "analysis/statsreport.h"
+#include "import/loader.h"
 
+#include <QCommandLineOption>
+
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -25,6 +29,28 @@ int execRenderer(int argc, char** argv);
 // Returns true when one of them was printed and the command is done (exit status 0).
 bool printedHelpOrVersion(const QCommandLineParser& parser, const char* command);
 
+// --ranks LIST and --memory-limit SIZE, for the commands that load a trace.
+struct LoadArgs
+{
+    QCommandLineOption ranks{QStringLiteral("ranks"),
+                             QStringLiteral("Load only these ranks of a folder of per-rank OTF2 archives, e.g. 0,2,4-7 "
+                                            "(the rank numbers 'info' lists)."),
+                             QStringLiteral("LIST")};
+    QCommandLineOption memoryLimit{QStringLiteral("memory-limit"),
+                                   QStringLiteral("Refuse a trace whose estimated memory exceeds SIZE (e.g. 512M, 8G); "
+                                                  "a trace is always refused when it would not fit in the available "
+                                                  "memory."),
+                                   QStringLiteral("SIZE")};
+    void addTo(QCommandLineParser& parser) const;
+    // Fills `options`; returns the problem with an argument, or "".
+    std::string apply(const QCommandLineParser& parser, LoadOptions& options) const;
+};
+
+// loadTrace on a worker thread, watched: when reading makes no progress for `stallSeconds` (libotf2 3.0 loops
+// forever on some damaged event files, e.g. a flipped byte that announces a chunk past the end of the file), prints
+// one line naming the file being read and ends the process with status 2. Rethrows what loadTrace throws.
+std::shared_ptr<Trace> loadWatched(const std::string& path, LoadOptions options, int stallSeconds = 15);
+
 // Prints "exposure-cli: <message>" on stderr and returns 2.
 int fail(const std::string& message);
 // The program named in fail() messages, help and version ("exposure-cli" unless set, e.g. "exposure-mpi").
@@ -41,6 +67,7 @@ struct StatsRequest
     Rules rules;
     std::optional<TimeNs> from, to;
     StatsReportOptions options;
+    LoadOptions loadOptions; // --ranks, --memory-limit
 };
 // Parses the stats command line (a Q*Application must exist). Returns -1 to go on, else the exit status (help,
 // version: 0; bad arguments or rules file: 2, with the message printed).

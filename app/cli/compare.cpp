@@ -22,7 +22,13 @@ int runCompare(int argc, char** argv)
         "Compares runs of the same training (for example 1, 4 and 8 GPUs): per-step means over all ranks of the\n"
         "step time, compute, communication busy time, hidden and exposed communication, the NCCL time spent\n"
         "waiting for the last peer versus transferring (collectives matched across ranks), and the weak-scaling\n"
-        "efficiency against the first run (its step time divided by each run's step time).\n"
+        "efficiency against the baseline (its step time divided by each run's step time).\n"
+        "\n"
+        "Runs are listed by GPU count (runs with equal counts in the order given); the first is the baseline.\n"
+        "Efficiency needs different GPU counts and the same per-GPU workload: a run with the baseline's GPU count\n"
+        "has none. Steps: a rank's first step is start-up and left out of the means when it lasts more than 3x\n"
+        "the median of its later steps (then the next, and so on; the rule of 'exposure-cli stats'); the output\n"
+        "says which steps each mean covers.\n"
         "\n"
         "Each RUN is a trace as for 'exposure-cli stats'. Exit status: 0 on success, 2 on bad input."));
     parser.addHelpOption();
@@ -32,12 +38,13 @@ int runCompare(int argc, char** argv)
                                    QStringLiteral("Classify with the rules in FILE instead of the built-in ones."),
                                    QStringLiteral("FILE"));
     const QCommandLineOption skip(QStringLiteral("skip-steps"),
-                                  QStringLiteral("Leave out each rank's first N steps (warm-up); default 1."),
-                                  QStringLiteral("N"), QStringLiteral("1"));
+                                  QStringLiteral("Leave out exactly each rank's first N steps instead of its start-up "
+                                                 "steps (as long as one step remains)."),
+                                  QStringLiteral("N"));
     parser.addOption(json);
     parser.addOption(rules);
     parser.addOption(skip);
-    parser.addPositionalArgument(QStringLiteral("RUN"), QStringLiteral("Two or more traces, the baseline first."),
+    parser.addPositionalArgument(QStringLiteral("RUN"), QStringLiteral("Two or more traces (ordered by GPU count)."),
                                  QStringLiteral("RUN..."));
     if (!parser.parse(QCoreApplication::arguments()))
         return fail("compare: " + parser.errorText().toStdString());
@@ -46,10 +53,11 @@ int runCompare(int argc, char** argv)
     const auto paths = parser.positionalArguments();
     if (paths.size() < 2)
         return fail("compare: expected at least two RUN arguments (see 'exposure-cli compare --help')");
-    bool ok = false;
+    bool ok = true;
     CompareOptions options;
-    options.skipSteps = parser.value(skip).toInt(&ok);
-    if (!ok || options.skipSteps < 0)
+    if (parser.isSet(skip))
+        options.skipSteps = parser.value(skip).toInt(&ok);
+    if (!ok || (parser.isSet(skip) && options.skipSteps < 0))
         return fail("compare: --skip-steps '" + parser.value(skip).toStdString() + "': not a whole number >= 0");
 
     Rules ruleSet;
@@ -71,6 +79,7 @@ int runCompare(int argc, char** argv)
             return fail(p.toStdString() + ": " + e.what());
         }
     }
+    orderByGpuCount(runs);
     const std::string out = parser.isSet(json) ? compareJson(runs) : compareTable(runs);
     std::fputs(out.c_str(), stdout);
     return 0;

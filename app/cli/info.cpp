@@ -159,6 +159,8 @@ int runInfo(int argc, char** argv)
     parser.addVersionOption();
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Print JSON instead of text."));
     parser.addOption(json);
+    const LoadArgs loadArgs;
+    loadArgs.addTo(parser);
     parser.addPositionalArgument(QStringLiteral("TRACE"),
                                  QStringLiteral("An OTF2 anchor file, an archive folder, or a folder of per-rank archives; or "
                                                 "torch.profiler traces: a .json / .json.gz file or a folder of them."));
@@ -170,9 +172,12 @@ int runInfo(int argc, char** argv)
     if (args.size() != 1)
         return fail("info: expected exactly one TRACE argument (see 'exposure-cli info --help')");
     const std::string path = args.front().toStdString();
+    LoadOptions loadOptions;
+    if (const std::string problem = loadArgs.apply(parser, loadOptions); !problem.empty())
+        return fail(problem);
     std::shared_ptr<Trace> trace;
     try {
-        trace = loadTrace(path);
+        trace = loadWatched(path, loadOptions);
     } catch (const LoadError& e) {
         return fail(e.what());
     } catch (const std::exception& e) {

@@ -69,6 +69,8 @@ int parseStatsRequest(StatsRequest& request)
                                 QStringLiteral("T"));
     for (const auto* o : {&json, &csv, &perStep, &rules, &extend, &from, &to})
         parser.addOption(*o);
+    const LoadArgs loadArgs;
+    loadArgs.addTo(parser);
     parser.addPositionalArgument(QStringLiteral("TRACE"),
                                  QStringLiteral("An OTF2 anchor file, an archive folder, or a folder of per-rank archives; or "
                                                 "torch.profiler traces: a .json / .json.gz file or a folder of them."));
@@ -110,6 +112,8 @@ int parseStatsRequest(StatsRequest& request)
         : parser.isSet(csv)             ? StatsRequest::Format::Csv
                                         : StatsRequest::Format::Table;
     request.options.perStep = parser.isSet(perStep);
+    if (const std::string problem = loadArgs.apply(parser, request.loadOptions); !problem.empty())
+        return fail(problem);
     return -1;
 }
 
@@ -141,7 +145,7 @@ int runStats(int argc, char** argv)
     const std::string& path = request.path;
     std::shared_ptr<Trace> trace;
     try {
-        trace = loadTrace(path);
+        trace = loadWatched(path, request.loadOptions);
     } catch (const LoadError& e) {
         return fail(e.what());
     } catch (const std::exception& e) {

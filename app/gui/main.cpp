@@ -2,6 +2,7 @@
 // The `exposure` GUI: `exposure [PATH]`, or `exposure --screenshot FILE [--size WxH] PATH` to load a
 // trace, lay the window out at that size, save a PNG of the whole window and exit (works under
 // QT_QPA_PLATFORM=offscreen; used for documentation and tests).
+#include "common/theme.h"
 #include "model/timeformat.h"
 #include "shell/mainwindow.h"
 #include "timeline/timelineplot.h"
@@ -105,6 +106,11 @@ int main(int argc, char** argv)
     const QCommandLineOption range(QStringLiteral("range"),
                                    QStringLiteral("Initial visible range, e.g. 2ms:9.5ms (times since trace start)."),
                                    QStringLiteral("FROM:TO"));
+    const QCommandLineOption theme(QStringLiteral("theme"),
+                                   QStringLiteral("Colours: system (the default), dark (Fusion style, dark palette) or "
+                                                  "light (Fusion style)."),
+                                   QStringLiteral("NAME"), QStringLiteral("system"));
+    parser.addOption(theme);
     parser.addOption(shot);
     parser.addOption(size);
     parser.addOption(range);
@@ -112,6 +118,9 @@ int main(int argc, char** argv)
     const QStringList args = parser.positionalArguments();
     if (args.size() > 1)
         return fail(QStringLiteral("expected at most one PATH, got %1").arg(args.size()));
+
+    if (!applyTheme(parser.value(theme)))
+        return fail(QStringLiteral("--theme: expected system, dark or light, got \"%1\"").arg(parser.value(theme)));
 
     std::optional<TimeRange> initialRange;
     if (parser.isSet(range)) {

@@ -13,6 +13,7 @@
 // Everything that crosses processes refers to kernels by name and to ranks by their index in the whole run.
 #include "analysis/statsparts.h"
 #include "cli/commands.h"
+#include "import/consistency.h"
 #include "import/loader.h"
 #include "mpiutil.h"
 #include "plan.h"
@@ -111,11 +112,12 @@ Plan decode(const std::string& bytes)
     return plan;
 }
 
-Plan makePlan(const std::string& path, int processes)
+Plan makePlan(const std::string& path, const std::vector<int>& ranks, int processes)
 {
     Plan plan;
     try {
-        plan.archives = findArchives(path);
+        // --ranks chooses archives as the serial loader does (by the rank numbers `info` lists).
+        plan.archives = selectRanks(path, findArchives(path), ranks);
     } catch (const LoadError&) {
         plan.mode = Mode::Single; // process 0 loads it as exposure-cli does (and reports its error)
         return plan;
@@ -154,7 +156,7 @@ int runSingle(const World& world, cli::StatsRequest& request)
         status = [&]() -> int {
             std::shared_ptr<Trace> trace;
             try {
-                trace = loadTrace(request.path);
+                trace = loadTrace(request.path, request.loadOptions);
             } catch (const LoadError& e) {
                 return fail(e.what());
             } catch (const std::exception& e) {
@@ -212,6 +214,98 @@ KernelParts reduceKernelParts(const World& world, KernelParts mine, Timings& tim
     return mine;
 }
 
+bool startsWith(const std::string& s, const std::string& prefix)
+{
+    return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+// The trace warnings of a process's part, for process 0 to put them in the order exposure-cli gives them: the
+// importer's, archive by archive in load order (each starts with its archive's anchor); then the lane check's, rank
+// by rank; then one per rank whose events overlap no other rank's (needs every rank's time span).
+void appendWarnings(Bytes& out, const Trace& trace, const std::vector<ArchiveRef>& mine,
+    const std::vector<std::size_t>& mineIndex, const std::vector<std::size_t>& laneWarnings,
+    const std::vector<int>& globalIndex)
+{
+    std::size_t laneTotal = 0;
+    for (const std::size_t n : laneWarnings)
+        laneTotal += n;
+    const std::size_t importTotal = trace.warnings.size() - laneTotal;
+    std::vector<std::vector<std::string>> byArchive(mine.size());
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < importTotal; ++i) {
+        const std::string& w = trace.warnings[i];
+        while (k + 1 < mine.size() && !startsWith(w, mine[k].anchor + ": "))
+            ++k;
+        byArchive[k].push_back(w);
+    }
+    out.i64(std::int64_t(mine.size()));
+    for (std::size_t a = 0; a < mine.size(); ++a) {
+        out.i64(std::int64_t(mineIndex[a]));
+        out.i64(std::int64_t(byArchive[a].size()));
+        for (const auto& w : byArchive[a])
+            out.str(w);
+    }
+    out.i64(std::int64_t(trace.ranks.size()));
+    std::size_t next = importTotal;
+    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+        const TimeRange span = rankSpan(trace.ranks[r]);
+        out.i64(globalIndex[r]);
+        out.i64(span.start);
+        out.i64(span.end);
+        out.str(trace.ranks[r].archivePath.empty() ? trace.sourcePath : trace.ranks[r].archivePath);
+        const std::size_t n = r < laneWarnings.size() ? laneWarnings[r] : 0;
+        out.i64(std::int64_t(n));
+        for (std::size_t i = 0; i < n; ++i)
+            out.str(trace.warnings[next++]);
+    }
+}
+
+struct RunWarnings
+{
+    RunWarnings(std::size_t archives, std::size_t ranks)
+        : byArchive(archives)
+        , byRank(ranks)
+        , spans(ranks)
+        , files(ranks)
+    { }
+    std::vector<std::vector<std::string>> byArchive, byRank;
+    std::vector<TimeRange> spans;
+    std::vector<std::string> files;
+
+    std::vector<std::string> inSerialOrder(const std::vector<RankReport>& ranks) const
+    {
+        std::vector<std::string> out;
+        for (const auto& a : byArchive)
+            out.insert(out.end(), a.begin(), a.end());
+        for (const auto& r : byRank)
+            out.insert(out.end(), r.begin(), r.end());
+        for (const std::size_t g : unalignedRanks(spans))
+            out.push_back(unalignedRankWarning(files[g], ranks[g].label));
+        return out;
+    }
+};
+
+void readWarnings(Cursor& c, RunWarnings& into)
+{
+    const auto archives = c.i64();
+    for (std::int64_t a = 0; a < archives; ++a) {
+        auto& list = into.byArchive.at(std::size_t(c.i64()));
+        const auto n = c.i64();
+        for (std::int64_t i = 0; i < n; ++i)
+            list.push_back(c.str());
+    }
+    const auto ranks = c.i64();
+    for (std::int64_t r = 0; r < ranks; ++r) {
+        const auto g = std::size_t(c.i64());
+        into.spans.at(g).start = c.i64();
+        into.spans[g].end = c.i64();
+        into.files[g] = c.str();
+        const auto n = c.i64();
+        for (std::int64_t i = 0; i < n; ++i)
+            into.byRank[g].push_back(c.str());
+    }
+}
+
 } // namespace
 
 int runStats(const World& world, int argc, char** argv)
@@ -233,7 +327,7 @@ int runStats(const World& world, int argc, char** argv)
     Timings timings(world.rank);
     std::string planBytes;
     if (world.root())
-        planBytes = encode(makePlan(request.path, world.size));
+        planBytes = encode(makePlan(request.path, request.loadOptions.ranks, world.size));
     broadcast(planBytes);
     timings.exchanged(planBytes.size());
     const Plan plan = decode(planBytes);
@@ -249,12 +343,14 @@ int runStats(const World& world, int argc, char** argv)
             mineIndex.push_back(i);
         }
     std::shared_ptr<Trace> trace;
+    std::vector<std::size_t> laneWarnings; // per local rank: its warnings from the lane check (the last ones)
     std::string error;
     try {
         LoadOptions lo;
         lo.threads = 1; // one process per core
         lo.keepLaunchParameters = false; // the statistics do not use them
-        trace = loadArchives(request.path, mine, lo);
+        lo.memoryLimit = request.loadOptions.memoryLimit; // checked against this process's archives
+        trace = loadArchives(request.path, mine, lo, &laneWarnings);
     } catch (const LoadError& e) {
         error = e.what();
     } catch (const std::exception& e) {
@@ -320,6 +416,7 @@ int runStats(const World& world, int argc, char** argv)
         part.str(serialize(rankReport(*trace, *analysis, int(r), request.options, stepIdle)));
     }
     part.str(serialize(collectiveCandidates(*trace, *analysis, globalIndex)));
+    appendWarnings(part, *trace, mine, mineIndex, laneWarnings, globalIndex);
     timings.lap("analyse+parts");
     KernelParts kernels = reduceKernelParts(world, kernelParts(*trace, *analysis, request.options.window), timings);
     const std::vector<std::string> parts = gather(part.out());
@@ -335,6 +432,7 @@ int runStats(const World& world, int argc, char** argv)
     if (world.root()) {
         report.tracePath = trace->sourcePath;
         report.rulesSource = analysis->rules.source();
+        RunWarnings warnings(plan.archives.size(), totalRanks);
         report.ranks.resize(totalRanks);
         std::vector<CollectiveCandidate> candidates;
         std::map<std::string, std::uint32_t> names;
@@ -356,7 +454,9 @@ int runStats(const World& world, int argc, char** argv)
                 item.name = remap[item.name];
                 candidates.push_back(item);
             }
+            readWarnings(c, warnings);
         }
+        report.traceWarnings = warnings.inSerialOrder(report.ranks);
         report.kernels = kernelRows(kernels);
         match = matchCandidates(std::move(candidates), totalRanks, hosts.size() > 1);
         report.anyCollectiveGroup = !match.groups.empty();

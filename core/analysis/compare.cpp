@@ -2,6 +2,7 @@
 #include "analysis/compare.h"
 
 #include "analysis/statsreport.h"
+#include "analysis/stepmean.h"
 #include "model/timeformat.h"
 
 #include <algorithm>
@@ -35,9 +36,16 @@ RunSummary summarizeRun(const Trace& trace, const Analysis& analysis, const Comp
             const auto w = computeStats(trace, analysis, r, trace.extent);
             rows.push_back({TimeRange{0, w.spanNs}, w});
         } else {
-            const int skip = std::min<int>(options.skipSteps, int(perStep.size()) - 1);
-            for (std::size_t k = std::size_t(std::max(skip, 0)); k < perStep.size(); ++k)
+            std::vector<std::size_t> all(perStep.size());
+            for (std::size_t k = 0; k < all.size(); ++k)
+                all[k] = k;
+            const StepMean mean = options.skipSteps < 0 ? stepMean(ra.steps, all)
+                                                        : stepMeanSkipping(ra.steps, all, options.skipSteps);
+            for (const std::size_t k : mean.used)
                 rows.push_back({ra.steps[k].range, perStep[k]});
+            s.stepsLeftOut += int(mean.startup.size());
+            if (r == 0)
+                s.stepsCovered = mean.describe(ra.steps);
         }
         TimeNs rankExposed = 0;
         for (const auto& [range, w] : rows) {
@@ -91,9 +99,25 @@ RunSummary summarizeRun(const Trace& trace, const Analysis& analysis, const Comp
 
 std::optional<double> weakScalingEfficiency(const RunSummary& base, const RunSummary& r)
 {
-    if (base.stepNs <= 0 || r.stepNs <= 0)
+    if (base.stepNs <= 0 || r.stepNs <= 0 || base.ranks == r.ranks)
         return std::nullopt;
     return double(base.stepNs) / double(r.stepNs);
+}
+
+std::string efficiencyNote(const RunSummary& base, const RunSummary& r, bool isBase)
+{
+    if (isBase)
+        return "baseline";
+    if (base.ranks == r.ranks)
+        return "same GPU count as the baseline";
+    if (base.stepNs <= 0 || r.stepNs <= 0)
+        return "no step time";
+    return {};
+}
+
+void orderByGpuCount(std::vector<RunSummary>& runs)
+{
+    std::stable_sort(runs.begin(), runs.end(), [](const RunSummary& a, const RunSummary& b) { return a.ranks < b.ranks; });
 }
 
 namespace {
@@ -107,6 +131,15 @@ std::string percent(std::optional<double> v)
     return buf;
 }
 
+// The last path component of a run's trace.
+std::string shortName(std::string name)
+{
+    while (name.size() > 1 && name.back() == '/')
+        name.pop_back();
+    if (auto slash = name.find_last_of('/'); slash != std::string::npos)
+        name = name.substr(slash + 1);
+    return name;
+}
 
 } // namespace
 
@@ -116,13 +149,12 @@ std::string compareTable(const std::vector<RunSummary>& runs)
                                            "hidden",  "exposed", "overlap", "exposed/step", "waiting", "transfer",
                                            "efficiency"};
     std::vector<std::vector<std::string>> rows;
+    bool sameCount = false;
     for (const auto& r : runs) {
-        std::string name = r.trace;
-        while (name.size() > 1 && name.back() == '/')
-            name.pop_back();
-        if (auto slash = name.find_last_of('/'); slash != std::string::npos)
-            name = name.substr(slash + 1);
+        const std::string name = shortName(r.trace);
         const auto eff = weakScalingEfficiency(runs.front(), r);
+        const std::string note = efficiencyNote(runs.front(), r, &r == &runs.front());
+        sameCount = sameCount || note == "same GPU count as the baseline";
         rows.push_back({name,
                         std::to_string(r.ranks),
                         r.stepsUsed > 0 ? std::to_string(r.stepsUsed) : std::string("-"),
@@ -136,7 +168,7 @@ std::string compareTable(const std::vector<RunSummary>& runs)
                                              : std::nullopt),
                         r.ranks > 1 ? formatDuration(r.waitNs) : std::string("-"),
                         r.ranks > 1 ? formatDuration(r.transferNs) : std::string("-"),
-                        percent(eff)});
+                        eff ? percent(eff) : note == "baseline" ? note : std::string("-")});
     }
     std::vector<std::size_t> width(head.size());
     for (std::size_t c = 0; c < head.size(); ++c) {
@@ -155,10 +187,19 @@ std::string compareTable(const std::vector<RunSummary>& runs)
     line(head);
     for (const auto& row : rows)
         line(row);
-    out << "\nPer-step means over all ranks (each rank's first step is left out as warm-up when it has more).\n"
-           "hidden = communication overlapped by compute; exposed = communication with no compute running;\n"
+    out << "\nPer-step means over all ranks and the steps each mean covers: a rank's first step is start-up and\n"
+           "left out when it lasts more than " << kStartupFactor << "x the median of its later steps (as in 'exposure-cli stats');\n";
+    for (const auto& r : runs)
+        if (r.stepsLeftOut > 0 || !r.stepsCovered.empty())
+            out << "  " << shortName(r.trace) << ": " << r.stepsCovered
+                << (r.stepsLeftOut > 0 ? "; " + std::to_string(r.stepsLeftOut) + " (rank, step) pairs left out" : "")
+                << "\n";
+    out << "hidden = communication overlapped by compute; exposed = communication with no compute running;\n"
            "waiting / transfer = NCCL time before / after the last rank joined each collective (matched across\n"
-           "ranks by end time); efficiency = first run's step time / this run's step time (weak scaling).\n";
+           "ranks by end time); efficiency = the baseline's (first run's) step time / this run's step time, for weak\n"
+           "scaling: runs with different GPU counts and the same per-GPU workload.\n";
+    if (sameCount)
+        out << "Note: runs with the baseline's GPU count have no efficiency; compare them by their step time.\n";
     return out.str();
 }
 
@@ -168,9 +209,12 @@ std::string compareJson(const std::vector<RunSummary>& runs)
     o << "{\"runs\": [";
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const auto& r = runs[i];
-        const auto eff = weakScalingEfficiency(runs.front(), r);
+        // The baseline is 100 % by definition; a run with its GPU count has none.
+        const auto eff = i == 0 ? std::optional<double>(1.0) : weakScalingEfficiency(runs.front(), r);
+        const std::string note = efficiencyNote(runs.front(), r, i == 0);
         o << (i ? ", " : "") << "{\"trace\": " << jsonQuoted(r.trace) << ", \"ranks\": " << r.ranks
           << ", \"hosts\": " << r.hosts << ", \"steps_used\": " << r.stepsUsed
+          << ", \"steps_left_out\": " << r.stepsLeftOut << ", \"steps_covered\": " << jsonQuoted(r.stepsCovered)
           << ", \"step_source\": " << jsonQuoted(stepSourceName(r.stepSource)) << ", \"step_ns\": " << r.stepNs
           << ", \"compute_busy_ns\": " << r.computeNs << ", \"comm_busy_ns\": " << r.commBusyNs
           << ", \"comm_kernel_sum_ns\": " << r.commKernelSumNs << ", \"overlapped_ns\": " << r.hiddenNs
@@ -192,7 +236,7 @@ std::string compareJson(const std::vector<RunSummary>& runs)
         } else {
             o << "null";
         }
-        o << "}";
+        o << ", \"efficiency_note\": " << (note.empty() ? std::string("null") : jsonQuoted(note)) << "}";
     }
     o << "]}\n";
     return o.str();

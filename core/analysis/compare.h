@@ -17,6 +17,8 @@ struct RunSummary
     int ranks = 0;
     int hosts = 0;
     int stepsUsed = 0;          // (rank, step) pairs averaged over; 0 = no steps found, whole-trace values per rank
+    int stepsLeftOut = 0;       // (rank, step) pairs left out as start-up (or skipped on request)
+    std::string stepsCovered;   // which steps of rank 0 the means cover: "steps 1–14 (step 0 left out: …)"
     StepSource stepSource = StepSource::None; // of rank 0
     // Means per step over all ranks and the steps used (per rank when no steps were found).
     TimeNs stepNs = 0;          // wall-clock step time (step window length)
@@ -37,15 +39,24 @@ struct RunSummary
 
 struct CompareOptions
 {
-    int skipSteps = 1; // leave out each rank's first steps (warm-up), as long as one step remains
+    // < 0: leave out each rank's start-up steps by the rule of `exposure-cli stats` (analysis/stepmean.h);
+    // N >= 0: leave out exactly each rank's first N steps instead, as long as one step remains.
+    int skipSteps = -1;
 };
 
 RunSummary summarizeRun(const Trace& trace, const Analysis& analysis, const CompareOptions& options = {});
 
-// Scaling efficiency of run `r` against `base` under weak scaling (the same per-GPU batch): step time of the base
-// divided by step time of r (1.0 = perfect). nullopt when a step time is zero.
+// Scaling efficiency of run `r` against `base` under weak scaling (the same per-GPU workload): step time of the
+// base divided by step time of r (1.0 = perfect). nullopt when both have the same number of GPUs (scaling needs
+// different GPU counts: two runs at one scale differ in workload or noise, not in scale) or a step time is zero.
 std::optional<double> weakScalingEfficiency(const RunSummary& base, const RunSummary& r);
+// Why a run has no efficiency: "baseline" for the baseline itself (`isBase`), "same GPU count as the baseline",
+// "no step time"; "" when it has one.
+std::string efficiencyNote(const RunSummary& base, const RunSummary& r, bool isBase);
+// Runs ordered by GPU count (stable: runs with equal counts keep their order); the first is the baseline.
+void orderByGpuCount(std::vector<RunSummary>& runs);
 
+// The first run is the baseline of the efficiency (see orderByGpuCount).
 std::string compareTable(const std::vector<RunSummary>& runs);
 std::string compareJson(const std::vector<RunSummary>& runs);
 

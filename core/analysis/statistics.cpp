@@ -216,9 +216,13 @@ const char* statisticsDefinitions()
            "  unclassified_ns         |U(compute kernels that only a catch-all rule matched)|\n"
            "Steps: a kernel belongs to the step whose window holds its CPU launch (when the trace links launches\n"
            "to kernels and the steps are CPU regions such as ProfilerStep#N), else its start; a step's values\n"
-           "are computed over its own kernels only. Total: the sum of the ranks' values (overlap_ratio from the\n"
-           "sums). Kernels table: instances whose start lies in the window; share = total / the sum of the\n"
-           "durations of all kernels, copies and memsets that start in the window.\n";
+           "are computed over its own kernels only. Mean step (step_mean in JSON): the mean length of the rank's\n"
+           "step windows in the window, leaving out start-up steps: the first step is start-up when it lasts more\n"
+           "than 3x the median of the later steps, then the next step likewise (one step always stays); the output\n"
+           "names the steps the mean covers, JSON steps carry \"startup\": true|false. exposure-cli compare uses the\n"
+           "same rule. Total: the sum of the ranks' values (overlap_ratio from the sums). Kernels table:\n"
+           "instances whose start lies in the window; share = total / the sum of the durations of all\n"
+           "kernels, copies and memsets that start in the window.\n";
 }
 
 } // namespace exposure

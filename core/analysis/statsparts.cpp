@@ -197,6 +197,7 @@ StatsReport buildStatsReport(const Trace& trace, const Analysis& analysis, const
     StatsReport report;
     report.tracePath = trace.sourcePath;
     report.rulesSource = analysis.rules.source();
+    report.traceWarnings = trace.warnings;
     std::set<std::string> hosts;
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         report.ranks.push_back(rankReport(trace, analysis, int(r), o, stepIdle));

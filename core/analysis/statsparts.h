@@ -114,6 +114,7 @@ struct StatsReport
 {
     std::string tracePath;
     std::string rulesSource;
+    std::vector<std::string> traceWarnings; // Trace::warnings of the whole run, in the serial loader's order
     std::vector<RankReport> ranks; // in trace order
     std::vector<KernelReportRow> kernels;
     bool anyCollectiveGroup = false; // matchCollectives() found at least one group

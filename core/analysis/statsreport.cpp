@@ -3,6 +3,7 @@
 
 #include "analysis/collectives.h"
 #include "analysis/statsparts.h"
+#include "analysis/stepmean.h"
 #include "model/timeformat.h"
 
 #include <algorithm>
@@ -135,6 +136,45 @@ std::string renderTable(const std::vector<std::vector<std::string>>& rows, std::
 
 std::string dur(TimeNs ns) { return formatDuration(ns); }
 
+// A rank's steps in the report window, as the step-mean rule takes them (analysis/stepmean.h).
+std::vector<StepWindow> windowSteps(const RankReport& rank)
+{
+    std::vector<StepWindow> out;
+    out.reserve(rank.steps.size());
+    for (const StepReport& s : rank.steps)
+        out.push_back({ s.index, s.name, s.range });
+    return out;
+}
+
+// Which of a rank's steps in the window its mean step covers (analysis/stepmean.h), as a JSON object.
+std::string stepMeanJson(const std::vector<StepWindow>& steps, const StepMean& m)
+{
+    std::string out = "{\"mean_ns\": " + std::to_string(m.meanNs) + ", \"steps_used\": " + std::to_string(m.used.size())
+        + ", \"first_step\": " + (m.used.empty() ? std::string("null") : std::to_string(steps[m.used.front()].index))
+        + ", \"last_step\": " + (m.used.empty() ? std::string("null") : std::to_string(steps[m.used.back()].index))
+        + ", \"startup_steps\": [";
+    for (std::size_t i = 0; i < m.startup.size(); ++i)
+        out += (i ? ", " : "") + std::to_string(steps[m.startup[i]].index);
+    return out + "], \"covers\": " + quoted(m.describe(steps)) + "}";
+}
+
+// "mean step = mean step-window length over: Rank 0: steps 1–14 (step 0 left out: start-up, 8.2 s); …", one line
+// when every rank has the same steps.
+std::string stepMeanNotes(const std::vector<std::pair<std::string, std::string>>& perRank)
+{
+    if (perRank.empty())
+        return {};
+    const std::string rule = "a first step lasting over " + std::to_string(kStartupFactor)
+        + "x the median of the later ones is start-up and left out.\n";
+    if (std::all_of(perRank.begin(), perRank.end(), [&](const auto& p) { return p.second == perRank.front().second; }))
+        return "mean step = mean step-window length over " + perRank.front().second
+            + (perRank.size() > 1 ? " (every rank)" : "") + ";\n" + rule;
+    std::string out = "mean step = mean step-window length over\n";
+    for (const auto& [label, covers] : perRank)
+        out += "  " + label + ": " + covers + "\n";
+    return out + rule;
+}
+
 } // namespace
 
 const std::vector<std::string>& statsFieldNames()
@@ -181,6 +221,11 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
     out += "  \"rules\": " + quoted(report.rulesSource) + ",\n";
     out += "  \"window\": {\"start_ns\": " + std::to_string(o.window.start)
         + ", \"end_ns\": " + std::to_string(o.window.end) + "},\n";
+    // What the importer found inconsistent or incomplete (counted, clipped or dropped; see `info`).
+    out += "  \"trace_warnings\": [";
+    for (std::size_t i = 0; i < report.traceWarnings.size(); ++i)
+        out += (i ? ", " : "") + quoted(report.traceWarnings[i]);
+    out += "],\n";
     out += "  \"ranks\": [";
     for (std::size_t r = 0; r < report.ranks.size(); ++r) {
         const RankReport& rank = report.ranks[r];
@@ -212,9 +257,13 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
         }
         out += "      \"step_source\": " + quoted(stepSourceName(rank.stepSource)) + ",\n";
         out += "      \"step_assignment\": " + quoted(stepAssignment(rank)) + ",\n";
+        const std::vector<StepWindow> inWindow = windowSteps(rank);
+        const StepMean mean = stepMean(inWindow);
+        out += "      \"step_mean\": " + stepMeanJson(inWindow, mean) + ",\n";
         out += "      \"steps\": [";
         bool first = true;
-        for (const StepReport& w : rank.steps) {
+        for (std::size_t k = 0; k < rank.steps.size(); ++k) {
+            const StepReport& w = rank.steps[k];
             out += first ? "\n" : ",\n";
             first = false;
             out += "        {\n";
@@ -222,6 +271,9 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
             out += "          \"name\": " + quoted(w.name) + ",\n";
             out += "          \"start_ns\": " + std::to_string(w.range.start) + ",\n";
             out += "          \"end_ns\": " + std::to_string(w.range.end) + ",\n";
+            out += std::string("          \"startup\": ")
+                + (std::find(mean.startup.begin(), mean.startup.end(), k) != mean.startup.end() ? "true" : "false")
+                + ",\n";
             appendFields(out, w.stats, "          ");
             out.insert(out.size() - 1, ",");
             out += "          \"idle_breakdown\": " + idleJson(w.idle) + "\n";
@@ -307,7 +359,10 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
     out += "Window: " + (o.windowGiven ? dur(o.window.start) + " to " + dur(o.window.end) + " (" + dur(o.window.duration()) + ")"
                                        : "whole trace (" + dur(o.window.duration()) + ")")
         + "\n";
-    out += "Rules:  " + report.rulesSource + "\n\n";
+    out += "Rules:  " + report.rulesSource + "\n";
+    for (const auto& w : report.traceWarnings)
+        out += "warning: " + w + "\n";
+    out += "\n";
 
     std::vector<std::vector<std::string>> rows;
     rows.push_back({"rank", "host", "span", "mean step", "compute", "comm busy", "comm kernel sum", "hidden", "exposed",
@@ -318,13 +373,14 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
                         dur(s.commKernelSumNs), dur(s.overlappedNs), dur(s.exposedNs), percent(s.overlapRatio),
                         dur(s.backwardOverlappedNs), dur(s.memcpyBusyNs), dur(s.idleNs), dur(s.unclassifiedNs)});
     };
+    std::vector<std::pair<std::string, std::string>> meanNotes; // rank label, the steps its mean covers
     for (const RankReport& rank : report.ranks) {
+        const std::vector<StepWindow> inWindow = windowSteps(rank);
+        const StepMean mean = stepMean(inWindow);
         std::string meanStep = "-";
-        if (!rank.steps.empty()) {
-            TimeNs sum = 0;
-            for (const StepReport& w : rank.steps)
-                sum += w.range.duration();
-            meanStep = dur(sum / TimeNs(rank.steps.size())) + " ×" + std::to_string(rank.steps.size());
+        if (!mean.used.empty()) {
+            meanStep = dur(mean.meanNs) + " ×" + std::to_string(mean.used.size());
+            meanNotes.emplace_back(rank.label, mean.describe(inWindow));
         }
         statsRow(rank.label.empty() ? std::to_string(rank.rank) : rank.label, rank.host, rank.stats, meanStep);
     }
@@ -333,6 +389,7 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
     out += renderTable(rows, 2);
     out += "\nhidden = communication overlapped by compute; exposed = communication with no compute running;\n"
            "overlap = hidden / comm busy. See 'exposure-cli stats --help' for the exact definitions.\n";
+    out += stepMeanNotes(meanNotes);
 
     if (report.ranks.size() > 1 && report.anyCollectiveGroup) {
         std::vector<std::vector<std::string>> crows;

@@ -306,6 +306,7 @@ struct FileData
     std::map<std::string, std::string> threadNames; // "pid/tid" -> name from thread_name metadata
     std::uint64_t events = 0;
     std::uint64_t badTimes = 0; // events whose ts/dur could not be read exactly
+    std::uint64_t negativeDurations = 0; // events that end before they start (skipped: no sane reading)
     std::uint64_t badCorrelations = 0; // correlation ids that are not 64-bit integers
 };
 
@@ -446,8 +447,12 @@ private:
         const EventCat cat = catOf(e.cat);
         if (cat == EventCat::Other)
             return;
-        if (!e.tsOk || !e.durOk || e.dur < 0) {
+        if (!e.tsOk || !e.durOk) {
             ++m_data.badTimes;
+            return;
+        }
+        if (e.dur < 0) {
+            ++m_data.negativeDurations;
             return;
         }
         const bool gpu = isGpuCat(cat);
@@ -685,6 +690,9 @@ void addRank(Trace& trace, FileData& data, const std::string& path, int rankNumb
     if (data.badTimes > 0)
         trace.warnings.push_back(
             file + ": " + std::to_string(data.badTimes) + " events without a readable \"ts\" or \"dur\" were skipped");
+    if (data.negativeDurations > 0)
+        trace.warnings.push_back(file + ": " + std::to_string(data.negativeDurations)
+            + " events end before they start (negative \"dur\") and were skipped");
     if (data.badCorrelations > 0)
         trace.warnings.push_back(file + ": " + std::to_string(data.badCorrelations)
             + " correlation ids are not 64-bit integers and were ignored");

@@ -10,6 +10,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace exposure {
 
@@ -34,6 +35,15 @@ struct LoadOptions
     // Event-reading threads (one OTF2 reader each, over disjoint sets of locations); 0 = one per hardware
     // thread (at most 8). The result does not depend on it.
     int threads = 0;
+    // Refuse (TraceTooLarge) a trace whose estimated memory exceeds this many bytes; 0 = what the machine, cgroup
+    // and resource limits leave (a trace is always refused when it exceeds those).
+    std::uint64_t memoryLimit = 0;
+    // Called once the memory a load needs is estimated (before events are read), with that estimate in bytes. The
+    // CLI caps its address space from it, so that damaged data that makes a library allocate without end fails
+    // with a message instead of being killed by the operating system.
+    std::function<void(std::uint64_t estimatedBytes)> memoryEstimated;
+    // Load only these ranks of a folder of per-rank OTF2 archives (rank numbers as `info` lists them); empty = all.
+    std::vector<int> ranks;
 };
 
 // Bad input: what() is one line "<file>: <problem>".
@@ -62,9 +72,17 @@ public:
 // (up to 3 levels) hold one archive per rank. Throws LoadError or LoadCancelled.
 std::shared_ptr<Trace> loadTrace(const std::string& path, const LoadOptions& options = {});
 
+// The archives of `archives` (findArchives(path)) that hold the given rank numbers (as `info` lists them: from the
+// folder names, else the place in the list); all of them when `ranks` is empty. Throws LoadError when none does.
+std::vector<ArchiveRef> selectRanks(const std::string& path, std::vector<ArchiveRef> archives, const std::vector<int>& ranks);
+
 // Reads the given OTF2 archives (some of findArchives(path), in that order) as one trace whose sourcePath is
-// `path`: how one process of exposure-mpi reads its share of a run. Throws LoadError or LoadCancelled.
-std::shared_ptr<Trace> loadArchives(
-    const std::string& path, const std::vector<ArchiveRef>& archives, const LoadOptions& options = {});
+// `path`: how one process of exposure-mpi reads its share of a run. Checks the memory the events need against
+// `options` (this part alone) and each lane's consistency (checkLaneConsistency), not the alignment of ranks
+// across the run (checkRankAlignment), which needs all of them. options.ranks is not applied (see selectRanks).
+// laneWarningsPerRank (if given): how many of the trace's last warnings the lane check added for each rank (the
+// warnings before them are the importer's, archive by archive). Throws LoadError or LoadCancelled.
+std::shared_ptr<Trace> loadArchives(const std::string& path, const std::vector<ArchiveRef>& archives,
+    const LoadOptions& options = {}, std::vector<std::size_t>* laneWarningsPerRank = nullptr);
 
 } // namespace exposure

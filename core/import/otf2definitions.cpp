@@ -262,6 +262,9 @@ std::unique_ptr<Otf2ArchiveState> Otf2Importer::readGlobalDefinitions(const Arch
         throw LoadError(a.defPath, "cannot read the global definitions: " + p);
     if (fs::file_size(a.defPath, ec) == 0 && !ec)
         throw LoadError(a.defPath, "the global definitions file is empty");
+    if (!endsLikeOtf2File(a.defPath)) // OTF2 would wait forever for the rest of a file cut short
+        throw LoadError(a.defPath, "truncated global definitions (the file does not end with OTF2's end-of-file "
+                                   "record)");
 
     a.reader = std::make_unique<otf2::Reader>(ref.anchor);
     OTF2_Reader* r = a.reader->get();
@@ -441,6 +444,14 @@ void Otf2Importer::createRanksAndLanes(Otf2ArchiveState& a)
             return false;
         return std::make_pair(x.device, x.stream) < std::make_pair(y.device, y.stream);
     });
+    // The event count of a location comes from the definitions: a damaged file can claim 2^60. Nothing is reserved
+    // from it beyond what its event file can hold (every event takes at least one byte there).
+    for (const auto& p : pending) {
+        auto& l = a.locations[p.loc];
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(a.evtPath(l.id), ec);
+        l.events = std::min<std::uint64_t>(l.events, ec ? 0 : std::uint64_t(size));
+    }
     // Create all lanes first (Lane pointers must stay stable while events are read).
     for (const auto& p : pending) {
         const auto& l = a.locations[p.loc];
@@ -476,6 +487,11 @@ void Otf2Importer::createRanksAndLanes(Otf2ArchiveState& a)
         s->evtFile = a.evtPath(l.id);
         s->stack.reserve(64);
         s->definedEvents = l.events;
+        {
+            std::error_code ec;
+            const auto size = fs::file_size(s->evtFile, ec);
+            s->evtBytes = ec ? 0 : std::uint64_t(size);
+        }
         if (!p.gpu && a.haveStreamRefAttr)
             s->outgoing.reserve(std::size_t(std::min<std::uint64_t>(l.events / 8, 1u << 22)));
         s->usedRegions.assign(a.regions.size(), 0);

@@ -286,6 +286,10 @@ void Otf2Importer::readLanes(Otf2ArchiveState& a, OTF2_Reader* r, const std::vec
         if (defFiles) {
             std::error_code ec;
             if (fs::exists(a.locDefPath(s->location), ec)) {
+                if (!endsLikeOtf2File(a.locDefPath(s->location))) // OTF2 would wait forever for the rest
+                    throw LoadError(a.locDefPath(s->location),
+                                    "truncated local definitions (the file does not end with OTF2's end-of-file "
+                                    "record)");
                 if (OTF2_DefReader* dr = OTF2_Reader_GetDefReader(r, s->location)) {
                     uint64_t n = 0;
                     const auto rc = OTF2_Reader_ReadAllLocalDefinitions(r, dr, &n);
@@ -335,6 +339,12 @@ void Otf2Importer::readLanes(Otf2ArchiveState& a, OTF2_Reader* r, const std::vec
                 throw LoadError(s.evtFile, s.error);
             if (rc != OTF2_SUCCESS)
                 otf2::fail(rc, s.evtFile, "truncated or corrupt event data");
+            // Every event takes at least one byte of its file: more events than bytes means libotf2 is reading
+            // garbage (a damaged chunk header) and would go on allocating.
+            if (s.lane->eventCount > s.evtBytes)
+                throw LoadError(s.evtFile, "corrupt event data: " + std::to_string(s.lane->eventCount)
+                                               + " events read from a file of " + std::to_string(s.evtBytes)
+                                               + " bytes");
             reportProgress(a.ref.anchor, false);
             if (got < kEventChunk)
                 break;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "compare/comparewindow.h"
 
+#include "common/theme.h"
 #include "import/loader.h"
 #include "model/timeformat.h"
 #include "timeline/palette.h"
@@ -63,6 +64,16 @@ QString runName(const QString& path)
     if (info.suffix() == QLatin1String("otf2"))
         return info.dir().dirName() + QLatin1Char('/') + info.fileName();
     return info.fileName().isEmpty() ? p : info.fileName();
+}
+
+// The folder that holds a run and its siblings: a run folder's parent; for an anchor file (run/traces.otf2) the
+// parent of its archive folder; for a torch.profiler file its folder.
+QString siblingFolder(const QString& path)
+{
+    const QFileInfo info(QDir::cleanPath(path));
+    if (info.suffix() == QLatin1String("otf2"))
+        return QFileInfo(info.absolutePath()).absolutePath();
+    return info.absolutePath(); // a folder's parent, a file's folder
 }
 
 QString csvField(const QString& s)
@@ -358,7 +369,7 @@ CompareWindow::CompareWindow(QWidget* parent)
     m_list->setToolTip(tr("Runs to compare. The first run is the baseline of the scaling efficiency.\n"
                           "Folders and anchor files can also be dropped on this window."));
     auto* runsBox = new QVBoxLayout;
-    auto* runsTitle = new QLabel(tr("<b>Runs</b> (the first is the baseline)"), this);
+    auto* runsTitle = new QLabel(tr("<b>Runs</b> by GPU count (the first is the baseline)"), this);
     runsTitle->setWordWrap(true);
     runsBox->addWidget(runsTitle);
     runsBox->addWidget(m_list, 1);
@@ -372,10 +383,15 @@ CompareWindow::CompareWindow(QWidget* parent)
     auto* skipRow = new QHBoxLayout;
     auto* skipLabel = new QLabel(tr("Skip first steps:"), this);
     skipLabel->setBuddy(m_skip);
-    m_skip->setRange(0, 1000);
-    m_skip->setValue(1);
-    m_skip->setToolTip(tr("Leave out each rank's first N steps as warm-up (as long as one step remains);\n"
-                          "the same as 'exposure-cli compare --skip-steps N'."));
+    // -1 (shown as "start-up"): the start-up rule of exposure-cli stats and compare (analysis/stepmean.h).
+    m_skip->setRange(-1, 1000);
+    m_skip->setSpecialValueText(tr("start-up"));
+    m_skip->setValue(-1);
+    m_skip->setToolTip(tr("start-up: leave out each rank's first step when it lasts more than %1x the median of its\n"
+                          "later steps, then the next likewise (the rule of 'exposure-cli stats' and 'compare').\n"
+                          "N: leave out exactly each rank's first N steps (as long as one step remains);\n"
+                          "the same as 'exposure-cli compare --skip-steps N'.")
+                           .arg(kStartupFactor));
     skipRow->addWidget(skipLabel);
     skipRow->addWidget(m_skip);
     skipRow->addStretch(1);
@@ -390,7 +406,8 @@ CompareWindow::CompareWindow(QWidget* parent)
     const QString tips[ColCount] = {
         tr("Run (hover for the full path)"),
         tr("Number of ranks (GPUs)"),
-        tr("(rank, step) pairs averaged over; '-' when no steps were found (whole trace per rank)"),
+        tr("(rank, step) pairs averaged over; '-' when no steps were found (whole trace per rank).\n"
+           "Hover a run's name for the steps its means cover."),
         tr("Mean wall-clock step time"),
         tr("Mean time per step during which compute kernels run"),
         tr("Mean time per step during which at least one communication kernel runs"),
@@ -400,7 +417,8 @@ CompareWindow::CompareWindow(QWidget* parent)
         tr("Exposed communication as a share of the step time"),
         tr("NCCL time spent waiting for the last peer to join a collective (per step)"),
         tr("NCCL time with all peers present (per step)"),
-        tr("Weak-scaling efficiency: the baseline's step time / this run's step time"),
+        tr("Weak-scaling efficiency: the baseline's step time / this run's step time.\n"
+           "Needs a different GPU count than the baseline and the same per-GPU workload."),
         tr("Loading state, or what went wrong")};
     for (int c = 0; c < ColCount; ++c)
         m_table->horizontalHeaderItem(c)->setToolTip(tips[c]);
@@ -423,9 +441,10 @@ CompareWindow::CompareWindow(QWidget* parent)
     m_caption->setWordWrap(true);
     m_caption->setTextFormat(Qt::PlainText);
     m_caption->setForegroundRole(QPalette::PlaceholderText);
-    m_caption->setText(tr("Per-step means over all ranks. Hidden = communication overlapped by compute; exposed = "
-                          "communication with no compute running; waiting / transfer = NCCL time before / after the "
-                          "last rank joined each collective."));
+    m_caption->setText(tr("Per-step means over all ranks, start-up steps left out. Hidden = communication overlapped "
+                          "by compute; exposed = communication with no compute running; waiting / transfer = NCCL "
+                          "time before / after the last rank joined each collective. Efficiency compares runs with "
+                          "different GPU counts and the same per-GPU workload."));
 
     auto* chartTitle = new QLabel(tr("<b>Where the step time goes</b> (mean step, all ranks)"), this);
     auto* chartBox = new QWidget(this);
@@ -450,7 +469,7 @@ CompareWindow::CompareWindow(QWidget* parent)
     m_errors->setTextInteractionFlags(Qt::TextSelectableByMouse);
     {
         QPalette errPal = m_errors->palette();
-        errPal.setColor(QPalette::WindowText, QColor(0xC0, 0x20, 0x20));
+        errPal.setColor(QPalette::WindowText, readableOn(QColor(0xC0, 0x20, 0x20), errPal.color(QPalette::Window)));
         m_errors->setPalette(errPal);
     }
     tableLayout->addWidget(m_errors);
@@ -663,7 +682,40 @@ void CompareWindow::finishJob(quint64 id, const JobResult& result)
     run->error = result.error;
     if (!run->error.isEmpty())
         run->summary.reset();
+    placeByGpuCount(id);
     refresh();
+}
+
+void CompareWindow::placeByGpuCount(quint64 id)
+{
+    // Runs stay ordered by GPU count as they load (runs still loading or failed keep their places): a run moves
+    // up before the first loaded run with more GPUs, or down after the last loaded one with fewer.
+    auto at = std::find_if(m_runs.begin(), m_runs.end(), [id](const auto& r) { return r->id == id; });
+    if (at == m_runs.end() || !(*at)->summary)
+        return;
+    const int from = int(at - m_runs.begin());
+    const int gpus = (*at)->summary->ranks;
+    auto loaded = [this](int i) -> const RunSummary* {
+        const Run& r = *m_runs[std::size_t(i)];
+        return r.summary && !r.busy ? &*r.summary : nullptr;
+    };
+    int to = from;
+    for (int i = 0; i < from; ++i)
+        if (const RunSummary* s = loaded(i); s && s->ranks > gpus) {
+            to = i;
+            break;
+        }
+    if (to == from)
+        for (int i = runCount() - 1; i > from; --i)
+            if (const RunSummary* s = loaded(i); s && s->ranks < gpus) {
+                to = i;
+                break;
+            }
+    if (to == from)
+        return;
+    auto run = std::move(m_runs[std::size_t(from)]);
+    m_runs.erase(m_runs.begin() + from);
+    m_runs.insert(m_runs.begin() + to, std::move(run));
 }
 
 CompareWindow::Run* CompareWindow::findRun(quint64 id)
@@ -702,7 +754,7 @@ void CompareWindow::refresh()
         item->setToolTip(r.error.isEmpty() ? r.path : r.error);
         if (!r.error.isEmpty()) {
             item->setIcon(QIcon::fromTheme(QStringLiteral("dialog-error")));
-            item->setForeground(QColor(0xC0, 0x20, 0x20));
+            item->setForeground(readableOn(QColor(0xC0, 0x20, 0x20), m_list->palette().color(QPalette::Base)));
         }
     }
     m_list->setCurrentRow(std::min(current, runCount() - 1));
@@ -744,6 +796,10 @@ QString CompareWindow::finding() const
             largest = &r;
     const RunSummary& b = *largest;
     auto gpus = [](int n) { return n == 1 ? tr("1 GPU") : tr("%1 GPUs").arg(n); };
+    if (a.ranks == b.ranks)
+        return tr("Every run has %1: step time %2 (baseline) → %3. Scaling efficiency needs runs with different GPU "
+                  "counts (and the same per-GPU workload).")
+            .arg(gpus(a.ranks), duration(a.stepNs), duration(b.stepNs));
     return tr("From %1 to %2: step time %3 → %4 (efficiency %5); exposed communication %6 → %7 per step "
               "(%8 → %9 of the step).")
         .arg(gpus(a.ranks), gpus(b.ranks), duration(a.stepNs), duration(b.stepNs),
@@ -758,7 +814,11 @@ void CompareWindow::fillTable()
     m_table->setRowCount(runCount());
     const auto loaded = summaries();
     const RunSummary* base = loaded.empty() ? nullptr : &loaded.front();
-    const QColor errorColour(0xC0, 0x20, 0x20);
+    const Run* baseRun = nullptr; // the run whose summary is `base`
+    for (const auto& r : m_runs)
+        if (!baseRun && r->summary && !r->busy)
+            baseRun = r.get();
+    const QColor errorColour = readableOn(QColor(0xC0, 0x20, 0x20), m_table->palette().color(QPalette::Base));
     for (int row = 0; row < runCount(); ++row) {
         const Run& r = *m_runs[std::size_t(row)];
         auto set = [&](int col, const QString& text, std::optional<double> key, Qt::Alignment align) {
@@ -808,14 +868,29 @@ void CompareWindow::fillTable()
             multi ? std::optional<double>(double(s.waitNs)) : std::nullopt, num);
         set(ColTransfer, multi ? duration(s.transferNs) : QStringLiteral("-"),
             multi ? std::optional<double>(double(s.transferNs)) : std::nullopt, num);
-        const auto eff = base ? weakScalingEfficiency(*base, s) : std::nullopt;
-        set(ColEfficiency, percent(eff), eff, num);
+        const bool isBase = base && &r == baseRun;
+        const std::string why = base ? efficiencyNote(*base, s, isBase) : std::string();
+        QString effText = isBase ? tr("baseline") : QStringLiteral("-");
+        std::optional<double> effKey; // sorts the baseline as 100 %
+        if (isBase)
+            effKey = 1.0;
+        if (const auto eff = base ? weakScalingEfficiency(*base, s) : std::nullopt; eff.has_value()) {
+            effText = percent(*eff);
+            effKey = *eff;
+        }
+        auto* effItem = set(ColEfficiency, effText, effKey, num);
+        if (!why.empty() && !isBase)
+            effItem->setToolTip(tr("No efficiency: %1. Scaling efficiency compares runs with different GPU counts "
+                                   "and the same per-GPU workload.")
+                                    .arg(QString::fromStdString(why)));
         // Notes on a run that loaded go in the tooltip: the Status column is only shown for loading and errors.
         QString note = r.path;
         if (s.stepsUsed == 0)
             note += tr("\nNo steps found: whole trace per rank.");
         else if (s.stepSource != StepSource::None)
             note += tr("\nSteps from: %1").arg(QLatin1String(stepSourceName(s.stepSource)));
+        if (!s.stepsCovered.empty())
+            note += tr("\nMeans over %1 on the first rank").arg(QString::fromStdString(s.stepsCovered));
         if (s.unmatchedCollectives > 0) {
             note += tr("\n%1 collective(s) not matched across ranks.").arg(s.unmatchedCollectives);
             set(ColStatus, tr("%1 collective(s) not matched").arg(s.unmatchedCollectives), std::nullopt,
@@ -851,6 +926,9 @@ QString CompareWindow::csv() const
                                  "overlap_pct,exposed_pct_of_step,waiting_ns,transfer_ns,efficiency_pct\n");
     auto pct = [](std::optional<double> v) { return v ? QString::number(*v * 100.0, 'f', 2) : QString(); };
     const auto loaded = summaries();
+    int firstLoaded = 0;
+    while (firstLoaded < runCount() && (!m_runs[std::size_t(firstLoaded)]->summary || m_runs[std::size_t(firstLoaded)]->busy))
+        ++firstLoaded;
     for (const auto& r : m_runs) {
         if (!r->summary || r->busy)
             continue;
@@ -869,7 +947,9 @@ QString CompareWindow::csv() const
                       pct(exposedShare(s)),
                       multi ? QString::number(s.waitNs) : QString(),
                       multi ? QString::number(s.transferNs) : QString(),
-                      pct(weakScalingEfficiency(loaded.front(), s))};
+                      &s == &*m_runs[std::size_t(firstLoaded)]->summary
+                          ? pct(1.0)
+                          : pct(weakScalingEfficiency(loaded.front(), s))};
         out += f.join(QLatin1Char(',')) + QLatin1Char('\n');
     }
     return out;
@@ -882,7 +962,17 @@ QString CompareWindow::json() const
 
 QString CompareWindow::lastFolder() const
 {
-    return QSettings().value(QStringLiteral("compare/lastFolder"), QDir::homePath()).toString();
+    // Where runs of the same training usually sit: beside the run added last (the open trace when the window was
+    // made from the main window), else where a run was last added or saved, else the last trace opened.
+    if (!m_runs.empty())
+        return siblingFolder(m_runs.back()->path);
+    const QString remembered = QSettings().value(QStringLiteral("compare/lastFolder")).toString();
+    if (!remembered.isEmpty() && QFileInfo(remembered).isDir())
+        return remembered;
+    const QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+    if (!recent.isEmpty())
+        return siblingFolder(recent.front());
+    return QDir::homePath();
 }
 
 void CompareWindow::rememberFolder(const QString& path)

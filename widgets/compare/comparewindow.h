@@ -5,6 +5,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/compare.h"
+#include "analysis/stepmean.h"
 #include "jobs/jobslot.h"
 #include "model/trace.h"
 
@@ -130,13 +131,18 @@ private:
 
     void startJob(Run& run);
     void finishJob(quint64 id, const JobResult& result);
+    void placeByGpuCount(quint64 id);
     Run* findRun(quint64 id);
     void refresh();
     void fillTable();
     void updateButtons();
     void addDialog(bool folder);
     void saveDialog(bool json);
+public:
+    // Where Add Run… / Add Folder… / Save start (also for tests).
     QString lastFolder() const;
+
+private:
     void rememberFolder(const QString& path);
 
     std::vector<std::unique_ptr<Run>> m_runs;

@@ -10,6 +10,7 @@
 #include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
@@ -20,6 +21,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMainWindow>
 #include <QListWidget>
 #include <QMenu>
 #include <QMessageBox>
@@ -27,6 +29,7 @@
 #include <QRadioButton>
 #include <QSettings>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QVBoxLayout>
 
 #include <cmath>
@@ -509,6 +512,7 @@ bool ExportFigureDialog::exportTo(const QString& path, bool overwrite)
         return fail(QString::fromUtf8(e.what()));
     }
     m_error.clear();
+    emit figureSaved(path);
     return true;
 }
 
@@ -596,6 +600,15 @@ QAction* ExportFigureDialog::installAction(QMenu* menu, QAction* before, QWidget
         if (!s.trace)
             return;
         ExportFigureDialog dialog(s.trace, s.analysis, s.index, s.visible, window);
+        // The dialog closes after saving: the window says what was written, and where.
+        if (auto* main = qobject_cast<QMainWindow*>(window))
+            connect(&dialog, &ExportFigureDialog::figureSaved, main, [main](const QString& path) {
+                const QFileInfo info(path);
+                main->statusBar()->showMessage(tr("Saved figure %1 (%2 KB)")
+                                                   .arg(QDir::toNativeSeparators(info.absoluteFilePath()))
+                                                   .arg((info.size() + 1023) / 1024),
+                                               15000);
+            });
         dialog.exec();
     });
     return action;

@@ -80,6 +80,10 @@ public:
 public slots:
     void accept() override; // asks for the file name, then exports
 
+signals:
+    // A figure was written (exportTo succeeded): the window that opened the dialog confirms it in its status bar.
+    void figureSaved(const QString& path);
+
 private:
     void buildUi();
     void updateEnabled();

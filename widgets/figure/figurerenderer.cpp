@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "figure/figurerenderer.h"
 
+#include "common/atomicwrite.h"
+
 #include "analysis/analysis.h"
 #include "timeline/timelineplot.h"
 #include "view/viewindex.h"
@@ -12,7 +14,6 @@
 #include <QPageSize>
 #include <QPdfWriter>
 #include <QRegularExpression>
-#include <QSaveFile>
 #include <QScreen>
 #include <QSvgGenerator>
 
@@ -318,13 +319,9 @@ void FigureRenderer::renderToFile(const FigureSpec& spec, const QString& path, b
     if (!overwrite && QFileInfo::exists(path))
         fail(QStringLiteral("already exists (not overwritten; use --force to replace it)"));
     const QByteArray data = render(spec);
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        fail(QStringLiteral("cannot write (%1)").arg(file.errorString()));
-    if (file.write(data) != data.size())
-        fail(QStringLiteral("cannot write (%1)").arg(file.errorString()));
-    if (!file.commit())
-        fail(QStringLiteral("cannot write (%1)").arg(file.errorString()));
+    const QString problem = writeFileAtomically(path, data);
+    if (!problem.isEmpty())
+        fail(QStringLiteral("cannot write (%1); nothing was changed").arg(problem));
 }
 
 } // namespace exposure

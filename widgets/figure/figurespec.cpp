@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "figure/figurespec.h"
 
+#include "common/atomicwrite.h"
+
 #include "analysis/analysis.h"
 #include "model/timeformat.h"
 
@@ -8,7 +10,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QSaveFile>
 #include <QSet>
 
 #include <cmath>
@@ -466,12 +467,9 @@ FigureSpec FigureSpec::load(const QString& path)
 
 void FigureSpec::save(const QString& path) const
 {
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        fail(path, QStringLiteral("cannot write the figure spec (%1)").arg(file.errorString()));
-    file.write(toJson());
-    if (!file.commit())
-        fail(path, QStringLiteral("cannot write the figure spec (%1)").arg(file.errorString()));
+    const QString problem = writeFileAtomically(path, toJson());
+    if (!problem.isEmpty())
+        fail(path, QStringLiteral("cannot write the figure spec (%1); nothing was changed").arg(problem));
 }
 
 TimeRange FigureSpec::resolveRange(const Trace& trace, const Analysis* analysis) const

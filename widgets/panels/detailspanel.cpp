@@ -2,8 +2,10 @@
 #include "panels/detailspanel.h"
 
 #include "common/labels.h"
+#include "common/theme.h"
 
 #include <QHBoxLayout>
+#include <QMimeData>
 #include <QPushButton>
 #include <QTextBrowser>
 #include <QUrl>
@@ -36,11 +38,55 @@ QString nsAndUnit(TimeNs ns)
     return QStringLiteral("%1 (%2 ns)").arg(durationText(ns), groupDigits(std::uint64_t(std::max<TimeNs>(0, ns))));
 }
 
+// "335.3 µs (335 323 ns, 97.4 %)": a part of `whole` in the same form as every other time of the panel.
+QString partOf(TimeNs part, TimeNs whole)
+{
+    return QStringLiteral("%1 (%2 ns, %3)")
+        .arg(durationText(part), groupDigits(std::uint64_t(std::max<TimeNs>(0, part))), percent(part, whole));
+}
+
+const QChar kBreak(0x200B); // zero-width space: a line may break here
+
+// Kernel names are long C++ signatures ("void at::native::vectorized_elementwise_kernel<4, …>(int, …)"): offer
+// line breaks after "::" and ", " and before "<" and "(", so that a name wraps between its parts, never inside an
+// identifier. Only the displayed text gets the (invisible) break marks; copying removes them (BreakingBrowser).
+QString withNameBreaks(const QString& text)
+{
+    QString out;
+    out.reserve(text.size() + text.size() / 8);
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        const QChar c = text[i];
+        if ((c == QLatin1Char('<') || c == QLatin1Char('(')) && i > 0 && text[i - 1] != QLatin1Char(' '))
+            out += kBreak;
+        out += c;
+        if (c == QLatin1Char(':') && i > 0 && text[i - 1] == QLatin1Char(':'))
+            out += kBreak;
+    }
+    return out;
+}
+
+// A QTextBrowser whose copies leave out the break marks of withNameBreaks.
+class BreakingBrowser : public QTextBrowser
+{
+public:
+    using QTextBrowser::QTextBrowser;
+
+protected:
+    QMimeData* createMimeDataFromSelection() const override
+    {
+        auto* mime = new QMimeData;
+        QString text = textCursor().selection().toPlainText();
+        text.remove(kBreak);
+        mime->setText(text);
+        return mime;
+    }
+};
+
 } // namespace
 
 DetailsPanel::DetailsPanel(QWidget* parent)
     : QWidget(parent)
-    , m_view(new QTextBrowser(this))
+    , m_view(new BreakingBrowser(this))
     , m_prev(new QPushButton(tr("◀ Previous"), this))
     , m_next(new QPushButton(tr("Next ▶"), this))
     , m_zoom(new QPushButton(tr("Zoom to it"), this))
@@ -85,7 +131,8 @@ void DetailsPanel::clear()
     m_prev->setEnabled(false);
     m_next->setEnabled(false);
     m_zoom->setEnabled(false);
-    m_view->setHtml(tr("<p style='color:gray'>Click a kernel in the timeline to see its details.</p>"));
+    m_view->setHtml(tr("<p style='color:%1'>Click a kernel in the timeline to see its details.</p>")
+                        .arg(dimmedText(palette()).name()));
 }
 
 QString DetailsPanel::field(const QString& label) const
@@ -109,10 +156,12 @@ void DetailsPanel::section(const QString& title)
 
 void DetailsPanel::render()
 {
-    QString html = QStringLiteral("<h3 style='margin-bottom:4px'>%1</h3>").arg(m_heading.toHtmlEscaped());
+    QString html = QStringLiteral("<h3 style='margin-bottom:4px'>%1</h3>").arg(withNameBreaks(m_heading).toHtmlEscaped());
     if (!m_summary.isEmpty()) // the answer to "why is this kernel long", above the long classification list
         html += QStringLiteral("<p style='margin-top:0'>%1</p>").arg(m_summary.toHtmlEscaped());
     html += QStringLiteral("<table cellspacing='0' cellpadding='2'>");
+    // Labels are dimmed, but readable on a light and a dark palette alike.
+    const QString labelColour = dimmedText(palette()).name();
     int s = 0;
     for (int i = 0; i < m_fields.size(); ++i) {
         while (s < m_sections.size() && m_sections[s] == i) {
@@ -120,8 +169,19 @@ void DetailsPanel::render()
                         .arg(m_sectionTitles[s].toHtmlEscaped());
             ++s;
         }
-        html += QStringLiteral("<tr><td style='color:gray;padding-right:10px' valign='top'>%1</td><td>%2</td></tr>")
-                    .arg(m_fields[i].first.toHtmlEscaped(), m_fields[i].second.toHtmlEscaped());
+        const QString& label = m_fields[i].first;
+        const QString value = withNameBreaks(m_fields[i].second).toHtmlEscaped();
+        if (label == tr("Name") || label == tr("Full name") || label == tr("Longest")) {
+            // Kernel names get the panel's whole width (under their label), so they rarely need to wrap.
+            // (Outside the table: a spanning cell would widen the label column of every other row.)
+            html += QStringLiteral("</table><p style='margin-top:2px;margin-bottom:0px;margin-left:2px;color:%2'>%1</p>"
+                                   "<p style='margin-top:0px;margin-bottom:2px;margin-left:12px'>%3</p>"
+                                   "<table cellspacing='0' cellpadding='2'>")
+                        .arg(label.toHtmlEscaped(), labelColour, value);
+            continue;
+        }
+        html += QStringLiteral("<tr><td style='color:%3;padding-right:10px' valign='top'>%1</td><td>%2</td></tr>")
+                    .arg(label.toHtmlEscaped(), value, labelColour);
     }
     html += QStringLiteral("</table>");
     if (!m_peers.isEmpty()) {
@@ -237,8 +297,8 @@ void DetailsPanel::showInterval(const Trace& trace, const Analysis* analysis, co
     add(tr("Duration"), nsAndUnit(dur));
     if (analysis && cat == Category::Communication) {
         const InstanceOverlap ov = instanceOverlap(trace, *analysis, {rank, lane, interval});
-        add(tr("Hidden"), QStringLiteral("%1 ns (%2)").arg(groupDigits(std::uint64_t(ov.hiddenNs)), percent(ov.hiddenNs, dur)));
-        add(tr("Exposed"), QStringLiteral("%1 ns (%2)").arg(groupDigits(std::uint64_t(ov.exposedNs)), percent(ov.exposedNs, dur)));
+        add(tr("Hidden"), partOf(ov.hiddenNs, dur));
+        add(tr("Exposed"), partOf(ov.exposedNs, dur));
     }
     if (collectives && cat == Category::Communication && l.isGpu()) {
         section(tr("Across ranks"));
@@ -249,12 +309,8 @@ void DetailsPanel::showInterval(const Trace& trace, const Analysis* analysis, co
                                                          : tr("single-rank trace: no peers to wait for"));
         } else {
             add(tr("Ranks in collective"), QString::number(g->members.size()));
-            add(tr("Waiting for peers"), QStringLiteral("%1 (%2 ns, %3)")
-                                             .arg(durationText(me->waitNs), groupDigits(std::uint64_t(me->waitNs)),
-                                                  percent(me->waitNs, dur)));
-            add(tr("Transfer"), QStringLiteral("%1 (%2 ns, %3)")
-                                    .arg(durationText(me->transferNs), groupDigits(std::uint64_t(me->transferNs)),
-                                         percent(me->transferNs, dur)));
+            add(tr("Waiting for peers"), partOf(me->waitNs, dur));
+            add(tr("Transfer"), partOf(me->transferNs, dur));
             const QString lastLabel = g->lastRank >= 0 && std::size_t(g->lastRank) < trace.ranks.size()
                 ? QString::fromStdString(trace.ranks[g->lastRank].label)
                 : tr("?");

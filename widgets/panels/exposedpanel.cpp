@@ -2,6 +2,7 @@
 #include "panels/exposedpanel.h"
 
 #include "common/labels.h"
+#include "common/theme.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -27,6 +28,15 @@ struct ScopeResult
     std::vector<CollectiveWaitStats> waits;
 };
 
+// "Step 2" for a detected step named "step 2"; "Step 0 (ProfilerStep#4)" when the name says more.
+QString scopeStepLabel(int index, const QString& name)
+{
+    const QString plain = ExposedPanel::tr("Step %1").arg(index);
+    if (name.isEmpty() || name.compare(plain, Qt::CaseInsensitive) == 0)
+        return plain;
+    return ExposedPanel::tr("Step %1 (%2)").arg(index).arg(name);
+}
+
 QString pct(const std::optional<double>& r)
 {
     return r ? QString::number(*r * 100.0, 'f', 1) + QStringLiteral(" %") : QStringLiteral("–");
@@ -50,12 +60,13 @@ void RankBarChart::setData(QStringList labels, std::vector<WindowStats> stats)
 
 QSize RankBarChart::sizeHint() const
 {
-    return QSize(360, 28 + int(m_stats.size()) * 20);
+    // Narrow: the table beside it needs the width for its twelve columns (the legend wraps).
+    return QSize(240, 2 * (fontMetrics().height() + 6) + int(m_stats.size()) * 20);
 }
 
 QSize RankBarChart::minimumSizeHint() const
 {
-    return QSize(200, 28 + int(m_stats.size()) * 14);
+    return QSize(160, 2 * (fontMetrics().height() + 6) + int(m_stats.size()) * 14);
 }
 
 void RankBarChart::paintEvent(QPaintEvent*)
@@ -67,11 +78,9 @@ void RankBarChart::paintEvent(QPaintEvent*)
     for (const auto& l : m_labels)
         labelW = std::max(labelW, fm.horizontalAdvance(l));
     labelW += 8;
-    const int legendH = fm.height() + 6;
     const int n = int(m_stats.size());
     if (n == 0)
         return;
-    const int barH = std::clamp((height() - legendH - 4) / n - 4, 6, 18);
     const int x0 = labelW, w = std::max(10, width() - labelW - 8);
     struct Part
     {
@@ -82,13 +91,21 @@ void RankBarChart::paintEvent(QPaintEvent*)
                           {tr("hidden comm."), pal.hiddenBrush()},
                           {tr("exposed comm."), pal.exposedBrush()},
                           {tr("idle"), QBrush(pal.idle())}};
-    int lx = x0;
+    // The legend wraps onto as many lines as the width needs.
+    int lx = x0, ly = 0;
     for (const auto& part : parts) {
-        p.fillRect(QRect(lx, 3, 12, fm.height() - 4), part.brush);
+        const int itemW = 16 + fm.horizontalAdvance(part.name) + 14;
+        if (lx > x0 && lx + itemW - 14 > width()) {
+            lx = x0;
+            ly += fm.height() + 2;
+        }
+        p.fillRect(QRect(lx, ly + 3, 12, fm.height() - 4), part.brush);
         p.setPen(palette().color(QPalette::WindowText));
-        p.drawText(QRect(lx + 16, 0, 200, fm.height()), Qt::AlignLeft | Qt::AlignVCenter, part.name);
-        lx += 16 + fm.horizontalAdvance(part.name) + 14;
+        p.drawText(QRect(lx + 16, ly, itemW, fm.height()), Qt::AlignLeft | Qt::AlignVCenter, part.name);
+        lx += itemW;
     }
+    const int legendH = ly + fm.height() + 6;
+    const int barH = std::clamp((height() - legendH - 4) / n - 4, 6, 18);
     for (int i = 0; i < n; ++i) {
         const WindowStats& s = m_stats[i];
         const int y = legendH + i * (barH + 4);
@@ -119,12 +136,17 @@ ExposedPanel::ExposedPanel(QWidget* parent)
 {
     auto* top = new QHBoxLayout;
     top->addWidget(new QLabel(tr("Scope:"), this));
+    // The step entries arrive with a trace, after the box was first shown: it must grow to them.
+    m_scopeBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     top->addWidget(m_scopeBox);
     top->addWidget(m_caption, 1);
     m_table->setColumnCount(ColCount);
-    m_table->setHorizontalHeaderLabels({tr("Span"), tr("Compute busy"), tr("Comm. busy"), tr("Comm. kernel sum"),
-                                        tr("Hidden"), tr("Exposed"), tr("Waiting"), tr("Exposed waiting"),
-                                        tr("Overlap"), tr("Backward overlap"), tr("Idle"), tr("Unclassified")});
+    // Two-line titles: the table fits beside the chart at 1400 px without scrolling sideways.
+    m_table->setHorizontalHeaderLabels({tr("Span"), tr("Compute\nbusy"), tr("Comm.\nbusy"), tr("Comm.\nkernel sum"),
+                                        tr("Hidden"), tr("Exposed"), tr("Waiting"), tr("Exposed\nwaiting"),
+                                        tr("Overlap"), tr("Backward\noverlap"), tr("Idle"), tr("Unclassified")});
+    m_table->horizontalHeaderItem(ColUnclassified)
+        ->setToolTip(tr("Compute time only a catch-all rule matched (the column is hidden while it is 0 everywhere)"));
     m_table->horizontalHeaderItem(ColWaiting)
         ->setToolTip(tr("Time NCCL kernels spent waiting for the last peer to join the collective (sum over the "
                         "rank's kernels, clipped to the scope)"));
@@ -141,8 +163,8 @@ ExposedPanel::ExposedPanel(QWidget* parent)
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     auto* body = new QHBoxLayout;
-    body->addWidget(m_table, 3);
-    body->addWidget(m_chart, 2);
+    body->addWidget(m_table, 1);
+    body->addWidget(m_chart, 0);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(top);
@@ -169,7 +191,7 @@ void ExposedPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
         std::set<int> seen;
         for (const auto& [idx, name] : steps)
             if (seen.insert(idx).second)
-                m_scopeBox->addItem(tr("Step %1 (%2)").arg(idx).arg(QString::fromStdString(name)), idx);
+                m_scopeBox->addItem(scopeStepLabel(idx, QString::fromStdString(name)), idx);
     }
     m_stats.clear();
     m_waits.clear();
@@ -313,10 +335,15 @@ void ExposedPanel::show(const std::vector<WindowStats>& stats, const std::vector
                 item->setFont(f);
             }
             if ((c == ColExposed && s.exposedNs > 0) || (c == ColExposedWaiting && ws.exposedWaitNs > 0))
-                item->setForeground(Palette(PaletteKind::Default, palette()).overlap(OverlapState::Exposed));
+                item->setForeground(readableOn(Palette(PaletteKind::Default, palette()).overlap(OverlapState::Exposed),
+                                               m_table->palette().color(QPalette::Base)));
             m_table->setItem(i, c, item);
         }
     }
+    // Unclassified time is the exception (a kernel renamed past the rules); its column shows when there is some.
+    m_table->setColumnHidden(ColUnclassified, std::all_of(stats.begin(), stats.end(), [](const WindowStats& s) {
+                                 return s.unclassifiedNs == 0;
+                             }));
     std::vector<WindowStats> perRank(stats.begin(), stats.end() - (n > 0 ? 1 : 0));
     m_chart->setData(labels, perRank);
     emit updated();

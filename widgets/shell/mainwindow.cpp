@@ -11,6 +11,7 @@
 #include "panels/kernelspanel.h"
 #include "panels/rulespanel.h"
 #include "panels/transferspanel.h"
+#include "shell/emptystate.h"
 #include "shell/recentfilesmenu.h"
 #include "timeline/timelineplot.h"
 
@@ -30,7 +31,9 @@
 #include <QMimeData>
 #include <QProgressBar>
 #include <QSettings>
+#include <QStackedWidget>
 #include <QStatusBar>
+#include <QStyle>
 #include <QTimer>
 #include <QToolButton>
 
@@ -58,11 +61,17 @@ MainWindow::MainWindow(QWidget* parent)
     , m_rangeLabel(new QLabel(this))
     , m_progress(new QProgressBar(this))
     , m_cancelButton(new QToolButton(this))
+    , m_warningsButton(new QToolButton(this))
 {
     initExposureResources();
     setObjectName(QStringLiteral("MainWindow"));
     setWindowIcon(QIcon(QStringLiteral(":/exposure/icons/exposure.svg")));
-    setCentralWidget(m_timeline);
+    // The timeline, or while no trace is open a page that says how to open one.
+    m_central = new QStackedWidget(this);
+    m_emptyState = new EmptyState(m_central);
+    m_central->addWidget(m_emptyState);
+    m_central->addWidget(m_timeline);
+    setCentralWidget(m_central);
     setAcceptDrops(true);
     m_sink = [this](const QString& title, const QString& text) { QMessageBox::critical(this, title, text); };
 
@@ -110,6 +119,21 @@ MainWindow::MainWindow(QWidget* parent)
         emit loadCancelled(path);
     });
 
+    // F5 keeps the zoom and the selection; failure and cancel messages leave the status bar after a while.
+    connect(this, &MainWindow::traceLoaded, this, &MainWindow::restoreAfterReload);
+    connect(this, &MainWindow::loadFailed, this, [this] {
+        m_reloadState.reset();
+        clearStatusLater();
+    });
+    connect(this, &MainWindow::loadCancelled, this, [this] {
+        m_reloadState.reset();
+        clearStatusLater();
+    });
+    m_emptyState->setDemoAvailable(!demoTracePath().isEmpty());
+    connect(m_emptyState, &EmptyState::openRequested, this, [this] { openDialog(false); });
+    connect(m_emptyState, &EmptyState::openFolderRequested, this, [this] { openDialog(true); });
+    connect(m_emptyState, &EmptyState::demoRequested, this, &MainWindow::openDemoTrace);
+
     connect(m_timeline, &TimelinePlot::intervalSelected, this, &MainWindow::onIntervalSelected);
     connect(m_timeline, &TimelinePlot::foldClicked, this, [this](const TimelineHit& hit) {
         if (m_current.trace)
@@ -119,7 +143,10 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_timeline, &TimelinePlot::selectionCleared, m_details, &DetailsPanel::clear);
     connect(m_timeline, &TimelinePlot::visibleRangeChanged, this, &MainWindow::onVisibleRangeChanged);
     connect(m_timeline, &QCustomPlot::afterReplot, this, [this] {
-        m_rangeLabel->setText(tr("visible: %1").arg(durationText(m_timeline->visibleRange().duration())));
+        // Without a trace the timeline's placeholder range means nothing.
+        m_rangeLabel->setText(m_current.trace
+                                  ? tr("visible: %1").arg(durationText(m_timeline->visibleRange().duration()))
+                                  : QString());
     });
     connect(m_timeline, &TimelinePlot::cursorTimeChanged, this,
             [this](qint64 ns) { m_cursorLabel->setText(tr("cursor: %1").arg(durationText(ns))); });
@@ -302,7 +329,15 @@ void MainWindow::createStatusBar()
     m_cancelButton->setToolTip(tr("Stop loading and keep the current trace"));
     m_cancelButton->hide();
     connect(m_cancelButton, &QToolButton::clicked, this, &MainWindow::cancelLoading);
+    m_warningsButton->setAutoRaise(true);
+    m_warningsButton->setIcon(style()->standardIcon(QStyle::SP_MessageBoxWarning));
+    m_warningsButton->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    m_warningsButton->setToolTip(tr("What the importer found inconsistent or incomplete in this trace: counted, and "
+                                    "clipped or dropped only where it says so"));
+    m_warningsButton->hide();
+    connect(m_warningsButton, &QToolButton::clicked, this, &MainWindow::showTraceWarnings);
     statusBar()->addWidget(m_statusText, 1);
+    statusBar()->addPermanentWidget(m_warningsButton);
     statusBar()->addPermanentWidget(m_cursorLabel);
     statusBar()->addPermanentWidget(m_rangeLabel);
     statusBar()->addPermanentWidget(m_progress);
@@ -340,8 +375,44 @@ void MainWindow::openTrace(const QString& path)
 
 void MainWindow::reload()
 {
-    if (!m_current.path.isEmpty())
-        openTrace(m_current.path);
+    if (m_current.path.isEmpty())
+        return;
+    m_reloadState = ReloadState{m_current.path, m_timeline->visibleRange(), m_timeline->selection()};
+    openTrace(m_current.path);
+}
+
+void MainWindow::restoreAfterReload(const QString& path)
+{
+    const auto state = std::exchange(m_reloadState, std::nullopt);
+    if (!state || state->path != path || !m_current.trace)
+        return;
+    const Trace& trace = *m_current.trace;
+    // The zoom, when the reloaded trace still covers it (clipped to its extent).
+    const TimeRange extent = trace.extent;
+    const TimeRange visible{std::max(state->visible.start, extent.start), std::min(state->visible.end, extent.end)};
+    if (visible.duration() > 0)
+        m_timeline->setVisibleRange(visible, false);
+    // The selection, when that interval still exists.
+    if (const auto& sel = state->selection; sel && sel->rank >= 0 && std::size_t(sel->rank) < trace.ranks.size()
+        && sel->lane >= 0 && std::size_t(sel->lane) < trace.ranks[sel->rank].lanes.size()
+        && sel->interval < trace.ranks[sel->rank].lanes[sel->lane].intervals.size()) {
+        m_timeline->select(*sel);
+        onIntervalSelected(sel->rank, sel->lane, sel->interval);
+    }
+}
+
+QString MainWindow::statusText() const
+{
+    return m_statusText->text();
+}
+
+void MainWindow::clearStatusLater()
+{
+    // Cleared only if nothing replaced the message meanwhile.
+    QTimer::singleShot(m_transientStatusMs, this, [this, text = m_statusText->text()] {
+        if (m_statusText->text() == text)
+            m_statusText->clear();
+    });
 }
 
 void MainWindow::closeTrace()
@@ -425,6 +496,9 @@ void MainWindow::applyLoaded(const LoadedTrace& loaded)
     m_idle->setTrace(loaded.trace, loaded.analysis);
     m_transfers->setTrace(loaded.trace, loaded.analysis);
     m_rules->setRules(loaded.analysis ? &loaded.analysis->rules : nullptr, loaded.ruleUsage);
+    const std::size_t warnings = loaded.trace ? loaded.trace->warnings.size() : 0;
+    m_warningsButton->setText(warnings == 1 ? tr("1 warning") : tr("%1 warnings").arg(warnings));
+    m_warningsButton->setVisible(warnings > 0);
     updateTitle();
     updateActions();
 }
@@ -449,6 +523,7 @@ void MainWindow::updateActions()
     const bool has = m_current.trace != nullptr;
     for (QAction* a : std::as_const(m_traceActions))
         a->setEnabled(has);
+    m_central->setCurrentWidget(has ? static_cast<QWidget*>(m_timeline) : m_emptyState);
 }
 
 void MainWindow::showError(const QString& title, const QString& text)
@@ -487,7 +562,7 @@ void MainWindow::showPeerInstance(int rank, int lane, quint32 interval)
 
 void MainWindow::onVisibleRangeChanged(TimeRange range)
 {
-    m_rangeLabel->setText(tr("visible: %1").arg(durationText(range.duration())));
+    m_rangeLabel->setText(m_current.trace ? tr("visible: %1").arg(durationText(range.duration())) : QString());
     m_exposed->setVisibleRange(range);
     m_kernels->setVisibleRange(range);
     m_idle->setVisibleRange(range);
@@ -538,13 +613,43 @@ void MainWindow::setPalette(PaletteKind kind)
         a->setChecked(a->data().toInt() == int(kind));
 }
 
+QString MainWindow::traceWarningsText() const
+{
+    QStringList lines;
+    if (m_current.trace)
+        for (const auto& w : m_current.trace->warnings)
+            lines << QString::fromStdString(w);
+    return lines.join(QLatin1Char('\n'));
+}
+
+void MainWindow::showTraceWarnings()
+{
+    if (!m_current.trace || m_current.trace->warnings.empty())
+        return;
+    QMessageBox box(QMessageBox::Warning, tr("Trace warnings"),
+                    tr("%n finding(s) about the data of this trace. Numbers change only where a warning says what "
+                       "was clipped or dropped.",
+                       nullptr, int(m_current.trace->warnings.size())),
+                    QMessageBox::Close, this);
+    box.setDetailedText(traceWarningsText());
+    box.exec();
+}
+
 void MainWindow::restoreSettings()
 {
     QSettings s;
     restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(s.value(QStringLiteral("window/state")).toByteArray());
-    const bool showCpu = s.value(QStringLiteral("view/showCpu"), true).toBool();
-    const bool showOverlap = s.value(QStringLiteral("view/showOverlap"), true).toBool();
+    // A damaged or hand-edited settings file: a value that is not what we wrote gives the default.
+    auto flag = [&s](const QString& key, bool fallback) {
+        const QVariant v = s.value(key);
+        if (v.typeId() == QMetaType::Bool)
+            return v.toBool();
+        const QString text = v.toString();
+        return text == QLatin1String("true") ? true : text == QLatin1String("false") ? false : fallback;
+    };
+    const bool showCpu = flag(QStringLiteral("view/showCpu"), true);
+    const bool showOverlap = flag(QStringLiteral("view/showOverlap"), true);
     m_showCpuAction->setChecked(showCpu);
     m_showOverlapAction->setChecked(showOverlap);
     setPalette(paletteKindFromName(s.value(QStringLiteral("view/palette"), QStringLiteral("default")).toString()));

@@ -10,17 +10,20 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 class QAction;
 class QDockWidget;
 class QLabel;
 class QMenu;
 class QProgressBar;
+class QStackedWidget;
 class QToolButton;
 
 namespace exposure {
 
 class DetailsPanel;
+class EmptyState;
 class ExposedPanel;
 class KernelsPanel;
 class IdlePanel;
@@ -55,6 +58,12 @@ public:
     // The File-menu action before which extensions insert their own (e.g. "Export Figure…").
     QAction* fileMenuExtensionAnchor() const { return m_fileExtensionAnchor; }
     TimelinePlot* timeline() const { return m_timeline; }
+    // Shown instead of the timeline while no trace is open.
+    EmptyState* emptyState() const { return m_emptyState; }
+    // The status bar's message line ("Loaded …", "Could not open …").
+    QString statusText() const;
+    // How long a failure or cancel message stays in the status bar (default 10 s; tests shorten it).
+    void setTransientStatusTimeout(int ms) { m_transientStatusMs = ms; }
     DetailsPanel* detailsPanel() const { return m_details; }
     ExposedPanel* exposedPanel() const { return m_exposed; }
     KernelsPanel* kernelsPanel() const { return m_kernels; }
@@ -62,6 +71,10 @@ public:
     TransfersPanel* transfersPanel() const { return m_transfers; }
     RulesPanel* rulesPanel() const { return m_rules; }
     RecentFilesMenu* recentFilesMenu() const { return m_recent; }
+    // The status-bar button that counts the trace's import warnings (hidden when there are none) and lists them.
+    QToolButton* traceWarningsButton() const { return m_warningsButton; }
+    // The import warnings as one text (what the button's dialog shows).
+    QString traceWarningsText() const;
     TraceLoader* loader() const { return m_loader; }
     std::shared_ptr<const Trace> trace() const;
     std::shared_ptr<const Analysis> analysis() const;
@@ -99,6 +112,9 @@ private:
     void openDialog(bool folder);
     void restoreSettings();
     void saveSettings();
+    void restoreAfterReload(const QString& path);
+    void clearStatusLater();
+    void showTraceWarnings();
 
     LoadedTrace m_current;
     TraceLoader* m_loader;
@@ -129,7 +145,19 @@ private:
     QLabel* m_rangeLabel;
     QProgressBar* m_progress;
     QToolButton* m_cancelButton;
+    QToolButton* m_warningsButton;
     MessageSink m_sink;
+    QStackedWidget* m_central = nullptr;
+    EmptyState* m_emptyState = nullptr;
+    // What F5 Reload keeps when the reloaded trace still has it: the visible range and the selection.
+    struct ReloadState
+    {
+        QString path;
+        TimeRange visible;
+        std::optional<IntervalRef> selection;
+    };
+    std::optional<ReloadState> m_reloadState;
+    int m_transientStatusMs = 10000;
 };
 
 } // namespace exposure

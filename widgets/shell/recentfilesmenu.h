@@ -6,8 +6,10 @@
 
 namespace exposure {
 
-// File ▸ Open Recent: up to 10 paths kept in QSettings ("recentFiles"); entries whose file or
-// folder no longer exists are dropped when the menu is rebuilt.
+// File ▸ Open Recent: up to 10 paths kept in QSettings ("recentFiles"). The menu is rebuilt each time it opens:
+// an entry whose file or folder no longer exists stays listed, disabled and marked "(not found)", until it is
+// opened again from elsewhere or the list is cleared — a trace on an unmounted disk is not forgotten, and a
+// deleted one is never offered as if it were there. A corrupt setting gives an empty list.
 class RecentFilesMenu : public QMenu
 {
     Q_OBJECT
@@ -16,6 +18,10 @@ public:
     void add(const QString& path);
     void clearList();
     QStringList paths() const { return m_paths; }
+    // Paths listed as missing the last time the menu was built.
+    QStringList missingPaths() const { return m_missing; }
+    // Rebuilds the menu from the file system (also done before the menu shows).
+    void refresh();
 
 signals:
     void fileSelected(const QString& path);
@@ -26,6 +32,7 @@ private:
     void rebuild();
 
     QStringList m_paths;
+    QStringList m_missing;
     static constexpr int kMax = 10;
 };
 

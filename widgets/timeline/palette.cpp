@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "timeline/palette.h"
 
+#include "common/theme.h"
+
 
 namespace exposure {
 
@@ -162,9 +164,8 @@ QBrush Palette::exposedBrush() const
 
 QColor Palette::textOn(const QColor& fill)
 {
-    // Relative luminance (sRGB weights); threshold chosen so mid oranges get black text.
-    const double l = 0.2126 * fill.redF() + 0.7152 * fill.greenF() + 0.0722 * fill.blueF();
-    return l > 0.45 ? QColor(Qt::black) : QColor(Qt::white);
+    // Whichever of black and white has the higher WCAG contrast on the fill (at least 4.58:1 for any fill).
+    return contrastRatio(fill, Qt::black) >= contrastRatio(fill, Qt::white) ? QColor(Qt::black) : QColor(Qt::white);
 }
 
 } // namespace exposure

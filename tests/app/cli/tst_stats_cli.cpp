@@ -71,7 +71,8 @@ private Q_SLOTS:
         QVERIFY2(e.error == QJsonParseError::NoError, qPrintable(e.errorString()));
         const QJsonObject top = doc.object();
         QCOMPARE(top.keys(), (QStringList{QStringLiteral("kernels"), QStringLiteral("ranks"), QStringLiteral("rules"),
-                                          QStringLiteral("total"), QStringLiteral("trace"), QStringLiteral("window")}));
+                                          QStringLiteral("total"), QStringLiteral("trace"),
+                                          QStringLiteral("trace_warnings"), QStringLiteral("window")}));
         const QJsonArray ranks = top.value(QLatin1String("ranks")).toArray();
         QCOMPARE(ranks.size(), 2);
         const QJsonObject r0 = ranks[0].toObject();
@@ -101,6 +102,16 @@ private Q_SLOTS:
         QCOMPARE(num(st, "end_ns") - num(st, "start_ns"), 100'000);
         QCOMPARE(num(st, "overlapped_ns"), 5'000);
         QCOMPARE(num(st, "kernel_count"), 2);
+        // Which steps the mean step covers (one step: it stays, whatever its length).
+        QCOMPARE(st.value(QLatin1String("startup")).toBool(), false);
+        const QJsonObject mean = r0.value(QLatin1String("step_mean")).toObject();
+        QCOMPARE(num(mean, "mean_ns"), 100'000);
+        QCOMPARE(num(mean, "steps_used"), 1);
+        QCOMPARE(num(mean, "first_step"), 0);
+        QCOMPARE(num(mean, "last_step"), 0);
+        QCOMPARE(mean.value(QLatin1String("startup_steps")).toArray().size(), 0);
+        QCOMPARE(mean.value(QLatin1String("covers")).toString(), QStringLiteral("step 0"));
+        QCOMPARE(num(ranks[1].toObject().value(QLatin1String("step_mean")).toObject(), "steps_used"), 0); // no steps
 
         const QJsonObject r1 = ranks[1].toObject();
         QCOMPARE(num(r1, "rank"), 1);

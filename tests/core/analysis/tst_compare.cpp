@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/compare.h"
+#include "analysis/statsreport.h"
+#include "model/timeformat.h"
 
 #include <QProcess>
 #include <QRegularExpression>
@@ -35,19 +37,104 @@ std::shared_ptr<Trace> makeRun(int ranks, TimeNs stepLen = 1000)
     return b.finish();
 }
 
+// One rank, one ProfilerStep region per entry of `lengths` (back to back), each with a 100 ns gemm at its start:
+// a start-up step is simply a long first window.
+std::shared_ptr<Trace> makeSteps(const std::vector<TimeNs>& lengths, int ranks = 1)
+{
+    TraceBuilder b;
+    for (int r = 0; r < ranks; ++r) {
+        b.addRank("Rank " + std::to_string(r), "node0", r);
+        const int cpu = b.addLane(r, "Master thread", LaneKind::CpuThread);
+        const int compute = b.addLane(r, "CUDA[" + std::to_string(r) + ":7]", LaneKind::GpuStream, r, 7);
+        TimeNs t = 0;
+        for (std::size_t s = 0; s < lengths.size(); ++s) {
+            b.addInterval(r, cpu, t, t + lengths[s], "ProfilerStep#" + std::to_string(s), RegionKind::HostRegion);
+            b.addInterval(r, compute, t, t + 100, "ampere_sgemm_128x64_tn", RegionKind::Kernel);
+            t += lengths[s];
+        }
+    }
+    return b.finish();
+}
+
+// The "mean step" cell of statsTable's first rank row ("133.1 ms ×14").
+QString meanStepCell(const std::string& table)
+{
+    static const QRegularExpression re(QStringLiteral("\\n(?:Rank 0|0)\\s+\\S*\\s+\\S+ \\S+\\s+(\\S+ \\S+ ×\\d+)"));
+    const auto m = re.match(QString::fromStdString(table));
+    return m.hasMatch() ? m.captured(1) : QString();
+}
+
 } // namespace
 
 class TestCompare : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
+    // Issue 13.2: a start-up step (8.2 s before steps of about 132 ms) inflated `stats`' mean step to 680 ms while
+    // `compare` skipped it. One rule now serves both, and both say which steps the mean covers.
+    void startupStepLeftOutByStatsAndCompare()
+    {
+        std::vector<TimeNs> lengths{8'200'000'000};
+        for (int i = 0; i < 14; ++i)
+            lengths.push_back(131'000'000 + 300'000 * i); // 131.0 … 134.9 ms
+        const auto t = makeSteps(lengths);
+        const auto a = analyze(*t, Rules::defaults());
+        QCOMPARE(int(a->ranks[0].steps.size()), 15);
+        TimeNs sum = 0;
+        for (std::size_t i = 1; i < lengths.size(); ++i)
+            sum += lengths[i];
+        const TimeNs mean = sum / 14; // 132.95 ms
+
+        StatsReportOptions o;
+        o.window = t->extent;
+        const std::string table = statsTable(*t, *a, o);
+        QCOMPARE(meanStepCell(table), QString::fromStdString(formatDuration(mean)) + QStringLiteral(" ×14"));
+        QVERIFY2(table.find("steps 1\xE2\x80\x93" "14 (step 0 left out: start-up, 8.2 s)") != std::string::npos,
+                 table.c_str());
+        const std::string json = statsJson(*t, *a, o);
+        QVERIFY2(json.find("\"step_mean\": {\"mean_ns\": " + std::to_string(mean)
+                           + ", \"steps_used\": 14, \"first_step\": 1, \"last_step\": 14, \"startup_steps\": [0]")
+                     != std::string::npos,
+                 json.c_str());
+        QCOMPARE(QString::fromStdString(json).count(QStringLiteral("\"startup\": true")), 1);
+        QCOMPARE(QString::fromStdString(json).count(QStringLiteral("\"startup\": false")), 14);
+
+        const RunSummary s = summarizeRun(*t, *a);
+        QCOMPARE(s.stepNs, mean); // the same mean as stats
+        QCOMPARE(s.stepsUsed, 14);
+        QCOMPARE(s.stepsLeftOut, 1);
+        QCOMPARE(QString::fromStdString(s.stepsCovered),
+                 QStringLiteral("steps 1–14 (step 0 left out: start-up, 8.2 s)"));
+        QVERIFY(compareTable({s, s}).find("steps 1\xE2\x80\x93" "14 (step 0 left out") != std::string::npos);
+    }
+
+    // Steps of one length: none is start-up, in stats and in compare alike (compare used to drop the first).
+    void evenStepsAllCounted()
+    {
+        const auto t = makeSteps({1000, 1000, 1000, 1000});
+        const auto a = analyze(*t, Rules::defaults());
+        StatsReportOptions o;
+        o.window = t->extent;
+        QCOMPARE(meanStepCell(statsTable(*t, *a, o)), QStringLiteral("1 µs ×4"));
+        const RunSummary s = summarizeRun(*t, *a);
+        QCOMPARE(s.stepsUsed, 4);
+        QCOMPARE(s.stepsLeftOut, 0);
+        QCOMPARE(QString::fromStdString(s.stepsCovered), QStringLiteral("steps 0–3"));
+        // --skip-steps N still leaves out exactly N.
+        CompareOptions skip2;
+        skip2.skipSteps = 2;
+        QCOMPARE(summarizeRun(*t, *a, skip2).stepsUsed, 2);
+        QCOMPARE(QString::fromStdString(summarizeRun(*t, *a, skip2).stepsCovered),
+                 QStringLiteral("steps 2–3 (steps 0–1 left out: skipped on request, 2 µs)"));
+    }
+
     void summaryOfOneRank()
     {
         const auto t = makeRun(1);
         const auto a = analyze(*t, Rules::defaults());
         const auto s = summarizeRun(*t, *a);
         QCOMPARE(s.ranks, 1);
-        QCOMPARE(s.stepsUsed, 2); // the first step is left out
+        QCOMPARE(s.stepsUsed, 3); // steps of one length: none is start-up
         QCOMPARE(s.stepNs, TimeNs(1000));
         QCOMPARE(s.computeNs, TimeNs(600));
         QCOMPARE(s.commBusyNs, TimeNs(0));
@@ -61,7 +148,7 @@ private Q_SLOTS:
         const auto a = analyze(*t, Rules::defaults());
         const auto s = summarizeRun(*t, *a);
         QCOMPARE(s.ranks, 4);
-        QCOMPARE(s.stepsUsed, 8);
+        QCOMPARE(s.stepsUsed, 12);
         QCOMPARE(s.stepNs, TimeNs(1000));
         QCOMPARE(s.computeNs, TimeNs(600));
         // Rank r's AllReduce spans [500 - w, 800) with w = (3 - r) * 10: comm busy 300 + w, hidden 200 + w.
@@ -83,6 +170,35 @@ private Q_SLOTS:
         QVERIFY(json.find("\"overlap_ratio\": null") != std::string::npos); // the 1-rank base
         const std::string table = compareTable({base, s});
         QVERIFY(table.find("80.0 %") != std::string::npos);
+    }
+
+    // Issue 13.3: two runs with the same GPU count got a "scaling efficiency" (205.5 %) without a word.
+    void efficiencyNeedsDifferentGpuCounts()
+    {
+        const auto a4 = makeRun(4, 2000), b4 = makeRun(4, 1000), c1 = makeRun(1, 800);
+        const RunSummary slow4 = summarizeRun(*a4, *analyze(*a4, Rules::defaults()));
+        const RunSummary fast4 = summarizeRun(*b4, *analyze(*b4, Rules::defaults()));
+        const RunSummary one = summarizeRun(*c1, *analyze(*c1, Rules::defaults()));
+        QVERIFY(!weakScalingEfficiency(slow4, fast4));
+        QCOMPARE(efficiencyNote(slow4, fast4, false), std::string("same GPU count as the baseline"));
+        QCOMPARE(efficiencyNote(slow4, slow4, true), std::string("baseline"));
+        const std::string json = compareJson({slow4, fast4});
+        QVERIFY2(json.find("\"efficiency\": null, \"efficiency_note\": \"same GPU count as the baseline\"")
+                     != std::string::npos,
+                 json.c_str());
+        QVERIFY(json.find("\"efficiency\": 1.000000, \"efficiency_note\": \"baseline\"") != std::string::npos);
+        QVERIFY(json.find("\"efficiency\": 2.000000") == std::string::npos); // no 200 %
+        const std::string table = compareTable({slow4, fast4});
+        QVERIFY(table.find("200.0 %") == std::string::npos);
+        QVERIFY(table.find("runs with the baseline's GPU count have no efficiency") != std::string::npos);
+
+        // Runs are ordered by GPU count (stable); the first is the baseline.
+        std::vector<RunSummary> runs{slow4, one, fast4};
+        orderByGpuCount(runs);
+        QCOMPARE(runs[0].ranks, 1);
+        QCOMPARE(runs[1].stepNs, slow4.stepNs);
+        QCOMPARE(runs[2].stepNs, fast4.stepNs);
+        QCOMPARE(*weakScalingEfficiency(runs[0], runs[1]), 800.0 / 2000.0);
     }
 
     void cliNeedsTwoRuns()
@@ -120,7 +236,17 @@ private Q_SLOTS:
         QCOMPARE(out.count("\"ranks\": "), 2);
         QVERIFY(out.contains("\"ranks\": 1,"));
         QVERIFY(out.contains("\"ranks\": 2,"));
-        QVERIFY(out.contains("\"steps_used\": 4,")); // 2 ranks x (3 steps - 1 warm-up)
+        QVERIFY(out.contains("\"steps_used\": 6,")); // 2 ranks x 3 steps: the demo has no start-up step
+        QVERIFY(out.contains("\"efficiency_note\": \"baseline\""));
+
+        // Given in the other order, the runs still come out by GPU count, the 1-GPU run first (the baseline).
+        p.start(QStringLiteral(EXPOSURE_CLI), {QStringLiteral("compare"), QStringLiteral("--json"),
+                                              dir.filePath(QStringLiteral("run2")), dir.filePath(QStringLiteral("run1"))});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        const QByteArray swapped = p.readAllStandardOutput();
+        QVERIFY(swapped.indexOf("\"ranks\": 1,") < swapped.indexOf("\"ranks\": 2,"));
+        QVERIFY(swapped.indexOf("\"ranks\": 1,") < swapped.indexOf("\"efficiency_note\": \"baseline\""));
 
         // The stats JSON carries the same matching per rank: both ranks matched the same number of collectives,
         // and the waits of one are caused by the other.

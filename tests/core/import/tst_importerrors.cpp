@@ -2,6 +2,7 @@
 // Bad input: every case must give a LoadError naming the file and the problem (or a counted warning), never a
 // crash, a hang or silently wrong numbers.
 #include "import/loader.h"
+#include "import/memorybudget.h"
 #include "model/trace.h"
 #include "synth/archivewriter.h"
 
@@ -9,6 +10,7 @@
 #include <QTest>
 
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <unistd.h>
 
@@ -69,6 +71,19 @@ void truncateTo(const std::string& file, std::uintmax_t size)
         QVERIFY2(thrown_, "expected a LoadError");                                                                  \
     } while (false)
 
+#define EXPECT_LOAD_ERROR_OPTS(pathExpr, opts, fileExpr, fragment)                                                 \
+    do {                                                                                                            \
+        bool thrown_ = false;                                                                                       \
+        try {                                                                                                       \
+            loadTrace(pathExpr, opts);                                                                              \
+        } catch (const LoadError& e) {                                                                              \
+            thrown_ = true;                                                                                         \
+            QVERIFY2(e.file() == (fileExpr), e.what());                                                             \
+            QVERIFY2(e.problem().find(fragment) != std::string::npos, e.what());                                    \
+        }                                                                                                           \
+        QVERIFY2(thrown_, "expected a LoadError");                                                                  \
+    } while (false)
+
 } // namespace
 
 class TestImportErrors : public QObject
@@ -96,6 +111,10 @@ private Q_SLOTS:
     void outOfOrderEventsAreDropped();
     void zeroLengthKernels();
     void timestampsNearThe64BitLimit();
+    void clockJumpIsReported();
+    void rankWithUnalignedClock();
+    void tooLargeForTheMemoryLimit();
+    void chosenRanksOnly();
 };
 
 void TestImportErrors::missingPath()
@@ -394,6 +413,100 @@ void TestImportErrors::timestampsNearThe64BitLimit()
     const auto t = loadTrace(b.root);
     QCOMPARE(t->ranks[0].lanes[0].intervals.size(), 1u);
     QCOMPARE(t->ranks[0].lanes[0].intervals.duration(0), TimeNs(10));
+}
+
+namespace {
+
+std::vector<std::string> warningsContaining(const Trace& t, const std::string& fragment)
+{
+    std::vector<std::string> out;
+    for (const auto& w : t.warnings)
+        if (w.find(fragment) != std::string::npos)
+            out.push_back(w);
+    return out;
+}
+
+} // namespace
+
+void TestImportErrors::clockJumpIsReported()
+{
+    ArchiveSpec spec;
+    auto& r = spec.addRank(0);
+    auto& s = r.addStream(0, 7);
+    const Ns hour = 3600LL * 1'000'000'000LL;
+    s.kernels = {{"k", 1'000, 2'000}, {"k", 3'000, 4'000}, {"k", 2 * hour, 2 * hour + 1'000}};
+    Archive a(spec);
+    const auto t = loadTrace(a.root);
+    const auto jumps = warningsContaining(*t, "the clock jumps forward");
+    QCOMPARE(jumps.size(), 1u);
+    QVERIFY2(jumps[0].find("jumps forward 1 time (by up to 7200 s between two events)") != std::string::npos, jumps[0].c_str());
+    // Nothing was changed: the kernel after the jump keeps its time.
+    const auto& iv = t->ranks[0].lanes[1].intervals;
+    QCOMPARE(iv.size(), 3u);
+    QCOMPARE(iv.start(2) - iv.start(0), TimeNs(2 * hour - 1'000));
+    // An hour exactly is a pause, not a jump.
+    ArchiveSpec calm;
+    calm.addRank(0).addStream(0, 7).kernels = {{"k", 0, 1'000}, {"k", 1'000 + hour, 2'000 + hour}};
+    Archive b(calm);
+    QCOMPARE(warningsContaining(*loadTrace(b.root), "clock").size(), 0u);
+}
+
+void TestImportErrors::rankWithUnalignedClock()
+{
+    ArchiveSpec spec;
+    spec.addRank(0).addStream(0, 7).kernels = {{"k", 1'000, 2'000}, {"k", 3'000, 9'000}};
+    spec.addRank(1).addStream(0, 7).kernels = {{"k", 50'000, 60'000}};
+    spec.addRank(2).addStream(0, 7).kernels = {{"k", 55'000, 58'000}};
+    Archive a(spec);
+    const auto t = loadTrace(a.root);
+    const auto w = warningsContaining(*t, "not aligned");
+    QCOMPARE(w.size(), 1u);
+    QVERIFY2(w[0].find(a.root + "/rank0/traces.otf2: Rank 0: its events do not overlap") == 0, w[0].c_str());
+}
+
+void TestImportErrors::tooLargeForTheMemoryLimit()
+{
+    Archive a;
+    LoadOptions o;
+    o.memoryLimit = 1 << 20; // 1 MiB: less than the fixed base of any load
+    try {
+        loadTrace(a.root, o);
+        QFAIL("expected TraceTooLarge");
+    } catch (const TraceTooLarge& e) {
+        QCOMPARE(e.file(), a.root);
+        QVERIFY2(e.problem().rfind("needs about 64 MiB of memory to load (0.0 M events), more than the 1 MiB allowed "
+                                   "by the given memory limit; open fewer ranks",
+                                   0)
+                     == 0,
+                 e.what());
+        QCOMPARE(e.available(), std::uint64_t(1 << 20));
+        QVERIFY(e.needed() > (64u << 20));
+    }
+    // The estimate grows with the events the definitions announce: 16 bytes each on top of the base.
+    o.memoryLimit = kBaseBytes + 16 * 1000;
+    QVERIFY(loadTrace(a.root, o)); // 7 events in all
+    // The machine's own budget is a real, positive figure.
+    const MemoryBudget b = availableMemory();
+    QVERIFY(b.bytes > (64u << 20));
+    QVERIFY(!b.source.empty());
+}
+
+void TestImportErrors::chosenRanksOnly()
+{
+    ArchiveSpec spec;
+    spec.timerResolution = 1'000'000'000;
+    for (int r = 0; r < 4; ++r)
+        spec.addRank(r).addStream(r, 7).kernels = {{"k", 1'000, 2'000 + r}};
+    Archive a(spec);
+    LoadOptions o;
+    o.ranks = {3, 1};
+    const auto t = loadTrace(a.root, o);
+    QCOMPARE(t->ranks.size(), 2u);
+    QCOMPARE(t->ranks[0].rank, 1);
+    QCOMPARE(t->ranks[1].rank, 3);
+    QCOMPARE(t->ranks[1].lanes.back().intervals.duration(0), TimeNs(1'003));
+    o.ranks = {7};
+    EXPECT_LOAD_ERROR_OPTS(a.root, o, a.root, "none of the ranks 7 is among its 4 archives");
 }
 
 QTEST_APPLESS_MAIN(TestImportErrors)

@@ -11,6 +11,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <map>
+
 using namespace exposure;
 using namespace exposure::testing;
 
@@ -44,6 +46,8 @@ private slots:
     void plainAndGzipGiveTheSameTrace();
     void ranksFromInfoNameOrOrder();
     void brokenNestingIsClippedAndReported();
+    void overlappingKernelsOnOneStream();
+    void negativeDurationIsSkippedAndReported();
     void badInput_data();
     void badInput();
     void multiRankWithoutCommunicationWarnsLoudly();
@@ -160,6 +164,72 @@ void TestKinetoImport::brokenNestingIsClippedAndReported()
     QCOMPARE(int(main.depth(3)), 1);
     QVERIFY(std::any_of(t->warnings.begin(), t->warnings.end(),
         [](const std::string& w) { return w.find("1 CPU events outlast their parent") != std::string::npos; }));
+}
+
+void TestKinetoImport::overlappingKernelsOnOneStream()
+{
+    // Stream 9 of device 0: "a" and "b" overlap by 0.5 us (kept: a GPU may start the next kernel early); "long"
+    // covers all of "inside" (a serial stream cannot finish a later kernel first: the timing glitch that inflates
+    // other tools' maxima to seconds), so its end is clipped to the start of "inside"; "after" follows cleanly.
+    QTemporaryDir dir;
+    QByteArray extra;
+    const char* kernels[][3] = {{"a", "1100.0", "1.0"},   {"b", "1100.5", "1.5"},     {"long", "1103.0", "895.0"},
+                                {"inside", "1104.0", "1.0"}, {"after", "1999.0", "10.0"}};
+    for (const auto& k : kernels)
+        extra += QByteArray(R"(, {"ph": "X", "cat": "kernel", "name": ")") + k[0]
+            + R"(", "pid": 0, "tid": 9, "ts": )" + k[1] + R"(, "dur": )" + k[2]
+            + R"(, "args": {"device": 0, "stream": 9}})";
+    const auto t = loadTrace(write(dir, QStringLiteral("r.json"), rankTrace(0, 1, true, extra)).toStdString(), {});
+    const Lane* lane = nullptr;
+    for (const auto& l : t->ranks[0].lanes)
+        if (l.isGpu() && l.stream == 9)
+            lane = &l;
+    QVERIFY(lane);
+    std::map<std::string, std::pair<TimeNs, TimeNs>> byName;
+    for (std::size_t i = 0; i < lane->intervals.size(); ++i)
+        byName[t->name(lane->intervals.name(i))] = {lane->intervals.start(i), lane->intervals.end(i)};
+    QCOMPARE(byName.size(), std::size_t(5));
+    const TimeNs o = byName["a"].first;
+    QCOMPARE(byName["a"].second - o, TimeNs(1'000));
+    QCOMPARE(byName["b"].first - o, TimeNs(500));
+    QCOMPARE(byName["b"].second - o, TimeNs(2'000));     // partial overlap: kept as recorded
+    QCOMPARE(byName["long"].second - o, TimeNs(4'000));  // clipped from 898 us to the start of "inside"
+    QCOMPARE(byName["inside"].second - o, TimeNs(5'000));
+    QCOMPARE(byName["after"].second - o, TimeNs(909'000));
+    std::vector<std::string> clipped, kept;
+    for (const auto& w : t->warnings) {
+        if (w.find("clipped") != std::string::npos)
+            clipped.push_back(w);
+        if (w.find("kept as recorded") != std::string::npos)
+            kept.push_back(w);
+    }
+    QCOMPARE(clipped.size(), std::size_t(1));
+    QCOMPARE(kept.size(), std::size_t(1));
+    const std::string file = dir.filePath(QStringLiteral("r.json")).toStdString();
+    QVERIFY2(clipped[0].rfind(file + ": ", 0) == 0, clipped[0].c_str());
+    QVERIFY2(clipped[0].find(": 1 kernels or copies end after a later one on the same stream") != std::string::npos,
+             clipped[0].c_str());
+    QVERIFY2(clipped[0].find("removing 894 µs (the longest clip 894 µs)") != std::string::npos, clipped[0].c_str());
+    QVERIFY2(kept[0].find(": 1 kernels or copies start before the previous one on the same stream ended (by up to "
+                          "500 ns)") != std::string::npos,
+             kept[0].c_str());
+    // The glitch no longer inflates the longest kernel: nothing on the stream lasts more than 10 us.
+    for (const auto& [name, range] : byName)
+        QVERIFY2(range.second - range.first <= 10'000, name.c_str());
+}
+
+void TestKinetoImport::negativeDurationIsSkippedAndReported()
+{
+    QTemporaryDir dir;
+    const QByteArray extra = R"(, {"ph": "X", "cat": "kernel", "name": "backwards", "pid": 0, "tid": 7, "ts": 1080.0,)"
+                             R"( "dur": -3.0, "args": {"device": 0, "stream": 7}})";
+    const auto t = loadTrace(write(dir, QStringLiteral("r.json"), rankTrace(0, 1, true, extra)).toStdString(), {});
+    for (const auto& l : t->ranks[0].lanes)
+        for (std::size_t i = 0; i < l.intervals.size(); ++i)
+            QVERIFY(t->name(l.intervals.name(i)) != "backwards");
+    QVERIFY(std::any_of(t->warnings.begin(), t->warnings.end(), [](const std::string& w) {
+        return w == "r.json: 1 events end before they start (negative \"dur\") and were skipped";
+    }));
 }
 
 void TestKinetoImport::badInput_data()

@@ -13,6 +13,7 @@
 #include <QMenu>
 #include <QListWidget>
 #include <QProcess>
+#include <QSettings>
 #include <QStandardPaths>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -32,13 +33,16 @@ private slots:
     void orderAndSkipSteps();
     void mainWindowAction();
     void removeWhileLoading();
+    void runsByGpuCount();
+    void sameGpuCountHasNoEfficiency();
+    void addFolderStartsBesideTheRuns();
 
 private:
     // Row of the table whose Run cell is `name` (the table may be sorted), or -1.
     static int rowOf(const QTableWidget* table, const QString& name);
     static QString cell(const QTableWidget* table, int row, int col);
     bool addDemoRuns(CompareWindow& w);
-    RunSummary summary(const QString& path, int skip = 1) const;
+    RunSummary summary(const QString& path, int skip = -1) const;
 
     QTemporaryDir m_dir;
     QString m_run1, m_run2;
@@ -106,7 +110,7 @@ void TestCompareWindow::tableEqualsSummaries()
     const RunSummary s1 = summary(m_run1), s2 = summary(m_run2);
     QCOMPARE(s1.ranks, 1);
     QCOMPARE(s2.ranks, 2);
-    QCOMPARE(s2.stepsUsed, 6); // 2 ranks x (4 steps - 1 warm-up)
+    QCOMPARE(s2.stepsUsed, 8); // 2 ranks x 4 steps: the demo has no start-up step
     QVERIFY(s1.exposedNs == 0);
     QVERIFY(s2.exposedNs > 0);
     auto d = [](TimeNs ns) { return QString::fromStdString(formatDuration(ns)); };
@@ -128,7 +132,7 @@ void TestCompareWindow::tableEqualsSummaries()
     QCOMPARE(cell(t, r2, CompareWindow::ColOverlap),
              QString::asprintf("%.1f %%", 100.0 * double(s2.hiddenNs) / double(s2.commBusyNs)));
     // Efficiency against the first run (the baseline).
-    QCOMPARE(cell(t, r1, CompareWindow::ColEfficiency), QStringLiteral("100.0 %"));
+    QCOMPARE(cell(t, r1, CompareWindow::ColEfficiency), QStringLiteral("baseline"));
     QCOMPARE(cell(t, r2, CompareWindow::ColEfficiency),
              QString::asprintf("%.1f %%", 100.0 * double(s1.stepNs) / double(s2.stepNs)));
     QVERIFY(cell(t, r2, CompareWindow::ColEfficiency) != QStringLiteral("100.0 %"));
@@ -174,7 +178,7 @@ void TestCompareWindow::badPathShowsError()
     QVERIFY2(err2.contains(QStringLiteral(": missing")), qPrintable(err2));
     // The good run is unaffected and is still the (only) bar of the chart.
     QCOMPARE(cell(w.table(), rowOf(w.table(), QStringLiteral("gpus1")), CompareWindow::ColEfficiency),
-             QStringLiteral("100.0 %"));
+             QStringLiteral("baseline"));
     QCOMPARE(w.chart()->barCount(), 1);
 }
 
@@ -195,7 +199,7 @@ void TestCompareWindow::csvAndJson()
     QCOMPARE(f.at(0), QStringLiteral("gpus2"));
     QCOMPARE(f.at(1), m_run2);
     QCOMPARE(f.at(2), QStringLiteral("2"));
-    QCOMPARE(f.at(3), QStringLiteral("6"));
+    QCOMPARE(f.at(3), QStringLiteral("8"));
     QCOMPARE(f.at(4), QString::number(s2.stepNs));
     QCOMPARE(f.at(8), QString::number(s2.exposedNs));
     QCOMPARE(f.at(11), QString::number(s2.waitNs));
@@ -251,13 +255,17 @@ void TestCompareWindow::orderAndSkipSteps()
     const RunSummary s1 = summary(m_run1), s2 = summary(m_run2);
     QCOMPARE(cell(w.table(), rowOf(w.table(), QStringLiteral("gpus1")), CompareWindow::ColEfficiency),
              QString::asprintf("%.1f %%", 100.0 * double(s2.stepNs) / double(s1.stepNs)));
-    // Skip no warm-up step: every step is used, recomputed from the kept analysis.
-    w.setSkipSteps(0);
-    QVERIFY(QTest::qWaitFor([&] { return !w.isLoading(); }, 60000));
+    // The default is the start-up rule (no start-up step in the demo: all 2 x 4 steps); skipping one step is
+    // recomputed from the kept analysis.
+    QCOMPARE(w.skipSteps(), -1);
     QCOMPARE(cell(w.table(), rowOf(w.table(), QStringLiteral("gpus2")), CompareWindow::ColSteps),
              QStringLiteral("8"));
+    w.setSkipSteps(1);
+    QVERIFY(QTest::qWaitFor([&] { return !w.isLoading(); }, 60000));
+    QCOMPARE(cell(w.table(), rowOf(w.table(), QStringLiteral("gpus2")), CompareWindow::ColSteps),
+             QStringLiteral("6"));
     QCOMPARE(cell(w.table(), rowOf(w.table(), QStringLiteral("gpus2")), CompareWindow::ColStep),
-             QString::fromStdString(formatDuration(summary(m_run2, 0).stepNs)));
+             QString::fromStdString(formatDuration(summary(m_run2, 1).stepNs)));
     // Changing skip-steps while a run is still loading applies to that run too.
     w.addRun(m_run2);
     w.setSkipSteps(2);
@@ -268,7 +276,7 @@ void TestCompareWindow::orderAndSkipSteps()
     w.removeRun(0);
     QCOMPARE(w.runCount(), 1);
     QCOMPARE(w.table()->rowCount(), 1);
-    QCOMPARE(cell(w.table(), 0, CompareWindow::ColEfficiency), QStringLiteral("100.0 %"));
+    QCOMPARE(cell(w.table(), 0, CompareWindow::ColEfficiency), QStringLiteral("baseline"));
 }
 
 void TestCompareWindow::mainWindowAction()
@@ -314,6 +322,59 @@ void TestCompareWindow::removeWhileLoading()
     QCOMPARE(w.summaries().size(), std::size_t(1));
     QCOMPARE(w.summaries().front().ranks, 1);
     QCOMPARE(w.chart()->barCount(), 1);
+}
+
+// Issue 13.3: runs are ordered by GPU count as they load; the one with the fewest GPUs is the baseline.
+void TestCompareWindow::runsByGpuCount()
+{
+    CompareWindow w;
+    w.addRun(m_run2);
+    w.addRun(m_run1);
+    QVERIFY(QTest::qWaitFor([&] { return !w.isLoading(); }, 60000));
+    QCOMPARE(w.runPath(0), m_run1);
+    QCOMPARE(w.runPath(1), m_run2);
+    QCOMPARE(w.summaries().front().ranks, 1);
+    QVERIFY(w.runList()->item(0)->text().endsWith(QStringLiteral("(baseline)")));
+    const RunSummary s1 = summary(m_run1), s2 = summary(m_run2);
+    QCOMPARE(cell(w.table(), rowOf(w.table(), QStringLiteral("gpus2")), CompareWindow::ColEfficiency),
+             QString::asprintf("%.1f %%", 100.0 * double(s1.stepNs) / double(s2.stepNs)));
+    QVERIFY(w.json().indexOf(QStringLiteral("\"ranks\": 1,")) < w.json().indexOf(QStringLiteral("\"ranks\": 2,")));
+}
+
+// Issue 13.3: two runs with one GPU count got a "scaling efficiency" (205.5 %) without a warning.
+void TestCompareWindow::sameGpuCountHasNoEfficiency()
+{
+    CompareWindow w;
+    w.addRun(m_run2);
+    w.addRun(m_run2);
+    QVERIFY(QTest::qWaitFor([&] { return !w.isLoading(); }, 60000));
+    QCOMPARE(w.table()->rowCount(), 2);
+    QTableWidgetItem* second = w.table()->item(1, CompareWindow::ColEfficiency);
+    QVERIFY(second);
+    QCOMPARE(second->text(), QStringLiteral("-"));
+    QVERIFY2(second->toolTip().contains(QStringLiteral("different GPU counts")), qPrintable(second->toolTip()));
+    QCOMPARE(cell(w.table(), 0, CompareWindow::ColEfficiency), QStringLiteral("baseline"));
+    QVERIFY2(w.finding().contains(QStringLiteral("Scaling efficiency needs runs with different GPU counts")),
+             qPrintable(w.finding()));
+    QVERIFY(!w.finding().contains(QStringLiteral("(efficiency")));
+    QVERIFY(w.csv().split(QLatin1Char('\n')).at(2).endsWith(QLatin1Char(','))); // no efficiency_pct
+}
+
+// Issue 13.5: Add Folder… started in the home folder instead of beside the runs (the open trace).
+void TestCompareWindow::addFolderStartsBesideTheRuns()
+{
+    QSettings().remove(QStringLiteral("compare/lastFolder"));
+    CompareWindow w;
+    QSettings().setValue(QStringLiteral("recentFiles"), QStringList{m_run2});
+    QCOMPARE(QDir(w.lastFolder()), QDir(m_dir.path())); // no run yet: beside the last trace opened
+    QSettings().remove(QStringLiteral("recentFiles"));
+    w.addRun(m_run1);
+    QCOMPARE(QDir(w.lastFolder()), QDir(m_dir.path())); // the folder that holds the run folders
+    QVERIFY(QTest::qWaitFor([&] { return !w.isLoading(); }, 60000));
+    CompareWindow anchor;
+    anchor.addRun(m_dir.filePath(QStringLiteral("gpus1/traces.otf2")));
+    QCOMPARE(QDir(anchor.lastFolder()), QDir(m_dir.path())); // an anchor: beside its archive folder
+    QVERIFY(QTest::qWaitFor([&] { return !anchor.isLoading(); }, 60000));
 }
 
 QTEST_MAIN(TestCompareWindow)

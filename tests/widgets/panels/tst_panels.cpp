@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Details and Exposed Communication panels on traces built in memory (issues 13.4, 13.5): long kernel names wrap
+// between their parts, never inside an identifier, and copy without the break marks; hidden/exposed time reads like
+// every other time; the Scope box names steps once and grows to show them.
+#include "common/labels.h"
+#include "panels/detailspanel.h"
+#include "panels/exposedpanel.h"
+#include "support/testtraces.h"
+
+#include <QAbstractTextDocumentLayout>
+#include <QApplication>
+#include <QClipboard>
+#include <QComboBox>
+#include <QTest>
+#include <QTextBlock>
+#include <QTextBrowser>
+#include <QTextLayout>
+
+using namespace exposure;
+
+namespace {
+
+const std::string kLongName
+    = "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
+      "namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4, "
+      "(at::native::ADAM_MODE)1, false>, double*, double, double, double, double, double, bool, float*, "
+      "float*>(at::native::(anonymous namespace)::TensorListMetadata<4>, at::native::(anonymous "
+      "namespace)::FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>, double*, double, double)";
+
+// One rank: the long-named kernel on a compute stream, an AllReduce on a second stream that overlaps it by 300 ns.
+std::shared_ptr<Trace> longNameTrace()
+{
+    TraceBuilder b;
+    b.addRank("Rank 0", "node0", 0);
+    const int compute = b.addLane(0, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
+    const int nccl = b.addLane(0, "CUDA[0:17]", LaneKind::GpuStream, 0, 17);
+    b.addInterval(0, compute, 0, 335'323, kLongName, RegionKind::Kernel);
+    b.addInterval(0, nccl, 100'000, 444'323, testing::kNcclAllReduce, RegionKind::Kernel);
+    return b.finish();
+}
+
+bool isIdentifierChar(QChar c)
+{
+    return c.isLetterOrNumber() || c == QLatin1Char('_');
+}
+
+} // namespace
+
+class TestPanels : public QObject
+{
+    Q_OBJECT
+private slots:
+    // Hidden / exposed in the details were raw nanoseconds ("335 323 ns (97.4 %)"), unlike every other time.
+    void hiddenAndExposedReadLikeOtherTimes()
+    {
+        const auto trace = longNameTrace();
+        const auto analysis = analyze(*trace, Rules::defaults());
+        DetailsPanel panel;
+        panel.showInterval(*trace, analysis.get(), nullptr, 0, 1, 0);
+        // The AllReduce [100 000, 444 323) overlaps compute until 335 323: 235 323 ns hidden, 109 000 exposed.
+        QCOMPARE(panel.field(QStringLiteral("Hidden")),
+            QStringLiteral("%1 (235 323 ns, 68.3 %)").arg(durationText(235'323)));
+        QCOMPARE(panel.field(QStringLiteral("Exposed")),
+            QStringLiteral("%1 (109 000 ns, 31.7 %)").arg(durationText(109'000)));
+        QVERIFY(panel.field(QStringLiteral("Hidden")).startsWith(QStringLiteral("235.3 µs")));
+    }
+
+    // A long C++ kernel name wraps after "::" or ", " or before "<" / "(", never inside an identifier.
+    void longNamesWrapBetweenParts()
+    {
+        const auto trace = longNameTrace();
+        const auto analysis = analyze(*trace, Rules::defaults());
+        DetailsPanel panel;
+        panel.resize(380, 700); // the Details dock's width in the main window
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        // Counts the line breaks of the panel's text and fails on one between two identifier characters.
+        auto checkBreaks = [&](int& breaks) {
+            QTextDocument* doc = panel.browser()->document();
+            doc->setTextWidth(panel.browser()->viewport()->width());
+            doc->documentLayout()->documentSize(); // lays the document out
+            for (QTextBlock block = doc->begin(); block.isValid(); block = block.next()) {
+                const QTextLayout* layout = block.layout();
+                const QString text = block.text();
+                for (int i = 1; layout && i < layout->lineCount(); ++i) {
+                    const int at = layout->lineAt(i).textStart();
+                    if (at <= 0 || at >= text.size())
+                        continue;
+                    ++breaks;
+                    QVERIFY2(!(isIdentifierChar(text[at - 1]) && isIdentifierChar(text[at])),
+                        qPrintable(QStringLiteral("line break inside an identifier: …%1|%2…")
+                                       .arg(text.mid(std::max(0, at - 20), std::min(at, 20)), text.mid(at, 20))));
+                }
+            }
+        };
+        panel.showInterval(*trace, analysis.get(), nullptr, 0, 0, 0);
+        QCOMPARE(panel.field(QStringLiteral("Full name")), QString::fromStdString(kLongName)); // the text is intact
+        int breaks = 0;
+        checkBreaks(breaks);
+        QVERIFY2(breaks >= 6, qPrintable(QString::number(breaks))); // the name does wrap, many times
+        // An NCCL kernel's one long identifier (ncclDevKernel_AllReduce_Sum_f32_RING_LL) stays whole too.
+        panel.showInterval(*trace, analysis.get(), nullptr, 0, 1, 0);
+        int ncclBreaks = 0;
+        checkBreaks(ncclBreaks);
+        QVERIFY(ncclBreaks >= 1);
+        panel.showInterval(*trace, analysis.get(), nullptr, 0, 0, 0);
+        // Copying gives the name without the invisible break marks.
+        panel.browser()->selectAll();
+        panel.browser()->copy();
+        const QString copied = QApplication::clipboard()->text();
+        QVERIFY(!copied.contains(QChar(0x200B)));
+        QVERIFY(copied.contains(QString::fromStdString(kLongName)));
+    }
+
+    // The Scope box repeated detected step names ("Step 0 (step 0)") and, sized before the steps arrived, clipped them.
+    void scopeBoxNamesStepsOnceAndFits()
+    {
+        ExposedPanel panel;
+        panel.resize(900, 260);
+        static_cast<QWidget&>(panel).show(); // ExposedPanel::show(stats, waits) hides it
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        auto* box = panel.findChild<QComboBox*>();
+        QVERIFY(box);
+        // Steps from ProfilerStep regions keep their name; detected ones ("step N") are just "Step N".
+        const auto trace = testing::makeDdpTrace(2, 3);
+        panel.setTrace(trace, analyze(*trace, Rules::defaults()));
+        QCOMPARE(box->itemText(2), QStringLiteral("Step 0 (ProfilerStep#0)"));
+        TraceBuilder b;
+        b.addRank("Rank 0", "node0", 0);
+        const int lane = b.addLane(0, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
+        for (int s = 0; s < 3; ++s) { // a forward gemm, then an optimizer kernel ends each iteration
+            b.addInterval(0, lane, s * 1000, s * 1000 + 500, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
+            b.addInterval(0, lane, s * 1000 + 600, s * 1000 + 900,
+                "void at::native::multi_tensor_apply_kernel<FusedAdamMathFunctor>", RegionKind::Kernel);
+        }
+        const auto detected = std::shared_ptr<const Trace>(b.finish());
+        const auto detectedAnalysis = analyze(*detected, Rules::defaults());
+        QVERIFY(!detectedAnalysis->ranks[0].steps.empty());
+        QCOMPARE(QString::fromStdString(detectedAnalysis->ranks[0].steps[0].name).left(5), QStringLiteral("step "));
+        panel.setTrace(detected, detectedAnalysis);
+        QVERIFY(box->count() >= 3);
+        for (int i = 2; i < box->count(); ++i)
+            QVERIFY2(!box->itemText(i).contains(QLatin1Char('(')), qPrintable(box->itemText(i)));
+        QCOMPARE(box->itemText(2), QStringLiteral("Step %1").arg(detectedAnalysis->ranks[0].steps[0].index));
+        // Back to the ProfilerStep trace: the box grows to its longest entry.
+        panel.setTrace(trace, analyze(*trace, Rules::defaults()));
+        QApplication::processEvents();
+        int longest = 0;
+        for (int i = 0; i < box->count(); ++i)
+            longest = std::max(longest, box->fontMetrics().horizontalAdvance(box->itemText(i)));
+        QVERIFY2(
+            box->width() > longest, qPrintable(QStringLiteral("box %1 px, text %2 px").arg(box->width()).arg(longest)));
+    }
+};
+
+QTEST_MAIN(TestPanels)
+#include "tst_panels.moc"

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The main window under load and with damaged state: the event loop keeps turning while a 10 M-event trace loads,
+// Cancel returns at once, a second Open supersedes the first, damaged settings and vanished recent files fall back
+// or say so, and import warnings are shown.
+#include "shell/mainwindow.h"
+#include "shell/recentfilesmenu.h"
+#include "support/kinetotraces.h"
+#include "synth/archivewriter.h"
+#include "timeline/timelineplot.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+#include <QToolButton>
+#include <cstdio>
+
+using namespace exposure;
+
+namespace {
+
+// Records the longest time between two ticks of a 5 ms timer on the GUI thread.
+class StallMeter : public QObject
+{
+public:
+    StallMeter()
+    {
+        m_timer.setInterval(5);
+        m_timer.setTimerType(Qt::PreciseTimer);
+        connect(&m_timer, &QTimer::timeout, this, [this] {
+            m_longest = std::max(m_longest, m_clock.restart());
+            ++m_ticks;
+        });
+        m_clock.start();
+        m_timer.start();
+    }
+    qint64 longestMs() const { return m_longest; }
+    int ticks() const { return m_ticks; }
+
+private:
+    QTimer m_timer;
+    QElapsedTimer m_clock;
+    qint64 m_longest = 0;
+    int m_ticks = 0;
+};
+
+} // namespace
+
+class TestShellRobustness : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void eventLoopKeepsTurningWhileLoading();
+    void cancelReturnsAtOnce();
+    void secondOpenSupersedesTheFirst();
+    void damagedSettingsFallBackToDefaults();
+    void vanishedRecentFilesAreMarked();
+    void importWarningsAreShown();
+
+private:
+    QTemporaryDir m_dir;
+    QString m_big; // ~10 M events, 2 ranks
+    QString m_small; // the demo
+};
+
+void TestShellRobustness::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings().clear();
+    QVERIFY(m_dir.isValid());
+    m_big = m_dir.filePath(QStringLiteral("big"));
+    synth::DemoOptions o;
+    o.ranks = 2;
+    o.steps = 20;
+    o.scale = 185;
+    const auto events = synth::writeArchive(m_big.toStdString(), synth::makeDemoSpec(o));
+    QVERIFY2(events > 9'000'000, qPrintable(QString::number(events)));
+    m_small = m_dir.filePath(QStringLiteral("small"));
+    synth::writeArchive(m_small.toStdString(), synth::makeDemoSpec({}));
+}
+
+void TestShellRobustness::eventLoopKeepsTurningWhileLoading()
+{
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    StallMeter meter;
+    QElapsedTimer total;
+    total.start();
+    w.openTrace(m_big);
+    QVERIFY(loaded.wait(120'000));
+    // Until the panels have their numbers and the timeline has been painted.
+    bool idle = false;
+    w.whenIdle([&idle] { idle = true; });
+    QTRY_VERIFY_WITH_TIMEOUT(idle, 60'000);
+    w.timeline()->replot();
+    QCoreApplication::processEvents();
+    std::printf("load of %s took %lld ms; the event loop ticked %d times, longest gap %lld ms\n", qPrintable(m_big),
+        static_cast<long long>(total.elapsed()), meter.ticks(), static_cast<long long>(meter.longestMs()));
+    QVERIFY(w.trace());
+    QVERIFY(w.trace()->eventCount > 9'000'000);
+    QVERIFY2(meter.longestMs() <= 100,
+        qPrintable(QStringLiteral("the GUI thread stalled for %1 ms").arg(meter.longestMs())));
+}
+
+void TestShellRobustness::cancelReturnsAtOnce()
+{
+    MainWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QSignalSpy progress(w.loader(), &TraceLoader::progress);
+    QSignalSpy cancelled(&w, &MainWindow::loadCancelled);
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(m_big);
+    QVERIFY(progress.wait(30'000)); // reading has begun
+    QElapsedTimer t;
+    t.start();
+    w.cancelLoading();
+    QTRY_COMPARE_WITH_TIMEOUT(cancelled.size(), 1, 5'000);
+    // Control is back: the window takes events and nothing of the cancelled load arrives later.
+    bool ran = false;
+    QTimer::singleShot(0, &w, [&ran] { ran = true; });
+    QTRY_VERIFY(ran);
+    const qint64 ms = t.elapsed();
+    std::printf("cancel returned control after %lld ms\n", static_cast<long long>(ms));
+    QVERIFY2(ms <= 200, qPrintable(QStringLiteral("%1 ms").arg(ms)));
+    w.loader()->waitForIdle();
+    QCoreApplication::processEvents();
+    QCOMPARE(loaded.size(), 0);
+    QVERIFY(!w.trace());
+}
+
+void TestShellRobustness::secondOpenSupersedesTheFirst()
+{
+    MainWindow w;
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    QSignalSpy failed(&w, &MainWindow::loadFailed);
+    QSignalSpy progress(w.loader(), &TraceLoader::progress);
+    w.openTrace(m_big);
+    QVERIFY(progress.wait(30'000));
+    w.openTrace(m_small);
+    QVERIFY(loaded.wait(60'000));
+    w.loader()->waitForIdle();
+    QCoreApplication::processEvents();
+    QCOMPARE(loaded.size(), 1);
+    QCOMPARE(loaded.first().first().toString(), m_small);
+    QCOMPARE(failed.size(), 0);
+    QCOMPARE(w.tracePath(), m_small);
+    QVERIFY(w.trace()->eventCount < 1'000'000);
+}
+
+void TestShellRobustness::damagedSettingsFallBackToDefaults()
+{
+    const QString file = QSettings().fileName();
+    {
+        // Values of the wrong type and a list of junk where the recent files were.
+        QSettings s;
+        s.setValue(QStringLiteral("view/showCpu"), QStringLiteral("banana"));
+        s.setValue(QStringLiteral("view/showOverlap"), 42);
+        s.setValue(QStringLiteral("view/palette"), QStringLiteral("no-such-palette"));
+        s.setValue(QStringLiteral("window/geometry"), QByteArray("\x01\x02garbage", 9));
+        s.setValue(QStringLiteral("window/state"), QByteArray(300, '\xff'));
+        s.setValue(QStringLiteral("recentFiles"),
+            QStringList {
+                QString(), QStringLiteral("relative/path"), QStringLiteral("/abs/a"), QStringLiteral("/abs/a") });
+    }
+    {
+        MainWindow w;
+        QCOMPARE(w.timelineOptions().showCpu, true);
+        QCOMPARE(w.timelineOptions().showOverlap, true);
+        QCOMPARE(w.timelineOptions().palette, PaletteKind::Default);
+        QCOMPARE(w.recentFilesMenu()->paths(), QStringList { QStringLiteral("/abs/a") });
+        QCOMPARE(w.recentFilesMenu()->missingPaths(), QStringList { QStringLiteral("/abs/a") });
+    }
+    // A settings file that is not an INI file at all.
+    QSettings().sync();
+    {
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        QByteArray junk(4096, '\0');
+        for (int i = 0; i < junk.size(); ++i)
+            junk[i] = char((i * 131 + 7) % 256);
+        f.write(junk);
+    }
+    {
+        MainWindow w;
+        QCOMPARE(w.timelineOptions().showCpu, true);
+        QCOMPARE(w.timelineOptions().palette, PaletteKind::Default);
+        for (const QString& p : w.recentFilesMenu()->paths())
+            QVERIFY2(QDir::isAbsolutePath(p), qPrintable(p));
+    }
+    QFile::remove(file);
+    QSettings().clear();
+}
+
+void TestShellRobustness::vanishedRecentFilesAreMarked()
+{
+    QSettings().clear();
+    QTemporaryDir gone;
+    const QString path = QFileInfo(gone.path()).absoluteFilePath();
+    RecentFilesMenu menu;
+    menu.add(m_small);
+    menu.add(path);
+    QCOMPARE(menu.missingPaths(), QStringList());
+    QVERIFY(gone.remove());
+    menu.refresh(); // what opening the menu does
+    QCOMPARE(menu.paths().size(), 2);
+    QCOMPARE(menu.missingPaths(), QStringList { path });
+    int disabled = 0;
+    for (QAction* a : menu.actions()) {
+        if (a->text().contains(QDir::toNativeSeparators(path))) {
+            QVERIFY(!a->isEnabled());
+            QVERIFY(a->text().endsWith(QStringLiteral("(not found)")));
+            ++disabled;
+        } else if (a->text().contains(QDir::toNativeSeparators(m_small))) {
+            QVERIFY(a->isEnabled());
+        }
+    }
+    QCOMPARE(disabled, 1);
+    // Showing the menu rebuilds it too.
+    QVERIFY(QDir().mkpath(path));
+    emit menu.aboutToShow();
+    QCOMPARE(menu.missingPaths(), QStringList());
+    QDir(path).removeRecursively();
+    menu.clearList();
+}
+
+void TestShellRobustness::importWarningsAreShown()
+{
+    MainWindow w;
+    QVERIFY(w.traceWarningsButton()->isHidden());
+    // A torch.profiler rank whose stream 9 holds a kernel that covers a later one (clipped) and two that overlap.
+    QTemporaryDir dir;
+    const QByteArray extra
+        = R"(, {"ph": "X", "cat": "kernel", "name": "long", "pid": 0, "tid": 9, "ts": 1100.0, "dur": 500.0, "args": {"device": 0, "stream": 9}})"
+          R"(, {"ph": "X", "cat": "kernel", "name": "inside", "pid": 0, "tid": 9, "ts": 1200.0, "dur": 1.0, "args": {"device": 0, "stream": 9}})"
+          R"(, {"ph": "X", "cat": "kernel", "name": "x", "pid": 0, "tid": 9, "ts": 1300.0, "dur": 2.0, "args": {"device": 0, "stream": 9}})"
+          R"(, {"ph": "X", "cat": "kernel", "name": "y", "pid": 0, "tid": 9, "ts": 1301.0, "dur": 2.0, "args": {"device": 0, "stream": 9}})";
+    const QString file = testing::write(dir, QStringLiteral("r.json"), testing::rankTrace(0, 1, true, extra));
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(file);
+    QVERIFY(loaded.wait(20'000));
+    QVERIFY(!w.traceWarningsButton()->isHidden());
+    QCOMPARE(w.traceWarningsButton()->text(), QStringLiteral("3 warnings"));
+    const QStringList lines = w.traceWarningsText().split(QLatin1Char('\n'));
+    QCOMPARE(lines.size(), 3);
+    QVERIFY(
+        lines.filter(QStringLiteral("r.json: 4 kernels have no launch call with their correlation id")).size() == 1);
+    QVERIFY(
+        lines.filter(QStringLiteral("were clipped to the next one's start, removing 400 µs (the longest clip 400 µs)"))
+            .size()
+        == 1);
+    QVERIFY(lines.filter(QStringLiteral("1 kernels or copies start before the previous one")).size() == 1);
+    // A clean trace hides it again.
+    w.openTrace(m_small);
+    QVERIFY(loaded.wait(20'000));
+    QVERIFY(w.traceWarningsButton()->isHidden());
+}
+
+QTEST_MAIN(TestShellRobustness)
+#include "tst_shellrobustness.moc"
