@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "analysis/rules.h"
+#include "analysis/statsreport.h"
 #include "import/loader.h"
 
 #include <QCommandLineOption>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 class QCommandLineParser;
@@ -50,5 +53,26 @@ std::shared_ptr<Trace> loadWatched(const std::string& path, LoadOptions options,
 
 // Prints "exposure-cli: <message>" on stderr and returns 2.
 int fail(const std::string& message);
+// The program named in fail() messages, help and version ("exposure-cli" unless set, e.g. "exposure-mpi").
+void setProgramName(const char* name);
+// Quiet: fail() and printedHelpOrVersion() print nothing (the processes of exposure-mpi other than process 0).
+void setQuiet(bool quiet);
+
+// `stats` in parts, shared with exposure-mpi.
+struct StatsRequest
+{
+    enum class Format { Table, Json, Csv };
+    std::string path;
+    Format format = Format::Table;
+    Rules rules;
+    std::optional<TimeNs> from, to;
+    StatsReportOptions options;
+    LoadOptions loadOptions; // --ranks, --memory-limit
+};
+// Parses the stats command line (a Q*Application must exist). Returns -1 to go on, else the exit status (help,
+// version: 0; bad arguments or rules file: 2, with the message printed).
+int parseStatsRequest(StatsRequest& request);
+// Sets request.options.window from --from/--to and the trace's extent; returns an error message or "".
+std::string resolveStatsWindow(StatsRequest& request, TimeRange extent);
 
 } // namespace exposure::cli

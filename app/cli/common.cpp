@@ -20,18 +20,36 @@
 
 namespace exposure::cli {
 
+namespace {
+const char* g_program = "exposure-cli";
+bool g_quiet = false;
+} // namespace
+
+void setQuiet(bool quiet)
+{
+    g_quiet = quiet;
+}
+
+void setProgramName(const char* name)
+{
+    g_program = name;
+}
+
 bool printedHelpOrVersion(const QCommandLineParser& parser, const char* command)
 {
+    if (g_quiet)
+        return parser.isSet(QStringLiteral("help")) || parser.isSet(QStringLiteral("version"));
     if (parser.isSet(QStringLiteral("help"))) {
         // The parser names the program after argv[0], which is the sub-command here.
         QString help = parser.helpText();
         help.replace(QStringLiteral("Usage: ") + QLatin1String(command) + QLatin1Char(' '),
-            QStringLiteral("Usage: exposure-cli ") + QLatin1String(command) + QLatin1Char(' '));
+            QStringLiteral("Usage: ") + QLatin1String(g_program) + QLatin1Char(' ') + QLatin1String(command)
+                + QLatin1Char(' '));
         std::fputs(qPrintable(help), stdout);
         return true;
     }
     if (parser.isSet(QStringLiteral("version"))) {
-        std::printf("exposure-cli %s\n", EXPOSURE_VERSION);
+        std::printf("%s %s\n", g_program, EXPOSURE_VERSION);
         return true;
     }
     return false;
@@ -170,7 +188,8 @@ std::shared_ptr<Trace> loadWatched(const std::string& path, LoadOptions options,
 
 int fail(const std::string& message)
 {
-    std::cerr << "exposure-cli: " << message << std::endl;
+    if (!g_quiet)
+        std::cerr << g_program << ": " << message << std::endl;
     return 2;
 }
 

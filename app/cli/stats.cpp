@@ -47,11 +47,8 @@ std::optional<TimeNs> timeOption(const QCommandLineParser& p, const QCommandLine
 
 } // namespace
 
-int runStats(int argc, char** argv)
+int parseStatsRequest(StatsRequest& request)
 {
-    QCoreApplication app(argc, argv);
-    QCoreApplication::setApplicationName(QStringLiteral("exposure-cli stats"));
-    QCoreApplication::setApplicationVersion(QStringLiteral(EXPOSURE_VERSION));
     QCommandLineParser parser;
     parser.setApplicationDescription(QString::fromStdString(helpDescription()));
     parser.addHelpOption();
@@ -91,57 +88,77 @@ int runStats(int argc, char** argv)
 
     // Check everything cheap before the (possibly long) load.
     std::string error;
-    const auto fromNs = timeOption(parser, from, error);
+    request.from = timeOption(parser, from, error);
     if (!error.empty())
         return fail(error);
-    const auto toNs = timeOption(parser, to, error);
+    request.to = timeOption(parser, to, error);
     if (!error.empty())
         return fail(error);
-    if (fromNs && toNs && *fromNs >= *toNs)
-        return fail("--from " + formatDuration(*fromNs) + " is not before --to " + formatDuration(*toNs));
+    if (request.from && request.to && *request.from >= *request.to)
+        return fail("--from " + formatDuration(*request.from) + " is not before --to " + formatDuration(*request.to));
 
-    Rules ruleSet;
     try {
         if (parser.isSet(rules))
-            ruleSet = Rules::fromFile(parser.value(rules).toStdString(), false);
+            request.rules = Rules::fromFile(parser.value(rules).toStdString(), false);
         else if (parser.isSet(extend))
-            ruleSet = Rules::fromFile(parser.value(extend).toStdString(), true);
+            request.rules = Rules::fromFile(parser.value(extend).toStdString(), true);
         else
-            ruleSet = Rules::defaults();
+            request.rules = Rules::defaults();
     } catch (const std::exception& e) {
         return fail(e.what());
     }
-
-    const std::string path = args.front().toStdString();
-    LoadOptions loadOptions;
-    if (const std::string problem = loadArgs.apply(parser, loadOptions); !problem.empty())
+    request.path = args.front().toStdString();
+    request.format = parser.isSet(json) ? StatsRequest::Format::Json
+        : parser.isSet(csv)             ? StatsRequest::Format::Csv
+                                        : StatsRequest::Format::Table;
+    request.options.perStep = parser.isSet(perStep);
+    if (const std::string problem = loadArgs.apply(parser, request.loadOptions); !problem.empty())
         return fail(problem);
+    return -1;
+}
+
+std::string resolveStatsWindow(StatsRequest& request, TimeRange extent)
+{
+    StatsReportOptions& options = request.options;
+    options.window = extent;
+    options.windowGiven = request.from || request.to;
+    if (request.from)
+        options.window.start = *request.from;
+    if (request.to)
+        options.window.end = *request.to;
+    if (options.window.end <= options.window.start)
+        return request.path + ": the window " + formatDuration(options.window.start) + " to "
+            + formatDuration(options.window.end) + " is empty (the trace spans " + formatDuration(extent.duration())
+            + ")";
+    return {};
+}
+
+int runStats(int argc, char** argv)
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("exposure-cli stats"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(EXPOSURE_VERSION));
+    StatsRequest request;
+    if (const int status = parseStatsRequest(request); status >= 0)
+        return status;
+
+    const std::string& path = request.path;
     std::shared_ptr<Trace> trace;
     try {
-        trace = loadWatched(path, loadOptions);
+        trace = loadWatched(path, request.loadOptions);
     } catch (const LoadError& e) {
         return fail(e.what());
     } catch (const std::exception& e) {
         return fail(path + ": " + e.what());
     }
+    if (const std::string error = resolveStatsWindow(request, trace->extent); !error.empty())
+        return fail(error);
 
-    StatsReportOptions options;
-    options.window = trace->extent;
-    options.windowGiven = fromNs || toNs;
-    if (fromNs)
-        options.window.start = *fromNs;
-    if (toNs)
-        options.window.end = *toNs;
-    if (options.window.end <= options.window.start)
-        return fail(path + ": the window " + formatDuration(options.window.start) + " to "
-                    + formatDuration(options.window.end) + " is empty (the trace spans "
-                    + formatDuration(trace->extent.duration()) + ")");
-    options.perStep = parser.isSet(perStep);
-
-    const auto analysis = analyze(*trace, std::move(ruleSet));
-    const std::string out = parser.isSet(json) ? statsJson(*trace, *analysis, options)
-        : parser.isSet(csv)                    ? statsCsv(*trace, *analysis, options)
-                                               : statsTable(*trace, *analysis, options);
+    const auto analysis = analyze(*trace, std::move(request.rules));
+    const StatsReportOptions& options = request.options;
+    const std::string out = request.format == StatsRequest::Format::Json ? statsJson(*trace, *analysis, options)
+        : request.format == StatsRequest::Format::Csv                    ? statsCsv(*trace, *analysis, options)
+                                                                         : statsTable(*trace, *analysis, options);
     std::fwrite(out.data(), 1, out.size(), stdout);
     return 0;
 }

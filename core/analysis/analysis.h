@@ -63,4 +63,11 @@ struct Analysis
 
 std::shared_ptr<const Analysis> analyze(const Trace& trace, Rules rules);
 
+// analyze() in its two parts, for a trace that holds only some ranks of a run (a process of exposure-mpi):
+// the analysis of each rank on its own (threads: at most that many; 0 = one per hardware thread), then the one
+// finding that needs all ranks: a run of several ranks without any communication kernel gets a warning on each.
+std::shared_ptr<Analysis> analyzeRanks(const Trace& trace, Rules rules, int threads = 0);
+bool hasCommunicationKernel(const Trace& trace, const Analysis& analysis);
+void warnNoCommunication(Analysis& analysis, std::size_t runRanks);
+
 } // namespace exposure

@@ -575,6 +575,34 @@ RankAnalysis analyzeRank(const Trace& trace, const Analysis& a, const Rank& rank
 
 std::shared_ptr<const Analysis> analyze(const Trace& trace, Rules rules)
 {
+    auto a = analyzeRanks(trace, std::move(rules));
+    // A data-parallel run without a single recognised communication kernel is almost always a renamed NCCL kernel
+    // counted as compute: say so loudly, with the rules in effect.
+    if (trace.ranks.size() > 1 && !hasCommunicationKernel(trace, *a))
+        warnNoCommunication(*a, trace.ranks.size());
+    return a;
+}
+
+bool hasCommunicationKernel(const Trace& trace, const Analysis& analysis)
+{
+    for (const Rank& rank : trace.ranks)
+        for (const Lane& lane : rank.lanes)
+            for (std::size_t i = 0; lane.isGpu() && i < lane.intervals.size(); ++i)
+                if (analysis.names[lane.intervals.name(i)].category == Category::Communication)
+                    return true;
+    return false;
+}
+
+void warnNoCommunication(Analysis& analysis, std::size_t runRanks)
+{
+    for (auto& ra : analysis.ranks)
+        ra.warnings.push_back("no communication kernel recognised on any of the " + std::to_string(runRanks)
+            + " ranks with " + analysis.rules.source()
+            + ": if the NCCL/RCCL kernels have other names, add a rule (--extend-rules FILE)");
+}
+
+std::shared_ptr<Analysis> analyzeRanks(const Trace& trace, Rules rules, int threads)
+{
     auto a = std::make_shared<Analysis>();
     a->rules = std::move(rules);
 
@@ -596,8 +624,8 @@ std::shared_ptr<const Analysis> analyze(const Trace& trace, Rules rules)
 
     // Ranks are independent: analyse them on up to hardware_concurrency threads.
     a->ranks.resize(trace.ranks.size());
-    const std::size_t workers
-        = std::min<std::size_t>(trace.ranks.size(), std::max(1u, std::thread::hardware_concurrency()));
+    const std::size_t workers = std::min<std::size_t>(
+        trace.ranks.size(), threads > 0 ? unsigned(threads) : std::max(1u, std::thread::hardware_concurrency()));
     if (workers <= 1) {
         for (std::size_t r = 0; r < trace.ranks.size(); ++r)
             a->ranks[r] = analyzeRank(trace, *a, trace.ranks[r]);
@@ -621,20 +649,6 @@ std::shared_ptr<const Analysis> analyze(const Trace& trace, Rules rules)
         for (const auto& e : errors)
             if (e)
                 std::rethrow_exception(e);
-    }
-    // A data-parallel run without a single recognised communication kernel is almost always a renamed NCCL kernel
-    // counted as compute: say so loudly, with the rules in effect.
-    if (trace.ranks.size() > 1) {
-        bool anyComm = false;
-        for (const Rank& rank : trace.ranks)
-            for (const Lane& lane : rank.lanes)
-                for (std::size_t i = 0; lane.isGpu() && !anyComm && i < lane.intervals.size(); ++i)
-                    anyComm = a->names[lane.intervals.name(i)].category == Category::Communication;
-        if (!anyComm)
-            for (auto& ra : a->ranks)
-                ra.warnings.push_back("no communication kernel recognised on any of the "
-                    + std::to_string(trace.ranks.size()) + " ranks with " + a->rules.source()
-                    + ": if the NCCL/RCCL kernels have other names, add a rule (--extend-rules FILE)");
     }
     return a;
 }

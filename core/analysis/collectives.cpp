@@ -15,14 +15,6 @@ namespace {
 using TimeSet = boost::icl::interval_set<TimeNs, std::less, boost::icl::right_open_interval<TimeNs, std::less>>;
 using TimeInterval = boost::icl::right_open_interval<TimeNs, std::less>;
 
-struct Candidate
-{
-    TimeNs start, end;
-    int rank, lane;
-    std::uint32_t interval;
-    StringId name;
-};
-
 } // namespace
 
 const CollectiveMatch::Ref* CollectiveMatch::find(IntervalRef ref) const
@@ -48,12 +40,8 @@ const CollectiveMember* CollectiveMatch::member(IntervalRef ref) const
 
 CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, TimeNs toleranceNs)
 {
-    CollectiveMatch result;
-    result.toleranceNs = toleranceNs;
-    result.ranks.resize(trace.ranks.size());
-
     std::set<std::string> hosts;
-    std::vector<Candidate> all;
+    std::vector<CollectiveCandidate> all;
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         const Rank& rank = trace.ranks[r];
         hosts.insert(rank.host);
@@ -70,21 +58,43 @@ CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, T
             }
         }
     }
-    result.multipleHosts = hosts.size() > 1;
+    CollectiveMatch result = matchCandidates(std::move(all), trace.ranks.size(), hosts.size() > 1, toleranceNs);
+    const auto waits = waitParts(result);
+    for (std::size_t r = 0; r < trace.ranks.size() && r < analysis.ranks.size(); ++r)
+        result.ranks[r].exposedWaitNs = exposedWait(waits[r], analysis.ranks[r]);
+    return result;
+}
+
+CollectiveMatch matchCandidates(
+    std::vector<CollectiveCandidate> all, std::size_t rankCount, bool multipleHosts, TimeNs toleranceNs)
+{
+    CollectiveMatch result;
+    result.toleranceNs = toleranceNs;
+    result.ranks.resize(rankCount);
+    result.multipleHosts = multipleHosts;
 
     // Greedy clustering in end order, per kernel name: a group opens at the earliest unmatched end and takes,
     // from each other rank, the first instance that ends within the tolerance and overlaps every member so far.
-    std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) {
-        return a.name != b.name ? a.name < b.name : a.end < b.end;
+    // Ties in the end go by (rank, lane, interval), so that the result does not depend on the candidates' order.
+    std::sort(all.begin(), all.end(), [](const CollectiveCandidate& a, const CollectiveCandidate& b) {
+        if (a.name != b.name)
+            return a.name < b.name;
+        if (a.end != b.end)
+            return a.end < b.end;
+        if (a.rank != b.rank)
+            return a.rank < b.rank;
+        if (a.lane != b.lane)
+            return a.lane < b.lane;
+        return a.interval < b.interval;
     });
     std::vector<bool> used(all.size(), false);
+    std::vector<bool> rankTaken(rankCount, false);
     for (std::size_t i = 0; i < all.size(); ++i) {
         if (used[i])
             continue;
         used[i] = true;
         std::vector<std::size_t> members{i};
         TimeNs commonStart = all[i].start, commonEnd = all[i].end;
-        std::vector<bool> rankTaken(trace.ranks.size(), false);
         rankTaken[std::size_t(all[i].rank)] = true;
         for (std::size_t j = i + 1; j < all.size() && all[j].name == all[i].name; ++j) {
             if (all[j].end - all[i].end > toleranceNs)
@@ -102,6 +112,8 @@ CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, T
             rankTaken[std::size_t(all[j].rank)] = true;
             members.push_back(j);
         }
+        for (std::size_t m : members)
+            rankTaken[std::size_t(all[m].rank)] = false;
         if (members.size() < 2) {
             ++result.ranks[std::size_t(all[i].rank)].unmatched;
             continue;
@@ -116,7 +128,7 @@ CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, T
             }
         }
         for (std::size_t m : members) {
-            const Candidate& c = all[m];
+            const CollectiveCandidate& c = all[m];
             CollectiveMember mem;
             mem.rank = c.rank;
             mem.lane = c.lane;
@@ -134,8 +146,7 @@ CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, T
     std::sort(result.groups.begin(), result.groups.end(),
               [](const CollectiveGroup& a, const CollectiveGroup& b) { return a.lastArrival < b.lastArrival; });
 
-    // Per-rank sums, the lookup index, and the waiting that no compute hides.
-    std::vector<TimeSet> waitSets(trace.ranks.size());
+    // Per-rank sums and the lookup index.
     for (std::uint32_t gi = 0; gi < result.groups.size(); ++gi) {
         const auto& g = result.groups[gi];
         TimeNs othersWait = 0;
@@ -148,8 +159,6 @@ CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, T
             if (m.rank != g.lastRank)
                 othersWait += m.waitNs;
             result.maxWaitNs = std::max(result.maxWaitNs, m.waitNs);
-            if (m.waitNs > 0)
-                waitSets[std::size_t(m.rank)].add(TimeInterval(m.start, m.start + m.waitNs));
             result.index.push_back({m.rank, m.lane, m.interval, gi, mi});
         }
         if (othersWait > 0) {
@@ -159,19 +168,32 @@ CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, T
         }
     }
     std::sort(result.index.begin(), result.index.end());
-
-    for (std::size_t r = 0; r < trace.ranks.size() && r < analysis.ranks.size(); ++r) {
-        if (waitSets[r].empty())
-            continue;
-        const RankAnalysis& ra = analysis.ranks[r];
-        TimeSet compute;
-        for (std::size_t k = 0; k < ra.activityStart.size(); ++k) {
-            if (ra.activityMask[k] & ActivityCompute)
-                compute.add(TimeInterval(ra.activityStart[k], ra.activityEnd[k]));
-        }
-        result.ranks[r].exposedWaitNs = TimeNs(boost::icl::length(waitSets[r] - compute));
-    }
     return result;
+}
+
+std::vector<std::vector<TimeRange>> waitParts(const CollectiveMatch& match)
+{
+    std::vector<std::vector<TimeRange>> out(match.ranks.size());
+    for (const auto& g : match.groups)
+        for (const auto& m : g.members)
+            if (m.waitNs > 0)
+                out[std::size_t(m.rank)].push_back({ m.start, m.start + m.waitNs });
+    return out;
+}
+
+TimeNs exposedWait(const std::vector<TimeRange>& waits, const RankAnalysis& ra)
+{
+    if (waits.empty())
+        return 0;
+    TimeSet waitSet;
+    for (const TimeRange& w : waits)
+        waitSet.add(TimeInterval(w.start, w.end));
+    TimeSet compute;
+    for (std::size_t k = 0; k < ra.activityStart.size(); ++k) {
+        if (ra.activityMask[k] & ActivityCompute)
+            compute.add(TimeInterval(ra.activityStart[k], ra.activityEnd[k]));
+    }
+    return TimeNs(boost::icl::length(waitSet - compute));
 }
 
 CollectiveWaitStats collectiveWaitInWindow(const CollectiveMatch& match, const Analysis& analysis, int rank,

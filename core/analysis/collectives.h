@@ -79,6 +79,27 @@ private:
     const Ref* find(IntervalRef interval) const;
 };
 
+// One communication kernel instance as the matching sees it. `name` identifies the kernel name (a StringId, or an
+// index into a name table shared by all candidates); `rank` is the rank's index in the whole trace.
+struct CollectiveCandidate
+{
+    TimeNs start = 0;
+    TimeNs end = 0;
+    int rank = 0;
+    int lane = 0;
+    std::uint32_t interval = 0;
+    std::uint32_t name = 0;
+};
+
+// The matching of matchCollectives() over explicit candidates of `rankCount` ranks (in any order): groups, per-rank
+// counts and sums and the index; RankCollectiveStats::exposedWaitNs is left 0 (see exposedWait()).
+CollectiveMatch matchCandidates(
+    std::vector<CollectiveCandidate> all, std::size_t rankCount, bool multipleHosts, TimeNs toleranceNs = 200'000);
+// Per rank (match.ranks order): the wait parts [start, start + waitNs) of its matched instances with waitNs > 0.
+std::vector<std::vector<TimeRange>> waitParts(const CollectiveMatch& match);
+// |U(waits) \ U(compute of the rank)|: the waiting that no compute of the rank hides.
+TimeNs exposedWait(const std::vector<TimeRange>& waits, const RankAnalysis& rank);
+
 // Matches the communication kernels (Category::Communication) of all ranks. Instances of the same kernel name on
 // different ranks form a group when they overlap in time and their ends lie within `toleranceNs` of the group's
 // first end. Each rank contributes at most one instance per group.

@@ -2,6 +2,7 @@
 #include "analysis/statsreport.h"
 
 #include "analysis/collectives.h"
+#include "analysis/statsparts.h"
 #include "analysis/stepmean.h"
 #include "model/timeformat.h"
 
@@ -78,16 +79,6 @@ void appendFields(std::string& out, const WindowStats& s, const std::string& ind
     }
 }
 
-// Steps whose window intersects the report window (all of them for the whole trace).
-std::vector<std::size_t> stepsInWindow(const RankAnalysis& ra, TimeRange w)
-{
-    std::vector<std::size_t> out;
-    for (std::size_t k = 0; k < ra.steps.size(); ++k)
-        if (ra.steps[k].range.intersects(w) || ra.steps[k].range.isEmpty())
-            out.push_back(k);
-    return out;
-}
-
 std::string idleJson(const IdleBreakdown& b)
 {
     return "{\"host_bound_ns\": " + std::to_string(b.hostBoundNs) + ", \"sync_wait_ns\": " + std::to_string(b.syncWaitNs)
@@ -95,11 +86,11 @@ std::string idleJson(const IdleBreakdown& b)
         + ", \"unattributed_ns\": " + std::to_string(b.unattributedNs) + ", \"gaps\": " + std::to_string(b.gaps) + "}";
 }
 
-std::string stepAssignment(const RankAnalysis& ra)
+std::string stepAssignment(const RankReport& r)
 {
-    if (ra.steps.empty())
+    if (r.stepCount == 0)
         return "none";
-    return ra.stepsByLaunch ? "launch" : "start";
+    return r.stepsByLaunch ? "launch" : "start";
 }
 
 std::string percent(const std::optional<double>& r)
@@ -145,16 +136,26 @@ std::string renderTable(const std::vector<std::vector<std::string>>& rows, std::
 
 std::string dur(TimeNs ns) { return formatDuration(ns); }
 
+// A rank's steps in the report window, as the step-mean rule takes them (analysis/stepmean.h).
+std::vector<StepWindow> windowSteps(const RankReport& rank)
+{
+    std::vector<StepWindow> out;
+    out.reserve(rank.steps.size());
+    for (const StepReport& s : rank.steps)
+        out.push_back({ s.index, s.name, s.range });
+    return out;
+}
+
 // Which of a rank's steps in the window its mean step covers (analysis/stepmean.h), as a JSON object.
-std::string stepMeanJson(const RankAnalysis& ra, const StepMean& m)
+std::string stepMeanJson(const std::vector<StepWindow>& steps, const StepMean& m)
 {
     std::string out = "{\"mean_ns\": " + std::to_string(m.meanNs) + ", \"steps_used\": " + std::to_string(m.used.size())
-        + ", \"first_step\": " + (m.used.empty() ? std::string("null") : std::to_string(ra.steps[m.used.front()].index))
-        + ", \"last_step\": " + (m.used.empty() ? std::string("null") : std::to_string(ra.steps[m.used.back()].index))
+        + ", \"first_step\": " + (m.used.empty() ? std::string("null") : std::to_string(steps[m.used.front()].index))
+        + ", \"last_step\": " + (m.used.empty() ? std::string("null") : std::to_string(steps[m.used.back()].index))
         + ", \"startup_steps\": [";
     for (std::size_t i = 0; i < m.startup.size(); ++i)
-        out += (i ? ", " : "") + std::to_string(ra.steps[m.startup[i]].index);
-    return out + "], \"covers\": " + quoted(m.describe(ra.steps)) + "}";
+        out += (i ? ", " : "") + std::to_string(steps[m.startup[i]].index);
+    return out + "], \"covers\": " + quoted(m.describe(steps)) + "}";
 }
 
 // "mean step = mean step-window length over: Rank 0: steps 1–14 (step 0 left out: start-up, 8.2 s); …", one line
@@ -187,61 +188,82 @@ const std::vector<std::string>& statsFieldNames()
 
 std::string statsJson(const Trace& trace, const Analysis& analysis, const StatsReportOptions& o)
 {
+    return statsJson(buildStatsReport(trace, analysis, o, true), o);
+}
+
+std::string statsCsv(const Trace& trace, const Analysis& analysis, const StatsReportOptions& o)
+{
+    return statsCsv(buildStatsReport(trace, analysis, o, false), o);
+}
+
+std::string statsTable(const Trace& trace, const Analysis& analysis, const StatsReportOptions& o)
+{
+    return statsTable(buildStatsReport(trace, analysis, o, false), o);
+}
+
+namespace {
+
+WindowStats totalOf(const StatsReport& report)
+{
+    std::vector<WindowStats> parts;
+    parts.reserve(report.ranks.size());
+    for (const RankReport& r : report.ranks)
+        parts.push_back(r.stats);
+    return sumStats(parts);
+}
+
+} // namespace
+
+std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
+{
     std::string out = "{\n";
-    out += "  \"trace\": " + quoted(trace.sourcePath) + ",\n";
-    out += "  \"rules\": " + quoted(analysis.rules.source()) + ",\n";
+    out += "  \"trace\": " + quoted(report.tracePath) + ",\n";
+    out += "  \"rules\": " + quoted(report.rulesSource) + ",\n";
     out += "  \"window\": {\"start_ns\": " + std::to_string(o.window.start)
         + ", \"end_ns\": " + std::to_string(o.window.end) + "},\n";
     // What the importer found inconsistent or incomplete (counted, clipped or dropped; see `info`).
     out += "  \"trace_warnings\": [";
-    for (std::size_t i = 0; i < trace.warnings.size(); ++i)
-        out += (i ? ", " : "") + quoted(trace.warnings[i]);
+    for (std::size_t i = 0; i < report.traceWarnings.size(); ++i)
+        out += (i ? ", " : "") + quoted(report.traceWarnings[i]);
     out += "],\n";
-    const CollectiveMatch collectives = matchCollectives(trace, analysis);
     out += "  \"ranks\": [";
-    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-        const Rank& rank = trace.ranks[r];
-        const RankAnalysis& ra = analysis.ranks[r];
+    for (std::size_t r = 0; r < report.ranks.size(); ++r) {
+        const RankReport& rank = report.ranks[r];
         out += r == 0 ? "\n" : ",\n";
         out += "    {\n";
         out += "      \"rank\": " + std::to_string(rank.rank) + ",\n";
         out += "      \"label\": " + quoted(rank.label) + ",\n";
         out += "      \"host\": " + quoted(rank.host) + ",\n";
-        out += "      \"device\": " + (rank.devices.empty() ? std::string("null") : std::to_string(rank.devices[0]))
-            + ",\n";
-        const WindowStats rankStats = computeStats(trace, analysis, int(r), o.window);
-        appendFields(out, rankStats, "      ");
+        out += "      \"device\": " + (rank.device < 0 ? std::string("null") : std::to_string(rank.device)) + ",\n";
+        appendFields(out, rank.stats, "      ");
         out.insert(out.size() - 1, ",");
-        out += "      \"phase_source\": " + quoted(phaseSourceName(ra.phaseSource)) + ",\n";
-        out += "      \"phase_counts\": {\"launch\": " + std::to_string(ra.phaseFromLaunch)
-            + ", \"kernel_name\": " + std::to_string(ra.phaseFromName)
-            + ", \"step_heuristic\": " + std::to_string(ra.phaseFromHeuristic)
-            + ", \"unknown\": " + std::to_string(ra.phaseUnknown) + "},\n";
-        out += "      \"launch_pairing\": " + quoted(launchPairingName(ra.launchPairing)) + ",\n";
-        out += "      \"kernels_paired\": " + std::to_string(ra.kernelsPaired) + ",\n";
-        out += "      \"kernels_unpaired\": " + std::to_string(ra.kernelsUnpaired) + ",\n";
+        out += "      \"phase_source\": " + quoted(phaseSourceName(rank.phaseSource)) + ",\n";
+        out += "      \"phase_counts\": {\"launch\": " + std::to_string(rank.phaseFromLaunch) + ", \"kernel_name\": "
+            + std::to_string(rank.phaseFromName) + ", \"step_heuristic\": " + std::to_string(rank.phaseFromHeuristic)
+            + ", \"unknown\": " + std::to_string(rank.phaseUnknown) + "},\n";
+        out += "      \"launch_pairing\": " + quoted(launchPairingName(rank.launchPairing)) + ",\n";
+        out += "      \"kernels_paired\": " + std::to_string(rank.kernelsPaired) + ",\n";
+        out += "      \"kernels_unpaired\": " + std::to_string(rank.kernelsUnpaired) + ",\n";
         {
-            const IdleBreakdown idle = computeIdleBreakdown(trace, analysis, int(r), o.window);
-            const LaunchDiagnosis ld = diagnoseLaunches(trace, analysis, int(r), o.window);
+            const IdleBreakdown& idle = rank.idle;
+            const LaunchDiagnosis& ld = rank.launches;
             out += "      \"idle_breakdown\": " + idleJson(idle) + ",\n";
             out += "      \"launch_diagnosis\": {\"kernels\": " + std::to_string(ld.kernels)
                 + ", \"median_kernel_ns\": " + std::to_string(ld.medianKernelNs) + ", \"p90_kernel_ns\": "
                 + std::to_string(ld.p90KernelNs) + ", \"median_launch_ns\": " + std::to_string(ld.medianLaunchNs)
                 + ", \"p90_launch_ns\": " + std::to_string(ld.p90LaunchNs) + ", \"shorter_than_launch\": "
                 + number(ld.shorterThanLaunch) + ", \"launches_per_second\": " + number(ld.launchesPerSecond, 1) + "},\n";
-            out += "      \"finding\": " + quoted(idleFinding(rankStats, idle, ld))
-                + ",\n";
+            out += "      \"finding\": " + quoted(idleFinding(rank.stats, idle, ld)) + ",\n";
         }
-        out += "      \"step_source\": " + quoted(stepSourceName(ra.stepSource)) + ",\n";
-        out += "      \"step_assignment\": " + quoted(stepAssignment(ra)) + ",\n";
-        const auto inWindow = stepsInWindow(ra, o.window);
-        const StepMean mean = stepMean(ra.steps, inWindow);
-        out += "      \"step_mean\": " + stepMeanJson(ra, mean) + ",\n";
+        out += "      \"step_source\": " + quoted(stepSourceName(rank.stepSource)) + ",\n";
+        out += "      \"step_assignment\": " + quoted(stepAssignment(rank)) + ",\n";
+        const std::vector<StepWindow> inWindow = windowSteps(rank);
+        const StepMean mean = stepMean(inWindow);
+        out += "      \"step_mean\": " + stepMeanJson(inWindow, mean) + ",\n";
         out += "      \"steps\": [";
-        const auto stepStats = computeStepStats(trace, analysis, int(r), o.window);
         bool first = true;
-        for (const std::size_t k : inWindow) {
-            const StepWindow& w = ra.steps[k];
+        for (std::size_t k = 0; k < rank.steps.size(); ++k) {
+            const StepReport& w = rank.steps[k];
             out += first ? "\n" : ",\n";
             first = false;
             out += "        {\n";
@@ -252,16 +274,15 @@ std::string statsJson(const Trace& trace, const Analysis& analysis, const StatsR
             out += std::string("          \"startup\": ")
                 + (std::find(mean.startup.begin(), mean.startup.end(), k) != mean.startup.end() ? "true" : "false")
                 + ",\n";
-            appendFields(out, stepStats[k], "          ");
+            appendFields(out, w.stats, "          ");
             out.insert(out.size() - 1, ",");
-            out += "          \"idle_breakdown\": " + idleJson(computeIdleBreakdown(trace, analysis, int(r), w.range))
-                + "\n";
+            out += "          \"idle_breakdown\": " + idleJson(w.idle) + "\n";
             out += "        }";
         }
         out += first ? "],\n" : "\n      ],\n";
         {
             // Whole trace (collectives are matched across ranks, not per window).
-            const RankCollectiveStats& c = collectives.ranks[r];
+            const RankCollectiveStats& c = rank.collectives;
             out += "      \"collectives\": {\"matched\": " + std::to_string(c.matched)
                 + ", \"unmatched\": " + std::to_string(c.unmatched) + ", \"wait_ns\": " + std::to_string(c.waitNs)
                 + ", \"transfer_ns\": " + std::to_string(c.transferNs)
@@ -270,33 +291,32 @@ std::string statsJson(const Trace& trace, const Analysis& analysis, const StatsR
                 + ", \"caused_wait_ns\": " + std::to_string(c.causedWaitNs) + "},\n";
         }
         out += "      \"warnings\": [";
-        for (std::size_t i = 0; i < ra.warnings.size(); ++i)
-            out += (i ? ", " : "") + quoted(ra.warnings[i]);
+        for (std::size_t i = 0; i < rank.warnings.size(); ++i)
+            out += (i ? ", " : "") + quoted(rank.warnings[i]);
         out += "]\n";
         out += "    }";
     }
-    out += trace.ranks.empty() ? "],\n" : "\n  ],\n";
+    out += report.ranks.empty() ? "],\n" : "\n  ],\n";
     out += "  \"total\": {\n";
-    appendFields(out, computeTotal(trace, analysis, o.window), "    ");
+    appendFields(out, totalOf(report), "    ");
     out += "  },\n";
     out += "  \"kernels\": [";
-    const auto rows = kernelTable(trace, analysis, o.window);
+    const auto& rows = report.kernels;
     for (std::size_t i = 0; i < rows.size(); ++i) {
-        const KernelRow& k = rows[i];
+        const KernelReportRow& k = rows[i];
         out += i == 0 ? "\n" : ",\n";
-        out += "    {\"name\": " + quoted(analysis.classOf(k.name).displayName)
-            + ", \"category\": " + quoted(categoryName(k.category)) + ", \"subgroup\": " + quoted(k.subgroup)
-            + ", \"phase\": " + quoted(phaseName(k.phase)) + ", \"count\": " + std::to_string(k.count)
-            + ", \"total_ns\": " + std::to_string(k.totalNs) + ", \"mean_ns\": " + number(k.meanNs, 1)
-            + ", \"min_ns\": " + std::to_string(k.minNs) + ", \"max_ns\": " + std::to_string(k.maxNs)
-            + ", \"gpu_share\": " + number(k.gpuShare) + "}";
+        out += "    {\"name\": " + quoted(k.displayName) + ", \"category\": " + quoted(categoryName(k.category))
+            + ", \"subgroup\": " + quoted(k.subgroup) + ", \"phase\": " + quoted(phaseName(k.phase))
+            + ", \"count\": " + std::to_string(k.count) + ", \"total_ns\": " + std::to_string(k.totalNs)
+            + ", \"mean_ns\": " + number(k.meanNs, 1) + ", \"min_ns\": " + std::to_string(k.minNs)
+            + ", \"max_ns\": " + std::to_string(k.maxNs) + ", \"gpu_share\": " + number(k.gpuShare) + "}";
     }
     out += rows.empty() ? "]\n" : "\n  ]\n";
     out += "}\n";
     return out;
 }
 
-std::string statsCsv(const Trace& trace, const Analysis& analysis, const StatsReportOptions& o)
+std::string statsCsv(const StatsReport& report, const StatsReportOptions& o)
 {
     auto csvField = [](const std::string& s) {
         if (s.find_first_of(",\"\n") == std::string::npos)
@@ -321,30 +341,26 @@ std::string statsCsv(const Trace& trace, const Analysis& analysis, const StatsRe
             out += "," + (v == "null" ? std::string() : v);
         out += "\n";
     };
-    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-        const Rank& rank = trace.ranks[r];
-        row("rank", std::to_string(rank.rank), "", rank.label, o.window, computeStats(trace, analysis, int(r), o.window));
+    for (const RankReport& rank : report.ranks) {
+        row("rank", std::to_string(rank.rank), "", rank.label, o.window, rank.stats);
         if (o.perStep) {
-            const RankAnalysis& ra = analysis.ranks[r];
-            const auto stepStats = computeStepStats(trace, analysis, int(r), o.window);
-            for (const std::size_t k : stepsInWindow(ra, o.window))
-                row("step", std::to_string(rank.rank), std::to_string(ra.steps[k].index), ra.steps[k].name,
-                    ra.steps[k].range, stepStats[k]);
+            for (const StepReport& w : rank.steps)
+                row("step", std::to_string(rank.rank), std::to_string(w.index), w.name, w.range, w.stats);
         }
     }
-    row("total", "", "", "all ranks", o.window, computeTotal(trace, analysis, o.window));
+    row("total", "", "", "all ranks", o.window, totalOf(report));
     return out;
 }
 
-std::string statsTable(const Trace& trace, const Analysis& analysis, const StatsReportOptions& o)
+std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
 {
     std::string out;
-    out += "Trace:  " + trace.sourcePath + "\n";
+    out += "Trace:  " + report.tracePath + "\n";
     out += "Window: " + (o.windowGiven ? dur(o.window.start) + " to " + dur(o.window.end) + " (" + dur(o.window.duration()) + ")"
                                        : "whole trace (" + dur(o.window.duration()) + ")")
         + "\n";
-    out += "Rules:  " + analysis.rules.source() + "\n";
-    for (const auto& w : trace.warnings)
+    out += "Rules:  " + report.rulesSource + "\n";
+    for (const auto& w : report.traceWarnings)
         out += "warning: " + w + "\n";
     out += "\n";
 
@@ -357,62 +373,56 @@ std::string statsTable(const Trace& trace, const Analysis& analysis, const Stats
                         dur(s.commKernelSumNs), dur(s.overlappedNs), dur(s.exposedNs), percent(s.overlapRatio),
                         dur(s.backwardOverlappedNs), dur(s.memcpyBusyNs), dur(s.idleNs), dur(s.unclassifiedNs)});
     };
-    std::vector<std::vector<WindowStats>> allSteps(trace.ranks.size());
     std::vector<std::pair<std::string, std::string>> meanNotes; // rank label, the steps its mean covers
-    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-        const RankAnalysis& ra = analysis.ranks[r];
-        allSteps[r] = computeStepStats(trace, analysis, int(r), o.window);
-        const StepMean mean = stepMean(ra.steps, stepsInWindow(ra, o.window));
+    for (const RankReport& rank : report.ranks) {
+        const std::vector<StepWindow> inWindow = windowSteps(rank);
+        const StepMean mean = stepMean(inWindow);
         std::string meanStep = "-";
         if (!mean.used.empty()) {
             meanStep = dur(mean.meanNs) + " ×" + std::to_string(mean.used.size());
-            meanNotes.emplace_back(trace.ranks[r].label, mean.describe(ra.steps));
+            meanNotes.emplace_back(rank.label, mean.describe(inWindow));
         }
-        statsRow(trace.ranks[r].label.empty() ? std::to_string(trace.ranks[r].rank) : trace.ranks[r].label,
-                 trace.ranks[r].host, computeStats(trace, analysis, int(r), o.window), meanStep);
+        statsRow(rank.label.empty() ? std::to_string(rank.rank) : rank.label, rank.host, rank.stats, meanStep);
     }
-    if (trace.ranks.size() > 1)
-        statsRow("total", "", computeTotal(trace, analysis, o.window), "");
+    if (report.ranks.size() > 1)
+        statsRow("total", "", totalOf(report), "");
     out += renderTable(rows, 2);
     out += "\nhidden = communication overlapped by compute; exposed = communication with no compute running;\n"
            "overlap = hidden / comm busy. See 'exposure-cli stats --help' for the exact definitions.\n";
     out += stepMeanNotes(meanNotes);
 
-    if (trace.ranks.size() > 1) {
-        const CollectiveMatch m = matchCollectives(trace, analysis);
-        if (!m.groups.empty()) {
-            std::vector<std::vector<std::string>> crows;
-            crows.push_back({"rank", "matched", "unmatched", "waiting", "transfer", "exposed waiting", "made others wait"});
-            for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-                const RankCollectiveStats& c = m.ranks[r];
-                crows.push_back({trace.ranks[r].label, std::to_string(c.matched), std::to_string(c.unmatched),
-                                 dur(c.waitNs), dur(c.transferNs), dur(c.exposedWaitNs),
-                                 c.causedWaits ? dur(c.causedWaitNs) + " in " + std::to_string(c.causedWaits) + " collectives"
-                                               : std::string("-")});
-            }
-            out += "\nCommunication kernels matched across ranks (whole trace): NCCL time before the last rank joined\n"
-                   "each collective is waiting for peers, the rest is transfer.\n";
-            if (m.multipleHosts)
-                out += "Note: the ranks run on several hosts whose clocks may not be aligned; matching assumes they are.\n";
-            out += renderTable(crows, 2);
+    if (report.ranks.size() > 1 && report.anyCollectiveGroup) {
+        std::vector<std::vector<std::string>> crows;
+        crows.push_back(
+            { "rank", "matched", "unmatched", "waiting", "transfer", "exposed waiting", "made others wait" });
+        for (const RankReport& rank : report.ranks) {
+            const RankCollectiveStats& c = rank.collectives;
+            crows.push_back({ rank.label, std::to_string(c.matched), std::to_string(c.unmatched), dur(c.waitNs),
+                dur(c.transferNs), dur(c.exposedWaitNs),
+                c.causedWaits ? dur(c.causedWaitNs) + " in " + std::to_string(c.causedWaits) + " collectives"
+                              : std::string("-") });
         }
+        out += "\nCommunication kernels matched across ranks (whole trace): NCCL time before the last rank joined\n"
+               "each collective is waiting for peers, the rest is transfer.\n";
+        if (report.multipleHosts)
+            out += "Note: the ranks run on several hosts whose clocks may not be aligned; matching assumes they are.\n";
+        out += renderTable(crows, 2);
     }
 
     {
         std::vector<std::vector<std::string>> irows;
         irows.push_back({"rank", "idle", "host-bound", "(data loading)", "sync wait", "queued", "unattributed", "gaps"});
         std::string findings;
-        for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-            const IdleBreakdown b = computeIdleBreakdown(trace, analysis, int(r), o.window);
+        for (const RankReport& rank : report.ranks) {
+            const IdleBreakdown& b = rank.idle;
             const TimeNs idle = b.totalNs();
             auto part = [&](TimeNs v) {
                 return dur(v) + (idle > 0 ? " (" + number(100.0 * double(v) / double(idle), 1) + " %)" : std::string());
             };
-            irows.push_back({trace.ranks[r].label, dur(idle), part(b.hostBoundNs), part(b.dataLoadingNs),
-                             part(b.syncWaitNs), part(b.queuedNs), part(b.unattributedNs), std::to_string(b.gaps)});
-            const LaunchDiagnosis ld = diagnoseLaunches(trace, analysis, int(r), o.window);
-            findings += trace.ranks[r].label + ": "
-                + idleFinding(computeStats(trace, analysis, int(r), o.window), b, ld) + "\n";
+            irows.push_back({ rank.label, dur(idle), part(b.hostBoundNs), part(b.dataLoadingNs), part(b.syncWaitNs),
+                part(b.queuedNs), part(b.unattributedNs), std::to_string(b.gaps) });
+            const LaunchDiagnosis& ld = rank.launches;
+            findings += rank.label + ": " + idleFinding(rank.stats, b, ld) + "\n";
             if (ld.kernels > 0)
                 findings += "  kernels with a known launch: " + std::to_string(ld.kernels) + ", median "
                     + dur(ld.medianKernelNs) + " (p90 " + dur(ld.p90KernelNs) + ") against launch calls of median "
@@ -426,40 +436,40 @@ std::string statsTable(const Trace& trace, const Analysis& analysis, const Stats
         out += "\n" + findings;
     }
 
-    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-        const RankAnalysis& ra = analysis.ranks[r];
-        out += "\n" + trace.ranks[r].label + ": phases by " + phaseSourceName(ra.phaseSource) + " (launch "
-            + std::to_string(ra.phaseFromLaunch) + ", kernel name " + std::to_string(ra.phaseFromName)
-            + ", step heuristic " + std::to_string(ra.phaseFromHeuristic) + ", unknown "
-            + std::to_string(ra.phaseUnknown) + " kernels; launches paired by " + launchPairingName(ra.launchPairing)
-            + ", " + std::to_string(ra.kernelsPaired) + " of " + std::to_string(ra.kernelsPaired + ra.kernelsUnpaired)
-            + " kernels); steps from " + stepSourceName(ra.stepSource) + " ("
-            + std::to_string(ra.steps.size()) + ", kernels assigned by " + stepAssignment(ra) + ")\n";
-        for (const auto& w : ra.warnings)
+    for (const RankReport& rank : report.ranks) {
+        out += "\n" + rank.label + ": phases by " + phaseSourceName(rank.phaseSource) + " (launch "
+            + std::to_string(rank.phaseFromLaunch) + ", kernel name " + std::to_string(rank.phaseFromName)
+            + ", step heuristic " + std::to_string(rank.phaseFromHeuristic) + ", unknown "
+            + std::to_string(rank.phaseUnknown) + " kernels; launches paired by "
+            + launchPairingName(rank.launchPairing) + ", " + std::to_string(rank.kernelsPaired) + " of "
+            + std::to_string(rank.kernelsPaired + rank.kernelsUnpaired) + " kernels); steps from "
+            + stepSourceName(rank.stepSource) + " (" + std::to_string(rank.stepCount) + ", kernels assigned by "
+            + stepAssignment(rank) + ")\n";
+        for (const auto& w : rank.warnings)
             out += "  warning: " + w + "\n";
-        if (o.perStep && !ra.steps.empty()) {
+        if (o.perStep && rank.stepCount > 0) {
             std::vector<std::vector<std::string>> srows;
             srows.push_back({"step", "name", "window", "span", "compute", "comm busy", "hidden", "exposed", "overlap",
                              "bwd hidden", "idle", "kernels"});
-            for (const std::size_t k : stepsInWindow(ra, o.window)) {
-                const WindowStats& s = allSteps[r][k];
-                srows.push_back({std::to_string(ra.steps[k].index), ra.steps[k].name, dur(ra.steps[k].range.duration()),
-                                 dur(s.spanNs), dur(s.computeBusyNs), dur(s.commBusyNs), dur(s.overlappedNs),
-                                 dur(s.exposedNs), percent(s.overlapRatio), dur(s.backwardOverlappedNs), dur(s.idleNs),
-                                 std::to_string(s.kernelCount)});
+            for (const StepReport& w : rank.steps) {
+                const WindowStats& s = w.stats;
+                srows.push_back(
+                    { std::to_string(w.index), w.name, dur(w.range.duration()), dur(s.spanNs), dur(s.computeBusyNs),
+                        dur(s.commBusyNs), dur(s.overlappedNs), dur(s.exposedNs), percent(s.overlapRatio),
+                        dur(s.backwardOverlappedNs), dur(s.idleNs), std::to_string(s.kernelCount) });
             }
             out += renderTable(srows, 2);
         }
     }
 
-    const auto kernels = kernelTable(trace, analysis, o.window);
+    const auto& kernels = report.kernels;
     if (!kernels.empty()) {
         out += "\nTop kernels by total time (all ranks):\n";
         std::vector<std::vector<std::string>> krows;
         krows.push_back({"share", "total", "count", "mean", "min", "max", "category", "phase", "name"});
         for (std::size_t i = 0; i < kernels.size() && int(i) < o.topKernels; ++i) {
-            const KernelRow& k = kernels[i];
-            std::string name = analysis.classOf(k.name).displayName;
+            const KernelReportRow& k = kernels[i];
+            std::string name = k.displayName;
             if (name.size() > 90)
                 name = name.substr(0, 87) + "...";
             krows.push_back({number(k.gpuShare * 100.0, 1) + " %", dur(k.totalNs), std::to_string(k.count),

@@ -25,10 +25,13 @@ std::string where(const Trace& trace, const Rank& rank, const Lane& lane)
 
 } // namespace
 
-ConsistencyReport checkConsistency(Trace& trace)
+ConsistencyReport checkLaneConsistency(Trace& trace, std::vector<std::size_t>* warningsPerRank)
 {
     ConsistencyReport total;
+    if (warningsPerRank)
+        warningsPerRank->clear();
     for (auto& rank : trace.ranks) {
+        const std::size_t warningsBefore = trace.warnings.size();
         for (auto& lane : rank.lanes) {
             auto& t = lane.intervals;
             ConsistencyReport local;
@@ -97,6 +100,8 @@ ConsistencyReport checkConsistency(Trace& trace)
             total.clockJumps += local.clockJumps;
             total.largestJumpNs = std::max(total.largestJumpNs, local.largestJumpNs);
         }
+        if (warningsPerRank)
+            warningsPerRank->push_back(trace.warnings.size() - warningsBefore);
     }
 
     if (total.clippedEnds) {
@@ -108,39 +113,68 @@ ConsistencyReport checkConsistency(Trace& trace)
         trace.extent.end = last;
     }
 
-    // Ranks whose activity lies entirely before or after every other rank's: their clocks are not aligned.
-    if (trace.ranks.size() > 1) {
-        std::vector<TimeRange> spans;
-        for (const auto& rank : trace.ranks) {
-            TimeRange r { std::numeric_limits<TimeNs>::max(), std::numeric_limits<TimeNs>::min() };
-            for (const auto& lane : rank.lanes)
-                for (std::size_t i = 0; i < lane.intervals.size(); ++i) {
-                    r.start = std::min(r.start, lane.intervals.start(i));
-                    r.end = std::max(r.end, lane.intervals.end(i));
-                }
-            spans.push_back(r);
+    return total;
+}
+
+TimeRange rankSpan(const Rank& rank)
+{
+    TimeRange r { std::numeric_limits<TimeNs>::max(), std::numeric_limits<TimeNs>::min() };
+    for (const auto& lane : rank.lanes)
+        for (std::size_t i = 0; i < lane.intervals.size(); ++i) {
+            r.start = std::min(r.start, lane.intervals.start(i));
+            r.end = std::max(r.end, lane.intervals.end(i));
         }
-        for (std::size_t a = 0; a < spans.size(); ++a) {
-            if (spans[a].start > spans[a].end)
+    return r;
+}
+
+std::vector<std::size_t> unalignedRanks(const std::vector<TimeRange>& spans)
+{
+    std::vector<std::size_t> out;
+    if (spans.size() < 2)
+        return out;
+    for (std::size_t a = 0; a < spans.size(); ++a) {
+        if (spans[a].start > spans[a].end)
+            continue;
+        bool overlapsAny = false, anyOther = false;
+        for (std::size_t b = 0; b < spans.size() && !overlapsAny; ++b) {
+            if (a == b || spans[b].start > spans[b].end)
                 continue;
-            bool overlapsAny = false, anyOther = false;
-            for (std::size_t b = 0; b < spans.size() && !overlapsAny; ++b) {
-                if (a == b || spans[b].start > spans[b].end)
-                    continue;
-                anyOther = true;
-                overlapsAny = spans[a].start < spans[b].end && spans[b].start < spans[a].end;
-            }
-            if (anyOther && !overlapsAny) {
-                ++total.disjointRanks;
-                const auto& rank = trace.ranks[a];
-                trace.warnings.push_back((rank.archivePath.empty() ? trace.sourcePath : rank.archivePath) + ": "
-                    + rank.label
-                    + ": its events do not overlap in time with any other rank's; its clock "
-                      "is probably not aligned with theirs (timeline positions and collective "
-                      "matching across ranks are unreliable)");
-            }
+            anyOther = true;
+            overlapsAny = spans[a].start < spans[b].end && spans[b].start < spans[a].end;
         }
+        if (anyOther && !overlapsAny)
+            out.push_back(a);
     }
+    return out;
+}
+
+std::string unalignedRankWarning(const std::string& file, const std::string& rankLabel)
+{
+    return file + ": " + rankLabel
+        + ": its events do not overlap in time with any other rank's; its clock "
+          "is probably not aligned with theirs (timeline positions and collective "
+          "matching across ranks are unreliable)";
+}
+
+std::uint64_t checkRankAlignment(Trace& trace)
+{
+    std::vector<TimeRange> spans;
+    spans.reserve(trace.ranks.size());
+    for (const auto& rank : trace.ranks)
+        spans.push_back(rankSpan(rank));
+    const auto unaligned = unalignedRanks(spans);
+    for (const std::size_t a : unaligned) {
+        const auto& rank = trace.ranks[a];
+        trace.warnings.push_back(
+            unalignedRankWarning(rank.archivePath.empty() ? trace.sourcePath : rank.archivePath, rank.label));
+    }
+    return unaligned.size();
+}
+
+ConsistencyReport checkConsistency(Trace& trace)
+{
+    ConsistencyReport total = checkLaneConsistency(trace);
+    total.disjointRanks = checkRankAlignment(trace);
     return total;
 }
 

@@ -7,6 +7,8 @@
 #include "model/trace.h"
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace exposure {
 
@@ -33,7 +35,21 @@ struct ConsistencyReport
 inline constexpr TimeNs kClockJumpNs = 3600LL * 1'000'000'000LL;
 
 // Checks every lane of a finalized trace, clips what has a sane reading, and appends one warning per lane and
-// kind of finding (naming the archive or file, the lane, the count and the extent) to trace.warnings.
+// kind of finding (naming the archive or file, the lane, the count and the extent) to trace.warnings; then one
+// warning per rank whose events overlap no other rank's (checkRankAlignment).
 ConsistencyReport checkConsistency(Trace& trace);
+
+// The two passes of checkConsistency, for a trace read in parts (exposure-mpi): the lane pass needs only the
+// lane, the cross-rank pass only each rank's time span.
+// checkLaneConsistency leaves disjointRanks 0; warningsPerRank (if given) gets the number of warnings it added for
+// each rank, in rank order.
+ConsistencyReport checkLaneConsistency(Trace& trace, std::vector<std::size_t>* warningsPerRank = nullptr);
+std::uint64_t checkRankAlignment(Trace& trace); // returns the number of ranks warned about
+// First start to last end of a rank's intervals; start > end when it has none.
+TimeRange rankSpan(const Rank& rank);
+// Indexes of the spans (ranks of a run, in order) that overlap no other non-empty span (none with fewer than two).
+std::vector<std::size_t> unalignedRanks(const std::vector<TimeRange>& spans);
+// The warning checkRankAlignment gives such a rank.
+std::string unalignedRankWarning(const std::string& file, const std::string& rankLabel);
 
 } // namespace exposure

@@ -133,18 +133,38 @@ std::shared_ptr<Trace> loadTrace(const std::string& path, const LoadOptions& opt
         checkConsistency(*trace);
         return trace;
     }
-    if (!options.ranks.empty()) {
-        // The rank numbers `info` shows: from the folder names, else the discovery order.
-        std::vector<ArchiveRef> chosen;
-        for (std::size_t i = 0; i < archives.size(); ++i) {
-            const int number = archives[i].rankNumber >= 0 ? archives[i].rankNumber : int(i);
-            if (std::find(options.ranks.begin(), options.ranks.end(), number) != options.ranks.end())
-                chosen.push_back(archives[i]);
-        }
-        if (chosen.empty())
-            throw LoadError(path, "none of the ranks " + formatRankList(options.ranks) + " is among its "
-                                      + std::to_string(archives.size()) + " archives");
-        archives = std::move(chosen);
+    auto whole = loadArchives(path, selectRanks(path, std::move(archives), options.ranks), options);
+    checkRankAlignment(*whole);
+    return whole;
+}
+
+std::vector<ArchiveRef> selectRanks(const std::string& path, std::vector<ArchiveRef> archives, const std::vector<int>& ranks)
+{
+    if (ranks.empty())
+        return archives;
+    // The rank numbers `info` shows: from the folder names, else the discovery order.
+    std::vector<ArchiveRef> chosen;
+    for (std::size_t i = 0; i < archives.size(); ++i) {
+        const int number = archives[i].rankNumber >= 0 ? archives[i].rankNumber : int(i);
+        if (std::find(ranks.begin(), ranks.end(), number) != ranks.end())
+            chosen.push_back(archives[i]);
+    }
+    if (chosen.empty())
+        throw LoadError(path, "none of the ranks " + formatRankList(ranks) + " is among its " + std::to_string(archives.size())
+                                  + " archives");
+    return chosen;
+}
+
+std::shared_ptr<Trace> loadArchives(const std::string& path, const std::vector<ArchiveRef>& archives,
+    const LoadOptions& options, std::vector<std::size_t>* laneWarningsPerRank)
+{
+    auto trace = std::make_shared<Trace>();
+    trace->sourcePath = path;
+    if (archives.empty()) {
+        trace->finalize(true);
+        if (laneWarningsPerRank)
+            laneWarningsPerRank->clear();
+        return trace;
     }
     Otf2Importer importer(*trace, options);
     for (const auto& a : archives) {
@@ -161,7 +181,7 @@ std::shared_ptr<Trace> loadTrace(const std::string& path, const LoadOptions& opt
         options.memoryEstimated(needed);
     importer.readEvents();
     importer.finish();
-    checkConsistency(*trace);
+    checkLaneConsistency(*trace, laneWarningsPerRank);
     return trace;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "import/archivefinder.h"
 #include "model/trace.h"
 
 #include <atomic>
@@ -76,5 +77,18 @@ std::string formatRankList(std::vector<int> ranks);
 // Opens one OTF2 archive (its anchor *.otf2 or its folder) or a folder whose sub-folders
 // (up to 3 levels) hold one archive per rank. Throws LoadError or LoadCancelled.
 std::shared_ptr<Trace> loadTrace(const std::string& path, const LoadOptions& options = {});
+
+// The archives of `archives` (findArchives(path)) that hold the given rank numbers (as `info` lists them: from the
+// folder names, else the place in the list); all of them when `ranks` is empty. Throws LoadError when none does.
+std::vector<ArchiveRef> selectRanks(const std::string& path, std::vector<ArchiveRef> archives, const std::vector<int>& ranks);
+
+// Reads the given OTF2 archives (some of findArchives(path), in that order) as one trace whose sourcePath is
+// `path`: how one process of exposure-mpi reads its share of a run. Checks the memory the events need against
+// `options` (this part alone) and each lane's consistency (checkLaneConsistency), not the alignment of ranks
+// across the run (checkRankAlignment), which needs all of them. options.ranks is not applied (see selectRanks).
+// laneWarningsPerRank (if given): how many of the trace's last warnings the lane check added for each rank (the
+// warnings before them are the importer's, archive by archive). Throws LoadError or LoadCancelled.
+std::shared_ptr<Trace> loadArchives(const std::string& path, const std::vector<ArchiveRef>& archives,
+    const LoadOptions& options = {}, std::vector<std::size_t>* laneWarningsPerRank = nullptr);
 
 } // namespace exposure

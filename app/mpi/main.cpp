@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// exposure-mpi: exposure-cli's statistics of a trace with many ranks, computed by the processes of an MPI job.
+//   mpirun -n K exposure-mpi stats [exposure-cli stats options] TRACE
+#include "cli/commands.h"
+#include "mpiutil.h"
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+namespace exposure::mpi {
+int runStats(const World& world, int argc, char** argv);
+} // namespace exposure::mpi
+
+namespace {
+
+const char* kUsage
+    = "Usage: mpirun -n K exposure-mpi stats [options] TRACE\n"
+      "\n"
+      "The report of 'exposure-cli stats' (same options, same bytes), computed by the K processes of an\n"
+      "MPI job: the OTF2 archives of TRACE are spread over the processes by size, each process reads\n"
+      "and analyses its own, and process 0 prints the report. torch.profiler traces are read by\n"
+      "process 0 alone. See 'exposure-mpi stats --help' for the options.\n"
+      "\n"
+      "Exit status: 0 on success, 2 on a bad argument, rules file or trace (one line on stderr, from\n"
+      "process 0); every process exits with the same status.\n";
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    MPI_Init(&argc, &argv);
+    exposure::mpi::World world;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world.size);
+    exposure::cli::setProgramName("exposure-mpi");
+    exposure::cli::setQuiet(!world.root());
+
+    int status = 2;
+    try {
+        const std::string command = argc >= 2 ? argv[1] : "";
+        if (command == "stats") {
+            status = exposure::mpi::runStats(world, argc - 1, argv + 1);
+        } else if (command == "--help" || command == "-h" || command == "help") {
+            if (world.root())
+                std::fputs(kUsage, stdout);
+            status = 0;
+        } else if (command == "--version") {
+            if (world.root())
+                std::printf("exposure-mpi %s\n", EXPOSURE_VERSION);
+            status = 0;
+        } else if (command == "render") {
+            status = exposure::cli::fail("render: not available in exposure-mpi yet (use exposure-cli render)");
+        } else if (command.empty()) {
+            status = exposure::cli::fail("expected a command: stats (see 'exposure-mpi --help')");
+        } else {
+            status = exposure::cli::fail("unknown command '" + command + "' (see 'exposure-mpi --help')");
+        }
+    } catch (const std::exception& e) {
+        // Anything unexpected on one process (out of memory, a broken message): end the whole job rather than
+        // leave the others waiting in a collective.
+        std::fprintf(stderr, "exposure-mpi: process %d: %s\n", world.rank, e.what());
+        std::fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    std::fflush(stdout);
+    MPI_Finalize();
+    return status;
+}

@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// exposure-mpi stats: the report of exposure-cli stats, computed by K processes that each read and analyse only
+// their share of the archives.
+//
+//  1. Process 0 finds the archives and deals them out by size (plan.h); the plan is broadcast.
+//  2. Each process reads its archives (loadArchives) and agrees with the others on the trace's time origin (the
+//     earliest event of any archive) and extent; a load error anywhere makes every process exit with status 2
+//     after process 0 has printed the failing process's one-line message.
+//  3. Each process analyses its ranks; the per-name kernel sums are merged along a binomial tree into process 0,
+//     which also gathers the rank reports and the communication kernel instances (32 bytes each), matches
+//     collectives, sends each process the wait parts of its ranks, gets back their exposed waiting, and prints the
+//     report.
+// Everything that crosses processes refers to kernels by name and to ranks by their index in the whole run.
+#include "analysis/statsparts.h"
+#include "cli/commands.h"
+#include "import/consistency.h"
+#include "import/loader.h"
+#include "mpiutil.h"
+#include "plan.h"
+
+#include <QCoreApplication>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <set>
+#include <sys/resource.h>
+
+namespace exposure::mpi {
+
+namespace {
+
+using cli::fail;
+
+// EXPOSURE_MPI_TIMINGS=1: every process prints where its time went and its peak memory (one line on stderr).
+class Timings
+{
+public:
+    explicit Timings(int rank)
+        : m_rank(rank)
+        , m_on(std::getenv("EXPOSURE_MPI_TIMINGS") != nullptr)
+    { }
+    void lap(const char* what)
+    {
+        const auto now = std::chrono::steady_clock::now();
+        m_text += std::string(m_text.empty() ? "" : ", ") + what + " "
+            + std::to_string(std::chrono::duration<double>(now - m_last).count()).substr(0, 5) + " s";
+        m_last = now;
+    }
+    // Bytes of the messages this process received or sent (process 0: from and to all others; not the scalars).
+    void exchanged(std::size_t bytes) { m_bytes += bytes; }
+    ~Timings()
+    {
+        if (!m_on)
+            return;
+        rusage u {};
+        getrusage(RUSAGE_SELF, &u);
+        const double cpu
+            = double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+        std::fprintf(stderr, "exposure-mpi: process %d: %s; exchanged %zu bytes; peak RSS %ld MiB; CPU %.3f s\n",
+            m_rank, m_text.c_str(), m_bytes, long(u.ru_maxrss / 1024), cpu);
+    }
+
+private:
+    int m_rank;
+    bool m_on;
+    std::string m_text;
+    std::size_t m_bytes = 0;
+    std::chrono::steady_clock::time_point m_last = std::chrono::steady_clock::now();
+};
+
+// What process 0 decided after looking at TRACE.
+enum class Mode : std::int64_t {
+    Distributed = 1, // OTF2 archives, spread over the processes
+    Single = 2, // not a folder of OTF2 archives (torch.profiler JSON, or an error the serial loader reports)
+};
+
+struct Plan
+{
+    Mode mode = Mode::Single;
+    std::vector<ArchiveRef> archives;
+    std::vector<int> owner;
+};
+
+std::string encode(const Plan& plan)
+{
+    Bytes b;
+    b.i64(std::int64_t(plan.mode));
+    b.i64(std::int64_t(plan.archives.size()));
+    for (std::size_t i = 0; i < plan.archives.size(); ++i) {
+        b.str(plan.archives[i].anchor);
+        b.str(plan.archives[i].label);
+        b.i64(plan.archives[i].rankNumber);
+        b.i64(plan.owner[i]);
+    }
+    return std::move(b.out());
+}
+
+Plan decode(const std::string& bytes)
+{
+    Cursor c(bytes);
+    Plan plan;
+    plan.mode = Mode(c.i64());
+    const auto n = c.i64();
+    for (std::int64_t i = 0; i < n; ++i) {
+        ArchiveRef a;
+        a.anchor = c.str();
+        a.label = c.str();
+        a.rankNumber = int(c.i64());
+        plan.archives.push_back(std::move(a));
+        plan.owner.push_back(int(c.i64()));
+    }
+    return plan;
+}
+
+Plan makePlan(const std::string& path, const std::vector<int>& ranks, int processes)
+{
+    Plan plan;
+    try {
+        // --ranks chooses archives as the serial loader does (by the rank numbers `info` lists).
+        plan.archives = selectRanks(path, findArchives(path), ranks);
+    } catch (const LoadError&) {
+        plan.mode = Mode::Single; // process 0 loads it as exposure-cli does (and reports its error)
+        return plan;
+    }
+    plan.mode = Mode::Distributed;
+    std::vector<std::uint64_t> bytes;
+    for (std::size_t i = 0; i < plan.archives.size(); ++i) {
+        // An archive without a rank number in its folder name gets its place in the list: the number the serial
+        // loader gives an archive of one rank (it numbers such ranks in load order).
+        if (plan.archives[i].rankNumber < 0)
+            plan.archives[i].rankNumber = int(i);
+        bytes.push_back(archiveBytes(plan.archives[i]));
+    }
+    plan.owner = assignBySize(bytes, processes);
+    return plan;
+}
+
+std::string formatReport(const StatsReport& report, const cli::StatsRequest& request)
+{
+    switch (request.format) {
+    case cli::StatsRequest::Format::Json:
+        return statsJson(report, request.options);
+    case cli::StatsRequest::Format::Csv:
+        return statsCsv(report, request.options);
+    case cli::StatsRequest::Format::Table:
+        break;
+    }
+    return statsTable(report, request.options);
+}
+
+// Process 0 alone, exactly as exposure-cli stats; the others wait for its exit status.
+int runSingle(const World& world, cli::StatsRequest& request)
+{
+    std::int64_t status = 0;
+    if (world.root()) {
+        status = [&]() -> int {
+            std::shared_ptr<Trace> trace;
+            try {
+                trace = loadTrace(request.path, request.loadOptions);
+            } catch (const LoadError& e) {
+                return fail(e.what());
+            } catch (const std::exception& e) {
+                return fail(request.path + ": " + e.what());
+            }
+            if (const std::string error = cli::resolveStatsWindow(request, trace->extent); !error.empty())
+                return fail(error);
+            const auto analysis = analyze(*trace, std::move(request.rules));
+            const std::string out = formatReport(
+                buildStatsReport(*trace, *analysis, request.options, request.format == cli::StatsRequest::Format::Json),
+                request);
+            std::fwrite(out.data(), 1, out.size(), stdout);
+            return 0;
+        }();
+    }
+    MPI_Bcast(&status, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    return int(status);
+}
+
+// Process 0 prints the message of the lowest process that has one; every process gets the status 2 if any has.
+bool agreeOnError(const World& world, const std::string& error)
+{
+    const std::int64_t first = allMin(error.empty() ? std::numeric_limits<std::int64_t>::max() : world.rank);
+    if (first == std::numeric_limits<std::int64_t>::max())
+        return false;
+    std::string message = world.rank == first ? error : std::string();
+    if (first != 0) {
+        if (world.rank == first)
+            send(message, 0, 1);
+        else if (world.root())
+            message = receive(int(first), 1);
+    }
+    if (world.root())
+        fail(message);
+    return true;
+}
+
+// The per-name kernel sums of all processes on process 0, merged along a binomial tree (log2 K rounds), so that
+// process 0 receives the sums of log2 K processes rather than K. Returns what this process ends up holding.
+KernelParts reduceKernelParts(const World& world, KernelParts mine, Timings& timings)
+{
+    for (int step = 1; step < world.size; step *= 2) {
+        if (world.rank % (2 * step) == step) {
+            const std::string bytes = serialize(mine);
+            timings.exchanged(bytes.size());
+            send(bytes, world.rank - step, 3);
+            return {};
+        }
+        if (world.rank + step < world.size) {
+            const std::string bytes = receive(world.rank + step, 3);
+            timings.exchanged(bytes.size());
+            mergeKernelParts(mine, deserializeKernelParts(bytes));
+        }
+    }
+    return mine;
+}
+
+bool startsWith(const std::string& s, const std::string& prefix)
+{
+    return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+// The trace warnings of a process's part, for process 0 to put them in the order exposure-cli gives them: the
+// importer's, archive by archive in load order (each starts with its archive's anchor); then the lane check's, rank
+// by rank; then one per rank whose events overlap no other rank's (needs every rank's time span).
+void appendWarnings(Bytes& out, const Trace& trace, const std::vector<ArchiveRef>& mine,
+    const std::vector<std::size_t>& mineIndex, const std::vector<std::size_t>& laneWarnings,
+    const std::vector<int>& globalIndex)
+{
+    std::size_t laneTotal = 0;
+    for (const std::size_t n : laneWarnings)
+        laneTotal += n;
+    const std::size_t importTotal = trace.warnings.size() - laneTotal;
+    std::vector<std::vector<std::string>> byArchive(mine.size());
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < importTotal; ++i) {
+        const std::string& w = trace.warnings[i];
+        while (k + 1 < mine.size() && !startsWith(w, mine[k].anchor + ": "))
+            ++k;
+        byArchive[k].push_back(w);
+    }
+    out.i64(std::int64_t(mine.size()));
+    for (std::size_t a = 0; a < mine.size(); ++a) {
+        out.i64(std::int64_t(mineIndex[a]));
+        out.i64(std::int64_t(byArchive[a].size()));
+        for (const auto& w : byArchive[a])
+            out.str(w);
+    }
+    out.i64(std::int64_t(trace.ranks.size()));
+    std::size_t next = importTotal;
+    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+        const TimeRange span = rankSpan(trace.ranks[r]);
+        out.i64(globalIndex[r]);
+        out.i64(span.start);
+        out.i64(span.end);
+        out.str(trace.ranks[r].archivePath.empty() ? trace.sourcePath : trace.ranks[r].archivePath);
+        const std::size_t n = r < laneWarnings.size() ? laneWarnings[r] : 0;
+        out.i64(std::int64_t(n));
+        for (std::size_t i = 0; i < n; ++i)
+            out.str(trace.warnings[next++]);
+    }
+}
+
+struct RunWarnings
+{
+    RunWarnings(std::size_t archives, std::size_t ranks)
+        : byArchive(archives)
+        , byRank(ranks)
+        , spans(ranks)
+        , files(ranks)
+    { }
+    std::vector<std::vector<std::string>> byArchive, byRank;
+    std::vector<TimeRange> spans;
+    std::vector<std::string> files;
+
+    std::vector<std::string> inSerialOrder(const std::vector<RankReport>& ranks) const
+    {
+        std::vector<std::string> out;
+        for (const auto& a : byArchive)
+            out.insert(out.end(), a.begin(), a.end());
+        for (const auto& r : byRank)
+            out.insert(out.end(), r.begin(), r.end());
+        for (const std::size_t g : unalignedRanks(spans))
+            out.push_back(unalignedRankWarning(files[g], ranks[g].label));
+        return out;
+    }
+};
+
+void readWarnings(Cursor& c, RunWarnings& into)
+{
+    const auto archives = c.i64();
+    for (std::int64_t a = 0; a < archives; ++a) {
+        auto& list = into.byArchive.at(std::size_t(c.i64()));
+        const auto n = c.i64();
+        for (std::int64_t i = 0; i < n; ++i)
+            list.push_back(c.str());
+    }
+    const auto ranks = c.i64();
+    for (std::int64_t r = 0; r < ranks; ++r) {
+        const auto g = std::size_t(c.i64());
+        into.spans.at(g).start = c.i64();
+        into.spans[g].end = c.i64();
+        into.files[g] = c.str();
+        const auto n = c.i64();
+        for (std::int64_t i = 0; i < n; ++i)
+            into.byRank[g].push_back(c.str());
+    }
+}
+
+} // namespace
+
+int runStats(const World& world, int argc, char** argv)
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("exposure-mpi stats"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(EXPOSURE_VERSION));
+    cli::StatsRequest request;
+    // Every process parses the same command line and normally comes to the same result; process 0 prints it. A
+    // rules file that only some processes can read must not leave the others waiting in a collective.
+    const int status = cli::parseStatsRequest(request);
+    const auto agreed = int(allMax(status));
+    if (agreed >= 0) {
+        if (status < 0 && world.root())
+            fail("stats: another process could not read the arguments or the rules file");
+        return agreed;
+    }
+
+    Timings timings(world.rank);
+    std::string planBytes;
+    if (world.root())
+        planBytes = encode(makePlan(request.path, request.loadOptions.ranks, world.size));
+    broadcast(planBytes);
+    timings.exchanged(planBytes.size());
+    const Plan plan = decode(planBytes);
+    if (plan.mode == Mode::Single)
+        return runSingle(world, request);
+
+    // 2. Read this process's archives (in the run's order, so its ranks come in the run's order too).
+    std::vector<ArchiveRef> mine;
+    std::vector<std::size_t> mineIndex;
+    for (std::size_t i = 0; i < plan.archives.size(); ++i)
+        if (plan.owner[i] == world.rank) {
+            mine.push_back(plan.archives[i]);
+            mineIndex.push_back(i);
+        }
+    std::shared_ptr<Trace> trace;
+    std::vector<std::size_t> laneWarnings; // per local rank: its warnings from the lane check (the last ones)
+    std::string error;
+    try {
+        LoadOptions lo;
+        lo.threads = 1; // one process per core
+        lo.keepLaunchParameters = false; // the statistics do not use them
+        lo.memoryLimit = request.loadOptions.memoryLimit; // checked against this process's archives
+        trace = loadArchives(request.path, mine, lo, &laneWarnings);
+    } catch (const LoadError& e) {
+        error = e.what();
+    } catch (const std::exception& e) {
+        error = request.path + ": " + e.what();
+    }
+    timings.lap("plan+load");
+    if (agreeOnError(world, error))
+        return 2;
+
+    // The run's time origin is its earliest event: rebase this part onto it.
+    bool any = false;
+    for (const Rank& r : trace->ranks)
+        for (const Lane& l : r.lanes)
+            any = any || !l.intervals.empty();
+    const TimeNs origin = allMin(any ? trace->originAbsNs : std::numeric_limits<TimeNs>::max());
+    const TimeNs delta = any ? trace->originAbsNs - origin : 0;
+    for (Rank& r : trace->ranks)
+        for (Lane& l : r.lanes)
+            l.intervals.shift(delta);
+    trace->originAbsNs = origin == std::numeric_limits<TimeNs>::max() ? 0 : origin;
+    const TimeRange extent { 0, allMax(trace->extent.end + delta) };
+    trace->extent = extent;
+    if (const std::string windowError = cli::resolveStatsWindow(request, extent); !windowError.empty()) {
+        if (world.root())
+            fail(windowError);
+        return 2;
+    }
+
+    // Global rank indexes: ranks of archive i come after those of archives 0..i-1.
+    std::vector<std::int64_t> ranksPerArchive(plan.archives.size(), 0);
+    std::vector<std::size_t> archiveOfRank;
+    for (const Rank& r : trace->ranks) {
+        std::size_t k = 0;
+        while (k < mine.size() && mine[k].anchor != r.archivePath)
+            ++k;
+        if (k == mine.size())
+            throw std::runtime_error(r.archivePath + ": rank from an archive this process was not given");
+        ++ranksPerArchive[mineIndex[k]];
+        archiveOfRank.push_back(mineIndex[k]);
+    }
+    allSum(ranksPerArchive);
+    std::vector<std::int64_t> firstRankOf(plan.archives.size() + 1, 0);
+    for (std::size_t i = 0; i < plan.archives.size(); ++i)
+        firstRankOf[i + 1] = firstRankOf[i] + ranksPerArchive[i];
+    const auto totalRanks = std::size_t(firstRankOf.back());
+    std::vector<int> globalIndex;
+    std::vector<std::int64_t> seen(plan.archives.size(), 0);
+    for (const std::size_t a : archiveOfRank)
+        globalIndex.push_back(int(firstRankOf[a] + seen[a]++));
+
+    // 3. Analyse this process's ranks.
+    timings.lap("agree");
+    auto analysis = analyzeRanks(*trace, std::move(request.rules), 1);
+    const bool anyComm = allMax(hasCommunicationKernel(*trace, *analysis) ? 1 : 0) != 0;
+    if (totalRanks > 1 && !anyComm)
+        warnNoCommunication(*analysis, totalRanks);
+
+    const bool stepIdle = request.format == cli::StatsRequest::Format::Json;
+    Bytes part;
+    part.i64(std::int64_t(trace->ranks.size()));
+    for (std::size_t r = 0; r < trace->ranks.size(); ++r) {
+        part.i64(globalIndex[r]);
+        part.str(serialize(rankReport(*trace, *analysis, int(r), request.options, stepIdle)));
+    }
+    part.str(serialize(collectiveCandidates(*trace, *analysis, globalIndex)));
+    appendWarnings(part, *trace, mine, mineIndex, laneWarnings, globalIndex);
+    timings.lap("analyse+parts");
+    KernelParts kernels = reduceKernelParts(world, kernelParts(*trace, *analysis, request.options.window), timings);
+    const std::vector<std::string> parts = gather(part.out());
+    for (std::size_t p = 1; p < parts.size(); ++p)
+        timings.exchanged(parts[p].size()); // process 0: what it received
+    if (!world.root())
+        timings.exchanged(part.out().size());
+
+    StatsReport report;
+    std::vector<std::vector<int>> ranksOf(std::size_t(world.size)); // process -> global rank indexes
+    CollectiveMatch match;
+    std::vector<std::string> waitMessages(world.root() ? std::size_t(world.size) : 0);
+    if (world.root()) {
+        report.tracePath = trace->sourcePath;
+        report.rulesSource = analysis->rules.source();
+        RunWarnings warnings(plan.archives.size(), totalRanks);
+        report.ranks.resize(totalRanks);
+        std::vector<CollectiveCandidate> candidates;
+        std::map<std::string, std::uint32_t> names;
+        std::set<std::string> hosts;
+        for (int p = 0; p < world.size; ++p) {
+            Cursor c(parts[std::size_t(p)]);
+            const auto n = c.i64();
+            for (std::int64_t k = 0; k < n; ++k) {
+                const auto g = std::size_t(c.i64());
+                report.ranks.at(g) = deserializeRankReport(c.str());
+                hosts.insert(report.ranks[g].host);
+                ranksOf[std::size_t(p)].push_back(int(g));
+            }
+            CollectiveCandidates cc = deserializeCollectiveCandidates(c.str());
+            std::vector<std::uint32_t> remap;
+            for (const auto& name : cc.names)
+                remap.push_back(names.try_emplace(name, std::uint32_t(names.size())).first->second);
+            for (CollectiveCandidate& item : cc.items) {
+                item.name = remap[item.name];
+                candidates.push_back(item);
+            }
+            readWarnings(c, warnings);
+        }
+        report.traceWarnings = warnings.inSerialOrder(report.ranks);
+        report.kernels = kernelRows(kernels);
+        match = matchCandidates(std::move(candidates), totalRanks, hosts.size() > 1);
+        report.anyCollectiveGroup = !match.groups.empty();
+        report.multipleHosts = match.multipleHosts;
+        const auto waits = waitParts(match);
+        for (int p = 0; p < world.size; ++p) {
+            Bytes w;
+            for (const int g : ranksOf[std::size_t(p)]) {
+                w.i64(std::int64_t(waits[std::size_t(g)].size()));
+                for (const TimeRange& t : waits[std::size_t(g)]) {
+                    w.i64(t.start);
+                    w.i64(t.end);
+                }
+            }
+            waitMessages[std::size_t(p)] = std::move(w.out());
+        }
+    }
+    // Exposed waiting needs the rank's compute activity: computed where the rank lives.
+    const std::string myWaits = scatter(waitMessages);
+    if (!world.root())
+        timings.exchanged(myWaits.size());
+    for (std::size_t p = 1; p < waitMessages.size(); ++p)
+        timings.exchanged(waitMessages[p].size());
+    Bytes exposed;
+    {
+        Cursor c(myWaits);
+        for (std::size_t r = 0; r < trace->ranks.size(); ++r) {
+            std::vector<TimeRange> waits(std::size_t(c.i64()));
+            for (auto& w : waits) {
+                w.start = c.i64();
+                w.end = c.i64();
+            }
+            exposed.i64(exposedWait(waits, analysis->ranks[r]));
+        }
+    }
+    const std::vector<std::string> exposedParts = gather(exposed.out());
+    timings.lap("exchange+match");
+    if (!world.root())
+        return 0;
+    for (int p = 0; p < world.size; ++p) {
+        Cursor c(exposedParts[std::size_t(p)]);
+        for (const int g : ranksOf[std::size_t(p)]) {
+            report.ranks[std::size_t(g)].collectives = match.ranks[std::size_t(g)];
+            report.ranks[std::size_t(g)].collectives.exposedWaitNs = c.i64();
+        }
+    }
+    const std::string out = formatReport(report, request);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fflush(stdout);
+    timings.lap("print");
+    return 0;
+}
+
+} // namespace exposure::mpi

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The statistics report (statsreport.h) split into the part computed where a rank's data lives and a merge:
+//  * RankReport: everything the report says about one rank (its statistics, steps, idle breakdown, launch
+//    diagnosis, warnings); computed from that rank alone.
+//  * KernelParts: the per-name kernel accumulations of some ranks, keyed by name (not StringId: string ids differ
+//    between traces that hold different ranks); merged by name.
+//  * Collective candidates: the communication kernel instances of some ranks (rank index, lane, interval, start,
+//    end, an index into a name table); matched over all ranks at once (collectives.h), after which each rank's
+//    exposed waiting is computed where its activity lives.
+// The serial report (statsJson / statsCsv / statsTable of a whole Trace) is built through the same parts, so a
+// report assembled from parts computed in several processes is byte-identical to it by construction.
+// The parts serialize to flat byte strings (integers little-endian as in memory, strings length-prefixed) for
+// exchange between processes of one machine type.
+#pragma once
+
+#include "analysis/analysis.h"
+#include "analysis/collectives.h"
+#include "analysis/statsreport.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace exposure {
+
+struct StepReport
+{
+    int index = 0;
+    std::string name;
+    TimeRange range;
+    WindowStats stats; // kernels of the step clipped to the report window
+    IdleBreakdown idle; // over the step's own range (JSON only; zero when not computed)
+};
+
+struct RankReport
+{
+    int rank = 0; // Rank::rank
+    std::string label;
+    std::string host;
+    int device = -1; // first device, -1 = none
+    WindowStats stats;
+    PhaseSource phaseSource = PhaseSource::None;
+    std::uint64_t phaseFromLaunch = 0, phaseFromName = 0, phaseFromHeuristic = 0, phaseUnknown = 0;
+    LaunchPairing launchPairing = LaunchPairing::None;
+    std::uint64_t kernelsPaired = 0, kernelsUnpaired = 0;
+    IdleBreakdown idle;
+    LaunchDiagnosis launches;
+    StepSource stepSource = StepSource::None;
+    bool stepsByLaunch = false;
+    std::uint64_t stepCount = 0; // all steps of the rank
+    std::vector<StepReport> steps; // the steps that intersect the window
+    RankCollectiveStats collectives; // filled in by the merge (whole trace)
+    std::vector<std::string> warnings;
+};
+
+// The report of one rank of `trace`. stepIdle: also each step's idle breakdown (the JSON lists it).
+RankReport rankReport(
+    const Trace& trace, const Analysis& analysis, int rankIndex, const StatsReportOptions& options, bool stepIdle);
+
+struct KernelPart
+{
+    std::string name; // the trace's name of the kernel (the sort key for ties)
+    std::string displayName; // NameClass::displayName
+    Category category = Category::Compute;
+    std::string subgroup;
+    std::array<std::uint64_t, 4> phaseCount {}; // by Phase
+    std::uint64_t count = 0;
+    TimeNs totalNs = 0, minNs = 0, maxNs = 0;
+};
+
+struct KernelParts
+{
+    TimeNs gpuTotalNs = 0; // all GPU kernel and memcpy time of the window on these ranks
+    std::vector<KernelPart> rows; // sorted by name, one per name
+};
+
+// Per-name accumulations of the GPU intervals of the given ranks (all when empty) that start in the window.
+KernelParts kernelParts(
+    const Trace& trace, const Analysis& analysis, TimeRange window, const std::vector<int>& rankIndexes = {});
+// Adds `other` into `into` (by name; the result stays sorted by name).
+void mergeKernelParts(KernelParts& into, const KernelParts& other);
+
+// One row of the report's kernel table (kernelTable() with names instead of string ids).
+struct KernelReportRow
+{
+    std::string name;
+    std::string displayName;
+    Category category = Category::Compute;
+    std::string subgroup;
+    Phase phase = Phase::Unknown;
+    std::uint64_t count = 0;
+    TimeNs totalNs = 0, minNs = 0, maxNs = 0;
+    double meanNs = 0;
+    double gpuShare = 0;
+};
+// Rows sorted by total time (largest first), ties by name, as kernelTable() sorts them.
+std::vector<KernelReportRow> kernelRows(const KernelParts& parts);
+
+// Communication kernel instances of some ranks for matchCollectives(); `rank` is the global rank index and `name`
+// an index into `names` (the distinct kernel names of these candidates).
+struct CollectiveCandidates
+{
+    std::vector<std::string> names;
+    std::vector<CollectiveCandidate> items;
+};
+// globalIndexOf[k] is the global index of local rank k (empty: the same as the local index).
+CollectiveCandidates collectiveCandidates(
+    const Trace& trace, const Analysis& analysis, const std::vector<int>& globalIndexOf = {});
+
+// Everything the report prints, assembled from the parts.
+struct StatsReport
+{
+    std::string tracePath;
+    std::string rulesSource;
+    std::vector<std::string> traceWarnings; // Trace::warnings of the whole run, in the serial loader's order
+    std::vector<RankReport> ranks; // in trace order
+    std::vector<KernelReportRow> kernels;
+    bool anyCollectiveGroup = false; // matchCollectives() found at least one group
+    bool multipleHosts = false;
+};
+
+// The whole report of a trace in one process.
+StatsReport buildStatsReport(
+    const Trace& trace, const Analysis& analysis, const StatsReportOptions& options, bool stepIdle = true);
+
+std::string statsJson(const StatsReport& report, const StatsReportOptions& options);
+std::string statsCsv(const StatsReport& report, const StatsReportOptions& options);
+std::string statsTable(const StatsReport& report, const StatsReportOptions& options);
+
+// Flat byte strings for exchange between processes (same machine type: integers as in memory).
+std::string serialize(const RankReport& r);
+RankReport deserializeRankReport(std::string_view bytes);
+std::string serialize(const KernelParts& k);
+KernelParts deserializeKernelParts(std::string_view bytes);
+std::string serialize(const CollectiveCandidates& c);
+CollectiveCandidates deserializeCollectiveCandidates(std::string_view bytes);
+
+} // namespace exposure

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// End to end: `mpirun -n K exposure-mpi stats` on generated multi-rank traces prints the same bytes as
+// `exposure-cli stats` for K = 1, 2, 3 (fewer, as many and more processes than archives), and a truncated archive on
+// one process ends every process with the serial tool's one-line message and status 2.
+#include "support/kinetotraces.h"
+#include "support/processrun.h"
+#include "synth/archivewriter.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace exposure::synth;
+
+namespace {
+
+ProcessResult serial(const QStringList& args)
+{
+    return runProcess(QStringLiteral(EXPOSURE_CLI), QStringList { QStringLiteral("stats") } + args);
+}
+
+ProcessResult parallel(int processes, const QStringList& args)
+{
+    // Root needs OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM), set by CTest; --oversubscribe: more processes than cores.
+    const QStringList mpi { QStringLiteral(MPIEXEC_NUMPROC_FLAG), QString::number(processes),
+        QStringLiteral("--oversubscribe"), QStringLiteral(EXPOSURE_MPI), QStringLiteral("stats") };
+    return runProcess(QStringLiteral(MPIEXEC), mpi + args, 120'000);
+}
+
+QString writeDemo(const QString& dir, int ranks, int steps, bool launchBound)
+{
+    DemoOptions o;
+    o.ranks = ranks;
+    o.steps = steps;
+    o.launchBound = launchBound;
+    writeArchive(dir.toStdString(), makeDemoSpec(o));
+    return dir;
+}
+
+// Four ranks whose data the loader warns about: rank 0's stream has overlapping kernels (written as an Enter without
+// a Leave and a Leave without an Enter, two import warnings, and two clipped ends), rank 1 an Enter without a Leave
+// on its thread (an import warning) and a clipped kernel, rank 2 a clock jump; the clocks of ranks 0 and 3 overlap
+// no other rank's.
+QString writeWarnings(const QString& dir)
+{
+    ArchiveSpec spec;
+    spec.timerResolution = 1'000'000'000;
+    auto& r0 = spec.addRank(0).addStream(0, 7);
+    r0.kernels = { { "k0", 1'000, 4'000 }, { "k1", 3'000, 9'000 }, { "k2", 10'000, 20'000 }, { "k3", 12'000, 15'000 } };
+    auto& rank1 = spec.addRank(1);
+    rank1.threads[0].raw
+        = { { RawEvent::Enter, 50'000, "a" }, { RawEvent::Enter, 51'000, "b" }, { RawEvent::Leave, 52'000, "b" } };
+    rank1.addStream(1, 7).kernels = { { "k0", 50'000, 60'000 }, { "k1", 52'000, 55'000 } };
+    const Ns hour = 3600LL * 1'000'000'000LL;
+    spec.addRank(2).addStream(2, 7).kernels = { { "k0", 54'000, 58'000 }, { "k1", 2 * hour, 2 * hour + 1'000 } };
+    spec.addRank(3).addStream(3, 7).kernels = { { "k0", 3 * hour, 3 * hour + 10'000 } };
+    writeArchive(dir.toStdString(), spec);
+    return dir;
+}
+
+// The message of a one-line error without the program name ("exposure-cli: " / "exposure-mpi: ").
+QByteArray messageOf(const QByteArray& err, const QByteArray& program)
+{
+    for (const QByteArray& line : err.split('\n'))
+        if (line.startsWith(QByteArray(program + ": ")))
+            return line.mid(program.size() + 2);
+    return {};
+}
+
+} // namespace
+
+class TestMpiStats : public QObject
+{
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    QString m_two, m_three, m_five, m_warnings;
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        m_two = writeDemo(m_dir.filePath(QStringLiteral("two")), 2, 4, false);
+        m_three = writeDemo(m_dir.filePath(QStringLiteral("three")), 3, 5, false);
+        m_five = writeDemo(m_dir.filePath(QStringLiteral("five")), 5, 3, true);
+        m_warnings = writeWarnings(m_dir.filePath(QStringLiteral("warnings")));
+    }
+
+    void sameBytes_data()
+    {
+        QTest::addColumn<QString>("trace");
+        QTest::addColumn<QStringList>("options");
+        QTest::addColumn<int>("ranks");
+        const QStringList formats[] = {
+            { QStringLiteral("--json") },
+            { QStringLiteral("--per-step") },
+            { QStringLiteral("--csv"), QStringLiteral("--per-step") },
+            { QStringLiteral("--json"), QStringLiteral("--from"), QStringLiteral("2ms"), QStringLiteral("--to"),
+                QStringLiteral("9ms") },
+        };
+        const std::pair<const char*, int> traces[] = { { "two", 2 }, { "three", 3 }, { "five", 5 }, { "warnings", 4 } };
+        for (const auto& [name, ranks] : traces)
+            for (std::size_t f = 0; f < std::size(formats); ++f)
+                QTest::addRow("%s ranks, format %zu", name, f)
+                    << m_dir.filePath(QLatin1String(name)) << formats[f] << ranks;
+        // --ranks chooses archives before they are dealt out; a generous --memory-limit changes nothing.
+        const QStringList chosen[] = {
+            { QStringLiteral("--json"), QStringLiteral("--ranks"), QStringLiteral("1,3-4") },
+            { QStringLiteral("--per-step"), QStringLiteral("--ranks"), QStringLiteral("0,2") },
+            { QStringLiteral("--json"), QStringLiteral("--memory-limit"), QStringLiteral("8G") },
+        };
+        for (std::size_t f = 0; f < std::size(chosen); ++f)
+            QTest::addRow("five ranks, chosen %zu", f) << m_five << chosen[f] << (f == 0 ? 3 : f == 1 ? 2 : 5);
+        QTest::addRow("warnings, ranks 1-2")
+            << m_warnings << QStringList { QStringLiteral("--json"), QStringLiteral("--ranks"), QStringLiteral("1-2") }
+            << 2;
+    }
+
+    void sameBytes()
+    {
+        QFETCH(QString, trace);
+        QFETCH(QStringList, options);
+        QFETCH(int, ranks);
+        const ProcessResult expected = serial(options + QStringList { trace });
+        QCOMPARE(expected.exitCode, 0);
+        // The serial report is a real one: every rank is in it (--ranks: as many as chosen).
+        int seen = 0;
+        for (int r = 0; r < 5; ++r)
+            seen += expected.out.contains(QByteArray("Rank " + QByteArray::number(r))) ? 1 : 0;
+        QCOMPARE(seen, ranks);
+        for (int k = 1; k <= 3; ++k) {
+            const ProcessResult got = parallel(k, options + QStringList { trace });
+            QVERIFY2(got.exitCode == 0, got.err.constData());
+            QVERIFY2(got.out == expected.out, qPrintable(QStringLiteral("K=%1 differs from exposure-cli").arg(k)));
+        }
+    }
+
+    // The warnings trace gives trace warnings of every kind, in exposure-cli's order (importer's per archive, then
+    // each rank's lanes, then the unaligned ranks), and exposure-mpi gathers them in that order (checked byte by byte
+    // above; here that there is something to check).
+    void traceWarningsGathered()
+    {
+        const ProcessResult expected = serial({ QStringLiteral("--json"), m_warnings });
+        QCOMPARE(expected.exitCode, 0);
+        const QJsonArray w
+            = QJsonDocument::fromJson(expected.out).object().value(QStringLiteral("trace_warnings")).toArray();
+        QStringList text;
+        for (const auto& v : w)
+            text << v.toString();
+        const QString root = m_warnings + QStringLiteral("/rank");
+        const QStringList want = {
+            root + QStringLiteral("0/traces.otf2: CUDA[0:7]: 1 Enter events without a matching Leave"),
+            root + QStringLiteral("0/traces.otf2: CUDA[0:7]: 1 Leave events without a matching Enter"),
+            root + QStringLiteral("1/traces.otf2: Master thread: 1 Enter events without a matching Leave"),
+            root + QStringLiteral("0/traces.otf2: Rank 0 CUDA[0:7]: 2 kernels or copies end after a later one"),
+            root + QStringLiteral("1/traces.otf2: Rank 1 CUDA[1:7]: 1 kernels or copies end after a later one"),
+            root + QStringLiteral("2/traces.otf2: Rank 2 CUDA[2:7]: the clock jumps forward 1 time"),
+            root + QStringLiteral("0/traces.otf2: Rank 0: its events do not overlap"),
+            root + QStringLiteral("3/traces.otf2: Rank 3: its events do not overlap"),
+        };
+        QCOMPARE(text.size(), want.size());
+        for (int i = 0; i < want.size(); ++i)
+            QVERIFY2(text[i].startsWith(want[i]), qPrintable(text[i]));
+        const ProcessResult table = parallel(3, { m_warnings });
+        QCOMPARE(table.exitCode, 0);
+        QCOMPARE(table.out.count("\nwarning: "), 8);
+    }
+
+    // Each process checks the memory its own archives need against --memory-limit: too small a limit ends every
+    // process with one line and status 2.
+    void memoryLimitPerProcess()
+    {
+        const ProcessResult got = parallel(2, { QStringLiteral("--memory-limit"), QStringLiteral("1M"), m_three });
+        QVERIFY(got.exitCode > 0);
+        QVERIFY2(messageOf(got.err, "exposure-mpi").contains("allowed by the given memory limit"), got.err.constData());
+        QCOMPARE(got.err.count("exposure-mpi: "), 1);
+        QVERIFY(got.out.isEmpty());
+    }
+
+    // Collectives are matched across ranks that live in different processes: the JSON has matched instances and
+    // waiting on every rank, and the same numbers as the serial tool (checked above byte by byte).
+    void collectivesAcrossProcesses()
+    {
+        const ProcessResult got = parallel(3, { QStringLiteral("--json"), m_three });
+        QCOMPARE(got.exitCode, 0);
+        const QJsonArray ranks = QJsonDocument::fromJson(got.out).object().value(QStringLiteral("ranks")).toArray();
+        QCOMPARE(ranks.size(), 3);
+        for (const auto& r : ranks) {
+            const QJsonObject c = r.toObject().value(QStringLiteral("collectives")).toObject();
+            QVERIFY(c.value(QStringLiteral("matched")).toInteger() > 0);
+            QCOMPARE(c.value(QStringLiteral("unmatched")).toInteger(), 0);
+        }
+    }
+
+    // torch.profiler traces are not spread over processes: process 0 reads them as exposure-cli does.
+    void kinetoOnProcessZero()
+    {
+        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("kineto")));
+        for (int r = 0; r < 2; ++r)
+            exposure::testing::write(
+                m_dir, QStringLiteral("kineto/rank%1.json").arg(r), exposure::testing::rankTrace(r, 2));
+        const QString trace = m_dir.filePath(QStringLiteral("kineto"));
+        const ProcessResult expected = serial({ QStringLiteral("--json"), trace });
+        QCOMPARE(expected.exitCode, 0);
+        QVERIFY(expected.out.contains("\"rank\": 1"));
+        const ProcessResult got = parallel(2, { QStringLiteral("--json"), trace });
+        QCOMPARE(got.exitCode, 0);
+        QCOMPARE(got.out, expected.out);
+    }
+
+    void truncatedArchive_data()
+    {
+        QTest::addColumn<int>("processes");
+        QTest::newRow("2 processes") << 2;
+        QTest::newRow("3 processes") << 3;
+    }
+
+    void truncatedArchive()
+    {
+        QFETCH(int, processes);
+        const QString bad = m_dir.filePath(QStringLiteral("bad"));
+        if (!QDir(bad).exists()) {
+            writeDemo(bad, 3, 3, false);
+            // Cut the event file of one GPU stream of rank 1 in half: the loader refuses it.
+            const QStringList evts = QDir(bad + QStringLiteral("/rank1/traces"))
+                                         .entryList({ QStringLiteral("*.evt") }, QDir::Files, QDir::Size);
+            QVERIFY(!evts.isEmpty());
+            QFile f(bad + QStringLiteral("/rank1/traces/") + evts.front());
+            QVERIFY(f.resize(f.size() / 2));
+        }
+        const ProcessResult expected = serial({ bad });
+        QCOMPARE(expected.exitCode, 2);
+        const QByteArray message = messageOf(expected.err, "exposure-cli");
+        QVERIFY(message.contains("rank1"));
+        const ProcessResult got = parallel(processes, { bad }); // a hang ends as exitCode -1 after the timeout
+        QVERIFY2(got.exitCode > 0, got.err.constData());
+        QCOMPARE(messageOf(got.err, "exposure-mpi"), message);
+        QCOMPARE(got.err.count("exposure-mpi: "), 1); // one line, from process 0 only
+        QVERIFY(got.out.isEmpty());
+    }
+
+    void badArgumentsOnce()
+    {
+        const ProcessResult got = parallel(2, { QStringLiteral("--json"), QStringLiteral("--csv"), m_two });
+        QVERIFY(got.exitCode > 0);
+        QCOMPARE(messageOf(got.err, "exposure-mpi"), QByteArray("stats: --json and --csv exclude each other"));
+        QCOMPARE(got.err.count("exposure-mpi: "), 1);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMpiStats)
+#include "tst_mpi_stats.moc"
