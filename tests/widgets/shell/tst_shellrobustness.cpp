@@ -61,6 +61,20 @@ private:
     int m_ticks = 0;
 };
 
+// Timing under AddressSanitizer (several times slower, with its own allocator) says nothing about the release
+// build: the timing checks run in the normal build only.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 } // namespace
 
 class TestShellRobustness : public QObject
@@ -124,6 +138,8 @@ void TestShellRobustness::eventLoopKeepsTurningWhileLoading()
         static_cast<long long>(meter.longestMs()), static_cast<long long>(meter.longestEndedAtMs()));
     QVERIFY(w.trace());
     QVERIFY(w.trace()->eventCount > 9'000'000);
+    if (kSanitized)
+        QSKIP("event-loop timing is measured in the normal build, not under AddressSanitizer");
     QVERIFY2(meter.longestMs() <= 100,
         qPrintable(QStringLiteral("the GUI thread stalled for %1 ms").arg(meter.longestMs())));
 }
@@ -148,7 +164,8 @@ void TestShellRobustness::cancelReturnsAtOnce()
     QTRY_VERIFY(ran);
     const qint64 ms = t.elapsed();
     std::printf("cancel returned control after %lld ms\n", static_cast<long long>(ms));
-    QVERIFY2(ms <= 200, qPrintable(QStringLiteral("%1 ms").arg(ms)));
+    if (!kSanitized)
+        QVERIFY2(ms <= 200, qPrintable(QStringLiteral("%1 ms").arg(ms)));
     w.loader()->waitForIdle();
     QCoreApplication::processEvents();
     QCOMPARE(loaded.size(), 0);
