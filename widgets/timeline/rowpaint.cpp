@@ -311,4 +311,34 @@ RowPaint makeRowPaint(const TimelineScene& s, int row, const DrawListParams& par
     return p;
 }
 
+std::vector<std::pair<int, RowPaint>> paintRows(const TimelineScene& scene, const std::vector<int>& rows,
+    const DrawListParams& params, const ColumnGrid& grid, double valueLower, double valueUpper)
+{
+    std::vector<std::pair<int, RowPaint>> out;
+    std::vector<std::vector<TimeNs>> overlap;
+    std::vector<char> overlapDone;
+    if (scene.index) {
+        overlap.resize(scene.index->overlapShares.size());
+        overlapDone.assign(overlap.size(), 0);
+    }
+    static const std::vector<TimeNs> none;
+    const std::function<const std::vector<TimeNs>&(int)> overlapColumns = [&](int rank) -> const std::vector<TimeNs>& {
+        if (rank < 0 || std::size_t(rank) >= overlap.size())
+            return none;
+        if (!overlapDone[std::size_t(rank)]) {
+            overlapDone[std::size_t(rank)] = 1;
+            scene.index->overlapShares[std::size_t(rank)].columns(
+                scene.index->overlap[std::size_t(rank)], grid, overlap[std::size_t(rank)]);
+        }
+        return overlap[std::size_t(rank)];
+    };
+    std::vector<DrawItem> list;
+    std::vector<TimeNs> columns;
+    for (const int row : rows) {
+        buildRowData(scene, row, params, grid, valueLower, valueUpper, list, columns);
+        out.emplace_back(row, makeRowPaint(scene, row, params, grid, list, columns, overlapColumns));
+    }
+    return out;
+}
+
 } // namespace exposure

@@ -87,4 +87,9 @@ RowPaint makeRowPaint(const TimelineScene& scene, int row, const DrawListParams&
     const std::vector<DrawItem>& list, const std::vector<TimeNs>& columns,
     const std::function<const std::vector<TimeNs>&(int rank)>& overlapColumns);
 
+// The RowPaints of the given rows of `scene` for one axis state (draw lists and columns built as the plottable
+// builds them: buildRowData), by row. What a process that holds some ranks of a run computes for the one that draws.
+std::vector<std::pair<int, RowPaint>> paintRows(const TimelineScene& scene, const std::vector<int>& rows,
+    const DrawListParams& params, const ColumnGrid& grid, double valueLower, double valueUpper);
+
 } // namespace exposure

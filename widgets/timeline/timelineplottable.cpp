@@ -270,6 +270,27 @@ int TimelinePlottable::rowAtPixel(double y) const
     return row;
 }
 
+void buildRowData(const TimelineScene& scene, int row, const DrawListParams& params, const ColumnGrid& grid,
+                  double valueLower, double valueUpper, std::vector<DrawItem>& list, std::vector<TimeNs>& columns)
+{
+    const double lo = std::min(valueLower, valueUpper) - 0.5, hi = std::max(valueLower, valueUpper) + 0.5;
+    const IntervalTable* t = scene.table(row);
+    columns.clear();
+    if (!t || double(row) < lo || double(row) > hi) { // culled: outside the visible value range
+        list.clear();
+        return;
+    }
+    DrawListParams rp = params;
+    if (scene.index && scene.rows[std::size_t(row)].kind == TimelineRow::Kind::Lane)
+        rp.lowPriority = &scene.index->lowPriority;
+    DrawListBuilder::build(*t, scene.lod(row), rp, list);
+    // Exact time per class in every pixel column: what the area-true drawing paints.
+    const ShareIndex* si = scene.shares(row);
+    if (!si || list.empty() || si->intervalCount() != t->size())
+        return;
+    si->columns(*t, grid, columns);
+}
+
 void TimelinePlottable::ensureLists() const
 {
     const DrawListParams p = currentParams();
@@ -284,31 +305,10 @@ void TimelinePlottable::ensureLists() const
     m_cacheValid = true;
     const std::size_t rowCount = m_scene->rows.size();
     m_lists.resize(rowCount);
-    for (std::size_t row = 0; row < rowCount; ++row) {
-        auto& list = m_lists[row];
-        const double lo = std::min(vr.lower, vr.upper) - 0.5, hi = std::max(vr.lower, vr.upper) + 0.5;
-        const IntervalTable* t = m_scene->table(int(row));
-        if (!t || double(row) < lo || double(row) > hi) { // culled: outside the visible value range
-            list.clear();
-            continue;
-        }
-        DrawListParams rp = p;
-        if (m_scene->index && m_scene->rows[row].kind == TimelineRow::Kind::Lane)
-            rp.lowPriority = &m_scene->index->lowPriority;
-        DrawListBuilder::build(*t, m_scene->lod(int(row)), rp, list);
-    }
-    // Exact time per class in every pixel column of each visible row: what the area-true drawing paints.
-    const ColumnGrid grid = currentGrid();
     m_columns.resize(rowCount);
-    for (std::size_t row = 0; row < rowCount; ++row) {
-        const ShareIndex* si = m_scene->shares(int(row));
-        const IntervalTable* t = m_scene->table(int(row));
-        if (!si || !t || m_lists[row].empty() || si->intervalCount() != t->size()) {
-            m_columns[row].clear();
-            continue;
-        }
-        si->columns(*t, grid, m_columns[row]);
-    }
+    const ColumnGrid grid = currentGrid();
+    for (std::size_t row = 0; row < rowCount; ++row)
+        buildRowData(*m_scene, int(row), p, grid, vr.lower, vr.upper, m_lists[row], m_columns[row]);
     const std::size_t rankCount = m_scene->trace ? m_scene->trace->ranks.size() : 0;
     m_overlapColumns.assign(rankCount, {});
     m_overlapColumnsValid.assign(rankCount, 0);
@@ -364,7 +364,8 @@ const std::vector<RowPaint>& TimelinePlottable::rowPaints() const
 {
     ensureLists();
     if (m_paintSource) {
-        m_paints = m_paintSource(currentParams(), currentGrid());
+        const QCPRange vr = valueAxis()->range();
+        m_paints = m_paintSource(currentParams(), currentGrid(), vr.lower, vr.upper);
         m_paints.resize(m_scene->rows.size());
         return m_paints;
     }

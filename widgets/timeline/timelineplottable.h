@@ -54,6 +54,11 @@ struct TimelineScene
     bool classIsBusy(int row, std::uint8_t cls) const; // not idle / sync
 };
 
+// The draw list and the exact time per class and pixel column (ShareIndex::columns) of one row of a scene for an
+// axis state; rows outside the value range [valueLower, valueUpper] (± half a row) get neither.
+void buildRowData(const TimelineScene& scene, int row, const DrawListParams& params, const ColumnGrid& grid,
+                  double valueLower, double valueUpper, std::vector<DrawItem>& list, std::vector<TimeNs>& columns);
+
 // The single plottable that draws every row of the timeline from bounded draw lists.
 // Never one QCP item per kernel: a 10-million-interval trace still costs O(width · log n) per row.
 // The hatch over the part of a communication block spent waiting for the last peer.
@@ -92,8 +97,9 @@ public:
     // `wanted`, only the rows whose entry is non-zero (the others stay empty).
     std::vector<RowPaint> computeRowPaints(const std::vector<char>* wanted = nullptr) const;
     // Where draw() takes the rows' RowPaints from: by default computeRowPaints(); a source replaces that (by row,
-    // for the axis state given), e.g. rows computed by other processes of an MPI job. Unset with {}.
-    using PaintSource = std::function<std::vector<RowPaint>(const DrawListParams&, const ColumnGrid&)>;
+    // for the axis state given: see buildRowData), e.g. rows computed by other processes of an MPI job. Unset with {}.
+    using PaintSource = std::function<std::vector<RowPaint>(const DrawListParams& params, const ColumnGrid& grid,
+                                                            double valueLower, double valueUpper)>;
     void setPaintSource(PaintSource source)
     {
         m_paintSource = std::move(source);
