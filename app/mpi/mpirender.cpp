@@ -22,9 +22,12 @@
 #include "timeline/timelineplottable.h"
 
 #include <QApplication>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
+#include <sys/resource.h>
 
 namespace exposure::mpi {
 
@@ -305,8 +308,24 @@ private:
     std::map<int, int> m_localOf; // the run's rank index -> this trace's
 };
 
+// EXPOSURE_MPI_TIMINGS=1: every process prints the bytes it sent or received and its peak memory (stderr).
+struct Exchanged
+{
+    std::size_t bytes = 0;
+    int rank = 0;
+    ~Exchanged()
+    {
+        if (!std::getenv("EXPOSURE_MPI_TIMINGS"))
+            return;
+        rusage u {};
+        getrusage(RUSAGE_SELF, &u);
+        std::fprintf(stderr, "exposure-mpi: process %d: render exchanged %zu bytes; peak RSS %ld MiB\n", rank, bytes,
+            long(u.ru_maxrss / 1024));
+    }
+};
+
 // Processes other than 0: answer draw requests until process 0 says it is done.
-void serveUntilDone(RowServer* server)
+void serveUntilDone(RowServer* server, Exchanged& exchanged)
 {
     for (;;) {
         std::string message;
@@ -315,6 +334,7 @@ void serveUntilDone(RowServer* server)
         if (c.i64() == 0)
             return;
         const std::string mine = server ? server->serve(c) : rowPaintsToBytes({});
+        exchanged.bytes += message.size() + mine.size();
         gather(mine);
     }
 }
@@ -419,15 +439,21 @@ int runRender(const World& world, int argc, char** argv)
     RowServer server(trace, analysis, index, globalIndex);
 
     // 2. The outline of the run, on process 0.
-    const std::vector<std::string> outlines = gather(outline(*trace, *analysis, *index, globalIndex));
+    Exchanged exchanged;
+    exchanged.rank = world.rank;
+    const std::string myOutline = outline(*trace, *analysis, *index, globalIndex);
+    const std::vector<std::string> outlines = gather(myOutline);
     if (!world.root()) {
-        serveUntilDone(&server);
+        exchanged.bytes += myOutline.size();
+        serveUntilDone(&server, exchanged);
         std::int64_t result = 0;
         MPI_Bcast(&result, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
         return int(result);
     }
 
     // 3. Process 0 draws; its paint source asks every process for the rows of its ranks.
+    for (std::size_t p = 1; p < outlines.size(); ++p)
+        exchanged.bytes += outlines[p].size();
     std::int64_t result = 0;
     try {
         const StandIn standIn = buildStandIn(outlines, totalRanks, *trace);
@@ -449,6 +475,9 @@ int runRender(const World& world, int argc, char** argv)
             Cursor c(message);
             c.i64();
             const std::vector<std::string> parts = gather(server.serve(c));
+            exchanged.bytes += message.size() * std::size_t(world.size - 1);
+            for (std::size_t p = 1; p < parts.size(); ++p)
+                exchanged.bytes += parts[p].size();
             std::vector<RowPaint> paints(r.rows.size());
             for (const std::string& part : parts)
                 for (auto& [row, paint] : rowPaintsFromBytes(part))

@@ -173,6 +173,8 @@ std::vector<std::pair<int, RowPaint>> rowPaintsFromBytes(std::string_view bytes)
 
 namespace {
 
+constexpr int kLabelColumns = 48;
+
 // Peer-to-peer copies of a GPU row that start in view, with the row of the device they go to.
 void addArrows(const TimelineScene& s, int row, const DrawListParams& params, RowPaint& p)
 {
@@ -207,7 +209,7 @@ void addArrows(const TimelineScene& s, int row, const DrawListParams& params, Ro
 
 } // namespace
 
-RowPaint makeRowPaint(const TimelineScene& s, int row, const DrawListParams& params, const ColumnGrid&,
+RowPaint makeRowPaint(const TimelineScene& s, int row, const DrawListParams& params, const ColumnGrid& grid,
     const std::vector<DrawItem>& list, const std::vector<TimeNs>& columns,
     const std::function<const std::vector<TimeNs>&(int rank)>& overlapColumns)
 {
@@ -301,7 +303,12 @@ RowPaint makeRowPaint(const TimelineScene& s, int row, const DrawListParams& par
                 b.outline = t[hidden] > 0;
             }
         }
-        if (s.options.blockLabels)
+        // The painter labels blocks of more than 48 whole columns (TimelinePlottable::solidRect): only those carry
+        // their text.
+        int x0 = grid.columnOf(item.start);
+        if (grid.edge(x0) < item.start)
+            ++x0;
+        if (s.options.blockLabels && grid.columnOf(item.end) - x0 > kLabelColumns)
             b.label = analysis && id < analysis->names.size() && !analysis->names[id].displayName.empty()
                 ? analysis->names[id].displayName
                 : trace.name(id);

@@ -579,7 +579,8 @@ void TimelinePlottable::draw(QCPPainter* painter)
                 painter->setPen(Qt::NoPen);
             }
             const int textRows = cat == Category::Communication && s.options.twoToneCommunication ? 2 : 1;
-            if (s.options.blockLabels && box.width() > 48 && box.height() >= textRows * fm.height()) {
+            if (s.options.blockLabels && !block.label.empty() && box.width() > 48
+                && box.height() >= textRows * fm.height()) {
                 QString text = QString::fromStdString(block.label);
                 QRect textBox = box.intersected(ar).adjusted(3, 0, -2, 0);
                 if (s.options.twoToneCommunication && cat == Category::Communication) // keep the split visible

@@ -123,7 +123,7 @@ private Q_SLOTS:
         QVERIFY(calls >= 1);
         QVERIFY(got == expected);
 
-        // There was something to carry: stacks on every row, wide blocks with labels on the demo, the arrow.
+        // There was something to carry: stacks, wide blocks and the labels of the widest, the arrow.
         const auto paints = remote.plot()->plottable()->computeRowPaints();
         QCOMPARE(paints.size(), remote.plot()->rows().size());
         std::size_t visible = 0, blocks = 0, labelled = 0, arrows = 0;
@@ -140,7 +140,7 @@ private Q_SLOTS:
         }
         QVERIFY(visible >= 2);
         QVERIFY(blocks > 0);
-        QCOMPARE(labelled, blocks);
+        QVERIFY(labelled > 0 && labelled <= blocks); // narrow blocks carry no text
         QCOMPARE(arrows, std::size_t(which == 1 ? 1 : 0));
     }
 
