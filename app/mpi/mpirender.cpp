@@ -2,7 +2,8 @@
 // exposure-mpi render: the figure of exposure-cli render (same options, same bytes), drawn by process 0 from
 // per-row summaries that the processes holding the ranks compute; no interval crosses processes.
 //
-//  1. Process 0 deals the archives out by size (run.h); each process reads and analyses its own.
+//  1. Process 0 deals the archives out by size (run.h), to the other processes when there are 3 or more; each
+//     process reads and analyses its own.
 //  2. Each process sends process 0 its ranks' outline (run.h's global rank index, label, lanes with their name,
 //     kind, device, role and nesting depth, which overlap states occur, the training steps) and the (category,
 //     sub-group) pairs its names use. Process 0 builds a stand-in trace from these: every rank and lane of the run
@@ -404,7 +405,9 @@ int runRender(const World& world, int argc, char** argv)
     const std::string path = request.spec.tracePath.toStdString();
     std::string planBytes;
     if (world.root())
-        planBytes = encode(makePlan(path, {}, world.size));
+        // From 3 processes on, process 0 only draws: its memory is the stand-in and the rows' paints, whatever the
+        // event count (with 2, both read, so that they share the load).
+        planBytes = encode(makePlan(path, {}, world.size, world.size > 2 ? 1 : 0));
     broadcast(planBytes);
     const Plan plan = decode(planBytes);
     if (plan.mode == Mode::Single)

@@ -5,6 +5,7 @@
 #include "import/loader.h"
 #include "plan.h"
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
@@ -43,7 +44,7 @@ Plan decode(const std::string& bytes)
     return plan;
 }
 
-Plan makePlan(const std::string& path, const std::vector<int>& ranks, int processes)
+Plan makePlan(const std::string& path, const std::vector<int>& ranks, int processes, int firstProcess)
 {
     Plan plan;
     try {
@@ -62,7 +63,10 @@ Plan makePlan(const std::string& path, const std::vector<int>& ranks, int proces
             plan.archives[i].rankNumber = int(i);
         bytes.push_back(archiveBytes(plan.archives[i]));
     }
-    plan.owner = assignBySize(bytes, processes);
+    const int first = std::clamp(firstProcess, 0, processes - 1);
+    plan.owner = assignBySize(bytes, processes - first);
+    for (int& owner : plan.owner)
+        owner += first;
     return plan;
 }
 

@@ -27,8 +27,9 @@ struct Plan
 
 std::string encode(const Plan& plan);
 Plan decode(const std::string& bytes);
-// The archives of `path` (the ranks chosen, as the serial loader chooses them) dealt out by size.
-Plan makePlan(const std::string& path, const std::vector<int>& ranks, int processes);
+// The archives of `path` (the ranks chosen, as the serial loader chooses them) dealt out by size to processes
+// firstProcess .. processes - 1 (firstProcess 1: process 0 reads nothing; ignored with a single process).
+Plan makePlan(const std::string& path, const std::vector<int>& ranks, int processes, int firstProcess = 0);
 
 // Process 0 prints the message of the lowest process that has one; every process gets the status 2 if any has.
 bool agreeOnError(const World& world, const std::string& error);
