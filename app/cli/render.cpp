@@ -3,6 +3,7 @@
 // File ▸ Export Figure… in the GUI.
 #include "analysis/analysis.h"
 #include "commands.h"
+#include "renderrequest.h"
 #include "figure/figurerenderer.h"
 #include "figure/figurespec.h"
 #include "import/loader.h"
@@ -239,7 +240,7 @@ void quietHandler(QtMsgType type, const QMessageLogContext& context, const QStri
 
 } // namespace
 
-int runRender(int argc, char** argv)
+void prepareRenderProcess()
 {
     // Qt's PDF writer orders font objects by QHash iteration, which a per-process random seed reorders: a fixed
     // seed (set before any QHash exists) makes the PDF bytes the same from run to run.
@@ -249,7 +250,10 @@ int runRender(int argc, char** argv)
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY")
         && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
+}
+
+int parseRenderRequest(RenderRequest& request)
+{
     QCoreApplication::setApplicationName(QStringLiteral("exposure-cli render"));
     QCoreApplication::setApplicationVersion(QStringLiteral(EXPOSURE_VERSION));
     QCommandLineParser parser;
@@ -300,6 +304,23 @@ int runRender(int argc, char** argv)
         return fail(outPath.toStdString() + ": already exists (not overwritten; use --force to replace it)");
     if (parser.isSet(o.saveSpec) && !force && QFileInfo::exists(parser.value(o.saveSpec)))
         return fail(parser.value(o.saveSpec).toStdString() + ": already exists (not overwritten; use --force)");
+    request.spec = spec;
+    request.output = outPath;
+    request.force = force;
+    request.saveSpec = parser.isSet(o.saveSpec) ? parser.value(o.saveSpec) : QString();
+    return -1;
+}
+
+int runRender(int argc, char** argv)
+{
+    prepareRenderProcess();
+    QApplication app(argc, argv);
+    RenderRequest request;
+    if (const int status = parseRenderRequest(request); status >= 0)
+        return status;
+    FigureSpec& spec = request.spec;
+    const QString& outPath = request.output;
+    const bool force = request.force;
 
     const std::string path = spec.tracePath.toStdString();
     std::shared_ptr<Trace> trace;
@@ -316,8 +337,8 @@ int runRender(int argc, char** argv)
     try {
         FigureRenderer renderer(trace, analysis);
         renderer.renderToFile(spec, outPath, force);
-        if (parser.isSet(o.saveSpec))
-            spec.save(parser.value(o.saveSpec));
+        if (!request.saveSpec.isEmpty())
+            spec.save(request.saveSpec);
     } catch (const std::exception& e) {
         return fail(e.what());
     }

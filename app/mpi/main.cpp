@@ -11,17 +11,20 @@
 
 namespace exposure::mpi {
 int runStats(const World& world, int argc, char** argv);
+int runRender(const World& world, int argc, char** argv);
 } // namespace exposure::mpi
 
 namespace {
 
 const char* kUsage
     = "Usage: mpirun -n K exposure-mpi stats [options] TRACE\n"
+      "       mpirun -n K exposure-mpi render [options] TRACE -o FILE\n"
       "\n"
-      "The report of 'exposure-cli stats' (same options, same bytes), computed by the K processes of an\n"
-      "MPI job: the OTF2 archives of TRACE are spread over the processes by size, each process reads\n"
-      "and analyses its own, and process 0 prints the report. torch.profiler traces are read by\n"
-      "process 0 alone. See 'exposure-mpi stats --help' for the options.\n"
+      "The report of 'exposure-cli stats' and the figure of 'exposure-cli render' (same options, same\n"
+      "bytes), computed by the K processes of an MPI job: the OTF2 archives of TRACE are spread over the\n"
+      "processes by size, each process reads and analyses its own, and process 0 prints the report or\n"
+      "draws the figure from per-row summaries (no intervals are sent). torch.profiler traces are read\n"
+      "by process 0 alone. See 'exposure-mpi stats --help' and 'exposure-mpi render --help'.\n"
       "\n"
       "Exit status: 0 on success, 2 on a bad argument, rules file or trace (one line on stderr, from\n"
       "process 0); every process exits with the same status.\n";
@@ -51,9 +54,9 @@ int main(int argc, char** argv)
                 std::printf("exposure-mpi %s\n", EXPOSURE_VERSION);
             status = 0;
         } else if (command == "render") {
-            status = exposure::cli::fail("render: not available in exposure-mpi yet (use exposure-cli render)");
+            status = exposure::mpi::runRender(world, argc - 1, argv + 1);
         } else if (command.empty()) {
-            status = exposure::cli::fail("expected a command: stats (see 'exposure-mpi --help')");
+            status = exposure::cli::fail("expected a command: stats or render (see 'exposure-mpi --help')");
         } else {
             status = exposure::cli::fail("unknown command '" + command + "' (see 'exposure-mpi --help')");
         }

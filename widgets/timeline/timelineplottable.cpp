@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "timeline/timelineplottable.h"
 
-
 #include <QFontMetrics>
 
 #include <algorithm>
@@ -271,6 +270,27 @@ int TimelinePlottable::rowAtPixel(double y) const
     return row;
 }
 
+void buildRowData(const TimelineScene& scene, int row, const DrawListParams& params, const ColumnGrid& grid,
+                  double valueLower, double valueUpper, std::vector<DrawItem>& list, std::vector<TimeNs>& columns)
+{
+    const double lo = std::min(valueLower, valueUpper) - 0.5, hi = std::max(valueLower, valueUpper) + 0.5;
+    const IntervalTable* t = scene.table(row);
+    columns.clear();
+    if (!t || double(row) < lo || double(row) > hi) { // culled: outside the visible value range
+        list.clear();
+        return;
+    }
+    DrawListParams rp = params;
+    if (scene.index && scene.rows[std::size_t(row)].kind == TimelineRow::Kind::Lane)
+        rp.lowPriority = &scene.index->lowPriority;
+    DrawListBuilder::build(*t, scene.lod(row), rp, list);
+    // Exact time per class in every pixel column: what the area-true drawing paints.
+    const ShareIndex* si = scene.shares(row);
+    if (!si || list.empty() || si->intervalCount() != t->size())
+        return;
+    si->columns(*t, grid, columns);
+}
+
 void TimelinePlottable::ensureLists() const
 {
     const DrawListParams p = currentParams();
@@ -285,34 +305,14 @@ void TimelinePlottable::ensureLists() const
     m_cacheValid = true;
     const std::size_t rowCount = m_scene->rows.size();
     m_lists.resize(rowCount);
-    for (std::size_t row = 0; row < rowCount; ++row) {
-        auto& list = m_lists[row];
-        const double lo = std::min(vr.lower, vr.upper) - 0.5, hi = std::max(vr.lower, vr.upper) + 0.5;
-        const IntervalTable* t = m_scene->table(int(row));
-        if (!t || double(row) < lo || double(row) > hi) { // culled: outside the visible value range
-            list.clear();
-            continue;
-        }
-        DrawListParams rp = p;
-        if (m_scene->index && m_scene->rows[row].kind == TimelineRow::Kind::Lane)
-            rp.lowPriority = &m_scene->index->lowPriority;
-        DrawListBuilder::build(*t, m_scene->lod(int(row)), rp, list);
-    }
-    // Exact time per class in every pixel column of each visible row: what the area-true drawing paints.
-    const ColumnGrid grid = currentGrid();
     m_columns.resize(rowCount);
-    for (std::size_t row = 0; row < rowCount; ++row) {
-        const ShareIndex* si = m_scene->shares(int(row));
-        const IntervalTable* t = m_scene->table(int(row));
-        if (!si || !t || m_lists[row].empty() || si->intervalCount() != t->size()) {
-            m_columns[row].clear();
-            continue;
-        }
-        si->columns(*t, grid, m_columns[row]);
-    }
+    const ColumnGrid grid = currentGrid();
+    for (std::size_t row = 0; row < rowCount; ++row)
+        buildRowData(*m_scene, int(row), p, grid, vr.lower, vr.upper, m_lists[row], m_columns[row]);
     const std::size_t rankCount = m_scene->trace ? m_scene->trace->ranks.size() : 0;
     m_overlapColumns.assign(rankCount, {});
     m_overlapColumnsValid.assign(rankCount, 0);
+    m_paintsValid = false;
 }
 
 const std::vector<DrawItem>& TimelinePlottable::items(int row) const
@@ -343,33 +343,37 @@ const std::vector<TimeNs>& TimelinePlottable::overlapColumns(int rank) const
     return m_overlapColumns[rank];
 }
 
-void TimelinePlottable::drawWaiting(QCPPainter* painter, int row, const DrawItem& item, const QRect& box,
-                                    const QColor& color) const
+std::vector<RowPaint> TimelinePlottable::computeRowPaints(const std::vector<char>* wanted) const
 {
-    const TimelineRow& info = m_scene->rows[row];
-    const CollectiveMember* m
-        = m_scene->collectives->member({info.rank, info.lane, m_scene->laneInterval(row, item.largest)});
-    if (!m || m->waitNs <= 0)
-        return;
-    QRect wait = boxRect(row, m->start, m->start + m->waitNs).intersected(box);
-    // With the two-tone split the lower half already says hidden / exposed: hatch the upper half only.
-    if (m_scene->options.twoToneCommunication)
-        wait.setBottom(box.bottom() - std::max(1, box.height() / 2));
-    if (!wait.isEmpty())
-        painter->fillRect(wait, waitingBrush(color));
+    ensureLists();
+    const DrawListParams params = currentParams();
+    const ColumnGrid grid = currentGrid();
+    std::vector<RowPaint> out(m_scene->rows.size());
+    const std::function<const std::vector<TimeNs>&(int)> overlap = [this](int rank) -> const std::vector<TimeNs>& {
+        return overlapColumns(rank);
+    };
+    for (std::size_t row = 0; row < out.size(); ++row) {
+        if (wanted && (row >= wanted->size() || !(*wanted)[row]))
+            continue;
+        out[row] = makeRowPaint(*m_scene, int(row), params, grid, m_lists[row], m_columns[row], overlap);
+    }
+    return out;
 }
 
-bool TimelinePlottable::overlapsHidden(int rank, TimeNs start, TimeNs end) const
+const std::vector<RowPaint>& TimelinePlottable::rowPaints() const
 {
-    if (!m_scene->index || rank < 0 || std::size_t(rank) >= m_scene->index->overlapShares.size())
-        return false;
-    const ShareIndex& si = m_scene->index->overlapShares[rank];
-    const std::uint8_t hidden = si.localOf(std::uint8_t(OverlapState::Hidden));
-    if (hidden == ShareIndex::kAbsent)
-        return false;
-    std::vector<TimeNs> t(si.classCount());
-    si.timeIn(m_scene->index->overlap[rank], start, end, t.data());
-    return t[hidden] > 0;
+    ensureLists();
+    if (m_paintSource) {
+        const QCPRange vr = valueAxis()->range();
+        m_paints = m_paintSource(currentParams(), currentGrid(), vr.lower, vr.upper);
+        m_paints.resize(m_scene->rows.size());
+        return m_paints;
+    }
+    if (!m_paintsValid) {
+        m_paints = computeRowPaints();
+        m_paintsValid = true;
+    }
+    return m_paints;
 }
 
 namespace {
@@ -382,16 +386,15 @@ struct Run
 
 } // namespace
 
-void TimelinePlottable::drawColumns(QCPPainter* painter, int row) const
+void TimelinePlottable::drawColumns(QCPPainter* painter, int row, const RowPaint& paint) const
 {
-    const ShareIndex* si = m_scene->shares(row);
-    const auto& cols = m_columns[row];
-    if (!si || cols.empty())
+    const auto& cols = paint.columns;
+    if (cols.empty() || paint.classes.empty())
         return;
     const TimelineScene& s = *m_scene;
     const TimelineRow& info = s.rows[row];
     const bool overlapRow = info.kind == TimelineRow::Kind::Overlap;
-    const std::size_t k = si->classCount();
+    const std::size_t k = paint.classes.size();
     const QRect band = rowBand(row);
     const int h = std::max(1, int(band.height() * 0.78));
     const int bottom = band.top() + (band.height() - h) / 2 + h; // exclusive
@@ -411,41 +414,29 @@ void TimelinePlottable::drawColumns(QCPPainter* painter, int row) const
     std::vector<Slot> stackSlots;
     if (overlapRow) {
         for (OverlapState st : {OverlapState::Exposed, OverlapState::Hidden, OverlapState::ComputeOnly, OverlapState::Other}) {
-            const std::uint8_t l = si->localOf(std::uint8_t(st));
-            if (l == ShareIndex::kAbsent)
+            const auto it = std::find_if(paint.classes.begin(), paint.classes.end(),
+                                         [st](const RowPaint::Class& c) { return c.kind == std::uint8_t(st); });
+            if (it == paint.classes.end())
                 continue;
-            Slot slot{l, s.palette.overlap(st)};
+            Slot slot{std::size_t(it - paint.classes.begin()), s.palette.overlap(st)};
             if (grey && st == OverlapState::Hidden)
                 slot.pattern = s.palette.hiddenBrush();
             stackSlots.push_back(slot);
         }
     } else {
-        const auto& classes = s.index->paintClasses;
         for (int pass = 0; pass < 2; ++pass)
             for (std::size_t l = 0; l < k; ++l) {
-                const std::uint8_t cls = si->classAt(l);
-                const Category cat = cls < classes.size() ? classes[cls].category : Category::Host;
+                const Category cat = Category(paint.classes[l].kind);
                 if ((cat == Category::Idle) != (pass == 1))
                     continue;
-                Slot slot{l, cls < s.classColors.size() ? s.classColors[cls] : s.palette.idle()};
+                Slot slot{l, s.palette.block(cat, paint.classes[l].subgroup)};
                 slot.split = s.options.twoToneCommunication && cat == Category::Communication;
                 stackSlots.push_back(slot);
             }
     }
     const std::size_t n = stackSlots.size();
     // Two-tone split: per column, the rank's exposed and hidden communication time.
-    const std::vector<TimeNs>* ov = nullptr;
-    std::size_t ovK = 0;
-    std::uint8_t ovExposed = ShareIndex::kAbsent, ovHidden = ShareIndex::kAbsent;
-    if (!overlapRow && std::any_of(stackSlots.begin(), stackSlots.end(), [](const Slot& sl) { return sl.split; })) {
-        ov = &overlapColumns(info.rank);
-        const ShareIndex& os = s.index->overlapShares[info.rank];
-        ovK = os.classCount();
-        ovExposed = os.localOf(std::uint8_t(OverlapState::Exposed));
-        ovHidden = os.localOf(std::uint8_t(OverlapState::Hidden));
-        if (ov->empty() || (ovExposed == ShareIndex::kAbsent && ovHidden == ShareIndex::kAbsent))
-            ov = nullptr;
-    }
+    const std::vector<TimeNs>* ov = paint.split.empty() ? nullptr : &paint.split;
     const QBrush hiddenBrush = s.palette.hiddenBrush();
     const QBrush exposedBrush = s.palette.exposedBrush();
 
@@ -504,9 +495,7 @@ void TimelinePlottable::drawColumns(QCPPainter* painter, int row) const
             const int hi = heights[i];
             int lowerExposed = 0, lowerHidden = 0;
             if (hi >= 2 && stackSlots[i].split && ov) {
-                const TimeNs* oc = &(*ov)[std::size_t(x) * ovK];
-                const TimeNs split[2] = {ovExposed == ShareIndex::kAbsent ? 0 : oc[ovExposed],
-                                         ovHidden == ShareIndex::kAbsent ? 0 : oc[ovHidden]};
+                const TimeNs* split = &(*ov)[std::size_t(x) * 2];
                 int sh[2] = {0, 0};
                 splitters[i].stack(split, split[0] + split[1], sh, hi / 2);
                 lowerExposed = sh[0];
@@ -555,52 +544,44 @@ void TimelinePlottable::draw(QCPPainter* painter)
                                                                        : labelFont.pointSizeF()) - 1));
     const QFontMetrics fm(labelFont);
 
-    for (std::size_t row = 0; row < s.rows.size(); ++row) {
-        const auto& list = m_lists[row];
-        if (list.empty())
+    const std::vector<RowPaint>& paints = rowPaints();
+    for (std::size_t row = 0; row < s.rows.size() && row < paints.size(); ++row) {
+        const RowPaint& paint = paints[row];
+        if (!paint.visible)
             continue;
-        const TimelineRow& info = s.rows[row];
-        const IntervalTable& table = *s.table(int(row));
-        const bool overlapRow = info.kind == TimelineRow::Kind::Overlap;
-        const std::vector<Phase>* phases = nullptr;
-        if (!overlapRow && s.analysis && std::size_t(info.rank) < s.analysis->ranks.size()) {
-            const auto& ph = s.analysis->ranks[info.rank].phases;
-            if (std::size_t(info.lane) < ph.size() && ph[info.lane].size() == table.size())
-                phases = &ph[info.lane];
-        }
+        const bool overlapRow = s.rows[row].kind == TimelineRow::Kind::Overlap;
         if (overlapRow) // idle is the absence of segments: show it as a faint band over the trace
             painter->fillRect(boxRect(int(row), trace.extent.start, trace.extent.end).intersected(ar),
                               s.palette.idle());
         // Every column painted by time share (area-true at every zoom); blocks wide enough to read get their
         // decorations on the columns they fill completely.
-        drawColumns(painter, int(row));
+        drawColumns(painter, int(row), paint);
         if (overlapRow)
             continue;
-        const double wide = currentParams().minPixels * currentParams().nsPerPixel;
-        for (const DrawItem& item : list) {
-            if (item.count != 1 || double(item.end - item.start) < wide)
-                continue;
-            const QRect box = solidRect(int(row), item.start, item.end);
+        for (const RowPaint::Block& block : paint.blocks) {
+            const QRect box = solidRect(int(row), block.start, block.end);
             if (box.width() < 1)
                 continue;
-            const StringId id = table.name(item.first);
-            const QColor color = id < s.nameColors.size() ? s.nameColors[id] : s.palette.idle();
-            const Category cat = categoryOf(trace, s.analysis.get(), id);
-            if (s.collectives && cat == Category::Communication && box.width() >= 2)
-                drawWaiting(painter, int(row), item, box, color);
-            if (s.options.outlineBackwardOverlap && phases && cat == Category::Compute && box.width() >= 3
-                && (*phases)[item.first] == Phase::Backward && overlapsHidden(info.rank, item.start, item.end)) {
+            const QColor color = s.palette.block(block.category, block.subgroup);
+            const Category cat = block.category;
+            if (block.waitNs > 0 && box.width() >= 2) {
+                QRect wait = boxRect(int(row), block.waitStart, block.waitStart + block.waitNs).intersected(box);
+                // With the two-tone split the lower half already says hidden / exposed: hatch the upper half only.
+                if (s.options.twoToneCommunication)
+                    wait.setBottom(box.bottom() - std::max(1, box.height() / 2));
+                if (!wait.isEmpty())
+                    painter->fillRect(wait, waitingBrush(color));
+            }
+            if (block.outline && box.width() >= 3) {
                 painter->setPen(QPen(s.palette.outline(), 0));
                 painter->setBrush(Qt::NoBrush);
                 painter->drawRect(box.adjusted(0, 0, -1, -1));
                 painter->setPen(Qt::NoPen);
             }
             const int textRows = cat == Category::Communication && s.options.twoToneCommunication ? 2 : 1;
-            if (s.options.blockLabels && box.width() > 48 && box.height() >= textRows * fm.height()) {
-                const std::string& raw = trace.name(id);
-                QString text = s.analysis && id < s.analysis->names.size() && !s.analysis->names[id].displayName.empty()
-                    ? QString::fromStdString(s.analysis->names[id].displayName)
-                    : QString::fromStdString(raw);
+            if (s.options.blockLabels && !block.label.empty() && box.width() > 48
+                && box.height() >= textRows * fm.height()) {
+                QString text = QString::fromStdString(block.label);
                 QRect textBox = box.intersected(ar).adjusted(3, 0, -2, 0);
                 if (s.options.twoToneCommunication && cat == Category::Communication) // keep the split visible
                     textBox.setBottom(textBox.top() + box.height() / 2 - 1);
@@ -614,15 +595,14 @@ void TimelinePlottable::draw(QCPPainter* painter)
             }
         }
     }
-    drawPeerCopies(painter);
+    drawPeerCopies(painter, paints);
 }
 
-void TimelinePlottable::drawPeerCopies(QCPPainter* painter) const
+void TimelinePlottable::drawPeerCopies(QCPPainter* painter, const std::vector<RowPaint>& paints) const
 {
     // Peer-to-peer copies: an arrow from the copying stream's row to the first row of the other device, at the copy's
     // start, so that DataParallel-style scatter and gather traffic between GPUs is seen at a glance.
     const TimelineScene& s = *m_scene;
-    const DrawListParams p = currentParams();
     const ColumnGrid grid = currentGrid();
     const int xo = int(std::floor(xOrigin()));
     const QColor color = s.palette.block(Category::Memcpy, "PtoP").darker(150);
@@ -630,31 +610,14 @@ void TimelinePlottable::drawPeerCopies(QCPPainter* painter) const
     painter->setPen(QPen(color, 0));
     painter->setBrush(color);
     int drawn = 0;
-    for (std::size_t row = 0; row < s.rows.size() && drawn < kMaxPeerArrows; ++row) {
-        const TimelineRow& info = s.rows[row];
-        if (info.kind != TimelineRow::Kind::Lane || info.depth >= 0)
-            continue;
-        const Lane& lane = s.trace->ranks[std::size_t(info.rank)].lanes[std::size_t(info.lane)];
-        if (!lane.isGpu() || lane.copyPeers.empty())
-            continue;
-        for (const auto& [interval, device] : lane.copyPeers) {
-            if (interval >= lane.intervals.size() || drawn >= kMaxPeerArrows)
+    for (std::size_t row = 0; row < paints.size() && row < s.rows.size() && drawn < kMaxPeerArrows; ++row) {
+        for (const RowPaint::Arrow& a : paints[row].arrows) {
+            if (drawn >= kMaxPeerArrows)
+                break;
+            if (a.toRow < 0 || std::size_t(a.toRow) >= s.rows.size())
                 continue;
-            const TimeNs t = lane.intervals.start(interval);
-            if (t < p.t0 || t >= p.t1)
-                continue;
-            int peerRow = -1;
-            for (std::size_t r = 0; r < s.rows.size() && peerRow < 0; ++r) {
-                const TimelineRow& o = s.rows[r];
-                if (o.rank == info.rank && o.kind == TimelineRow::Kind::Lane && o.depth < 0
-                    && s.trace->ranks[std::size_t(o.rank)].lanes[std::size_t(o.lane)].isGpu()
-                    && s.trace->ranks[std::size_t(o.rank)].lanes[std::size_t(o.lane)].device == device)
-                    peerRow = int(r);
-            }
-            if (peerRow < 0 || peerRow == int(row))
-                continue;
-            const int x = xo + grid.columnOf(t);
-            const QRect from = rowBox(int(row)), to = rowBox(peerRow);
+            const int x = xo + grid.columnOf(a.t);
+            const QRect from = rowBox(int(row)), to = rowBox(a.toRow);
             const bool down = to.center().y() > from.center().y();
             const int y0 = down ? from.bottom() : from.top();
             const int y1 = down ? to.top() - 1 : to.bottom() + 1;

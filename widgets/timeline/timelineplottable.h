@@ -5,12 +5,14 @@
 #include "analysis/collectives.h"
 #include "model/trace.h"
 #include "timeline/palette.h"
+#include "timeline/rowpaint.h"
 #include "timeline/timelineoptions.h"
 #include "view/drawlist.h"
 #include "view/viewindex.h"
 
 #include <qcustomplot.h>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -52,6 +54,11 @@ struct TimelineScene
     bool classIsBusy(int row, std::uint8_t cls) const; // not idle / sync
 };
 
+// The draw list and the exact time per class and pixel column (ShareIndex::columns) of one row of a scene for an
+// axis state; rows outside the value range [valueLower, valueUpper] (± half a row) get neither.
+void buildRowData(const TimelineScene& scene, int row, const DrawListParams& params, const ColumnGrid& grid,
+                  double valueLower, double valueUpper, std::vector<DrawItem>& list, std::vector<TimeNs>& columns);
+
 // The single plottable that draws every row of the timeline from bounded draw lists.
 // Never one QCP item per kernel: a 10-million-interval trace still costs O(width · log n) per row.
 // The hatch over the part of a communication block spent waiting for the last peer.
@@ -86,17 +93,29 @@ public:
     QRect solidRect(int row, TimeNs start, TimeNs end) const;
     void invalidate() { m_cacheValid = false; }
 
+    // What each row paints for the current axis state (see RowPaint), computed from the scene's trace; with
+    // `wanted`, only the rows whose entry is non-zero (the others stay empty).
+    std::vector<RowPaint> computeRowPaints(const std::vector<char>* wanted = nullptr) const;
+    // Where draw() takes the rows' RowPaints from: by default computeRowPaints(); a source replaces that (by row,
+    // for the axis state given: see buildRowData), e.g. rows computed by other processes of an MPI job. Unset with {}.
+    using PaintSource = std::function<std::vector<RowPaint>(const DrawListParams& params, const ColumnGrid& grid,
+                                                            double valueLower, double valueUpper)>;
+    void setPaintSource(PaintSource source)
+    {
+        m_paintSource = std::move(source);
+        m_paintsValid = false;
+    }
+
 protected:
     void draw(QCPPainter* painter) override;
     void drawLegendIcon(QCPPainter* painter, const QRectF& rect) const override;
 
 private:
     void ensureLists() const;
-    void drawColumns(QCPPainter* painter, int row) const;
-    static constexpr int kMaxPeerArrows = 2000;
-    void drawPeerCopies(QCPPainter* painter) const;
-    void drawWaiting(QCPPainter* painter, int row, const DrawItem& item, const QRect& box, const QColor& color) const;
-    bool overlapsHidden(int rank, TimeNs start, TimeNs end) const;
+    const std::vector<RowPaint>& rowPaints() const;
+    void drawColumns(QCPPainter* painter, int row, const RowPaint& paint) const;
+    static constexpr int kMaxPeerArrows = int(RowPaint::kMaxArrows);
+    void drawPeerCopies(QCPPainter* painter, const std::vector<RowPaint>& paints) const;
     // Per column: exposed and hidden communication time of a rank (for the two-tone split).
     const std::vector<TimeNs>& overlapColumns(int rank) const;
 
@@ -110,6 +129,9 @@ private:
     mutable std::vector<std::vector<TimeNs>> m_columns;        // by row, ShareIndex::columns layout
     mutable std::vector<std::vector<TimeNs>> m_overlapColumns; // by rank, ShareIndex::columns layout
     mutable std::vector<char> m_overlapColumnsValid;            // by rank
+    mutable std::vector<RowPaint> m_paints;                    // by row, for the cached axis state
+    mutable bool m_paintsValid = false;
+    PaintSource m_paintSource;
 };
 
 } // namespace exposure

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `render` in parts, shared by exposure-cli-render and exposure-mpi.
+#pragma once
+
+#include "figure/figurespec.h"
+
+#include <QString>
+
+namespace exposure::cli {
+
+struct RenderRequest
+{
+    FigureSpec spec;      // the command line applied over --spec, validated
+    QString output;       // -o FILE
+    bool force = false;   // --force
+    QString saveSpec;     // --save-spec FILE ("" without)
+};
+
+// Before the QApplication exists: a fixed QHash seed (PDF bytes), Qt's headless notes kept off stderr, and the
+// offscreen platform when nothing names a display.
+void prepareRenderProcess();
+// Parses the render command line (the QApplication must exist; its name and version are set here). Returns -1 to
+// go on, else the exit status (help, version: 0; a bad argument or spec, an output that exists without --force:
+// 2, with the message printed).
+int parseRenderRequest(RenderRequest& request);
+
+} // namespace exposure::cli

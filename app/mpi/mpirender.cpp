@@ -1,0 +1,499 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// exposure-mpi render: the figure of exposure-cli render (same options, same bytes), drawn by process 0 from
+// per-row summaries that the processes holding the ranks compute; no interval crosses processes.
+//
+//  1. Process 0 deals the archives out by size (run.h), to the other processes when there are 3 or more; each
+//     process reads and analyses its own.
+//  2. Each process sends process 0 its ranks' outline (run.h's global rank index, label, lanes with their name,
+//     kind, device, role and nesting depth, which overlap states occur, the training steps) and the (category,
+//     sub-group) pairs its names use. Process 0 builds a stand-in trace from these: every rank and lane of the run
+//     with empty interval tables, so the rows, row labels, legend, range and axes come out as for the whole trace.
+//  3. Process 0 lays the figure out and paints it. When the plot asks for the rows' paint (timeline/rowpaint.h) at
+//     its final pixel grid, process 0 broadcasts the grid and the row list; every process computes the RowPaint of
+//     the rows of its ranks (exact time per paint class and pixel column, the wide blocks and their labels) and
+//     process 0 gathers them: bytes ∝ rows × pixel columns × classes, independent of the event count.
+//  4. Process 0 writes the file; every process exits with its status.
+#include "cli/commands.h"
+#include "cli/renderrequest.h"
+#include "figure/figurerenderer.h"
+#include "import/loader.h"
+#include "mpiutil.h"
+#include "run.h"
+#include "timeline/timelineplot.h"
+#include "timeline/timelineplottable.h"
+
+#include <QApplication>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+#include <sys/resource.h>
+
+namespace exposure::mpi {
+
+namespace {
+
+using cli::fail;
+
+std::int64_t bitsOf(double v)
+{
+    std::int64_t i = 0;
+    std::memcpy(&i, &v, sizeof v);
+    return i;
+}
+
+double doubleOf(std::int64_t i)
+{
+    double v = 0;
+    std::memcpy(&v, &i, sizeof v);
+    return v;
+}
+
+// This process's ranks as process 0 needs them for the stand-in trace.
+std::string outline(
+    const Trace& trace, const Analysis& analysis, const ViewIndex& index, const std::vector<int>& globalIndex)
+{
+    Bytes b;
+    b.i64(std::int64_t(trace.ranks.size()));
+    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+        const Rank& rank = trace.ranks[r];
+        b.i64(globalIndex[r]);
+        b.i64(rank.rank);
+        b.str(rank.label);
+        b.str(rank.host);
+        b.str(rank.archivePath);
+        b.i64(std::int64_t(rank.lanes.size()));
+        for (std::size_t l = 0; l < rank.lanes.size(); ++l) {
+            const Lane& lane = rank.lanes[l];
+            b.str(lane.name);
+            b.i64(std::int64_t(lane.kind));
+            b.i64(lane.device);
+            b.i64(lane.stream);
+            b.i64(lane.nullStream ? 1 : 0);
+            b.i64(l < index.roles[r].size() ? std::int64_t(index.roles[r][l]) : std::int64_t(LaneRole::Other));
+            b.i64(l < index.depth[r].size() ? std::int64_t(index.depth[r][l].tables.size()) : 0);
+        }
+        std::int64_t states = 0; // bit s: overlap state s occurs
+        const IntervalTable& ov = index.overlap[r];
+        for (std::size_t i = 0; i < ov.size(); ++i)
+            states |= std::int64_t(1) << std::min<StringId>(ov.name(i), 62);
+        b.i64(states);
+        const auto& steps = analysis.ranks[r].steps;
+        b.i64(std::int64_t(steps.size()));
+        for (const StepWindow& st : steps) {
+            b.i64(st.index);
+            b.str(st.name);
+            b.i64(st.range.start);
+            b.i64(st.range.end);
+        }
+    }
+    // The (category, sub-group) of every name with instances: what the legend lists.
+    std::set<std::pair<int, std::string>> used;
+    for (std::size_t id = 0; id < trace.strings.size() && id < index.nameStats.size(); ++id) {
+        if (index.nameStats[id].count == 0)
+            continue;
+        const std::string sg = id < analysis.names.size() ? analysis.names[id].subgroup : std::string();
+        used.emplace(int(categoryOf(trace, &analysis, StringId(id))), sg);
+    }
+    b.i64(std::int64_t(used.size()));
+    for (const auto& [cat, sg] : used) {
+        b.i64(cat);
+        b.str(sg);
+    }
+    return std::move(b.out());
+}
+
+// The stand-in of the whole run on process 0: no intervals, everything the figure's layout reads.
+struct StandIn
+{
+    std::shared_ptr<Trace> trace;
+    std::shared_ptr<Analysis> analysis;
+    std::shared_ptr<ViewIndex> index;
+};
+
+StandIn buildStandIn(const std::vector<std::string>& outlines, std::size_t totalRanks, const Trace& part)
+{
+    StandIn s;
+    s.trace = std::make_shared<Trace>();
+    s.analysis = std::make_shared<Analysis>();
+    s.index = std::make_shared<ViewIndex>();
+    Trace& t = *s.trace;
+    Analysis& a = *s.analysis;
+    ViewIndex& v = *s.index;
+    t.sourcePath = part.sourcePath;
+    t.originAbsNs = part.originAbsNs;
+    t.extent = part.extent;
+    t.ranks.resize(totalRanks);
+    a.ranks.resize(totalRanks);
+    v.lod.resize(totalRanks);
+    v.roles.resize(totalRanks);
+    v.overlap.resize(totalRanks);
+    v.overlapLod.resize(totalRanks);
+    v.shares.resize(totalRanks);
+    v.overlapShares.resize(totalRanks);
+    v.depth.resize(totalRanks);
+    std::set<std::pair<int, std::string>> used;
+    for (const std::string& bytes : outlines) {
+        Cursor c(bytes);
+        const auto ranks = c.i64();
+        for (std::int64_t k = 0; k < ranks; ++k) {
+            const auto g = std::size_t(c.i64());
+            Rank& rank = t.ranks.at(g);
+            rank.rank = int(c.i64());
+            rank.label = c.str();
+            rank.host = c.str();
+            rank.archivePath = c.str();
+            const auto lanes = std::size_t(c.i64());
+            rank.lanes.resize(lanes);
+            v.lod[g].resize(lanes);
+            v.shares[g].resize(lanes);
+            v.depth[g].resize(lanes);
+            v.roles[g].resize(lanes);
+            a.ranks[g].phases.resize(lanes);
+            for (std::size_t l = 0; l < lanes; ++l) {
+                Lane& lane = rank.lanes[l];
+                lane.name = c.str();
+                lane.kind = LaneKind(c.i64());
+                lane.device = int(c.i64());
+                lane.stream = int(c.i64());
+                lane.nullStream = c.i64() != 0;
+                v.roles[g][l] = LaneRole(c.i64());
+                const auto depthRows = std::size_t(c.i64());
+                auto& d = v.depth[g][l];
+                d.tables.resize(depthRows);
+                d.original.resize(depthRows);
+                d.lods.resize(depthRows);
+                d.shares.resize(depthRows);
+            }
+            const std::int64_t states = c.i64();
+            for (int st = 0; st < 63; ++st)
+                if (states & (std::int64_t(1) << st))
+                    v.overlap[g].append(st, st + 1, StringId(st)); // only which states occur matters
+            const auto steps = c.i64();
+            for (std::int64_t i = 0; i < steps; ++i) {
+                StepWindow w;
+                w.index = int(c.i64());
+                w.name = c.str();
+                w.range.start = c.i64();
+                w.range.end = c.i64();
+                a.ranks[g].steps.push_back(std::move(w));
+            }
+        }
+        const auto n = c.i64();
+        for (std::int64_t i = 0; i < n; ++i) {
+            const int cat = int(c.i64());
+            used.emplace(cat, c.str());
+        }
+    }
+    // One stand-in name per (category, sub-group) in use, with one instance.
+    for (const auto& [cat, sg] : used) {
+        const StringId id = t.strings.intern("class " + std::to_string(cat) + " " + sg);
+        if (a.names.size() <= id)
+            a.names.resize(std::size_t(id) + 1);
+        a.names[id].category = Category(cat);
+        a.names[id].subgroup = sg;
+    }
+    const std::size_t names = t.strings.size();
+    a.names.resize(names);
+    t.regionKinds.assign(names, RegionKind::Unknown);
+    t.canonicalNames.resize(names);
+    for (std::size_t id = 0; id < names; ++id)
+        t.canonicalNames[id] = StringId(id);
+    v.nameStats.assign(names, {});
+    for (const auto& [cat, sg] : used)
+        v.nameStats[t.strings.find("class " + std::to_string(cat) + " " + sg)].count = 1;
+    v.lowPriority.assign(names, 0);
+    v.paintClassOfName.assign(names, 0);
+    return s;
+}
+
+// One request of process 0: the axis state and the rows of the figure.
+struct DrawRequest
+{
+    DrawListParams params;
+    ColumnGrid grid;
+    double valueLower = 0, valueUpper = 0;
+    bool twoTone = false, outline = false, labels = false;
+    std::vector<TimelineRow> rows; // rank: the run's index
+};
+
+std::string encodeRequest(const DrawRequest& r)
+{
+    Bytes b;
+    b.i64(1);
+    b.i64(r.params.t0);
+    b.i64(r.params.t1);
+    b.i64(bitsOf(r.params.nsPerPixel));
+    b.i64(bitsOf(r.params.minPixels));
+    b.i64(r.grid.t0);
+    b.i64(bitsOf(r.grid.nsPerPixel));
+    b.i64(r.grid.width);
+    b.i64(bitsOf(r.valueLower));
+    b.i64(bitsOf(r.valueUpper));
+    b.i64((r.twoTone ? 1 : 0) | (r.outline ? 2 : 0) | (r.labels ? 4 : 0));
+    b.i64(std::int64_t(r.rows.size()));
+    for (const TimelineRow& row : r.rows) {
+        b.i64(std::int64_t(row.kind));
+        b.i64(row.rank);
+        b.i64(row.lane);
+        b.i64(row.depth);
+    }
+    return std::move(b.out());
+}
+
+DrawRequest decodeRequest(Cursor& c)
+{
+    DrawRequest r;
+    r.params.t0 = c.i64();
+    r.params.t1 = c.i64();
+    r.params.nsPerPixel = doubleOf(c.i64());
+    r.params.minPixels = doubleOf(c.i64());
+    r.grid.t0 = c.i64();
+    r.grid.nsPerPixel = doubleOf(c.i64());
+    r.grid.width = int(c.i64());
+    r.valueLower = doubleOf(c.i64());
+    r.valueUpper = doubleOf(c.i64());
+    const auto flags = c.i64();
+    r.twoTone = flags & 1;
+    r.outline = flags & 2;
+    r.labels = flags & 4;
+    r.rows.resize(std::size_t(c.i64()));
+    for (TimelineRow& row : r.rows) {
+        row.kind = TimelineRow::Kind(c.i64());
+        row.rank = int(c.i64());
+        row.lane = int(c.i64());
+        row.depth = int(c.i64());
+    }
+    return r;
+}
+
+// What this process holds of the run, and how it answers process 0's requests.
+class RowServer
+{
+public:
+    RowServer(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
+        std::shared_ptr<const ViewIndex> index, const std::vector<int>& globalIndex)
+    {
+        m_scene.trace = std::move(trace);
+        m_scene.analysis = std::move(analysis);
+        m_scene.index = std::move(index);
+        for (std::size_t r = 0; r < globalIndex.size(); ++r)
+            m_localOf[globalIndex[r]] = int(r);
+    }
+
+    // The RowPaints of this process's rows, as bytes.
+    std::string serve(Cursor& c)
+    {
+        const DrawRequest request = decodeRequest(c);
+        m_scene.options.twoToneCommunication = request.twoTone;
+        m_scene.options.outlineBackwardOverlap = request.outline;
+        m_scene.options.blockLabels = request.labels;
+        m_scene.rows = request.rows;
+        std::vector<int> mine;
+        for (std::size_t i = 0; i < m_scene.rows.size(); ++i) {
+            TimelineRow& row = m_scene.rows[i];
+            const auto it = m_localOf.find(row.rank);
+            // Rows of other processes' ranks: never drawn here, and no rank of this process matches them.
+            row.rank = it == m_localOf.end() ? -1 : it->second;
+            if (row.rank >= 0)
+                mine.push_back(int(i));
+        }
+        ++m_scene.generation;
+        return rowPaintsToBytes(
+            paintRows(m_scene, mine, request.params, request.grid, request.valueLower, request.valueUpper));
+    }
+
+private:
+    TimelineScene m_scene;
+    std::map<int, int> m_localOf; // the run's rank index -> this trace's
+};
+
+// EXPOSURE_MPI_TIMINGS=1: every process prints the bytes it sent or received and its peak memory (stderr).
+struct Exchanged
+{
+    std::size_t bytes = 0;
+    int rank = 0;
+    ~Exchanged()
+    {
+        if (!std::getenv("EXPOSURE_MPI_TIMINGS"))
+            return;
+        rusage u {};
+        getrusage(RUSAGE_SELF, &u);
+        std::fprintf(stderr, "exposure-mpi: process %d: render exchanged %zu bytes; peak RSS %ld MiB\n", rank, bytes,
+            long(u.ru_maxrss / 1024));
+    }
+};
+
+// Processes other than 0: answer draw requests until process 0 says it is done.
+void serveUntilDone(RowServer* server, Exchanged& exchanged)
+{
+    for (;;) {
+        std::string message;
+        broadcast(message);
+        Cursor c(message);
+        if (c.i64() == 0)
+            return;
+        const std::string mine = server ? server->serve(c) : rowPaintsToBytes({});
+        exchanged.bytes += message.size() + mine.size();
+        gather(mine);
+    }
+}
+
+void sendDone()
+{
+    Bytes b;
+    b.i64(0);
+    broadcast(b.out());
+}
+
+int writeFigure(FigureRenderer& renderer, const cli::RenderRequest& request)
+{
+    try {
+        renderer.renderToFile(request.spec, request.output, request.force);
+        if (!request.saveSpec.isEmpty())
+            request.spec.save(request.saveSpec);
+    } catch (const std::exception& e) {
+        return fail(e.what());
+    }
+    return 0;
+}
+
+// Process 0 alone, exactly as exposure-cli render (torch.profiler traces); the others wait for its status.
+int runSingle(const World& world, const cli::RenderRequest& request)
+{
+    std::int64_t status = 0;
+    if (world.root()) {
+        status = [&]() -> int {
+            const std::string path = request.spec.tracePath.toStdString();
+            std::shared_ptr<Trace> trace;
+            try {
+                LoadOptions lo;
+                lo.keepLaunchParameters = false;
+                trace = loadTrace(path, lo);
+            } catch (const LoadError& e) {
+                return fail(e.what());
+            } catch (const std::exception& e) {
+                return fail(path + ": " + e.what());
+            }
+            std::shared_ptr<const Analysis> analysis = analyze(*trace, Rules::defaults());
+            FigureRenderer renderer(trace, analysis);
+            return writeFigure(renderer, request);
+        }();
+    }
+    MPI_Bcast(&status, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    return int(status);
+}
+
+} // namespace
+
+int runRender(const World& world, int argc, char** argv)
+{
+    cli::prepareRenderProcess();
+    QApplication app(argc, argv);
+    cli::RenderRequest request;
+    // Every process parses the same command line; process 0 prints the outcome.
+    const int status = cli::parseRenderRequest(request);
+    QCoreApplication::setApplicationName(QStringLiteral("exposure-mpi render"));
+    const auto agreed = int(allMax(status));
+    if (agreed >= 0) {
+        if (status < 0 && world.root())
+            fail("render: another process could not read the arguments or the spec");
+        return agreed;
+    }
+
+    const std::string path = request.spec.tracePath.toStdString();
+    std::string planBytes;
+    if (world.root())
+        // From 3 processes on, process 0 only draws: its memory is the stand-in and the rows' paints, whatever the
+        // event count (with 2, both read, so that they share the load).
+        planBytes = encode(makePlan(path, {}, world.size, world.size > 2 ? 1 : 0));
+    broadcast(planBytes);
+    const Plan plan = decode(planBytes);
+    if (plan.mode == Mode::Single)
+        return runSingle(world, request);
+
+    // 1. This process's archives, in the run's order.
+    std::vector<ArchiveRef> mine;
+    std::vector<std::size_t> mineIndex;
+    for (std::size_t i = 0; i < plan.archives.size(); ++i)
+        if (plan.owner[i] == world.rank) {
+            mine.push_back(plan.archives[i]);
+            mineIndex.push_back(i);
+        }
+    std::shared_ptr<Trace> trace;
+    std::string error;
+    try {
+        LoadOptions lo;
+        lo.threads = 1; // one process per core
+        lo.keepLaunchParameters = false; // not drawn
+        trace = loadArchives(path, mine, lo);
+    } catch (const LoadError& e) {
+        error = e.what();
+    } catch (const std::exception& e) {
+        error = path + ": " + e.what();
+    }
+    if (agreeOnError(world, error))
+        return 2;
+    std::size_t totalRanks = 0;
+    const std::vector<int> globalIndex = joinRun(*trace, plan, mine, mineIndex, totalRanks);
+    std::shared_ptr<const Analysis> analysis = analyzeRanks(*trace, Rules::defaults(), 1);
+    const std::shared_ptr<const ViewIndex> index = ViewIndex::build(*trace, analysis.get());
+    RowServer server(trace, analysis, index, globalIndex);
+
+    // 2. The outline of the run, on process 0.
+    Exchanged exchanged;
+    exchanged.rank = world.rank;
+    const std::string myOutline = outline(*trace, *analysis, *index, globalIndex);
+    const std::vector<std::string> outlines = gather(myOutline);
+    if (!world.root()) {
+        exchanged.bytes += myOutline.size();
+        serveUntilDone(&server, exchanged);
+        std::int64_t result = 0;
+        MPI_Bcast(&result, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+        return int(result);
+    }
+
+    // 3. Process 0 draws; its paint source asks every process for the rows of its ranks.
+    for (std::size_t p = 1; p < outlines.size(); ++p)
+        exchanged.bytes += outlines[p].size();
+    std::int64_t result = 0;
+    try {
+        const StandIn standIn = buildStandIn(outlines, totalRanks, *trace);
+        FigureRenderer renderer(standIn.trace, standIn.analysis, standIn.index);
+        TimelinePlot* plot = renderer.plot();
+        plot->plottable()->setPaintSource([&](const DrawListParams& params, const ColumnGrid& grid, double lower,
+                                              double upper) -> std::vector<RowPaint> {
+            DrawRequest r;
+            r.params = params;
+            r.grid = grid;
+            r.valueLower = lower;
+            r.valueUpper = upper;
+            r.twoTone = plot->options().twoToneCommunication;
+            r.outline = plot->options().outlineBackwardOverlap;
+            r.labels = plot->options().blockLabels;
+            r.rows = plot->rows();
+            std::string message = encodeRequest(r);
+            broadcast(message);
+            Cursor c(message);
+            c.i64();
+            const std::vector<std::string> parts = gather(server.serve(c));
+            exchanged.bytes += message.size() * std::size_t(world.size - 1);
+            for (std::size_t p = 1; p < parts.size(); ++p)
+                exchanged.bytes += parts[p].size();
+            std::vector<RowPaint> paints(r.rows.size());
+            for (const std::string& part : parts)
+                for (auto& [row, paint] : rowPaintsFromBytes(part))
+                    paints.at(std::size_t(row)) = std::move(paint);
+            return paints;
+        });
+        result = writeFigure(renderer, request);
+    } catch (const std::exception& e) {
+        result = fail(e.what());
+    }
+    sendDone();
+    MPI_Bcast(&result, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    return int(result);
+}
+
+} // namespace exposure::mpi

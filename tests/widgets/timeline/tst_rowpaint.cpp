@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// RowPaint, the seam between what a timeline row shows and how it is painted: a figure drawn from RowPaints that went
+// through bytes (as exposure-mpi's processes send them) is the figure drawn locally, pixel for pixel and SVG byte for
+// byte; the bytes come back equal and malformed bytes are refused; and a row's paint does not grow with its events.
+#include "analysis/analysis.h"
+#include "figure/figurerenderer.h"
+#include "import/loader.h"
+#include "synth/archivewriter.h"
+#include "timeline/rowpaint.h"
+#include "timeline/timelineplot.h"
+#include "timeline/timelineplottable.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace exposure;
+
+namespace {
+
+// One process, two GPUs: a peer-to-peer copy on GPU 0 at 40 us (an arrow to GPU 1's row).
+std::shared_ptr<const Trace> peerCopyTrace()
+{
+    TraceBuilder b;
+    const int rank = b.addRank("Rank 0");
+    const int g0 = b.addLane(rank, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
+    const int g1 = b.addLane(rank, "CUDA[1:13]", LaneKind::GpuStream, 1, 13);
+    b.addInterval(rank, g0, 0, 30'000, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
+    const auto copy = b.addInterval(rank, g0, 40'000, 45'000, "memcpy PtoP", RegionKind::Memcpy);
+    b.trace().ranks[std::size_t(rank)].lanes[std::size_t(g0)].copyPeers.emplace_back(copy, 1);
+    b.addInterval(rank, g1, 0, 100'000, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
+    return b.finish();
+}
+
+// `kernels` back-to-back kernels of alternating names filling [0, 10 ms) on one stream.
+std::shared_ptr<const Trace> denseTrace(int kernels)
+{
+    TraceBuilder b;
+    const int rank = b.addRank("Rank 0");
+    const int g = b.addLane(rank, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
+    const TimeNs step = 10'000'000 / kernels;
+    for (int k = 0; k < kernels; ++k)
+        b.addInterval(rank, g, k * step, k * step + step / 2, k % 2 ? "ampere_sgemm_128x64_nn" : "nccl_AllReduce",
+            RegionKind::Kernel);
+    return b.finish();
+}
+
+// What a process of exposure-mpi would send for every row of the plot, through bytes.
+TimelinePlottable::PaintSource viaBytes(const TimelinePlot* plot, int* calls)
+{
+    return [plot, calls](const DrawListParams& p, const ColumnGrid& g, double lo, double hi) {
+        ++*calls;
+        std::vector<int> all(plot->rows().size());
+        for (std::size_t i = 0; i < all.size(); ++i)
+            all[i] = int(i);
+        const std::string bytes = rowPaintsToBytes(paintRows(plot->scene(), all, p, g, lo, hi));
+        std::vector<RowPaint> out(all.size());
+        for (auto& [row, paint] : rowPaintsFromBytes(bytes))
+            out.at(std::size_t(row)) = std::move(paint);
+        return out;
+    };
+}
+
+} // namespace
+
+class TestRowPaint : public QObject
+{
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    std::shared_ptr<const Trace> m_demo;
+    std::shared_ptr<const Analysis> m_demoAnalysis;
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        synth::DemoOptions demo;
+        demo.ranks = 3;
+        demo.steps = 3;
+        const std::string path = m_dir.filePath(QStringLiteral("demo")).toStdString();
+        synth::writeArchive(path, synth::makeDemoSpec(demo));
+        m_demo = loadTrace(path);
+        m_demoAnalysis = analyze(*m_demo, Rules::defaults());
+    }
+
+    void figureFromBytesIsTheLocalFigure_data()
+    {
+        QTest::addColumn<int>("which");
+        QTest::addColumn<QString>("format");
+        QTest::addColumn<QString>("rows");
+        QTest::newRow("demo png") << 0 << QStringLiteral("png") << QStringLiteral("all");
+        QTest::newRow("demo svg") << 0 << QStringLiteral("svg") << QStringLiteral("all");
+        QTest::newRow("demo png, gpu rows, step 1") << 0 << QStringLiteral("png") << QStringLiteral("gpu");
+        QTest::newRow("peer copy png") << 1 << QStringLiteral("png") << QStringLiteral("all");
+    }
+
+    void figureFromBytesIsTheLocalFigure()
+    {
+        QFETCH(int, which);
+        QFETCH(QString, format);
+        QFETCH(QString, rows);
+        std::shared_ptr<const Trace> trace = which == 0 ? m_demo : peerCopyTrace();
+        std::shared_ptr<const Analysis> analysis
+            = which == 0 ? m_demoAnalysis : std::shared_ptr<const Analysis>(analyze(*trace, Rules::defaults()));
+        FigureSpec spec;
+        QVERIFY(figureFormatFromName(format, &spec.format));
+        spec.sizeUnit = FigureSpec::SizeUnit::Pixels;
+        spec.widthPx = 1000;
+        spec.heightPx = 500;
+        spec.dpi = 96;
+        if (rows == QLatin1String("gpu")) {
+            spec.rows = FigureSpec::RowsKind::Gpu;
+            spec.rangeKind = FigureSpec::RangeKind::Step;
+            spec.step = 1;
+        }
+        FigureRenderer local(trace, analysis);
+        const QByteArray expected = local.render(spec);
+        QVERIFY(expected.size() > 1000);
+
+        FigureRenderer remote(trace, analysis);
+        int calls = 0;
+        remote.plot()->plottable()->setPaintSource(viaBytes(remote.plot(), &calls));
+        const QByteArray got = remote.render(spec);
+        QVERIFY(calls >= 1);
+        QVERIFY(got == expected);
+
+        // There was something to carry: stacks, wide blocks and the labels of the widest, the arrow.
+        const auto paints = remote.plot()->plottable()->computeRowPaints();
+        QCOMPARE(paints.size(), remote.plot()->rows().size());
+        std::size_t visible = 0, blocks = 0, labelled = 0, arrows = 0;
+        for (const RowPaint& p : paints) {
+            arrows += p.arrows.size();
+            if (!p.visible)
+                continue;
+            ++visible;
+            QVERIFY(!p.columns.empty());
+            QCOMPARE(p.columns.size() % p.classes.size(), std::size_t(0));
+            blocks += p.blocks.size();
+            for (const auto& b : p.blocks)
+                labelled += b.label.empty() ? 0 : 1;
+        }
+        QVERIFY(visible >= 2);
+        QVERIFY(blocks > 0);
+        QVERIFY(labelled > 0 && labelled <= blocks); // narrow blocks carry no text
+        QCOMPARE(arrows, std::size_t(which == 1 ? 1 : 0));
+    }
+
+    void bytesRoundTripAndMalformed()
+    {
+        FigureRenderer r(m_demo, m_demoAnalysis);
+        FigureSpec spec;
+        spec.sizeUnit = FigureSpec::SizeUnit::Pixels;
+        spec.widthPx = 800;
+        spec.heightPx = 400;
+        (void)r.renderImage(spec);
+        const auto paints = r.plot()->plottable()->computeRowPaints();
+        std::vector<std::pair<int, RowPaint>> rows;
+        for (std::size_t i = 0; i < paints.size(); ++i)
+            rows.emplace_back(int(i), paints[i]);
+        const std::string bytes = rowPaintsToBytes(rows);
+        QVERIFY(rowPaintsFromBytes(bytes) == rows);
+        // Cut short, or with something after the end: refused.
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, rowPaintsFromBytes(bytes.substr(0, bytes.size() - 1)));
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, rowPaintsFromBytes(bytes + '\0'));
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, rowPaintsFromBytes(bytes.substr(0, 20)));
+        QVERIFY(rowPaintsFromBytes(rowPaintsToBytes({})).empty());
+    }
+
+    // A row's paint is columns × classes plus the wide blocks: 100 times the events, the same bytes.
+    void paintDoesNotGrowWithEvents()
+    {
+        std::size_t sizes[2] = { 0, 0 };
+        const int counts[2] = { 2'000, 200'000 };
+        for (int i = 0; i < 2; ++i) {
+            std::shared_ptr<const Trace> trace = denseTrace(counts[i]);
+            FigureRenderer r(trace, analyze(*trace, Rules::defaults()));
+            FigureSpec spec;
+            spec.sizeUnit = FigureSpec::SizeUnit::Pixels;
+            spec.widthPx = 800;
+            spec.heightPx = 300;
+            spec.overlapLanes = false;
+            (void)r.renderImage(spec);
+            const auto paints = r.plot()->plottable()->computeRowPaints();
+            QCOMPARE(paints.size(), std::size_t(1));
+            QCOMPARE(paints[0].classes.size(), std::size_t(2)); // gemm and AllReduce
+            QVERIFY(paints[0].blocks.empty()); // every kernel is narrower than a pixel
+            sizes[i] = rowPaintsToBytes({ { 0, paints[0] } }).size();
+        }
+        QCOMPARE(sizes[1], sizes[0]);
+        QVERIFY(sizes[0] < 20'000);
+    }
+};
+
+QTEST_MAIN(TestRowPaint)
+#include "tst_rowpaint.moc"
