@@ -19,7 +19,15 @@ namespace {
 
 [[noreturn]] void fail(const QString& source, const QString& problem)
 {
-    throw FigureSpecError(QString(source + QStringLiteral(": ") + problem).toStdString());
+    // One line even when a quoted value holds control characters (\n in a JSON string): they are shown escaped.
+    QString line;
+    for (const QChar c : QString(source + QStringLiteral(": ") + problem)) {
+        if (c.unicode() < 0x20)
+            line += c == u'\n' ? QStringLiteral("\\n") : QStringLiteral("\\x%1").arg(uint(c.unicode()), 2, 16, QLatin1Char('0'));
+        else
+            line += c;
+    }
+    throw FigureSpecError(line.toStdString());
 }
 
 QString rangeKindName(FigureSpec::RangeKind k)
