@@ -129,6 +129,9 @@ TimeNs timeAt(const QJsonObject& o, const char* nsKey, const char* textKey, cons
     if (!v)
         fail(source, QStringLiteral("'%1': '%2' is not a time (use 120ns, 350us, 1.5ms, 2s)")
                          .arg(QLatin1String(textKey), text));
+    // The same bound as the integer form, which toJson() writes (found by fuzzing: a larger time did not read back).
+    if (std::abs(double(*v)) > 9e15)
+        fail(source, QStringLiteral("'%1': '%2' is out of range (at most 9e15 ns)").arg(QLatin1String(textKey), text));
     return *v;
 }
 
