@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-# CTest smoke run of one libFuzzer target: cmake -DFUZZER=exe -DSCRATCH=dir -DSEEDS=dir -DSECONDS=n -P smoke.cmake
-# Runs every seed, then mutates for SECONDS. New inputs go to the emptied SCRATCH folder (libFuzzer writes to its
+# CTest smoke run of one libFuzzer target: cmake -DFUZZER=exe -DSCRATCH=dir -DSEEDS=dir -DRUNS=n -P smoke.cmake
+# Runs every seed, then RUNS mutations from a fixed random seed (at most 60 s). New inputs go to the emptied SCRATCH folder (libFuzzer writes to its
 # first corpus folder), so the committed seeds stay untouched; crash inputs are written to SCRATCH too.
 file(REMOVE_RECURSE ${SCRATCH})
 file(MAKE_DIRECTORY ${SCRATCH}/corpus)
 execute_process(
-  COMMAND ${FUZZER} -max_total_time=${SECONDS} -timeout=20 -rss_limit_mb=4096 -print_final_stats=1
+  COMMAND ${FUZZER} -seed=1 -runs=${RUNS} -max_total_time=60 -timeout=20 -rss_limit_mb=4096 -print_final_stats=1
     -artifact_prefix=${SCRATCH}/ ${SCRATCH}/corpus ${SEEDS}
   RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
