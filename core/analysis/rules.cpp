@@ -281,8 +281,9 @@ Parsed parseRules(const std::string& json, const std::string& source)
         for (const char c : source + ": " + problem) {
             if (static_cast<unsigned char>(c) < 0x20) {
                 static const char hex[] = "0123456789abcdef";
-                line += c == '\n' ? std::string("\\n") : c == '\t' ? std::string("\\t")
-                    : std::string("\\x") + hex[(c >> 4) & 0xf] + hex[c & 0xf];
+                line += c == '\n' ? std::string("\\n")
+                    : c == '\t'   ? std::string("\\t")
+                                  : std::string("\\x") + hex[(c >> 4) & 0xf] + hex[c & 0xf];
             } else {
                 line += c;
             }

@@ -23,7 +23,8 @@ namespace {
     QString line;
     for (const QChar c : QString(source + QStringLiteral(": ") + problem)) {
         if (c.unicode() < 0x20)
-            line += c == u'\n' ? QStringLiteral("\\n") : QStringLiteral("\\x%1").arg(uint(c.unicode()), 2, 16, QLatin1Char('0'));
+            line += c == u'\n' ? QStringLiteral("\\n")
+                               : QStringLiteral("\\x%1").arg(uint(c.unicode()), 2, 16, QLatin1Char('0'));
         else
             line += c;
     }
