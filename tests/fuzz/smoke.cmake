@@ -5,7 +5,7 @@
 file(REMOVE_RECURSE ${SCRATCH})
 file(MAKE_DIRECTORY ${SCRATCH}/corpus)
 execute_process(
-  COMMAND ${FUZZER} -seed=1 -runs=${RUNS} -max_total_time=60 -timeout=20 -rss_limit_mb=4096 -print_final_stats=1
+  COMMAND ${FUZZER} -seed=1 -runs=${RUNS} -max_total_time=60 -timeout=20 -rss_limit_mb=4096 -malloc_limit_mb=65536 -print_final_stats=1
     -artifact_prefix=${SCRATCH}/ ${SCRATCH}/corpus ${SEEDS}
   RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
