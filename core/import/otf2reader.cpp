@@ -17,8 +17,8 @@ namespace exposure::otf2 {
 namespace {
 constexpr std::chrono::seconds kAnchorTimeout{3};
 
-// OTF2 3.0 trusts the property count of an anchor file: a corrupt count makes OTF2_AnchorFile_Load allocate up to
-// 32 GiB and read strings past the end of the file for minutes (found by fuzzing). The anchor's layout up to that
+// OTF2 3.0 trusts the property count of an anchor file: a corrupt count makes OTF2_AnchorFile_Load allocate what it
+// asks for (4 GiB in the fuzz finding) and read strings past the end of the file (found by fuzzing). The anchor's layout up to that
 // count is checked here first: buffer header (chunk byte, endianness 0x42 little / 0x23 big), "OTF2" magic, format
 // byte, 38 bytes of fixed fields, machine, creator and description strings, then (format >= 2) the uint32 property
 // count, each property being two NUL-terminated strings. Returns "" when the file looks fine so far.
