@@ -275,7 +275,21 @@ struct Parsed
 
 Parsed parseRules(const std::string& json, const std::string& source)
 {
-    auto fail = [&](const std::string& problem) -> std::runtime_error { return std::runtime_error(source + ": " + problem); };
+    // One line even when a quoted value holds control characters (\n in a JSON string): they are shown escaped.
+    auto fail = [&](const std::string& problem) -> std::runtime_error {
+        std::string line;
+        for (const char c : source + ": " + problem) {
+            if (static_cast<unsigned char>(c) < 0x20) {
+                static const char hex[] = "0123456789abcdef";
+                line += c == '\n' ? std::string("\\n")
+                    : c == '\t'   ? std::string("\\t")
+                                  : std::string("\\x") + hex[(c >> 4) & 0xf] + hex[c & 0xf];
+            } else {
+                line += c;
+            }
+        }
+        return std::runtime_error(line);
+    };
     QJsonParseError err;
     const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(json), &err);
     if (err.error != QJsonParseError::NoError)

@@ -47,13 +47,34 @@ struct LoadOptions
     std::vector<int> ranks;
 };
 
-// Bad input: what() is one line "<file>: <problem>".
+// Bad input: what() is one line "<file>: <problem>". Control characters (a "\n" in a region or location name of
+// a corrupt file, found by fuzzing) are shown escaped ("\n", "\x1b") so that the line stays one line.
 class LoadError : public std::runtime_error
 {
 public:
     LoadError(const std::string& file, const std::string& problem)
-        : std::runtime_error(file + ": " + problem), m_file(file), m_problem(problem)
+        : std::runtime_error(oneLine(file + ": " + problem))
+        , m_file(file)
+        , m_problem(oneLine(problem))
     {
+    }
+    static std::string oneLine(const std::string& text)
+    {
+        std::string out;
+        out.reserve(text.size());
+        for (const char c : text) {
+            if (static_cast<unsigned char>(c) >= 0x20) {
+                out += c;
+            } else if (c == '\n') {
+                out += "\\n";
+            } else {
+                static const char hex[] = "0123456789abcdef";
+                out += "\\x";
+                out += hex[(c >> 4) & 0xf];
+                out += hex[c & 0xf];
+            }
+        }
+        return out;
     }
     const std::string& file() const { return m_file; }
     const std::string& problem() const { return m_problem; }

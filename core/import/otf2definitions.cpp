@@ -67,6 +67,12 @@ OTF2_CallbackCode defLocation(void* user, OTF2_LocationRef self, OTF2_StringRef 
                               uint64_t events, OTF2_LocationGroupRef group)
 {
     auto& a = *static_cast<Otf2ArchiveState*>(user);
+    // A location defined twice would be read twice, and OTF2 3.0 crashes (NULL location record in
+    // otf2_archive_get_location) on the second event reader of one location (found by fuzzing).
+    if (a.locationIndex.count(self)) {
+        a.error = "location " + std::to_string(self) + " is defined twice (corrupt definitions)";
+        return OTF2_CALLBACK_INTERRUPT;
+    }
     LocationDef l;
     l.id = self;
     l.name = a.str(name);

@@ -3,7 +3,9 @@
 
 #include "import/loader.h"
 
+#include <algorithm>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <chrono>
 #include <future>
@@ -14,6 +16,47 @@ namespace exposure::otf2 {
 
 namespace {
 constexpr std::chrono::seconds kAnchorTimeout{3};
+
+// OTF2 3.0 trusts the property count of an anchor file: a corrupt count makes OTF2_AnchorFile_Load allocate what it
+// asks for (4 GiB in the fuzz finding) and read strings past the end of the file (found by fuzzing). The anchor's layout up to that
+// count is checked here first: buffer header (chunk byte, endianness 0x42 little / 0x23 big), "OTF2" magic, format
+// byte, 38 bytes of fixed fields, machine, creator and description strings, then (format >= 2) the uint32 property
+// count, each property being two NUL-terminated strings. Returns "" when the file looks fine so far.
+std::string anchorProblem(const std::string& path)
+{
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f)
+        return {}; // OTF2_Reader_Open reports it
+    std::string bytes;
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0 && bytes.size() < (64u << 20);)
+        bytes.append(buf, n);
+    std::fclose(f);
+    const std::size_t magicAt = 2;
+    if (bytes.size() < magicAt + 5 || (bytes[1] != 0x42 && bytes[1] != 0x23)
+        || bytes.compare(magicAt, 5, std::string("OTF2\0", 5)) != 0)
+        return {}; // not an anchor at all: OTF2 refuses it by itself
+    std::size_t pos = magicAt + 5;
+    const auto format = static_cast<unsigned char>(bytes[pos++]);
+    pos += 38;
+    for (int i = 0; i < 3 && pos <= bytes.size(); ++i) {
+        const auto nul = bytes.find('\0', pos);
+        pos = nul == std::string::npos ? bytes.size() + 1 : nul + 1;
+    }
+    if (format < 2 || pos + 4 > bytes.size())
+        return {}; // OTF2 notices the end of the file itself
+    std::uint32_t count = 0;
+    for (int i = 0; i < 4; ++i) {
+        const auto b = static_cast<unsigned char>(bytes[pos + std::size_t(bytes[1] == 0x42 ? 3 - i : i)]);
+        count = (count << 8) | b;
+    }
+    pos += 4;
+    const auto strings = std::size_t(std::count(bytes.begin() + std::ptrdiff_t(pos), bytes.end(), '\0'));
+    if (std::uint64_t(count) * 2 > strings)
+        return "corrupt OTF2 anchor file (it announces " + std::to_string(count) + " properties but holds at most "
+            + std::to_string(strings / 2) + ")";
+    return {};
+}
 } // namespace
 
 namespace {
@@ -87,6 +130,8 @@ Reader::Reader(const std::string& anchorPath)
         OTF2_Reader* reader = nullptr;
         std::string error;
     };
+    if (const auto problem = anchorProblem(anchorPath); !problem.empty())
+        throw LoadError(anchorPath, problem);
     auto promise = std::make_shared<std::promise<Opened>>();
     auto opened = promise->get_future();
     std::thread([promise, path = anchorPath] {

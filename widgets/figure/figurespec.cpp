@@ -20,7 +20,16 @@ namespace {
 
 [[noreturn]] void fail(const QString& source, const QString& problem)
 {
-    throw FigureSpecError(QString(source + QStringLiteral(": ") + problem).toStdString());
+    // One line even when a quoted value holds control characters (\n in a JSON string): they are shown escaped.
+    QString line;
+    for (const QChar c : QString(source + QStringLiteral(": ") + problem)) {
+        if (c.unicode() < 0x20)
+            line += c == u'\n' ? QStringLiteral("\\n")
+                               : QStringLiteral("\\x%1").arg(uint(c.unicode()), 2, 16, QLatin1Char('0'));
+        else
+            line += c;
+    }
+    throw FigureSpecError(line.toStdString());
 }
 
 QString rangeKindName(FigureSpec::RangeKind k)
@@ -122,6 +131,9 @@ TimeNs timeAt(const QJsonObject& o, const char* nsKey, const char* textKey, cons
     if (!v)
         fail(source, QStringLiteral("'%1': '%2' is not a time (use 120ns, 350us, 1.5ms, 2s)")
                          .arg(QLatin1String(textKey), text));
+    // The same bound as the integer form, which toJson() writes (found by fuzzing: a larger time did not read back).
+    if (std::abs(double(*v)) > 9e15)
+        fail(source, QStringLiteral("'%1': '%2' is out of range (at most 9e15 ns)").arg(QLatin1String(textKey), text));
     return *v;
 }
 

@@ -105,6 +105,7 @@ private Q_SLOTS:
     void eventFilesCutAnywhere();
     void everyFileCutAnywhere();
     void anchorThatHangsOtf2();
+    void anchorWithHugePropertyCount();
     void unreadableFile();
     void unmatchedEnterIsClosedAtLastTimestamp();
     void unmatchedLeaveIsDropped();
@@ -268,6 +269,30 @@ void TestImportErrors::anchorThatHangsOtf2()
         out << bytes;
     }
     EXPECT_LOAD_ERROR(root, anchor, "anchor file");
+}
+
+// An anchor file whose property count was corrupted (found by fuzz_otf2): OTF2 3.0 would calloc 2^29 pointers and
+// read strings past the end of the file; the loader refuses it before OTF2 opens it.
+void TestImportErrors::anchorWithHugePropertyCount()
+{
+    Archive a;
+    std::string bytes;
+    {
+        std::ifstream in(a.anchor, std::ios::binary);
+        bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    QCOMPARE(bytes.substr(1, 6), std::string("\x42OTF2\0", 6)); // little-endian buffer, magic
+    // Format byte, 38 bytes of fixed fields, machine, creator and description, then the uint32 property count.
+    std::size_t pos = 2 + 5 + 1 + 38;
+    for (int i = 0; i < 3; ++i)
+        pos = bytes.find('\0', pos) + 1;
+    QCOMPARE(bytes.substr(pos, 4), std::string(4, '\0')); // the writer sets no property
+    bytes[pos + 3] = char(0x10);
+    {
+        std::ofstream out(a.anchor, std::ios::binary | std::ios::trunc);
+        out << bytes;
+    }
+    EXPECT_LOAD_ERROR(a.root, a.anchor, "announces 268435456 properties");
 }
 
 // Every selected event file of a demo archive, cut at ten points: a clear error naming the file, never a hang (OTF2

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Checks shared by the fuzz targets: a violated property aborts, which libFuzzer (and the replay driver) report
+// as a finding together with the input.
+#include "analysis/analysis.h"
+#include "analysis/statsreport.h"
+#include "import/loader.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace exposure::fuzz {
+
+[[noreturn]] inline void violated(const char* what, const std::string& detail)
+{
+    std::fprintf(stderr, "fuzz property violated: %s: %s\n", what, detail.c_str());
+    std::abort();
+}
+
+// EXPOSURE_FUZZ_VERBOSE=1 prints what became of each input (for looking at seeds and findings).
+inline bool verbose()
+{
+    static const bool v = std::getenv("EXPOSURE_FUZZ_VERBOSE") != nullptr;
+    return v;
+}
+
+// Bad input must give one line naming the file (the project's error convention).
+inline void checkLoadError(const LoadError& e)
+{
+    const std::string msg = e.what();
+    if (verbose())
+        std::fprintf(stderr, "rejected: %s\n", msg.c_str());
+    if (e.file().empty() || e.problem().empty())
+        violated("LoadError without a file or a problem", msg);
+    if (msg.find('\n') != std::string::npos)
+        violated("LoadError message spans several lines", msg);
+}
+
+// A trace the importer accepted must survive the analysis and the statistics report.
+inline void analyseAccepted(const Trace& trace)
+{
+    const auto analysis = analyze(trace, Rules::defaults());
+    StatsReportOptions options;
+    options.window = trace.extent;
+    const std::string json = statsJson(trace, *analysis, options);
+    if (json.empty() || json.front() != '{')
+        violated("statsJson did not write an object", json.substr(0, 80));
+    if (verbose())
+        std::fprintf(stderr, "accepted: %zu ranks, %zu bytes of statistics\n", trace.ranks.size(), json.size());
+}
+
+} // namespace exposure::fuzz
