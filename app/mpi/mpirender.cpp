@@ -414,13 +414,8 @@ int runRender(const World& world, int argc, char** argv)
         return runSingle(world, request);
 
     // 1. This process's archives, in the run's order.
-    std::vector<ArchiveRef> mine;
     std::vector<std::size_t> mineIndex;
-    for (std::size_t i = 0; i < plan.archives.size(); ++i)
-        if (plan.owner[i] == world.rank) {
-            mine.push_back(plan.archives[i]);
-            mineIndex.push_back(i);
-        }
+    const std::vector<ArchiveRef> mine = plan.archivesOf(world.rank, mineIndex);
     std::shared_ptr<Trace> trace;
     std::string error;
     try {

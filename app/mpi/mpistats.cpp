@@ -251,13 +251,8 @@ int runStats(const World& world, int argc, char** argv)
         return runSingle(world, request);
 
     // 2. Read this process's archives (in the run's order, so its ranks come in the run's order too).
-    std::vector<ArchiveRef> mine;
     std::vector<std::size_t> mineIndex;
-    for (std::size_t i = 0; i < plan.archives.size(); ++i)
-        if (plan.owner[i] == world.rank) {
-            mine.push_back(plan.archives[i]);
-            mineIndex.push_back(i);
-        }
+    const std::vector<ArchiveRef> mine = plan.archivesOf(world.rank, mineIndex);
     std::shared_ptr<Trace> trace;
     std::vector<std::size_t> laneWarnings; // per local rank: its warnings from the lane check (the last ones)
     std::string error;

@@ -23,6 +23,19 @@ struct Plan
     Mode mode = Mode::Single;
     std::vector<ArchiveRef> archives;
     std::vector<int> owner;
+
+    // The archives `process` reads, in the run's order, and their indexes in `archives`.
+    std::vector<ArchiveRef> archivesOf(int process, std::vector<std::size_t>& indexes) const
+    {
+        std::vector<ArchiveRef> out;
+        indexes.clear();
+        for (std::size_t i = 0; i < archives.size(); ++i)
+            if (owner[i] == process) {
+                out.push_back(archives[i]);
+                indexes.push_back(i);
+            }
+        return out;
+    }
 };
 
 std::string encode(const Plan& plan);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Per-name kernel table and per-rule usage: plain accumulations over the GPU intervals, keyed by StringId.
 #include "analysis/analysis_p.h"
+#include "analysis/gpuwork_p.h"
 
 #include <algorithm>
 #include <array>
@@ -21,38 +22,24 @@ std::vector<KernelRow> kernelTable(const Trace& trace, const Analysis& analysis,
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         if (rankIndex >= 0 && int(r) != rankIndex)
             continue;
-        const Rank& rank = trace.ranks[r];
-        const RankAnalysis& ra = analysis.ranks.at(r);
-        for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
-            const Lane& lane = rank.lanes[li];
-            if (!lane.isGpu())
-                continue;
-            const auto& t = lane.intervals;
-            const std::size_t endIdx = t.lowerBoundStart(window.end);
-            for (std::size_t i = t.lowerBoundStart(window.start); i < endIdx; ++i) {
-                const StringId id = t.name(i);
-                const NameClass& nc = analysis.names[id];
-                if (nc.category == Category::Idle || nc.category == Category::Host)
-                    continue;
-                const TimeNs d = t.duration(i);
-                gpuTotal += d;
-                auto [it, fresh] = byName.try_emplace(id);
-                KernelRow& row = it->second.row;
-                if (fresh) {
-                    row.name = id;
-                    row.category = nc.category;
-                    row.subgroup = nc.subgroup;
-                    row.minNs = d;
-                    row.maxNs = d;
-                }
-                ++row.count;
-                row.totalNs += d;
-                row.minNs = std::min(row.minNs, d);
-                row.maxNs = std::max(row.maxNs, d);
-                const Phase p = li < ra.phases.size() && i < ra.phases[li].size() ? ra.phases[li][i] : Phase::Unknown;
-                ++it->second.phaseCount[std::size_t(p)];
-            }
-        }
+        detail::forEachGpuWork(trace, analysis, r, window,
+                               [&](StringId id, const NameClass& nc, TimeNs d, Phase p) {
+                                   gpuTotal += d;
+                                   auto [it, fresh] = byName.try_emplace(id);
+                                   KernelRow& row = it->second.row;
+                                   if (fresh) {
+                                       row.name = id;
+                                       row.category = nc.category;
+                                       row.subgroup = nc.subgroup;
+                                       row.minNs = d;
+                                       row.maxNs = d;
+                                   }
+                                   ++row.count;
+                                   row.totalNs += d;
+                                   row.minNs = std::min(row.minNs, d);
+                                   row.maxNs = std::max(row.maxNs, d);
+                                   ++it->second.phaseCount[std::size_t(p)];
+                               });
     }
     std::vector<KernelRow> rows;
     rows.reserve(byName.size());

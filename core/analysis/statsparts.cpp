@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/statsparts.h"
 
+#include "analysis/gpuwork_p.h"
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -60,37 +62,22 @@ KernelParts kernelParts(
     std::unordered_map<StringId, KernelPart> byName;
     KernelParts out;
     auto addRank = [&](std::size_t r) {
-        const Rank& rank = trace.ranks[r];
-        const RankAnalysis& ra = analysis.ranks.at(r);
-        for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
-            const Lane& lane = rank.lanes[li];
-            if (!lane.isGpu())
-                continue;
-            const auto& t = lane.intervals;
-            const std::size_t endIdx = t.lowerBoundStart(window.end);
-            for (std::size_t i = t.lowerBoundStart(window.start); i < endIdx; ++i) {
-                const StringId id = t.name(i);
-                const NameClass& nc = analysis.names[id];
-                if (nc.category == Category::Idle || nc.category == Category::Host)
-                    continue;
-                const TimeNs d = t.duration(i);
-                out.gpuTotalNs += d;
-                auto [it, fresh] = byName.try_emplace(id);
-                KernelPart& row = it->second;
-                if (fresh) {
-                    row.category = nc.category;
-                    row.subgroup = nc.subgroup;
-                    row.minNs = d;
-                    row.maxNs = d;
-                }
-                ++row.count;
-                row.totalNs += d;
-                row.minNs = std::min(row.minNs, d);
-                row.maxNs = std::max(row.maxNs, d);
-                const Phase p = li < ra.phases.size() && i < ra.phases[li].size() ? ra.phases[li][i] : Phase::Unknown;
-                ++row.phaseCount[std::size_t(p)];
+        detail::forEachGpuWork(trace, analysis, r, window, [&](StringId id, const NameClass& nc, TimeNs d, Phase p) {
+            out.gpuTotalNs += d;
+            auto [it, fresh] = byName.try_emplace(id);
+            KernelPart& row = it->second;
+            if (fresh) {
+                row.category = nc.category;
+                row.subgroup = nc.subgroup;
+                row.minNs = d;
+                row.maxNs = d;
             }
-        }
+            ++row.count;
+            row.totalNs += d;
+            row.minNs = std::min(row.minNs, d);
+            row.maxNs = std::max(row.maxNs, d);
+            ++row.phaseCount[std::size_t(p)];
+        });
     };
     if (rankIndexes.empty()) {
         for (std::size_t r = 0; r < trace.ranks.size(); ++r)

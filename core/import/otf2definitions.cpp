@@ -455,8 +455,9 @@ void Otf2Importer::createRanksAndLanes(Otf2ArchiveState& a)
     for (const auto& p : pending) {
         auto& l = a.locations[p.loc];
         std::error_code ec;
-        const auto size = std::filesystem::file_size(a.evtPath(l.id), ec);
-        l.events = std::min<std::uint64_t>(l.events, ec ? 0 : std::uint64_t(size));
+        const auto size = fs::file_size(a.evtPath(l.id), ec);
+        l.evtBytes = ec ? 0 : std::uint64_t(size);
+        l.events = std::min(l.events, l.evtBytes);
     }
     // Create all lanes first (Lane pointers must stay stable while events are read).
     for (const auto& p : pending) {
@@ -493,11 +494,7 @@ void Otf2Importer::createRanksAndLanes(Otf2ArchiveState& a)
         s->evtFile = a.evtPath(l.id);
         s->stack.reserve(64);
         s->definedEvents = l.events;
-        {
-            std::error_code ec;
-            const auto size = fs::file_size(s->evtFile, ec);
-            s->evtBytes = ec ? 0 : std::uint64_t(size);
-        }
+        s->evtBytes = l.evtBytes;
         if (!p.gpu && a.haveStreamRefAttr)
             s->outgoing.reserve(std::size_t(std::min<std::uint64_t>(l.events / 8, 1u << 22)));
         s->usedRegions.assign(a.regions.size(), 0);

@@ -125,6 +125,7 @@ struct LocationDef
     std::string name;
     OTF2_LocationType type = OTF2_LOCATION_TYPE_UNKNOWN;
     std::uint64_t events = 0;
+    std::uint64_t evtBytes = 0; // size of its event file (set when lanes are created; 0 if missing)
     OTF2_LocationGroupRef group = OTF2_UNDEFINED_LOCATION_GROUP;
     bool nullStream = false;
 };

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Internal: the walk over one rank's GPU work that the kernel table and the report's kernel parts accumulate.
+#pragma once
+
+#include "analysis/analysis.h"
+
+#include <cstddef>
+
+namespace exposure::detail {
+
+// Calls fn(name, nameClass, durationNs, phase) for every GPU interval of rank `r` whose start lies in `window`,
+// skipping idle and host regions (kernels and copies remain).
+template <class Fn>
+void forEachGpuWork(const Trace& trace, const Analysis& analysis, std::size_t r, TimeRange window, Fn&& fn)
+{
+    const Rank& rank = trace.ranks[r];
+    const RankAnalysis& ra = analysis.ranks.at(r);
+    for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
+        const Lane& lane = rank.lanes[li];
+        if (!lane.isGpu())
+            continue;
+        const auto& t = lane.intervals;
+        const std::size_t endIdx = t.lowerBoundStart(window.end);
+        for (std::size_t i = t.lowerBoundStart(window.start); i < endIdx; ++i) {
+            const StringId id = t.name(i);
+            const NameClass& nc = analysis.names[id];
+            if (nc.category == Category::Idle || nc.category == Category::Host)
+                continue;
+            const Phase p = li < ra.phases.size() && i < ra.phases[li].size() ? ra.phases[li][i] : Phase::Unknown;
+            fn(id, nc, t.duration(i), p);
+        }
+    }
+}
+
+} // namespace exposure::detail
