@@ -9,6 +9,7 @@
 #include "panels/detailspanel.h"
 #include "panels/exposedpanel.h"
 #include "panels/idlepanel.h"
+#include "panels/whatifpanel.h"
 #include "panels/kernelspanel.h"
 #include "panels/rulespanel.h"
 #include "panels/transferspanel.h"
@@ -68,6 +69,7 @@ MainWindow::MainWindow(QWidget* parent)
 {
     initExposureResources();
     setObjectName(QStringLiteral("MainWindow"));
+    m_whatIf = new WhatIfPanel(this);
     setWindowIcon(QIcon(QStringLiteral(":/exposure/icons/exposure.svg")));
     // The timeline, or while no trace is open a page that says how to open one.
     m_central = new QStackedWidget(this);
@@ -318,10 +320,12 @@ void MainWindow::createDocks()
     m_idleDock = dock(m_idle, tr("Idle"), QStringLiteral("idleDock"), Qt::BottomDockWidgetArea);
     m_transfersDock = dock(m_transfers, tr("Transfers"), QStringLiteral("transfersDock"), Qt::BottomDockWidgetArea);
     m_rulesDock = dock(m_rules, tr("Rules"), QStringLiteral("rulesDock"), Qt::BottomDockWidgetArea);
+    m_whatIfDock = dock(m_whatIf, tr("What If"), QStringLiteral("whatIfDock"), Qt::BottomDockWidgetArea);
     tabifyDockWidget(m_exposedDock, m_kernelsDock);
     tabifyDockWidget(m_kernelsDock, m_idleDock);
     tabifyDockWidget(m_idleDock, m_transfersDock);
     tabifyDockWidget(m_transfersDock, m_rulesDock);
+    tabifyDockWidget(m_rulesDock, m_whatIfDock);
     m_exposedDock->raise();
     resizeDocks({m_detailsDock}, {380}, Qt::Horizontal);
     resizeDocks({m_exposedDock}, {260}, Qt::Vertical);
@@ -553,6 +557,7 @@ void MainWindow::applyLoaded(const LoadedTrace& loaded)
     m_exposed->setTrace(loaded.trace, loaded.analysis, loaded.collectives);
     m_kernels->setTrace(loaded.trace, loaded.analysis);
     m_idle->setTrace(loaded.trace, loaded.analysis);
+    m_whatIf->setTrace(loaded.trace, loaded.analysis);
     m_transfers->setTrace(loaded.trace, loaded.analysis);
     m_rules->setRules(loaded.analysis ? &loaded.analysis->rules : nullptr, loaded.ruleUsage);
     const std::size_t warnings = loaded.trace ? loaded.trace->warnings.size() : 0;
@@ -628,6 +633,7 @@ void MainWindow::onVisibleRangeChanged(TimeRange range)
     m_exposed->setVisibleRange(range);
     m_kernels->setVisibleRange(range);
     m_idle->setVisibleRange(range);
+    m_whatIf->setVisibleRange(range);
     m_transfers->setVisibleRange(range);
 }
 

@@ -27,6 +27,7 @@ class EmptyState;
 class ExposedPanel;
 class KernelsPanel;
 class IdlePanel;
+class WhatIfPanel;
 class TransfersPanel;
 class RecentFilesMenu;
 class RulesPanel;
@@ -75,6 +76,7 @@ public:
     ExposedPanel* exposedPanel() const { return m_exposed; }
     KernelsPanel* kernelsPanel() const { return m_kernels; }
     IdlePanel* idlePanel() const { return m_idle; }
+    WhatIfPanel* whatIfPanel() const { return m_whatIf; }
     TransfersPanel* transfersPanel() const { return m_transfers; }
     RulesPanel* rulesPanel() const { return m_rules; }
     RecentFilesMenu* recentFilesMenu() const { return m_recent; }
@@ -147,6 +149,8 @@ private:
     QDockWidget* m_idleDock = nullptr;
     QDockWidget* m_transfersDock = nullptr;
     QDockWidget* m_rulesDock = nullptr;
+    WhatIfPanel* m_whatIf = nullptr;
+    QDockWidget* m_whatIfDock = nullptr;
     QLabel* m_statusText;
     QLabel* m_cursorLabel;
     QLabel* m_rangeLabel;
