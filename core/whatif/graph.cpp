@@ -10,7 +10,7 @@ namespace {
 
 constexpr TimeNs kCrossSlackNs = 2'000; // a kernel started this much later than its launch and stream explain ...
 constexpr TimeNs kCrossWindowNs = 20'000; // ... and within this after work on another stream ended: it waited for it
-constexpr TimeNs kWakeMinGapNs = 20'000; // a thread's gap at least this long may be a wait for another thread
+constexpr TimeNs kWakeMinGapNs = 1'000'000; // untraced time at least this long may be a wait for another thread
 
 inline std::uint32_t evS(std::uint32_t node)
 {
@@ -332,8 +332,29 @@ TimeNs busyIn(const Graph& g, const LaneNodes& ln, const std::vector<TimeNs>& pr
     return busy;
 }
 
-// Per rank with several CPU threads: a thread that resumes after a long gap during which another thread was busy
-// at least half the time was woken by that thread (autograd's backward thread, the main thread waiting for it).
+// A thread that begins after another one of its rank was started by it: its first piece starts after the other
+// threads' most recent piece end (instead of at its recorded time, whatever came before).
+void addFirstWake(Graph& g, const std::vector<std::uint32_t>& cpu, std::size_t a)
+{
+    const std::uint32_t p = g.lanes[cpu[a]].first;
+    const TimeNs s = g.recStart[p];
+    std::uint32_t waker = kNone;
+    for (std::size_t b = 0; b < cpu.size(); ++b) {
+        const LaneNodes& lb = g.lanes[cpu[b]];
+        if (b == a || !lb.count)
+            continue;
+        const auto first = g.recEnd.begin() + lb.first;
+        const auto k = std::size_t(std::upper_bound(first, first + lb.count, s) - first);
+        if (k > 0 && (waker == kNone || g.recEnd[lb.first + k - 1] > g.recEnd[waker]))
+            waker = lb.first + std::uint32_t(k - 1);
+    }
+    if (waker != kNone)
+        g.edges.push_back({ evE(waker), evS(p), s - g.recEnd[waker] });
+}
+
+// Per rank with several CPU threads: a thread that resumes after a long stretch of untraced time during which another
+// thread was busy at least half the time was woken by that thread (autograd's backward thread, the main thread
+// waiting for it in backward()).
 void addWakeEdges(Graph& g, int rank, std::size_t laneCount)
 {
     const std::uint32_t base = g.rankLaneBase[std::size_t(rank)];
@@ -353,9 +374,17 @@ void addWakeEdges(Graph& g, int rank, std::size_t laneCount)
         return;
     for (std::size_t a = 0; a < cpu.size(); ++a) {
         const LaneNodes& la = g.lanes[cpu[a]];
+        addFirstWake(g, cpu, a);
+        // Untraced time: between top-level regions, or a region's own time between its children (Python waiting
+        // in backward(), a step region's time between its ops); a leaf region's time is its own work.
+        std::vector<std::uint8_t> hasChild(la.parent.size(), 0);
+        for (const std::uint32_t parent : la.parent)
+            if (parent != kNone)
+                hasChild[parent] = 1;
         for (std::uint32_t p = la.first + 1; p + 1 < la.first + la.count; ++p) {
             const TimeNs s = g.recStart[p], e = g.recEnd[p];
-            if (g.owner[p] != kNone || g.kind[p] != NodeKind::Host || e - s < kWakeMinGapNs)
+            const bool untraced = g.owner[p] == kNone || hasChild[g.owner[p]];
+            if (!untraced || g.kind[p] != NodeKind::Host || e - s < kWakeMinGapNs)
                 continue;
             std::size_t best = cpu.size();
             TimeNs bestBusy = 0;
