@@ -442,6 +442,18 @@ void addGroups(Graph& g, const CollectiveMatch& match)
     g.lanes[laneIndex].count = std::uint32_t(g.recStart.size()) - g.lanes[laneIndex].first;
 }
 
+void reserveNodes(Graph& g, std::size_t n)
+{
+    g.recStart.reserve(n);
+    g.recEnd.reserve(n);
+    g.work.reserve(n);
+    g.chainGap.reserve(n);
+    g.owner.reserve(n);
+    g.laneOf.reserve(n);
+    g.kind.reserve(n);
+    g.part.reserve(n);
+}
+
 // Orders the edges by source event (counting sort) and fills edgeBegin.
 void indexEdges(Graph& g)
 {
@@ -499,8 +511,12 @@ std::optional<IntervalRef> launchCallOf(const Analysis& analysis, IntervalRef gp
 Graph buildGraph(const Trace& trace, const Analysis& analysis, const CollectiveMatch& match)
 {
     Graph g;
-    std::size_t intervals = trace.intervalCount();
-    g.recStart.reserve(intervals * 3 / 2);
+    // At most two pieces per CPU interval (its first piece and the one after it), one node per GPU interval.
+    std::size_t bound = match.groups.size();
+    for (const Rank& rank : trace.ranks)
+        for (const Lane& lane : rank.lanes)
+            bound += lane.isGpu() ? lane.intervals.size() : 2 * lane.intervals.size() + 1;
+    reserveNodes(g, bound);
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         const Rank& rank = trace.ranks[r];
         g.rankLaneBase.push_back(std::uint32_t(g.lanes.size()));
