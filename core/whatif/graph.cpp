@@ -171,12 +171,10 @@ public:
             const LaneNodes& ln = m_g.lanes[base + l];
             for (std::uint32_t k = ln.first; k < ln.first + ln.count && m_g.kind[k] == NodeKind::Gpu; ++k) {
                 m_launch.push_back(launchPiece(m_g, m_a, m_rank, k));
-                m_ends.emplace_back(m_g.recEnd[k], k);
             }
             if (ln.count && m_g.kind[ln.first] == NodeKind::Gpu)
                 m_firstGpu.emplace_back(ln.first, ln.count);
         }
-        std::sort(m_ends.begin(), m_ends.end());
         m_latency = nominalLatency();
         std::size_t li = 0;
         for (const auto& [first, count] : m_firstGpu)
@@ -206,20 +204,30 @@ private:
         return *mid;
     }
 
-    // GPU work on another lane of the rank that ended in (after, before], the latest; kNone if none.
+    // GPU work on another lane of the rank that ended in (after, before], the latest; kNone if none. (The work of
+    // one stream runs one after the other: its ends are in order.)
     std::uint32_t waitedOn(std::uint32_t k, TimeNs after, TimeNs before) const
     {
-        auto it = std::upper_bound(m_ends.begin(), m_ends.end(), std::pair<TimeNs, std::uint32_t>(before, kNone));
-        while (it != m_ends.begin()) {
-            --it;
-            if (it->first <= after)
-                return kNone;
-            if (m_g.laneOf[it->second] != m_g.laneOf[k])
-                return it->second;
+        std::uint32_t best = kNone;
+        for (const auto& [first, count] : m_firstGpu) {
+            if (m_g.laneOf[first] == m_g.laneOf[k])
+                continue;
+            const auto begin = m_g.recEnd.begin() + first;
+            const auto it = std::upper_bound(begin, begin + count, before);
+            if (it == begin || *(it - 1) <= after)
+                continue;
+            const auto y = std::uint32_t(it - 1 - m_g.recEnd.begin());
+            if (best == kNone || m_g.recEnd[y] > m_g.recEnd[best])
+                best = y;
         }
-        return kNone;
+        return best;
     }
 
+public:
+    // The launch piece of every GPU node of the rank, in lane order (after run()).
+    const std::vector<std::uint32_t>& launches() const { return m_launch; }
+
+private:
     void calibrate(std::uint32_t k, bool chain, std::uint32_t launch)
     {
         const TimeNs s = m_g.recStart[k];
@@ -261,14 +269,14 @@ private:
     int m_rank;
     std::size_t m_laneCount;
     std::vector<std::uint32_t> m_launch; // per GPU node of the rank, in lane order
-    std::vector<std::pair<TimeNs, std::uint32_t>> m_ends; // (recorded end, node), sorted
     std::vector<std::pair<std::uint32_t, std::uint32_t>> m_firstGpu; // (first node, count) of each GPU lane
     TimeNs m_latency = 0;
 };
 
 // Per rank: each synchronising call waits for the last work launched on each GPU lane before it began.
-void addSyncEdges(Graph& g, const Analysis& a, int rank, std::size_t laneCount)
+void addSyncEdges(Graph& g, int rank, std::size_t laneCount, const std::vector<std::uint32_t>& launches)
 {
+    std::size_t li = 0;
     const std::uint32_t base = g.rankLaneBase[std::size_t(rank)];
     std::vector<std::pair<std::uint32_t, std::vector<TimeNs>>> gpu; // (first node, launch time prefix max)
     for (std::size_t l = 0; l < laneCount; ++l) {
@@ -278,7 +286,7 @@ void addSyncEdges(Graph& g, const Analysis& a, int rank, std::size_t laneCount)
         std::vector<TimeNs> launched(ln.count);
         TimeNs run = std::numeric_limits<TimeNs>::min();
         for (std::uint32_t i = 0; i < ln.count; ++i) {
-            const std::uint32_t lp = launchPiece(g, a, rank, ln.first + i);
+            const std::uint32_t lp = launches[li++];
             run = std::max(run, lp != kNone ? g.recStart[lp] : g.recStart[ln.first + i]);
             launched[i] = run;
         }
@@ -536,8 +544,9 @@ Graph buildGraph(const Trace& trace, const Analysis& analysis, const CollectiveM
     }
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         const std::size_t lanes = trace.ranks[r].lanes.size();
-        GpuDeps(g, analysis, int(r), lanes).run();
-        addSyncEdges(g, analysis, int(r), lanes);
+        GpuDeps deps(g, analysis, int(r), lanes);
+        deps.run();
+        addSyncEdges(g, int(r), lanes, deps.launches());
         addWakeEdges(g, int(r), lanes);
     }
     addGroups(g, match);

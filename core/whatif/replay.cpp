@@ -16,6 +16,7 @@ public:
     Replayer(const Graph& g, const Plan& p)
         : m_g(g)
         , m_p(p)
+        , m_work(p.workOf(g))
     { }
 
     Replay run()
@@ -24,7 +25,6 @@ public:
         m_r.time.assign(events, kUnset);
         m_r.bind.assign(events, kSourceBind);
         m_pending.assign(events, 0);
-        m_done.assign(events, 0);
         for (std::uint32_t n = 0; n < nodes; ++n) {
             m_pending[2 * n] = m_g.hasChain(n) ? 1 : 0;
             m_pending[2 * n + 1] = 1;
@@ -44,7 +44,7 @@ public:
                 m_ready.pop_back();
                 process(ev);
             }
-            while (cursor < events && m_done[cursor])
+            while (cursor < events && m_pending[cursor] == kDone)
                 ++cursor;
             if (cursor == events)
                 break;
@@ -57,11 +57,13 @@ public:
     }
 
 private:
-    bool dropped(const Edge& e) const { return (e.dst & 1) && m_p.noRelease[e.dst >> 1]; }
+    static constexpr std::uint32_t kDone = 0xFFFFFFFFu; // m_pending of a processed event
+
+    bool dropped(const Edge& e) const { return (e.dst & 1) && !m_p.waitsFor(e.dst >> 1); }
 
     void notify(std::uint32_t dst, TimeNs t, std::uint32_t bind)
     {
-        if (m_done[dst])
+        if (m_pending[dst] == kDone)
             return;
         if (m_p.groupsAtMedian && !(dst & 1) && m_g.kind[dst >> 1] == NodeKind::Group)
             m_arrivals[m_g.owner[dst >> 1]].emplace_back(t, bind);
@@ -88,7 +90,7 @@ private:
 
     void process(std::uint32_t ev)
     {
-        m_done[ev] = 1;
+        m_pending[ev] = kDone;
         const std::uint32_t node = ev >> 1;
         if (!(ev & 1)) {
             if (m_p.groupsAtMedian && m_g.kind[node] == NodeKind::Group)
@@ -99,7 +101,7 @@ private:
             }
             notify(ev + 1, m_r.time[ev], kChainBind);
         } else {
-            m_r.time[ev] += m_p.work[node];
+            m_r.time[ev] += m_work[node];
             const std::uint32_t next = node + 1;
             if (next < m_g.nodeCount() && m_g.hasChain(next) && m_g.laneOf[next] == m_g.laneOf[node])
                 notify(2 * next, m_r.time[ev] + m_g.chainGap[next], kChainBind);
@@ -112,15 +114,20 @@ private:
     const Graph& m_g;
     const Plan& m_p;
     Replay m_r;
-    std::vector<std::uint32_t> m_pending;
-    std::vector<std::uint8_t> m_done;
+    const TimeNs* m_work;
+    std::vector<std::uint32_t> m_pending; // unmet dependencies of each event; kDone once processed
     std::vector<std::uint32_t> m_ready;
     std::vector<std::vector<std::pair<TimeNs, std::uint32_t>>> m_arrivals; // by group, groupsAtMedian only
 };
 
 } // namespace
 
-Plan recordedPlan(const Graph& graph)
+Plan recordedPlan(const Graph&)
+{
+    return {};
+}
+
+Plan editablePlan(const Graph& graph)
 {
     Plan p;
     p.work = graph.work;
@@ -152,6 +159,7 @@ PathSums& PathSums::operator+=(const PathSums& o)
 PathSums criticalPath(const Graph& g, const Plan& plan, const Replay& r, std::uint32_t event, TimeNs from, int rank)
 {
     PathSums out;
+    const TimeNs* work = plan.workOf(g);
     auto add = [&](PathPart part, TimeNs lo, TimeNs hi, std::uint32_t node) {
         const TimeNs amount = lo <= hi ? hi - std::max(lo, from) : hi - lo;
         if (amount == 0)
@@ -172,7 +180,7 @@ PathSums criticalPath(const Graph& g, const Plan& plan, const Replay& r, std::ui
         }
         std::uint32_t pred;
         if (ev & 1) {
-            const TimeNs release = cur - plan.work[node];
+            const TimeNs release = cur - work[node];
             add(g.part[node], release, cur, node);
             if (release <= from)
                 break;

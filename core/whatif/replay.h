@@ -14,12 +14,17 @@ namespace exposure::whatif {
 // What the replay runs: the work of every node (recorded or edited) and which dependencies an edit removed.
 struct Plan
 {
-    std::vector<TimeNs> work; // by node
-    std::vector<std::uint8_t> noRelease; // by node: 1 = its release dependencies are ignored (it waits for nothing)
+    std::vector<TimeNs> work; // by node; empty: the recorded work (Graph::work)
+    std::vector<std::uint8_t> noRelease; // by node: 1 = its release dependencies are ignored; empty: none are
     bool groupsAtMedian = false; // a group is complete when the median member (lower median) has started, not the last
+
+    const TimeNs* workOf(const Graph& g) const { return work.empty() ? g.work.data() : work.data(); }
+    bool waitsFor(std::uint32_t node) const { return noRelease.empty() || !noRelease[node]; }
 };
 // The plan that replays the recording.
 Plan recordedPlan(const Graph& graph);
+// A plan that edits start from: the recorded work in `work`, no dependency ignored.
+Plan editablePlan(const Graph& graph);
 
 inline constexpr std::uint32_t kSourceBind = 0xFFFFFFFFu; // an event without dependencies: its recorded time
 inline constexpr std::uint32_t kChainBind = 0xFFFFFFFEu; // S: the lane's previous node's E; E: its own S

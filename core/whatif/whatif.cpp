@@ -211,9 +211,9 @@ bool parseComm(const std::string& text, Edits& out)
 
 Plan makePlan(const Trace& trace, const Analysis& analysis, const Graph& graph, const Edits& edits)
 {
-    Plan plan = recordedPlan(graph);
     if (edits.empty())
-        return plan;
+        return recordedPlan(graph);
+    Plan plan = editablePlan(graph);
     NameFactors regions(trace, analysis, edits.regions, false);
     NameFactors kernels(trace, analysis, edits.gpu, true);
     for (const LaneNodes& ln : graph.lanes) {
