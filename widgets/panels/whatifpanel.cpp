@@ -284,6 +284,14 @@ void WhatIfPanel::showRange()
     m_plot->setVisibleRange(out, false);
 }
 
+void WhatIfPanel::followTimelineOptions(const TimelineOptions& options)
+{
+    TimelineOptions o = options;
+    o.range.reset();
+    m_plot->setOptions(o);
+    showRange();
+}
+
 void WhatIfPanel::exportFigure()
 {
     if (!m_predTrace)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "panels/rangepanel.h"
+#include "timeline/timelineoptions.h"
 #include "whatif/whatif.h"
 
 #include <memory>
@@ -39,6 +40,8 @@ public:
     void apply();
 
     TimelinePlot* predictedPlot() const { return m_plot; }
+    // The main timeline's drawing options (palette, rows shown) for the predicted timeline (its range stays its own).
+    void followTimelineOptions(const TimelineOptions& options);
     // The predicted trace of the last replay (null before one) and the range the plot shows.
     std::shared_ptr<const Trace> predictedTrace() const { return m_predTrace; }
     TimeRange predictedRange() const { return m_predRange; }

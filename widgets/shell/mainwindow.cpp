@@ -262,6 +262,7 @@ void MainWindow::createActions()
         o.showCpu = on;
         o.range.reset();
         m_timeline->setOptions(o);
+        m_whatIf->followTimelineOptions(o);
     });
     m_showOverlapAction = m_viewMenu->addAction(tr("Show &Overlap Lanes"));
     m_showOverlapAction->setCheckable(true);
@@ -271,6 +272,7 @@ void MainWindow::createActions()
         o.showOverlap = on;
         o.range.reset();
         m_timeline->setOptions(o);
+        m_whatIf->followTimelineOptions(o);
     });
     QMenu* paletteMenu = m_viewMenu->addMenu(tr("&Palette"));
     auto* group = new QActionGroup(this);
@@ -677,6 +679,7 @@ void MainWindow::setPalette(PaletteKind kind)
     o.palette = kind;
     o.range.reset();
     m_timeline->setOptions(o);
+    m_whatIf->followTimelineOptions(o);
     for (QAction* a : std::as_const(m_paletteActions))
         a->setChecked(a->data().toInt() == int(kind));
 }
