@@ -112,14 +112,20 @@ std::string whatIfTable(const WhatIfResult& result, const Edits& edits)
     std::snprintf(line, sizeof line, "%-10s %6s %12s %12s %12s %9s %9s\n", "rank", "steps", "measured", "replay",
         "predicted", "change", "fidelity");
     out += line;
+    bool noSteps = false;
     for (const RankWhatIf& r : result.ranks) {
-        std::snprintf(line, sizeof line, "%-10s %6zu %12s %12s %12s %9s %8s%%\n",
-            (r.label.empty() ? std::to_string(r.rank) : r.label).c_str(), r.steps.size(),
-            formatDuration(r.measuredMean).c_str(), formatDuration(r.replayMean).c_str(),
-            formatDuration(r.predictedMean).c_str(), percentChange(r.predictedMean, r.replayMean).c_str(),
-            fixed(100.0 * ratio(r.replayMean, r.measuredMean), 1).c_str());
+        const bool none = r.steps.empty();
+        noSteps = noSteps || none;
+        auto dur = [none](TimeNs t) { return none ? std::string("-") : formatDuration(t); };
+        std::snprintf(line, sizeof line, "%-10s %6zu %12s %12s %12s %9s %9s\n",
+            (r.label.empty() ? std::to_string(r.rank) : r.label).c_str(), r.steps.size(), dur(r.measuredMean).c_str(),
+            dur(r.replayMean).c_str(), dur(r.predictedMean).c_str(),
+            none ? "-" : percentChange(r.predictedMean, r.replayMean).c_str(),
+            none ? "-" : (fixed(100.0 * ratio(r.replayMean, r.measuredMean), 1) + " %").c_str());
         out += line;
     }
+    if (noSteps)
+        out += "(-: no training steps found on that rank: no step time to predict)\n";
     out += "\nCritical path of a mean step (replay -> predicted):\n";
     for (const RankWhatIf& r : result.ranks) {
         const std::string label = r.label.empty() ? std::to_string(r.rank) : r.label;

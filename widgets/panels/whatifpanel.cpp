@@ -259,6 +259,11 @@ void WhatIfPanel::show(const Result& r)
         text += QLatin1Char(' ') + QString::fromStdString(w);
     summaryLabel()->setText(text);
     m_plot->setTrace(m_predTrace, m_predAnalysis, m_predIndex);
+    m_title = tr("Predicted: %1").arg(QString::fromStdString(r.edits));
+    TimelineOptions o = m_plot->options();
+    o.title = m_title;
+    o.range.reset();
+    m_plot->setOptions(o);
     m_export->setEnabled(true);
     showRange();
     emit replayed();
@@ -288,6 +293,7 @@ void WhatIfPanel::followTimelineOptions(const TimelineOptions& options)
 {
     TimelineOptions o = options;
     o.range.reset();
+    o.title = m_title;
     m_plot->setOptions(o);
     showRange();
 }

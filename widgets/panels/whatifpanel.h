@@ -85,6 +85,7 @@ private:
     std::shared_ptr<const ViewIndex> m_predIndex;
     std::vector<TimeRange> m_recordedSteps, m_predictedSteps;
     TimeRange m_predRange;
+    QString m_title; // the predicted plot's title: what was replayed
     bool m_requested = false; // Replay was pressed for the current trace (replays are not started on their own)
     bool m_shown = false; // a replay of the current trace and edits is shown
 };

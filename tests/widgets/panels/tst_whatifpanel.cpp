@@ -81,6 +81,7 @@ private Q_SLOTS:
         o.range = TimeRange{0, 10};
         panel.followTimelineOptions(o);
         QVERIFY(panel.predictedPlot()->options().palette == PaletteKind::Grayscale);
+        QCOMPARE(panel.predictedPlot()->options().title, QStringLiteral("Predicted: remove regions '^inject$'"));
         QCOMPARE(panel.predictedPlot()->visibleRange(), (TimeRange{600 * kUs, 1200 * kUs}));
         // The inject regions are gone (zero length), the launches follow the step's start.
         const IntervalTable& cpu = panel.predictedTrace()->ranks[0].lanes[0].intervals;
