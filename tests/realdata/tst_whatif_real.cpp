@@ -72,7 +72,7 @@ private Q_SLOTS:
         if (!QFile::exists(dirPath + QStringLiteral("ddp_bert_ws2_rank0.json.gz")))
             QSKIP("../shared/traces is not available here");
         QTemporaryDir dir;
-        for (const char* f : {"ddp_bert_ws2_rank0.json.gz", "ddp_bert_ws2_rank1.json.gz"})
+        for (const char* f : { "ddp_bert_ws2_rank0.json.gz", "ddp_bert_ws2_rank1.json.gz" })
             QVERIFY(QFile::link(dirPath + QLatin1String(f), dir.filePath(QLatin1String(f))));
         const auto trace = load(dir.path());
         const WhatIfResult res = checkReplay(trace);

@@ -24,6 +24,7 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QDockWidget>
+#include <QScrollArea>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
@@ -322,7 +323,13 @@ void MainWindow::createDocks()
     m_idleDock = dock(m_idle, tr("Idle"), QStringLiteral("idleDock"), Qt::BottomDockWidgetArea);
     m_transfersDock = dock(m_transfers, tr("Transfers"), QStringLiteral("transfersDock"), Qt::BottomDockWidgetArea);
     m_rulesDock = dock(m_rules, tr("Rules"), QStringLiteral("rulesDock"), Qt::BottomDockWidgetArea);
-    m_whatIfDock = dock(m_whatIf, tr("What If"), QStringLiteral("whatIfDock"), Qt::BottomDockWidgetArea);
+    // Edits, table and predicted timeline need more height than the bottom area has: they scroll instead of
+    // making the whole bottom area taller.
+    auto* whatIfScroll = new QScrollArea(this);
+    whatIfScroll->setWidget(m_whatIf);
+    whatIfScroll->setWidgetResizable(true);
+    whatIfScroll->setFrameShape(QFrame::NoFrame);
+    m_whatIfDock = dock(whatIfScroll, tr("What If"), QStringLiteral("whatIfDock"), Qt::BottomDockWidgetArea);
     tabifyDockWidget(m_exposedDock, m_kernelsDock);
     tabifyDockWidget(m_kernelsDock, m_idleDock);
     tabifyDockWidget(m_idleDock, m_transfersDock);

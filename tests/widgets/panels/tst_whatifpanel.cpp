@@ -78,11 +78,11 @@ private Q_SLOTS:
         // The main timeline's palette carries over; the predicted range stays.
         TimelineOptions o;
         o.palette = PaletteKind::Grayscale;
-        o.range = TimeRange{0, 10};
+        o.range = TimeRange { 0, 10 };
         panel.followTimelineOptions(o);
         QVERIFY(panel.predictedPlot()->options().palette == PaletteKind::Grayscale);
         QCOMPARE(panel.predictedPlot()->options().title, QStringLiteral("Predicted: remove regions '^inject$'"));
-        QCOMPARE(panel.predictedPlot()->visibleRange(), (TimeRange{600 * kUs, 1200 * kUs}));
+        QCOMPARE(panel.predictedPlot()->visibleRange(), (TimeRange { 600 * kUs, 1200 * kUs }));
         // The inject regions are gone (zero length), the launches follow the step's start.
         const IntervalTable& cpu = panel.predictedTrace()->ranks[0].lanes[0].intervals;
         QCOMPARE(cpu.start(4), 600 * kUs); // ProfilerStep#1
