@@ -68,8 +68,10 @@ QWidget* WhatIfPanel::makeControls()
     auto* form = new QFormLayout(box);
     form->setContentsMargins(0, 0, 0, 0);
     m_remove = new QLineEdit(box);
-    m_remove->setPlaceholderText(tr("regular expression, e.g. DataLoader|injected"));
-    form->addRow(tr("Remove host regions:"), m_remove);
+    m_remove->setPlaceholderText(tr("REGEX (removed) or REGEX=F (scaled); …  e.g. DataLoader; optimizer=0.5"));
+    m_remove->setToolTip(tr("Host regions whose name matches a regular expression, and all inside them: removed, or "
+                            "taking F times their time. Entries are separated by ';'."));
+    form->addRow(tr("Host regions:"), m_remove);
     m_scale = new QLineEdit(box);
     m_scale->setPlaceholderText(tr("PATTERN=F, … e.g. attention=0.5, gemm=0.8"));
     form->addRow(tr("Scale GPU work:"), m_scale);
@@ -112,9 +114,15 @@ QWidget* WhatIfPanel::makeControls()
 whatif::Edits WhatIfPanel::edits(QString* problem) const
 {
     whatif::Edits e;
-    const QString remove = m_remove->text().trimmed();
-    if (!remove.isEmpty())
-        e.regions.push_back({ remove.toStdString(), 0.0 });
+    for (const QString& item : m_remove->text().split(QLatin1Char(';'), Qt::SkipEmptyParts)) {
+        whatif::Edits::Scale s;
+        const std::string text = item.trimmed().toStdString();
+        if (text.empty())
+            continue;
+        if (!whatif::parseScale(text, s))
+            s = { text, 0.0 }; // no "=F": removed
+        e.regions.push_back(s);
+    }
     for (const QString& item : m_scale->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
         whatif::Edits::Scale s;
         if (whatif::parseScale(item.trimmed().toStdString(), s))
@@ -136,10 +144,11 @@ void WhatIfPanel::setEdits(const whatif::Edits& e)
 {
     QStringList removes, scales;
     for (const auto& s : e.regions)
-        removes << QString::fromStdString(s.pattern);
+        removes << (s.factor == 0.0 ? QString::fromStdString(s.pattern)
+                                    : QStringLiteral("%1=%2").arg(QString::fromStdString(s.pattern)).arg(s.factor));
     for (const auto& s : e.gpu)
         scales << QStringLiteral("%1=%2").arg(QString::fromStdString(s.pattern)).arg(s.factor);
-    m_remove->setText(removes.join(QLatin1Char('|')));
+    m_remove->setText(removes.join(QStringLiteral("; ")));
     m_scale->setText(scales.join(QStringLiteral(", ")));
     m_comm->setCurrentIndex(int(e.comm));
     if (e.comm == whatif::Edits::Comm::Faster)

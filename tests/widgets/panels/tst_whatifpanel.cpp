@@ -89,6 +89,22 @@ private Q_SLOTS:
         QCOMPARE(cpu.duration(5), TimeNs(0)); // its inject
         QCOMPARE(cpu.start(6), 600 * kUs); // its first launch
 
+        // Host regions: ';'-separated, REGEX removes, REGEX=F scales; the controls give back what was set.
+        whatif::Edits two;
+        two.regions.push_back({ "^inject$", 0.5 });
+        two.regions.push_back({ "Step", 0.0 });
+        two.comm = whatif::Edits::Comm::Faster;
+        two.commFactor = 3;
+        panel.setEdits(two);
+        const whatif::Edits back = panel.edits();
+        QCOMPARE(back.regions.size(), std::size_t(2));
+        QCOMPARE(back.regions[0].pattern, std::string("^inject$"));
+        QCOMPARE(back.regions[0].factor, 0.5);
+        QCOMPARE(back.regions[1].pattern, std::string("Step"));
+        QCOMPARE(back.regions[1].factor, 0.0);
+        QVERIFY(back.comm == whatif::Edits::Comm::Faster);
+        QCOMPARE(back.commFactor, 3.0);
+
         // The predicted timeline renders as a figure like any other.
         FigureRenderer renderer(
             panel.predictedTrace(), panel.predictedPlot()->analysis(), panel.predictedPlot()->viewIndex());
