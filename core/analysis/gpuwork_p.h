@@ -15,21 +15,15 @@ void forEachGpuWork(const Trace& trace, const Analysis& analysis, std::size_t r,
 {
     const Rank& rank = trace.ranks[r];
     const RankAnalysis& ra = analysis.ranks.at(r);
-    for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
-        const Lane& lane = rank.lanes[li];
-        if (!lane.isGpu())
-            continue;
+    forEachGpuInterval(rank, window, [&](std::size_t li, const Lane& lane, std::size_t i) {
         const auto& t = lane.intervals;
-        const std::size_t endIdx = t.lowerBoundStart(window.end);
-        for (std::size_t i = t.lowerBoundStart(window.start); i < endIdx; ++i) {
-            const StringId id = t.name(i);
-            const NameClass& nc = analysis.names[id];
-            if (nc.category == Category::Idle || nc.category == Category::Host)
-                continue;
-            const Phase p = li < ra.phases.size() && i < ra.phases[li].size() ? ra.phases[li][i] : Phase::Unknown;
-            fn(id, nc, t.duration(i), p);
-        }
-    }
+        const StringId id = t.name(i);
+        const NameClass& nc = analysis.names[id];
+        if (nc.category == Category::Idle || nc.category == Category::Host)
+            return;
+        const Phase p = li < ra.phases.size() && i < ra.phases[li].size() ? ra.phases[li][i] : Phase::Unknown;
+        fn(id, nc, t.duration(i), p);
+    });
 }
 
 } // namespace exposure::detail

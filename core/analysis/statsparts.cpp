@@ -2,6 +2,7 @@
 #include "analysis/statsparts.h"
 
 #include "analysis/gpuwork_p.h"
+#include "model/bytes.h"
 
 #include <algorithm>
 #include <cstring>
@@ -160,21 +161,16 @@ CollectiveCandidates collectiveCandidates(
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         const Rank& rank = trace.ranks[r];
         const int global = globalIndexOf.empty() ? int(r) : globalIndexOf.at(r);
-        for (std::size_t l = 0; l < rank.lanes.size(); ++l) {
-            const Lane& lane = rank.lanes[l];
-            if (!lane.isGpu())
-                continue;
+        forEachGpuInterval(rank, [&](std::size_t l, const Lane& lane, std::size_t i) {
             const auto& t = lane.intervals;
-            for (std::size_t i = 0; i < t.size(); ++i) {
-                const StringId name = t.name(i);
-                if (analysis.classOf(name).category != Category::Communication)
-                    continue;
-                auto [it, fresh] = nameIndex.try_emplace(name, std::uint32_t(out.names.size()));
-                if (fresh)
-                    out.names.push_back(trace.name(name));
-                out.items.push_back({ t.start(i), t.end(i), global, int(l), std::uint32_t(i), it->second });
-            }
-        }
+            const StringId name = t.name(i);
+            if (analysis.classOf(name).category != Category::Communication)
+                return;
+            auto [it, fresh] = nameIndex.try_emplace(name, std::uint32_t(out.names.size()));
+            if (fresh)
+                out.names.push_back(trace.name(name));
+            out.items.push_back({ t.start(i), t.end(i), global, int(l), std::uint32_t(i), it->second });
+        });
     }
     return out;
 }
@@ -207,19 +203,9 @@ StatsReport buildStatsReport(const Trace& trace, const Analysis& analysis, const
 
 namespace {
 
-class Writer
+class Writer : public ByteWriter
 {
 public:
-    template <typename T> void pod(const T& v)
-    {
-        static_assert(std::is_trivially_copyable_v<T>);
-        m_out.append(reinterpret_cast<const char*>(&v), sizeof v);
-    }
-    void str(const std::string& s)
-    {
-        pod(std::uint64_t(s.size()));
-        m_out += s;
-    }
     void stats(const WindowStats& s)
     {
         pod(s.kernelCount);
@@ -238,37 +224,14 @@ public:
         pod(s.idleNs);
         pod(s.unclassifiedNs);
     }
-    std::string take() { return std::move(m_out); }
-
-private:
-    std::string m_out;
 };
 
-class Reader
+class Reader : public ByteReader
 {
 public:
     explicit Reader(std::string_view in)
-        : m_in(in)
+        : ByteReader(in, "statistics message")
     { }
-    template <typename T> T pod()
-    {
-        static_assert(std::is_trivially_copyable_v<T>);
-        if (m_in.size() - m_pos < sizeof(T))
-            throw std::runtime_error("truncated statistics message");
-        T v;
-        std::memcpy(&v, m_in.data() + m_pos, sizeof v);
-        m_pos += sizeof v;
-        return v;
-    }
-    std::string str()
-    {
-        const auto n = pod<std::uint64_t>();
-        if (m_in.size() - m_pos < n)
-            throw std::runtime_error("truncated statistics message");
-        std::string s(m_in.substr(m_pos, std::size_t(n)));
-        m_pos += std::size_t(n);
-        return s;
-    }
     WindowStats stats()
     {
         WindowStats s;
@@ -291,15 +254,6 @@ public:
         s.unclassifiedNs = pod<TimeNs>();
         return s;
     }
-    void expectEnd() const
-    {
-        if (m_pos != m_in.size())
-            throw std::runtime_error("statistics message longer than expected");
-    }
-
-private:
-    std::string_view m_in;
-    std::size_t m_pos = 0;
 };
 
 static_assert(std::is_trivially_copyable_v<IdleBreakdown>);

@@ -4,7 +4,7 @@
 #include "common/labels.h"
 #include "compare/comparewindow.h"
 #include "figure/exportfiguredialog.h"
-#include "import/archivefinder.h"
+#include "run/openrun.h"
 #include "jobs/jobslot.h"
 #include "panels/detailspanel.h"
 #include "panels/exposedpanel.h"
@@ -82,6 +82,20 @@ MainWindow::MainWindow(QWidget* parent)
     createDocks();
     createStatusBar();
 
+    connectLoader();
+    connectPanels();
+
+    resize(1400, 900);
+    restoreSettings();
+    updateTitle();
+    updateActions();
+}
+
+MainWindow::~MainWindow() = default;
+
+// The loader's progress, result and failures in the status bar, the timeline and dialogs.
+void MainWindow::connectLoader()
+{
     connect(m_loader, &TraceLoader::started, this, [this](const QString& path) {
         m_progress->setRange(0, 0);
         m_progress->setValue(0);
@@ -140,7 +154,11 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_emptyState, &EmptyState::openRequested, this, [this] { openDialog(false); });
     connect(m_emptyState, &EmptyState::openFolderRequested, this, [this] { openDialog(true); });
     connect(m_emptyState, &EmptyState::demoRequested, this, &MainWindow::openDemoTrace);
+}
 
+// The timeline, the panels and the details talk to each other through the window.
+void MainWindow::connectPanels()
+{
     connect(m_timeline, &TimelinePlot::intervalSelected, this, &MainWindow::onIntervalSelected);
     connect(m_timeline, &TimelinePlot::foldClicked, this, [this](const TimelineHit& hit) {
         if (m_current.trace)
@@ -168,16 +186,16 @@ MainWindow::MainWindow(QWidget* parent)
     });
     connect(m_kernels, &KernelsPanel::kernelSelected, m_timeline,
             [this](quint32 name) { m_timeline->setHighlightedName(StringId(name)); });
-
-    resize(1400, 900);
-    restoreSettings();
-    updateTitle();
-    updateActions();
 }
 
-MainWindow::~MainWindow() = default;
-
 void MainWindow::createActions()
+{
+    createFileMenu();
+    createViewMenu();
+    createHelpMenu();
+}
+
+void MainWindow::createFileMenu()
 {
     m_fileMenu = menuBar()->addMenu(tr("&File"));
     QAction* open = m_fileMenu->addAction(QIcon::fromTheme(QStringLiteral("document-open")), tr("&Open Trace…"), this,
@@ -219,7 +237,10 @@ void MainWindow::createActions()
     });
     QAction* quit = m_fileMenu->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
+}
 
+void MainWindow::createViewMenu()
+{
     m_viewMenu = menuBar()->addMenu(tr("&View"));
     auto add = [this](const QString& text, QList<QKeySequence> keys, auto slot) {
         QAction* a = m_viewMenu->addAction(text, m_timeline, slot);
@@ -285,7 +306,10 @@ void MainWindow::createActions()
         connect(a, &QAction::triggered, this, [this, kind = kind] { setPalette(kind); });
     }
     m_viewMenu->addSeparator();
+}
 
+void MainWindow::createHelpMenu()
+{
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("Open &Demo Trace"), this, [this] {
         if (!openDemoTrace())
@@ -389,13 +413,7 @@ void MainWindow::openTraceRanks(const QString& path, const std::vector<int>& ran
 
 void MainWindow::offerRanks(const QString& path, const QString& message)
 {
-    std::vector<int> available;
-    try {
-        const auto archives = findArchives(path.toStdString());
-        for (std::size_t i = 0; i < archives.size(); ++i)
-            available.push_back(archives[i].rankNumber >= 0 ? archives[i].rankNumber : int(i));
-    } catch (const std::exception&) {
-    }
+    const std::vector<int> available = selectableRanks(path.toStdString());
     if (available.size() < 2) { // nothing to choose from: a plain error
         showError(tr("Could not open trace"), message);
         emit loadFailed(path, message);

@@ -104,6 +104,11 @@ protected:
 
 private:
     void createActions();
+    void createFileMenu();
+    void createViewMenu();
+    void createHelpMenu();
+    void connectLoader();
+    void connectPanels();
     void createDocks();
     void createStatusBar();
     void applyLoaded(const LoadedTrace& loaded);

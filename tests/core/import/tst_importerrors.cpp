@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Bad input: every case must give a LoadError naming the file and the problem (or a counted warning), never a
 // crash, a hang or silently wrong numbers.
-#include "import/loader.h"
+#include "run/openrun.h"
 #include "import/memorybudget.h"
 #include "model/trace.h"
 #include "synth/archivewriter.h"
