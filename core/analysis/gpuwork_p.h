@@ -4,12 +4,29 @@
 
 #include "analysis/analysis.h"
 
+#include <algorithm>
 #include <cstddef>
 
 namespace exposure::detail {
 
 // Calls fn(name, nameClass, durationNs, phase) for every GPU interval of rank `r` whose start lies in `window`,
 // skipping idle and host regions (kernels and copies remain).
+// Adds one instance of duration d to a row of per-name sums (count, total, min, max; a new row takes the name's
+// category and sub-group): the one rule of the kernel table and of its parts in exposure-mpi.
+template <class Row> void addKernelInstance(Row& row, bool fresh, const NameClass& nc, TimeNs d)
+{
+    if (fresh) {
+        row.category = nc.category;
+        row.subgroup = nc.subgroup;
+        row.minNs = d;
+        row.maxNs = d;
+    }
+    ++row.count;
+    row.totalNs += d;
+    row.minNs = std::min(row.minNs, d);
+    row.maxNs = std::max(row.maxNs, d);
+}
+
 template <class Fn>
 void forEachGpuWork(const Trace& trace, const Analysis& analysis, std::size_t r, TimeRange window, Fn&& fn)
 {

@@ -137,26 +137,17 @@ std::uint64_t finishLanes(Trace& trace, const Archives& archives)
             if (ids.capacity() > ids.size() + ids.size() / 8 + 16)
                 ids.shrink_to_fit();
             const std::string where = a->ref.anchor + ": " + s->lane->name + ": ";
-            if (s->outOfOrder)
-                trace.warnings.push_back(where + std::to_string(s->outOfOrder)
-                                           + " events with a timestamp earlier than the previous one were dropped");
-            if (s->closedAtEnd)
-                trace.warnings.push_back(where + std::to_string(s->closedAtEnd)
-                                           + " Enter events without a matching Leave were closed at the lane's last "
-                                             "timestamp");
-            if (s->unmatchedLeave)
-                trace.warnings.push_back(where + std::to_string(s->unmatchedLeave)
-                                           + " Leave events without a matching Enter were dropped");
-            if (s->unmatchedCopies)
-                trace.warnings.push_back(where + std::to_string(s->unmatchedCopies)
-                                           + " memory copies without a completion event were closed at the lane's "
-                                             "last timestamp");
-            if (s->unmatchedCompletions)
-                trace.warnings.push_back(where + std::to_string(s->unmatchedCompletions)
-                                           + " copy completion events without a matching start were dropped");
-            if (s->unknownRegions)
-                trace.warnings.push_back(where + std::to_string(s->unknownRegions)
-                                           + " events referring to undefined regions were dropped");
+            const std::pair<std::uint64_t, const char*> findings[] = {
+                {s->outOfOrder, " events with a timestamp earlier than the previous one were dropped"},
+                {s->closedAtEnd, " Enter events without a matching Leave were closed at the lane's last timestamp"},
+                {s->unmatchedLeave, " Leave events without a matching Enter were dropped"},
+                {s->unmatchedCopies, " memory copies without a completion event were closed at the lane's last timestamp"},
+                {s->unmatchedCompletions, " copy completion events without a matching start were dropped"},
+                {s->unknownRegions, " events referring to undefined regions were dropped"},
+            };
+            for (const auto& [count, what] : findings)
+                if (count)
+                    trace.warnings.push_back(where + std::to_string(count) + what);
         }
     }
     return total;

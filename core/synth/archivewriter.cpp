@@ -54,33 +54,31 @@ struct RegionKey
 class Defs
 {
 public:
-    OTF2_StringRef str(const std::string& s)
-    {
-        auto it = m_strings.find(s);
-        if (it != m_strings.end())
-            return it->second;
-        const auto ref = OTF2_StringRef(m_stringList.size());
-        m_strings.emplace(s, ref);
-        m_stringList.push_back(s);
-        return ref;
-    }
+    OTF2_StringRef str(const std::string& s) { return intern(m_strings, m_stringList, s).first; }
     OTF2_RegionRef region(const RegionKey& key)
     {
-        auto it = m_regions.find(key);
-        if (it != m_regions.end())
-            return it->second;
-        const auto ref = OTF2_RegionRef(m_regionList.size());
-        m_regions.emplace(key, ref);
-        m_regionList.push_back(key);
-        str(key.name);
-        str(key.canonical);
-        str(key.file);
+        const auto [ref, fresh] = intern(m_regions, m_regionList, key);
+        if (fresh) {
+            str(key.name);
+            str(key.canonical);
+            str(key.file);
+        }
         return ref;
     }
     const std::vector<std::string>& strings() const { return m_stringList; }
     const std::vector<RegionKey>& regions() const { return m_regionList; }
 
 private:
+    // The reference of `key` (the next one when it is new) and whether it is new.
+    template <typename Map, typename Key> static std::pair<typename Map::mapped_type, bool> intern(Map& map,
+        std::vector<Key>& list, const Key& key)
+    {
+        const auto [it, fresh] = map.try_emplace(key, typename Map::mapped_type(list.size()));
+        if (fresh)
+            list.push_back(key);
+        return {it->second, fresh};
+    }
+
     std::unordered_map<std::string, OTF2_StringRef> m_strings;
     std::vector<std::string> m_stringList;
     std::map<RegionKey, OTF2_RegionRef> m_regions;

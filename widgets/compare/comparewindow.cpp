@@ -325,6 +325,24 @@ bool CompareChart::event(QEvent* e)
 // ---------------------------------------------------------------------------------------------------------------
 // CompareWindow
 
+namespace {
+
+// Two widgets side by side (or one over the other) with these stretch factors and first sizes; never collapsed.
+QSplitter* splitter(Qt::Orientation orientation, QWidget* first, QWidget* second, std::pair<int, int> stretch,
+    QList<int> sizes, QWidget* parent)
+{
+    auto* split = new QSplitter(orientation, parent);
+    split->addWidget(first);
+    split->addWidget(second);
+    split->setStretchFactor(0, stretch.first);
+    split->setStretchFactor(1, stretch.second);
+    split->setSizes(sizes);
+    split->setChildrenCollapsible(false);
+    return split;
+}
+
+} // namespace
+
 struct CompareWindow::JobResult
 {
     std::shared_ptr<const Trace> trace;
@@ -361,13 +379,7 @@ CompareWindow::CompareWindow(QWidget* parent)
     auto* left = buildRunList();
     setUpTable();
     auto* rightSplit = buildTableAndChart();
-    auto* split = new QSplitter(Qt::Horizontal, this);
-    split->addWidget(left);
-    split->addWidget(rightSplit);
-    split->setStretchFactor(0, 0);
-    split->setStretchFactor(1, 1);
-    split->setSizes({200, 1080});
-    split->setChildrenCollapsible(false);
+    auto* split = splitter(Qt::Horizontal, left, rightSplit, {0, 1}, {200, 1080}, this);
 
     auto* close = new QPushButton(tr("Close"), this);
     auto* bottom = new QHBoxLayout;
@@ -518,13 +530,7 @@ QWidget* CompareWindow::buildTableAndChart()
     }
     tableLayout->addWidget(m_errors);
     tableLayout->addWidget(m_caption);
-    auto* rightSplit = new QSplitter(Qt::Vertical, this);
-    rightSplit->addWidget(tableBox);
-    rightSplit->addWidget(chartBox);
-    rightSplit->setStretchFactor(0, 1);
-    rightSplit->setStretchFactor(1, 2);
-    rightSplit->setSizes({230, 470});
-    rightSplit->setChildrenCollapsible(false);
+    auto* rightSplit = splitter(Qt::Vertical, tableBox, chartBox, {1, 2}, {230, 470}, this);
 
     return rightSplit;
 }
