@@ -4,7 +4,7 @@
 
 #include "analysis/analysis.h"
 #include "commands.h"
-#include "import/loader.h"
+#include "run/openrun.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -31,12 +31,6 @@ const char* kDescription
       "describes the model, its assumptions and its limits.\n"
       "\n"
       "Exit status: 0 on success, 2 on a bad argument, rules file or trace (one line on stderr).";
-
-// Loads the trace for `whatif` (the one place this command loads; the loading path may change).
-std::shared_ptr<Trace> loadForWhatIf(const std::string& path, const LoadOptions& options)
-{
-    return loadWatched(path, options);
-}
 
 double factorOf(const std::string& text)
 {
@@ -102,19 +96,15 @@ std::string readEdits(const QCommandLineParser& p, const WhatIfOptions& o, whati
 int runWhatIf(int argc, char** argv)
 {
     QCoreApplication app(argc, argv);
-    QCoreApplication::setApplicationName(QStringLiteral("exposure-cli whatif"));
-    QCoreApplication::setApplicationVersion(QStringLiteral(EXPOSURE_VERSION));
     QCommandLineParser parser;
-    parser.setApplicationDescription(QString::fromUtf8(kDescription));
-    parser.addHelpOption();
-    parser.addVersionOption();
+    setUpCommand(parser, "whatif", QString::fromUtf8(kDescription));
     const WhatIfOptions o;
     for (const auto* opt :
         { &o.remove, &o.scaleRegion, &o.scaleKernels, &o.comm, &o.noSync, &o.launch, &o.json, &o.rules, &o.extend })
         parser.addOption(*opt);
     const LoadArgs loadArgs;
     loadArgs.addTo(parser);
-    parser.addPositionalArgument(QStringLiteral("TRACE"), QStringLiteral("An OTF2 archive or torch.profiler traces."));
+    addTraceArgument(parser);
     if (!parser.parse(QCoreApplication::arguments()))
         return fail("whatif: " + parser.errorText().toStdString());
     if (printedHelpOrVersion(parser, "whatif"))
@@ -127,31 +117,25 @@ int runWhatIf(int argc, char** argv)
     whatif::Edits edits;
     if (const std::string problem = readEdits(parser, o, edits); !problem.empty())
         return fail(problem);
-    LoadOptions loadOptions;
-    if (const std::string problem = loadArgs.apply(parser, loadOptions); !problem.empty())
+    RunOptions runOptions;
+    if (const std::string problem = loadArgs.apply(parser, runOptions.load); !problem.empty())
         return fail(problem);
-    Rules rules;
     try {
-        rules = parser.isSet(o.rules) ? Rules::fromFile(parser.value(o.rules).toStdString(), false)
-            : parser.isSet(o.extend)  ? Rules::fromFile(parser.value(o.extend).toStdString(), true)
-                                      : Rules::defaults();
+        runOptions.rules = parser.isSet(o.rules) ? Rules::fromFile(parser.value(o.rules).toStdString(), false)
+            : parser.isSet(o.extend)             ? Rules::fromFile(parser.value(o.extend).toStdString(), true)
+                                                 : Rules::defaults();
     } catch (const std::exception& e) {
         return fail(e.what());
     }
+    runOptions.collectives = true; // the cross-rank matching the graph's collective groups come from
 
-    const std::string path = args.front().toStdString();
-    std::shared_ptr<Trace> trace;
-    try {
-        trace = loadForWhatIf(path, loadOptions);
-    } catch (const LoadError& e) {
-        return fail(e.what());
-    } catch (const std::exception& e) {
-        return fail(path + ": " + e.what());
-    }
-    const auto analysis = analyze(*trace, std::move(rules));
+    // The one place this command loads (openRun: the stages every front end shares).
+    const auto run = openRunOrFail(args.front().toStdString(), runOptions);
+    if (!run)
+        return 2;
     std::string out;
     try {
-        const whatif::WhatIfModel model(trace, analysis);
+        const whatif::WhatIfModel model(run->trace, run->analysis, run->collectives);
         const whatif::WhatIfResult result = model.evaluate(edits);
         out = parser.isSet(o.json) ? whatif::whatIfJson(result, edits) : whatif::whatIfTable(result, edits);
     } catch (const std::invalid_argument& e) {

@@ -109,11 +109,14 @@ PathSums meanPath(PathSums sum, std::size_t n)
 
 } // namespace
 
-WhatIfModel::WhatIfModel(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis)
+WhatIfModel::WhatIfModel(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
+                         std::shared_ptr<const CollectiveMatch> collectives)
     : m_trace(std::move(trace))
     , m_analysis(std::move(analysis))
 {
-    const CollectiveMatch match = matchCollectives(*m_trace, *m_analysis);
+    if (!collectives)
+        collectives = std::make_shared<const CollectiveMatch>(matchCollectives(*m_trace, *m_analysis));
+    const CollectiveMatch& match = *collectives;
     m_graph = buildGraph(*m_trace, *m_analysis, match);
     m_recordedPlan = recordedPlan(m_graph);
     m_recorded = replay(m_graph, m_recordedPlan);
