@@ -7,7 +7,7 @@
 //   bench_whatif [--scale S] [--ranks N] [--keep DIR]
 #include "analysis/analysis.h"
 #include "analysis/statsreport.h"
-#include "import/loader.h"
+#include "run/openrun.h"
 #include "synth/archivewriter.h"
 #include "whatif/whatif.h"
 

@@ -2,7 +2,7 @@
 // What-if replay of the real traces in ../shared/traces: without edits every node replays at its recorded time and
 // every rank's replayed mean step time is its measured one (the `stats` mean step).
 #include "analysis/analysis.h"
-#include "import/loader.h"
+#include "run/openrun.h"
 #include "whatif/whatif.h"
 
 #include <QFile>
