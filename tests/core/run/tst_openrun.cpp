@@ -2,9 +2,9 @@
 // openRun: input detection, the stages in order, the rank subset, the stall watchdog, cancel, the address-space cap.
 #include "run/inputkinds.h"
 #include "run/openrun.h"
+#include "support/demoarchive.h"
 #include "support/kinetotraces.h"
 #include "support/testtraces.h"
-#include "synth/archivewriter.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -25,11 +25,7 @@ private slots:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        m_run = m_dir.filePath(QStringLiteral("run")).toStdString();
-        synth::DemoOptions o;
-        o.ranks = 3;
-        o.steps = 2;
-        synth::writeArchive(m_run, synth::makeDemoSpec(o));
+        m_run = testing::writeDemoArchives(m_dir, QStringLiteral("run"), 3, 2);
     }
 
     void detectsEachKind()
