@@ -4,7 +4,6 @@
 #include "synth/archivewriter.h"
 
 #include <QTemporaryDir>
-
 #include <string>
 
 namespace exposure::testing {
