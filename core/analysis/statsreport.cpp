@@ -252,7 +252,12 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
                 + ", \"median_kernel_ns\": " + std::to_string(ld.medianKernelNs) + ", \"p90_kernel_ns\": "
                 + std::to_string(ld.p90KernelNs) + ", \"median_launch_ns\": " + std::to_string(ld.medianLaunchNs)
                 + ", \"p90_launch_ns\": " + std::to_string(ld.p90LaunchNs) + ", \"shorter_than_launch\": "
-                + number(ld.shorterThanLaunch) + ", \"launches_per_second\": " + number(ld.launchesPerSecond, 1) + "},\n";
+                + number(ld.shorterThanLaunch) + ", \"launches_per_second\": " + number(ld.launchesPerSecond, 1)
+                + ", \"calls\": " + std::to_string(ld.calls) + ", \"multi_kernel_calls\": "
+                + std::to_string(ld.multiKernelCalls) + ", \"multi_kernel_kernels\": "
+                + std::to_string(ld.multiKernelKernels) + ", \"max_kernels_per_call\": "
+                + std::to_string(ld.maxKernelsPerCall) + ", \"graph_launches\": " + std::to_string(ld.graphLaunches)
+                + ", \"graph_kernels\": " + std::to_string(ld.graphKernels) + "},\n";
             out += "      \"finding\": " + quoted(idleFinding(rank.stats, idle, ld)) + ",\n";
         }
         out += "      \"step_source\": " + quoted(stepSourceName(rank.stepSource)) + ",\n";
@@ -428,6 +433,12 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
                     + dur(ld.medianKernelNs) + " (p90 " + dur(ld.p90KernelNs) + ") against launch calls of median "
                     + dur(ld.medianLaunchNs) + " (p90 " + dur(ld.p90LaunchNs) + "); "
                     + number(ld.launchesPerSecond, 0) + " launches/s\n";
+            if (ld.multiKernelCalls > 0)
+                findings += "  calls that launched several kernels: " + std::to_string(ld.multiKernelCalls) + " of "
+                    + std::to_string(ld.calls) + " (" + std::to_string(ld.multiKernelKernels) + " kernels, up to "
+                    + std::to_string(ld.maxKernelsPerCall) + " per call); CUDA graph launches "
+                    + std::to_string(ld.graphLaunches) + " replaying " + std::to_string(ld.graphKernels)
+                    + " kernels\n";
         }
         out += "\nWhy the GPUs were idle: for each gap, until the call that launched the next work ended the CPU was\n"
                "host-bound (or waiting in a synchronising call), after it the work was queued; unattributed gaps\n"
