@@ -19,6 +19,11 @@ import re
 import sys
 
 
+# Kernel names that Exposure's default rules (resources/rules.json, rule "memcpy") class as copies, not kernels:
+# e.g. the driver's memcpy32_post / memset32 kernels inside CUDA graphs.
+COPY_NAME = re.compile(r"memcpy|memset|^(?:memory )?copy (?:HtoD|DtoH|DtoD|HtoH|PtoP)", re.I)
+
+
 def ns(v):
     # Microsecond floats as written by Kineto -> integer ns, the way a decimal reader rounds (nearest).
     return int(round(float(v) * 1000.0))
@@ -51,6 +56,7 @@ def main(paths):
             return k if k >= 0 and t < steps[k][1] else -1
 
         per_step = collections.Counter()
+        per_step_rules = collections.Counter()  # without the kernels Exposure's default rules class as copies
         per_call = collections.Counter()
         graph_calls = set()
         no_call = 0
@@ -61,12 +67,15 @@ def main(paths):
             call = calls.get(corr)
             if call is None:
                 no_call += 1
-                per_step[step_at(ns(e["ts"]))] += 1
+                k = step_at(ns(e["ts"]))
+                per_step[k] += 1
+                per_step_rules[k] += 0 if COPY_NAME.search(e["name"]) else 1
                 continue
             per_call[corr] += 1
             if "GraphLaunch" in call[2]:
                 graph_calls.add(corr)
             per_step[step_at(call[0])] += 1
+            per_step_rules[step_at(call[0])] += 0 if COPY_NAME.search(e["name"]) else 1
         hist = collections.Counter(per_call.values())
         print(path)
         print("  kernels %d, with a launch call %d, without %d" % (
@@ -75,7 +84,7 @@ def main(paths):
         print("  graph launches %d starting %d kernels" % (
             len(graph_calls), sum(per_call[c] for c in graph_calls)))
         for k, (s, e, name) in enumerate(steps):
-            print("  step %d %s: %d kernels" % (k, name, per_step[k]))
+            print("  step %d %s: %d kernels (%d without copy-named kernels)" % (k, name, per_step[k], per_step_rules[k]))
         if per_step[-1]:
             print("  outside every step: %d kernels" % per_step[-1])
 
