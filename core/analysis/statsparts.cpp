@@ -32,6 +32,7 @@ RankReport rankReport(
     r.launchPairing = ra.launchPairing;
     r.kernelsPaired = ra.kernelsPaired;
     r.kernelsUnpaired = ra.kernelsUnpaired;
+    r.kernelsPerCall = ra.launchCalls.kernelsPerCall();
     r.idle = computeIdleBreakdown(trace, analysis, rankIndex, o.window);
     r.launches = diagnoseLaunches(trace, analysis, rankIndex, o.window);
     r.stepSource = ra.stepSource;
@@ -325,6 +326,11 @@ std::string serialize(const RankReport& r)
     w.pod(r.launchPairing);
     w.pod(r.kernelsPaired);
     w.pod(r.kernelsUnpaired);
+    w.pod(std::uint64_t(r.kernelsPerCall.size()));
+    for (const auto& [kernels, calls] : r.kernelsPerCall) {
+        w.pod(kernels);
+        w.pod(calls);
+    }
     w.pod(r.idle);
     w.pod(r.launches);
     w.pod(r.stepSource);
@@ -362,6 +368,11 @@ RankReport deserializeRankReport(std::string_view bytes)
     r.launchPairing = in.pod<LaunchPairing>();
     r.kernelsPaired = in.pod<std::uint64_t>();
     r.kernelsUnpaired = in.pod<std::uint64_t>();
+    const auto buckets = in.pod<std::uint64_t>();
+    for (std::uint64_t k = 0; k < buckets; ++k) {
+        const auto kernels = in.pod<std::uint32_t>();
+        r.kernelsPerCall.emplace_back(kernels, in.pod<std::uint64_t>());
+    }
     r.idle = in.pod<IdleBreakdown>();
     r.launches = in.pod<LaunchDiagnosis>();
     r.stepSource = in.pod<StepSource>();

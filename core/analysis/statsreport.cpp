@@ -136,6 +136,18 @@ std::string renderTable(const std::vector<std::vector<std::string>>& rows, std::
 
 std::string dur(TimeNs ns) { return formatDuration(ns); }
 
+// "; calls by kernels launched: 65 × 1, 5 × 218, 5 × 403" when some call launched several kernels, else "".
+std::string callsByKernels(const RankReport& rank)
+{
+    if (rank.kernelsPerCall.empty() || rank.kernelsPerCall.back().first <= 1)
+        return {};
+    std::string out = "; calls by kernels launched: ";
+    for (std::size_t k = 0; k < rank.kernelsPerCall.size(); ++k)
+        out += (k ? ", " : "") + std::to_string(rank.kernelsPerCall[k].second) + " × "
+            + std::to_string(rank.kernelsPerCall[k].first);
+    return out;
+}
+
 // A rank's steps in the report window, as the step-mean rule takes them (analysis/stepmean.h).
 std::vector<StepWindow> windowSteps(const RankReport& rank)
 {
@@ -244,6 +256,11 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
         out += "      \"launch_pairing\": " + quoted(launchPairingName(rank.launchPairing)) + ",\n";
         out += "      \"kernels_paired\": " + std::to_string(rank.kernelsPaired) + ",\n";
         out += "      \"kernels_unpaired\": " + std::to_string(rank.kernelsUnpaired) + ",\n";
+        out += "      \"kernels_per_call\": {";
+        for (std::size_t k = 0; k < rank.kernelsPerCall.size(); ++k)
+            out += (k ? ", \"" : "\"") + std::to_string(rank.kernelsPerCall[k].first)
+                + "\": " + std::to_string(rank.kernelsPerCall[k].second);
+        out += "},\n";
         {
             const IdleBreakdown& idle = rank.idle;
             const LaunchDiagnosis& ld = rank.launches;
@@ -453,7 +470,8 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
             + ", step heuristic " + std::to_string(rank.phaseFromHeuristic) + ", unknown "
             + std::to_string(rank.phaseUnknown) + " kernels; launches paired by "
             + launchPairingName(rank.launchPairing) + ", " + std::to_string(rank.kernelsPaired) + " of "
-            + std::to_string(rank.kernelsPaired + rank.kernelsUnpaired) + " kernels); steps from "
+            + std::to_string(rank.kernelsPaired + rank.kernelsUnpaired) + " kernels" + callsByKernels(rank)
+            + "); steps from "
             + stepSourceName(rank.stepSource) + " (" + std::to_string(rank.stepCount) + ", kernels assigned by "
             + stepAssignment(rank) + ")\n";
         for (const auto& w : rank.warnings)

@@ -4,6 +4,7 @@
 // per-step kernel counts, the pairing both ways, the launch diagnosis and the idle split by the launching call.
 #include "analysis/analysis.h"
 #include "analysis/statsparts.h"
+#include "analysis/statsreport.h"
 #include "import/loader.h"
 #include "support/kinetotraces.h"
 
@@ -87,6 +88,7 @@ private slots:
     void graphKernelsKnowTheirReplay();
     void diagnosisCountsGraphsApart();
     void idleSplitByTheLaunchingCall();
+    void reportSaysHowManyEachCallLaunched();
     void scorepStaysInOrder();
 
 private:
@@ -200,6 +202,28 @@ void TestLaunchPairing::idleSplitByTheLaunchingCall()
     QCOMPARE(s1.hostBoundNs, 26 * us);
     QCOMPARE(s1.queuedNs, 26 * us);
     QCOMPARE(s1.unattributedNs, TimeNs(0));
+}
+
+void TestLaunchPairing::reportSaysHowManyEachCallLaunched()
+{
+    StatsReportOptions o;
+    o.window = m_trace->extent;
+    using Bucket = std::pair<std::uint32_t, std::uint64_t>;
+    const RankReport r = rankReport(*m_trace, *m_analysis, 0, o, false);
+    QCOMPARE(r.kernelsPerCall, (std::vector<Bucket> { { 1, 2 }, { 2, 2 }, { 3, 1 } }));
+    QCOMPARE(deserializeRankReport(serialize(r)).kernelsPerCall, r.kernelsPerCall); // exposure-mpi carries it
+    QCOMPARE(deserializeRankReport(serialize(r)).launches.graphKernels, std::uint64_t(5));
+    const std::string json = statsJson(*m_trace, *m_analysis, o);
+    QVERIFY(json.find("\"launch_pairing\": \"correlation ids\",") != std::string::npos);
+    QVERIFY(json.find("\"kernels_per_call\": {\"1\": 2, \"2\": 2, \"3\": 1},") != std::string::npos);
+    QVERIFY(json.find("\"graph_launches\": 2, \"graph_kernels\": 5}") != std::string::npos);
+    const std::string table = statsTable(*m_trace, *m_analysis, o);
+    QVERIFY(table.find("launches paired by correlation ids, 9 of 11 kernels; calls by kernels launched: 2 × 1, 2 × 2, "
+                       "1 × 3)")
+        != std::string::npos);
+    QVERIFY(table.find("calls that launched several kernels: 3 of 5 (7 kernels, up to 3 per call); CUDA graph launches "
+                       "2 replaying 5 kernels")
+        != std::string::npos);
 }
 
 void TestLaunchPairing::scorepStaysInOrder()
