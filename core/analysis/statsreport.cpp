@@ -136,6 +136,42 @@ std::string renderTable(const std::vector<std::vector<std::string>>& rows, std::
 
 std::string dur(TimeNs ns) { return formatDuration(ns); }
 
+// The table's idle part: each rank's idle breakdown, its finding and its launch diagnosis.
+std::string idleSection(const StatsReport& report)
+{
+    std::vector<std::vector<std::string>> irows;
+    irows.push_back({"rank", "idle", "host-bound", "(data loading)", "sync wait", "queued", "unattributed", "gaps"});
+    std::string findings;
+    for (const RankReport& rank : report.ranks) {
+        const IdleBreakdown& b = rank.idle;
+        const TimeNs idle = b.totalNs();
+        auto part = [&](TimeNs v) {
+            return dur(v) + (idle > 0 ? " (" + number(100.0 * double(v) / double(idle), 1) + " %)" : std::string());
+        };
+        irows.push_back({ rank.label, dur(idle), part(b.hostBoundNs), part(b.dataLoadingNs), part(b.syncWaitNs),
+            part(b.queuedNs), part(b.unattributedNs), std::to_string(b.gaps) });
+        const LaunchDiagnosis& ld = rank.launches;
+        findings += rank.label + ": " + idleFinding(rank.stats, b, ld) + "\n";
+        if (ld.kernels > 0)
+            findings += "  kernels with a known launch: " + std::to_string(ld.kernels) + ", median "
+                + dur(ld.medianKernelNs) + " (p90 " + dur(ld.p90KernelNs) + ") against launch calls of median "
+                + dur(ld.medianLaunchNs) + " (p90 " + dur(ld.p90LaunchNs) + "); "
+                + number(ld.launchesPerSecond, 0) + " launches/s\n";
+        if (ld.multiKernelCalls > 0)
+            findings += "  calls that launched several kernels: " + std::to_string(ld.multiKernelCalls) + " of "
+                + std::to_string(ld.calls) + " (" + std::to_string(ld.multiKernelKernels) + " kernels, up to "
+                + std::to_string(ld.maxKernelsPerCall) + " per call); CUDA graph launches "
+                + std::to_string(ld.graphLaunches) + " replaying " + std::to_string(ld.graphKernels)
+                + " kernels\n";
+    }
+    std::string out
+        = "\nWhy the GPUs were idle: for each gap, until the call that launched the next work ended the CPU was\n"
+          "host-bound (or waiting in a synchronising call), after it the work was queued; unattributed gaps\n"
+          "end in work without a known launch.\n";
+    out += renderTable(irows, 1);
+    return out + "\n" + findings;
+}
+
 // "; calls by kernels launched: 65 × 1, 5 × 218, 5 × 403" when some call launched several kernels, else "".
 std::string callsByKernels(const RankReport& rank)
 {
@@ -431,38 +467,7 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
         out += renderTable(crows, 2);
     }
 
-    {
-        std::vector<std::vector<std::string>> irows;
-        irows.push_back({"rank", "idle", "host-bound", "(data loading)", "sync wait", "queued", "unattributed", "gaps"});
-        std::string findings;
-        for (const RankReport& rank : report.ranks) {
-            const IdleBreakdown& b = rank.idle;
-            const TimeNs idle = b.totalNs();
-            auto part = [&](TimeNs v) {
-                return dur(v) + (idle > 0 ? " (" + number(100.0 * double(v) / double(idle), 1) + " %)" : std::string());
-            };
-            irows.push_back({ rank.label, dur(idle), part(b.hostBoundNs), part(b.dataLoadingNs), part(b.syncWaitNs),
-                part(b.queuedNs), part(b.unattributedNs), std::to_string(b.gaps) });
-            const LaunchDiagnosis& ld = rank.launches;
-            findings += rank.label + ": " + idleFinding(rank.stats, b, ld) + "\n";
-            if (ld.kernels > 0)
-                findings += "  kernels with a known launch: " + std::to_string(ld.kernels) + ", median "
-                    + dur(ld.medianKernelNs) + " (p90 " + dur(ld.p90KernelNs) + ") against launch calls of median "
-                    + dur(ld.medianLaunchNs) + " (p90 " + dur(ld.p90LaunchNs) + "); "
-                    + number(ld.launchesPerSecond, 0) + " launches/s\n";
-            if (ld.multiKernelCalls > 0)
-                findings += "  calls that launched several kernels: " + std::to_string(ld.multiKernelCalls) + " of "
-                    + std::to_string(ld.calls) + " (" + std::to_string(ld.multiKernelKernels) + " kernels, up to "
-                    + std::to_string(ld.maxKernelsPerCall) + " per call); CUDA graph launches "
-                    + std::to_string(ld.graphLaunches) + " replaying " + std::to_string(ld.graphKernels)
-                    + " kernels\n";
-        }
-        out += "\nWhy the GPUs were idle: for each gap, until the call that launched the next work ended the CPU was\n"
-               "host-bound (or waiting in a synchronising call), after it the work was queued; unattributed gaps\n"
-               "end in work without a known launch.\n";
-        out += renderTable(irows, 1);
-        out += "\n" + findings;
-    }
+    out += idleSection(report);
 
     for (const RankReport& rank : report.ranks) {
         out += "\n" + rank.label + ": phases by " + phaseSourceName(rank.phaseSource) + " (launch "
