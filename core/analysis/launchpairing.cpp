@@ -196,8 +196,8 @@ struct InOrder
 
 bool hasCorrelationIds(const Rank& rank)
 {
-    return std::any_of(rank.lanes.begin(), rank.lanes.end(),
-        [](const Lane& l) { return l.isGpu() && !l.launchByInterval.empty(); });
+    return std::any_of(
+        rank.lanes.begin(), rank.lanes.end(), [](const Lane& l) { return l.isGpu() && !l.launchByInterval.empty(); });
 }
 
 // By identity: each GPU interval's call is the one with its correlation id, however many intervals that call
@@ -242,8 +242,8 @@ LaunchPairs pairLaunches(const Trace& trace, const Analysis& analysis, const Ran
     return out;
 }
 
-LaunchTable launchTable(const Analysis& analysis, const Rank& rank, int rankIndex,
-    const std::vector<std::vector<LaunchRef>>& launchOf)
+LaunchTable launchTable(
+    const Analysis& analysis, const Rank& rank, int rankIndex, const std::vector<std::vector<LaunchRef>>& launchOf)
 {
     struct Item
     {
@@ -289,8 +289,7 @@ const LaunchCall* LaunchTable::find(LaunchRef call) const
     auto it = std::lower_bound(calls.begin(), calls.end(), call, [](const LaunchCall& c, const LaunchRef& r) {
         return c.call.cpuLane != r.cpuLane ? c.call.cpuLane < r.cpuLane : c.call.interval < r.interval;
     });
-    return it != calls.end() && it->call.cpuLane == call.cpuLane && it->call.interval == call.interval ? &*it
-                                                                                                     : nullptr;
+    return it != calls.end() && it->call.cpuLane == call.cpuLane && it->call.interval == call.interval ? &*it : nullptr;
 }
 
 std::vector<std::pair<std::uint32_t, std::uint64_t>> LaunchTable::kernelsPerCall() const

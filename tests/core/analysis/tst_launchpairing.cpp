@@ -28,15 +28,15 @@ namespace {
 QByteArray graphTrace()
 {
     auto cpu = [](const char* name, int ts, int dur, int corr) -> QByteArray {
-        return QByteArray(R"(  {"ph": "X", "cat": "cuda_runtime", "name": ")") + name + R"(", "pid": 1, "tid": 1, "ts": )"
-            + QByteArray::number(ts) + R"(, "dur": )" + QByteArray::number(dur) + R"(, "args": {"correlation": )"
-            + QByteArray::number(corr) + "}},\n";
+        return QByteArray(R"(  {"ph": "X", "cat": "cuda_runtime", "name": ")") + name
+            + R"(", "pid": 1, "tid": 1, "ts": )" + QByteArray::number(ts) + R"(, "dur": )" + QByteArray::number(dur)
+            + R"(, "args": {"correlation": )" + QByteArray::number(corr) + "}},\n";
     };
     auto gpu = [](const char* cat, const char* name, int stream, int ts, int dur, int corr) -> QByteArray {
-        return QByteArray(R"(  {"ph": "X", "cat": ")") + cat + R"(", "name": ")" + name
-            + R"(", "pid": 0, "tid": )" + QByteArray::number(stream) + R"(, "ts": )" + QByteArray::number(ts)
-            + R"(, "dur": )" + QByteArray::number(dur) + R"(, "args": {"device": 0, "stream": )"
-            + QByteArray::number(stream) + R"(, "correlation": )" + QByteArray::number(corr) + "}},\n";
+        return QByteArray(R"(  {"ph": "X", "cat": ")") + cat + R"(", "name": ")" + name + R"(", "pid": 0, "tid": )"
+            + QByteArray::number(stream) + R"(, "ts": )" + QByteArray::number(ts) + R"(, "dur": )"
+            + QByteArray::number(dur) + R"(, "args": {"device": 0, "stream": )" + QByteArray::number(stream)
+            + R"(, "correlation": )" + QByteArray::number(corr) + "}},\n";
     };
     QByteArray e;
     e += R"(  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0", "pid": 1, "tid": 1, "ts": 0, "dur": 100},)"
@@ -244,7 +244,8 @@ void TestLaunchPairing::scorepStaysInOrder()
     QCOMPARE(a->ranks[0].launchPairing, LaunchPairing::StreamReferences);
     QCOMPARE(a->ranks[0].kernelsPaired, std::uint64_t(2));
     QCOMPARE(a->ranks[0].launchCalls.calls.size(), std::size_t(2));
-    QCOMPARE(a->ranks[0].launchCalls.kernelsPerCall(), (std::vector<std::pair<std::uint32_t, std::uint64_t>> { { 1, 2 } }));
+    QCOMPARE(
+        a->ranks[0].launchCalls.kernelsPerCall(), (std::vector<std::pair<std::uint32_t, std::uint64_t>> { { 1, 2 } }));
     const auto w = launchOfWork(*a, { 0, gpu, 1 });
     QVERIFY(w);
     QCOMPARE(w->call, (IntervalRef { 0, cpu, l1 }));
