@@ -5,7 +5,7 @@
 #include "analysis/analysis.h"
 #include "analysis/statsparts.h"
 #include "analysis/statsreport.h"
-#include "import/loader.h"
+#include "run/openrun.h"
 #include "support/kinetotraces.h"
 
 #include <QTemporaryDir>
