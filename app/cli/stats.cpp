@@ -67,7 +67,12 @@ int parseStatsRequest(StatsRequest& request)
                                   QStringLiteral("T"));
     const QCommandLineOption to(QStringLiteral("to"), QStringLiteral("End of the time window (default: trace end)."),
                                 QStringLiteral("T"));
-    for (const auto* o : {&json, &csv, &perStep, &rules, &extend, &from, &to})
+    const QCommandLineOption clock(QStringLiteral("clock"),
+                                   QStringLiteral("aligned (default): ranks on different hosts are put on one clock from "
+                                                  "the end times of matched collectives, where the offset is "
+                                                  "significant; recorded: times as recorded."),
+                                   QStringLiteral("MODE"));
+    for (const auto* o : {&json, &csv, &perStep, &rules, &extend, &from, &to, &clock})
         parser.addOption(*o);
     const LoadArgs loadArgs;
     loadArgs.addTo(parser);
@@ -85,6 +90,12 @@ int parseStatsRequest(StatsRequest& request)
         return fail("stats: --json and --csv exclude each other");
     if (parser.isSet(rules) && parser.isSet(extend))
         return fail("stats: --rules and --extend-rules exclude each other");
+    if (parser.isSet(clock)) {
+        const QString mode = parser.value(clock);
+        if (mode != QStringLiteral("aligned") && mode != QStringLiteral("recorded"))
+            return fail("stats: --clock '" + mode.toStdString() + "': expected aligned or recorded");
+        request.clock = mode == QStringLiteral("aligned") ? ClockMode::Aligned : ClockMode::Recorded;
+    }
 
     // Check everything cheap before the (possibly long) load.
     std::string error;
@@ -151,10 +162,10 @@ int runStats(int argc, char** argv)
     } catch (const std::exception& e) {
         return fail(path + ": " + e.what());
     }
+    auto analysis = alignClocks(*trace, analyze(*trace, std::move(request.rules)), request.clock).analysis;
     if (const std::string error = resolveStatsWindow(request, trace->extent); !error.empty())
         return fail(error);
 
-    const auto analysis = analyze(*trace, std::move(request.rules));
     const StatsReportOptions& options = request.options;
     const std::string out = request.format == StatsRequest::Format::Json ? statsJson(*trace, *analysis, options)
         : request.format == StatsRequest::Format::Csv                    ? statsCsv(*trace, *analysis, options)

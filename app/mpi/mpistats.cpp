@@ -331,15 +331,27 @@ int runStats(const World& world, int argc, char** argv)
                 remap.push_back(names.try_emplace(name, std::uint32_t(names.size())).first->second);
             for (CollectiveCandidate& item : cc.items) {
                 item.name = remap[item.name];
+                item.group = item.group == kNoKey ? kNoKey : remap[item.group];
+                item.signature = item.signature == kNoKey ? kNoKey : remap[item.signature];
                 candidates.push_back(item);
             }
             readWarnings(c, warnings);
         }
         report.traceWarnings = warnings.inSerialOrder(report.ranks);
         report.kernels = kernelRows(kernels);
-        match = matchCandidates(std::move(candidates), totalRanks, hosts.size() > 1);
-        report.anyCollectiveGroup = !match.groups.empty();
-        report.multipleHosts = match.multipleHosts;
+        std::vector<std::string> keys(names.size());
+        for (const auto& [text, index] : names)
+            keys[index] = text;
+        match = matchCandidates(std::move(candidates), totalRanks, hosts.size() > 1, 200'000, std::move(keys));
+        addCrossRank(report, match);
+        // Clocks are not aligned across processes: one host has one clock, several are reported as recorded.
+        report.clocks.method = hosts.size() > 1 ? ClockMethod::Recorded : ClockMethod::SingleHost;
+        report.clocks.hosts = int(hosts.size());
+        for (std::size_t g = 0; g < report.ranks.size(); ++g)
+            report.clocks.ranks.push_back({int(g), report.ranks[g].host, 0, 0, 0, 0});
+        report.clockLine = hosts.size() > 1
+            ? "clocks as recorded (exposure-mpi does not align clocks across hosts; use exposure-cli stats)"
+            : "clocks: one host, one clock (nothing to align)";
         const auto waits = waitParts(match);
         for (int p = 0; p < world.size; ++p) {
             Bytes w;
