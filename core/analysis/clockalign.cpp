@@ -12,6 +12,9 @@ namespace exposure {
 
 namespace {
 
+// Pairs of clock domains with fewer matched collectives than this give no estimate.
+constexpr std::size_t kMinCollectives = 3;
+
 // Clock domains: hosts where every rank records one, else one per rank.
 std::vector<int> clockDomains(const Trace& trace, int& count)
 {
@@ -78,6 +81,27 @@ std::map<std::pair<int, int>, std::vector<TimeNs>> endDifferences(const Collecti
     return diffs;
 }
 
+// Ranks whose clock could not be tied to the reference rank's: named, with what they are aligned to instead.
+std::string clockWarning(const Trace& trace)
+{
+    const ClockAlignment& c = trace.clocks;
+    if (c.method != ClockMethod::CollectiveEnds)
+        return {};
+    std::map<int, std::string> byRoot; // root rank -> its ranks
+    for (const RankClock& rc : c.ranks)
+        if (rc.alignedTo != c.referenceRank && std::size_t(rc.rank) < trace.ranks.size())
+            byRoot[rc.alignedTo] += (byRoot[rc.alignedTo].empty() ? "" : ", ") + trace.ranks[std::size_t(rc.rank)].label;
+    std::string out;
+    for (const auto& [root, ranks] : byRoot)
+        out += (out.empty() ? "" : "; ") + ranks + " (aligned to " + trace.ranks[std::size_t(root)].label + ")";
+    if (out.empty())
+        return {};
+    return "clocks: no collective matched by process group or stream ties these ranks to "
+        + trace.ranks[std::size_t(c.referenceRank)].label
+        + "'s clock; they are aligned only among themselves, and times between them and the others are as recorded: "
+        + out;
+}
+
 } // namespace
 
 ClockAlignment estimateClockOffsets(const Trace& trace, const CollectiveMatch& match, ClockMode mode)
@@ -96,12 +120,19 @@ ClockAlignment estimateClockOffsets(const Trace& trace, const CollectiveMatch& m
     }
     std::map<std::pair<int, int>, Estimate> edges;
     for (auto& [pair, d] : endDifferences(match, domain))
-        edges[pair] = robustEstimate(std::move(d));
+        if (d.size() >= kMinCollectives)
+            edges[pair] = robustEstimate(std::move(d));
     // Prim's tree from the reference domain over the best-supported pairs; offsets add up along it.
     std::vector<bool> reached(static_cast<std::size_t>(domains), false);
     std::vector<Estimate> at(static_cast<std::size_t>(domains));
     std::vector<double> variance(static_cast<std::size_t>(domains), 0.0);
     reached[std::size_t(domain[0])] = true;
+    std::vector<int> rootOf(static_cast<std::size_t>(domains));
+    std::vector<int> firstRankOf(static_cast<std::size_t>(domains), -1);
+    for (std::size_t r = trace.ranks.size(); r-- > 0;)
+        firstRankOf[std::size_t(domain[r])] = int(r);
+    for (int d = 0; d < domains; ++d)
+        rootOf[std::size_t(d)] = d;
     for (;;) {
         const Estimate* best = nullptr;
         int from = -1, to = -1, sign = 1;
@@ -127,6 +158,7 @@ ClockAlignment estimateClockOffsets(const Trace& trace, const CollectiveMatch& m
             continue;
         }
         reached[std::size_t(to)] = true;
+        rootOf[std::size_t(to)] = rootOf[std::size_t(from)];
         at[std::size_t(to)].median = at[std::size_t(from)].median + sign * best->median;
         at[std::size_t(to)].samples = best->samples;
         variance[std::size_t(to)] = variance[std::size_t(from)] + double(best->standardError) * double(best->standardError);
@@ -136,6 +168,7 @@ ClockAlignment estimateClockOffsets(const Trace& trace, const CollectiveMatch& m
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         const std::size_t d = std::size_t(domain[r]);
         RankClock& rc = out.ranks[r];
+        rc.alignedTo = reached[d] ? firstRankOf[std::size_t(rootOf[d])] : int(r);
         if (!reached[d] || d == std::size_t(domain[0]))
             continue;
         rc.estimateNs = at[d].median;
@@ -178,6 +211,8 @@ AlignedRun alignClocks(Trace& trace, std::shared_ptr<const Analysis> analysis, C
     }
     if (const std::string w = matchWarning(trace, *match); !w.empty())
         trace.warnings.push_back(w);
+    if (const std::string w = clockWarning(trace); !w.empty())
+        trace.warnings.push_back(w);
     run.analysis = std::move(analysis);
     run.collectives = std::move(match);
     return run;
@@ -188,7 +223,9 @@ std::string clockSummaryLine(const Trace& trace)
     const ClockAlignment& c = trace.clocks;
     if (trace.ranks.size() < 2 || c.ranks.empty())
         return {};
-    const std::string domains = std::to_string(c.hosts) + (c.hosts == 1 ? " host" : " hosts");
+    const bool hostsKnown = std::none_of(c.ranks.begin(), c.ranks.end(), [](const RankClock& r) { return r.host.empty(); });
+    const std::string domains = std::to_string(c.hosts)
+        + (hostsKnown ? (c.hosts == 1 ? " host" : " hosts") : " ranks (hosts not recorded)");
     TimeNs largest = 0, largestEstimate = 0;
     for (const RankClock& rc : c.ranks) {
         largest = std::max(largest, std::abs(rc.offsetNs));

@@ -72,7 +72,9 @@ std::string groupKeyText(const Lane& lane, const CollectiveArgs* args)
 {
     if (args && (!args->processGroup.empty() || !args->groupRanks.empty()))
         return "\x1epg\x1f" + args->processGroup + "\x1f" + args->groupRanks;
-    if (lane.stream >= 0)
+    // The stream stands for the communicator only where no kernel of the lane names its process group (a kernel
+    // without arguments beside ones with them may belong to any group that uses the stream).
+    if (lane.stream >= 0 && lane.collectiveArgs.empty())
         return "\x1estream\x1f" + std::to_string(lane.stream);
     return {};
 }

@@ -217,6 +217,8 @@ struct RankClock
     TimeNs estimateNs = 0;      // the estimated offset against the reference rank, applied or not
     TimeNs uncertaintyNs = 0;   // standard error of the estimate
     std::uint64_t collectivesUsed = 0;
+    int alignedTo = 0;          // the rank whose clock this one is put on: the reference, unless no collective
+                                // ties them (then the first rank of its own connected set, or itself)
 };
 
 struct ClockAlignment

@@ -40,10 +40,11 @@ void TraceLoader::load(const QString& path, const std::vector<int>& ranks)
     emit started(path);
     auto fn = m_load;
     Rules rules = m_rules;
+    const ClockMode clockMode = m_clockMode;
     const std::uint64_t memoryLimit = m_memoryLimit;
     auto tooLargeFlag = std::make_shared<std::atomic<bool>>(false);
     m_job->start<LoadedTrace>(
-        [fn, rules, path, ranks, memoryLimit, tooLargeFlag](const JobContext& job) -> LoadedTrace {
+        [fn, rules, clockMode, path, ranks, memoryLimit, tooLargeFlag](const JobContext& job) -> LoadedTrace {
             QElapsedTimer throttle;
             throttle.start();
             LoadOptions options;
@@ -77,12 +78,14 @@ void TraceLoader::load(const QString& path, const std::vector<int>& ranks)
                 if (!trace)
                     throw LoadError(path.toStdString(), "the loader returned no trace");
                 job.progress(1000, QObject::tr("Analysing…"));
-                auto analysis = analyze(*trace, rules);
+                // Clocks aligned across hosts before anything is indexed: every view sees one time base.
+                AlignedRun aligned = alignClocks(*trace, analyze(*trace, rules), clockMode);
+                auto analysis = std::move(aligned.analysis);
                 if (job.cancelled())
                     throw LoadCancelled();
                 r.index = ViewIndex::build(*trace, analysis.get());
                 r.ruleUsage = ruleUsage(*trace, *analysis);
-                r.collectives = std::make_shared<const CollectiveMatch>(matchCollectives(*trace, *analysis));
+                r.collectives = std::move(aligned.collectives);
                 r.analysis = std::move(analysis);
                 r.trace = std::move(trace);
             } catch (const TraceTooLarge&) {

@@ -10,6 +10,7 @@
 #include "panels/exposedpanel.h"
 #include "panels/idlepanel.h"
 #include "panels/kernelspanel.h"
+#include "panels/collectivespanel.h"
 #include "panels/rulespanel.h"
 #include "panels/transferspanel.h"
 #include "shell/emptystate.h"
@@ -59,6 +60,7 @@ MainWindow::MainWindow(QWidget* parent)
     , m_idle(new IdlePanel(this))
     , m_transfers(new TransfersPanel(this))
     , m_rules(new RulesPanel(this))
+    , m_collectives(new CollectivesPanel(this))
     , m_statusText(new QLabel(this))
     , m_cursorLabel(new QLabel(this))
     , m_rangeLabel(new QLabel(this))
@@ -270,6 +272,17 @@ void MainWindow::createActions()
         o.range.reset();
         m_timeline->setOptions(o);
     });
+    // Ranks on different hosts: their clocks put on one time base from the ends of matched collectives (reloads).
+    m_alignClocksAction = m_viewMenu->addAction(tr("&Align Clocks Across Hosts"));
+    m_alignClocksAction->setCheckable(true);
+    m_alignClocksAction->setChecked(true);
+    m_alignClocksAction->setToolTip(tr("Estimate each host's clock offset from the end times of matched collectives "
+                                       "and apply it where significant; off: times as recorded"));
+    connect(m_alignClocksAction, &QAction::toggled, this, [this](bool on) {
+        m_loader->setClockMode(on ? ClockMode::Aligned : ClockMode::Recorded);
+        if (m_current.trace && !m_current.path.isEmpty())
+            reload();
+    });
     QMenu* paletteMenu = m_viewMenu->addMenu(tr("&Palette"));
     auto* group = new QActionGroup(this);
     const std::pair<PaletteKind, QString> kinds[] = {{PaletteKind::Default, tr("&Default (colour-blind safe)")},
@@ -318,10 +331,13 @@ void MainWindow::createDocks()
     m_idleDock = dock(m_idle, tr("Idle"), QStringLiteral("idleDock"), Qt::BottomDockWidgetArea);
     m_transfersDock = dock(m_transfers, tr("Transfers"), QStringLiteral("transfersDock"), Qt::BottomDockWidgetArea);
     m_rulesDock = dock(m_rules, tr("Rules"), QStringLiteral("rulesDock"), Qt::BottomDockWidgetArea);
+    m_collectivesDock
+        = dock(m_collectives, tr("Collectives"), QStringLiteral("collectivesDock"), Qt::BottomDockWidgetArea);
     tabifyDockWidget(m_exposedDock, m_kernelsDock);
     tabifyDockWidget(m_kernelsDock, m_idleDock);
     tabifyDockWidget(m_idleDock, m_transfersDock);
     tabifyDockWidget(m_transfersDock, m_rulesDock);
+    tabifyDockWidget(m_rulesDock, m_collectivesDock);
     m_exposedDock->raise();
     resizeDocks({m_detailsDock}, {380}, Qt::Horizontal);
     resizeDocks({m_exposedDock}, {260}, Qt::Vertical);
@@ -344,6 +360,9 @@ void MainWindow::createStatusBar()
     m_warningsButton->hide();
     connect(m_warningsButton, &QToolButton::clicked, this, &MainWindow::showTraceWarnings);
     statusBar()->addWidget(m_statusText, 1);
+    m_clockLabel = new QLabel(this);
+    m_clockLabel->hide();
+    statusBar()->addPermanentWidget(m_clockLabel);
     statusBar()->addPermanentWidget(m_warningsButton);
     statusBar()->addPermanentWidget(m_cursorLabel);
     statusBar()->addPermanentWidget(m_rangeLabel);
@@ -460,6 +479,11 @@ void MainWindow::restoreAfterReload(const QString& path)
     }
 }
 
+QString MainWindow::clockNote() const
+{
+    return m_clockLabel->text();
+}
+
 QString MainWindow::statusText() const
 {
     return m_statusText->text();
@@ -555,6 +579,10 @@ void MainWindow::applyLoaded(const LoadedTrace& loaded)
     m_idle->setTrace(loaded.trace, loaded.analysis);
     m_transfers->setTrace(loaded.trace, loaded.analysis);
     m_rules->setRules(loaded.analysis ? &loaded.analysis->rules : nullptr, loaded.ruleUsage);
+    m_collectives->setTrace(loaded.trace, loaded.collectives);
+    const QString clock = loaded.trace ? QString::fromStdString(clockSummaryLine(*loaded.trace)) : QString();
+    m_clockLabel->setText(clock);
+    m_clockLabel->setVisible(!clock.isEmpty());
     const std::size_t warnings = loaded.trace ? loaded.trace->warnings.size() : 0;
     m_warningsButton->setText(warnings == 1 ? tr("1 warning") : tr("%1 warnings").arg(warnings));
     m_warningsButton->setVisible(warnings > 0);

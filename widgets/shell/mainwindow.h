@@ -30,6 +30,7 @@ class IdlePanel;
 class TransfersPanel;
 class RecentFilesMenu;
 class RulesPanel;
+class CollectivesPanel;
 class TimelinePlot;
 
 class MainWindow : public QMainWindow
@@ -69,6 +70,10 @@ public:
     EmptyState* emptyState() const { return m_emptyState; }
     // The status bar's message line ("Loaded …", "Could not open …").
     QString statusText() const;
+    // The status bar's note on the ranks' clocks ("clocks aligned across 2 hosts ..."); empty for one rank.
+    QString clockNote() const;
+    QAction* alignClocksAction() const { return m_alignClocksAction; }
+    CollectivesPanel* collectivesPanel() const { return m_collectives; }
     // How long a failure or cancel message stays in the status bar (default 10 s; tests shorten it).
     void setTransientStatusTimeout(int ms) { m_transientStatusMs = ms; }
     DetailsPanel* detailsPanel() const { return m_details; }
@@ -132,6 +137,7 @@ private:
     IdlePanel* m_idle;
     TransfersPanel* m_transfers;
     RulesPanel* m_rules;
+    CollectivesPanel* m_collectives;
     RecentFilesMenu* m_recent = nullptr;
     QMenu* m_fileMenu = nullptr;
     QMenu* m_viewMenu = nullptr;
@@ -147,6 +153,9 @@ private:
     QDockWidget* m_idleDock = nullptr;
     QDockWidget* m_transfersDock = nullptr;
     QDockWidget* m_rulesDock = nullptr;
+    QDockWidget* m_collectivesDock = nullptr;
+    QAction* m_alignClocksAction = nullptr;
+    QLabel* m_clockLabel = nullptr;
     QLabel* m_statusText;
     QLabel* m_cursorLabel;
     QLabel* m_rangeLabel;
