@@ -198,16 +198,23 @@ private:
         return std::size_t(close) * 2 >= d.size();
     }
 
-    // The clock offset of b against a: over small shifts of the order (b's k+s-th against a's k-th), the densest
-    // cluster of end differences (window 2 × tolerance) of instances with equal signatures.
+    // The clock offset of b against a. Each small shift s of the order (b's k+s-th against a's k-th) proposes the
+    // densest cluster of end differences (window 2 × tolerance) of instances with equal signatures; the proposal under
+    // which the most of a's instances find an instance of b with the same signature and end wins (in a periodic run
+    // of identical collectives one period more is nearly as dense, but only the true offset covers both sides of a
+    // gap).
     TimeNs voteOffset() const
     {
         const std::int64_t na = std::int64_t(m_a.size()), nb = std::int64_t(m_b.size());
         const std::int64_t reach = std::min<std::int64_t>(64, std::abs(na - nb) + 2);
         const std::int64_t step = std::max<std::int64_t>(1, na / 2048);
-        std::size_t bestCount = 0;
-        std::int64_t bestShift = 0;
-        TimeNs best = 0;
+        struct Proposal
+        {
+            TimeNs offset;
+            std::size_t density;
+            std::int64_t shift;
+        };
+        std::vector<Proposal> proposals;
         std::vector<TimeNs> d;
         for (std::int64_t s = -reach; s <= reach; ++s) {
             d.clear();
@@ -217,16 +224,45 @@ private:
                     d.push_back(m_b[std::size_t(j)]->end - m_a[std::size_t(i)]->end);
             }
             std::sort(d.begin(), d.end());
+            Proposal best{0, 0, s};
             std::size_t lo = 0;
             for (std::size_t hi = 0; hi < d.size(); ++hi) {
                 while (d[hi] - d[lo] > 2 * m_tol)
                     ++lo;
-                const std::size_t count = hi - lo + 1;
-                if (count > bestCount || (count == bestCount && std::abs(s) < std::abs(bestShift))) {
-                    bestCount = count;
-                    bestShift = s;
-                    best = d[lo + (hi - lo) / 2];
-                }
+                if (hi - lo + 1 > best.density)
+                    best = {d[lo + (hi - lo) / 2], hi - lo + 1, s};
+            }
+            if (best.density > 0)
+                proposals.push_back(best);
+        }
+        std::vector<std::pair<TimeNs, std::uint64_t>> bEnds; // (end, signature), sorted
+        for (const auto* c : m_b)
+            bEnds.emplace_back(c->end, sigOf(*c));
+        std::sort(bEnds.begin(), bEnds.end());
+        auto coverage = [&](TimeNs offset) {
+            std::size_t n = 0;
+            for (std::int64_t i = 0; i < na; i += step) {
+                const auto* a = m_a[std::size_t(i)];
+                auto it = std::lower_bound(bEnds.begin(), bEnds.end(), std::make_pair(a->end + offset - m_tol, std::uint64_t(0)));
+                for (; it != bEnds.end() && it->first <= a->end + offset + m_tol; ++it)
+                    if (it->second == sigOf(*a)) {
+                        ++n;
+                        break;
+                    }
+            }
+            return n;
+        };
+        TimeNs best = 0;
+        std::size_t bestCover = 0, bestDensity = 0;
+        std::int64_t bestShift = 0;
+        for (const Proposal& p : proposals) {
+            const std::size_t cover = coverage(p.offset);
+            if (std::tie(cover, p.density) > std::tie(bestCover, bestDensity)
+                || (cover == bestCover && p.density == bestDensity && std::abs(p.shift) < std::abs(bestShift))) {
+                best = p.offset;
+                bestCover = cover;
+                bestDensity = p.density;
+                bestShift = p.shift;
             }
         }
         return best;

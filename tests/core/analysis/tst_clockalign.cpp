@@ -47,7 +47,7 @@ struct Instance
 // Collective k of a group: member m arrives at T + noise, all end at T + 250 us + jitter.
 std::vector<std::vector<Instance>> makeCollectives(int members, int count, std::uint64_t seed, TimeNs period = 500'000)
 {
-    std::vector<std::vector<Instance>> out(std::size_t(members));
+    std::vector<std::vector<Instance>> out(static_cast<std::size_t>(members));
     for (int k = 0; k < count; ++k) {
         const TimeNs t = 1'000'000 + TimeNs(k) * period;
         for (int m = 0; m < members; ++m) {
