@@ -71,7 +71,7 @@ int runCompare(int argc, char** argv)
     for (const auto& p : paths) {
         try {
             const auto trace = loadTrace(p.toStdString());
-            const auto analysis = analyze(*trace, ruleSet);
+            const auto analysis = alignClocks(*trace, analyze(*trace, ruleSet), ClockMode::Aligned).analysis;
             runs.push_back(summarizeRun(*trace, *analysis, options));
         } catch (const LoadError& e) {
             return fail(e.what());

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "compare/comparewindow.h"
 
+#include "analysis/clockalign.h"
 #include "common/theme.h"
 #include "import/loader.h"
 #include "model/timeformat.h"
@@ -638,7 +639,10 @@ void CompareWindow::startJob(Run& run)
                 if (!trace) {
                     LoadOptions options;
                     options.cancel = job.cancelFlag();
-                    trace = loadTrace(path.toStdString(), options);
+                    std::shared_ptr<Trace> loaded = loadTrace(path.toStdString(), options);
+                    // The same time base as the main window's: clocks aligned across hosts.
+                    analysis = alignClocks(*loaded, analyze(*loaded, Rules::defaults()), ClockMode::Aligned).analysis;
+                    trace = std::move(loaded);
                 }
                 if (job.cancelled())
                     throw LoadCancelled();
