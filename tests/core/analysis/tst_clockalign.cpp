@@ -5,7 +5,7 @@
 #include "analysis/analysis.h"
 #include "analysis/clockalign.h"
 #include "analysis/collectives.h"
-#include "import/loader.h"
+#include "run/openrun.h"
 #include "synth/archivewriter.h"
 
 #include <QDir>
