@@ -6,6 +6,8 @@
 #include "run/inputkinds.h"
 #include "run/watchedread.h"
 
+#include <algorithm>
+
 namespace exposure {
 
 namespace {
@@ -83,6 +85,16 @@ std::shared_ptr<const CollectiveMatch> alignStage(OpenedRun& run, const RunOptio
         return nullptr;
     AlignedRun aligned = alignClocks(*run.trace, run.analysis, options.clock);
     run.analysis = std::move(aligned.analysis);
+    if (run.trace->clocks.applied) {
+        // The consistency stage's "overlaps no other rank" warnings were about the recorded clocks: checked again.
+        Trace& trace = *run.trace;
+        for (const Rank& rank : trace.ranks) {
+            const std::string stale
+                = unalignedRankWarning(rank.archivePath.empty() ? trace.sourcePath : rank.archivePath, rank.label);
+            trace.warnings.erase(std::remove(trace.warnings.begin(), trace.warnings.end(), stale), trace.warnings.end());
+        }
+        checkRankAlignment(trace);
+    }
     return std::move(aligned.collectives);
 }
 
