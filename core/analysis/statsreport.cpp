@@ -341,6 +341,32 @@ std::string collectiveSummaryText(const StatsReport& report)
     return out;
 }
 
+// The text report's cross-rank part: waiting and transfer per rank, the clock line, the collective summary.
+std::string crossRankText(const StatsReport& report)
+{
+    std::string out;
+    if (report.ranks.size() > 1 && report.anyCollectiveGroup) {
+        std::vector<std::vector<std::string>> crows;
+        crows.push_back(
+            { "rank", "matched", "unmatched", "waiting", "transfer", "exposed waiting", "made others wait" });
+        for (const RankReport& rank : report.ranks) {
+            const RankCollectiveStats& c = rank.collectives;
+            crows.push_back({ rank.label, std::to_string(c.matched), std::to_string(c.unmatched), dur(c.waitNs),
+                dur(c.transferNs), dur(c.exposedWaitNs),
+                c.causedWaits ? dur(c.causedWaitNs) + " in " + std::to_string(c.causedWaits) + " collectives"
+                              : std::string("-") });
+        }
+        out += "\nCommunication kernels matched across ranks (whole trace): NCCL time before the last rank joined\n"
+               "each collective is waiting for peers, the rest is transfer.\n";
+        out += renderTable(crows, 2);
+    }
+    if (report.ranks.size() > 1 && !report.clockLine.empty())
+        out += "\n" + report.clockLine + "\n";
+    if (report.ranks.size() > 1 && !report.processGroups.empty())
+        out += collectiveSummaryText(report);
+    return out;
+}
+
 } // namespace
 
 std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
@@ -522,25 +548,7 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
            "overlap = hidden / comm busy. See 'exposure-cli stats --help' for the exact definitions.\n";
     out += stepMeanNotes(meanNotes);
 
-    if (report.ranks.size() > 1 && report.anyCollectiveGroup) {
-        std::vector<std::vector<std::string>> crows;
-        crows.push_back(
-            { "rank", "matched", "unmatched", "waiting", "transfer", "exposed waiting", "made others wait" });
-        for (const RankReport& rank : report.ranks) {
-            const RankCollectiveStats& c = rank.collectives;
-            crows.push_back({ rank.label, std::to_string(c.matched), std::to_string(c.unmatched), dur(c.waitNs),
-                dur(c.transferNs), dur(c.exposedWaitNs),
-                c.causedWaits ? dur(c.causedWaitNs) + " in " + std::to_string(c.causedWaits) + " collectives"
-                              : std::string("-") });
-        }
-        out += "\nCommunication kernels matched across ranks (whole trace): NCCL time before the last rank joined\n"
-               "each collective is waiting for peers, the rest is transfer.\n";
-        out += renderTable(crows, 2);
-    }
-    if (report.ranks.size() > 1 && !report.clockLine.empty())
-        out += "\n" + report.clockLine + "\n";
-    if (report.ranks.size() > 1 && !report.processGroups.empty())
-        out += collectiveSummaryText(report);
+    out += crossRankText(report);
 
     {
         std::vector<std::vector<std::string>> irows;
