@@ -699,18 +699,23 @@ std::vector<CollectiveSummaryRow> collectiveSummary(const Trace& trace, const Co
 std::vector<CollectiveSummaryRow> collectiveSummary(const CollectiveMatch& match,
                                                     const std::function<std::string(std::uint32_t)>& kernelName)
 {
-    // Key: process group, signature (or kernel name), algorithm.
-    std::map<std::tuple<std::uint32_t, std::uint64_t, std::string>, CollectiveSummaryRow> rows;
+    // Key: process group, signature (or kernel name), kernel name (which says the algorithm); the names' texts are
+    // looked at once per name.
+    std::map<std::tuple<std::uint32_t, std::uint64_t, std::uint32_t>, CollectiveSummaryRow> rows;
+    std::unordered_map<std::uint32_t, std::pair<std::string, std::string>> nameInfo; // name -> (algorithm, type)
     for (const CollectiveGroup& g : match.groups) {
-        const std::string kernel = kernelName(g.name);
-        const std::string algorithm = algorithmFromKernel(kernel);
+        auto info = nameInfo.find(g.name);
+        if (info == nameInfo.end()) {
+            const std::string kernel = kernelName(g.name);
+            info = nameInfo.emplace(g.name, std::make_pair(algorithmFromKernel(kernel), typeFromKernel(kernel))).first;
+        }
         const std::uint64_t sig = g.signature != kNoKey ? g.signature : (std::uint64_t(1) << 32) | g.name;
-        auto [it, fresh] = rows.try_emplace({g.processGroup, sig, algorithm});
+        auto [it, fresh] = rows.try_emplace({g.processGroup, sig, g.name});
         CollectiveSummaryRow& row = it->second;
         if (fresh) {
             row.processGroup = g.processGroup;
-            row.algorithm = algorithm;
-            row.type = typeFromKernel(kernel);
+            row.algorithm = info->second.first;
+            row.type = info->second.second;
             if (g.signature != kNoKey && g.signature < match.keys.size()) {
                 const auto f = splitKey(match.keys[g.signature]);
                 if (f.size() == 6) {
