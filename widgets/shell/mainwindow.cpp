@@ -598,7 +598,7 @@ void MainWindow::showError(const QString& title, const QString& text)
 void MainWindow::onIntervalSelected(int rank, int lane, quint32 interval)
 {
     if (m_current.trace)
-        m_details->showInterval(*m_current.trace, m_current.analysis.get(), m_current.index.get(), rank, lane, interval,
+        m_details->showInterval(*m_current.trace, m_current.analysis.get(), m_current.index.get(), {rank, lane, interval},
                                 m_current.collectives.get());
 }
 

@@ -3,13 +3,17 @@
 
 #include "common/theme.h"
 
+#include <array>
+#include <cmath>
+
 
 namespace exposure {
 
 namespace {
 
-// Okabe & Ito (2008) colour-blind-safe set.
-constexpr QRgb kOrange = 0xE69F00, kSky = 0x56B4E9, kGreen = 0x009E73, kYellow = 0xF0E442, kBlue = 0x0072B2,
+// Okabe & Ito (2008) colour-blind-safe set. The default palette's sub-group colours are chosen around it so that
+// every two classes differ by a CIELAB ΔE of at least 15 (tst_palette checks every pair, both palettes).
+constexpr QRgb kOrange = 0xE69F00, kGreen = 0x009E73, kYellow = 0xF0E442, kBlue = 0x0072B2,
                kVermillion = 0xD55E00, kPurple = 0xCC79A7;
 
 QColor rgb(QRgb v) { return QColor::fromRgb(v); }
@@ -72,15 +76,15 @@ QColor Palette::block(Category category, const std::string& sg) const
         } else if (sg == "gemm") {
             c = rgb(0x1F5FA6);
         } else if (sg == "attention") {
-            c = rgb(0x5A4FB5);
+            c = rgb(0x6A51A3);
         } else if (sg == "elementwise") {
-            c = rgb(kSky);
+            c = rgb(0x40C0E8);
         } else if (sg == "reduction") {
-            c = rgb(0x2F8FB8);
+            c = rgb(0x2A8C9A);
         } else if (sg == "normalization") {
-            c = rgb(0x8EC5EA);
+            c = rgb(0xA6B8F0);
         } else if (sg == "optimizer") {
-            c = rgb(0x3C8C9E);
+            c = rgb(0x4FBFA5);
         } else {
             c = rgb(0x6C9BCB);
         }
@@ -89,23 +93,23 @@ QColor Palette::block(Category category, const std::string& sg) const
         if (m_kind == PaletteKind::ColorBlind || sg.empty() || sg == "AllReduce")
             c = rgb(kOrange);
         else if (sg == "AllGather")
-            c = rgb(0xF2B33D);
+            c = rgb(0xFFD166);
         else if (sg == "ReduceScatter")
-            c = rgb(0xC98A00);
+            c = rgb(0xA86A00);
         else if (sg == "Broadcast")
             c = rgb(kYellow);
         else
-            c = rgb(0xF6C76B);
+            c = rgb(0xF8C9A0);
         break;
     case Category::Memcpy:
         if (m_kind == PaletteKind::ColorBlind || sg.empty() || sg == "HtoD")
             c = rgb(kPurple);
         else if (sg == "DtoH")
-            c = rgb(0xA85A8A);
+            c = rgb(0x8E3B6E);
         else if (sg == "DtoD")
-            c = rgb(0xDDA3C6);
+            c = rgb(0xE8B4D8);
         else
-            c = rgb(0xE9C2DA);
+            c = rgb(0xB07CC6);
         break;
     case Category::Idle: c = idle(); break;
     case Category::Host: c = rgb(0xB3A58F); break;
@@ -137,9 +141,9 @@ QColor Palette::overlap(OverlapState state) const
     case OverlapState::ComputeOnly: return rgb(0x9CC8E8);
     case OverlapState::Hidden: return rgb(kGreen);
     case OverlapState::Exposed: return rgb(kVermillion);
-    case OverlapState::Other: return rgb(0xCFCFCF);
+    case OverlapState::Other: return rgb(0x8C8C8C);
     }
-    return rgb(0xCFCFCF);
+    return rgb(0x8C8C8C);
 }
 
 QColor Palette::idle() const
@@ -148,6 +152,64 @@ QColor Palette::idle() const
     if (m_kind == PaletteKind::Grayscale)
         return QColor(225, 225, 225);
     return dark ? m_background.lighter(160) : QColor(0xDDDDDD);
+}
+
+QColor Palette::waitingHatch() const
+{
+    if (m_kind == PaletteKind::Grayscale)
+        return QColor(40, 40, 40);
+    // Dark brown lines: far from every communication fill and from exposed vermillion.
+    return rgb(0x7A4A00);
+}
+
+std::vector<Palette::ClassColour> Palette::classColours() const
+{
+    std::vector<ClassColour> out;
+    auto add = [&](const QString& name, const QColor& c) { out.push_back({name, c}); };
+    if (m_kind == PaletteKind::Default) {
+        for (const char* sg : {"gemm", "attention", "elementwise", "reduction", "normalization", "optimizer", "other"})
+            add(QString::fromLatin1(sg), block(Category::Compute, sg));
+        for (const char* sg : {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "SendRecv"})
+            add(QString::fromLatin1(sg), block(Category::Communication, sg));
+        for (const char* sg : {"HtoD", "DtoH", "DtoD", "PtoP"})
+            add(QString::fromLatin1(sg), block(Category::Memcpy, sg));
+    } else {
+        add(QStringLiteral("compute"), block(Category::Compute, std::string()));
+        add(QStringLiteral("communication"), block(Category::Communication, std::string()));
+        add(QStringLiteral("memcpy"), block(Category::Memcpy, std::string()));
+    }
+    add(QStringLiteral("idle"), idle());
+    add(QStringLiteral("host"), block(Category::Host, std::string()));
+    add(QStringLiteral("compute only"), overlap(OverlapState::ComputeOnly));
+    add(QStringLiteral("hidden comm."), overlap(OverlapState::Hidden));
+    add(QStringLiteral("exposed comm."), overlap(OverlapState::Exposed));
+    add(QStringLiteral("other GPU activity"), overlap(OverlapState::Other));
+    add(QStringLiteral("waiting hatch"), waitingHatch());
+    return out;
+}
+
+namespace {
+
+// sRGB (D65) to CIELAB.
+std::array<double, 3> toLab(const QColor& c)
+{
+    auto lin = [](double v) { return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+    const double r = lin(c.redF()), g = lin(c.greenF()), b = lin(c.blueF());
+    const double x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047;
+    const double y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    const double z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883;
+    auto f = [](double t) { return t > 216.0 / 24389.0 ? std::cbrt(t) : (24389.0 / 27.0 * t + 16.0) / 116.0; };
+    const double fx = f(x), fy = f(y), fz = f(z);
+    return {116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)};
+}
+
+} // namespace
+
+double deltaE76(const QColor& a, const QColor& b)
+{
+    const auto la = toLab(a), lb = toLab(b);
+    return std::sqrt((la[0] - lb[0]) * (la[0] - lb[0]) + (la[1] - lb[1]) * (la[1] - lb[1])
+                     + (la[2] - lb[2]) * (la[2] - lb[2]));
 }
 
 QBrush Palette::hiddenBrush() const

@@ -56,7 +56,7 @@ private slots:
         const auto trace = longNameTrace();
         const auto analysis = analyze(*trace, Rules::defaults());
         DetailsPanel panel;
-        panel.showInterval(*trace, analysis.get(), nullptr, 0, 1, 0);
+        panel.showInterval(*trace, analysis.get(), nullptr, {0, 1, 0});
         // The AllReduce [100 000, 444 323) overlaps compute until 335 323: 235 323 ns hidden, 109 000 exposed.
         QCOMPARE(panel.field(QStringLiteral("Hidden")),
             QStringLiteral("%1 (235 323 ns, 68.3 %)").arg(durationText(235'323)));
@@ -93,17 +93,17 @@ private slots:
                 }
             }
         };
-        panel.showInterval(*trace, analysis.get(), nullptr, 0, 0, 0);
+        panel.showInterval(*trace, analysis.get(), nullptr, {0, 0, 0});
         QCOMPARE(panel.field(QStringLiteral("Full name")), QString::fromStdString(kLongName)); // the text is intact
         int breaks = 0;
         checkBreaks(breaks);
         QVERIFY2(breaks >= 6, qPrintable(QString::number(breaks))); // the name does wrap, many times
         // An NCCL kernel's one long identifier (ncclDevKernel_AllReduce_Sum_f32_RING_LL) stays whole too.
-        panel.showInterval(*trace, analysis.get(), nullptr, 0, 1, 0);
+        panel.showInterval(*trace, analysis.get(), nullptr, {0, 1, 0});
         int ncclBreaks = 0;
         checkBreaks(ncclBreaks);
         QVERIFY(ncclBreaks >= 1);
-        panel.showInterval(*trace, analysis.get(), nullptr, 0, 0, 0);
+        panel.showInterval(*trace, analysis.get(), nullptr, {0, 0, 0});
         // Copying gives the name without the invisible break marks.
         panel.browser()->selectAll();
         panel.browser()->copy();
