@@ -163,6 +163,7 @@ int main(int argc, char** argv)
         std::fprintf(stderr,
                      "exposure: no display (DISPLAY and WAYLAND_DISPLAY are unset); rendering the window headlessly\n");
     int rc = 0;
+    window.setRemembersRecentFiles(false);
     window.setMessageSink([&](const QString&, const QString& text) {
         rc = fail(text);
         app.exit(rc);

@@ -308,6 +308,7 @@ struct FileData
     std::uint64_t badTimes = 0; // events whose ts/dur could not be read exactly
     std::uint64_t negativeDurations = 0; // events that end before they start (skipped: no sane reading)
     std::uint64_t badCorrelations = 0; // correlation ids that are not 64-bit integers
+    bool hip = false; // ROCm: the runtime calls are hip* (GPU streams are named HIP[d:s], not CUDA[d:s])
 };
 
 // SAX handler: numbers arrive as text (kParseNumbersAsStringsFlag) so that timestamps and ids are read exactly.
@@ -484,6 +485,7 @@ private:
         case EventCat::Runtime:
         case EventCat::Driver:
             kind = RegionKind::HostApi;
+            m_data.hip = m_data.hip || e.name.rfind("hip", 0) == 0;
             break;
         default:
             break;
@@ -646,7 +648,7 @@ void addRank(Trace& trace, FileData& data, const std::string& path, int rankNumb
         lane.kind = LaneKind::GpuStream;
         lane.device = p.device;
         lane.stream = p.stream;
-        lane.name = "CUDA[" + std::to_string(p.device) + ":" + std::to_string(p.stream) + "]";
+        lane.name = (data.hip ? "HIP[" : "CUDA[") + std::to_string(p.device) + ":" + std::to_string(p.stream) + "]";
         auto& v = p.intervals;
         std::stable_sort(
             v.begin(), v.end(), [](const PendingInterval& a, const PendingInterval& b) { return a.start < b.start; });

@@ -478,7 +478,8 @@ void ExportFigureDialog::renderPreview()
     s.dpi = std::max(30, int(std::floor(s.dpi * scale)));
     try {
         m_preview = m_renderer->renderImage(s);
-        m_status->setText(m_renderer->crowdingWarning());
+        const QString warning = m_renderer->crowdingWarning();
+        m_status->setText(warning.isEmpty() ? m_renderer->selectionNote() : warning);
         const QSize box = m_previewLabel->contentsRect().size().expandedTo(QSize(kPreviewWidth, kPreviewHeight) / 2);
         m_previewLabel->setPixmap(QPixmap::fromImage(
             m_preview.scaled(box, Qt::KeepAspectRatio, Qt::SmoothTransformation)));

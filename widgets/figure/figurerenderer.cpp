@@ -8,7 +8,6 @@
 #include "view/viewindex.h"
 
 #include <QBuffer>
-#include <QDebug>
 #include <QFileInfo>
 #include <QGuiApplication>
 #include <QPageLayout>
@@ -158,6 +157,7 @@ void FigureRenderer::prepare(const FigureSpec& spec, QSize device)
     // The layout (legend wrapping) reads the widget size: resize before applying the options.
     m_plot->resize(m_logical);
     m_spec = spec;
+    m_requestedLegend = spec.legendPosition;
     m_tried.clear();
     // Auto: every row when all are legible, else what a paper needs most: GPU streams and overlap rows, else
     // the overlap rows alone.
@@ -246,6 +246,18 @@ void FigureRenderer::layOut(const TimelineOptions& options)
     m_plot->setViewport(QRect(QPoint(0, 0), m_logical));
     for (int pass = 0; pass < 2; ++pass)
         m_plot->layOutNow();
+    // A tick label at the very end of the axis is centred on it: widen the right margin so that it is not cut.
+    double overflow = 0;
+    for (const PlotText& t : m_plot->textBoxes())
+        if (t.role == PlotText::Role::TickLabel)
+            overflow = std::max(overflow, t.rect.right() - (m_logical.width() - 1));
+    if (overflow > 0) {
+        QMargins margins = m_plot->axisRect()->minimumMargins();
+        margins.setRight(margins.right() + int(std::ceil(overflow)));
+        m_plot->axisRect()->setMinimumMargins(margins);
+        for (int pass = 0; pass < 2; ++pass)
+            m_plot->layOutNow();
+    }
 }
 
 FigureCheck FigureRenderer::measure(bool blockLabels) const
@@ -273,13 +285,6 @@ FigureCheck FigureRenderer::measure(bool blockLabels) const
     const double rows = m_plot->yAxis->range().size();
     c.plotMm = m_plot->axisRect()->height() * mmPerPx;
     c.rowMm = rows > 0 ? c.plotMm / rows : 0;
-    if (qEnvironmentVariableIsSet("EXPOSURE_FIGURE_DEBUG")) { // TEMP
-        qWarning() << "logical" << m_logical << "axisRect" << m_plot->axisRect()->rect() << "legend" << m_plot->legend->outerRect() << "rows" << c.rowCount << c.rowMm << "arOuter" << m_plot->axisRect()->outerRect() << "arMargins" << m_plot->axisRect()->margins() << "spacing" << m_plot->plotLayout()->rowSpacing() << "plotLayout rows" << m_plot->plotLayout()->rowCount() << "x2" << m_plot->xAxis2->visible() << m_plot->yAxis->range().lower << m_plot->yAxis->range().upper;
-        for (int r = 0; r < m_plot->plotLayout()->rowCount(); ++r) if (auto* e = m_plot->plotLayout()->element(r, 0)) qWarning() << "row" << r << e->outerRect() << e->metaObject()->className();
-        for (const auto& t : c.texts) qWarning() << int(t.role) << t.rect << t.text;
-        qWarning() << "LEGEND" << m_plot->legend->minimumOuterSizeHint() << m_plot->legend->margins() << m_plot->legend->rowCount() << m_plot->legend->columnCount() << (m_plot->legend->itemCount() ? m_plot->legend->item(0)->minimumOuterSizeHint() : QSize()) << (m_plot->legend->itemCount() ? m_plot->legend->item(0)->outerRect() : QRect()) << m_plot->legend->rowSpacing();
-        qWarning() << "PROBLEM" << c.problem() << c.overlaps.size() << c.clipped.size() << c.minFontPt;
-    }
     return c;
 }
 
@@ -323,7 +328,9 @@ FigureProposal FigureRenderer::proposal(const FigureSpec& spec)
         for (const FigureSpec::RowsKind rows : {FigureSpec::RowsKind::Gpu, FigureSpec::RowsKind::Overlap}) {
             if (rows == spec.rows)
                 break;
-            if (tryRows(spec, rows).legible()) {
+            FigureSpec right = spec;
+            right.legendPosition = LegendPosition::Right;
+            if (tryRows(spec, rows).legible() || (spec.legend && tryRows(right, rows).legible())) {
                 p.rows = rows;
                 p.hasRows = true;
                 break;
@@ -367,6 +374,21 @@ void FigureRenderer::requireLegible(const FigureSpec& spec)
                                 .arg(mm.height(), 0, 'g', 4)
                                 .arg(m_check.problem(), p.text(true));
     throw FigureLegibilityError(message.toStdString(), p);
+}
+
+QString FigureRenderer::selectionNote() const
+{
+    if (m_spec.rows != FigureSpec::RowsKind::Auto || !m_check.legible())
+        return {};
+    QString rows;
+    if (m_rowsUsed == FigureSpec::RowsKind::Gpu)
+        rows = QObject::tr("GPU streams and overlap rows (every row would be thinner than %1 mm)");
+    else if (m_rowsUsed == FigureSpec::RowsKind::Overlap)
+        rows = QObject::tr("the overlap rows (GPU streams would be thinner than %1 mm)");
+    QString note = rows.isEmpty() ? QString() : QObject::tr("Rows: %1.").arg(rows.arg(FigureCheck::kMinRowMm));
+    if (m_spec.legendPosition != m_requestedLegend)
+        note += (note.isEmpty() ? QString() : QStringLiteral(" ")) + QObject::tr("The legend is right of the plot, where the rows have room.");
+    return note;
 }
 
 QString FigureRenderer::crowdingWarning()

@@ -115,6 +115,8 @@ public:
     FigureProposal proposal(const FigureSpec& spec);
     // The legibility of the last render (block labels as drawn by it; before drawing, the layout's text only).
     const FigureCheck& check() const { return m_check; }
+    // After a legible render with rows "auto" that left rows out or moved the legend: says so ("" otherwise).
+    QString selectionNote() const;
     // The rows the last render drew (Auto resolved).
     FigureSpec::RowsKind rowsUsed() const { return m_rowsUsed; }
     // Measures the plot's current layout; with `blockLabels`, the names the last draw wrote into blocks too.
@@ -132,7 +134,8 @@ private:
     void requireLegible(const FigureSpec& spec);
 
     std::unique_ptr<TimelinePlot> m_plot;
-    FigureSpec m_spec; // of the last prepare
+    FigureSpec m_spec; // of the last prepare (with the legend where it ended up)
+    LegendPosition m_requestedLegend = LegendPosition::Top;
     FigureCheck m_check;
     FigureSpec::RowsKind m_rowsUsed = FigureSpec::RowsKind::All;
     std::vector<std::pair<FigureSpec::RowsKind, FigureCheck>> m_tried; // the selections tried by the last prepare

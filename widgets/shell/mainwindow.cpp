@@ -103,7 +103,8 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_loader, &TraceLoader::loaded, this, [this, stopProgress](const LoadedTrace& loaded) {
         stopProgress();
         applyLoaded(loaded);
-        m_recent->add(loaded.path);
+        if (m_remembersRecent) // a screenshot run is not the user's history
+            m_recent->add(loaded.path);
         m_statusText->setText(tr("Loaded %1: %2 ranks, %3 intervals")
                                   .arg(QFileInfo(loaded.path).fileName())
                                   .arg(loaded.trace->ranks.size())

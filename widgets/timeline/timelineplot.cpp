@@ -72,6 +72,10 @@ protected:
 public:
     const QString& text() const { return m_text; }
 
+protected:
+    // Legend items clip to their outer rect; a line of text scaled for print may reach a little past it.
+    QRect clipRect() const override { return mOuterRect.adjusted(0, -2, 0, 3); }
+
 private:
     QBrush m_brush;
     QString m_text;
@@ -243,8 +247,9 @@ void TimelinePlot::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
     rebuildRows();
     rebuildLegend();
     applyLayout();
-    m_history.reset(fullRange());
-    setVisibleRange(fullRange(), false);
+    m_firstRow = 0;
+    m_history.reset(fitRange());
+    setVisibleRange(fitRange(), false);
     replot(rpQueuedReplot);
 }
 
@@ -866,9 +871,16 @@ void TimelinePlot::zoomOut()
     setVisibleRange(n);
 }
 
+TimeRange TimelinePlot::fitRange() const
+{
+    if (!m_scene.trace || m_scene.trace->extent.isEmpty())
+        return fullRange();
+    return activityRange(*m_scene.trace);
+}
+
 void TimelinePlot::zoomToFit()
 {
-    setVisibleRange(fullRange());
+    setVisibleRange(fitRange());
 }
 
 void TimelinePlot::panLeft()

@@ -95,6 +95,9 @@ public:
     // --- view range and navigation ---
     TimeRange visibleRange() const;
     TimeRange fullRange() const;
+    // What Zoom to Fit (Ctrl+0) and a newly opened trace show: the recorded activity (activityRange), without a
+    // tail in which only background threads poll.
+    TimeRange fitRange() const;
     // Sets the view (clamped to the trace); commits it to the history unless pushHistory is false.
     void setVisibleRange(TimeRange range, bool pushHistory = true);
     ZoomHistory& history() { return m_history; }
