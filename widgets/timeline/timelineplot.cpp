@@ -418,7 +418,10 @@ bool TimelinePlot::updateRowRange()
         shown = std::max(1, int(std::floor(height / minRowPx)));
     m_shownRows = shown;
     m_firstRow = std::clamp(m_firstRow, 0, rowCount - shown);
-    const double fit = maxRowPx > 0 ? std::max(double(shown), height / maxRowPx) : double(shown);
+    double fit = maxRowPx > 0 ? std::max(double(shown), height / maxRowPx) : double(shown);
+    // Whole pixels per row (the spare pixels stay empty below the last row): rows doing the same work look alike.
+    if (height > 0 && std::floor(height / fit) >= 1)
+        fit = height / std::floor(height / fit);
     const QCPRange wanted(m_firstRow - 0.5, m_firstRow + fit - 0.5);
     updateRowScrollBar();
     if (yAxis->range() == wanted)
@@ -646,10 +649,35 @@ void TimelinePlot::rebuildLegend()
         return;
     }
     legend->setVisible(true);
-    std::vector<LegendEntry> entries = legendEntries();
-    for (const LegendEntry& e : entries)
+    m_legendEntries = legendEntries();
+    fillLegend(horizontal);
+}
+
+void TimelinePlot::fillLegend(bool horizontal)
+{
+    legend->clearItems();
+    for (const LegendEntry& e : m_legendEntries)
         legend->addItem(new SwatchLegendItem(legend, e.brush, e.text, e.outlined, e.base));
     m_legendWrap = horizontal ? wrapLegend(width()) : 0;
+    // On screen the legend takes at most a fifth of the plot's height: the entries that do not fit give way to
+    // "+N more" (a figure checks its legend instead, see FigureRenderer).
+    if (!horizontal || m_scene.options.legendDrawnOnly || legend->itemCount() == 0 || height() <= 0)
+        return;
+    const int line = legend->item(0)->minimumOuterSizeHint().height() + legend->rowSpacing();
+    const int rows = std::max(1, (height() / 5 - legend->margins().top() - legend->margins().bottom()) / std::max(1, line));
+    const int fit = rows * std::max(1, m_legendWrap);
+    if (int(m_legendEntries.size()) <= fit)
+        return;
+    legend->clearItems();
+    const int shown = std::max(0, fit - 1);
+    for (int i = 0; i < shown; ++i) {
+        const LegendEntry& e = m_legendEntries[std::size_t(i)];
+        legend->addItem(new SwatchLegendItem(legend, e.brush, e.text, e.outlined, e.base));
+    }
+    legend->addItem(new SwatchLegendItem(legend, QBrush(Qt::NoBrush),
+                                         tr("+%1 more").arg(int(m_legendEntries.size()) - shown), false,
+                                         QColor(Qt::transparent)));
+    m_legendWrap = wrapLegend(width());
 }
 
 int TimelinePlot::wrapLegend(int availableWidth)
@@ -1300,10 +1328,12 @@ void TimelinePlot::resizeEvent(QResizeEvent* event)
     if (m_scene.options.legend && legend->itemCount() > 0
         && (m_scene.options.legendPosition == LegendPosition::Top
             || m_scene.options.legendPosition == LegendPosition::Bottom)) {
-        const int before = m_legendWrap;
-        m_legendWrap = wrapLegend(event->size().width());
-        if (m_legendWrap != before)
+        const int before = legend->itemCount() * 1000 + m_legendWrap;
+        fillLegend(true);
+        if (legend->itemCount() * 1000 + m_legendWrap != before) {
+            applyLayout();
             replot(rpQueuedReplot);
+        }
     }
 }
 

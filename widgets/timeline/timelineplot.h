@@ -161,6 +161,7 @@ private:
     QString rankLabel(int row) const;                   // "Rank 0": the rank of a row
     void updateRowScrollBar();
     void rebuildLegend();
+    void fillLegend(bool horizontal); // the items of m_legendEntries, wrapped (and, on screen, capped in height)
     struct LegendEntry
     {
         QBrush brush;
@@ -194,6 +195,7 @@ private:
     QCPLayoutGrid* m_legendHolder = nullptr;
     QCPLayoutGrid* m_sideHolder = nullptr; // the legend on the right, packed at the top
     int m_legendWrap = 0;
+    std::vector<LegendEntry> m_legendEntries;
     QScrollBar* m_rowScroll = nullptr;
     int m_firstRow = 0;
     int m_shownRows = 0;
