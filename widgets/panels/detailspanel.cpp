@@ -223,7 +223,6 @@ DetailsPanel::Subject DetailsPanel::subject(const Trace& trace, const Analysis* 
     const Lane& l = trace.ranks.at(std::size_t(ref.rank)).lanes.at(std::size_t(ref.lane));
     const StringId id = l.intervals.name(ref.interval);
     const NameClass* nc = analysis && id < analysis->names.size() ? &analysis->names[id] : nullptr;
-    const QString raw = QString::fromStdString(trace.name(id));
     return Subject{trace,
                    analysis,
                    index,
@@ -233,7 +232,7 @@ DetailsPanel::Subject DetailsPanel::subject(const Trace& trace, const Analysis* 
                    id,
                    nc,
                    categoryOf(trace, analysis, id),
-                   nc && !nc->displayName.empty() ? QString::fromStdString(nc->displayName) : raw};
+                   QString::fromStdString(displayName(trace, analysis, id))};
 }
 
 void DetailsPanel::addIdentity(const Subject& s)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "timeline/palette.h"
 
+#include "analysis/rules.h"
 #include "common/theme.h"
 
 #include <array>
@@ -11,9 +12,9 @@ namespace exposure {
 
 namespace {
 
-// Okabe & Ito (2008) colour-blind-safe set. The default palette's sub-group colours are chosen around it so that
-// every two classes differ by a CIELAB ΔE of at least 15 (tst_palette checks every pair, both palettes).
-constexpr QRgb kOrange = 0xE69F00, kGreen = 0x009E73, kYellow = 0xF0E442, kBlue = 0x0072B2,
+// Okabe & Ito (2008) colour-blind-safe set. The default sub-group colours (resources/rules.json) are chosen around it
+// so that every two classes differ by a CIELAB ΔE of at least 15 (tst_legibility checks every pair, both palettes).
+constexpr QRgb kOrange = 0xE69F00, kGreen = 0x009E73, kBlue = 0x0072B2,
                kVermillion = 0xD55E00, kPurple = 0xCC79A7;
 
 QColor rgb(QRgb v) { return QColor::fromRgb(v); }
@@ -68,49 +69,17 @@ QColor Palette::grey(QColor c) const
 
 QColor Palette::block(Category category, const std::string& sg) const
 {
+    // Sub-group colours come with the rules file ("colours"); strict colour-blind mode keeps one per category.
+    static const Rules defaults = Rules::defaults();
+    auto ruled = [&](QRgb categoryColour) {
+        return m_kind == PaletteKind::ColorBlind ? rgb(categoryColour)
+                                                 : rgb(defaults.colour(category, sg).value_or(categoryColour));
+    };
     QColor c;
     switch (category) {
-    case Category::Compute:
-        if (m_kind == PaletteKind::ColorBlind) {
-            c = rgb(kBlue);
-        } else if (sg == "gemm") {
-            c = rgb(0x1F5FA6);
-        } else if (sg == "attention") {
-            c = rgb(0x6A51A3);
-        } else if (sg == "elementwise") {
-            c = rgb(0x40C0E8);
-        } else if (sg == "reduction") {
-            c = rgb(0x2A8C9A);
-        } else if (sg == "normalization") {
-            c = rgb(0xA6B8F0);
-        } else if (sg == "optimizer") {
-            c = rgb(0x4FBFA5);
-        } else {
-            c = rgb(0x6C9BCB);
-        }
-        break;
-    case Category::Communication:
-        if (m_kind == PaletteKind::ColorBlind || sg.empty() || sg == "AllReduce")
-            c = rgb(kOrange);
-        else if (sg == "AllGather")
-            c = rgb(0xFFD166);
-        else if (sg == "ReduceScatter")
-            c = rgb(0xA86A00);
-        else if (sg == "Broadcast")
-            c = rgb(kYellow);
-        else
-            c = rgb(0xF8C9A0);
-        break;
-    case Category::Memcpy:
-        if (m_kind == PaletteKind::ColorBlind || sg.empty() || sg == "HtoD")
-            c = rgb(kPurple);
-        else if (sg == "DtoH")
-            c = rgb(0x8E3B6E);
-        else if (sg == "DtoD")
-            c = rgb(0xE8B4D8);
-        else
-            c = rgb(0xB07CC6);
-        break;
+    case Category::Compute: c = ruled(kBlue); break;
+    case Category::Communication: c = ruled(kOrange); break;
+    case Category::Memcpy: c = ruled(kPurple); break;
     case Category::Idle: c = idle(); break;
     case Category::Host: c = rgb(0xB3A58F); break;
     }
