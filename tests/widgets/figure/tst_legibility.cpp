@@ -6,7 +6,7 @@
 #include "analysis/analysis.h"
 #include "figure/figurerenderer.h"
 #include "figure/figurespec.h"
-#include "import/loader.h"
+#include "run/openrun.h"
 #include "synth/archivewriter.h"
 #include "timeline/palette.h"
 #include "timeline/timelineplot.h"
