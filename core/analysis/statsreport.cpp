@@ -352,7 +352,10 @@ std::string statsCsv(const StatsReport& report, const StatsReportOptions& o)
     return out;
 }
 
-std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
+namespace {
+
+// The parts of statsTable, in the order they are printed.
+std::string tableHeader(const StatsReport& report, const StatsReportOptions& o)
 {
     std::string out;
     out += "Trace:  " + report.tracePath + "\n";
@@ -363,7 +366,12 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
     for (const auto& w : report.traceWarnings)
         out += "warning: " + w + "\n";
     out += "\n";
+    return out;
+}
 
+std::string statsSection(const StatsReport& report)
+{
+    std::string out;
     std::vector<std::vector<std::string>> rows;
     rows.push_back({"rank", "host", "span", "mean step", "compute", "comm busy", "comm kernel sum", "hidden", "exposed",
                     "overlap", "bwd hidden", "memcpy", "idle", "unclassified"});
@@ -390,52 +398,65 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
     out += "\nhidden = communication overlapped by compute; exposed = communication with no compute running;\n"
            "overlap = hidden / comm busy. See 'exposure-cli stats --help' for the exact definitions.\n";
     out += stepMeanNotes(meanNotes);
+    return out;
+}
 
-    if (report.ranks.size() > 1 && report.anyCollectiveGroup) {
-        std::vector<std::vector<std::string>> crows;
-        crows.push_back(
-            { "rank", "matched", "unmatched", "waiting", "transfer", "exposed waiting", "made others wait" });
-        for (const RankReport& rank : report.ranks) {
-            const RankCollectiveStats& c = rank.collectives;
-            crows.push_back({ rank.label, std::to_string(c.matched), std::to_string(c.unmatched), dur(c.waitNs),
-                dur(c.transferNs), dur(c.exposedWaitNs),
-                c.causedWaits ? dur(c.causedWaitNs) + " in " + std::to_string(c.causedWaits) + " collectives"
-                              : std::string("-") });
-        }
-        out += "\nCommunication kernels matched across ranks (whole trace): NCCL time before the last rank joined\n"
-               "each collective is waiting for peers, the rest is transfer.\n";
-        if (report.multipleHosts)
-            out += "Note: the ranks run on several hosts whose clocks may not be aligned; matching assumes they are.\n";
-        out += renderTable(crows, 2);
+// Communication kernels matched across ranks (only for several ranks with at least one matched collective).
+std::string collectivesSection(const StatsReport& report)
+{
+    std::string out;
+    std::vector<std::vector<std::string>> crows;
+    crows.push_back(
+        { "rank", "matched", "unmatched", "waiting", "transfer", "exposed waiting", "made others wait" });
+    for (const RankReport& rank : report.ranks) {
+        const RankCollectiveStats& c = rank.collectives;
+        crows.push_back({ rank.label, std::to_string(c.matched), std::to_string(c.unmatched), dur(c.waitNs),
+            dur(c.transferNs), dur(c.exposedWaitNs),
+            c.causedWaits ? dur(c.causedWaitNs) + " in " + std::to_string(c.causedWaits) + " collectives"
+                          : std::string("-") });
     }
+    out += "\nCommunication kernels matched across ranks (whole trace): NCCL time before the last rank joined\n"
+           "each collective is waiting for peers, the rest is transfer.\n";
+    if (report.multipleHosts)
+        out += "Note: the ranks run on several hosts whose clocks may not be aligned; matching assumes they are.\n";
+    out += renderTable(crows, 2);
+    return out;
+}
 
-    {
-        std::vector<std::vector<std::string>> irows;
-        irows.push_back({"rank", "idle", "host-bound", "(data loading)", "sync wait", "queued", "unattributed", "gaps"});
-        std::string findings;
-        for (const RankReport& rank : report.ranks) {
-            const IdleBreakdown& b = rank.idle;
-            const TimeNs idle = b.totalNs();
-            auto part = [&](TimeNs v) {
-                return dur(v) + (idle > 0 ? " (" + number(100.0 * double(v) / double(idle), 1) + " %)" : std::string());
-            };
-            irows.push_back({ rank.label, dur(idle), part(b.hostBoundNs), part(b.dataLoadingNs), part(b.syncWaitNs),
-                part(b.queuedNs), part(b.unattributedNs), std::to_string(b.gaps) });
-            const LaunchDiagnosis& ld = rank.launches;
-            findings += rank.label + ": " + idleFinding(rank.stats, b, ld) + "\n";
-            if (ld.kernels > 0)
-                findings += "  kernels with a known launch: " + std::to_string(ld.kernels) + ", median "
-                    + dur(ld.medianKernelNs) + " (p90 " + dur(ld.p90KernelNs) + ") against launch calls of median "
-                    + dur(ld.medianLaunchNs) + " (p90 " + dur(ld.p90LaunchNs) + "); "
-                    + number(ld.launchesPerSecond, 0) + " launches/s\n";
-        }
-        out += "\nWhy the GPUs were idle: for each gap, until the call that launched the next work ended the CPU was\n"
-               "host-bound (or waiting in a synchronising call), after it the work was queued; unattributed gaps\n"
-               "end in work without a known launch.\n";
-        out += renderTable(irows, 1);
-        out += "\n" + findings;
+std::string idleSection(const StatsReport& report)
+{
+    std::string out;
+    std::vector<std::vector<std::string>> irows;
+    irows.push_back({"rank", "idle", "host-bound", "(data loading)", "sync wait", "queued", "unattributed", "gaps"});
+    std::string findings;
+    for (const RankReport& rank : report.ranks) {
+        const IdleBreakdown& b = rank.idle;
+        const TimeNs idle = b.totalNs();
+        auto part = [&](TimeNs v) {
+            return dur(v) + (idle > 0 ? " (" + number(100.0 * double(v) / double(idle), 1) + " %)" : std::string());
+        };
+        irows.push_back({ rank.label, dur(idle), part(b.hostBoundNs), part(b.dataLoadingNs), part(b.syncWaitNs),
+            part(b.queuedNs), part(b.unattributedNs), std::to_string(b.gaps) });
+        const LaunchDiagnosis& ld = rank.launches;
+        findings += rank.label + ": " + idleFinding(rank.stats, b, ld) + "\n";
+        if (ld.kernels > 0)
+            findings += "  kernels with a known launch: " + std::to_string(ld.kernels) + ", median "
+                + dur(ld.medianKernelNs) + " (p90 " + dur(ld.p90KernelNs) + ") against launch calls of median "
+                + dur(ld.medianLaunchNs) + " (p90 " + dur(ld.p90LaunchNs) + "); "
+                + number(ld.launchesPerSecond, 0) + " launches/s\n";
     }
+    out += "\nWhy the GPUs were idle: for each gap, until the call that launched the next work ended the CPU was\n"
+           "host-bound (or waiting in a synchronising call), after it the work was queued; unattributed gaps\n"
+           "end in work without a known launch.\n";
+    out += renderTable(irows, 1);
+    out += "\n" + findings;
+    return out;
+}
 
+// Per rank: where its phases, launches and steps came from, its warnings and (--per-step) its step table.
+std::string rankSections(const StatsReport& report, const StatsReportOptions& o)
+{
+    std::string out;
     for (const RankReport& rank : report.ranks) {
         out += "\n" + rank.label + ": phases by " + phaseSourceName(rank.phaseSource) + " (launch "
             + std::to_string(rank.phaseFromLaunch) + ", kernel name " + std::to_string(rank.phaseFromName)
@@ -462,6 +483,12 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
         }
     }
 
+    return out;
+}
+
+std::string kernelsSection(const StatsReport& report, const StatsReportOptions& o)
+{
+    std::string out;
     const auto& kernels = report.kernels;
     if (!kernels.empty()) {
         out += "\nTop kernels by total time (all ranks):\n";
@@ -482,6 +509,20 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
             out += "(" + std::to_string(kernels.size() - std::size_t(o.topKernels))
                 + " more; --json lists every kernel)\n";
     }
+    return out;
+}
+
+} // namespace
+
+std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
+{
+    std::string out = tableHeader(report, o);
+    out += statsSection(report);
+    if (report.ranks.size() > 1 && report.anyCollectiveGroup)
+        out += collectivesSection(report);
+    out += idleSection(report);
+    out += rankSections(report, o);
+    out += kernelsSection(report, o);
     return out;
 }
 
