@@ -497,7 +497,9 @@ std::vector<TimelinePlot::LegendEntry> TimelinePlot::legendEntries() const
         return out;
     const auto& o = m_scene.options;
     const Palette& pal = m_scene.palette;
-    const DrawnClasses drawn = o.legendDrawnOnly ? drawnClasses(visibleRange()) : presentClasses();
+    // Rows painted by other processes (exposure-mpi render) have no intervals here: the classes the trace has.
+    const DrawnClasses drawn = o.legendDrawnOnly && !m_plottable->hasPaintSource() ? drawnClasses(visibleRange())
+                                                                                   : presentClasses();
     for (const auto& key : drawn.blocks) {
         // Short names keep the legend narrow enough for several columns in a one-column figure: the sub-group
         // (gemm, AllReduce, HtoD), else the category.

@@ -112,6 +112,7 @@ public:
     // for the axis state given: see buildRowData), e.g. rows computed by other processes of an MPI job. Unset with {}.
     using PaintSource = std::function<std::vector<RowPaint>(const DrawListParams& params, const ColumnGrid& grid,
                                                             double valueLower, double valueUpper)>;
+    bool hasPaintSource() const { return bool(m_paintSource); }
     void setPaintSource(PaintSource source)
     {
         m_paintSource = std::move(source);
