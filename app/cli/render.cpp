@@ -31,8 +31,11 @@ const char* kDescription =
     "(85 mm is a single column, 178 mm a double column; 300 to 600 dpi). Fonts are in points at --dpi.\n"
     "Range: the whole trace, --from/--to (relative to the trace start; 120ns, 350us, 1.5ms, 2s),\n"
     "or --step N (the step numbered N, on all ranks).\n"
-    "Rows: all, gpu (GPU streams and overlap rows), overlap (one overlap row per rank), or a list such as\n"
-    "0,1:2,1:overlap (rank 0, lane 2 of rank 1, the overlap row of rank 1; indexes as 'info' prints them).\n"
+    "Rows: auto (the default: every row if all are legible, else GPU streams and overlap rows, else overlap\n"
+    "rows only), all, gpu (GPU streams and overlap rows), overlap (one overlap row per rank), or a list such\n"
+    "as 0,1:2,1:overlap (rank 0, lane 2 of rank 1, the overlap row of rank 1; indexes as 'info' prints them).\n"
+    "Legibility: text never overlaps or is cut, fonts are at least 6 pt and rows at least 1.5 mm tall; a figure\n"
+    "that cannot be made so is not written: one line says why and proposes a size or rows (exit status 2).\n"
     "--spec FILE reads a figure spec saved by File > Export Figure... in the GUI; options given on the\n"
     "command line override it. --save-spec FILE writes the spec that was used.\n"
     "\n"
@@ -56,7 +59,7 @@ struct Options
     QCommandLineOption from{QStringLiteral("from"), QStringLiteral("Start of the time range."), QStringLiteral("T")};
     QCommandLineOption to{QStringLiteral("to"), QStringLiteral("End of the time range."), QStringLiteral("T")};
     QCommandLineOption step{QStringLiteral("step"), QStringLiteral("Draw training step N."), QStringLiteral("N")};
-    QCommandLineOption rows{QStringLiteral("rows"), QStringLiteral("all, gpu, overlap or a LIST (see above)."),
+    QCommandLineOption rows{QStringLiteral("rows"), QStringLiteral("auto, all, gpu, overlap or a LIST (see above)."),
                             QStringLiteral("ROWS")};
     QCommandLineOption noOverlap{QStringLiteral("no-overlap"), QStringLiteral("Hide the per-rank overlap rows.")};
     QCommandLineOption palette{QStringLiteral("palette"), QStringLiteral("default, colorblind or grayscale."),

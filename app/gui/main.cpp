@@ -77,6 +77,7 @@ int takeScreenshot(QApplication& app, MainWindow& window, const QString& path, Q
     bool asked)
 {
     int rc = 0;
+    window.setRemembersRecentFiles(false); // a screenshot run is not the user's history
     window.setMessageSink([&](const QString&, const QString& text) {
         rc = fail(text);
         app.exit(rc);

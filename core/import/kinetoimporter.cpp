@@ -295,6 +295,7 @@ struct FileData
         std::string name, desc, ranks;
     };
     std::vector<PgConfig> pgConfig;
+    bool hip = false; // ROCm: the runtime calls are hip* (GPU streams are named HIP[d:s], not CUDA[d:s])
 };
 
 // SAX handler: numbers arrive as text (kParseNumbersAsStringsFlag) so that timestamps and ids are read exactly.
@@ -501,6 +502,7 @@ private:
         case EventCat::Runtime:
         case EventCat::Driver:
             kind = RegionKind::HostApi;
+            m_data.hip = m_data.hip || e.name.rfind("hip", 0) == 0;
             break;
         default:
             break;
@@ -700,7 +702,7 @@ void addRank(Trace& trace, FileData& data, const std::string& path, int rankNumb
         lane.kind = LaneKind::GpuStream;
         lane.device = p.device;
         lane.stream = p.stream;
-        lane.name = "CUDA[" + std::to_string(p.device) + ":" + std::to_string(p.stream) + "]";
+        lane.name = (data.hip ? "HIP[" : "CUDA[") + std::to_string(p.device) + ":" + std::to_string(p.stream) + "]";
         auto& v = p.intervals;
         std::stable_sort(
             v.begin(), v.end(), [](const PendingInterval& a, const PendingInterval& b) { return a.start < b.start; });

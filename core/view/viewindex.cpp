@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <limits>
 #include <map>
 
 namespace exposure {
@@ -201,6 +202,33 @@ const ShareIndex* ViewIndex::laneShares(const Trace& trace, int rank, int lane) 
     return slot.get();
 }
 
+TimeRange activityRange(const Trace& trace)
+{
+    TimeNs lo = std::numeric_limits<TimeNs>::max(), hi = std::numeric_limits<TimeNs>::min();
+    auto cover = [&](const IntervalTable& t) {
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            lo = std::min(lo, t.start(i));
+            hi = std::max(hi, t.end(i));
+        }
+    };
+    for (const Rank& rank : trace.ranks) {
+        std::vector<char> launching(rank.lanes.size(), 0);
+        bool anyLaunch = false;
+        for (const Lane& lane : rank.lanes)
+            for (const LaunchRef& l : lane.launches)
+                if (l.cpuLane != kUnknownLaunch && l.cpuLane < launching.size()) {
+                    launching[l.cpuLane] = 1;
+                    anyLaunch = true;
+                }
+        for (std::size_t l = 0; l < rank.lanes.size(); ++l)
+            if (rank.lanes[l].isGpu() || !anyLaunch || launching[l])
+                cover(rank.lanes[l].intervals);
+    }
+    if (lo >= hi)
+        return trace.extent;
+    return {std::max(lo, trace.extent.start), std::min(hi, trace.extent.end)};
+}
+
 std::vector<TimelineRow> buildRows(const Trace& trace, const ViewIndex& index, const RowFilter& filter)
 {
     std::vector<TimelineRow> rows;
@@ -228,7 +256,11 @@ std::vector<TimelineRow> buildRows(const Trace& trace, const ViewIndex& index, c
             row.rank = ri;
             row.lane = l;
             row.label = rank.lanes[l].name;
-            const char* role = laneRoleName(roleOf(l));
+            const LaneRole laneRole = roleOf(l);
+            // AMD streams (HIP[d:s]) run RCCL, not NCCL.
+            const char* role = laneRole == LaneRole::Communication && rank.lanes[l].name.rfind("HIP", 0) == 0
+                ? "RCCL"
+                : laneRoleName(laneRole);
             if (rank.lanes[l].isGpu() && *role) {
                 row.label += ' ';
                 row.label += role;

@@ -52,4 +52,20 @@ QString overlapStateLabel(OverlapState s)
     return {};
 }
 
+QString byteCountText(std::uint64_t bytes, bool exact)
+{
+    if (bytes < 1000)
+        return QObject::tr("%1 B").arg(bytes);
+    static const char* const units[] = {"kB", "MB", "GB", "TB", "PB", "EB"};
+    double v = double(bytes) / 1000;
+    int u = 0;
+    while (v >= 999.5 && u < 5) {
+        v /= 1000;
+        ++u;
+    }
+    const int decimals = v < 9.995 ? 2 : v < 99.95 ? 1 : 0;
+    const QString text = QStringLiteral("%1 %2").arg(v, 0, 'f', decimals).arg(QLatin1String(units[u]));
+    return exact ? QObject::tr("%1 (%2 bytes)").arg(text, groupDigits(bytes)) : text;
+}
+
 } // namespace exposure

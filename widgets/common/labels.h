@@ -13,5 +13,8 @@ QString categoryLabel(Category c); // "compute", "communication", "memcpy", "idl
 QString overlapStateLabel(OverlapState s); // "compute only", "hidden communication", ...
 QString groupDigits(std::uint64_t n); // "1 234" (groups of three digits, for counts)
 QString durationText(TimeNs ns); // "1.25 ms", "340 ns" (model/timeformat.h)
+// "512 B", "4.10 kB", "26.4 MB" (decimal units, three significant digits, as GB/s elsewhere); with `exact`, the
+// count follows: "4.00 MB (4 000 000 bytes)".
+QString byteCountText(std::uint64_t bytes, bool exact = false);
 
 } // namespace exposure

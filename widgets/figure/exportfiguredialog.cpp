@@ -93,7 +93,46 @@ void ExportFigureDialog::buildUi()
 {
     auto* form = new QFormLayout;
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    addSizeFields(form);
+    addRangeFields(form);
+    addRowFields(form);
+    addLookFields(form);
 
+    auto* settingsBox = new QGroupBox(tr("Figure"));
+    settingsBox->setLayout(form);
+
+    m_previewLabel = new QLabel;
+    m_previewLabel->setObjectName(QStringLiteral("preview"));
+    m_previewLabel->setAlignment(Qt::AlignCenter);
+    m_previewLabel->setMinimumSize(kPreviewWidth, kPreviewHeight);
+    m_previewLabel->setFrameShape(QFrame::StyledPanel);
+    m_status = new QLabel;
+    m_status->setObjectName(QStringLiteral("status"));
+    m_status->setWordWrap(true);
+
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Cancel);
+    auto* exportButton = buttons->addButton(tr("&Export…"), QDialogButtonBox::AcceptRole);
+    exportButton->setDefault(true);
+    auto* saveSpec = buttons->addButton(tr("&Save Spec…"), QDialogButtonBox::ActionRole);
+    auto* loadSpec = buttons->addButton(tr("L&oad Spec…"), QDialogButtonBox::ActionRole);
+    saveSpec->setToolTip(tr("Save these settings as a figure spec (JSON) to remake the figure later, "
+                            "also with 'exposure-cli render --spec'"));
+    connect(buttons, &QDialogButtonBox::accepted, this, &ExportFigureDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &ExportFigureDialog::reject);
+    connect(saveSpec, &QPushButton::clicked, this, &ExportFigureDialog::saveSpecInteractively);
+    connect(loadSpec, &QPushButton::clicked, this, &ExportFigureDialog::loadSpecInteractively);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(settingsBox);
+    layout->addWidget(m_previewLabel, 1);
+    layout->addWidget(m_status);
+    layout->addWidget(buttons);
+
+    connectChanges();
+}
+
+void ExportFigureDialog::addSizeFields(QFormLayout* form)
+{
     m_format = new QComboBox;
     m_format->setObjectName(QStringLiteral("format"));
     m_format->addItem(tr("PNG image"), int(FigureSpec::Format::Png));
@@ -150,7 +189,10 @@ void ExportFigureDialog::buildUi()
     m_sizeInfo = new QLabel;
     m_sizeInfo->setObjectName(QStringLiteral("sizeInfo"));
     form->addRow(QString(), m_sizeInfo);
+}
 
+void ExportFigureDialog::addRangeFields(QFormLayout* form)
+{
     // Range.
     m_rangeKind = new QComboBox;
     m_rangeKind->setObjectName(QStringLiteral("rangeKind"));
@@ -187,10 +229,15 @@ void ExportFigureDialog::buildUi()
     rangeRow->addWidget(m_from);
     rangeRow->addWidget(m_to);
     form->addRow(tr("Range:"), rangeRow);
+}
 
+void ExportFigureDialog::addRowFields(QFormLayout* form)
+{
     // Rows.
     m_rows = new QComboBox;
     m_rows->setObjectName(QStringLiteral("rows"));
+    m_rows->addItem(tr("Automatic (all rows that are legible; GPU and overlap rows first)"),
+                    int(FigureSpec::RowsKind::Auto));
     m_rows->addItem(tr("All rows"), int(FigureSpec::RowsKind::All));
     m_rows->addItem(tr("GPU streams only"), int(FigureSpec::RowsKind::Gpu));
     m_rows->addItem(tr("Overlap rows only"), int(FigureSpec::RowsKind::Overlap));
@@ -221,7 +268,10 @@ void ExportFigureDialog::buildUi()
         }
     }
     form->addRow(QString(), m_rowList);
+}
 
+void ExportFigureDialog::addLookFields(QFormLayout* form)
+{
     // Look.
     m_palette = new QComboBox;
     m_palette->setObjectName(QStringLiteral("palette"));
@@ -271,37 +321,10 @@ void ExportFigureDialog::buildUi()
     axisRow->addWidget(m_axisLabel, 1);
     axisRow->addWidget(m_timeUnit);
     form->addRow(tr("Time axis:"), axisRow);
+}
 
-    auto* settingsBox = new QGroupBox(tr("Figure"));
-    settingsBox->setLayout(form);
-
-    m_previewLabel = new QLabel;
-    m_previewLabel->setObjectName(QStringLiteral("preview"));
-    m_previewLabel->setAlignment(Qt::AlignCenter);
-    m_previewLabel->setMinimumSize(kPreviewWidth, kPreviewHeight);
-    m_previewLabel->setFrameShape(QFrame::StyledPanel);
-    m_status = new QLabel;
-    m_status->setObjectName(QStringLiteral("status"));
-    m_status->setWordWrap(true);
-
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Cancel);
-    auto* exportButton = buttons->addButton(tr("&Export…"), QDialogButtonBox::AcceptRole);
-    exportButton->setDefault(true);
-    auto* saveSpec = buttons->addButton(tr("&Save Spec…"), QDialogButtonBox::ActionRole);
-    auto* loadSpec = buttons->addButton(tr("L&oad Spec…"), QDialogButtonBox::ActionRole);
-    saveSpec->setToolTip(tr("Save these settings as a figure spec (JSON) to remake the figure later, "
-                            "also with 'exposure-cli render --spec'"));
-    connect(buttons, &QDialogButtonBox::accepted, this, &ExportFigureDialog::accept);
-    connect(buttons, &QDialogButtonBox::rejected, this, &ExportFigureDialog::reject);
-    connect(saveSpec, &QPushButton::clicked, this, &ExportFigureDialog::saveSpecInteractively);
-    connect(loadSpec, &QPushButton::clicked, this, &ExportFigureDialog::loadSpecInteractively);
-
-    auto* layout = new QVBoxLayout(this);
-    layout->addWidget(settingsBox);
-    layout->addWidget(m_previewLabel, 1);
-    layout->addWidget(m_status);
-    layout->addWidget(buttons);
-
+void ExportFigureDialog::connectChanges()
+{
     // Every change re-renders the preview (debounced) and updates which fields apply.
     auto changed = [this] {
         if (m_loading)
@@ -455,7 +478,8 @@ void ExportFigureDialog::renderPreview()
     s.dpi = std::max(30, int(std::floor(s.dpi * scale)));
     try {
         m_preview = m_renderer->renderImage(s);
-        m_status->setText(m_renderer->crowdingWarning());
+        const QString warning = m_renderer->crowdingWarning();
+        m_status->setText(warning.isEmpty() ? m_renderer->selectionNote() : warning);
         const QSize box = m_previewLabel->contentsRect().size().expandedTo(QSize(kPreviewWidth, kPreviewHeight) / 2);
         m_previewLabel->setPixmap(QPixmap::fromImage(
             m_preview.scaled(box, Qt::KeepAspectRatio, Qt::SmoothTransformation)));
@@ -506,8 +530,17 @@ bool ExportFigureDialog::loadSpecFrom(const QString& path)
 
 bool ExportFigureDialog::exportTo(const QString& path, bool overwrite)
 {
+    m_proposal.reset();
     try {
         m_renderer->renderToFile(spec(), path, overwrite);
+    } catch (const FigureLegibilityError& e) {
+        // Not written: say why in the dialog's words, and keep the proposal for accept() to offer.
+        m_proposal = e.proposal;
+        const QSizeF mm = spec().sizeMm();
+        return fail(tr("Not exported: the figure is not legible at %1 × %2 mm (%3). Try %4.")
+                        .arg(mm.width(), 0, 'g', 4)
+                        .arg(mm.height(), 0, 'g', 4)
+                        .arg(m_renderer->check().problem(), e.proposal.text(false)));
     } catch (const std::exception& e) {
         return fail(QString::fromUtf8(e.what()));
     }
@@ -557,12 +590,42 @@ void ExportFigureDialog::accept()
         overwrite = true;
     }
     if (!exportTo(path, overwrite)) {
-        QMessageBox::warning(this, tr("Export Figure"), m_error);
+        offerProposal();
         return;
     }
     settings.setValue(QStringLiteral("ExportFigure/dir"), QFileInfo(path).absolutePath());
     rememberSettings();
     QDialog::accept();
+}
+
+void ExportFigureDialog::offerProposal()
+{
+    if (!m_proposal) {
+        QMessageBox::warning(this, tr("Export Figure"), m_error);
+        return;
+    }
+    QMessageBox box(QMessageBox::Warning, tr("Export Figure"), m_error, QMessageBox::Cancel, this);
+    QPushButton* apply = box.addButton(tr("Use the Proposal"), QMessageBox::AcceptRole);
+    box.exec();
+    if (box.clickedButton() == apply)
+        applyProposal(*m_proposal);
+}
+
+void ExportFigureDialog::applyProposal(const FigureProposal& p)
+{
+    // One change at a time, the first that the proposal names: the preview then shows whether it is enough.
+    if (p.heightMm > 0) {
+        const FigureSpec s = spec();
+        m_sizeMm->setChecked(true);
+        m_widthMm->setValue(s.sizeMm().width());
+        m_heightMm->setValue(p.heightMm);
+        if (s.sizeUnit == FigureSpec::SizeUnit::Pixels)
+            m_dpi->setValue(s.dpi);
+    } else if (p.hasRows) {
+        selectData(m_rows, p.rows);
+    } else if (p.fontPt > 0) {
+        m_fontSize->setValue(p.fontPt);
+    }
 }
 
 void ExportFigureDialog::saveSpecInteractively()

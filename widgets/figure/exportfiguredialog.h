@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "figure/figurerenderer.h"
 #include "figure/figurespec.h"
 
 #include <QDialog>
@@ -9,12 +10,14 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 class QAction;
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QFontComboBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QListWidget;
@@ -68,6 +71,8 @@ public:
     bool loadSpecFrom(const QString& path);
     bool exportTo(const QString& path, bool overwrite);
     QString lastError() const { return m_error; }
+    // After exportTo() refused an illegible figure: what would make it legible.
+    std::optional<FigureProposal> lastProposal() const { return m_proposal; }
 
     void rememberSettings() const;
 
@@ -86,18 +91,26 @@ signals:
 
 private:
     void buildUi();
+    void addSizeFields(QFormLayout* form);
+    void addRangeFields(QFormLayout* form);
+    void addRowFields(QFormLayout* form);
+    void addLookFields(QFormLayout* form);
+    void connectChanges();
     void updateEnabled();
     void schedulePreview();
     void renderPreview();
     void saveSpecInteractively();
     void loadSpecInteractively();
     bool fail(const QString& message);
+    void offerProposal();
+    void applyProposal(const FigureProposal& p);
 
     std::shared_ptr<const Trace> m_trace;
     std::shared_ptr<const Analysis> m_analysis;
     std::unique_ptr<FigureRenderer> m_renderer;
     TimeRange m_visible;
     QString m_error;
+    std::optional<FigureProposal> m_proposal; // of the last export refused as illegible
     QTimer m_previewTimer;
     QImage m_preview;
     bool m_loading = false;

@@ -154,79 +154,259 @@ void FigureRenderer::prepare(const FigureSpec& spec, QSize device)
     // Separate x/y factors make the logical canvas fill the device exactly (they differ by < 1 px).
     m_sx = double(device.width()) / m_logical.width();
     m_sy = double(device.height()) / m_logical.height();
-    TimelineOptions options = spec.timelineOptions(*trace, m_plot->analysis().get());
     // The layout (legend wrapping) reads the widget size: resize before applying the options.
+    m_plot->resize(m_logical);
+    m_spec = spec;
+    m_requestedLegend = spec.legendPosition;
+    m_tried.clear();
+    // Auto: every row when all are legible, else what a paper needs most: GPU streams and overlap rows, else
+    // the overlap rows alone.
+    std::vector<FigureSpec::RowsKind> ladder{spec.rows};
+    if (spec.rows == FigureSpec::RowsKind::Auto)
+        ladder = {FigureSpec::RowsKind::All, FigureSpec::RowsKind::Gpu, FigureSpec::RowsKind::Overlap};
+    for (const FigureSpec::RowsKind rows : ladder) {
+        m_check = tryRows(spec, rows);
+        m_rowsUsed = rows;
+        m_tried.emplace_back(rows, m_check);
+        if (m_check.legible())
+            return;
+    }
+    // Rows too thin under a legend of several lines: the legend moves right of the plot, if it takes at most
+    // 45 % of the width there (every row is worth less than a time axis of half the width).
+    const bool legendAbove = spec.legend
+        && (spec.legendPosition == LegendPosition::Top || spec.legendPosition == LegendPosition::Bottom);
+    if (legendAbove) {
+        FigureSpec right = spec;
+        right.legendPosition = LegendPosition::Right;
+        for (const FigureSpec::RowsKind rows : ladder) {
+            if (rows == FigureSpec::RowsKind::All && ladder.size() > 1)
+                continue;
+            m_check = tryRows(right, rows);
+            m_rowsUsed = rows;
+            if (m_check.legible() && m_plot->legend->outerRect().width() <= 0.45 * m_logical.width()) {
+                m_spec = right;
+                return;
+            }
+        }
+    }
+    // Nothing is legible: the try with the thickest rows stays laid out (the dialog previews it); render()
+    // refuses.
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < m_tried.size(); ++i)
+        if (m_tried[i].second.rowCount > 0 && m_tried[i].second.rowMm > m_tried[best].second.rowMm)
+            best = i;
+    m_rowsUsed = m_tried[best].first;
+    m_check = tryRows(spec, m_rowsUsed);
+}
+
+FigureCheck FigureRenderer::tryRows(const FigureSpec& spec, FigureSpec::RowsKind rows)
+{
+    FigureSpec candidate = spec;
+    candidate.rows = rows;
+    TimelineOptions options = candidate.timelineOptions(*m_plot->trace(), m_plot->analysis().get());
     options.disclosureMarks = false; // the ▾ before rank labels is a control, not part of a figure
     // Fold at one layout pixel rather than the screen's two: a figure is looked at closely, and a gap of one
     // pixel between steps should stay visible. Still at most about one box per layout pixel and row.
     options.minFoldPixels = 1;
-    // The figure's size is chosen by its author: rows fill it (the screen caps row height instead).
+    // The figure's size is chosen by its author: rows fill it (the screen caps row height instead), and all of
+    // them are drawn (the screen scrolls instead).
     options.maxRowPixels = 0;
-    m_plot->resize(m_logical);
+    options.minRowPixels = 0;
+    // The legend names what the figure shows; row labels take at most a third of the width.
+    options.legendDrawnOnly = true;
+    options.maxRowLabelPixels = std::max(40, m_logical.width() / 3);
+    layOut(options);
+    return measure(false);
+}
+
+void FigureRenderer::layOut(const TimelineOptions& options)
+{
     m_plot->setOptions(options);
     m_plot->setVisibleRange(*options.range, false);
-    // Legend items are exactly one text line tall and clip to that; glyph descenders ("g", "p") can reach a pixel
-    // or two lower when drawn scaled, so give every item some air.
-    std::vector<int> widths;
-    for (int i = 0; i < m_plot->legend->itemCount(); ++i) {
-        if (QCPAbstractLegendItem* item = m_plot->legend->item(i)) {
-            item->setMargins(QMargins(0, 1, 0, 2));
-            widths.push_back(item->minimumOuterSizeHint().width());
-        }
-    }
-    // A legend above or below the plot gets as many columns as fit at this width (the timeline's own wrap
-    // assumes a screen-sized plot; in an 85 mm figure it would stack every entry and squeeze the plot).
-    // Entries fill row by row, so column c holds entries c, c + n, c + 2n, ... and is as wide as the widest.
-    if (options.legend && !widths.empty()
-        && (options.legendPosition == LegendPosition::Top || options.legendPosition == LegendPosition::Bottom)) {
-        const QMargins lm = m_plot->legend->margins();
-        const int spacing = m_plot->legend->columnSpacing();
-        const int avail = m_logical.width() - lm.left() - lm.right();
-        int columns = 1;
-        for (int n = int(widths.size()); n > 1; --n) {
-            int total = (n - 1) * spacing;
-            for (int c = 0; c < n; ++c) {
-                int w = 0;
-                for (std::size_t i = std::size_t(c); i < widths.size(); i += std::size_t(n))
-                    w = std::max(w, widths[i]);
-                total += w;
-            }
-            if (total <= avail) {
-                columns = n;
-                break;
-            }
-        }
-        m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, false);
-        m_plot->legend->setWrap(columns);
-        m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
-    }
+    // Space is dear in print: no 15 px frame above the rows (QCustomPlot's default minimum margins), rows close
+    // under the legend; on the right, room for half a tick label.
+    m_plot->axisRect()->setMinimumMargins(QMargins(0, 2, 12, 0));
+    // QCustomPlot keeps an axis rect at least 50 px tall by squeezing the legend; a figure measures its rows instead.
+    m_plot->axisRect()->setMinimumSize(QSize(20, 0));
+    m_plot->plotLayout()->setRowSpacing(2);
+    // A compact legend: entries one text line apart (their text is not clipped to the line, so descenders drawn
+    // scaled for print stay whole), columns close together.
+    for (int i = 0; i < m_plot->legend->itemCount(); ++i)
+        if (QCPAbstractLegendItem* item = m_plot->legend->item(i))
+            item->setMargins(QMargins(0, 0, 0, 0));
+    m_plot->legend->setRowSpacing(0);
+    m_plot->legend->setColumnSpacing(10);
+    m_plot->legend->setMargins(QMargins(4, 2, 4, 4));
+    // A legend above or below the plot gets as many columns as fit at this width.
+    if (options.legend
+        && (options.legendPosition == LegendPosition::Top || options.legendPosition == LegendPosition::Bottom))
+        m_plot->wrapLegend(m_logical.width());
     // QCustomPlot picks ticks in the first layout phase, from the axis rect of the *previous* layout; the
     // plot has never been laid out at this size, so run the layout twice before toPainter() lays it out again.
     m_plot->setViewport(QRect(QPoint(0, 0), m_logical));
-    for (int pass = 0; pass < 2; ++pass) {
-        for (auto phase : {QCPLayoutElement::upPreparation, QCPLayoutElement::upMargins, QCPLayoutElement::upLayout})
-            m_plot->plotLayout()->update(phase);
+    for (int pass = 0; pass < 2; ++pass)
+        m_plot->layOutNow();
+    // A tick label at the very end of the axis is centred on it: widen the right margin so that it is not cut.
+    double overflow = 0;
+    for (const PlotText& t : m_plot->textBoxes())
+        if (t.role == PlotText::Role::TickLabel)
+            overflow = std::max(overflow, t.rect.right() - (m_logical.width() - 1));
+    if (overflow > 0) {
+        QMargins margins = m_plot->axisRect()->minimumMargins();
+        margins.setRight(margins.right() + int(std::ceil(overflow)));
+        m_plot->axisRect()->setMinimumMargins(margins);
+        for (int pass = 0; pass < 2; ++pass)
+            m_plot->layOutNow();
     }
 }
 
-QString FigureRenderer::crowdingWarning() const
+FigureCheck FigureRenderer::measure(bool blockLabels) const
 {
-    if (m_plot->rows().empty())
-        return QObject::tr("No rows to draw: choose other rows.");
-    const int rowHeight = m_plot->plottable()->rowBand(0).height();
-    const int textHeight = QFontMetrics(m_plot->yAxis->tickLabelFont()).height();
-    if (rowHeight >= textHeight)
+    FigureCheck c;
+    for (PlotText& t : m_plot->textBoxes())
+        if (blockLabels || t.role != PlotText::Role::BlockLabel) // the plottable's labels of the last draw
+            c.texts.push_back(std::move(t));
+    const QRectF canvas = QRectF(QPointF(0, 0), QSizeF(m_logical)).adjusted(-0.5, -0.5, 0.5, 0.5);
+    c.minFontPt = c.texts.empty() ? FigureCheck::kMinFontPt : 1e9;
+    for (std::size_t i = 0; i < c.texts.size(); ++i) {
+        const QRectF& a = c.texts[i].rect;
+        c.minFontPt = std::min(c.minFontPt, c.texts[i].pointSize);
+        if (!canvas.contains(a))
+            c.clipped.push_back(int(i));
+        for (std::size_t j = i + 1; j < c.texts.size(); ++j) {
+            // Boxes are a line tall (leading included): touching lines do not overprint, so allow half a pixel.
+            const QRectF both = a.intersected(c.texts[j].rect);
+            if (both.width() > 0.5 && both.height() > 0.5)
+                c.overlaps.emplace_back(int(i), int(j));
+        }
+    }
+    const double mmPerPx = 25.4 / figureLayoutDpi();
+    c.rowCount = int(m_plot->rows().size());
+    const double rows = m_plot->yAxis->range().size();
+    c.plotMm = m_plot->axisRect()->height() * mmPerPx;
+    c.rowMm = rows > 0 ? c.plotMm / rows : 0;
+    return c;
+}
+
+QString FigureCheck::problem() const
+{
+    QStringList p;
+    if (rowCount == 0)
+        p << QObject::tr("no rows to draw");
+    else if (!rowsLegible())
+        p << QObject::tr("%1 rows of %2 mm (at least %3 mm each)")
+                 .arg(rowCount)
+                 .arg(rowMm, 0, 'f', 2)
+                 .arg(kMinRowMm, 0, 'f', 1);
+    if (!overlaps.empty())
+        p << QObject::tr("%1 texts overlap ('%2' and '%3')")
+                 .arg(overlaps.size() * 2)
+                 .arg(texts[std::size_t(overlaps.front().first)].text,
+                      texts[std::size_t(overlaps.front().second)].text);
+    if (!clipped.empty())
+        p << QObject::tr("text cut at the edge ('%1')").arg(texts[std::size_t(clipped.front())].text);
+    if (minFontPt + 1e-9 < kMinFontPt)
+        p << QObject::tr("text of %1 pt (at least %2 pt)").arg(minFontPt).arg(kMinFontPt);
+    return p.join(QStringLiteral("; "));
+}
+
+FigureProposal FigureRenderer::proposal(const FigureSpec& spec)
+{
+    // What would make this figure legible: the height its rows need (when thin rows are the problem), and a
+    // narrower row selection that is legible at this very size.
+    FigureProposal p;
+    const FigureSpec::RowsKind wanted = spec.rows == FigureSpec::RowsKind::Auto ? FigureSpec::RowsKind::Gpu : spec.rows;
+    FigureCheck c = m_check;
+    for (const auto& [rows, check] : m_tried)
+        if (rows == wanted)
+            c = check;
+    if (c.rowCount > 0 && !c.rowsLegible()) {
+        const double extra = c.rowCount * FigureCheck::kMinRowMm - c.plotMm;
+        p.heightMm = std::ceil(spec.sizeMm().height() + extra + 1);
+    }
+    if (spec.rows != FigureSpec::RowsKind::Auto) {
+        for (const FigureSpec::RowsKind rows : {FigureSpec::RowsKind::Gpu, FigureSpec::RowsKind::Overlap}) {
+            if (rows == spec.rows)
+                break;
+            FigureSpec right = spec;
+            right.legendPosition = LegendPosition::Right;
+            if (tryRows(spec, rows).legible() || (spec.legend && tryRows(right, rows).legible())) {
+                p.rows = rows;
+                p.hasRows = true;
+                break;
+            }
+        }
+        tryRows(spec, m_rowsUsed); // back to the figure that was asked for
+    }
+    if (!c.textLegible() && c.rowsLegible())
+        p.fontPt = std::max(FigureCheck::kMinFontPt, std::floor(spec.fontSize) - 1);
+    return p;
+}
+
+QString FigureProposal::text(bool commandLine) const
+{
+    QStringList p;
+    if (heightMm > 0)
+        p << (commandLine ? QStringLiteral("--height-mm %1").arg(heightMm)
+                          : QObject::tr("a height of %1 mm").arg(heightMm));
+    if (hasRows) {
+        const QString name = rows == FigureSpec::RowsKind::Overlap ? QStringLiteral("overlap") : QStringLiteral("gpu");
+        p << (commandLine ? QStringLiteral("--rows %1").arg(name)
+                          : rows == FigureSpec::RowsKind::Overlap ? QObject::tr("overlap rows only")
+                                                                  : QObject::tr("GPU streams only"));
+    }
+    if (fontPt > 0)
+        p << (commandLine ? QStringLiteral("--font-size %1").arg(fontPt)
+                          : QObject::tr("a font of %1 pt").arg(fontPt));
+    if (p.isEmpty())
+        return commandLine ? QStringLiteral("a larger size") : QObject::tr("a larger size");
+    return p.join(commandLine ? QStringLiteral(" or ") : QObject::tr(" or "));
+}
+
+void FigureRenderer::requireLegible(const FigureSpec& spec)
+{
+    if (m_check.legible())
+        return;
+    const FigureProposal p = proposal(spec);
+    const QSizeF mm = spec.sizeMm();
+    const QString message = QStringLiteral("not legible at %1 × %2 mm: %3; try %4")
+                                .arg(mm.width(), 0, 'g', 4)
+                                .arg(mm.height(), 0, 'g', 4)
+                                .arg(m_check.problem(), p.text(true));
+    throw FigureLegibilityError(message.toStdString(), p);
+}
+
+QString FigureRenderer::selectionNote() const
+{
+    if (m_spec.rows != FigureSpec::RowsKind::Auto || !m_check.legible())
         return {};
-    return QObject::tr("Rows are %1 px tall, less than their %2 px labels: choose fewer rows, a taller figure "
-                       "or a smaller font.")
-        .arg(rowHeight)
-        .arg(textHeight);
+    QString rows;
+    if (m_rowsUsed == FigureSpec::RowsKind::Gpu)
+        rows = QObject::tr("GPU streams and overlap rows (every row would be thinner than %1 mm)");
+    else if (m_rowsUsed == FigureSpec::RowsKind::Overlap)
+        rows = QObject::tr("the overlap rows (GPU streams would be thinner than %1 mm)");
+    QString note = rows.isEmpty() ? QString() : QObject::tr("Rows: %1.").arg(rows.arg(FigureCheck::kMinRowMm));
+    if (m_spec.legendPosition != m_requestedLegend)
+        note += (note.isEmpty() ? QString() : QStringLiteral(" ")) + QObject::tr("The legend is right of the plot, where the rows have room.");
+    return note;
+}
+
+QString FigureRenderer::crowdingWarning()
+{
+    if (m_check.legible())
+        return {};
+    return QObject::tr("Not legible at this size: %1. Try %2.").arg(m_check.problem(), proposal(m_spec).text(false));
 }
 
 QImage FigureRenderer::renderImage(const FigureSpec& spec)
 {
+    prepare(spec, spec.pixelSize());
+    return paintImage(spec);
+}
+
+QImage FigureRenderer::paintImage(const FigureSpec& spec)
+{
     const QSize px = spec.pixelSize();
-    prepare(spec, px);
     QImage image(px, QImage::Format_RGB32);
     // Paint at the layout DPI (fonts in points resolve as QFontMetrics resolved them), tag the real DPI after.
     image.setDotsPerMeterX(dotsPerMeter(figureLayoutDpi()));
@@ -237,6 +417,7 @@ QImage FigureRenderer::renderImage(const FigureSpec& spec)
         painter.scale(m_sx, m_sy);
         m_plot->toPainter(&painter, m_logical.width(), m_logical.height());
     }
+    m_check = measure(true);
     image.setDotsPerMeterX(dotsPerMeter(spec.dpi));
     image.setDotsPerMeterY(dotsPerMeter(spec.dpi));
     return image;
@@ -249,7 +430,9 @@ QByteArray FigureRenderer::render(const FigureSpec& spec)
     buffer.open(QIODevice::WriteOnly);
     switch (spec.format) {
     case FigureSpec::Format::Png: {
-        const QImage image = renderImage(spec);
+        prepare(spec, spec.pixelSize());
+        requireLegible(spec);
+        const QImage image = paintImage(spec);
         if (!image.save(&buffer, "PNG"))
             throw FigureRenderError("the PNG encoder failed");
         break;
@@ -257,6 +440,7 @@ QByteArray FigureRenderer::render(const FigureSpec& spec)
     case FigureSpec::Format::Svg: {
         const QSize px = spec.pixelSize();
         prepare(spec, px);
+        requireLegible(spec);
         QSvgGenerator svg;
         svg.setOutputDevice(&buffer);
         // Logical pixels as user units; the physical size follows from the layout DPI.
@@ -272,6 +456,7 @@ QByteArray FigureRenderer::render(const FigureSpec& spec)
         painter.setMode(QCPPainter::pmVectorized);
         m_plot->toPainter(&painter, m_logical.width(), m_logical.height());
         painter.end();
+        m_check = measure(true);
         buffer.close();
         out = compactSvg(out);
         // The generator derives width/height from whole logical pixels; state the requested size exactly.
@@ -286,6 +471,7 @@ QByteArray FigureRenderer::render(const FigureSpec& spec)
     case FigureSpec::Format::Pdf: {
         const QSize px = spec.pixelSize();
         prepare(spec, px);
+        requireLegible(spec);
         QPdfWriter pdf(&buffer);
         pdf.setCreator(QStringLiteral("Exposure"));
         pdf.setTitle(spec.title);
@@ -302,6 +488,7 @@ QByteArray FigureRenderer::render(const FigureSpec& spec)
         painter.scale(double(pdf.width()) / m_logical.width(), double(pdf.height()) / m_logical.height());
         m_plot->toPainter(&painter, m_logical.width(), m_logical.height());
         painter.end();
+        m_check = measure(true);
         buffer.close();
         makePdfDeterministic(out);
         return out;
@@ -318,7 +505,14 @@ void FigureRenderer::renderToFile(const FigureSpec& spec, const QString& path, b
     };
     if (!overwrite && QFileInfo::exists(path))
         fail(QStringLiteral("already exists (not overwritten; use --force to replace it)"));
-    const QByteArray data = render(spec);
+    QByteArray data;
+    try {
+        data = render(spec);
+    } catch (const FigureLegibilityError& e) {
+        throw FigureLegibilityError(QString(path + QStringLiteral(": not written, ") + QString::fromUtf8(e.what()))
+                                        .toStdString(),
+                                    e.proposal);
+    }
     const QString problem = writeFileAtomically(path, data);
     if (!problem.isEmpty())
         fail(QStringLiteral("cannot write (%1); nothing was changed").arg(problem));

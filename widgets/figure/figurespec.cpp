@@ -49,9 +49,10 @@ QString rowsKindName(FigureSpec::RowsKind k)
     case FigureSpec::RowsKind::Gpu: return QStringLiteral("gpu");
     case FigureSpec::RowsKind::Overlap: return QStringLiteral("overlap");
     case FigureSpec::RowsKind::List: return QStringLiteral("list");
-    case FigureSpec::RowsKind::All: break;
+    case FigureSpec::RowsKind::All: return QStringLiteral("all");
+    case FigureSpec::RowsKind::Auto: break;
     }
-    return QStringLiteral("all");
+    return QStringLiteral("auto");
 }
 
 // Rejects keys the format does not know: a misspelt "heigth" must not silently give the default height.
@@ -223,7 +224,9 @@ bool timeUnitFromName(const QString& name, TimeUnit* u)
 bool parseRowsArgument(const QString& text, FigureSpec* spec, QString* error)
 {
     const QString t = text.trimmed().toLower();
-    if (t == QLatin1String("all")) {
+    if (t == QLatin1String("auto")) {
+        spec->rows = FigureSpec::RowsKind::Auto;
+    } else if (t == QLatin1String("all")) {
         spec->rows = FigureSpec::RowsKind::All;
     } else if (t == QLatin1String("gpu")) {
         spec->rows = FigureSpec::RowsKind::Gpu;
@@ -240,7 +243,7 @@ bool parseRowsArgument(const QString& text, FigureSpec* spec, QString* error)
             if (ok && rl.size() == 2 && rl[1] != QLatin1String("overlap"))
                 rl[1].toUInt(&ok);
             if (!ok) {
-                *error = QStringLiteral("'%1' is not a row (use all, gpu, overlap, or a list such as "
+                *error = QStringLiteral("'%1' is not a row (use auto, all, gpu, overlap, or a list such as "
                                         "0,1:2,1:overlap of ranks, rank:lane or rank:overlap)")
                              .arg(p);
                 return false;
@@ -406,7 +409,7 @@ FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
 
     const QJsonObject rw = objectAt(o, "rows", src);
     checkKeys(rw, {"select", "list", "overlapLanes"}, QStringLiteral("'rows'"), src);
-    const QString select = stringAt(rw, "select", QStringLiteral("all"), src);
+    const QString select = stringAt(rw, "select", QStringLiteral("auto"), src);
     QString rowsText = select;
     if (select == QLatin1String("list")) {
         const QJsonValue lv = rw.value(QStringLiteral("list"));
@@ -419,8 +422,9 @@ FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
             parts << v.toString();
         }
         rowsText = parts.join(QLatin1Char(','));
-    } else if (select != QLatin1String("all") && select != QLatin1String("gpu") && select != QLatin1String("overlap")) {
-        fail(src, QStringLiteral("rows 'select' '%1' is not all, gpu, overlap or list").arg(select));
+    } else if (select != QLatin1String("auto") && select != QLatin1String("all") && select != QLatin1String("gpu")
+               && select != QLatin1String("overlap")) {
+        fail(src, QStringLiteral("rows 'select' '%1' is not auto, all, gpu, overlap or list").arg(select));
     }
     QString rowError;
     if (!parseRowsArgument(rowsText, &s, &rowError))
@@ -547,6 +551,7 @@ TimelineOptions FigureSpec::timelineOptions(const Trace& trace, const Analysis* 
     const QString src = QString::fromStdString(trace.sourcePath);
     const int rankCount = int(trace.ranks.size());
     switch (rows) {
+    case RowsKind::Auto: // FigureRenderer narrows the selection when not every row is legible
     case RowsKind::All: o.rows = RowSelection::All; break;
     case RowsKind::Gpu: o.rows = RowSelection::GpuOnly; break;
     case RowsKind::Overlap:

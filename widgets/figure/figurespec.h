@@ -22,7 +22,7 @@ struct Analysis;
 //     "format": "pdf",                          // png | svg | pdf
 //     "range": { "kind": "step", "step": 4 },   // whole | visible | range (fromNs/toNs) | step (step)
 //     "rows": { "select": "list", "list": ["0", "1:2", "1:overlap"], "overlapLanes": true },
-//                                               // select: all | gpu | overlap | list
+//                                               // select: auto | all | gpu | overlap | list
 //     "palette": "grayscale",                   // default | colorblind | grayscale
 //     "size": { "unit": "mm", "width": 178, "height": 60, "dpi": 600 },   // unit: px | mm
 //     "font": { "family": "DejaVu Sans", "size": 8 },                      // size in points
@@ -40,7 +40,9 @@ struct FigureSpec
 
     enum class Format { Png, Svg, Pdf };
     enum class RangeKind { Whole, Visible, Custom, Step };
-    enum class RowsKind { All, Gpu, Overlap, List };
+    // Auto: every row if all are legible at the figure's size, else GPU streams and overlap rows, else overlap
+    // rows only (FigureRenderer decides; see kMinRowMm).
+    enum class RowsKind { Auto, All, Gpu, Overlap, List };
     enum class SizeUnit { Pixels, Millimetres };
 
     QString tracePath;
@@ -50,7 +52,7 @@ struct FigureSpec
     TimeRange range{0, 0}; // Visible / Custom: trace-relative ns
     int step = 0;          // Step: the StepWindow::index of the step (the same step on every rank)
 
-    RowsKind rows = RowsKind::All;
+    RowsKind rows = RowsKind::Auto;
     // RowsKind::List: "R" (every row of rank R), "R:L" (lane L of rank R), "R:overlap" (its overlap row).
     // R and L are indexes as `exposure-cli info` lists them.
     QStringList rowList;
@@ -112,7 +114,7 @@ QString legendPositionName(LegendPosition p);                         // "top", 
 bool legendPositionFromName(const QString& name, LegendPosition* p);
 QString timeUnitName(TimeUnit u);                                     // "auto", "ns", "us", "ms", "s"
 bool timeUnitFromName(const QString& name, TimeUnit* u);
-// Parses "all" | "gpu" | "overlap" | a comma-separated list ("0,1:2,1:overlap") into the spec.
+// Parses "auto" | "all" | "gpu" | "overlap" | a comma-separated list ("0,1:2,1:overlap") into the spec.
 bool parseRowsArgument(const QString& text, FigureSpec* spec, QString* error);
 
 } // namespace exposure

@@ -225,207 +225,294 @@ void DetailsPanel::render()
     m_view->setHtml(html);
 }
 
-void DetailsPanel::showInterval(const Trace& trace, const Analysis* analysis, const ViewIndex* index, int rank,
-                                int lane, std::uint32_t interval, const CollectiveMatch* collectives)
+void DetailsPanel::showInterval(const Trace& trace, const Analysis* analysis, const ViewIndex* index, IntervalRef ref,
+                                const CollectiveMatch* collectives)
 {
     clear();
-    const Rank& r = trace.ranks.at(rank);
-    const Lane& l = r.lanes.at(lane);
-    const IntervalTable& t = l.intervals;
-    const StringId id = t.name(interval);
-    const NameClass* nc = analysis && id < analysis->names.size() ? &analysis->names[id] : nullptr;
-    const QString display = QString::fromStdString(displayName(trace, analysis, id));
-    const StringId canon = id < trace.canonicalNames.size() ? trace.canonicalNames[id] : id;
-    m_heading = display;
-
-    section(tr("Kernel"));
-    add(tr("Name"), display);
-    add(tr("Full name"), QString::fromStdString(trace.name(canon)));
-    const Category cat = categoryOf(trace, analysis, id);
-    add(tr("Category"), categoryLabel(cat));
-    if (nc && !nc->subgroup.empty())
-        add(tr("Sub-group"), QString::fromStdString(nc->subgroup));
-    if (nc && nc->unclassified)
-        add(tr("Classification"), tr("unclassified (only a catch-all rule matched)"));
-    if (nc && nc->rule >= 0 && std::size_t(nc->rule) < analysis->rules.rules().size())
-        add(tr("Rule"), QString::fromStdString(analysis->rules.rules()[nc->rule].id));
-    if (cat == Category::Communication && nc) {
-        if (!nc->collective.empty())
-            add(tr("Collective"), QString::fromStdString(nc->collective));
-        if (!nc->algorithm.empty())
-            add(tr("Algorithm"), QString::fromStdString(nc->algorithm));
-        if (!nc->protocol.empty())
-            add(tr("Protocol"), QString::fromStdString(nc->protocol));
-        if (!nc->dataType.empty())
-            add(tr("Data type"), QString::fromStdString(nc->dataType));
-        if (!nc->reduction.empty())
-            add(tr("Reduction"), QString::fromStdString(nc->reduction));
-    }
-    // What torch.profiler recorded about the collective: message, process group, and the bus bandwidth it reached.
-    const CollectiveArgs* collArgs = nullptr;
-    if (l.isGpu()) {
-        auto it = std::lower_bound(l.collectiveArgs.begin(), l.collectiveArgs.end(), std::make_pair(interval, 0u));
-        if (it != l.collectiveArgs.end() && it->first == interval && it->second < trace.collectiveArgs.size())
-            collArgs = &trace.collectiveArgs[it->second];
-    }
-    if (collArgs) {
-        const CollectiveArgs& ca = *collArgs;
-        add(tr("Collective (profiler)"), QString::fromStdString(ca.collective));
-        add(tr("Elements in / out"), QStringLiteral("%1 / %2").arg(groupDigits(ca.inElements), groupDigits(ca.outElements)));
-        if (!ca.dtype.empty())
-            add(tr("Element type"), QString::fromStdString(ca.dtype));
-        if (const std::uint64_t bytes = collectiveBytes(ca))
-            add(tr("Message size"), tr("%1 bytes").arg(groupDigits(bytes)));
-        if (ca.groupSize > 0)
-            add(tr("Process group"), tr("%1, %2 ranks %3")
-                                         .arg(QString::fromStdString(ca.processGroup))
-                                         .arg(ca.groupSize)
-                                         .arg(QString::fromStdString(ca.groupRanks)));
-        const double seconds = double(t.duration(interval)) / 1e9;
-        if (const double bw = busBandwidth(ca, seconds); bw > 0)
-            add(tr("Bus bandwidth"), tr("%1 GB/s over the kernel's duration").arg(bw / 1e9, 0, 'f', 2));
-        if (collectives) {
-            const CollectiveMember* me = collectives->member({rank, lane, interval});
-            if (me && me->transferNs > 0)
-                if (const double bw = busBandwidth(ca, double(me->transferNs) / 1e9); bw > 0)
-                    add(tr("Bus bandwidth (transfer)"),
-                        tr("%1 GB/s over the transfer, after the last rank joined").arg(bw / 1e9, 0, 'f', 2));
-        }
-    }
-    if (analysis && std::size_t(rank) < analysis->ranks.size() && l.isGpu()) {
-        const RankAnalysis& ra = analysis->ranks[rank];
-        if (std::size_t(lane) < ra.phases.size() && interval < ra.phases[lane].size()) {
-            add(tr("Phase"), phaseLabel(ra.phases[lane][interval]));
-            add(tr("Phase decided by"), QString::fromUtf8(phaseSourceName(ra.phaseSource)));
-        }
-    }
-
-    section(tr("Where"));
-    add(tr("Rank"), QString::fromStdString(r.label));
-    add(tr("Host"), QString::fromStdString(r.host));
-    if (l.device >= 0)
-        add(tr("Device"), QString::number(l.device));
-    add(l.isGpu() ? tr("Stream") : tr("Thread"),
-        QString::fromStdString(l.name) + (l.isGpu() && l.stream >= 0 ? QStringLiteral(" (stream %1)").arg(l.stream) : QString()));
-    if (!l.isGpu())
-        add(tr("Nesting depth"), QString::number(t.depth(interval)));
-    if (analysis && l.isGpu()) {
-        const int step = stepOfInterval(trace, *analysis, {rank, lane, interval});
-        if (step >= 0 && std::size_t(rank) < analysis->ranks.size()
-            && std::size_t(step) < analysis->ranks[rank].steps.size())
-            add(tr("Step"), QString::fromStdString(analysis->ranks[rank].steps[step].name));
-        else
-            add(tr("Step"), tr("none"));
-    }
-
-    if (analysis && l.isGpu()) {
-        section(tr("Launch"));
-        for (const auto& [label, value] : launchTopic(trace, *analysis, { rank, lane, interval }))
-            add(label, value);
-    }
-
-    section(tr("Timing"));
-    const TimeNs start = t.start(interval), end = t.end(interval), dur = t.duration(interval);
-    add(tr("Start"), nsAndUnit(start));
-    add(tr("End"), nsAndUnit(end));
-    add(tr("Duration"), nsAndUnit(dur));
-    if (analysis && cat == Category::Communication) {
-        const InstanceOverlap ov = instanceOverlap(trace, *analysis, {rank, lane, interval});
-        add(tr("Hidden"), partOf(ov.hiddenNs, dur));
-        add(tr("Exposed"), partOf(ov.exposedNs, dur));
-    }
-    if (collectives && cat == Category::Communication && l.isGpu()) {
-        section(tr("Across ranks"));
-        const CollectiveGroup* g = collectives->groupOf({rank, lane, interval});
-        const CollectiveMember* me = collectives->member({rank, lane, interval});
-        if (!g || !me) {
-            add(tr("Peers"), trace.ranks.size() > 1 ? tr("no matching instance on other ranks")
-                                                         : tr("single-rank trace: no peers to wait for"));
-        } else {
-            add(tr("Ranks in collective"), QString::number(g->members.size()));
-            add(tr("Waiting for peers"), partOf(me->waitNs, dur));
-            add(tr("Transfer"), partOf(me->transferNs, dur));
-            const QString lastLabel = g->lastRank >= 0 && std::size_t(g->lastRank) < trace.ranks.size()
-                ? QString::fromStdString(trace.ranks[g->lastRank].label)
-                : tr("?");
-            if (g->lastRank == rank) {
-                TimeNs firstStart = me->start;
-                for (const auto& m : g->members)
-                    firstStart = std::min(firstStart, m.start);
-                add(tr("Arrived last"), tr("this rank (%1), %2 after the first rank; the others waited for it")
-                                            .arg(lastLabel, durationText(me->start - firstStart)));
-            } else {
-                add(tr("Arrived last"),
-                    tr("%1 arrived last, %2 after this rank").arg(lastLabel, durationText(g->lastArrival - me->start)));
-            }
-            m_summary = tr("Waiting for peers %1 (%2) · transfer %3 · %4 arrived last")
-                            .arg(durationText(me->waitNs), percent(me->waitNs, dur), durationText(me->transferNs),
-                                 g->lastRank == rank ? tr("this rank") : lastLabel);
-            if (g->processGroup < collectives->processGroups.size()) {
-                const ProcessGroupMatch& pg = collectives->processGroups[g->processGroup];
-                add(tr("Matched by"),
-                    pg.method == MatchMethod::Time
-                        ? tr("kernel name and end time (no process group or stream known)")
-                        : tr("%1 %2: collective %3 of its order")
-                              .arg(pg.method == MatchMethod::ProcessGroup ? tr("process group") : tr("NCCL"),
-                                   QString::fromStdString(pg.name + (pg.ranks.empty() ? "" : " " + pg.ranks)))
-                              .arg(g->ordinal + 1));
-            }
-            if (collectives->multipleHosts && !trace.clocks.applied)
-                add(tr("Note"), tr("ranks on several hosts, clocks as recorded"));
-            for (const auto& m : g->members) {
-                if (m.rank == rank)
-                    continue;
-                m_peers.append({m.rank, m.lane, m.interval});
-                const QString peerLabel = std::size_t(m.rank) < trace.ranks.size()
-                    ? QString::fromStdString(trace.ranks[m.rank].label)
-                    : QString::number(m.rank);
-                m_peerLabels.append(tr("%1 (waited %2)").arg(peerLabel, durationText(m.waitNs)));
-            }
-        }
-    }
-
-    if (interval < l.launchParamIds.size() && l.launchParamIds[interval] != kNoLaunchParams
-        && l.launchParamIds[interval] < trace.launchParams.size()) {
-        const KernelLaunchParams& p = trace.launchParams[l.launchParamIds[interval]];
-        section(tr("Launch parameters"));
-        add(tr("Blocks per grid"), QString::number(p.blocksPerGrid));
-        add(tr("Threads per block"), QString::number(p.threadsPerBlock));
-        add(tr("Registers per thread"), QString::number(p.registersPerThread));
-        add(tr("Static shared memory"), QString::number(p.staticSharedMemory) + tr(" B"));
-        add(tr("Dynamic shared memory"), QString::number(p.dynamicSharedMemory) + tr(" B"));
-        add(tr("Local memory"), QString::number(p.localMemory) + tr(" B"));
-    }
-
-    if (index && id < index->nameStats.size() && index->nameStats[id].count > 0) {
-        const NameStats& st = index->nameStats[id];
-        section(tr("All instances (all ranks)"));
-        add(tr("Count"), groupDigits(st.count));
-        add(tr("Total"), durationText(st.total));
-        add(tr("Mean"), durationText(TimeNs(std::llround(double(st.total) / double(st.count)))));
-        add(tr("Min"), durationText(st.min));
-        add(tr("Max"), durationText(st.max));
-    }
+    const Subject s = subject(trace, analysis, index, ref, collectives);
+    m_heading = s.display;
+    addIdentity(s);
+    addCommunication(s);
+    addProfilerArgs(s);
+    addPhase(s);
+    addPlacement(s);
+    addLaunch(s);
+    addTiming(s);
+    addAcrossRanks(s);
+    addLaunchParameters(s);
+    addInstances(s);
     render();
     m_prev->setEnabled(true);
     m_next->setEnabled(true);
     m_zoom->setEnabled(true);
 }
 
+DetailsPanel::Subject DetailsPanel::subject(const Trace& trace, const Analysis* analysis, const ViewIndex* index,
+                                            IntervalRef ref, const CollectiveMatch* collectives)
+{
+    const Lane& l = trace.ranks.at(std::size_t(ref.rank)).lanes.at(std::size_t(ref.lane));
+    const StringId id = l.intervals.name(ref.interval);
+    const NameClass* nc = analysis && id < analysis->names.size() ? &analysis->names[id] : nullptr;
+    return Subject{trace,
+                   analysis,
+                   index,
+                   collectives,
+                   ref,
+                   l,
+                   id,
+                   nc,
+                   categoryOf(trace, analysis, id),
+                   QString::fromStdString(displayName(trace, analysis, id))};
+}
+
+void DetailsPanel::addIdentity(const Subject& s)
+{
+    // A CPU lane holds regions (functions, annotations), a GPU stream kernels and copies.
+    section(!s.lane.isGpu() ? tr("Region") : s.category == Category::Memcpy ? tr("Copy") : tr("Kernel"));
+    add(tr("Name"), s.display);
+    const StringId canon = s.id < s.trace.canonicalNames.size() ? s.trace.canonicalNames[s.id] : s.id;
+    add(tr("Full name"), QString::fromStdString(s.trace.name(canon)));
+    add(tr("Category"), categoryLabel(s.category));
+    if (s.nc && !s.nc->subgroup.empty())
+        add(tr("Sub-group"), QString::fromStdString(s.nc->subgroup));
+    if (s.nc && s.nc->unclassified)
+        add(tr("Classification"), tr("unclassified (only a catch-all rule matched)"));
+    if (s.nc && s.nc->rule >= 0 && std::size_t(s.nc->rule) < s.analysis->rules.rules().size())
+        add(tr("Rule"), QString::fromStdString(s.analysis->rules.rules()[std::size_t(s.nc->rule)].id));
+}
+
+void DetailsPanel::addCommunication(const Subject& s)
+{
+    if (s.category != Category::Communication || !s.nc)
+        return;
+    const NameClass& nc = *s.nc;
+    if (!nc.collective.empty())
+        add(tr("Collective"), QString::fromStdString(nc.collective));
+    if (!nc.algorithm.empty())
+        add(tr("Algorithm"), QString::fromStdString(nc.algorithm));
+    if (!nc.protocol.empty())
+        add(tr("Protocol"), QString::fromStdString(nc.protocol));
+    if (!nc.dataType.empty())
+        add(tr("Data type"), QString::fromStdString(nc.dataType));
+    if (!nc.reduction.empty())
+        add(tr("Reduction"), QString::fromStdString(nc.reduction));
+}
+
+void DetailsPanel::addProfilerArgs(const Subject& s)
+{
+    // What torch.profiler recorded about the collective: message, process group, and the bus bandwidth it reached.
+    if (!s.lane.isGpu())
+        return;
+    const auto& args = s.lane.collectiveArgs;
+    auto it = std::lower_bound(args.begin(), args.end(), std::make_pair(s.ref.interval, 0u));
+    if (it == args.end() || it->first != s.ref.interval || it->second >= s.trace.collectiveArgs.size())
+        return;
+    const CollectiveArgs& ca = s.trace.collectiveArgs[it->second];
+    add(tr("Collective (profiler)"), QString::fromStdString(ca.collective));
+    add(tr("Elements in / out"), QStringLiteral("%1 / %2").arg(groupDigits(ca.inElements), groupDigits(ca.outElements)));
+    if (!ca.dtype.empty())
+        add(tr("Element type"), QString::fromStdString(ca.dtype));
+    if (const std::uint64_t bytes = collectiveBytes(ca))
+        add(tr("Message size"), byteCountText(bytes, true));
+    if (ca.groupSize > 0)
+        add(tr("Process group"), tr("%1, %2 ranks %3")
+                                     .arg(QString::fromStdString(ca.processGroup))
+                                     .arg(ca.groupSize)
+                                     .arg(QString::fromStdString(ca.groupRanks)));
+    const double seconds = double(s.lane.intervals.duration(s.ref.interval)) / 1e9;
+    if (const double bw = busBandwidth(ca, seconds); bw > 0)
+        add(tr("Bus bandwidth"), tr("%1 GB/s over the kernel's duration").arg(bw / 1e9, 0, 'f', 2));
+    if (!s.collectives)
+        return;
+    const CollectiveMember* me = s.collectives->member(s.ref);
+    if (me && me->transferNs > 0)
+        if (const double bw = busBandwidth(ca, double(me->transferNs) / 1e9); bw > 0)
+            add(tr("Bus bandwidth (transfer)"),
+                tr("%1 GB/s over the transfer, after the last rank joined").arg(bw / 1e9, 0, 'f', 2));
+}
+
+void DetailsPanel::addPhase(const Subject& s)
+{
+    if (!s.analysis || std::size_t(s.ref.rank) >= s.analysis->ranks.size() || !s.lane.isGpu())
+        return;
+    const RankAnalysis& ra = s.analysis->ranks[std::size_t(s.ref.rank)];
+    const auto lane = std::size_t(s.ref.lane);
+    if (lane >= ra.phases.size() || s.ref.interval >= ra.phases[lane].size())
+        return;
+    const Phase phase = ra.phases[lane][s.ref.interval];
+    add(tr("Phase"), phaseLabel(phase));
+    // The rank's way of deciding phases applies to kernels whose launch is known; one without a launch record
+    // got its phase from its name, or from where it lies in its step.
+    const bool launched = lane < ra.launchOf.size() && s.ref.interval < ra.launchOf[lane].size()
+        && ra.launchOf[lane][s.ref.interval].cpuLane != kUnknownLaunch;
+    QString by;
+    if (launched)
+        by = QString::fromUtf8(phaseSourceName(ra.phaseSource));
+    else if (phase == Phase::Unknown)
+        by = tr("nothing (no launch record, and neither its name nor its place in a step tells)");
+    else if (s.nc && s.nc->namePhase == phase)
+        by = tr("kernel name (no launch record)");
+    else
+        by = tr("heuristic: its place in the step (no launch record)");
+    add(tr("Phase decided by"), by);
+}
+
+void DetailsPanel::addPlacement(const Subject& s)
+{
+    const Rank& r = s.trace.ranks[std::size_t(s.ref.rank)];
+    const Lane& l = s.lane;
+    section(tr("Where"));
+    add(tr("Rank"), QString::fromStdString(r.label));
+    add(tr("Host"), QString::fromStdString(r.host));
+    if (l.device >= 0)
+        add(tr("Device"), QString::number(l.device));
+    add(l.isGpu() ? tr("Stream") : tr("Thread"),
+        QString::fromStdString(l.name)
+            + (l.isGpu() && l.stream >= 0 ? QStringLiteral(" (stream %1)").arg(l.stream) : QString()));
+    if (!l.isGpu())
+        add(tr("Nesting depth"), QString::number(l.intervals.depth(s.ref.interval)));
+    if (s.analysis && l.isGpu()) {
+        const int step = stepOfInterval(s.trace, *s.analysis, s.ref);
+        const auto& steps = std::size_t(s.ref.rank) < s.analysis->ranks.size()
+            ? s.analysis->ranks[std::size_t(s.ref.rank)].steps
+            : std::vector<StepWindow>{};
+        add(tr("Step"), step >= 0 && std::size_t(step) < steps.size() ? QString::fromStdString(steps[std::size_t(step)].name)
+                                                                       : tr("none"));
+    }
+}
+
+void DetailsPanel::addLaunch(const Subject& s)
+{
+    if (!s.analysis || !s.lane.isGpu())
+        return;
+    section(tr("Launch"));
+    for (const auto& [label, value] : launchTopic(s.trace, *s.analysis, s.ref))
+        add(label, value);
+}
+
+void DetailsPanel::addTiming(const Subject& s)
+{
+    const IntervalTable& t = s.lane.intervals;
+    section(tr("Timing"));
+    const TimeNs dur = t.duration(s.ref.interval);
+    add(tr("Start"), nsAndUnit(t.start(s.ref.interval)));
+    add(tr("End"), nsAndUnit(t.end(s.ref.interval)));
+    add(tr("Duration"), nsAndUnit(dur));
+    if (s.analysis && s.category == Category::Communication) {
+        const InstanceOverlap ov = instanceOverlap(s.trace, *s.analysis, s.ref);
+        add(tr("Hidden"), partOf(ov.hiddenNs, dur));
+        add(tr("Exposed"), partOf(ov.exposedNs, dur));
+    }
+}
+
+void DetailsPanel::addAcrossRanks(const Subject& s)
+{
+    if (!s.collectives || s.category != Category::Communication || !s.lane.isGpu())
+        return;
+    section(tr("Across ranks"));
+    const TimeNs dur = s.lane.intervals.duration(s.ref.interval);
+    const CollectiveGroup* g = s.collectives->groupOf(s.ref);
+    const CollectiveMember* me = s.collectives->member(s.ref);
+    if (!g || !me) {
+        add(tr("Peers"), s.trace.ranks.size() > 1 ? tr("no matching instance on other ranks")
+                                                  : tr("single-rank trace: no peers to wait for"));
+        return;
+    }
+    const int rank = s.ref.rank;
+    add(tr("Ranks in collective"), QString::number(g->members.size()));
+    add(tr("Waiting for peers"), partOf(me->waitNs, dur));
+    add(tr("Transfer"), partOf(me->transferNs, dur));
+    auto labelOf = [&](int r) {
+        return r >= 0 && std::size_t(r) < s.trace.ranks.size() ? QString::fromStdString(s.trace.ranks[std::size_t(r)].label)
+                                                                : QString::number(r);
+    };
+    const QString lastLabel = g->lastRank >= 0 ? labelOf(g->lastRank) : tr("?");
+    if (g->lastRank == rank) {
+        TimeNs firstStart = me->start;
+        for (const auto& m : g->members)
+            firstStart = std::min(firstStart, m.start);
+        add(tr("Arrived last"), tr("this rank (%1), %2 after the first rank; the others waited for it")
+                                    .arg(lastLabel, durationText(me->start - firstStart)));
+    } else {
+        add(tr("Arrived last"),
+            tr("%1 arrived last, %2 after this rank").arg(lastLabel, durationText(g->lastArrival - me->start)));
+    }
+    m_summary = tr("Waiting for peers %1 (%2) · transfer %3 · %4 arrived last")
+                    .arg(durationText(me->waitNs), percent(me->waitNs, dur), durationText(me->transferNs),
+                         g->lastRank == rank ? tr("this rank") : lastLabel);
+    if (g->processGroup < s.collectives->processGroups.size()) {
+        const ProcessGroupMatch& pg = s.collectives->processGroups[g->processGroup];
+        add(tr("Matched by"),
+            pg.method == MatchMethod::Time
+                ? tr("kernel name and end time (no process group or stream known)")
+                : tr("%1 %2: collective %3 of its order")
+                      .arg(pg.method == MatchMethod::ProcessGroup ? tr("process group") : tr("NCCL"),
+                          QString::fromStdString(pg.name + (pg.ranks.empty() ? "" : " " + pg.ranks)))
+                      .arg(g->ordinal + 1));
+    }
+    if (s.collectives->multipleHosts && !s.trace.clocks.applied)
+        add(tr("Note"), tr("ranks on several hosts, clocks as recorded"));
+    for (const auto& m : g->members) {
+        if (m.rank == rank)
+            continue;
+        m_peers.append({m.rank, m.lane, m.interval});
+        m_peerLabels.append(tr("%1 (waited %2)").arg(labelOf(m.rank), durationText(m.waitNs)));
+    }
+}
+
+void DetailsPanel::addLaunchParameters(const Subject& s)
+{
+    // Only what the trace recorded: a parameter the measurement did not fill in stays out.
+    const Lane& l = s.lane;
+    const std::uint32_t i = s.ref.interval;
+    if (i >= l.launchParamIds.size() || l.launchParamIds[i] == kNoLaunchParams
+        || l.launchParamIds[i] >= s.trace.launchParams.size())
+        return;
+    const KernelLaunchParams& p = s.trace.launchParams[l.launchParamIds[i]];
+    section(tr("Launch parameters"));
+    if (p.blocksPerGrid > 0)
+        add(tr("Blocks per grid"), groupDigits(p.blocksPerGrid));
+    if (p.threadsPerBlock > 0)
+        add(tr("Threads per block"), groupDigits(p.threadsPerBlock));
+    if (p.registersPerThread > 0)
+        add(tr("Registers per thread"), QString::number(p.registersPerThread));
+    if (p.staticSharedMemory > 0)
+        add(tr("Static shared memory"), byteCountText(p.staticSharedMemory, true));
+    if (p.dynamicSharedMemory > 0)
+        add(tr("Dynamic shared memory"), byteCountText(p.dynamicSharedMemory, true));
+    if (p.localMemory > 0)
+        add(tr("Local memory"), byteCountText(p.localMemory, true));
+}
+
+void DetailsPanel::addInstances(const Subject& s)
+{
+    if (!s.index || s.id >= s.index->nameStats.size() || s.index->nameStats[s.id].count == 0)
+        return;
+    const NameStats& st = s.index->nameStats[s.id];
+    section(tr("All instances (all ranks)"));
+    add(tr("Count"), groupDigits(st.count));
+    add(tr("Total"), durationText(st.total));
+    add(tr("Mean"), durationText(TimeNs(std::llround(double(st.total) / double(st.count)))));
+    add(tr("Min"), durationText(st.min));
+    add(tr("Max"), durationText(st.max));
+}
+
 void DetailsPanel::showFold(const Trace& trace, const Analysis* analysis, const ViewIndex* index,
                             const TimelineHit& hit, const FoldComposition& composition,
                             const CollectiveMatch* collectives)
 {
-    showInterval(trace, analysis, index, hit.rank, hit.lane, hit.largest, collectives);
+    showInterval(trace, analysis, index, {hit.rank, hit.lane, hit.largest}, collectives);
+    const bool cpu = !trace.ranks[hit.rank].lanes[hit.lane].isGpu();
+    const QString things = cpu ? tr("regions") : tr("kernels");
     const auto& t = trace.ranks[hit.rank].lanes[hit.lane].intervals;
     const QString name = m_heading;
     const TimeNs span = std::max<TimeNs>(1, composition.span);
     auto percent = [&](TimeNs ns) -> QString { return QString::number(100.0 * double(ns) / double(span), 'f', 1) + QStringLiteral(" %"); };
     m_heading = composition.classes.empty()
-        ? tr("%1 kernels").arg(groupDigits(hit.count))
-        : tr("%1 kernels, mostly %2").arg(groupDigits(hit.count), composition.dominant());
+        ? tr("%1 %2").arg(groupDigits(hit.count), things)
+        : tr("%1 %2, mostly %3").arg(groupDigits(hit.count), things, composition.dominant());
     QList<QPair<QString, QString>> foldFields = {
-        {tr("Folded block"), tr("%1 kernels narrower than %2 px each").arg(groupDigits(hit.count)).arg(2)},
+        {tr("Folded block"), tr("%1 %2 narrower than %3 px each").arg(groupDigits(hit.count), things).arg(2)},
         {tr("Block span"), QStringLiteral("%1 – %2 (%3)").arg(durationText(hit.start), durationText(hit.end),
                                                              durationText(hit.end - hit.start))},
         {tr("Busy"), QStringLiteral("%1 (%2)").arg(percent(composition.busy), durationText(composition.busy))},

@@ -19,7 +19,7 @@ QString bandwidthText(double bytesPerSecond)
 
 QString bytesText(std::uint64_t bytes)
 {
-    return bytes ? QObject::tr("%1 bytes").arg(groupDigits(bytes)) : QStringLiteral("-");
+    return bytes ? byteCountText(bytes) : QStringLiteral("-");
 }
 
 // A table item that sorts by a number.

@@ -122,7 +122,8 @@ void MainWindow::connectLoader()
     connect(m_loader, &TraceLoader::loaded, this, [this, stopProgress](const LoadedTrace& loaded) {
         stopProgress();
         applyLoaded(loaded);
-        m_recent->add(loaded.path);
+        if (m_remembersRecent) // a screenshot run is not the user's history
+            m_recent->add(loaded.path);
         m_statusText->setText(tr("Loaded %1: %2 ranks, %3 intervals")
                                   .arg(QFileInfo(loaded.path).fileName())
                                   .arg(loaded.trace->ranks.size())
@@ -667,8 +668,8 @@ void MainWindow::showError(const QString& title, const QString& text)
 void MainWindow::onIntervalSelected(IntervalRef ref)
 {
     if (m_current.trace)
-        m_details->showInterval(*m_current.trace, m_current.analysis.get(), m_current.index.get(), ref.rank, ref.lane,
-                                ref.interval, m_current.collectives.get());
+        m_details->showInterval(*m_current.trace, m_current.analysis.get(), m_current.index.get(), ref,
+                                m_current.collectives.get());
 }
 
 void MainWindow::showPeerInstance(IntervalRef ref)

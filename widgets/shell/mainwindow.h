@@ -95,6 +95,8 @@ public:
     TimelineOptions timelineOptions() const;
     TimeRange visibleRange() const;
     void setMessageSink(MessageSink sink) { m_sink = std::move(sink); }
+    // Whether opened traces go into File ▸ Open Recent (true; `exposure --screenshot` turns it off).
+    void setRemembersRecentFiles(bool on) { m_remembersRecent = on; }
 
 signals:
     void traceLoaded(const QString& path);
@@ -174,6 +176,7 @@ private:
     QToolButton* m_cancelButton;
     QToolButton* m_warningsButton;
     MessageSink m_sink;
+    bool m_remembersRecent = true;
     QStackedWidget* m_central = nullptr;
     EmptyState* m_emptyState = nullptr;
     // What F5 Reload keeps when the reloaded trace still has it: the visible range and the selection.

@@ -4,12 +4,16 @@
 #include "analysis/rules.h"
 #include "common/theme.h"
 
+#include <array>
+#include <cmath>
+
 
 namespace exposure {
 
 namespace {
 
-// Okabe & Ito (2008) colour-blind-safe set.
+// Okabe & Ito (2008) colour-blind-safe set. The default sub-group colours (resources/rules.json) are chosen around it
+// so that every two classes differ by a CIELAB ΔE of at least 15 (tst_legibility checks every pair, both palettes).
 constexpr QRgb kOrange = 0xE69F00, kGreen = 0x009E73, kBlue = 0x0072B2,
                kVermillion = 0xD55E00, kPurple = 0xCC79A7;
 
@@ -106,9 +110,9 @@ QColor Palette::overlap(OverlapState state) const
     case OverlapState::ComputeOnly: return rgb(0x9CC8E8);
     case OverlapState::Hidden: return rgb(kGreen);
     case OverlapState::Exposed: return rgb(kVermillion);
-    case OverlapState::Other: return rgb(0xCFCFCF);
+    case OverlapState::Other: return rgb(0x8C8C8C);
     }
-    return rgb(0xCFCFCF);
+    return rgb(0x8C8C8C);
 }
 
 QColor Palette::idle() const
@@ -117,6 +121,64 @@ QColor Palette::idle() const
     if (m_kind == PaletteKind::Grayscale)
         return QColor(225, 225, 225);
     return dark ? m_background.lighter(160) : QColor(0xDDDDDD);
+}
+
+QColor Palette::waitingHatch() const
+{
+    if (m_kind == PaletteKind::Grayscale)
+        return QColor(40, 40, 40);
+    // Dark brown lines: far from every communication fill and from exposed vermillion.
+    return rgb(0x7A4A00);
+}
+
+std::vector<Palette::ClassColour> Palette::classColours() const
+{
+    std::vector<ClassColour> out;
+    auto add = [&](const QString& name, const QColor& c) { out.push_back({name, c}); };
+    if (m_kind == PaletteKind::Default) {
+        for (const char* sg : {"gemm", "attention", "elementwise", "reduction", "normalization", "optimizer", "other"})
+            add(QString::fromLatin1(sg), block(Category::Compute, sg));
+        for (const char* sg : {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "SendRecv"})
+            add(QString::fromLatin1(sg), block(Category::Communication, sg));
+        for (const char* sg : {"HtoD", "DtoH", "DtoD", "PtoP"})
+            add(QString::fromLatin1(sg), block(Category::Memcpy, sg));
+    } else {
+        add(QStringLiteral("compute"), block(Category::Compute, std::string()));
+        add(QStringLiteral("communication"), block(Category::Communication, std::string()));
+        add(QStringLiteral("memcpy"), block(Category::Memcpy, std::string()));
+    }
+    add(QStringLiteral("idle"), idle());
+    add(QStringLiteral("host"), block(Category::Host, std::string()));
+    add(QStringLiteral("compute only"), overlap(OverlapState::ComputeOnly));
+    add(QStringLiteral("hidden comm."), overlap(OverlapState::Hidden));
+    add(QStringLiteral("exposed comm."), overlap(OverlapState::Exposed));
+    add(QStringLiteral("other GPU activity"), overlap(OverlapState::Other));
+    add(QStringLiteral("waiting hatch"), waitingHatch());
+    return out;
+}
+
+namespace {
+
+// sRGB (D65) to CIELAB.
+std::array<double, 3> toLab(const QColor& c)
+{
+    auto lin = [](double v) { return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+    const double r = lin(c.redF()), g = lin(c.greenF()), b = lin(c.blueF());
+    const double x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047;
+    const double y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    const double z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883;
+    auto f = [](double t) { return t > 216.0 / 24389.0 ? std::cbrt(t) : (24389.0 / 27.0 * t + 16.0) / 116.0; };
+    const double fx = f(x), fy = f(y), fz = f(z);
+    return {116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)};
+}
+
+} // namespace
+
+double deltaE76(const QColor& a, const QColor& b)
+{
+    const auto la = toLab(a), lb = toLab(b);
+    return std::sqrt((la[0] - lb[0]) * (la[0] - lb[0]) + (la[1] - lb[1]) * (la[1] - lb[1])
+                     + (la[2] - lb[2]) * (la[2] - lb[2]));
 }
 
 QBrush Palette::hiddenBrush() const

@@ -9,6 +9,7 @@
 #include <QString>
 
 #include <string>
+#include <vector>
 
 namespace exposure {
 
@@ -34,6 +35,17 @@ public:
     // Fill used for the parts of a communication block (and overlap lane) that are hidden/exposed.
     QBrush hiddenBrush() const;
     QBrush exposedBrush() const;
+    // The lines of the hatch over communication spent waiting for peers.
+    QColor waitingHatch() const;
+
+    // Every class colour a figure can show, by legend name (sub-groups in the default palette): what the
+    // ΔE test compares pairwise.
+    struct ClassColour
+    {
+        QString name;
+        QColor colour;
+    };
+    std::vector<ClassColour> classColours() const;
 
     QColor background() const { return m_background; }
     QColor rowShade() const { return m_rowShade; }   // alternate rank band
@@ -51,5 +63,8 @@ private:
     PaletteKind m_kind;
     QColor m_background, m_rowShade, m_text, m_grid, m_selection, m_hover, m_outline;
 };
+
+// CIE 1976 colour difference (ΔE*ab) of two sRGB colours: 100 between black and white; about 2.3 is just noticeable.
+double deltaE76(const QColor& a, const QColor& b);
 
 } // namespace exposure

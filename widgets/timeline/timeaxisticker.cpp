@@ -1,13 +1,29 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "timeline/timeaxisticker.h"
 
+#include <QFontMetrics>
+
+#include <algorithm>
+#include <cmath>
+
 
 namespace exposure {
 
 double TimeAxisTicker::getTickStep(const QCPRange& range)
 {
-    const int count = m_axis && m_axis->axisRect() ? std::max(2, m_axis->axisRect()->width() / 110) : tickCount();
-    m_step = timeaxis::niceStep(range.size(), std::max(2, count));
+    // About one tick per 110 px, and never closer than a wide label ("88.8 ms") and some air: labels must not
+    // overprint on a narrow figure.
+    int count = tickCount();
+    if (m_axis && m_axis->axisRect()) {
+        const QFontMetrics fm(m_axis->tickLabelFont());
+        const int labelPx = std::max(1, fm.horizontalAdvance(QStringLiteral("88.8 ms")) + fm.horizontalAdvance(QStringLiteral("MM")));
+        count = std::max(2, std::min(m_axis->axisRect()->width() / 110, m_axis->axisRect()->width() / labelPx));
+    }
+    m_step = timeaxis::niceStep(range.size(), count);
+    // niceStep rounds up: the step could leave a single labelled tick. At least two, so that the scale can be read.
+    auto inside = [&](double step) { return std::floor(range.upper / step) - std::ceil(range.lower / step) + 1; };
+    for (int c = count + 1; inside(m_step) < 2 && c < count + 10; ++c)
+        m_step = timeaxis::niceStep(range.size(), c);
     return m_step;
 }
 

@@ -42,6 +42,11 @@ struct TimelineOptions
     bool disclosureMarks = true;            // ▾/▸ before rank labels (clickable on screen; off in figures)
     double minFoldPixels = 2;               // intervals narrower than this fold into counted runs
     double maxRowPixels = 64;               // rows never get taller (spare height stays empty); <= 0: fill
+    // Rows never get thinner: when they do not all fit, the plot shows a window of rows that scrolls vertically
+    // (TimelinePlot::setFirstRow). <= 0: every row is shown, however thin (figures, which check their rows).
+    double minRowPixels = 14;
+    bool legendDrawnOnly = false;           // the legend names only classes drawn in the visible range (figures)
+    int maxRowLabelPixels = 0;              // row labels wider than this are elided in the middle; <= 0: never
 
     RowFilter rowFilter() const
     {

@@ -8,11 +8,13 @@
 
 #include <QFontMetricsF>
 #include <QApplication>
+#include <QScrollBar>
 #include <QToolTip>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 namespace exposure {
 
@@ -53,9 +55,10 @@ protected:
         }
         painter->setFont(mParentLegend->font());
         painter->setPen(mParentLegend->textColor());
+        // Not clipped to the line: scaled for print, glyph descenders can reach below the font's nominal height.
         painter->drawText(QRect(swatch.right() + 1 + mParentLegend->iconTextPadding(), r.top(),
                                 r.width(), r.height()),
-                          Qt::AlignLeft | Qt::AlignVCenter, m_text);
+                          Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, m_text);
     }
     QSize minimumOuterSizeHint() const override
     {
@@ -65,6 +68,13 @@ protected:
         const int h = std::max(icon.height(), fm.height());
         return QSize(w + mMargins.left() + mMargins.right(), h + mMargins.top() + mMargins.bottom());
     }
+
+public:
+    const QString& text() const { return m_text; }
+
+protected:
+    // Legend items clip to their outer rect; a line of text scaled for print may reach a little past it.
+    QRect clipRect() const override { return mOuterRect.adjusted(0, -2, 0, 3); }
 
 private:
     QBrush m_brush;
@@ -202,6 +212,10 @@ TimelinePlot::TimelinePlot(QWidget* parent)
     legend->setIconSize(QSize(14, 10));
     legend->setRowSpacing(2);
     legend->setColumnSpacing(12);
+    m_rowScroll = new QScrollBar(Qt::Vertical, this);
+    m_rowScroll->setObjectName(QStringLiteral("rowScroll"));
+    m_rowScroll->hide();
+    connect(m_rowScroll, &QScrollBar::valueChanged, this, &TimelinePlot::setFirstRow);
     setMouseTracking(true);
     setFocusPolicy(Qt::StrongFocus);
     setMinimumSize(200, 120);
@@ -233,8 +247,9 @@ void TimelinePlot::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
     rebuildRows();
     rebuildLegend();
     applyLayout();
-    m_history.reset(fullRange());
-    setVisibleRange(fullRange(), false);
+    m_firstRow = 0;
+    m_history.reset(fitRange());
+    setVisibleRange(fitRange(), false);
     replot(rpQueuedReplot);
 }
 
@@ -305,7 +320,6 @@ void TimelinePlot::rebuildRows()
         ticks.insert(double(i), label + QLatin1Char(' '));
     }
     m_rowLabels = ticks;
-    m_rowLabelStep = -1;
     updateRowTicks();
     yAxis->setRange(-0.5, std::max<double>(0.5, double(m_scene.rows.size()) - 0.5)); // refined in updateLayout()
     if (m_selection && m_scene.rowOf(m_selection->rank, m_selection->lane) < 0)
@@ -331,48 +345,128 @@ bool TimelinePlot::updateRowTicks()
 {
     const double rows = yAxis->range().size();
     const double rowPx = rows > 0 ? double(axisRect()->height()) / rows : 0;
-    const double linePx = QFontMetricsF(yAxis->tickLabelFont()).height();
-    int step = 0; // all rows
-    if (rowPx > 0 && rowPx < linePx * 0.95) {
-        // Only rank headers; if consecutive headers are still closer than a line, every k-th of them.
-        double closest = 1e9;
-        int previous = -1;
-        for (std::size_t i = 0; i < m_scene.rows.size(); ++i)
-            if (m_scene.rows[i].firstOfRank) {
-                if (previous >= 0)
-                    closest = std::min(closest, double(int(i) - previous) * rowPx);
-                previous = int(i);
-            }
-        step = closest >= linePx * 0.95 ? 1 : int(std::ceil(linePx / std::max(1.0, closest)));
-    }
-    if (step == m_rowLabelStep)
-        return false;
-    m_rowLabelStep = step;
-    if (step == 0) {
-        m_rowTicker->setTicks(m_rowLabels);
-        return true;
-    }
+    const QFontMetricsF fm(yAxis->tickLabelFont());
+    const double linePx = fm.height();
+    // Rows thinner than a line: one label per rank, in the middle of its band (see below).
+    const bool headers = rowPx > 0 && rowPx < linePx;
+    const int maxPx = m_scene.options.maxRowLabelPixels;
+    auto fit = [&](const QString& text) {
+        return maxPx > 0 && fm.horizontalAdvance(text) > maxPx ? fm.elidedText(text, Qt::ElideMiddle, maxPx) : text;
+    };
     QMap<double, QString> ticks;
-    int header = 0;
-    for (std::size_t i = 0; i < m_scene.rows.size(); ++i)
-        if (m_scene.rows[i].firstOfRank && header++ % step == 0)
-            ticks.insert(double(i), m_rowLabels.value(double(i)));
-    m_rowTicker->setTicks(ticks);
-    return true;
+    auto apply = [&] {
+        if (ticks == m_rowTicker->ticks())
+            return false;
+        m_rowTicker->setTicks(ticks);
+        return true;
+    };
+    if (!headers) {
+        // One row per rank (the overlap rows, say): the rank names them.
+        const auto bands = rankBands();
+        const bool rankRows = !m_scene.options.disclosureMarks && !bands.empty()
+            && std::all_of(bands.begin(), bands.end(), [](const auto& b) { return b.second == 1; });
+        for (auto it = m_rowLabels.begin(); it != m_rowLabels.end(); ++it)
+            ticks.insert(it.key(), fit(rankRows ? rankLabel(int(it.key())) + QLatin1Char(' ') : it.value()));
+        return apply();
+    }
+    // A label's line stays inside the rows (at the top and the bottom it moves inwards), and a label is left out
+    // where it would come closer than a line to the previous one.
+    const double halfLine = linePx / 2 / rowPx;
+    const QCPRange shown = yAxis->range();
+    double previous = -1e9;
+    for (const auto& [first, count] : rankBands()) {
+        double at = first + (count - 1) / 2.0;
+        if (shown.size() > 2 * halfLine)
+            at = std::clamp(at, shown.lower + halfLine, shown.upper - halfLine);
+        if ((at - previous) * rowPx < linePx)
+            continue;
+        ticks.insert(at, fit(rankLabel(first) + QLatin1Char(' ')));
+        previous = at;
+    }
+    return apply();
+}
+
+QString TimelinePlot::rankLabel(int row) const
+{
+    const int rank = m_scene.rows[std::size_t(row)].rank;
+    return m_scene.trace && std::size_t(rank) < m_scene.trace->ranks.size()
+        ? QString::fromStdString(m_scene.trace->ranks[std::size_t(rank)].label)
+        : QString::number(rank);
+}
+
+std::vector<std::pair<int, int>> TimelinePlot::rankBands() const
+{
+    std::vector<std::pair<int, int>> bands; // (first row, row count) per rank, in row order
+    for (std::size_t i = 0; i < m_scene.rows.size(); ++i) {
+        if (m_scene.rows[i].firstOfRank || bands.empty())
+            bands.emplace_back(int(i), 0);
+        ++bands.back().second;
+    }
+    return bands;
 }
 
 bool TimelinePlot::updateRowRange()
 {
     // Rows fill the height, but never grow taller than maxRowPixels: with few rows they stay at the top
-    // instead of becoming huge slabs.
+    // instead of becoming huge slabs; nor thinner than minRowPixels: then a window of rows scrolls.
     const double maxRowPx = m_scene.options.maxRowPixels;
-    const double rows = std::max<double>(1, double(m_scene.rows.size()));
-    const double fit = maxRowPx > 0 ? std::max(rows, double(axisRect()->height()) / maxRowPx) : rows;
-    const QCPRange wanted(-0.5, fit - 0.5);
+    const double minRowPx = m_scene.options.minRowPixels;
+    const int rowCount = std::max(1, int(m_scene.rows.size()));
+    const double height = axisRect()->height();
+    int shown = rowCount;
+    if (minRowPx > 0 && height > 0 && rowCount * minRowPx > height)
+        shown = std::max(1, int(std::floor(height / minRowPx)));
+    m_shownRows = shown;
+    m_firstRow = std::clamp(m_firstRow, 0, rowCount - shown);
+    double fit = maxRowPx > 0 ? std::max(double(shown), height / maxRowPx) : double(shown);
+    // Whole pixels per row (the spare pixels stay empty below the last row): rows doing the same work look alike.
+    if (height > 0 && std::floor(height / fit) >= 1)
+        fit = height / std::floor(height / fit);
+    const QCPRange wanted(m_firstRow - 0.5, m_firstRow + fit - 0.5);
+    updateRowScrollBar();
     if (yAxis->range() == wanted)
         return false;
     yAxis->setRange(wanted);
     return true;
+}
+
+void TimelinePlot::updateRowScrollBar()
+{
+    const int rowCount = int(m_scene.rows.size());
+    const bool needed = m_shownRows < rowCount;
+    const int w = m_rowScroll->sizeHint().width();
+    const QMargins margins(0, 0, needed ? w : 0, 0);
+    if (plotLayout()->margins() != margins)
+        plotLayout()->setMargins(margins);
+    m_rowScroll->setVisible(needed && isVisible());
+    if (!needed)
+        return;
+    const QRect ar = axisRect()->rect();
+    m_rowScroll->setGeometry(width() - w, ar.top(), w, ar.height());
+    const QSignalBlocker block(m_rowScroll);
+    m_rowScroll->setRange(0, rowCount - m_shownRows);
+    m_rowScroll->setPageStep(m_shownRows);
+    m_rowScroll->setValue(m_firstRow);
+}
+
+void TimelinePlot::setFirstRow(int row)
+{
+    const int rowCount = int(m_scene.rows.size());
+    const int first = std::clamp(row, 0, std::max(0, rowCount - m_shownRows));
+    if (first == m_firstRow)
+        return;
+    m_firstRow = first;
+    updateRowRange();
+    m_plottable->invalidate();
+    replot(rpQueuedReplot);
+}
+
+void TimelinePlot::ensureRowVisible(int row)
+{
+    if (row < m_firstRow)
+        setFirstRow(row);
+    else if (row >= m_firstRow + m_shownRows)
+        setFirstRow(row - m_shownRows + 1);
 }
 
 void TimelinePlot::rebuildColors()
@@ -396,6 +490,154 @@ void TimelinePlot::rebuildColors()
             m_scene.classColors.push_back(m_scene.palette.block(pc.category, pc.subgroup));
 }
 
+std::vector<TimelinePlot::LegendEntry> TimelinePlot::legendEntries() const
+{
+    std::vector<LegendEntry> out;
+    if (!m_scene.trace)
+        return out;
+    const auto& o = m_scene.options;
+    const Palette& pal = m_scene.palette;
+    // Rows painted by other processes (exposure-mpi render) have no intervals here: the classes the trace has.
+    const DrawnClasses drawn = o.legendDrawnOnly && !m_plottable->hasPaintSource() ? drawnClasses(visibleRange())
+                                                                                   : presentClasses();
+    for (const auto& key : drawn.blocks) {
+        // Short names keep the legend narrow enough for several columns in a one-column figure: the sub-group
+        // (gemm, AllReduce, HtoD), else the category.
+        const auto cat = Category(key.first);
+        QString text = categoryLabel(cat);
+        if (key.second == "other")
+            text = cat == Category::Compute ? tr("other compute") : tr("other %1").arg(text);
+        else if (!key.second.empty())
+            text = QString::fromStdString(key.second);
+        out.push_back({QBrush(pal.block(cat, key.second)), text, false, Qt::white});
+    }
+    if (drawn.hidden)
+        out.push_back({pal.hiddenBrush(), tr("hidden comm."), false, Qt::white});
+    if (drawn.exposed)
+        out.push_back({pal.exposedBrush(), tr("exposed comm."), false, Qt::white});
+    if (drawn.computeOnly)
+        out.push_back({QBrush(pal.overlap(OverlapState::ComputeOnly)), tr("compute only"), false, Qt::white});
+    if (drawn.otherGpu)
+        out.push_back({QBrush(pal.overlap(OverlapState::Other)), tr("other GPU"), false, Qt::white});
+    if (drawn.idle && !drawn.idleBlocks)
+        out.push_back({QBrush(pal.idle()), tr("idle"), false, Qt::white});
+    const bool comm = drawn.hidden || drawn.exposed;
+    if (comm && drawn.communication && m_scene.collectives && !m_scene.collectives->groups.empty()) {
+        const QColor base = pal.block(Category::Communication, std::string());
+        out.push_back({waitingBrush(pal), tr("waiting for peers"), false, base});
+    }
+    if (comm && drawn.compute && o.outlineBackwardOverlap)
+        out.push_back({QBrush(pal.block(Category::Compute, "gemm")), tr("overlaps comm."), true, Qt::white});
+    return out;
+}
+
+namespace {
+
+// The legend key of a paint class: sub-groups only where the palette tells them apart.
+std::pair<int, std::string> legendKey(Category c, std::string sg, PaletteKind palette)
+{
+    if (palette == PaletteKind::ColorBlind || palette == PaletteKind::Grayscale || c == Category::Idle
+        || c == Category::Host)
+        sg.clear();
+    return {int(c), sg};
+}
+
+} // namespace
+
+TimelinePlot::DrawnClasses TimelinePlot::presentClasses() const
+{
+    // Everything the trace contains on the kinds of rows shown, in a fixed order.
+    DrawnClasses d;
+    const auto& trace = *m_scene.trace;
+    const Analysis* a = m_scene.analysis.get();
+    const auto& o = m_scene.options;
+    for (std::size_t id = 0; id < trace.strings.size(); ++id) {
+        if (!m_scene.index || id >= m_scene.index->nameStats.size() || m_scene.index->nameStats[id].count == 0)
+            continue;
+        const Category c = categoryOf(trace, a, StringId(id));
+        if (c == Category::Host && !o.showCpu)
+            continue;
+        d.blocks.insert(legendKey(c, a && id < a->names.size() ? a->names[id].subgroup : std::string(), o.palette));
+        d.compute = d.compute || c == Category::Compute;
+        d.communication = d.communication || c == Category::Communication;
+        d.idleBlocks = d.idleBlocks || c == Category::Idle;
+    }
+    const bool hasOverlap = m_scene.index && std::any_of(m_scene.index->overlap.begin(), m_scene.index->overlap.end(),
+                                                         [](const IntervalTable& t) { return !t.empty(); });
+    if (!hasOverlap)
+        return d;
+    for (const IntervalTable& t : m_scene.index->overlap)
+        for (std::size_t i = 0; i < t.size(); ++i) { // hidden / exposed only with communication
+            d.hidden = d.hidden || t.name(i) == StringId(OverlapState::Hidden);
+            d.exposed = d.exposed || t.name(i) == StringId(OverlapState::Exposed);
+        }
+    for (const IntervalTable& t : m_scene.index->overlap)
+        for (std::size_t i = 0; i < t.size(); ++i)
+            d.otherGpu = d.otherGpu || t.name(i) == StringId(OverlapState::Other);
+    d.computeOnly = true;
+    d.idle = o.showOverlap; // overlap rows show idle time as a grey band
+    return d;
+}
+
+TimelinePlot::DrawnClasses TimelinePlot::drawnClasses(TimeRange range) const
+{
+    // What the shown rows paint inside `range`: a figure's legend names exactly what the figure shows.
+    DrawnClasses d;
+    const auto& o = m_scene.options;
+    if (!m_scene.index)
+        return d;
+    std::set<int> commRanks;
+    for (std::size_t row = 0; row < m_scene.rows.size(); ++row) {
+        const TimelineRow& r = m_scene.rows[row];
+        const auto times = m_scene.classTimes(int(row), range.start, range.end);
+        if (r.kind == TimelineRow::Kind::Overlap) {
+            TimeNs busy = 0;
+            for (const auto& [cls, ns] : times) {
+                busy += ns;
+                switch (OverlapState(cls)) {
+                case OverlapState::ComputeOnly: d.computeOnly = true; break;
+                case OverlapState::Hidden: d.hidden = true; break;
+                case OverlapState::Exposed: d.exposed = true; break;
+                case OverlapState::Other: d.otherGpu = true; break;
+                }
+            }
+            const TimeRange extent = m_scene.trace->extent;
+            const TimeNs shown = std::min(range.end, extent.end) - std::max(range.start, extent.start);
+            d.idle = d.idle || busy < shown;
+            continue;
+        }
+        for (const auto& [cls, ns] : times) {
+            if (cls >= m_scene.index->paintClasses.size())
+                continue;
+            const PaintClass& pc = m_scene.index->paintClasses[cls];
+            d.blocks.insert(legendKey(pc.category, pc.subgroup, o.palette));
+            d.compute = d.compute || pc.category == Category::Compute;
+            d.idleBlocks = d.idleBlocks || pc.category == Category::Idle;
+            if (pc.category == Category::Communication) {
+                d.communication = true;
+                commRanks.insert(r.rank);
+            }
+        }
+    }
+    // Communication blocks drawn two-tone show the hidden / exposed split of their rank.
+    if (o.twoToneCommunication)
+        for (int rank : commRanks) {
+            if (std::size_t(rank) >= m_scene.index->overlapShares.size())
+                continue;
+            const ShareIndex& si = m_scene.index->overlapShares[std::size_t(rank)];
+            const IntervalTable& t = m_scene.index->overlap[std::size_t(rank)];
+            if (si.intervalCount() != t.size())
+                continue;
+            std::vector<TimeNs> times(si.classCount());
+            si.timeIn(t, range.start, range.end, times.data());
+            for (std::size_t l = 0; l < times.size(); ++l) {
+                d.hidden = d.hidden || (times[l] > 0 && si.classAt(l) == std::uint8_t(OverlapState::Hidden));
+                d.exposed = d.exposed || (times[l] > 0 && si.classAt(l) == std::uint8_t(OverlapState::Exposed));
+            }
+        }
+    return d;
+}
+
 void TimelinePlot::rebuildLegend()
 {
     legend->clearItems();
@@ -403,64 +645,73 @@ void TimelinePlot::rebuildLegend()
     const auto pos = m_scene.options.legendPosition;
     const bool horizontal = pos == LegendPosition::Top || pos == LegendPosition::Bottom;
     legend->setFillOrder(horizontal ? QCPLayoutGrid::foColumnsFirst : QCPLayoutGrid::foRowsFirst, false);
-    m_legendWrap = horizontal ? std::max(1, (width() - 40) / 200) : 0;
-    legend->setWrap(m_legendWrap);
+    legend->setWrap(0);
     if (!m_scene.options.legend || !m_scene.trace) {
         legend->setVisible(false);
         return;
     }
     legend->setVisible(true);
-    // Only what this trace actually contains, in a fixed order.
-    const auto& trace = *m_scene.trace;
-    const Analysis* a = m_scene.analysis.get();
-    std::map<std::pair<int, std::string>, bool> present;
-    for (std::size_t id = 0; id < trace.strings.size(); ++id) {
-        if (!m_scene.index || id >= m_scene.index->nameStats.size() || m_scene.index->nameStats[id].count == 0)
-            continue;
-        const Category c = categoryOf(trace, a, StringId(id));
-        if (c == Category::Host && !m_scene.options.showCpu)
-            continue;
-        std::string sg = a && id < a->names.size() ? a->names[id].subgroup : std::string();
-        if (m_scene.options.palette == PaletteKind::ColorBlind || m_scene.options.palette == PaletteKind::Grayscale
-            || c == Category::Idle || c == Category::Host)
-            sg.clear();
-        present[{int(c), sg}] = true;
+    m_legendEntries = legendEntries();
+    fillLegend(horizontal);
+}
+
+void TimelinePlot::fillLegend(bool horizontal)
+{
+    legend->clearItems();
+    for (const LegendEntry& e : m_legendEntries)
+        legend->addItem(new SwatchLegendItem(legend, e.brush, e.text, e.outlined, e.base));
+    m_legendWrap = horizontal ? wrapLegend(width()) : 0;
+    // On screen the legend takes at most a fifth of the plot's height: the entries that do not fit give way to
+    // "+N more" (a figure checks its legend instead, see FigureRenderer).
+    if (!horizontal || m_scene.options.legendDrawnOnly || legend->itemCount() == 0 || height() <= 0)
+        return;
+    const int line = legend->item(0)->minimumOuterSizeHint().height() + legend->rowSpacing();
+    const int rows = std::max(1, (height() / 5 - legend->margins().top() - legend->margins().bottom()) / std::max(1, line));
+    const int fit = rows * std::max(1, m_legendWrap);
+    if (int(m_legendEntries.size()) <= fit)
+        return;
+    legend->clearItems();
+    const int shown = std::max(0, fit - 1);
+    for (int i = 0; i < shown; ++i) {
+        const LegendEntry& e = m_legendEntries[std::size_t(i)];
+        legend->addItem(new SwatchLegendItem(legend, e.brush, e.text, e.outlined, e.base));
     }
-    const Palette& pal = m_scene.palette;
-    for (const auto& [key, unused] : present) {
-        (void)unused;
-        const auto cat = Category(key.first);
-        QString text = categoryLabel(cat);
-        if (!key.second.empty())
-            text = QString::fromStdString(key.second) + QStringLiteral(" (") + text + QLatin1Char(')');
-        legend->addItem(new SwatchLegendItem(legend, QBrush(pal.block(cat, key.second)), text));
-    }
-    const bool hasOverlap = m_scene.index && std::any_of(m_scene.index->overlap.begin(), m_scene.index->overlap.end(),
-                                                         [](const IntervalTable& t) { return !t.empty(); });
-    // Hidden / exposed swatches only when the trace has communication: a figure of a run without NCCL
-    // must not show communication colours at all.
-    const bool hasComm = hasOverlap && std::any_of(m_scene.index->overlap.begin(), m_scene.index->overlap.end(),
-                                                   [](const IntervalTable& t) {
-                                                       for (std::size_t i = 0; i < t.size(); ++i)
-                                                           if (t.name(i) == StringId(OverlapState::Hidden)
-                                                               || t.name(i) == StringId(OverlapState::Exposed))
-                                                               return true;
-                                                       return false;
-                                                   });
-    if (hasOverlap) {
-        if (hasComm) {
-            legend->addItem(new SwatchLegendItem(legend, pal.hiddenBrush(), tr("hidden comm.")));
-            legend->addItem(new SwatchLegendItem(legend, pal.exposedBrush(), tr("exposed comm.")));
+    legend->addItem(new SwatchLegendItem(legend, QBrush(Qt::NoBrush),
+                                         tr("+%1 more").arg(int(m_legendEntries.size()) - shown), false,
+                                         QColor(Qt::transparent)));
+    m_legendWrap = wrapLegend(width());
+}
+
+int TimelinePlot::wrapLegend(int availableWidth)
+{
+    // As many columns as fit the width (entries fill row by row, so column c holds entries c, c + n, ...
+    // and is as wide as its widest entry).
+    std::vector<int> widths;
+    for (int i = 0; i < legend->itemCount(); ++i)
+        if (QCPAbstractLegendItem* item = legend->item(i))
+            widths.push_back(item->minimumOuterSizeHint().width());
+    const QMargins lm = legend->margins();
+    const int columns = legendColumnsThatFit(widths, availableWidth - lm.left() - lm.right(), legend->columnSpacing());
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, false);
+    legend->setWrap(columns);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+    return columns;
+}
+
+int legendColumnsThatFit(const std::vector<int>& widths, int available, int spacing)
+{
+    for (int n = int(widths.size()); n > 1; --n) {
+        int total = (n - 1) * spacing;
+        for (int c = 0; c < n; ++c) {
+            int w = 0;
+            for (std::size_t i = std::size_t(c); i < widths.size(); i += std::size_t(n))
+                w = std::max(w, widths[i]);
+            total += w;
         }
-        legend->addItem(new SwatchLegendItem(legend, QBrush(pal.overlap(OverlapState::ComputeOnly)), tr("compute only")));
-        if (hasComm && m_scene.collectives && !m_scene.collectives->groups.empty()) {
-            const QColor comm = pal.block(Category::Communication, std::string());
-            legend->addItem(new SwatchLegendItem(legend, waitingBrush(comm), tr("waiting for peers"), false, comm));
-        }
-        if (hasComm && m_scene.options.outlineBackwardOverlap)
-            legend->addItem(new SwatchLegendItem(legend, QBrush(pal.block(Category::Compute, "gemm")),
-                                                 tr("backward, overlapping comm."), true));
+        if (total <= available)
+            return n;
     }
+    return 1;
 }
 
 void TimelinePlot::applyLayout()
@@ -617,6 +868,10 @@ void TimelinePlot::setVisibleRange(TimeRange range, bool pushHistory)
     xAxis->setRange(double(range.start), double(range.end));
     m_settingRange = false;
     m_commitTimer.stop();
+    if (m_scene.options.legendDrawnOnly) { // the legend names what this range shows
+        rebuildLegend();
+        applyLayout();
+    }
     if (pushHistory)
         m_history.push(visibleRange());
     emit visibleRangeChanged(visibleRange());
@@ -646,9 +901,16 @@ void TimelinePlot::zoomOut()
     setVisibleRange(n);
 }
 
+TimeRange TimelinePlot::fitRange() const
+{
+    if (!m_scene.trace || m_scene.trace->extent.isEmpty())
+        return fullRange();
+    return activityRange(*m_scene.trace);
+}
+
 void TimelinePlot::zoomToFit()
 {
-    setVisibleRange(fullRange());
+    setVisibleRange(fitRange());
 }
 
 void TimelinePlot::panLeft()
@@ -761,6 +1023,71 @@ std::optional<TimelineHit> TimelinePlot::hitAt(const QPoint& pos) const
     return h;
 }
 
+std::vector<PlotText> TimelinePlot::textBoxes() const
+{
+    // Where the plot's text lies after the last layout, measured with the fonts QCustomPlot lays it out with
+    // (QCPAxisPainterPrivate places tick labels at the axis base line minus offset, tick length and padding).
+    std::vector<PlotText> out;
+    const QRect ar = axisRect()->rect();
+    auto boundsOf = [](const QFont& f, const QString& text) {
+        return QFontMetricsF(f).boundingRect(QRectF(), Qt::TextDontClip, text);
+    };
+    const QFont rowFont = yAxis->tickLabelFont();
+    const double right = ar.left() - yAxis->offset() - std::max(0, yAxis->tickLengthOut()) - yAxis->tickLabelPadding();
+    const QMap<double, QString> rowTicks = m_rowTicker->ticks();
+    for (auto it = rowTicks.begin(); it != rowTicks.end(); ++it) {
+        if (!yAxis->range().contains(it.key()) || it.value().trimmed().isEmpty())
+            continue;
+        const QRectF b = boundsOf(rowFont, it.value());
+        const double y = yAxis->coordToPixel(it.key());
+        out.push_back({QRectF(right - b.width(), y - b.height() / 2, b.width(), b.height()), it.value().trimmed(),
+                       rowFont.pointSizeF(), PlotText::Role::RowLabel});
+    }
+    const QFont tickFont = xAxis->tickLabelFont();
+    const double top = ar.bottom() + 1 + xAxis->offset() + std::max(0, xAxis->tickLengthOut()) + xAxis->tickLabelPadding();
+    double tickHeight = 0;
+    const QVector<double> ticks = xAxis->tickVector();
+    const QVector<QString> labels = xAxis->tickVectorLabels();
+    for (int i = 0; i < ticks.size() && i < labels.size(); ++i) {
+        if (!xAxis->range().contains(ticks[i]) || labels[i].isEmpty())
+            continue;
+        const QRectF b = boundsOf(tickFont, labels[i]);
+        const double x = xAxis->coordToPixel(ticks[i]);
+        out.push_back({QRectF(x - b.width() / 2, top, b.width(), b.height()), labels[i], tickFont.pointSizeF(),
+                       PlotText::Role::TickLabel});
+        tickHeight = std::max(tickHeight, b.height());
+    }
+    if (!xAxis->label().isEmpty()) {
+        const QRectF b = boundsOf(xAxis->labelFont(), xAxis->label());
+        out.push_back({QRectF(ar.center().x() - b.width() / 2, top + tickHeight + xAxis->labelPadding(), b.width(),
+                              b.height()),
+                       xAxis->label(), xAxis->labelFont().pointSizeF(), PlotText::Role::AxisLabel});
+    }
+    if (legend->visible()) {
+        const QFont f = legend->font();
+        for (int i = 0; i < legend->itemCount(); ++i) {
+            const auto* item = dynamic_cast<const SwatchLegendItem*>(legend->item(i));
+            if (!item)
+                continue;
+            const QRect r = item->rect();
+            const QRectF b = boundsOf(f, item->text());
+            const double x = r.left() + legend->iconSize().width() + 1 + legend->iconTextPadding();
+            out.push_back({QRectF(x, r.center().y() + 0.5 - b.height() / 2, b.width(), b.height()), item->text(),
+                           f.pointSizeF(), PlotText::Role::Legend});
+        }
+    }
+    if (m_title->visible() && !m_title->text().isEmpty()) {
+        const QRectF b = boundsOf(m_title->font(), m_title->text());
+        const QRect r = m_title->rect();
+        out.push_back({QRectF(r.center().x() + 0.5 - b.width() / 2, r.center().y() + 0.5 - b.height() / 2, b.width(),
+                              b.height()),
+                       m_title->text(), m_title->font().pointSizeF(), PlotText::Role::Title});
+    }
+    for (const PlotText& t : m_plottable->drawnLabels())
+        out.push_back(t);
+    return out;
+}
+
 QString FoldComposition::sharesText(int max) const
 {
     QStringList parts;
@@ -838,13 +1165,20 @@ void TimelinePlot::select(const TimelineSelection& sel, bool ensureVisible)
         return;
     m_selection = sel;
     if (ensureVisible) {
+        // Scroll (keeping the zoom) so that the whole instance is in view, centred; one wider than the view is
+        // shown whole, with a margin. Its row scrolls into view too.
         const auto& t = lanes[sel.lane].intervals;
         const TimeRange v = visibleRange();
         const TimeNs s = t.start(sel.interval), e = t.end(sel.interval);
-        if (e < v.start || s > v.end) {
+        if (e - s > v.duration()) {
+            const TimeNs pad = (e - s) / 10;
+            setVisibleRange({s - pad, e + pad});
+        } else if (s < v.start || e > v.end) {
             const TimeNs mid = s + (e - s) / 2;
             setVisibleRange({mid - v.duration() / 2, mid - v.duration() / 2 + v.duration()});
         }
+        if (const int row = m_scene.rowOf(sel.rank, sel.lane, sel.interval); row >= 0)
+            ensureRowVisible(row);
     }
     refreshOverlay();
     emit intervalSelected(sel.rank, sel.lane, sel.interval);
@@ -956,6 +1290,14 @@ void TimelinePlot::mouseReleaseEvent(QMouseEvent* event)
 
 void TimelinePlot::wheelEvent(QWheelEvent* event)
 {
+    // Shift + wheel scrolls the rows when they do not all fit; the plain wheel zooms time.
+    if ((event->modifiers() & Qt::ShiftModifier) && m_shownRows < int(m_scene.rows.size())) {
+        const QPoint d = event->angleDelta();
+        const int delta = d.y() != 0 ? d.y() : d.x();
+        setFirstRow(m_firstRow - delta / 40);
+        event->accept();
+        return;
+    }
     QCustomPlot::wheelEvent(event); // zooms around the cursor; onKeyRangeChanged commits when it settles
 }
 
@@ -981,16 +1323,18 @@ void TimelinePlot::changeEvent(QEvent* event)
 
 void TimelinePlot::resizeEvent(QResizeEvent* event)
 {
-    // A legend wrapped to the width.
-    if (m_scene.options.legend && (m_scene.options.legendPosition == LegendPosition::Top
-                                   || m_scene.options.legendPosition == LegendPosition::Bottom)
-        && std::max(1, (event->size().width() - 40) / 200) != m_legendWrap) {
-        QCustomPlot::resizeEvent(event);
-        rebuildLegend();
-        applyLayout();
-        return;
-    }
     QCustomPlot::resizeEvent(event);
+    // A legend above or below the plot, wrapped to the width.
+    if (m_scene.options.legend && legend->itemCount() > 0
+        && (m_scene.options.legendPosition == LegendPosition::Top
+            || m_scene.options.legendPosition == LegendPosition::Bottom)) {
+        const int before = legend->itemCount() * 1000 + m_legendWrap;
+        fillLegend(true);
+        if (legend->itemCount() * 1000 + m_legendWrap != before) {
+            applyLayout();
+            replot(rpQueuedReplot);
+        }
+    }
 }
 
 } // namespace exposure

@@ -14,6 +14,11 @@
 
 #include <memory>
 #include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+class QScrollBar;
 
 namespace exposure {
 
@@ -79,9 +84,20 @@ public:
     const TimelineScene& scene() const { return m_scene; }
     TimelinePlottable* plottable() const { return m_plottable; }
 
+    // The text of the plot as last laid out (and, for block labels, last drawn), in widget pixels: what the
+    // figure checks test for overlaps, clipping and size.
+    std::vector<PlotText> textBoxes() const;
+    // Runs the layout now (row range, row labels included), e.g. before measuring an off-screen figure.
+    void layOutNow() { updateLayout(); }
+    // A horizontal legend wrapped into as many columns as fit `availableWidth`; returns the column count.
+    int wrapLegend(int availableWidth);
+
     // --- view range and navigation ---
     TimeRange visibleRange() const;
     TimeRange fullRange() const;
+    // What Zoom to Fit (Ctrl+0) and a newly opened trace show: the recorded activity (activityRange), without a
+    // tail in which only background threads poll.
+    TimeRange fitRange() const;
     // Sets the view (clamped to the trace); commits it to the history unless pushHistory is false.
     void setVisibleRange(TimeRange range, bool pushHistory = true);
     ZoomHistory& history() { return m_history; }
@@ -95,6 +111,11 @@ public:
     bool zoomToSelection();
     bool zoomToStep(int stepIndex); // index into the first rank's steps that has one
     bool toggleRankCollapsed(int rank);
+    // Rows that do not all fit at TimelineOptions::minRowPixels: the first row shown and how many are shown.
+    int firstRow() const { return m_firstRow; }
+    int shownRowCount() const { return m_shownRows; }
+    void setFirstRow(int row);
+    void ensureRowVisible(int row);
 
     // --- picking and selection ---
     std::optional<TimelineHit> hitAt(const QPoint& pos) const;
@@ -132,10 +153,32 @@ private:
     void rebuildRows();
     void rebuildColors();
     bool updateRowRange();
-    // Row labels for the current row height: all of them, or, when rows are thinner than a line of text, only the
-    // first row of each rank (every k-th of those if even they would collide), so that labels never overprint.
+    // Row labels for the current row height: all of them, or, when rows are thinner than a line of text, one per
+    // rank in the middle of its band (leaving out those that would come closer than a line), so that labels never
+    // overprint.
     bool updateRowTicks(); // true if the labels changed
+    std::vector<std::pair<int, int>> rankBands() const; // (first row, row count) of each rank's rows
+    QString rankLabel(int row) const;                   // "Rank 0": the rank of a row
+    void updateRowScrollBar();
     void rebuildLegend();
+    void fillLegend(bool horizontal); // the items of m_legendEntries, wrapped (and, on screen, capped in height)
+    struct LegendEntry
+    {
+        QBrush brush;
+        QString text;
+        bool outlined = false;
+        QColor base; // under a pattern brush
+    };
+    // Which classes the legend names: those the trace has (screen), or those drawn in a range (figures).
+    struct DrawnClasses
+    {
+        std::set<std::pair<int, std::string>> blocks; // (category, sub-group) of lane rows
+        bool compute = false, communication = false, idleBlocks = false;
+        bool hidden = false, exposed = false, computeOnly = false, otherGpu = false, idle = false;
+    };
+    DrawnClasses presentClasses() const;
+    DrawnClasses drawnClasses(TimeRange range) const;
+    std::vector<LegendEntry> legendEntries() const;
     void applyLayout();
     void applyStyle();
     void onKeyRangeChanged(const QCPRange& range);
@@ -148,11 +191,14 @@ private:
     QSharedPointer<TimeAxisTicker> m_ticker;
     QSharedPointer<QCPAxisTickerText> m_rowTicker;
     QMap<double, QString> m_rowLabels; // every row's label, by row
-    int m_rowLabelStep = 0;            // what updateRowTicks() last chose (0: all rows)
     QCPTextElement* m_title = nullptr;
     QCPLayoutGrid* m_legendHolder = nullptr;
     QCPLayoutGrid* m_sideHolder = nullptr; // the legend on the right, packed at the top
     int m_legendWrap = 0;
+    std::vector<LegendEntry> m_legendEntries;
+    QScrollBar* m_rowScroll = nullptr;
+    int m_firstRow = 0;
+    int m_shownRows = 0;
     ZoomHistory m_history;
     QTimer m_commitTimer;
     bool m_settingRange = false;
@@ -166,6 +212,9 @@ private:
     friend class TimelineOverlay;
 };
 
+
+// How many columns of a row-by-row legend with entries of these widths fit in `available` pixels (at least 1).
+int legendColumnsThatFit(const std::vector<int>& widths, int available, int spacing);
 
 } // namespace exposure
 

@@ -3,6 +3,8 @@
 
 #include <QFontMetrics>
 
+#include <limits>
+
 #include <algorithm>
 #include <cmath>
 
@@ -148,10 +150,11 @@ bool TimelineScene::classIsBusy(int row, std::uint8_t cls) const
     return !index || cls >= index->paintClasses.size() || index->paintClasses[cls].category != Category::Idle;
 }
 
-QBrush waitingBrush(const QColor& block)
+QBrush waitingBrush(const Palette& palette)
 {
-    // Darker diagonal lines over the block colour: still reads as "communication", but busy-waiting.
-    return QBrush(block.darker(block.lightness() > 100 ? 190 : 60), Qt::BDiagPattern);
+    // Dark brown diagonal lines over the block colour: still reads as "communication", but busy-waiting, and
+    // differs from every communication fill and from exposed communication (Palette::waitingHatch).
+    return QBrush(palette.waitingHatch(), Qt::BDiagPattern);
 }
 
 TimelinePlottable::TimelinePlottable(QCPAxis* keyAxis, QCPAxis* valueAxis, const TimelineScene* scene)
@@ -545,10 +548,14 @@ void TimelinePlottable::draw(QCPPainter* painter)
     const QFontMetrics fm(labelFont);
 
     const std::vector<RowPaint>& paints = rowPaints();
+    m_drawnLabels.clear();
     for (std::size_t row = 0; row < s.rows.size() && row < paints.size(); ++row) {
         const RowPaint& paint = paints[row];
         if (!paint.visible)
             continue;
+        // A label is written only right of the previous one of its row: in the last CPU sub-row, deeper regions
+        // nest inside each other and their names would overprint.
+        int labelsEnd = std::numeric_limits<int>::min();
         const bool overlapRow = s.rows[row].kind == TimelineRow::Kind::Overlap;
         if (overlapRow) // idle is the absence of segments: show it as a faint band over the trace
             painter->fillRect(boxRect(int(row), trace.extent.start, trace.extent.end).intersected(ar),
@@ -570,7 +577,7 @@ void TimelinePlottable::draw(QCPPainter* painter)
                 if (s.options.twoToneCommunication)
                     wait.setBottom(box.bottom() - std::max(1, box.height() / 2));
                 if (!wait.isEmpty())
-                    painter->fillRect(wait, waitingBrush(color));
+                    painter->fillRect(wait, waitingBrush(s.palette));
             }
             if (block.outline && box.width() >= 3) {
                 painter->setPen(QPen(s.palette.outline(), 0));
@@ -586,11 +593,15 @@ void TimelinePlottable::draw(QCPPainter* painter)
                 if (s.options.twoToneCommunication && cat == Category::Communication) // keep the split visible
                     textBox.setBottom(textBox.top() + box.height() / 2 - 1);
                 text = fm.elidedText(text, Qt::ElideRight, textBox.width());
-                if (text.size() > 1) {
+                if (text.size() > 1 && textBox.left() >= labelsEnd) {
                     painter->setFont(labelFont);
                     painter->setPen(Palette::textOn(color));
                     painter->drawText(textBox, Qt::AlignVCenter | Qt::AlignLeft, text);
                     painter->setPen(Qt::NoPen);
+                    const QRectF drawn(textBox.left(), textBox.center().y() + 0.5 - fm.height() / 2.0,
+                                       fm.horizontalAdvance(text), fm.height());
+                    m_drawnLabels.push_back({drawn, text, labelFont.pointSizeF(), PlotText::Role::BlockLabel});
+                    labelsEnd = box.right() + 1;
                 }
             }
         }

@@ -18,6 +18,16 @@
 
 namespace exposure {
 
+// A piece of text drawn by the plot, in widget pixels.
+struct PlotText
+{
+    enum class Role { RowLabel, TickLabel, AxisLabel, Legend, Title, BlockLabel };
+    QRectF rect;
+    QString text;
+    double pointSize = 0;
+    Role role = Role::RowLabel;
+};
+
 // State shared by the plot, its one plottable and its overlay: the data and how to draw it.
 struct TimelineScene
 {
@@ -62,7 +72,7 @@ void buildRowData(const TimelineScene& scene, int row, const DrawListParams& par
 // The single plottable that draws every row of the timeline from bounded draw lists.
 // Never one QCP item per kernel: a 10-million-interval trace still costs O(width · log n) per row.
 // The hatch over the part of a communication block spent waiting for the last peer.
-QBrush waitingBrush(const QColor& block);
+QBrush waitingBrush(const Palette& palette);
 
 class TimelinePlottable : public QCPAbstractPlottable
 {
@@ -92,6 +102,8 @@ public:
     // Whole pixel columns fully inside [start, end): the part of a block drawn as a solid box.
     QRect solidRect(int row, TimeNs start, TimeNs end) const;
     void invalidate() { m_cacheValid = false; }
+    // The names written into blocks by the last draw().
+    const std::vector<PlotText>& drawnLabels() const { return m_drawnLabels; }
 
     // What each row paints for the current axis state (see RowPaint), computed from the scene's trace; with
     // `wanted`, only the rows whose entry is non-zero (the others stay empty).
@@ -100,6 +112,7 @@ public:
     // for the axis state given: see buildRowData), e.g. rows computed by other processes of an MPI job. Unset with {}.
     using PaintSource = std::function<std::vector<RowPaint>(const DrawListParams& params, const ColumnGrid& grid,
                                                             double valueLower, double valueUpper)>;
+    bool hasPaintSource() const { return bool(m_paintSource); }
     void setPaintSource(PaintSource source)
     {
         m_paintSource = std::move(source);
@@ -132,6 +145,7 @@ private:
     mutable std::vector<RowPaint> m_paints;                    // by row, for the cached axis state
     mutable bool m_paintsValid = false;
     PaintSource m_paintSource;
+    std::vector<PlotText> m_drawnLabels;
 };
 
 } // namespace exposure

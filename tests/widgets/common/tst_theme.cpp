@@ -132,7 +132,7 @@ private slots:
         DetailsPanel panel;
         panel.setPalette(darkPalette());
         panel.resize(380, 700);
-        panel.showInterval(*trace, analysis.get(), nullptr, 0, testing::DdpTraceLayout::kNccl, 1);
+        panel.showInterval(*trace, analysis.get(), nullptr, {0, testing::DdpTraceLayout::kNccl, 1});
         panel.grab().save(QDir(m_out).filePath(QStringLiteral("details-dark.png")));
         const QString html = panel.browser()->toHtml();
         static const QRegularExpression colour(QStringLiteral("color:(#[0-9a-fA-F]{6})"));

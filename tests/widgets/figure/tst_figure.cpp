@@ -353,7 +353,7 @@ void TestFigure::svgIsXmlWithVectorsAndLegendText()
     QCOMPARE(rootWidth, QStringLiteral("178mm"));
     QCOMPARE(images, 0); // real vector, no embedded bitmap
     QVERIFY(rects > 50);
-    for (const char* legend : {"hidden comm.", "exposed comm.", "compute only", "AllReduce (communication)"})
+    for (const char* legend : {"hidden comm.", "exposed comm.", "compute only", "AllReduce"})
         QVERIFY2(texts.contains(QString::fromLatin1(legend)), legend);
     QVERIFY(texts.contains(QStringLiteral("DDP & <overlap>")));
     QVERIFY(texts.contains(QStringLiteral("Time since trace start")));

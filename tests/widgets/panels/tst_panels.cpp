@@ -86,13 +86,69 @@ private slots:
         const auto trace = longNameTrace();
         const auto analysis = analyze(*trace, Rules::defaults());
         DetailsPanel panel;
-        panel.showInterval(*trace, analysis.get(), nullptr, 0, 1, 0);
+        panel.showInterval(*trace, analysis.get(), nullptr, {0, 1, 0});
         // The AllReduce [100 000, 444 323) overlaps compute until 335 323: 235 323 ns hidden, 109 000 exposed.
         QCOMPARE(panel.field(QStringLiteral("Hidden")),
             QStringLiteral("%1 (235 323 ns, 68.3 %)").arg(durationText(235'323)));
         QCOMPARE(panel.field(QStringLiteral("Exposed")),
             QStringLiteral("%1 (109 000 ns, 31.7 %)").arg(durationText(109'000)));
         QVERIFY(panel.field(QStringLiteral("Hidden")).startsWith(QStringLiteral("235.3 µs")));
+    }
+
+    // Small truths (issue 20): a kernel without a launch record says its phase came from its name or a heuristic;
+    // only the launch parameters the trace has are shown, sizes human-readable; a CPU region is titled a region.
+    void detailsSayWhereFactsComeFrom()
+    {
+        TraceBuilder b;
+        b.addRank("Rank 0", "node0", 0);
+        const int gpu = b.addLane(0, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
+        const int cpu = b.addLane(0, "Master thread", LaneKind::CpuThread);
+        b.addInterval(0, cpu, 0, 900'000, "autograd::engine::evaluate_function: MmBackward0", RegionKind::HostRegion);
+        b.addInterval(0, gpu, 10'000, 60'000, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_dgrad",
+                      RegionKind::Kernel);
+        b.addInterval(0, gpu, 70'000, 90'000, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
+        auto trace = b.finish();
+        KernelLaunchParams p;
+        p.blocksPerGrid = 1320;
+        p.threadsPerBlock = 256;
+        p.registersPerThread = 168;
+        p.dynamicSharedMemory = 98'304;
+        trace->launchParams.push_back(p);
+        const int g = trace->ranks[0].lanes[0].isGpu() ? 0 : 1;
+        trace->ranks[0].lanes[std::size_t(g)].launchParamIds = {0, kNoLaunchParams};
+        const auto analysis = analyze(*trace, Rules::defaults());
+        DetailsPanel panel;
+        panel.showInterval(*trace, analysis.get(), nullptr, {0, g, 0});
+        QCOMPARE(panel.field(QStringLiteral("Phase")), QStringLiteral("backward"));
+        QCOMPARE(panel.field(QStringLiteral("Phase decided by")), QStringLiteral("kernel name (no launch record)"));
+        QCOMPARE(panel.field(QStringLiteral("Blocks per grid")), QStringLiteral("1 320"));
+        QCOMPARE(panel.field(QStringLiteral("Threads per block")), QStringLiteral("256"));
+        QCOMPARE(panel.field(QStringLiteral("Registers per thread")), QStringLiteral("168"));
+        QCOMPARE(panel.field(QStringLiteral("Dynamic shared memory")), QStringLiteral("98.3 kB (98 304 bytes)"));
+        // Not recorded (zero): not shown as "0 B".
+        QVERIFY(panel.field(QStringLiteral("Static shared memory")).isEmpty());
+        QVERIFY(panel.field(QStringLiteral("Local memory")).isEmpty());
+        // The second kernel has no parameters: no such section.
+        panel.showInterval(*trace, analysis.get(), nullptr, {0, g, 1});
+        QVERIFY(panel.field(QStringLiteral("Blocks per grid")).isEmpty());
+        // A CPU region: its section says Region, and it has no phase line.
+        panel.showInterval(*trace, analysis.get(), nullptr, {0, 1 - g, 0});
+        QVERIFY(panel.browser()->toHtml().contains(QStringLiteral(">Region<")));
+        QVERIFY(!panel.browser()->toHtml().contains(QStringLiteral(">Kernel<")));
+        QVERIFY(panel.field(QStringLiteral("Phase")).isEmpty());
+        QCOMPARE(panel.field(QStringLiteral("Thread")), QStringLiteral("Master thread"));
+    }
+
+    void byteCountsAreHumanReadable()
+    {
+        QCOMPARE(byteCountText(0), QStringLiteral("0 B"));
+        QCOMPARE(byteCountText(999), QStringLiteral("999 B"));
+        QCOMPARE(byteCountText(4096), QStringLiteral("4.10 kB"));
+        QCOMPARE(byteCountText(999'499), QStringLiteral("999 kB"));
+        QCOMPARE(byteCountText(999'999), QStringLiteral("1.00 MB"));
+        QCOMPARE(byteCountText(26'411'008), QStringLiteral("26.4 MB"));
+        QCOMPARE(byteCountText(4'000'000, true), QStringLiteral("4.00 MB (4 000 000 bytes)"));
+        QCOMPARE(byteCountText(1'500'000'000'000ull), QStringLiteral("1.50 TB"));
     }
 
     // A long C++ kernel name wraps after "::" or ", " or before "<" / "(", never inside an identifier.
@@ -123,17 +179,17 @@ private slots:
                 }
             }
         };
-        panel.showInterval(*trace, analysis.get(), nullptr, 0, 0, 0);
+        panel.showInterval(*trace, analysis.get(), nullptr, {0, 0, 0});
         QCOMPARE(panel.field(QStringLiteral("Full name")), QString::fromStdString(kLongName)); // the text is intact
         int breaks = 0;
         checkBreaks(breaks);
         QVERIFY2(breaks >= 6, qPrintable(QString::number(breaks))); // the name does wrap, many times
         // An NCCL kernel's one long identifier (ncclDevKernel_AllReduce_Sum_f32_RING_LL) stays whole too.
-        panel.showInterval(*trace, analysis.get(), nullptr, 0, 1, 0);
+        panel.showInterval(*trace, analysis.get(), nullptr, {0, 1, 0});
         int ncclBreaks = 0;
         checkBreaks(ncclBreaks);
         QVERIFY(ncclBreaks >= 1);
-        panel.showInterval(*trace, analysis.get(), nullptr, 0, 0, 0);
+        panel.showInterval(*trace, analysis.get(), nullptr, {0, 0, 0});
         // Copying gives the name without the invisible break marks.
         panel.browser()->selectAll();
         panel.browser()->copy();

@@ -820,11 +820,11 @@ void TestMainWindow::opensTorchProfilerFolder()
             ncclLane = int(l);
     QVERIFY(ncclLane >= 0);
     w.timeline()->select({0, ncclLane, 0});
-    w.detailsPanel()->showInterval(*w.trace(), w.analysis().get(), w.timeline()->viewIndex().get(), 0, ncclLane, 0,
+    w.detailsPanel()->showInterval(*w.trace(), w.analysis().get(), w.timeline()->viewIndex().get(), {0, ncclLane, 0},
                                    w.collectives().get());
     const DetailsPanel* d = w.detailsPanel();
     QCOMPARE(d->field(QStringLiteral("Collective (profiler)")), QStringLiteral("allreduce"));
-    QCOMPARE(d->field(QStringLiteral("Message size")), QStringLiteral("4 000 000 bytes"));
+    QCOMPARE(d->field(QStringLiteral("Message size")), QStringLiteral("4.00 MB (4 000 000 bytes)"));
     QCOMPARE(d->field(QStringLiteral("Process group")), QStringLiteral("0 (default_pg), 2 ranks [0, 1]"));
     // 4 MB in 30 us among 2 ranks: 133.33 GB/s; both ranks run it at the same time, so nothing waits.
     QCOMPARE(d->field(QStringLiteral("Bus bandwidth")), QStringLiteral("133.33 GB/s over the kernel's duration"));
@@ -868,10 +868,10 @@ void TestMainWindow::transfersPanelListsCopies()
     QTableWidget* t = p->table();
     QCOMPARE(t->rowCount(), 1);
     QCOMPARE(t->item(0, TransfersPanel::Direction)->text(), QStringLiteral("HtoD"));
-    QCOMPARE(t->item(0, TransfersPanel::Bytes)->text(), QStringLiteral("4 096 bytes"));
+    QCOMPARE(t->item(0, TransfersPanel::Bytes)->text(), QStringLiteral("4.10 kB"));
     QCOMPARE(t->item(0, TransfersPanel::Bandwidth)->text(), QStringLiteral("2.05 GB/s"));
     QCOMPARE(t->item(0, TransfersPanel::Step)->text(), QStringLiteral("ProfilerStep#4"));
-    QVERIFY2(p->summary().startsWith(QStringLiteral("HtoD: 1 copies, 4 096 bytes in 2 µs (2.05 GB/s)")), qPrintable(p->summary()));
+    QVERIFY2(p->summary().startsWith(QStringLiteral("HtoD: 1 copies, 4.10 kB in 2 µs (2.05 GB/s)")), qPrintable(p->summary()));
     // Activating the copy selects it on the timeline and shows its details.
     emit t->cellActivated(0, 0);
     QVERIFY(w.timeline()->selection());

@@ -421,7 +421,7 @@ void TestTimelinePlot::waitingPartIsHatched()
     const QImage img = plot.toPixmap().toImage();
     const auto& nc = analysis->names[trace->ranks[0].lanes[0].intervals.name(0)];
     const QColor comm = plot.scene().palette.block(Category::Communication, nc.subgroup);
-    const QColor hatch = waitingBrush(comm).color();
+    const QColor hatch = waitingBrush(plot.scene().palette).color();
     QVERIFY(hatch.name() != comm.name());
     // Counts hatch and plain pixels over a time span, on every pixel row of a block's upper half.
     auto count = [&](int rank, double fromMs, double toMs) {
