@@ -380,6 +380,7 @@ int runStats(const World& world, int argc, char** argv)
         for (const int g : ranksOf[std::size_t(p)]) {
             report.ranks[std::size_t(g)].collectives = match.ranks[std::size_t(g)];
             report.ranks[std::size_t(g)].collectives.exposedWaitNs = c.i64();
+            fillStepCollectives(report.ranks[std::size_t(g)], match, g, request.options.window);
         }
     }
     const std::string out = formatReport(report, request);

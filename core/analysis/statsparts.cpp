@@ -36,6 +36,7 @@ RankReport rankReport(
     r.launches = diagnoseLaunches(trace, analysis, rankIndex, o.window);
     r.stepSource = ra.stepSource;
     r.stepsByLaunch = ra.stepsByLaunch;
+    r.stepAxis = ra.stepAxis;
     r.stepCount = ra.steps.size();
     const auto stepStats = computeStepStats(trace, analysis, rankIndex, o.window);
     for (std::size_t k = 0; k < ra.steps.size(); ++k) {
@@ -47,13 +48,24 @@ RankReport rankReport(
         s.index = w.index;
         s.name = w.name;
         s.range = w.range;
+        s.hostRange = w.hostRange;
         s.stats = stepStats[k];
         if (stepIdle)
-            s.idle = computeIdleBreakdown(trace, analysis, rankIndex, w.range);
+            s.idle = sumIdleGaps(idleGapsCut(trace, analysis, rankIndex, w.range.intersected(o.window)));
         r.steps.push_back(std::move(s));
     }
     r.warnings = ra.warnings;
     return r;
+}
+
+void fillStepCollectives(RankReport& r, const CollectiveMatch& match, int rank, TimeRange window)
+{
+    const RankCollectiveParts parts(match, rank);
+    for (StepReport& s : r.steps) {
+        const CollectiveSplit split = parts.in(s.range.intersected(window));
+        s.waitNs = split.waitNs;
+        s.transferNs = split.transferNs;
+    }
 }
 
 KernelParts kernelParts(
@@ -196,6 +208,7 @@ StatsReport buildStatsReport(const Trace& trace, const Analysis& analysis, const
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         report.ranks[r].collectives = match.ranks[r];
         report.ranks[r].collectives.exposedWaitNs = exposedWait(waits[r], analysis.ranks[r]);
+        fillStepCollectives(report.ranks[r], match, int(r), o.window);
     }
     report.anyCollectiveGroup = !match.groups.empty();
     report.multipleHosts = match.multipleHosts;
@@ -329,14 +342,18 @@ std::string serialize(const RankReport& r)
     w.pod(r.launches);
     w.pod(r.stepSource);
     w.pod(std::uint8_t(r.stepsByLaunch));
+    w.pod(r.stepAxis);
     w.pod(r.stepCount);
     w.pod(std::uint64_t(r.steps.size()));
     for (const StepReport& s : r.steps) {
         w.pod(s.index);
         w.str(s.name);
         w.pod(s.range);
+        w.pod(s.hostRange);
         w.stats(s.stats);
         w.pod(s.idle);
+        w.pod(s.waitNs);
+        w.pod(s.transferNs);
     }
     w.pod(r.collectives);
     w.pod(std::uint64_t(r.warnings.size()));
@@ -366,6 +383,7 @@ RankReport deserializeRankReport(std::string_view bytes)
     r.launches = in.pod<LaunchDiagnosis>();
     r.stepSource = in.pod<StepSource>();
     r.stepsByLaunch = in.pod<std::uint8_t>() != 0;
+    r.stepAxis = in.pod<StepAxis>();
     r.stepCount = in.pod<std::uint64_t>();
     const auto steps = in.pod<std::uint64_t>();
     for (std::uint64_t k = 0; k < steps; ++k) {
@@ -373,8 +391,11 @@ RankReport deserializeRankReport(std::string_view bytes)
         s.index = in.pod<int>();
         s.name = in.str();
         s.range = in.pod<TimeRange>();
+        s.hostRange = in.pod<TimeRange>();
         s.stats = in.stats();
         s.idle = in.pod<IdleBreakdown>();
+        s.waitNs = in.pod<TimeNs>();
+        s.transferNs = in.pod<TimeNs>();
         r.steps.push_back(std::move(s));
     }
     r.collectives = in.pod<RankCollectiveStats>();

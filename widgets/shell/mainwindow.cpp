@@ -552,6 +552,7 @@ void MainWindow::applyLoaded(const LoadedTrace& loaded)
     m_details->clear();
     m_exposed->setTrace(loaded.trace, loaded.analysis, loaded.collectives);
     m_kernels->setTrace(loaded.trace, loaded.analysis);
+    m_idle->setCollectives(loaded.collectives);
     m_idle->setTrace(loaded.trace, loaded.analysis);
     m_transfers->setTrace(loaded.trace, loaded.analysis);
     m_rules->setRules(loaded.analysis ? &loaded.analysis->rules : nullptr, loaded.ruleUsage);
@@ -651,18 +652,24 @@ void MainWindow::zoomToStepDialog()
 {
     if (!m_current.analysis)
         return;
-    int maxStep = -1;
+    // The steps as the timeline labels them (their CPU regions' names: ProfilerStep#6), in order, once each.
+    QStringList names;
     for (const auto& ra : m_current.analysis->ranks)
         for (const auto& st : ra.steps)
-            maxStep = std::max(maxStep, st.index);
-    if (maxStep < 0) {
+            if (const QString name = QString::fromStdString(st.name); !names.contains(name))
+                names << name;
+    if (names.isEmpty()) {
         m_statusText->setText(tr("This trace has no training steps"));
         return;
     }
     bool ok = false;
-    const int step = QInputDialog::getInt(this, tr("Zoom to Step"), tr("Step:"), 0, 0, maxStep, 1, &ok);
-    if (ok && !m_timeline->zoomToStep(step))
-        m_statusText->setText(tr("Step %1 not found").arg(step));
+    const QString text = QInputDialog::getItem(this, tr("Zoom to Step"),
+        tr("Step (its name, the number it is labelled with, or its index):"), names, 0, true, &ok);
+    if (!ok)
+        return;
+    const int step = stepIndexNamed(*m_current.analysis, text.toStdString());
+    if (step < 0 || !m_timeline->zoomToStep(step))
+        m_statusText->setText(tr("Step %1 not found").arg(text));
 }
 
 void MainWindow::setPalette(PaletteKind kind)
