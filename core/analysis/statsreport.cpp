@@ -370,6 +370,41 @@ std::string statsCsv(const StatsReport& report, const StatsReportOptions& o)
     return out;
 }
 
+namespace {
+
+// A rank's notes in the text report: how its phases, launches and steps were found, its warnings and, with
+// --per-step, its steps.
+std::string rankNotes(const RankReport& rank, const StatsReportOptions& o)
+{
+    std::string out;
+    out += "\n" + rank.label + ": phases by " + phaseSourceName(rank.phaseSource) + " (launch "
+        + std::to_string(rank.phaseFromLaunch) + ", kernel name " + std::to_string(rank.phaseFromName)
+        + ", step heuristic " + std::to_string(rank.phaseFromHeuristic) + ", unknown "
+        + std::to_string(rank.phaseUnknown) + " kernels; launches paired by "
+        + launchPairingName(rank.launchPairing) + ", " + std::to_string(rank.kernelsPaired) + " of "
+        + std::to_string(rank.kernelsPaired + rank.kernelsUnpaired) + " kernels); steps from "
+        + stepSourceName(rank.stepSource) + " (" + std::to_string(rank.stepCount) + ", kernels assigned by "
+        + stepAssignment(rank) + stepWindowsText(rank.stepAxis) + ")\n";
+    for (const auto& w : rank.warnings)
+        out += "  warning: " + w + "\n";
+    if (o.perStep && rank.stepCount > 0) {
+        std::vector<std::vector<std::string>> srows;
+        srows.push_back({"step", "name", "window", "host step", "span", "compute", "comm busy", "hidden",
+                         "exposed", "overlap", "bwd hidden", "waiting", "transfer", "idle", "kernels"});
+        for (const StepReport& w : rank.steps) {
+            const WindowStats& s = w.stats;
+            srows.push_back({ std::to_string(w.index), w.name, dur(w.range.duration()),
+                dur(w.hostRange.duration()), dur(s.spanNs), dur(s.computeBusyNs), dur(s.commBusyNs),
+                dur(s.overlappedNs), dur(s.exposedNs), percent(s.overlapRatio), dur(s.backwardOverlappedNs),
+                dur(w.waitNs), dur(w.transferNs), dur(s.idleNs), std::to_string(s.kernelCount) });
+        }
+        out += renderTable(srows, 2);
+    }
+    return out;
+}
+
+} // namespace
+
 std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
 {
     std::string out;
@@ -454,31 +489,8 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
         out += "\n" + findings;
     }
 
-    for (const RankReport& rank : report.ranks) {
-        out += "\n" + rank.label + ": phases by " + phaseSourceName(rank.phaseSource) + " (launch "
-            + std::to_string(rank.phaseFromLaunch) + ", kernel name " + std::to_string(rank.phaseFromName)
-            + ", step heuristic " + std::to_string(rank.phaseFromHeuristic) + ", unknown "
-            + std::to_string(rank.phaseUnknown) + " kernels; launches paired by "
-            + launchPairingName(rank.launchPairing) + ", " + std::to_string(rank.kernelsPaired) + " of "
-            + std::to_string(rank.kernelsPaired + rank.kernelsUnpaired) + " kernels); steps from "
-            + stepSourceName(rank.stepSource) + " (" + std::to_string(rank.stepCount) + ", kernels assigned by "
-            + stepAssignment(rank) + stepWindowsText(rank.stepAxis) + ")\n";
-        for (const auto& w : rank.warnings)
-            out += "  warning: " + w + "\n";
-        if (o.perStep && rank.stepCount > 0) {
-            std::vector<std::vector<std::string>> srows;
-            srows.push_back({"step", "name", "window", "host step", "span", "compute", "comm busy", "hidden",
-                             "exposed", "overlap", "bwd hidden", "waiting", "transfer", "idle", "kernels"});
-            for (const StepReport& w : rank.steps) {
-                const WindowStats& s = w.stats;
-                srows.push_back({ std::to_string(w.index), w.name, dur(w.range.duration()),
-                    dur(w.hostRange.duration()), dur(s.spanNs), dur(s.computeBusyNs), dur(s.commBusyNs),
-                    dur(s.overlappedNs), dur(s.exposedNs), percent(s.overlapRatio), dur(s.backwardOverlappedNs),
-                    dur(w.waitNs), dur(w.transferNs), dur(s.idleNs), std::to_string(s.kernelCount) });
-            }
-            out += renderTable(srows, 2);
-        }
-    }
+    for (const RankReport& rank : report.ranks)
+        out += rankNotes(rank, o);
 
     const auto& kernels = report.kernels;
     if (!kernels.empty()) {

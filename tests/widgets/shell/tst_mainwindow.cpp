@@ -253,6 +253,20 @@ void TestMainWindow::exposedPanelEqualsCliStats()
     }
     QVERIFY(panel->waits().back().waitNs > 0);
     QVERIFY(panel->waits().back().waitNs < waitSum);
+    // Statistics and waiting share each rank's step window on the GPU: nothing exceeds the step, waiting stays
+    // within communication; the All-ranks row shows the longest step, not a sum of step times.
+    const std::size_t rankCount = w.trace()->ranks.size();
+    QCOMPARE(panel->lengths().size(), rankCount);
+    TimeNs longest = 0;
+    for (std::size_t r = 0; r < rankCount; ++r) {
+        const WindowStats& s = panel->stats()[r];
+        QVERIFY(panel->waits()[r].waitNs <= s.commBusyNs);
+        QVERIFY(s.computeBusyNs <= panel->lengths()[r] && s.gpuBusyNs <= panel->lengths()[r]);
+        QCOMPARE(panel->lengths()[r], w.analysis()->ranks[r].steps.at(1).range.duration());
+        QCOMPARE(panel->table()->item(int(r), 0)->text(), durationText(panel->lengths()[r]));
+        longest = std::max(longest, panel->lengths()[r]);
+    }
+    QCOMPARE(panel->table()->item(int(rankCount), 0)->text(), QStringLiteral("%1 (longest)").arg(durationText(longest)));
 }
 
 void TestMainWindow::visibleRangeStatsFollowZoom()
@@ -483,6 +497,11 @@ void TestMainWindow::keyboardZoomAndHistory()
     const auto& steps = w.analysis()->ranks[0].steps;
     QVERIFY(steps.size() >= 3);
     QCOMPARE(w.visibleRange(), steps[2].range);
+    // Zoom to Step takes the step as the timeline labels it.
+    QCOMPARE(stepIndexNamed(*w.analysis(), steps[1].name), 1);
+    QCOMPARE(stepIndexNamed(*w.analysis(), "ProfilerStep#3"), 2); // the demo's steps are ProfilerStep#1, #2, ...
+    QCOMPARE(stepIndexNamed(*w.analysis(), "3"), 2);
+    QCOMPARE(stepIndexNamed(*w.analysis(), "ProfilerStep#99"), -1);
 }
 
 void TestMainWindow::clickOnFoldExplainsIt()
