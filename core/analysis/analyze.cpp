@@ -498,9 +498,10 @@ void phasesFromStepHeuristic(const Analysis& a, const Rank& rank, RankAnalysis& 
 
 // Stage 5: the steps on the GPU's time axis (StepWindow::range, see steps.h). Only GPU work with a known launch
 // places the windows: its launch call lies in a host step (that step's work), before the first host step, or
-// between steps (neither). On a stream with known launches, work without one that starts before the stream's first
-// work launched inside the steps was launched before recording began: like work launched before the first step, it
-// belongs to no step, and the first window starts after it.
+// between steps (neither). On a stream with known launches, a kernel without one that starts before the stream's first
+// work launched inside the steps was launched before recording began (the pairing leaves exactly those unpaired):
+// like work launched before the first step, it belongs to no step, and the first window starts after it. Copies
+// without a known call are not taken as such (their calls often name no stream): they count where they run.
 void placeStepsOnGpu(const Analysis& a, const Rank& rank, const detail::LaunchPairs& pairing, RankAnalysis& ra)
 {
     if (ra.steps.empty())
@@ -534,8 +535,9 @@ void placeStepsOnGpu(const Analysis& a, const Rank& rank, const detail::LaunchPa
                     before = std::max(before, t.end(i));
                 else if (const int k = ra.stepOf[li][i]; k >= 0)
                     ownEnd[std::size_t(k)] = std::max(ownEnd[std::size_t(k)], t.end(i));
-            } else if (firstInSteps != std::numeric_limits<TimeNs>::max() && t.start(i) < firstInSteps) {
-                before = std::max(before, t.end(i));
+            } else if (isKernel(a.names[t.name(i)].category) && firstInSteps != std::numeric_limits<TimeNs>::max()
+                && t.start(i) < firstInSteps) {
+                before = std::max(before, t.end(i)); // launched before recording began
             }
         }
     }

@@ -17,11 +17,13 @@
 #include "timeline/timelineplot.h"
 
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QJsonArray>
 #include <QLabel>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QTimer>
 #include <QPushButton>
 #include <QScrollBar>
 #include <QStatusBar>
@@ -502,6 +504,22 @@ void TestMainWindow::keyboardZoomAndHistory()
     QCOMPARE(stepIndexNamed(*w.analysis(), "ProfilerStep#3"), 2); // the demo's steps are ProfilerStep#1, #2, ...
     QCOMPARE(stepIndexNamed(*w.analysis(), "3"), 2);
     QCOMPARE(stepIndexNamed(*w.analysis(), "ProfilerStep#99"), -1);
+    // Ctrl+G asks for the step by its label.
+    QVERIFY(w.timeline()->zoomToStep(1));
+    const TimeRange second = w.visibleRange();
+    QTest::keyClick(&w, Qt::Key_0, Qt::ControlModifier);
+    QCOMPARE(w.visibleRange(), full);
+    bool asked = false;
+    QTimer::singleShot(0, &w, [&asked] {
+        if (auto* d = qobject_cast<QInputDialog*>(QApplication::activeModalWidget())) {
+            asked = true;
+            d->setTextValue(QStringLiteral("ProfilerStep#2"));
+            d->accept();
+        }
+    });
+    QTest::keyClick(&w, Qt::Key_G, Qt::ControlModifier);
+    QVERIFY(asked);
+    QCOMPARE(w.visibleRange(), second);
 }
 
 void TestMainWindow::clickOnFoldExplainsIt()
