@@ -506,7 +506,8 @@ void placeStepsOnGpu(const Analysis& a, const Rank& rank, const detail::LaunchPa
 {
     if (ra.steps.empty())
         return;
-    if (ra.stepSource == StepSource::KernelPattern || !ra.stepsByLaunch) {
+    // Launches of copies alone (no kernel paired) do not say where the steps' GPU work ends.
+    if (ra.stepSource == StepSource::KernelPattern || !ra.stepsByLaunch || ra.kernelsPaired == 0) {
         ra.stepAxis = ra.stepSource == StepSource::KernelPattern ? StepAxis::KernelPattern : StepAxis::Host;
         return;
     }
