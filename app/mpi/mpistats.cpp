@@ -222,6 +222,23 @@ void readWarnings(Cursor& c, RunWarnings& into)
     }
 }
 
+// Process 0: each rank's collectives from the matching, with its exposed waiting as the process that holds the rank
+// computed it (exposedParts[p]: one integer per rank of process p, in ranksOf[p] order), and each step's waiting and
+// transfer.
+void addCollectives(StatsReport& report, const CollectiveMatch& match, const std::vector<std::string>& exposedParts,
+                    const std::vector<std::vector<int>>& ranksOf, TimeRange window)
+{
+    for (std::size_t p = 0; p < exposedParts.size() && p < ranksOf.size(); ++p) {
+        Cursor c(exposedParts[p]);
+        for (const int g : ranksOf[p]) {
+            RankReport& rank = report.ranks[std::size_t(g)];
+            rank.collectives = match.ranks[std::size_t(g)];
+            rank.collectives.exposedWaitNs = c.i64();
+            fillStepCollectives(rank, match, g, window);
+        }
+    }
+}
+
 } // namespace
 
 int runStats(const World& world, int argc, char** argv)
@@ -375,14 +392,7 @@ int runStats(const World& world, int argc, char** argv)
     timings.lap("exchange+match");
     if (!world.root())
         return 0;
-    for (int p = 0; p < world.size; ++p) {
-        Cursor c(exposedParts[std::size_t(p)]);
-        for (const int g : ranksOf[std::size_t(p)]) {
-            report.ranks[std::size_t(g)].collectives = match.ranks[std::size_t(g)];
-            report.ranks[std::size_t(g)].collectives.exposedWaitNs = c.i64();
-            fillStepCollectives(report.ranks[std::size_t(g)], match, g, request.options.window);
-        }
-    }
+    addCollectives(report, match, exposedParts, ranksOf, request.options.window);
     const std::string out = formatReport(report, request);
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fflush(stdout);
