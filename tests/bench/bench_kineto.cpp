@@ -7,7 +7,7 @@
 //  2. A generated single-rank trace of --size MB of JSON (default 600), written once to $TMPDIR/exposure-bench-kineto:
 //     reading the file's bytes (baseline) against loadTrace, as MB/s and events/s; peak memory of a child process
 //     that only loads it, against the file size.
-#include "import/loader.h"
+#include "run/openrun.h"
 
 #include <chrono>
 #include <cstdio>
