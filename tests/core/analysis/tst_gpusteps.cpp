@@ -7,7 +7,7 @@
 #include "analysis/compare.h"
 #include "analysis/statsparts.h"
 #include "analysis/transfers.h"
-#include "import/loader.h"
+#include "run/openrun.h"
 #include "support/kinetotraces.h"
 #include "synth/archivewriter.h"
 
