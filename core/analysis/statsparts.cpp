@@ -286,6 +286,23 @@ public:
     { }
 };
 
+// A whole message of one structure, written or read by its field list.
+template <class T, class Fields> std::string writeMessage(const T& value, Fields fields)
+{
+    ByteWriter w;
+    fields(w, value);
+    return w.take();
+}
+
+template <class T, class Fields> T readMessage(std::string_view bytes, Fields fields)
+{
+    Reader in(bytes);
+    T value;
+    fields(in, value);
+    in.expectEnd();
+    return value;
+}
+
 static_assert(std::is_trivially_copyable_v<IdleBreakdown>);
 static_assert(std::is_trivially_copyable_v<LaunchDiagnosis>);
 static_assert(std::is_trivially_copyable_v<RankCollectiveStats>);
@@ -295,34 +312,22 @@ static_assert(std::is_trivially_copyable_v<CollectiveCandidate>);
 
 std::string serialize(const RankReport& r)
 {
-    ByteWriter w;
-    rankReportFields(w, r);
-    return w.take();
+    return writeMessage(r, [](auto& io, auto& x) { rankReportFields(io, x); });
 }
 
 RankReport deserializeRankReport(std::string_view bytes)
 {
-    Reader in(bytes);
-    RankReport r;
-    rankReportFields(in, r);
-    in.expectEnd();
-    return r;
+    return readMessage<RankReport>(bytes, [](auto& io, auto& x) { rankReportFields(io, x); });
 }
 
 std::string serialize(const KernelParts& k)
 {
-    ByteWriter w;
-    kernelPartsFields(w, k);
-    return w.take();
+    return writeMessage(k, [](auto& io, auto& x) { kernelPartsFields(io, x); });
 }
 
 KernelParts deserializeKernelParts(std::string_view bytes)
 {
-    Reader in(bytes);
-    KernelParts k;
-    kernelPartsFields(in, k);
-    in.expectEnd();
-    return k;
+    return readMessage<KernelParts>(bytes, [](auto& io, auto& x) { kernelPartsFields(io, x); });
 }
 
 std::string serialize(const CollectiveCandidates& c)

@@ -372,40 +372,8 @@ std::string statsCsv(const StatsReport& report, const StatsReportOptions& o)
 
 namespace {
 
-// A rank's notes in the text report: how its phases, launches and steps were found, its warnings and, with
-// --per-step, its steps.
-std::string rankNotes(const RankReport& rank, const StatsReportOptions& o)
-{
-    std::string out;
-    out += "\n" + rank.label + ": phases by " + phaseSourceName(rank.phaseSource) + " (launch "
-        + std::to_string(rank.phaseFromLaunch) + ", kernel name " + std::to_string(rank.phaseFromName)
-        + ", step heuristic " + std::to_string(rank.phaseFromHeuristic) + ", unknown "
-        + std::to_string(rank.phaseUnknown) + " kernels; launches paired by "
-        + launchPairingName(rank.launchPairing) + ", " + std::to_string(rank.kernelsPaired) + " of "
-        + std::to_string(rank.kernelsPaired + rank.kernelsUnpaired) + " kernels); steps from "
-        + stepSourceName(rank.stepSource) + " (" + std::to_string(rank.stepCount) + ", kernels assigned by "
-        + stepAssignment(rank) + stepWindowsText(rank.stepAxis) + ")\n";
-    for (const auto& w : rank.warnings)
-        out += "  warning: " + w + "\n";
-    if (o.perStep && rank.stepCount > 0) {
-        std::vector<std::vector<std::string>> srows;
-        srows.push_back({"step", "name", "window", "host step", "span", "compute", "comm busy", "hidden",
-                         "exposed", "overlap", "bwd hidden", "waiting", "transfer", "idle", "kernels"});
-        for (const StepReport& w : rank.steps) {
-            const WindowStats& s = w.stats;
-            srows.push_back({ std::to_string(w.index), w.name, dur(w.range.duration()),
-                dur(w.hostRange.duration()), dur(s.spanNs), dur(s.computeBusyNs), dur(s.commBusyNs),
-                dur(s.overlappedNs), dur(s.exposedNs), percent(s.overlapRatio), dur(s.backwardOverlappedNs),
-                dur(w.waitNs), dur(w.transferNs), dur(s.idleNs), std::to_string(s.kernelCount) });
-        }
-        out += renderTable(srows, 2);
-    }
-    return out;
-}
-
-} // namespace
-
-std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
+// The parts of statsTable, in the order they are printed.
+std::string tableHeader(const StatsReport& report, const StatsReportOptions& o)
 {
     std::string out;
     out += "Trace:  " + report.tracePath + "\n";
@@ -416,7 +384,12 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
     for (const auto& w : report.traceWarnings)
         out += "warning: " + w + "\n";
     out += "\n";
+    return out;
+}
 
+std::string statsSection(const StatsReport& report)
+{
+    std::string out;
     std::vector<std::vector<std::string>> rows;
     rows.push_back({"rank", "host", "span", "mean step", "compute", "comm busy", "comm kernel sum", "hidden", "exposed",
                     "overlap", "bwd hidden", "memcpy", "idle", "unclassified"});
@@ -443,55 +416,97 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
     out += "\nhidden = communication overlapped by compute; exposed = communication with no compute running;\n"
            "overlap = hidden / comm busy. See 'exposure-cli stats --help' for the exact definitions.\n";
     out += stepMeanNotes(meanNotes);
+    return out;
+}
 
-    if (report.ranks.size() > 1 && report.anyCollectiveGroup) {
-        std::vector<std::vector<std::string>> crows;
-        crows.push_back(
-            { "rank", "matched", "unmatched", "waiting", "transfer", "exposed waiting", "made others wait" });
-        for (const RankReport& rank : report.ranks) {
-            const RankCollectiveStats& c = rank.collectives;
-            crows.push_back({ rank.label, std::to_string(c.matched), std::to_string(c.unmatched), dur(c.waitNs),
-                dur(c.transferNs), dur(c.exposedWaitNs),
-                c.causedWaits ? dur(c.causedWaitNs) + " in " + std::to_string(c.causedWaits) + " collectives"
-                              : std::string("-") });
+// Communication kernels matched across ranks (only for several ranks with at least one matched collective).
+std::string collectivesSection(const StatsReport& report)
+{
+    std::string out;
+    std::vector<std::vector<std::string>> crows;
+    crows.push_back(
+        { "rank", "matched", "unmatched", "waiting", "transfer", "exposed waiting", "made others wait" });
+    for (const RankReport& rank : report.ranks) {
+        const RankCollectiveStats& c = rank.collectives;
+        crows.push_back({ rank.label, std::to_string(c.matched), std::to_string(c.unmatched), dur(c.waitNs),
+            dur(c.transferNs), dur(c.exposedWaitNs),
+            c.causedWaits ? dur(c.causedWaitNs) + " in " + std::to_string(c.causedWaits) + " collectives"
+                          : std::string("-") });
+    }
+    out += "\nCommunication kernels matched across ranks (whole trace): NCCL time before the last rank joined\n"
+           "each collective is waiting for peers, the rest is transfer.\n";
+    if (report.multipleHosts)
+        out += "Note: the ranks run on several hosts whose clocks may not be aligned; matching assumes they are.\n";
+    out += renderTable(crows, 2);
+    return out;
+}
+
+std::string idleSection(const StatsReport& report)
+{
+    std::string out;
+    std::vector<std::vector<std::string>> irows;
+    irows.push_back({"rank", "idle", "host-bound", "(data loading)", "sync wait", "queued", "unattributed", "gaps"});
+    std::string findings;
+    for (const RankReport& rank : report.ranks) {
+        const IdleBreakdown& b = rank.idle;
+        const TimeNs idle = b.totalNs();
+        auto part = [&](TimeNs v) {
+            return dur(v) + (idle > 0 ? " (" + number(100.0 * double(v) / double(idle), 1) + " %)" : std::string());
+        };
+        irows.push_back({ rank.label, dur(idle), part(b.hostBoundNs), part(b.dataLoadingNs), part(b.syncWaitNs),
+            part(b.queuedNs), part(b.unattributedNs), std::to_string(b.gaps) });
+        const LaunchDiagnosis& ld = rank.launches;
+        findings += rank.label + ": " + idleFinding(rank.stats, b, ld) + "\n";
+        if (ld.kernels > 0)
+            findings += "  kernels with a known launch: " + std::to_string(ld.kernels) + ", median "
+                + dur(ld.medianKernelNs) + " (p90 " + dur(ld.p90KernelNs) + ") against launch calls of median "
+                + dur(ld.medianLaunchNs) + " (p90 " + dur(ld.p90LaunchNs) + "); "
+                + number(ld.launchesPerSecond, 0) + " launches/s\n";
+    }
+    out += "\nWhy the GPUs were idle: for each gap, until the call that launched the next work ended the CPU was\n"
+           "host-bound (or waiting in a synchronising call), after it the work was queued; unattributed gaps\n"
+           "end in work without a known launch.\n";
+    out += renderTable(irows, 1);
+    out += "\n" + findings;
+    return out;
+}
+
+// Per rank: where its phases, launches and steps came from, its warnings and (--per-step) its step table.
+std::string rankSections(const StatsReport& report, const StatsReportOptions& o)
+{
+    std::string out;
+    for (const RankReport& rank : report.ranks) {
+        out += "\n" + rank.label + ": phases by " + phaseSourceName(rank.phaseSource) + " (launch "
+            + std::to_string(rank.phaseFromLaunch) + ", kernel name " + std::to_string(rank.phaseFromName)
+            + ", step heuristic " + std::to_string(rank.phaseFromHeuristic) + ", unknown "
+            + std::to_string(rank.phaseUnknown) + " kernels; launches paired by "
+            + launchPairingName(rank.launchPairing) + ", " + std::to_string(rank.kernelsPaired) + " of "
+            + std::to_string(rank.kernelsPaired + rank.kernelsUnpaired) + " kernels); steps from "
+            + stepSourceName(rank.stepSource) + " (" + std::to_string(rank.stepCount) + ", kernels assigned by "
+            + stepAssignment(rank) + stepWindowsText(rank.stepAxis) + ")\n";
+        for (const auto& w : rank.warnings)
+            out += "  warning: " + w + "\n";
+        if (o.perStep && rank.stepCount > 0) {
+            std::vector<std::vector<std::string>> srows;
+            srows.push_back({"step", "name", "window", "host step", "span", "compute", "comm busy", "hidden",
+                             "exposed", "overlap", "bwd hidden", "waiting", "transfer", "idle", "kernels"});
+            for (const StepReport& w : rank.steps) {
+                const WindowStats& s = w.stats;
+                srows.push_back({ std::to_string(w.index), w.name, dur(w.range.duration()),
+                    dur(w.hostRange.duration()), dur(s.spanNs), dur(s.computeBusyNs), dur(s.commBusyNs),
+                    dur(s.overlappedNs), dur(s.exposedNs), percent(s.overlapRatio), dur(s.backwardOverlappedNs),
+                    dur(w.waitNs), dur(w.transferNs), dur(s.idleNs), std::to_string(s.kernelCount) });
+            }
+            out += renderTable(srows, 2);
         }
-        out += "\nCommunication kernels matched across ranks (whole trace): NCCL time before the last rank joined\n"
-               "each collective is waiting for peers, the rest is transfer.\n";
-        if (report.multipleHosts)
-            out += "Note: the ranks run on several hosts whose clocks may not be aligned; matching assumes they are.\n";
-        out += renderTable(crows, 2);
     }
 
-    {
-        std::vector<std::vector<std::string>> irows;
-        irows.push_back({"rank", "idle", "host-bound", "(data loading)", "sync wait", "queued", "unattributed", "gaps"});
-        std::string findings;
-        for (const RankReport& rank : report.ranks) {
-            const IdleBreakdown& b = rank.idle;
-            const TimeNs idle = b.totalNs();
-            auto part = [&](TimeNs v) {
-                return dur(v) + (idle > 0 ? " (" + number(100.0 * double(v) / double(idle), 1) + " %)" : std::string());
-            };
-            irows.push_back({ rank.label, dur(idle), part(b.hostBoundNs), part(b.dataLoadingNs), part(b.syncWaitNs),
-                part(b.queuedNs), part(b.unattributedNs), std::to_string(b.gaps) });
-            const LaunchDiagnosis& ld = rank.launches;
-            findings += rank.label + ": " + idleFinding(rank.stats, b, ld) + "\n";
-            if (ld.kernels > 0)
-                findings += "  kernels with a known launch: " + std::to_string(ld.kernels) + ", median "
-                    + dur(ld.medianKernelNs) + " (p90 " + dur(ld.p90KernelNs) + ") against launch calls of median "
-                    + dur(ld.medianLaunchNs) + " (p90 " + dur(ld.p90LaunchNs) + "); "
-                    + number(ld.launchesPerSecond, 0) + " launches/s\n";
-        }
-        out += "\nWhy the GPUs were idle: for each gap, until the call that launched the next work ended the CPU was\n"
-               "host-bound (or waiting in a synchronising call), after it the work was queued; unattributed gaps\n"
-               "end in work without a known launch.\n";
-        out += renderTable(irows, 1);
-        out += "\n" + findings;
-    }
+    return out;
+}
 
-    for (const RankReport& rank : report.ranks)
-        out += rankNotes(rank, o);
-
+std::string kernelsSection(const StatsReport& report, const StatsReportOptions& o)
+{
+    std::string out;
     const auto& kernels = report.kernels;
     if (!kernels.empty()) {
         out += "\nTop kernels by total time (all ranks):\n";
@@ -512,6 +527,20 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
             out += "(" + std::to_string(kernels.size() - std::size_t(o.topKernels))
                 + " more; --json lists every kernel)\n";
     }
+    return out;
+}
+
+} // namespace
+
+std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
+{
+    std::string out = tableHeader(report, o);
+    out += statsSection(report);
+    if (report.ranks.size() > 1 && report.anyCollectiveGroup)
+        out += collectivesSection(report);
+    out += idleSection(report);
+    out += rankSections(report, o);
+    out += kernelsSection(report, o);
     return out;
 }
 

@@ -159,7 +159,8 @@ void MainWindow::connectLoader()
 // The timeline, the panels and the details talk to each other through the window.
 void MainWindow::connectPanels()
 {
-    connect(m_timeline, &TimelinePlot::intervalSelected, this, &MainWindow::onIntervalSelected);
+    connect(m_timeline, &TimelinePlot::intervalSelected, this,
+            [this](int rank, int lane, quint32 interval) { onIntervalSelected({rank, lane, interval}); });
     connect(m_timeline, &TimelinePlot::foldClicked, this, [this](const TimelineHit& hit) {
         if (m_current.trace)
             m_details->showFold(*m_current.trace, m_current.analysis.get(), m_current.index.get(), hit,
@@ -178,11 +179,12 @@ void MainWindow::connectPanels()
     connect(m_details, &DetailsPanel::previousInstanceRequested, this, [this] { selectInstance(-1); });
     connect(m_details, &DetailsPanel::nextInstanceRequested, this, [this] { selectInstance(+1); });
     connect(m_details, &DetailsPanel::zoomToSelectionRequested, m_timeline, &TimelinePlot::zoomToSelection);
-    connect(m_details, &DetailsPanel::peerInstanceRequested, this, &MainWindow::showPeerInstance);
+    connect(m_details, &DetailsPanel::peerInstanceRequested, this,
+            [this](int rank, int lane, quint32 interval) { showPeerInstance({rank, lane, interval}); });
     connect(m_idle, &IdlePanel::zoomRequested, this, [this](TimeRange r) { m_timeline->setVisibleRange(r); });
     connect(m_transfers, &TransfersPanel::transferSelected, this, [this](int rank, int lane, quint32 interval) {
         m_timeline->select({rank, lane, interval}, true);
-        onIntervalSelected(rank, lane, interval);
+        onIntervalSelected({rank, lane, interval});
     });
     connect(m_kernels, &KernelsPanel::kernelSelected, m_timeline,
             [this](quint32 name) { m_timeline->setHighlightedName(StringId(name)); });
@@ -490,7 +492,7 @@ void MainWindow::restoreAfterReload(const QString& path)
         && sel->lane >= 0 && std::size_t(sel->lane) < trace.ranks[sel->rank].lanes.size()
         && sel->interval < trace.ranks[sel->rank].lanes[sel->lane].intervals.size()) {
         m_timeline->select(*sel);
-        onIntervalSelected(sel->rank, sel->lane, sel->interval);
+        onIntervalSelected(*sel);
     }
 }
 
@@ -626,21 +628,22 @@ void MainWindow::showError(const QString& title, const QString& text)
         m_sink(title, text);
 }
 
-void MainWindow::onIntervalSelected(int rank, int lane, quint32 interval)
+void MainWindow::onIntervalSelected(IntervalRef ref)
 {
     if (m_current.trace)
-        m_details->showInterval(*m_current.trace, m_current.analysis.get(), m_current.index.get(), rank, lane, interval,
-                                m_current.collectives.get());
+        m_details->showInterval(*m_current.trace, m_current.analysis.get(), m_current.index.get(), ref.rank, ref.lane,
+                                ref.interval, m_current.collectives.get());
 }
 
-void MainWindow::showPeerInstance(int rank, int lane, quint32 interval)
+void MainWindow::showPeerInstance(IntervalRef ref)
 {
+    const auto [rank, lane, interval] = ref;
     if (!m_current.trace)
         return;
     // Show the whole collective (every member, with a margin) so the waiting is visible next to the peer's
     // instance, then select the peer's instance.
     TimeRange span{0, 0};
-    if (const CollectiveGroup* g = m_current.collectives ? m_current.collectives->groupOf({rank, lane, interval}) : nullptr) {
+    if (const CollectiveGroup* g = m_current.collectives ? m_current.collectives->groupOf(ref) : nullptr) {
         span = {g->members.front().start, g->members.front().end};
         for (const auto& m : g->members)
             span = {std::min(span.start, m.start), std::max(span.end, m.end)};
@@ -650,7 +653,7 @@ void MainWindow::showPeerInstance(int rank, int lane, quint32 interval)
     }
     const TimeNs margin = std::max<TimeNs>(span.duration() / 4, 1000);
     m_timeline->setVisibleRange({span.start - margin, span.end + margin});
-    m_timeline->select({rank, lane, std::uint32_t(interval)});
+    m_timeline->select(ref);
 }
 
 void MainWindow::onVisibleRangeChanged(TimeRange range)

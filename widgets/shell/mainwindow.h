@@ -116,8 +116,8 @@ private:
     void selectInstance(int direction);
     void zoomToStepDialog();
     void setPalette(PaletteKind kind);
-    void onIntervalSelected(int rank, int lane, quint32 interval);
-    void showPeerInstance(int rank, int lane, quint32 interval);
+    void onIntervalSelected(IntervalRef ref);
+    void showPeerInstance(IntervalRef ref);
     void onVisibleRangeChanged(TimeRange range);
     void openDialog(bool folder);
     void restoreSettings();
