@@ -33,6 +33,7 @@ RankReport rankReport(
     r.launchPairing = ra.launchPairing;
     r.kernelsPaired = ra.kernelsPaired;
     r.kernelsUnpaired = ra.kernelsUnpaired;
+    r.kernelsPerCall = ra.launchCalls.kernelsPerCall();
     r.idle = computeIdleBreakdown(trace, analysis, rankIndex, o.window);
     r.launches = diagnoseLaunches(trace, analysis, rankIndex, o.window);
     r.stepSource = ra.stepSource;
@@ -242,6 +243,10 @@ template <class IO, class R> void rankReportFields(IO& io, R& r)
     io.pod(r.launchPairing);
     io.pod(r.kernelsPaired);
     io.pod(r.kernelsUnpaired);
+    io.list(r.kernelsPerCall, [&](auto& bucket) {
+        io.pod(bucket.first);
+        io.pod(bucket.second);
+    });
     io.pod(r.idle);
     io.pod(r.launches);
     io.pod(r.stepSource);

@@ -149,6 +149,18 @@ std::string renderTable(const std::vector<std::vector<std::string>>& rows, std::
 
 std::string dur(TimeNs ns) { return formatDuration(ns); }
 
+// "; calls by kernels launched: 65 × 1, 5 × 218, 5 × 403" when some call launched several kernels, else "".
+std::string callsByKernels(const RankReport& rank)
+{
+    if (rank.kernelsPerCall.empty() || rank.kernelsPerCall.back().first <= 1)
+        return {};
+    std::string out = "; calls by kernels launched: ";
+    for (std::size_t k = 0; k < rank.kernelsPerCall.size(); ++k)
+        out += (k ? ", " : "") + std::to_string(rank.kernelsPerCall[k].second) + " × "
+            + std::to_string(rank.kernelsPerCall[k].first);
+    return out;
+}
+
 // A rank's steps in the report window, as the step-mean rule takes them (analysis/stepmean.h).
 std::vector<StepWindow> windowSteps(const RankReport& rank)
 {
@@ -257,6 +269,11 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
         out += "      \"launch_pairing\": " + quoted(launchPairingName(rank.launchPairing)) + ",\n";
         out += "      \"kernels_paired\": " + std::to_string(rank.kernelsPaired) + ",\n";
         out += "      \"kernels_unpaired\": " + std::to_string(rank.kernelsUnpaired) + ",\n";
+        out += "      \"kernels_per_call\": {";
+        for (std::size_t k = 0; k < rank.kernelsPerCall.size(); ++k)
+            out += (k ? ", \"" : "\"") + std::to_string(rank.kernelsPerCall[k].first)
+                + "\": " + std::to_string(rank.kernelsPerCall[k].second);
+        out += "},\n";
         {
             const IdleBreakdown& idle = rank.idle;
             const LaunchDiagnosis& ld = rank.launches;
@@ -265,7 +282,12 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
                 + ", \"median_kernel_ns\": " + std::to_string(ld.medianKernelNs) + ", \"p90_kernel_ns\": "
                 + std::to_string(ld.p90KernelNs) + ", \"median_launch_ns\": " + std::to_string(ld.medianLaunchNs)
                 + ", \"p90_launch_ns\": " + std::to_string(ld.p90LaunchNs) + ", \"shorter_than_launch\": "
-                + number(ld.shorterThanLaunch) + ", \"launches_per_second\": " + number(ld.launchesPerSecond, 1) + "},\n";
+                + number(ld.shorterThanLaunch) + ", \"launches_per_second\": " + number(ld.launchesPerSecond, 1)
+                + ", \"calls\": " + std::to_string(ld.calls) + ", \"multi_kernel_calls\": "
+                + std::to_string(ld.multiKernelCalls) + ", \"multi_kernel_kernels\": "
+                + std::to_string(ld.multiKernelKernels) + ", \"max_kernels_per_call\": "
+                + std::to_string(ld.maxKernelsPerCall) + ", \"graph_launches\": " + std::to_string(ld.graphLaunches)
+                + ", \"graph_kernels\": " + std::to_string(ld.graphKernels) + "},\n";
             out += "      \"finding\": " + quoted(idleFinding(rank.stats, idle, ld)) + ",\n";
         }
         out += "      \"step_source\": " + quoted(stepSourceName(rank.stepSource)) + ",\n";
@@ -462,6 +484,11 @@ std::string idleSection(const StatsReport& report)
                 + dur(ld.medianKernelNs) + " (p90 " + dur(ld.p90KernelNs) + ") against launch calls of median "
                 + dur(ld.medianLaunchNs) + " (p90 " + dur(ld.p90LaunchNs) + "); "
                 + number(ld.launchesPerSecond, 0) + " launches/s\n";
+        if (ld.multiKernelCalls > 0)
+            findings += "  calls that launched several kernels: " + std::to_string(ld.multiKernelCalls) + " of "
+                + std::to_string(ld.calls) + " (" + std::to_string(ld.multiKernelKernels) + " kernels, up to "
+                + std::to_string(ld.maxKernelsPerCall) + " per call); CUDA graph launches "
+                + std::to_string(ld.graphLaunches) + " replaying " + std::to_string(ld.graphKernels) + " kernels\n";
     }
     out += "\nWhy the GPUs were idle: for each gap, until the call that launched the next work ended the CPU was\n"
            "host-bound (or waiting in a synchronising call), after it the work was queued; unattributed gaps\n"
@@ -481,7 +508,8 @@ std::string rankSections(const StatsReport& report, const StatsReportOptions& o)
             + ", step heuristic " + std::to_string(rank.phaseFromHeuristic) + ", unknown "
             + std::to_string(rank.phaseUnknown) + " kernels; launches paired by "
             + launchPairingName(rank.launchPairing) + ", " + std::to_string(rank.kernelsPaired) + " of "
-            + std::to_string(rank.kernelsPaired + rank.kernelsUnpaired) + " kernels); steps from "
+            + std::to_string(rank.kernelsPaired + rank.kernelsUnpaired) + " kernels" + callsByKernels(rank)
+            + "); steps from "
             + stepSourceName(rank.stepSource) + " (" + std::to_string(rank.stepCount) + ", kernels assigned by "
             + stepAssignment(rank) + stepWindowsText(rank.stepAxis) + ")\n";
         for (const auto& w : rank.warnings)

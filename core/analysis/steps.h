@@ -41,8 +41,10 @@ enum class LaunchPairing : std::uint8_t {
     StreamReferences, // every launch names its stream (Score-P CUDA_STREAM_REF)
     StreamReferencesPartly, // some launches name their stream
     LaunchOrder, // one kernel stream: every launch call of the rank, in time order
+    CorrelationIds, // by identity: every kernel, copy and memset names its call (torch.profiler correlation ids)
 };
-const char* launchPairingName(LaunchPairing p); // "none", "stream references", "stream references, partly", ...
+// "none", "stream references", "stream references, partly", "launch order", "correlation ids"
+const char* launchPairingName(LaunchPairing p);
 
 // One training step of a rank. `range` is the step on the GPU's time axis (RankAnalysis::stepAxis): with launches
 // known, from the end of the previous step's GPU work (for the first step: the host step's start, or the end of the

@@ -9,6 +9,7 @@
 #include "panels/detailspanel.h"
 #include "panels/exposedpanel.h"
 #include "panels/idlepanel.h"
+#include "panels/whatifpanel.h"
 #include "panels/kernelspanel.h"
 #include "panels/rulespanel.h"
 #include "panels/transferspanel.h"
@@ -23,6 +24,7 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QDockWidget>
+#include <QScrollArea>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
@@ -67,6 +69,7 @@ MainWindow::MainWindow(QWidget* parent)
     , m_warningsButton(new QToolButton(this))
 {
     initExposureResources();
+    m_whatIf = new WhatIfPanel(this);
     setObjectName(QStringLiteral("MainWindow"));
     setWindowIcon(QIcon(QStringLiteral(":/exposure/icons/exposure.svg")));
     // The timeline, or while no trace is open a page that says how to open one.
@@ -285,6 +288,7 @@ void MainWindow::createViewMenu()
             o.*show = on;
             o.range.reset();
             m_timeline->setOptions(o);
+            m_whatIf->followTimelineOptions(o);
         });
         return a;
     };
@@ -364,6 +368,15 @@ void MainWindow::createDocks()
     addPanel(m_rules, tr("Rules"), QStringLiteral("rulesDock"), [this](const LoadedTrace& l) {
         m_rules->setRules(l.analysis ? &l.analysis->rules : nullptr, l.ruleUsage);
     });
+    // Edits, table and predicted timeline need more height than the bottom area has: they scroll instead of making
+    // the whole bottom area taller.
+    auto* whatIfScroll = new QScrollArea(this);
+    whatIfScroll->setWidget(m_whatIf);
+    whatIfScroll->setWidgetResizable(true);
+    whatIfScroll->setFrameShape(QFrame::NoFrame);
+    addPanel(whatIfScroll, tr("What If"), QStringLiteral("whatIfDock"),
+        [this](const LoadedTrace& l) { m_whatIf->setTrace(l.trace, l.analysis); },
+        [this](TimeRange r) { m_whatIf->setVisibleRange(r); });
     m_panels.front().dock->raise();
     resizeDocks({m_detailsDock}, {380}, Qt::Horizontal);
     resizeDocks({m_panels.front().dock}, {260}, Qt::Vertical);
@@ -710,6 +723,7 @@ void MainWindow::setPalette(PaletteKind kind)
     o.palette = kind;
     o.range.reset();
     m_timeline->setOptions(o);
+    m_whatIf->followTimelineOptions(o);
     for (QAction* a : std::as_const(m_paletteActions))
         a->setChecked(a->data().toInt() == int(kind));
 }
