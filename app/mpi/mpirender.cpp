@@ -86,6 +86,8 @@ std::string outline(
             b.str(st.name);
             b.i64(st.range.start);
             b.i64(st.range.end);
+            b.i64(st.hostRange.start);
+            b.i64(st.hostRange.end);
         }
     }
     // The (category, sub-group) of every name with instances: what the legend lists.
@@ -177,6 +179,8 @@ StandIn buildStandIn(const std::vector<std::string>& outlines, std::size_t total
                 w.name = c.str();
                 w.range.start = c.i64();
                 w.range.end = c.i64();
+                w.hostRange.start = c.i64();
+                w.hostRange.end = c.i64();
                 a.ranks[g].steps.push_back(std::move(w));
             }
         }

@@ -445,6 +445,7 @@ int runStats(const World& world, int argc, char** argv)
         for (const int g : merged.ranksOf[p]) {
             report.ranks[std::size_t(g)].collectives = merged.match.ranks[std::size_t(g)];
             report.ranks[std::size_t(g)].collectives.exposedWaitNs = c.i64();
+            fillStepCollectives(report.ranks[std::size_t(g)], merged.match, g, request.options.window);
         }
     }
     const std::string out = formatReport(report, request);

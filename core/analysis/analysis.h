@@ -58,6 +58,7 @@ struct RankAnalysis
     std::vector<StepWindow> steps;
     StepSource stepSource = StepSource::None;
     bool stepsByLaunch = false; // kernels were assigned to steps by their launch time
+    StepAxis stepAxis = StepAxis::None; // where the steps' ranges lie (steps.h)
     std::vector<OverlapSegment> overlap; // sorted, non-overlapping; gaps are idle
 
     // The rank's GPU activity as disjoint, sorted segments, each with a bit-mask of what runs in it
@@ -71,8 +72,9 @@ struct RankAnalysis
     // without pairing and for CPU lanes.
     std::vector<std::vector<LaunchRef>> launchOf;
     LaunchTable launchCalls; // the same pairing by call: what each call launched
-    // [lane][interval]: index into steps of the step a GPU interval belongs to, -1 if none (empty when no
-    // steps, and for CPU lanes).
+    // [lane][interval]: index into steps of the host step that launched a GPU interval (its start when the launch
+    // is unknown), -1 if none (empty when no steps, and for CPU lanes). Phases are decided per host step; every
+    // per-step statistic uses the steps' GPU windows (StepWindow::range) instead.
     std::vector<std::vector<std::int32_t>> stepOf;
 };
 

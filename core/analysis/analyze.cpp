@@ -94,6 +94,7 @@ void stepsFromRegions(const Trace& trace, const Analysis& a, const Rank& rank, R
         w.index = int(ra.steps.size());
         w.name = trace.name(c.name);
         w.range = { c.s, c.e };
+        w.hostRange = w.range;
         ra.steps.push_back(std::move(w));
         lastEnd = c.e;
     }
@@ -182,6 +183,7 @@ void stepsFromPattern(const Rank& rank, const Analysis& a, RankAnalysis& ra)
         w.index = int(ra.steps.size());
         w.name = "step " + std::to_string(w.index);
         w.range = r;
+        w.hostRange = r;
         ra.steps.push_back(std::move(w));
     }
     if (!ra.steps.empty())
@@ -191,47 +193,48 @@ void stepsFromPattern(const Rank& rank, const Analysis& a, RankAnalysis& ra)
 int stepAt(const std::vector<StepWindow>& steps, TimeNs t)
 {
     auto it = std::upper_bound(
-        steps.begin(), steps.end(), t, [](TimeNs v, const StepWindow& w) { return v < w.range.start; });
+        steps.begin(), steps.end(), t, [](TimeNs v, const StepWindow& w) { return v < w.hostRange.start; });
     if (it == steps.begin())
         return -1;
     --it;
-    return t < it->range.end ? int(it - steps.begin()) : -1;
+    return t < it->hostRange.end ? int(it - steps.begin()) : -1;
 }
 
-RankAnalysis analyzeRank(const Trace& trace, const Analysis& a, const Rank& rank)
+// The CPU interval that launched GPU interval i of lane li, if the pairing knows it.
+const LaunchRef* launchOfInterval(const detail::LaunchPairs& pairing, std::size_t li, std::size_t i)
 {
-    RankAnalysis ra;
-    ra.stepSource = StepSource::None;
-    const std::size_t nl = rank.lanes.size();
-    ra.phases.resize(nl);
+    const auto& of = pairing.launchOf[li];
+    return i < of.size() && of[i].cpuLane != detail::kNoLane ? &of[i] : nullptr;
+}
 
-    // (a) launches: which CPU interval launched each kernel, and the phase of the regions around it.
-    detail::LaunchPairs pairing = detail::pairLaunches(trace, a, rank);
-    const auto& launchOf = pairing.launchOf;
+// Stage 1: the launch pairing, and the phase each CPU region gives to the work launched inside it.
+std::vector<std::vector<Phase>> launchPhases(
+    const Analysis& a, const Rank& rank, const detail::LaunchPairs& pairing, RankAnalysis& ra)
+{
+    const std::size_t nl = rank.lanes.size();
     ra.launchPairing = pairing.method;
     ra.kernelsPaired = pairing.kernelsPaired;
     ra.kernelsUnpaired = pairing.kernelsUnpaired;
-    for (auto& w : pairing.warnings)
-        ra.warnings.push_back(std::move(w));
+    for (const auto& w : pairing.warnings)
+        ra.warnings.push_back(w);
     std::vector<char> cpuNeeded(nl, 0);
     for (std::size_t li = 0; li < nl; ++li)
-        for (const LaunchRef& l : launchOf[li])
+        for (const LaunchRef& l : pairing.launchOf[li])
             if (l.cpuLane != detail::kNoLane)
                 cpuNeeded[l.cpuLane] = 1;
     std::vector<std::vector<Phase>> cpuPhase(nl);
     for (std::size_t li = 0; li < nl; ++li)
         if (cpuNeeded[li] && !rank.lanes[li].isGpu())
             cpuPhase[li] = regionPhases(rank.lanes[li].intervals, a.names);
+    return cpuPhase;
+}
 
-    auto launchStart = [&](std::size_t li, std::size_t i) -> std::optional<TimeNs> {
-        if (launchOf[li].empty() || launchOf[li][i].cpuLane == detail::kNoLane)
-            return std::nullopt;
-        const LaunchRef& l = launchOf[li][i];
-        return rank.lanes[l.cpuLane].intervals.start(l.interval);
-    };
-
-    // Phases from (a) the launch's regions, else (b) the kernel's name.
-    for (std::size_t li = 0; li < nl; ++li) {
+// Stage 2: phases from (a) the launch's regions, else (b) the kernel's name.
+void phasesFromLaunchAndName(const Analysis& a, const Rank& rank, const detail::LaunchPairs& pairing,
+    const std::vector<std::vector<Phase>>& cpuPhase, RankAnalysis& ra)
+{
+    ra.phases.resize(rank.lanes.size());
+    for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
         const Lane& lane = rank.lanes[li];
         if (!lane.isGpu())
             continue;
@@ -242,9 +245,8 @@ RankAnalysis analyzeRank(const Trace& trace, const Analysis& a, const Rank& rank
             const NameClass& nc = a.names[t.name(i)];
             if (!isKernel(nc.category))
                 continue;
-            if (!launchOf[li].empty() && launchOf[li][i].cpuLane != detail::kNoLane) {
-                const LaunchRef& l = launchOf[li][i];
-                const Phase p = cpuPhase[l.cpuLane][l.interval];
+            if (const LaunchRef* l = launchOfInterval(pairing, li, i)) {
+                const Phase p = cpuPhase[l->cpuLane][l->interval];
                 if (p != Phase::Unknown) {
                     ph[i] = p;
                     ++ra.phaseFromLaunch;
@@ -257,85 +259,146 @@ RankAnalysis analyzeRank(const Trace& trace, const Analysis& a, const Rank& rank
             }
         }
     }
+}
 
-    // Steps: from step regions, else from the optimizer-kernel pattern.
-    stepsFromRegions(trace, a, rank, ra);
+// Stage 3: the host step of each GPU interval: the step whose host window holds its launch (when known and the
+// steps are CPU regions), else its start.
+void assignHostSteps(const Analysis& a, const Rank& rank, const detail::LaunchPairs& pairing, RankAnalysis& ra)
+{
     if (ra.steps.empty())
-        stepsFromPattern(rank, a, ra);
-
-    // A kernel belongs to the step whose window holds its launch (when known and the steps are CPU regions),
-    // else its start.
+        return;
     const bool useLaunch = ra.stepSource == StepSource::Regions;
-    if (!ra.steps.empty()) {
-        ra.stepOf.resize(nl);
-        for (std::size_t li = 0; li < nl; ++li) {
-            const Lane& lane = rank.lanes[li];
-            if (!lane.isGpu())
+    ra.stepOf.resize(rank.lanes.size());
+    for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
+        const Lane& lane = rank.lanes[li];
+        if (!lane.isGpu())
+            continue;
+        const auto& t = lane.intervals;
+        auto& so = ra.stepOf[li];
+        so.assign(t.size(), -1);
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            const NameClass& nc = a.names[t.name(i)];
+            if (nc.category == Category::Idle || nc.category == Category::Host)
                 continue;
-            const auto& t = lane.intervals;
-            auto& so = ra.stepOf[li];
-            so.assign(t.size(), -1);
-            for (std::size_t i = 0; i < t.size(); ++i) {
-                const NameClass& nc = a.names[t.name(i)];
-                if (nc.category == Category::Idle || nc.category == Category::Host)
-                    continue;
-                TimeNs when = t.start(i);
-                if (useLaunch) {
-                    if (const auto ls = launchStart(li, i)) {
-                        when = *ls;
-                        ra.stepsByLaunch = true;
-                    }
-                }
-                so[i] = stepAt(ra.steps, when);
-            }
-        }
-    }
-
-    // (c) Within each step: before the first backward kernel is forward; from it up to the first optimizer
-    // kernel is backward. Only kernels that (a) and (b) left unknown are decided this way.
-    if (!ra.steps.empty()) {
-        const TimeNs none = std::numeric_limits<TimeNs>::max();
-        std::vector<TimeNs> firstBwd(ra.steps.size(), none), firstOpt(ra.steps.size(), none);
-        for (std::size_t li = 0; li < nl; ++li) {
-            if (!rank.lanes[li].isGpu())
-                continue;
-            const auto& t = rank.lanes[li].intervals;
-            for (std::size_t i = 0; i < t.size(); ++i) {
-                const int k = ra.stepOf[li][i];
-                if (k < 0)
-                    continue;
-                if (ra.phases[li][i] == Phase::Backward)
-                    firstBwd[std::size_t(k)] = std::min(firstBwd[std::size_t(k)], t.start(i));
-                else if (ra.phases[li][i] == Phase::Optimizer)
-                    firstOpt[std::size_t(k)] = std::min(firstOpt[std::size_t(k)], t.start(i));
-            }
-        }
-        for (std::size_t li = 0; li < nl; ++li) {
-            if (!rank.lanes[li].isGpu())
-                continue;
-            const auto& t = rank.lanes[li].intervals;
-            for (std::size_t i = 0; i < t.size(); ++i) {
-                const int k = ra.stepOf[li][i];
-                if (k < 0 || ra.phases[li][i] != Phase::Unknown || !isKernel(a.names[t.name(i)].category))
-                    continue;
-                const TimeNs b = firstBwd[std::size_t(k)];
-                if (b == none)
-                    continue;
-                const TimeNs s = t.start(i);
-                if (s < b) {
-                    ra.phases[li][i] = Phase::Forward;
-                    ++ra.phaseFromHeuristic;
-                } else if (s < firstOpt[std::size_t(k)]) {
-                    ra.phases[li][i] = Phase::Backward;
-                    ++ra.phaseFromHeuristic;
+            TimeNs when = t.start(i);
+            if (useLaunch) {
+                if (const LaunchRef* l = launchOfInterval(pairing, li, i)) {
+                    when = rank.lanes[l->cpuLane].intervals.start(l->interval);
+                    ra.stepsByLaunch = true;
                 }
             }
+            so[i] = stepAt(ra.steps, when);
         }
     }
+}
 
-    // Activity map of the rank over all its GPU lanes (Boost.ICL, fed in time chunks: see buildActivity).
-    std::vector<detail::LaneSource> sources;
+// Stage 4: within each step, before the first backward kernel is forward; from it up to the first optimizer kernel
+// is backward. Only kernels that stage 2 left unknown are decided this way.
+void phasesFromStepHeuristic(const Analysis& a, const Rank& rank, RankAnalysis& ra)
+{
+    if (ra.steps.empty())
+        return;
+    const std::size_t nl = rank.lanes.size();
+    const TimeNs none = std::numeric_limits<TimeNs>::max();
+    std::vector<TimeNs> firstBwd(ra.steps.size(), none), firstOpt(ra.steps.size(), none);
     for (std::size_t li = 0; li < nl; ++li) {
+        if (!rank.lanes[li].isGpu())
+            continue;
+        const auto& t = rank.lanes[li].intervals;
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            const int k = ra.stepOf[li][i];
+            if (k < 0)
+                continue;
+            if (ra.phases[li][i] == Phase::Backward)
+                firstBwd[std::size_t(k)] = std::min(firstBwd[std::size_t(k)], t.start(i));
+            else if (ra.phases[li][i] == Phase::Optimizer)
+                firstOpt[std::size_t(k)] = std::min(firstOpt[std::size_t(k)], t.start(i));
+        }
+    }
+    for (std::size_t li = 0; li < nl; ++li) {
+        if (!rank.lanes[li].isGpu())
+            continue;
+        const auto& t = rank.lanes[li].intervals;
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            const int k = ra.stepOf[li][i];
+            if (k < 0 || ra.phases[li][i] != Phase::Unknown || !isKernel(a.names[t.name(i)].category))
+                continue;
+            const TimeNs b = firstBwd[std::size_t(k)];
+            if (b == none)
+                continue;
+            const TimeNs s = t.start(i);
+            if (s < b) {
+                ra.phases[li][i] = Phase::Forward;
+                ++ra.phaseFromHeuristic;
+            } else if (s < firstOpt[std::size_t(k)]) {
+                ra.phases[li][i] = Phase::Backward;
+                ++ra.phaseFromHeuristic;
+            }
+        }
+    }
+}
+
+// Stage 5: the steps on the GPU's time axis (StepWindow::range, see steps.h). Only GPU work with a known launch
+// places the windows: its launch call lies in a host step (that step's work), before the first host step, or
+// between steps (neither). On a stream with known launches, a kernel without one that starts before the stream's first
+// work launched inside the steps was launched before recording began (the pairing leaves exactly those unpaired):
+// like work launched before the first step, it belongs to no step, and the first window starts after it. Copies
+// without a known call are not taken as such (their calls often name no stream): they count where they run.
+void placeStepsOnGpu(const Analysis& a, const Rank& rank, const detail::LaunchPairs& pairing, RankAnalysis& ra)
+{
+    if (ra.steps.empty())
+        return;
+    // Launches of copies alone (no kernel paired) do not say where the steps' GPU work ends.
+    if (ra.stepSource == StepSource::KernelPattern || !ra.stepsByLaunch || ra.kernelsPaired == 0) {
+        ra.stepAxis = ra.stepSource == StepSource::KernelPattern ? StepAxis::KernelPattern : StepAxis::Host;
+        return;
+    }
+    ra.stepAxis = StepAxis::GpuByLaunch;
+    const TimeNs none = std::numeric_limits<TimeNs>::min();
+    const TimeNs firstHost = ra.steps.front().hostRange.start;
+    std::vector<TimeNs> ownEnd(ra.steps.size(), none);
+    TimeNs before = firstHost; // the first window's start
+    for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
+        if (!rank.lanes[li].isGpu())
+            continue;
+        const auto& t = rank.lanes[li].intervals;
+        auto isWork = [&](std::size_t i) { return detail::activityBits(a.names[t.name(i)], Phase::Unknown) != 0; };
+        auto launchStart = [&](const LaunchRef* l) { return rank.lanes[l->cpuLane].intervals.start(l->interval); };
+        TimeNs firstInSteps = std::numeric_limits<TimeNs>::max(); // start of the lane's first work launched in steps
+        for (std::size_t i = 0; i < t.size(); ++i)
+            if (const LaunchRef* l = launchOfInterval(pairing, li, i); l && isWork(i) && launchStart(l) >= firstHost) {
+                firstInSteps = t.start(i);
+                break;
+            }
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            if (!isWork(i))
+                continue;
+            if (const LaunchRef* l = launchOfInterval(pairing, li, i)) {
+                if (launchStart(l) < firstHost)
+                    before = std::max(before, t.end(i));
+                else if (const int k = ra.stepOf[li][i]; k >= 0)
+                    ownEnd[std::size_t(k)] = std::max(ownEnd[std::size_t(k)], t.end(i));
+            } else if (isKernel(a.names[t.name(i)].category) && firstInSteps != std::numeric_limits<TimeNs>::max()
+                && t.start(i) < firstInSteps) {
+                before = std::max(before, t.end(i)); // launched before recording began
+            }
+        }
+    }
+    TimeNs start = before;
+    for (std::size_t k = 0; k < ra.steps.size(); ++k) {
+        StepWindow& w = ra.steps[k];
+        const TimeNs end = std::max(start, ownEnd[k] != none ? ownEnd[k] : w.hostRange.end);
+        w.range = {start, end};
+        start = end;
+    }
+}
+
+// Stage 6: the rank's activity map over all its GPU lanes (Boost.ICL, fed in time chunks: see buildActivity) and
+// the overlap segments read from it.
+void buildRankActivity(const Analysis& a, const Rank& rank, RankAnalysis& ra)
+{
+    std::vector<detail::LaneSource> sources;
+    for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
         const Lane& lane = rank.lanes[li];
         if (!lane.isGpu())
             continue;
@@ -383,32 +446,53 @@ RankAnalysis analyzeRank(const Trace& trace, const Analysis& a, const Rank& rank
         else
             ra.overlap.push_back({ s, e, st });
     }
+}
 
+// torch.nn.DataParallel's signature: copies between the GPUs of one process in (almost) every step, as it scatters
+// the inputs and gathers the outputs; DistributedDataParallel has no such traffic.
+void warnDataParallel(const Rank& rank, RankAnalysis& ra)
+{
+    if (ra.steps.size() < 2)
+        return;
+    std::vector<char> stepHasP2P(ra.steps.size(), 0);
+    std::set<int> peers;
+    for (std::size_t li = 0; li < rank.lanes.size() && li < ra.stepOf.size(); ++li)
+        for (const auto& [interval, device] : rank.lanes[li].copyPeers) {
+            peers.insert(device);
+            peers.insert(rank.lanes[li].device);
+            if (interval < ra.stepOf[li].size() && ra.stepOf[li][interval] >= 0)
+                stepHasP2P[std::size_t(ra.stepOf[li][interval])] = 1;
+        }
+    const auto withP2P = std::size_t(std::count(stepHasP2P.begin(), stepHasP2P.end(), 1));
+    if (peers.size() >= 2 && withP2P * 5 >= ra.steps.size() * 4)
+        ra.warnings.push_back("peer-to-peer copies between " + std::to_string(peers.size()) + " GPUs in "
+            + std::to_string(withP2P) + " of " + std::to_string(ra.steps.size())
+            + " steps: the pattern of torch.nn.DataParallel (inputs scattered, outputs gathered "
+              "every step); DistributedDataParallel avoids this traffic");
+}
+
+RankAnalysis analyzeRank(const Trace& trace, const Analysis& a, const Rank& rank)
+{
+    RankAnalysis ra;
+    ra.stepSource = StepSource::None;
+    detail::LaunchPairs pairing = detail::pairLaunches(trace, a, rank);
+    const auto cpuPhase = launchPhases(a, rank, pairing, ra);
+    phasesFromLaunchAndName(a, rank, pairing, cpuPhase, ra);
+    // Steps: from step regions, else from the optimizer-kernel pattern.
+    stepsFromRegions(trace, a, rank, ra);
+    if (ra.steps.empty())
+        stepsFromPattern(rank, a, ra);
+    assignHostSteps(a, rank, pairing, ra);
+    phasesFromStepHeuristic(a, rank, ra);
+    placeStepsOnGpu(a, rank, pairing, ra);
+    buildRankActivity(a, rank, ra);
     if (ra.phaseFromLaunch > 0)
         ra.phaseSource = PhaseSource::Launch;
     else if (ra.phaseFromName > 0)
         ra.phaseSource = PhaseSource::KernelName;
     else if (ra.phaseFromHeuristic > 0)
         ra.phaseSource = PhaseSource::StepHeuristic;
-    // torch.nn.DataParallel's signature: copies between the GPUs of one process in (almost) every step, as it scatters
-    // the inputs and gathers the outputs; DistributedDataParallel has no such traffic.
-    if (ra.steps.size() >= 2) {
-        std::vector<char> stepHasP2P(ra.steps.size(), 0);
-        std::set<int> peers;
-        for (std::size_t li = 0; li < nl && li < ra.stepOf.size(); ++li)
-            for (const auto& [interval, device] : rank.lanes[li].copyPeers) {
-                peers.insert(device);
-                peers.insert(rank.lanes[li].device);
-                if (interval < ra.stepOf[li].size() && ra.stepOf[li][interval] >= 0)
-                    stepHasP2P[std::size_t(ra.stepOf[li][interval])] = 1;
-            }
-        const auto withP2P = std::size_t(std::count(stepHasP2P.begin(), stepHasP2P.end(), 1));
-        if (peers.size() >= 2 && withP2P * 5 >= ra.steps.size() * 4)
-            ra.warnings.push_back("peer-to-peer copies between " + std::to_string(peers.size()) + " GPUs in "
-                + std::to_string(withP2P) + " of " + std::to_string(ra.steps.size())
-                + " steps: the pattern of torch.nn.DataParallel (inputs scattered, outputs gathered "
-                  "every step); DistributedDataParallel avoids this traffic");
-    }
+    warnDataParallel(rank, ra);
     ra.launchOf = std::move(pairing.launchOf);
     ra.launchCalls = detail::launchTable(a, rank, int(&rank - trace.ranks.data()), ra.launchOf);
     return ra;
@@ -503,6 +587,76 @@ int stepOfInterval(const Trace&, const Analysis& analysis, IntervalRef ref)
         return -1;
     const auto& so = ra.stepOf[std::size_t(ref.lane)];
     return ref.interval < so.size() ? so[ref.interval] : -1;
+}
+
+int stepAtTime(const std::vector<StepWindow>& steps, TimeNs t)
+{
+    // Ranges are contiguous and in order: the last step that starts at or before t, if t lies inside it.
+    auto it = std::upper_bound(
+        steps.begin(), steps.end(), t, [](TimeNs v, const StepWindow& w) { return v < w.range.start; });
+    while (it != steps.begin()) {
+        --it;
+        if (it->range.contains(t))
+            return int(it - steps.begin());
+        if (!it->range.isEmpty())
+            break; // an empty step (it launched no GPU work) may sit at the same start as the one holding t
+    }
+    return -1;
+}
+
+int findStep(const std::vector<StepWindow>& steps, std::string_view text)
+{
+    auto lower = [](std::string_view v) {
+        std::string out(v);
+        std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+        return out;
+    };
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+        text.remove_prefix(1);
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+        text.remove_suffix(1);
+    if (text.empty())
+        return -1;
+    const std::string want = lower(text);
+    for (std::size_t k = 0; k < steps.size(); ++k)
+        if (lower(steps[k].name) == want)
+            return int(k);
+    if (!std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }) || text.size() > 9)
+        return -1;
+    const int number = std::stoi(std::string(text));
+    // The number the step's name ends with ("ProfilerStep#6" -> 6): how the timeline labels it.
+    auto trailingNumber = [](const std::string& name) -> int {
+        std::size_t d = name.size();
+        while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
+            --d;
+        return d == name.size() || name.size() - d > 9 ? -1 : std::stoi(name.substr(d));
+    };
+    for (std::size_t k = 0; k < steps.size(); ++k)
+        if (trailingNumber(steps[k].name) == number)
+            return int(k);
+    for (std::size_t k = 0; k < steps.size(); ++k)
+        if (steps[k].index == number)
+            return int(k);
+    return -1;
+}
+
+int stepIndexNamed(const Analysis& analysis, std::string_view text)
+{
+    for (const RankAnalysis& ra : analysis.ranks)
+        if (const int k = findStep(ra.steps, text); k >= 0)
+            return ra.steps[std::size_t(k)].index;
+    return -1;
+}
+
+const char* stepAxisName(StepAxis a)
+{
+    switch (a) {
+    case StepAxis::GpuByLaunch: return "gpu by launch";
+    case StepAxis::Host: return "host";
+    case StepAxis::KernelPattern: return "kernel pattern";
+    case StepAxis::None: break;
+    }
+    return "none";
 }
 
 } // namespace exposure

@@ -824,4 +824,58 @@ std::string matchWarning(const Trace& trace, const CollectiveMatch& match)
         + " %) were matched across ranks, so waiting and transfer are incomplete; " + reasons;
 }
 
+RankCollectiveParts::RankCollectiveParts(const CollectiveMatch& match, int rank)
+{
+    for (const CollectiveGroup& g : match.groups)
+        for (const CollectiveMember& m : g.members)
+            if (m.rank == rank) {
+                m_parts.push_back({m.start, m.start + m.waitNs, m.end});
+                m_maxDuration = std::max(m_maxDuration, m.end - m.start);
+            }
+    std::sort(m_parts.begin(), m_parts.end(), [](const Part& a, const Part& b) { return a.start < b.start; });
+}
+
+CollectiveSplit RankCollectiveParts::in(TimeRange window) const
+{
+    CollectiveSplit out;
+    if (window.isEmpty())
+        return out;
+    // A part that reaches into the window starts at most m_maxDuration before it.
+    const TimeNs from = window.start < std::numeric_limits<TimeNs>::min() + m_maxDuration
+        ? std::numeric_limits<TimeNs>::min()
+        : window.start - m_maxDuration;
+    auto it = std::lower_bound(
+        m_parts.begin(), m_parts.end(), from, [](const Part& p, TimeNs t) { return p.start < t; });
+    for (; it != m_parts.end() && it->start < window.end; ++it) {
+        out.waitNs += TimeRange{it->start, it->waitEnd}.intersected(window).duration();
+        out.transferNs += TimeRange{it->waitEnd, it->end}.intersected(window).duration();
+    }
+    return out;
+}
+
+CollectiveSplit collectiveSplitInWindow(const CollectiveMatch& match, int rank, TimeRange window)
+{
+    return RankCollectiveParts(match, rank).in(window);
+}
+
+PeerWait peerWaitInWindow(const CollectiveMatch& match, const Trace& trace, int rank, TimeRange window)
+{
+    PeerWait out;
+    std::map<int, TimeNs> byPeer;
+    for (const CollectiveGroup& g : match.groups)
+        for (const CollectiveMember& m : g.members) {
+            if (m.rank != rank || m.waitNs <= 0)
+                continue;
+            const TimeNs w = TimeRange{m.start, m.start + m.waitNs}.intersected(window).duration();
+            out.waitNs += w;
+            if (w > 0 && g.lastRank >= 0)
+                byPeer[g.lastRank] += w;
+        }
+    const auto top = std::max_element(
+        byPeer.begin(), byPeer.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (top != byPeer.end() && std::size_t(top->first) < trace.ranks.size())
+        out.mostWaitedFor = trace.ranks[std::size_t(top->first)].label;
+    return out;
+}
+
 } // namespace exposure

@@ -219,4 +219,35 @@ std::vector<StragglerRow> stragglerSummary(const CollectiveMatch& match);
 CollectiveWaitStats collectiveWaitInWindow(const CollectiveMatch& match, const Analysis& analysis, int rank,
                                            TimeRange window);
 
+// The waiting and transfer parts of one rank's matched communication kernels clipped to a window (a step's values:
+// the parts of adjacent windows add up to those over their union; over the whole trace they equal the rank's
+// RankCollectiveStats::waitNs and transferNs).
+struct CollectiveSplit
+{
+    TimeNs waitNs = 0;     // Σ |[start, start + waitNs) ∩ window|
+    TimeNs transferNs = 0; // Σ |[start + waitNs, end) ∩ window|
+};
+CollectiveSplit collectiveSplitInWindow(const CollectiveMatch& match, int rank, TimeRange window);
+
+// The rank's waiting inside a window (its members' wait parts clipped to it) and the rank it waited for most
+// (the last arrival of the groups that hold most of it), named by `trace`'s rank labels.
+PeerWait peerWaitInWindow(const CollectiveMatch& match, const Trace& trace, int rank, TimeRange window);
+
+// One rank's matched communication kernels as [start, start + waitNs, end), sorted by start: many windows of one
+// rank (its steps) are read from it in O(log n + members in the window) each.
+class RankCollectiveParts
+{
+public:
+    RankCollectiveParts(const CollectiveMatch& match, int rank);
+    CollectiveSplit in(TimeRange window) const;
+
+private:
+    struct Part
+    {
+        TimeNs start, waitEnd, end;
+    };
+    std::vector<Part> m_parts;
+    TimeNs m_maxDuration = 0;
+};
+
 } // namespace exposure

@@ -24,25 +24,34 @@ RunSummary summarizeRun(const Trace& trace, const Analysis& analysis, const Comp
     if (!analysis.ranks.empty())
         s.stepSource = analysis.ranks.front().stepSource;
 
-    // Sums over the (rank, step) pairs used; per-rank sums of exposed time to find the worst rank.
-    TimeNs step = 0, compute = 0, comm = 0, commSum = 0, hidden = 0, exposed = 0, idle = 0;
+    // Sums over the (rank, step) pairs used, all over each step's window; per-rank sums of exposed time to find the
+    // worst rank.
+    const auto match = matchCollectives(trace, analysis);
+    TimeNs step = 0, compute = 0, comm = 0, commSum = 0, hidden = 0, exposed = 0, idle = 0, wait = 0, transfer = 0;
     int pairs = 0;
-    std::vector<int> stepsPerRank(trace.ranks.size(), 0);
     for (int r = 0; r < s.ranks; ++r) {
+        const RankCollectiveParts collectives(match, r);
         const auto& ra = analysis.ranks[std::size_t(r)];
         const auto perStep = computeStepStats(trace, analysis, r);
         std::vector<std::pair<TimeRange, WindowStats>> rows;
         if (perStep.empty()) {
             const auto w = computeStats(trace, analysis, r, trace.extent);
             rows.push_back({TimeRange{0, w.spanNs}, w});
+            const CollectiveSplit split = collectives.in(trace.extent);
+            wait += split.waitNs;
+            transfer += split.transferNs;
         } else {
             std::vector<std::size_t> all(perStep.size());
             for (std::size_t k = 0; k < all.size(); ++k)
                 all[k] = k;
             const StepMean mean = options.skipSteps < 0 ? stepMean(ra.steps, all)
                                                         : stepMeanSkipping(ra.steps, all, options.skipSteps);
-            for (const std::size_t k : mean.used)
+            for (const std::size_t k : mean.used) {
                 rows.push_back({ra.steps[k].range, perStep[k]});
+                const CollectiveSplit split = collectives.in(ra.steps[k].range);
+                wait += split.waitNs;
+                transfer += split.transferNs;
+            }
             s.stepsLeftOut += int(mean.startup.size());
             if (r == 0)
                 s.stepsCovered = mean.describe(ra.steps);
@@ -59,7 +68,6 @@ RunSummary summarizeRun(const Trace& trace, const Analysis& analysis, const Comp
             rankExposed += w.exposedNs;
             ++pairs;
         }
-        stepsPerRank[std::size_t(r)] = perStep.empty() ? 1 : int(perStep.size());
         const TimeNs meanRankExposed = rows.empty() ? 0 : rankExposed / TimeNs(rows.size());
         if (s.worstExposedRank < 0 || meanRankExposed > s.worstExposedNs) {
             s.worstExposedNs = meanRankExposed;
@@ -76,24 +84,14 @@ RunSummary summarizeRun(const Trace& trace, const Analysis& analysis, const Comp
         s.hiddenNs = TimeNs(hidden / pairs);
         s.exposedNs = TimeNs(exposed / pairs);
         s.idleNs = TimeNs(idle / pairs);
+        s.waitNs = TimeNs(wait / pairs);
+        s.transferNs = TimeNs(transfer / pairs);
     }
     if (comm > 0)
         s.overlapRatio = double(hidden) / double(comm);
 
-    const auto match = matchCollectives(trace, analysis);
-    TimeNs wait = 0, transfer = 0;
-    int n = 0;
-    for (std::size_t r = 0; r < match.ranks.size(); ++r) {
-        const int steps = std::max(1, stepsPerRank[r]);
-        wait += match.ranks[r].waitNs / steps;
-        transfer += match.ranks[r].transferNs / steps;
-        s.unmatchedCollectives += match.ranks[r].unmatched;
-        ++n;
-    }
-    if (n > 0) {
-        s.waitNs = TimeNs(wait / n);
-        s.transferNs = TimeNs(transfer / n);
-    }
+    for (const auto& rc : match.ranks)
+        s.unmatchedCollectives += rc.unmatched;
     return s;
 }
 
@@ -200,7 +198,9 @@ std::string compareTable(const std::vector<RunSummary>& runs)
     line(head);
     for (const auto& row : rows)
         line(row);
-    out << "\nPer-step means over all ranks and the steps each mean covers: a rank's first step is start-up and\n"
+    out << "\nPer-step means over all ranks, each value inside the step's window on the GPU (from the end of the\n"
+           "previous step's GPU work to the end of the GPU work launched in the step; the CPU region when the trace\n"
+           "links no launches), and the steps each mean covers: a rank's first step is start-up and\n"
            "left out when it lasts more than " << kStartupFactor << "x the median of its later steps (as in 'exposure-cli stats');\n";
     for (const auto& r : runs)
         if (r.stepsLeftOut > 0 || !r.stepsCovered.empty())

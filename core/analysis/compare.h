@@ -21,7 +21,7 @@ struct RunSummary
     std::string stepsCovered;   // which steps of rank 0 the means cover: "steps 1–14 (step 0 left out: …)"
     StepSource stepSource = StepSource::None; // of rank 0
     // Means per step over all ranks and the steps used (per rank when no steps were found).
-    TimeNs stepNs = 0;          // wall-clock step time (step window length)
+    TimeNs stepNs = 0;          // step time: the length of the step's window on the GPU (StepWindow::range)
     TimeNs computeNs = 0;       // compute_busy
     TimeNs commBusyNs = 0;
     TimeNs commKernelSumNs = 0;
@@ -31,7 +31,8 @@ struct RunSummary
     std::optional<double> overlapRatio; // Σ hidden / Σ comm busy over the same steps
     TimeNs worstExposedNs = 0;  // the largest per-rank mean exposed time (the rank that holds the others back)
     int worstExposedRank = -1;
-    // Whole trace, from the cross-rank collective matching, per rank and divided by the number of steps per rank.
+    // From the cross-rank collective matching: the waiting and transfer parts inside each step's window, averaged
+    // over the same (rank, step) pairs as the values above (per rank over the whole trace when no steps were found).
     TimeNs waitNs = 0;          // NCCL time spent waiting for the last peer
     TimeNs transferNs = 0;      // NCCL time with all peers present
     std::uint64_t unmatchedCollectives = 0;

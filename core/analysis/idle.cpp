@@ -51,42 +51,82 @@ TimeNs overlapWith(const std::vector<std::pair<TimeNs, TimeNs>>& spans, TimeNs a
 
 } // namespace
 
-std::vector<IdleGap> idleGaps(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window)
+namespace {
+
+// Splits the gaps of one rank's GPU activity by cause (see IdleBreakdown).
+class GapCauses
 {
-    std::vector<IdleGap> out;
-    const Rank& rank = trace.ranks.at(std::size_t(rankIndex));
-    const RankAnalysis& ra = analysis.ranks.at(std::size_t(rankIndex));
+public:
+    GapCauses(const Trace& trace, const Analysis& analysis, int rankIndex)
+        : m_analysis(analysis)
+        , m_rank(trace.ranks.at(std::size_t(rankIndex)))
+        , m_ra(analysis.ranks.at(std::size_t(rankIndex)))
+    {
+    }
+
+    // The gap [g0, g1) before the activity segment that starts at `next`, counted over its part `cut` (inside it).
+    IdleGap attribute(TimeNs g0, TimeNs g1, TimeNs next, TimeRange cut)
+    {
+        IdleGap g;
+        g.range = cut;
+        const LaunchRef* l = launchAt(next);
+        if (!l) {
+            g.unattributedNs = cut.duration();
+            return g;
+        }
+        g.launch = *l;
+        const IntervalTable& t = m_rank.lanes[l->cpuLane].intervals;
+        // [g0, hostEnd): the launching call had not returned yet; the rest of the gap the work was queued.
+        const TimeNs hostEnd = g0 + std::clamp<TimeNs>(t.end(l->interval) - g0, 0, g1 - g0);
+        const TimeNs host = TimeRange { g0, hostEnd }.intersected(cut).duration();
+        g.queuedNs = cut.duration() - host;
+        if (host > 0) {
+            const CpuSpans& spans = spansFor(l->cpuLane);
+            if (inside(spans.sync, g0)) {
+                g.syncWaitNs = host;
+            } else {
+                g.hostBoundNs = host;
+                g.dataLoadingNs = overlapWith(spans.loader, std::max(g0, cut.start), std::min(hostEnd, cut.end));
+            }
+        }
+        g.cpuRegion = regionAt(l->cpuLane, g0);
+        return g;
+    }
+
+private:
     struct CpuSpans
     {
         std::vector<std::pair<TimeNs, TimeNs>> sync, loader;
     };
-    std::map<std::uint32_t, CpuSpans> cpu; // built for the launching threads only
-    auto spansFor = [&](std::uint32_t lane) -> const CpuSpans& {
-        auto it = cpu.find(lane);
-        if (it == cpu.end()) {
-            const IntervalTable& t = rank.lanes[lane].intervals;
+    const CpuSpans& spansFor(std::uint32_t lane) // built for the launching threads only
+    {
+        auto it = m_cpu.find(lane);
+        if (it == m_cpu.end()) {
+            const IntervalTable& t = m_rank.lanes[lane].intervals;
             CpuSpans spans;
-            spans.sync = spansOf(t, analysis, [](const NameClass& nc) { return nc.syncCall; });
-            spans.loader = spansOf(t, analysis, [](const NameClass& nc) { return nc.dataLoader; });
-            it = cpu.emplace(lane, std::move(spans)).first;
+            spans.sync = spansOf(t, m_analysis, [](const NameClass& nc) { return nc.syncCall; });
+            spans.loader = spansOf(t, m_analysis, [](const NameClass& nc) { return nc.dataLoader; });
+            it = m_cpu.emplace(lane, std::move(spans)).first;
         }
         return it->second;
-    };
+    }
     // The launch of the GPU work that starts at `t` (the end of a gap), if known.
-    auto launchAt = [&](TimeNs t) -> const LaunchRef* {
-        for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
-            if (!rank.lanes[li].isGpu() || li >= ra.launchOf.size())
+    const LaunchRef* launchAt(TimeNs t) const
+    {
+        for (std::size_t li = 0; li < m_rank.lanes.size(); ++li) {
+            if (!m_rank.lanes[li].isGpu() || li >= m_ra.launchOf.size())
                 continue;
-            const auto& tab = rank.lanes[li].intervals;
+            const auto& tab = m_rank.lanes[li].intervals;
             for (std::size_t i = tab.lowerBoundStart(t); i < tab.size() && tab.start(i) == t; ++i)
-                if (i < ra.launchOf[li].size() && ra.launchOf[li][i].cpuLane != kUnknownLaunch)
-                    return &ra.launchOf[li][i];
+                if (i < m_ra.launchOf[li].size() && m_ra.launchOf[li][i].cpuLane != kUnknownLaunch)
+                    return &m_ra.launchOf[li][i];
         }
         return nullptr;
-    };
+    }
     // The innermost region of a CPU lane that contains t.
-    auto regionAt = [&](std::uint32_t lane, TimeNs t) -> LaunchRef {
-        const IntervalTable& tab = rank.lanes[lane].intervals;
+    LaunchRef regionAt(std::uint32_t lane, TimeNs t) const
+    {
+        const IntervalTable& tab = m_rank.lanes[lane].intervals;
         LaunchRef best { kUnknownLaunch, 0 };
         int depth = -1;
         const TimeNs md = tab.maxDuration();
@@ -96,8 +136,21 @@ std::vector<IdleGap> idleGaps(const Trace& trace, const Analysis& analysis, int 
                 best = { lane, std::uint32_t(i) };
             }
         return best;
-    };
+    }
 
+    const Analysis& m_analysis;
+    const Rank& m_rank;
+    const RankAnalysis& m_ra;
+    std::map<std::uint32_t, CpuSpans> m_cpu;
+};
+
+} // namespace
+
+std::vector<IdleGap> idleGaps(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window)
+{
+    std::vector<IdleGap> out;
+    GapCauses causes(trace, analysis, rankIndex);
+    const RankAnalysis& ra = analysis.ranks.at(std::size_t(rankIndex));
     const auto& st = ra.activityStart;
     const auto& en = ra.activityEnd;
     std::size_t k = std::size_t(std::upper_bound(en.begin(), en.end(), window.start) - en.begin());
@@ -107,31 +160,39 @@ std::vector<IdleGap> idleGaps(const Trace& trace, const Analysis& analysis, int 
         const TimeNs s = std::max(st[k], window.start), e = std::min(en[k], window.end);
         if (e <= s || ra.activityMask[k] == 0)
             continue;
-        if (any && s > busyEnd) {
-            IdleGap g;
-            g.range = { busyEnd, s };
-            const TimeNs g0 = busyEnd, g1 = s;
-            if (const LaunchRef* l = launchAt(st[k])) {
-                g.launch = *l;
-                const IntervalTable& t = rank.lanes[l->cpuLane].intervals;
-                const TimeNs host = std::clamp<TimeNs>(t.end(l->interval) - g0, 0, g1 - g0);
-                g.queuedNs = (g1 - g0) - host;
-                if (host > 0) {
-                    const CpuSpans& spans = spansFor(l->cpuLane);
-                    if (inside(spans.sync, g0)) {
-                        g.syncWaitNs = host;
-                    } else {
-                        g.hostBoundNs = host;
-                        g.dataLoadingNs = overlapWith(spans.loader, g0, g0 + host);
-                    }
-                }
-                g.cpuRegion = regionAt(l->cpuLane, g0);
-            } else {
-                g.unattributedNs = g1 - g0;
-            }
-            out.push_back(g);
-        }
+        if (any && s > busyEnd)
+            out.push_back(causes.attribute(busyEnd, s, st[k], { busyEnd, s }));
         busyEnd = any ? std::max(busyEnd, e) : e;
+        any = true;
+    }
+    return out;
+}
+
+std::vector<IdleGap> idleGapsCut(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window)
+{
+    std::vector<IdleGap> out;
+    GapCauses causes(trace, analysis, rankIndex);
+    const RankAnalysis& ra = analysis.ranks.at(std::size_t(rankIndex));
+    const auto& st = ra.activityStart;
+    const auto& en = ra.activityEnd;
+    // The last busy segment that ends at or before the window's start bounds a gap reaching into the window.
+    std::size_t k = std::size_t(std::upper_bound(en.begin(), en.end(), window.start) - en.begin());
+    std::size_t before = k;
+    while (before > 0 && ra.activityMask[before - 1] == 0)
+        --before;
+    bool any = before > 0;
+    TimeNs busyEnd = any ? en[before - 1] : 0;
+    for (; k < st.size(); ++k) {
+        if (ra.activityMask[k] == 0)
+            continue;
+        if (any && st[k] > busyEnd) {
+            const TimeRange part = TimeRange { busyEnd, st[k] }.intersected(window);
+            if (!part.isEmpty())
+                out.push_back(causes.attribute(busyEnd, st[k], st[k], part));
+        }
+        if (st[k] >= window.end)
+            break;
+        busyEnd = en[k];
         any = true;
     }
     return out;
@@ -221,7 +282,8 @@ LaunchDiagnosis diagnoseLaunches(const Trace& trace, const Analysis& analysis, i
     return d;
 }
 
-std::string idleFinding(const WindowStats& stats, const IdleBreakdown& idle, const LaunchDiagnosis& launches)
+std::string idleFinding(
+    const WindowStats& stats, const IdleBreakdown& idle, const LaunchDiagnosis& launches, const PeerWait* peers)
 {
     auto pct = [](double v) { return std::to_string(int(std::lround(v * 100))) + " %"; };
     if (stats.spanNs <= 0)
@@ -229,8 +291,13 @@ std::string idleFinding(const WindowStats& stats, const IdleBreakdown& idle, con
     const double idleShare = double(stats.idleNs) / double(stats.spanNs);
     const TimeNs total = std::max<TimeNs>(1, idle.totalNs());
     std::string out = "GPU idle " + pct(idleShare);
-    if (idleShare < 0.05)
+    if (idleShare < 0.05) {
+        if (peers && stats.commKernelSumNs > 0 && peers->waitNs * 2 >= stats.commKernelSumNs)
+            return "GPU busy, but " + pct(double(peers->waitNs) / double(stats.commKernelSumNs))
+                + " of its NCCL time waits for " + (peers->mostWaitedFor.empty() ? "peers" : peers->mostWaitedFor)
+                + " (the rank that arrives last at the collectives: look at what delays it)";
         return out + ": the GPU is kept busy (not launch-bound)";
+    }
     const std::pair<TimeNs, const char*> causes[] = { { idle.hostBoundNs, "waiting for the CPU to launch" },
         { idle.syncWaitNs, "waiting while the CPU blocked in a synchronising call" },
         { idle.queuedNs, "with work queued but not started" },

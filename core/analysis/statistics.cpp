@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Window statistics. The interval algebra (unions over streams, comm ∩ compute) was done once by Boost.ICL in
 // analyze(); a window query binary-searches the rank's disjoint activity segments and sums the clipped ones:
-// O(log n + segments in the window). Per-step statistics build one ICL map per step from that step's kernels,
-// because a step's kernels are chosen by launch, not by time, and may interleave with the next step's.
+// O(log n + segments in the window). Per-step statistics are window statistics over each step's window on the GPU's
+// time axis (StepWindow::range): the windows tile the covered time, so the steps' values add up.
 #include "analysis/analysis_p.h"
 
 #include <algorithm>
@@ -103,66 +103,36 @@ WindowStats computeTotal(const Trace& trace, const Analysis& analysis, TimeRange
     return sumStats(parts);
 }
 
+TimeRange activityExtent(const Analysis& analysis, int rankIndex)
+{
+    const RankAnalysis& ra = analysis.ranks.at(std::size_t(rankIndex));
+    std::size_t first = 0, last = ra.activityMask.size();
+    while (first < last && ra.activityMask[first] == 0)
+        ++first;
+    while (last > first && ra.activityMask[last - 1] == 0)
+        --last;
+    return first < last ? TimeRange{ra.activityStart[first], ra.activityEnd[last - 1]} : TimeRange{};
+}
+
+WindowStats computeStepWindowStats(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window)
+{
+    if (window.isEmpty())
+        return {}; // a step outside the report window, or one that launched no GPU work
+    WindowStats s = computeStats(trace, analysis, rankIndex, window);
+    const TimeRange extent = activityExtent(analysis, rankIndex);
+    s.spanNs = extent.isEmpty() ? 0 : window.intersected(extent).duration();
+    s.idleNs = s.spanNs - s.gpuBusyNs;
+    return s;
+}
+
 std::vector<WindowStats> computeStepStats(const Trace& trace, const Analysis& analysis, int rankIndex,
                                           TimeRange window)
 {
-    const Rank& rank = trace.ranks.at(std::size_t(rankIndex));
     const RankAnalysis& ra = analysis.ranks.at(std::size_t(rankIndex));
-    const std::size_t n = ra.steps.size();
-    if (n == 0)
-        return {};
-    // Bucket each lane's intervals by step (a counting sort keeps them in start order within a step), then
-    // build each step's activity from its own intervals only.
-    std::vector<Counts> counts(n);
-    std::vector<std::vector<std::uint32_t>> order(rank.lanes.size());
-    std::vector<std::vector<std::size_t>> offset(rank.lanes.size());
-    for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
-        const Lane& lane = rank.lanes[li];
-        if (!lane.isGpu() || li >= ra.stepOf.size())
-            continue;
-        const auto& t = lane.intervals;
-        const auto& so = ra.stepOf[li];
-        auto& off = offset[li];
-        off.assign(n + 1, 0);
-        for (std::size_t i = 0; i < t.size(); ++i) {
-            if (so[i] < 0)
-                continue;
-            ++off[std::size_t(so[i]) + 1];
-            counts[std::size_t(so[i])].add(t.start(i), t.end(i), analysis.names[t.name(i)].category, window);
-        }
-        for (std::size_t k = 0; k < n; ++k)
-            off[k + 1] += off[k];
-        auto& ord = order[li];
-        ord.resize(off[n]);
-        std::vector<std::size_t> fill(off.begin(), off.end() - 1);
-        for (std::size_t i = 0; i < t.size(); ++i)
-            if (so[i] >= 0)
-                ord[fill[std::size_t(so[i])]++] = std::uint32_t(i);
-    }
-    auto bits = [&](std::size_t li, std::size_t i) {
-        return detail::activityBits(analysis.names[rank.lanes[li].intervals.name(i)], ra.phases[li][i]);
-    };
-    std::vector<WindowStats> out(n);
-    detail::Segments seg;
-    for (std::size_t k = 0; k < n; ++k) {
-        std::vector<detail::LaneSource> sources;
-        for (std::size_t li = 0; li < rank.lanes.size(); ++li)
-            if (!order[li].empty() && offset[li][k + 1] > offset[li][k])
-                sources.push_back({&rank.lanes[li].intervals, li, order[li].data() + offset[li][k],
-                                   offset[li][k + 1] - offset[li][k]});
-        seg.start.clear();
-        seg.end.clear();
-        seg.mask.clear();
-        detail::buildActivity(sources, bits, window, seg);
-        detail::BusyAccumulator acc;
-        acc.window = window;
-        for (std::size_t j = 0; j < seg.start.size(); ++j)
-            acc.add(seg.start[j], seg.end[j], seg.mask[j]);
-        out[k] = acc.finish();
-        out[k].kernelCount = counts[k].kernels;
-        out[k].commKernelCount = counts[k].comm;
-        out[k].commKernelSumNs = counts[k].commSum;
-    }
+    std::vector<WindowStats> out;
+    out.reserve(ra.steps.size());
+    for (const StepWindow& w : ra.steps)
+        out.push_back(computeStepWindowStats(trace, analysis, rankIndex, w.range.intersected(window)));
     return out;
 }
 
@@ -214,9 +184,15 @@ const char* statisticsDefinitions()
            "                          window (clipped)\n"
            "  idle_ns                 span_ns - gpu_busy_ns\n"
            "  unclassified_ns         |U(compute kernels that only a catch-all rule matched)|\n"
-           "Steps: a kernel belongs to the step whose window holds its CPU launch (when the trace links launches\n"
-           "to kernels and the steps are CPU regions such as ProfilerStep#N), else its start; a step's values\n"
-           "are computed over its own kernels only. Mean step (step_mean in JSON): the mean length of the rank's\n"
+           "Steps: when the trace links launches to GPU work and the steps are CPU regions (ProfilerStep#N), a\n"
+           "step's window lies on the GPU's time axis: from the end of the previous step's GPU work (the first\n"
+           "step: from its CPU region's start, or from the end of the GPU work launched before it or before\n"
+           "recording began, whichever is later) to the end of the GPU work launched in its CPU region. Without\n"
+           "launches a step's window is its CPU region (step_windows \"host\"); steps found from the optimizer-kernel\n"
+           "pattern lie on the GPU already. A step's values are the window's values over that window, so none\n"
+           "exceeds the step and the steps' values add up to the values over the time they cover; a step's span_ns\n"
+           "is the part of its window between the rank's first and last GPU activity of the whole trace, and its\n"
+           "idle_ns is span_ns - gpu_busy_ns. Mean step (step_mean in JSON): the mean length of the rank's\n"
            "step windows in the window, leaving out start-up steps: the first step is start-up when it lasts more\n"
            "than 3x the median of the later steps, then the next step likewise (one step always stays); the output\n"
            "names the steps the mean covers, JSON steps carry \"startup\": true|false. exposure-cli compare uses the\n"

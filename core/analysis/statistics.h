@@ -38,9 +38,16 @@ WindowStats computeStats(const Trace& trace, const Analysis& analysis, int rankI
 WindowStats sumStats(const std::vector<WindowStats>& parts);
 // Whole-run total: sums of the per-rank values over the window (ratio from the sums).
 WindowStats computeTotal(const Trace& trace, const Analysis& analysis, TimeRange window);
-// Per-step statistics of a rank (kernels assigned to each step).
+// Statistics of one step window: computeStats() over it, except that spanNs is the part of the window between the
+// rank's first and last GPU activity of the whole trace (activityExtent), so that idle time that crosses a step
+// boundary is counted on both sides and the values of adjacent windows add up to the values over their union.
+// An empty window has no values (no kernel is counted at its instant).
+WindowStats computeStepWindowStats(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
+// From the start of the rank's first to the end of its last GPU activity; empty when it has none.
+TimeRange activityExtent(const Analysis& analysis, int rankIndex);
+// Per-step statistics of a rank: computeStepWindowStats() over each step's window (StepWindow::range).
 std::vector<WindowStats> computeStepStats(const Trace& trace, const Analysis& analysis, int rankIndex);
-// Same, with every step's kernels clipped to `window`.
+// Same, with every step's window clipped to `window`.
 std::vector<WindowStats> computeStepStats(
     const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
 // The exact definitions of every WindowStats field, as plain text (CLI --help, GUI tool tips).
@@ -85,6 +92,10 @@ struct IdleGap
     LaunchRef cpuRegion{kUnknownLaunch, 0};
 };
 std::vector<IdleGap> idleGaps(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
+// The gaps between any two GPU activities of the rank (anywhere in the trace) cut to the window, each split by cause
+// over its part inside the window (a gap's cause is decided over the whole gap): what a step window's idle time is.
+// The parts of adjacent windows add up to the parts over their union; the sum equals computeStepWindowStats().idleNs.
+std::vector<IdleGap> idleGapsCut(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
 IdleBreakdown sumIdleGaps(const std::vector<IdleGap>& gaps);
 
 // Launch-bound diagnosis of a rank: its kernels (starting in the window) that have a known launch, against that
@@ -108,8 +119,19 @@ struct LaunchDiagnosis
 };
 LaunchDiagnosis diagnoseLaunches(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
 
+// How much of a rank's NCCL time in a window its matched communication kernels spent waiting for peers, and the
+// rank it waited for most (from the cross-rank matching, analysis/collectives.h: peerWaitInWindow).
+struct PeerWait
+{
+    TimeNs waitNs = 0; // Σ of the rank's wait parts clipped to the window
+    std::string mostWaitedFor; // label of the rank that arrived last in the groups holding most of that waiting
+};
+
 // One line on what keeps the rank's GPU idle, with what usually helps as a hint ("GPU idle 83 %: 96 % of it waiting
-// for the CPU to launch; 71 % of kernels run shorter than their launch (…)").
-std::string idleFinding(const WindowStats& stats, const IdleBreakdown& idle, const LaunchDiagnosis& launches);
+// for the CPU to launch; 71 % of kernels run shorter than their launch (…)"). With `peers`, a rank whose GPU is busy
+// but whose NCCL time (stats.commKernelSumNs) is mostly waiting says so ("GPU busy, but 96 % of its NCCL time waits
+// for Rank 1").
+std::string idleFinding(const WindowStats& stats, const IdleBreakdown& idle, const LaunchDiagnosis& launches,
+    const PeerWait* peers = nullptr);
 
 } // namespace exposure

@@ -40,6 +40,7 @@ RankReport rankReport(
     r.launches = diagnoseLaunches(trace, analysis, rankIndex, o.window);
     r.stepSource = ra.stepSource;
     r.stepsByLaunch = ra.stepsByLaunch;
+    r.stepAxis = ra.stepAxis;
     r.stepCount = ra.steps.size();
     const auto stepStats = computeStepStats(trace, analysis, rankIndex, o.window);
     for (std::size_t k = 0; k < ra.steps.size(); ++k) {
@@ -51,13 +52,24 @@ RankReport rankReport(
         s.index = w.index;
         s.name = w.name;
         s.range = w.range;
+        s.hostRange = w.hostRange;
         s.stats = stepStats[k];
         if (stepIdle)
-            s.idle = computeIdleBreakdown(trace, analysis, rankIndex, w.range);
+            s.idle = sumIdleGaps(idleGapsCut(trace, analysis, rankIndex, w.range.intersected(o.window)));
         r.steps.push_back(std::move(s));
     }
     r.warnings = ra.warnings;
     return r;
+}
+
+void fillStepCollectives(RankReport& r, const CollectiveMatch& match, int rank, TimeRange window)
+{
+    const RankCollectiveParts parts(match, rank);
+    for (StepReport& s : r.steps) {
+        const CollectiveSplit split = parts.in(s.range.intersected(window));
+        s.waitNs = split.waitNs;
+        s.transferNs = split.transferNs;
+    }
 }
 
 KernelParts kernelParts(
@@ -211,6 +223,7 @@ StatsReport buildStatsReport(const Trace& trace, const Analysis& analysis, const
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         report.ranks[r].collectives = match.ranks[r];
         report.ranks[r].collectives.exposedWaitNs = exposedWait(waits[r], analysis.ranks[r]);
+        fillStepCollectives(report.ranks[r], match, int(r), o.window);
     }
     report.clocks = trace.clocks;
     report.clockLine = clockSummaryLine(trace);
@@ -266,13 +279,17 @@ template <class IO, class R> void rankReportFields(IO& io, R& r)
     io.pod(r.launches);
     io.pod(r.stepSource);
     io.flag(r.stepsByLaunch);
+    io.pod(r.stepAxis);
     io.pod(r.stepCount);
     io.list(r.steps, [&](auto& step) {
         io.pod(step.index);
         io.str(step.name);
         io.pod(step.range);
+        io.pod(step.hostRange);
         windowStatsFields(io, step.stats);
         io.pod(step.idle);
+        io.pod(step.waitNs);
+        io.pod(step.transferNs);
     });
     io.pod(r.collectives);
     io.list(r.warnings, [&](auto& w) { io.str(w); });

@@ -29,9 +29,13 @@ struct StepReport
 {
     int index = 0;
     std::string name;
-    TimeRange range;
-    WindowStats stats; // kernels of the step clipped to the report window
-    IdleBreakdown idle; // over the step's own range (JSON only; zero when not computed)
+    TimeRange range; // the step's window on the GPU's time axis (StepWindow::range)
+    TimeRange hostRange; // its CPU region
+    WindowStats stats; // the step's window clipped to the report window (computeStepWindowStats)
+    IdleBreakdown idle; // over the same window, by idleGapsCut (JSON only; zero when not computed)
+    // Filled in by the merge with the collectives: the rank's matched communication kernels' waiting and transfer
+    // parts clipped to the same window (collectiveSplitInWindow).
+    TimeNs waitNs = 0, transferNs = 0;
 };
 
 struct RankReport
@@ -51,11 +55,16 @@ struct RankReport
     LaunchDiagnosis launches;
     StepSource stepSource = StepSource::None;
     bool stepsByLaunch = false;
+    StepAxis stepAxis = StepAxis::None;
     std::uint64_t stepCount = 0; // all steps of the rank
     std::vector<StepReport> steps; // the steps that intersect the window
     RankCollectiveStats collectives; // filled in by the merge (whole trace)
     std::vector<std::string> warnings;
 };
+
+// Fills in each step's waitNs and transferNs of `rank` (the global index of r in the match) from the matching,
+// over each step's window clipped to `window`.
+void fillStepCollectives(RankReport& r, const CollectiveMatch& match, int rank, TimeRange window);
 
 // The report of one rank of `trace`. stepIdle: also each step's idle breakdown (the JSON lists it).
 RankReport rankReport(

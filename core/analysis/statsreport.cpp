@@ -88,6 +88,19 @@ std::string idleJson(const IdleBreakdown& b)
         + ", \"unattributed_ns\": " + std::to_string(b.unattributedNs) + ", \"gaps\": " + std::to_string(b.gaps) + "}";
 }
 
+// How the steps' windows were placed, for the text report: "; windows on the GPU by launch", "; windows: host
+// (launches unknown)", "" for steps from the kernel pattern (found on the GPU) and without steps.
+std::string stepWindowsText(StepAxis a)
+{
+    switch (a) {
+    case StepAxis::GpuByLaunch: return "; windows on the GPU by launch";
+    case StepAxis::Host: return "; windows: host, launches unknown";
+    case StepAxis::KernelPattern:
+    case StepAxis::None: break;
+    }
+    return "";
+}
+
 std::string stepAssignment(const RankReport& r)
 {
     if (r.stepCount == 0)
@@ -156,7 +169,7 @@ std::vector<StepWindow> windowSteps(const RankReport& rank)
     std::vector<StepWindow> out;
     out.reserve(rank.steps.size());
     for (const StepReport& s : rank.steps)
-        out.push_back({ s.index, s.name, s.range });
+        out.push_back({ s.index, s.name, s.range, s.hostRange });
     return out;
 }
 
@@ -410,6 +423,7 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
         }
         out += "      \"step_source\": " + quoted(stepSourceName(rank.stepSource)) + ",\n";
         out += "      \"step_assignment\": " + quoted(stepAssignment(rank)) + ",\n";
+        out += "      \"step_windows\": " + quoted(stepAxisName(rank.stepAxis)) + ",\n";
         const std::vector<StepWindow> inWindow = windowSteps(rank);
         const StepMean mean = stepMean(inWindow);
         out += "      \"step_mean\": " + stepMeanJson(inWindow, mean) + ",\n";
@@ -424,12 +438,16 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
             out += "          \"name\": " + quoted(w.name) + ",\n";
             out += "          \"start_ns\": " + std::to_string(w.range.start) + ",\n";
             out += "          \"end_ns\": " + std::to_string(w.range.end) + ",\n";
+            out += "          \"host_start_ns\": " + std::to_string(w.hostRange.start) + ",\n";
+            out += "          \"host_end_ns\": " + std::to_string(w.hostRange.end) + ",\n";
             out += std::string("          \"startup\": ")
                 + (std::find(mean.startup.begin(), mean.startup.end(), k) != mean.startup.end() ? "true" : "false")
                 + ",\n";
             appendFields(out, w.stats, "          ");
             out.insert(out.size() - 1, ",");
-            out += "          \"idle_breakdown\": " + idleJson(w.idle) + "\n";
+            out += "          \"idle_breakdown\": " + idleJson(w.idle) + ",\n";
+            out += "          \"collectives\": {\"wait_ns\": " + std::to_string(w.waitNs)
+                + ", \"transfer_ns\": " + std::to_string(w.transferNs) + "}\n";
             out += "        }";
         }
         out += first ? "],\n" : "\n      ],\n";
@@ -634,19 +652,19 @@ std::string rankSections(const StatsReport& report, const StatsReportOptions& o)
             + std::to_string(rank.kernelsPaired + rank.kernelsUnpaired) + " kernels" + callsByKernels(rank)
             + "); steps from "
             + stepSourceName(rank.stepSource) + " (" + std::to_string(rank.stepCount) + ", kernels assigned by "
-            + stepAssignment(rank) + ")\n";
+            + stepAssignment(rank) + stepWindowsText(rank.stepAxis) + ")\n";
         for (const auto& w : rank.warnings)
             out += "  warning: " + w + "\n";
         if (o.perStep && rank.stepCount > 0) {
             std::vector<std::vector<std::string>> srows;
-            srows.push_back({"step", "name", "window", "span", "compute", "comm busy", "hidden", "exposed", "overlap",
-                             "bwd hidden", "idle", "kernels"});
+            srows.push_back({"step", "name", "window", "host step", "span", "compute", "comm busy", "hidden",
+                             "exposed", "overlap", "bwd hidden", "waiting", "transfer", "idle", "kernels"});
             for (const StepReport& w : rank.steps) {
                 const WindowStats& s = w.stats;
-                srows.push_back(
-                    { std::to_string(w.index), w.name, dur(w.range.duration()), dur(s.spanNs), dur(s.computeBusyNs),
-                        dur(s.commBusyNs), dur(s.overlappedNs), dur(s.exposedNs), percent(s.overlapRatio),
-                        dur(s.backwardOverlappedNs), dur(s.idleNs), std::to_string(s.kernelCount) });
+                srows.push_back({ std::to_string(w.index), w.name, dur(w.range.duration()),
+                    dur(w.hostRange.duration()), dur(s.spanNs), dur(s.computeBusyNs), dur(s.commBusyNs),
+                    dur(s.overlappedNs), dur(s.exposedNs), percent(s.overlapRatio), dur(s.backwardOverlappedNs),
+                    dur(w.waitNs), dur(w.transferNs), dur(s.idleNs), std::to_string(s.kernelCount) });
             }
             out += renderTable(srows, 2);
         }

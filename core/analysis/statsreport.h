@@ -19,9 +19,10 @@ struct StatsReportOptions
 };
 
 // {"trace": …, "rules": …, "window": {…}, "ranks": [{"rank", "label", "host", "device", <stats>, "phase_source",
-//  "phase_counts", "step_source", "step_assignment", "step_mean": {"mean_ns", "steps_used", "first_step",
-//  "last_step", "startup_steps", "covers"} (analysis/stepmean.h), "steps": [{"index", "name", "start_ns", "end_ns",
-//  "startup", <stats>}],
+//  "phase_counts", "step_source", "step_assignment", "step_windows", "step_mean": {"mean_ns", "steps_used",
+//  "first_step", "last_step", "startup_steps", "covers"} (analysis/stepmean.h), "steps": [{"index", "name",
+//  "start_ns", "end_ns" (the GPU window), "host_start_ns", "host_end_ns", "startup", <stats>, "idle_breakdown",
+//  "collectives": {"wait_ns", "transfer_ns"}}],
 //  "warnings"}], "total": {<stats>}, "kernels": [{"name", "category", "subgroup", "phase", "count", "total_ns",
 //  "mean_ns", "min_ns", "max_ns", "gpu_share"}]}
 // Integers are written exactly (no double rounding); overlap_ratio is null without communication.

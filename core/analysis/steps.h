@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace exposure {
 
@@ -24,6 +26,15 @@ enum class StepSource : std::uint8_t {
 };
 const char* stepSourceName(StepSource s); // "none", "regions", "kernel pattern"
 
+// Where a rank's step windows (StepWindow::range) lie on the time axis.
+enum class StepAxis : std::uint8_t {
+    None, // no steps
+    GpuByLaunch, // GPU windows: each step ends where the GPU work launched in its host step ends
+    Host, // the host windows themselves: the trace links no launch to its GPU work
+    KernelPattern, // the windows between optimizer runs, found on the GPU already
+};
+const char* stepAxisName(StepAxis a); // "gpu by launch", "host", "kernel pattern"
+
 // How a rank's kernels were paired with the CPU calls that launched them.
 enum class LaunchPairing : std::uint8_t {
     None, // no pairing
@@ -35,14 +46,29 @@ enum class LaunchPairing : std::uint8_t {
 // "none", "stream references", "stream references, partly", "launch order", "correlation ids"
 const char* launchPairingName(LaunchPairing p);
 
+// One training step of a rank. `range` is the step on the GPU's time axis (RankAnalysis::stepAxis): with launches
+// known, from the end of the previous step's GPU work (for the first step: the host step's start, or the end of the
+// GPU work launched before it, whichever is later) to the end of the GPU work launched in this host step (a step
+// that launched nothing ends with its host step, or where it starts, whichever is later). The ranges of a rank's
+// steps are contiguous, in order, and never overlap; every per-step statistic is computed inside `range`.
 struct StepWindow
 {
     int index = 0;
     std::string name; // "ProfilerStep#4", "step 3"
-    TimeRange range;
+    TimeRange range; // on the GPU's time axis (see above)
+    TimeRange hostRange; // the step's CPU region (ProfilerStep#N); == range for steps from the kernel pattern
 };
 
-// Index into RankAnalysis::steps of the step that a GPU interval belongs to, -1 if none.
+// Index into RankAnalysis::steps of the host step that launched a GPU interval (its start when the launch is
+// unknown), -1 if none.
 int stepOfInterval(const Trace& trace, const Analysis& analysis, IntervalRef interval);
+// Index into `steps` of the step whose (GPU) range holds `t`, -1 if none.
+int stepAtTime(const std::vector<StepWindow>& steps, TimeNs t);
+// The index into `steps` of the step a user names: its name ("ProfilerStep#6", case-insensitive), the number its
+// name ends with ("6" for ProfilerStep#6), else its StepWindow::index ("6"); -1 if none matches.
+int findStep(const std::vector<StepWindow>& steps, std::string_view text);
+// The StepWindow::index of the step a user names (findStep over the ranks in order: steps are aligned by index across
+// ranks), -1 if no rank has it.
+int stepIndexNamed(const Analysis& analysis, std::string_view text);
 
 } // namespace exposure

@@ -27,7 +27,7 @@ std::vector<TransferRow> transfers(const Trace& trace, const Analysis& analysis,
                 row.bytes = it->second;
             row.start = t.start(i);
             row.durationNs = t.duration(i);
-            row.step = stepOfInterval(trace, analysis, row.ref);
+            row.step = stepAtTime(analysis.ranks[r].steps, row.start);
             out.push_back(std::move(row));
         });
     }

@@ -20,7 +20,7 @@ struct TransferRow
     std::uint64_t bytes = 0; // 0 when the trace does not say
     TimeNs start = 0;
     TimeNs durationNs = 0;
-    int step = -1; // index into the rank's steps, -1 if none
+    int step = -1; // index into the rank's steps of the step whose GPU window holds its start, -1 if none
     double bytesPerSecond() const { return durationNs > 0 ? double(bytes) * 1e9 / double(durationNs) : 0.0; }
 };
 

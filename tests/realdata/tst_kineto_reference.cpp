@@ -162,6 +162,29 @@ private Q_SLOTS:
         QCOMPARE(match.ranks[0].waitNs, 280451396ll + 24095);
         QCOMPARE(match.ranks[0].transferNs, 8456574ll);
         QCOMPARE(match.ranks[1].transferNs, 9022852ll);
+
+        // Steps on the GPU: in every rank's step nothing exceeds the step and waiting stays within communication;
+        // the five steps hold every matched collective, so their waiting and transfer add up to the whole trace's.
+        // Rank 0's first window starts after the 49 kernels launched before recording (they belong to no step).
+        for (int r = 0; r < 2; ++r) {
+            const RankAnalysis& ra = analysis->ranks[std::size_t(r)];
+            QCOMPARE(ra.stepAxis, StepAxis::GpuByLaunch);
+            const auto steps = computeStepStats(*trace, *analysis, r);
+            const RankCollectiveParts parts(match, r);
+            TimeNs wait = 0, transfer = 0;
+            for (std::size_t k = 0; k < steps.size(); ++k) {
+                const TimeNs length = ra.steps[k].range.duration();
+                QVERIFY(steps[k].computeBusyNs <= length && steps[k].commBusyNs <= length);
+                QVERIFY(steps[k].gpuBusyNs <= length);
+                const CollectiveSplit split = parts.in(ra.steps[k].range);
+                QVERIFY(split.waitNs <= steps[k].commBusyNs);
+                wait += split.waitNs;
+                transfer += split.transferNs;
+            }
+            QCOMPARE(wait, match.ranks[std::size_t(r)].waitNs);
+            QCOMPARE(transfer, match.ranks[std::size_t(r)].transferNs);
+        }
+        QVERIFY(analysis->ranks[0].steps[0].range.start > analysis->ranks[0].steps[0].hostRange.start);
     }
 };
 

@@ -12,6 +12,7 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <set>
 
 namespace exposure {
@@ -26,6 +27,7 @@ struct ScopeResult
     TimeRange window;
     std::vector<WindowStats> stats;
     std::vector<CollectiveWaitStats> waits;
+    std::vector<TimeNs> lengths; // per rank: its step's length (step scope) or its span
 };
 
 // "Step 2" for a detected step named "step 2"; "Step 0 (ProfilerStep#4)" when the name says more.
@@ -195,6 +197,7 @@ void ExposedPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
     }
     m_stats.clear();
     m_waits.clear();
+    m_lengths.clear();
     m_table->setRowCount(0);
     m_chart->setData({}, {});
     if (m_trace)
@@ -243,7 +246,9 @@ void ExposedPanel::recompute()
     m_table->horizontalHeaderItem(ColSpan)->setToolTip(m_scope == Scope::Step
                                                            ? tr("Length of the step on each rank")
                                                            : tr("Length of the window (whole trace or visible range)"));
-    m_caption->setText(m_scope == Scope::Step ? tr("kernels assigned to step %1").arg(m_step)
+    m_caption->setText(m_scope == Scope::Step ? tr("step %1 on each rank's GPU: from the end of the previous step's GPU "
+                                                   "work to the end of the work launched in this step")
+                                                    .arg(m_step)
                                               : tr("%1 – %2 (%3)").arg(durationText(window.start), durationText(window.end),
                                                                        durationText(window.duration())));
     auto trace = m_trace;
@@ -277,27 +282,35 @@ void ExposedPanel::recompute()
                 waits.push_back(total);
             }
             const int ranks = int(trace->ranks.size());
+            std::vector<TimeNs> lengths;
             if (scope == Scope::Step) {
+                // Each rank's step window on the GPU (StepWindow::range): the statistics and the waiting above are
+                // both taken over it, so waiting never exceeds communication and nothing exceeds the step.
                 for (int r = 0; r < ranks; ++r) {
-                    const auto perStep = computeStepStats(*trace, *analysis, r);
                     WindowStats s;
-                    const auto& steps = analysis->ranks[r].steps;
-                    for (std::size_t k = 0; k < steps.size() && k < perStep.size(); ++k)
-                        if (steps[k].index == step)
-                            s = perStep[k];
+                    TimeNs length = 0;
+                    for (const auto& st : analysis->ranks[std::size_t(r)].steps)
+                        if (st.index == step) {
+                            s = computeStepWindowStats(*trace, *analysis, r, st.range);
+                            length = st.range.duration();
+                        }
                     out.push_back(s);
+                    lengths.push_back(length);
                 }
                 // Total = sums of the per-rank values; the ratio from the sums (as computeTotal does).
                 out.push_back(sumStats(out));
             } else {
-                for (int r = 0; r < ranks; ++r)
+                for (int r = 0; r < ranks; ++r) {
                     out.push_back(computeStats(*trace, *analysis, r, window));
+                    lengths.push_back(out.back().spanNs);
+                }
                 out.push_back(computeTotal(*trace, *analysis, window));
             }
-            return ScopeResult{window, std::move(out), std::move(waits)};
+            return ScopeResult{window, std::move(out), std::move(waits), std::move(lengths)};
         },
         [this](const ScopeResult& result) {
             m_window = result.window;
+            m_lengths = result.lengths;
             show(result.stats, result.waits);
         });
 }
@@ -319,7 +332,13 @@ void ExposedPanel::show(const std::vector<WindowStats>& stats, const std::vector
         const bool hasWait = std::size_t(i) < waits.size();
         const CollectiveWaitStats ws = hasWait ? waits[std::size_t(i)] : CollectiveWaitStats{};
         const QString none = QStringLiteral("–");
-        const QString cells[ColCount] = {durationText(s.spanNs),          durationText(s.computeBusyNs),
+        // A rank's step time or span; for all ranks the longest of them (the ranks run side by side: their times
+        // are not added up).
+        TimeNs length = std::size_t(i) < m_lengths.size() ? m_lengths[std::size_t(i)] : s.spanNs;
+        if (total)
+            length = m_lengths.empty() ? 0 : *std::max_element(m_lengths.begin(), m_lengths.end());
+        const QString cells[ColCount] = {total ? tr("%1 (longest)").arg(durationText(length)) : durationText(length),
+                                         durationText(s.computeBusyNs),
                                          durationText(s.commBusyNs),      durationText(s.commKernelSumNs),
                                          durationText(s.overlappedNs),    durationText(s.exposedNs),
                                          hasWait ? durationText(ws.waitNs) : none,
@@ -334,6 +353,12 @@ void ExposedPanel::show(const std::vector<WindowStats>& stats, const std::vector
                 f.setBold(true);
                 item->setFont(f);
             }
+            if (total && c == ColSpan)
+                item->setToolTip(m_scope == Scope::Step
+                                     ? tr("The longest rank's step time: ranks run their steps side by side, so their "
+                                          "step times are not added up. The other columns are sums over the ranks.")
+                                     : tr("The longest rank's span: ranks run side by side, so their spans are not "
+                                          "added up. The other columns are sums over the ranks."));
             if ((c == ColExposed && s.exposedNs > 0) || (c == ColExposedWaiting && ws.exposedWaitNs > 0))
                 item->setForeground(readableOn(Palette(PaletteKind::Default, palette()).overlap(OverlapState::Exposed),
                                                m_table->palette().color(QPalette::Base)));

@@ -59,6 +59,8 @@ public:
     // Waiting for peers in the same scope, same indexing (empty without collectives).
     const std::vector<CollectiveWaitStats>& waits() const { return m_waits; }
     TimeRange statsWindow() const { return m_window; }
+    // Per rank: its step's length on the GPU (step scope) or its span; the "All ranks" row shows the longest.
+    const std::vector<TimeNs>& lengths() const { return m_lengths; }
     QTableWidget* table() const { return m_table; }
     JobSlot* jobs() const { return m_jobs; }
 
@@ -79,6 +81,7 @@ private:
     TimeRange m_window;
     std::vector<WindowStats> m_stats;
     std::vector<CollectiveWaitStats> m_waits;
+    std::vector<TimeNs> m_lengths; // per rank: step time (step scope) or span
     QComboBox* m_scopeBox;
     QLabel* m_caption;
     QTableWidget* m_table;

@@ -61,16 +61,20 @@ void IdlePanel::recompute()
 {
     auto trace = m_trace;
     auto analysis = m_analysis;
+    auto collectives = m_collectives;
     const TimeRange range = m_range;
     jobs()->run<Result>(
-        [trace, analysis, range] {
+        [trace, analysis, collectives, range] {
             Result r;
             for (int rank = 0; rank < int(trace->ranks.size()); ++rank) {
                 auto gaps = idleGaps(*trace, *analysis, rank, range);
                 const IdleBreakdown b = sumIdleGaps(gaps);
+                PeerWait peers;
+                if (collectives)
+                    peers = peerWaitInWindow(*collectives, *trace, rank, range);
                 r.findings.push_back(trace->ranks[std::size_t(rank)].label + ": "
                     + idleFinding(computeStats(*trace, *analysis, rank, range), b,
-                        diagnoseLaunches(*trace, *analysis, rank, range)));
+                        diagnoseLaunches(*trace, *analysis, rank, range), collectives ? &peers : nullptr));
                 for (IdleGap& g : gaps)
                     r.gaps.emplace_back(rank, g);
             }

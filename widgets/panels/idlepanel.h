@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "analysis/collectives.h"
 #include "panels/rangepanel.h"
 
 #include <memory>
@@ -20,6 +21,9 @@ public:
 
     explicit IdlePanel(QWidget* parent = nullptr);
     QString findings() const;
+    // The cross-rank matching of the trace set next (may be null): a rank whose GPU is busy but whose NCCL time is
+    // mostly waiting for a peer is then named as such. Call before setTrace().
+    void setCollectives(std::shared_ptr<const CollectiveMatch> collectives) { m_collectives = std::move(collectives); }
 
 signals:
     void zoomRequested(exposure::TimeRange range);
@@ -35,6 +39,7 @@ private:
     void show(const Result& r);
 
     std::vector<TimeRange> m_rowRanges;
+    std::shared_ptr<const CollectiveMatch> m_collectives;
 };
 
 } // namespace exposure

@@ -371,7 +371,10 @@ void MainWindow::createDocks()
         [this](const LoadedTrace& l) { m_kernels->setTrace(l.trace, l.analysis); },
         [this](TimeRange r) { m_kernels->setVisibleRange(r); });
     addPanel(m_idle, tr("Idle"), QStringLiteral("idleDock"),
-        [this](const LoadedTrace& l) { m_idle->setTrace(l.trace, l.analysis); },
+        [this](const LoadedTrace& l) {
+            m_idle->setCollectives(l.collectives);
+            m_idle->setTrace(l.trace, l.analysis);
+        },
         [this](TimeRange r) { m_idle->setVisibleRange(r); });
     addPanel(m_transfers, tr("Transfers"), QStringLiteral("transfersDock"),
         [this](const LoadedTrace& l) { m_transfers->setTrace(l.trace, l.analysis); },
@@ -721,18 +724,24 @@ void MainWindow::zoomToStepDialog()
 {
     if (!m_current.analysis)
         return;
-    int maxStep = -1;
+    // The steps as the timeline labels them (their CPU regions' names: ProfilerStep#6), in order, once each.
+    QStringList names;
     for (const auto& ra : m_current.analysis->ranks)
         for (const auto& st : ra.steps)
-            maxStep = std::max(maxStep, st.index);
-    if (maxStep < 0) {
+            if (const QString name = QString::fromStdString(st.name); !names.contains(name))
+                names << name;
+    if (names.isEmpty()) {
         m_statusText->setText(tr("This trace has no training steps"));
         return;
     }
     bool ok = false;
-    const int step = QInputDialog::getInt(this, tr("Zoom to Step"), tr("Step:"), 0, 0, maxStep, 1, &ok);
-    if (ok && !m_timeline->zoomToStep(step))
-        m_statusText->setText(tr("Step %1 not found").arg(step));
+    const QString text = QInputDialog::getItem(this, tr("Zoom to Step"),
+        tr("Step (its name, the number it is labelled with, or its index):"), names, 0, true, &ok);
+    if (!ok)
+        return;
+    const int step = stepIndexNamed(*m_current.analysis, text.toStdString());
+    if (step < 0 || !m_timeline->zoomToStep(step))
+        m_statusText->setText(tr("Step %1 not found").arg(text));
 }
 
 void MainWindow::setPalette(PaletteKind kind)

@@ -631,8 +631,12 @@ private Q_SLOTS:
         const RankAnalysis& ra = a->ranks[0];
         QCOMPARE(ra.steps.size(), std::size_t(2));
         QCOMPARE(QString::fromStdString(ra.steps[0].name), QStringLiteral("ProfilerStep#1"));
-        QCOMPARE(ra.steps[0].range, (TimeRange{0, 1000}));
-        QCOMPARE(ra.steps[1].range, (TimeRange{1000, 2000}));
+        QCOMPARE(ra.steps[0].hostRange, (TimeRange{0, 1000}));
+        QCOMPARE(ra.steps[1].hostRange, (TimeRange{1000, 2000}));
+        // On the GPU: to the end of the work each host step launched.
+        QCOMPARE(ra.steps[0].range, (TimeRange{0, 1200}));
+        QCOMPARE(ra.steps[1].range, (TimeRange{1200, 1800}));
+        QCOMPARE(ra.stepAxis, StepAxis::GpuByLaunch);
         QCOMPARE(ra.steps[1].index, 1);
         QVERIFY(ra.stepsByLaunch);
         const int s7 = laneOf(*t, "CUDA[0:7]");
@@ -649,7 +653,8 @@ private Q_SLOTS:
         QCOMPARE(steps[1].commBusyNs, 150);
         QCOMPARE(steps[1].overlappedNs, 50);
         QCOMPARE(steps[1].exposedNs, 100);
-        QCOMPARE(steps[1].spanNs, 300);
+        QCOMPARE(steps[1].spanNs, 600); // the whole window lies between the rank's first and last GPU work
+        QCOMPARE(steps[1].idleNs, 300);
         // Clipped to a window.
         const auto clipped = computeStepStats(*t, *a, 0, {1600, 2000});
         QCOMPARE(clipped[0].kernelCount, 0ull);

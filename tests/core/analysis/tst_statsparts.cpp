@@ -180,6 +180,8 @@ private Q_SLOTS:
                 auto& c = report.ranks[std::size_t(p.global[r])].collectives;
                 c = match.ranks[std::size_t(p.global[r])];
                 c.exposedWaitNs = exposedWait(waits[std::size_t(p.global[r])], p.analysis->ranks[r]);
+                // Each step's waiting and transfer, from the same matching (as exposure-mpi's process 0 does).
+                fillStepCollectives(report.ranks[std::size_t(p.global[r])], match, p.global[r], m_options.window);
             }
         const std::string expected = statsJson(*m_whole, *m_wholeAnalysis, m_options);
         QVERIFY(expected.find("\"rank\": 3") != std::string::npos);

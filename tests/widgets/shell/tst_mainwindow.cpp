@@ -18,11 +18,13 @@
 #include "timeline/timelineplot.h"
 
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QJsonArray>
 #include <QLabel>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QTimer>
 #include <QPushButton>
 #include <QScrollBar>
 #include <QStatusBar>
@@ -273,6 +275,20 @@ void TestMainWindow::exposedPanelEqualsCliStats()
     }
     QVERIFY(panel->waits().back().waitNs > 0);
     QVERIFY(panel->waits().back().waitNs < waitSum);
+    // Statistics and waiting share each rank's step window on the GPU: nothing exceeds the step, waiting stays
+    // within communication; the All-ranks row shows the longest step, not a sum of step times.
+    const std::size_t rankCount = w.trace()->ranks.size();
+    QCOMPARE(panel->lengths().size(), rankCount);
+    TimeNs longest = 0;
+    for (std::size_t r = 0; r < rankCount; ++r) {
+        const WindowStats& s = panel->stats()[r];
+        QVERIFY(panel->waits()[r].waitNs <= s.commBusyNs);
+        QVERIFY(s.computeBusyNs <= panel->lengths()[r] && s.gpuBusyNs <= panel->lengths()[r]);
+        QCOMPARE(panel->lengths()[r], w.analysis()->ranks[r].steps.at(1).range.duration());
+        QCOMPARE(panel->table()->item(int(r), 0)->text(), durationText(panel->lengths()[r]));
+        longest = std::max(longest, panel->lengths()[r]);
+    }
+    QCOMPARE(panel->table()->item(int(rankCount), 0)->text(), QStringLiteral("%1 (longest)").arg(durationText(longest)));
 }
 
 void TestMainWindow::visibleRangeStatsFollowZoom()
@@ -542,6 +558,31 @@ void TestMainWindow::keyboardZoomAndHistory()
     const auto& steps = w.analysis()->ranks[0].steps;
     QVERIFY(steps.size() >= 3);
     QCOMPARE(w.visibleRange(), steps[2].range);
+    // Zoom to Step takes the step as the timeline labels it.
+    const QString name2 = QString::fromStdString(steps[2].name);
+    QVERIFY(name2.startsWith(QStringLiteral("ProfilerStep#")));
+    const QString number2 = name2.mid(13); // the number the timeline labels step 2 with
+    QCOMPARE(stepIndexNamed(*w.analysis(), steps[2].name), steps[2].index);
+    QCOMPARE(stepIndexNamed(*w.analysis(), name2.toLower().toStdString()), steps[2].index);
+    QCOMPARE(stepIndexNamed(*w.analysis(), number2.toStdString()), steps[2].index);
+    QCOMPARE(stepIndexNamed(*w.analysis(), "ProfilerStep#99"), -1);
+    // Ctrl+G asks for the step by its label.
+    QVERIFY(w.timeline()->zoomToStep(1));
+    const TimeRange second = w.visibleRange();
+    QTest::keyClick(&w, Qt::Key_0, Qt::ControlModifier);
+    QCOMPARE(w.visibleRange(), full);
+    bool asked = false;
+    const QString label1 = QString::fromStdString(steps[1].name);
+    QTimer::singleShot(0, &w, [&asked, &label1] {
+        if (auto* d = qobject_cast<QInputDialog*>(QApplication::activeModalWidget())) {
+            asked = true;
+            d->setTextValue(label1);
+            d->accept();
+        }
+    });
+    QTest::keyClick(&w, Qt::Key_G, Qt::ControlModifier);
+    QVERIFY(asked);
+    QCOMPARE(w.visibleRange(), second);
 }
 
 void TestMainWindow::clickOnFoldExplainsIt()
