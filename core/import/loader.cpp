@@ -5,6 +5,7 @@
 #include "import/consistency.h"
 #include "import/kinetoimporter.h"
 #include "import/memorybudget.h"
+#include "import/nsysimporter.h"
 #include "import/otf2importer.h"
 
 #include <algorithm>
@@ -111,9 +112,13 @@ std::shared_ptr<Trace> loadTrace(const std::string& path, const LoadOptions& opt
     auto kinetoOnly = [&] {
         if (!options.ranks.empty())
             throw LoadError(path, "choosing ranks (--ranks " + formatRankList(options.ranks)
-                                      + ") works for folders of OTF2 archives; open the torch.profiler file of each "
-                                        "rank you want instead");
+                                      + ") works for folders of OTF2 archives; open the torch.profiler or Nsight "
+                                        "Systems file of each rank you want instead");
     };
+    if (!folder && (isNsysSqliteFileName(path) || isNsysReportFileName(path) || hasSqliteHeader(path))) {
+        kinetoOnly();
+        return loadNsys(path, {path}, options);
+    }
     if (!folder && isKinetoFileName(path)) {
         kinetoOnly();
         checkKinetoMemory(path, {path}, options);
@@ -125,6 +130,11 @@ std::shared_ptr<Trace> loadTrace(const std::string& path, const LoadOptions& opt
         archives = findArchives(path);
     } catch (const LoadError&) {
         const auto kineto = folder ? findKinetoFiles(path) : std::vector<std::string>();
+        const auto nsys = folder && kineto.empty() ? findNsysFiles(path) : std::vector<std::string>();
+        if (!nsys.empty()) {
+            kinetoOnly();
+            return loadNsys(path, nsys, options);
+        }
         if (kineto.empty())
             throw;
         kinetoOnly();
