@@ -79,6 +79,12 @@ QColor Palette::block(Category category, const std::string& sg) const
             c = rgb(0x2F8FB8);
         } else if (sg == "normalization") {
             c = rgb(0x8EC5EA);
+        } else if (sg == "convolution") {
+            c = rgb(0x2A4F8F);
+        } else if (sg == "layout") {
+            c = rgb(0xA9C8E8);
+        } else if (sg == "pooling") {
+            c = rgb(0x4A78B5);
         } else if (sg == "optimizer") {
             c = rgb(0x3C8C9E);
         } else {
