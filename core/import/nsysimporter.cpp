@@ -1017,27 +1017,25 @@ std::uint64_t estimateNsysBytes(const std::vector<std::string>& files, const Loa
 void importNsys(Trace& trace, const std::vector<std::string>& files, const LoadOptions& options)
 {
     std::vector<FileData> data(files.size());
+    // Progress counts rows (the rows of every file are counted first: a count is quick next to the reading).
     LoadProgress progress;
     std::mutex progressMutex;
-    for (const auto& f : files)
-        progress.bytesTotal += fileSize(f);
-    auto report = [&](const std::string& file, std::uint64_t bytesDone) {
-        if (!options.progress)
-            return;
-        std::lock_guard lock(progressMutex);
-        progress.currentFile = file;
-        progress.bytesRead += bytesDone;
-        options.progress(progress);
-    };
+    if (options.progress)
+        for (const auto& f : files) {
+            Opened o = openExport(f);
+            progress.eventsTotal += countRows(*o.db, o.schema).rows;
+        }
     readFilesInParallel(files.size(), fileReadThreads(options, files.size()), [&](std::size_t i) {
-        const std::uint64_t size = fileSize(files[i]);
         std::uint64_t rowsSeen = 0;
         data[i] = readExport(files[i], options, [&](std::uint64_t rows) {
             rowsSeen += rows;
+            if (!options.progress)
+                return;
             std::lock_guard lock(progressMutex);
             progress.eventsRead += rows;
+            progress.currentFile = files[i];
+            options.progress(progress);
         });
-        report(files[i], size);
         data[i].rows = rowsSeen;
     });
     std::string note;

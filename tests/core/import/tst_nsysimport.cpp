@@ -137,7 +137,7 @@ private slots:
     void lockedDatabase();
     void damagedCopiesLoadOrFailWithOneLine();
     void reportNeedsNsys();
-    void memoryLimitAndCancel();
+    void memoryLimitProgressAndCancel();
 };
 
 void TestNsysImport::oneProcessExactly()
@@ -523,7 +523,7 @@ void TestNsysImport::reportNeedsNsys()
     QCOMPARE(loadTrace(prepared, {})->ranks.size(), std::size_t(1));
 }
 
-void TestNsysImport::memoryLimitAndCancel()
+void TestNsysImport::memoryLimitProgressAndCancel()
 {
     QTemporaryDir dir;
     const std::string path = writeExport(dir, QStringLiteral("m.sqlite"), { 1 });
@@ -540,6 +540,28 @@ void TestNsysImport::memoryLimitAndCancel()
     LoadOptions c;
     c.cancel = &cancel;
     QVERIFY_THROWS_EXCEPTION(LoadCancelled, (void)loadTrace(path, c));
+    // Progress by rows (every 16384 rows and at the end of each file) up to the rows counted first; a cancel
+    // from the progress callback stops the reading.
+    const std::string big = dir.filePath(QStringLiteral("big.sqlite")).toStdString();
+    {
+        NsysWriter w(big);
+        for (int k = 0; k < 40'000; ++k)
+            w.kernel(1, 0, 7, kBase + 10 * k, kBase + 10 * k + 5, k, kGemm);
+    }
+    std::vector<LoadProgress> seen;
+    LoadOptions p;
+    p.progress = [&](const LoadProgress& x) { seen.push_back(x); };
+    (void)loadTrace(big, p);
+    QCOMPARE(seen.size(), std::size_t(3));
+    QCOMPARE(seen[0].eventsRead, std::uint64_t(16384));
+    QCOMPARE(seen.back().eventsRead, std::uint64_t(40'001)); // the kernels and one StringIds row
+    QCOMPARE(seen.back().eventsTotal, std::uint64_t(40'001));
+    QCOMPARE(seen.back().currentFile, big);
+    std::atomic<bool> stop { false };
+    LoadOptions s;
+    s.cancel = &stop;
+    s.progress = [&](const LoadProgress&) { stop = true; };
+    QVERIFY_THROWS_EXCEPTION(LoadCancelled, (void)loadTrace(big, s));
 }
 
 QTEST_APPLESS_MAIN(TestNsysImport)
