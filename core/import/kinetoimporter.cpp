@@ -357,11 +357,21 @@ public:
     bool StartArray() { return open(false); }
     bool EndArray(rapidjson::SizeType) { return close(); }
 
+    // Deepest nesting accepted (a torch.profiler trace uses 5: top object, traceEvents, event, args, a list in args);
+    // anything deeper is refused. RapidJSON's reader recurses once per level after asking the handler, so refusing
+    // here bounds its stack: a file of a hundred thousand '[' is a clear error, not a stack overflow.
+    static constexpr int kMaxDepth = 64;
+    bool tooDeep() const { return m_tooDeep; }
+
 private:
     static constexpr int kTracked = 6;
 
     bool open(bool object)
     {
+        if (m_depth >= kMaxDepth) {
+            m_tooDeep = true;
+            return false;
+        }
         // Depth 1: the top object; 2: traceEvents / distributedInfo; 3: one event; 4: its args.
         if (m_depth == 1 && !object && m_key[1] == JsonKey::TraceEvents) {
             m_inEvents = true;
@@ -541,6 +551,7 @@ private:
     std::unordered_map<std::string, std::uint32_t> m_collectiveIndex;
     FileData& m_data;
     int m_depth = 0;
+    bool m_tooDeep = false;
     bool m_inEvents = false;
     std::array<JsonKey, kTracked + 1> m_key {};
     std::array<bool, kTracked + 1> m_isObject {};
@@ -567,6 +578,10 @@ FileData readFile(Trace& trace, const std::string& path, const LoadOptions& opti
         throw LoadCancelled();
     if (!stream.error().empty())
         throw LoadError(path, "truncated or corrupt gzip data (" + stream.error() + ")");
+    if (!ok && handler.tooDeep())
+        throw LoadError(path,
+            "JSON nested deeper than " + std::to_string(Handler::kMaxDepth) + " levels at byte "
+                + std::to_string(ok.Offset()) + ": not a torch.profiler trace");
     if (!ok)
         throw LoadError(path,
             std::string("invalid JSON at byte ") + std::to_string(ok.Offset()) + ": "

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "import/otf2reader.h"
 
+#include "import/childprocess.h"
 #include "import/loader.h"
 
 #include <algorithm>
@@ -8,9 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <chrono>
-#include <future>
 #include <mutex>
-#include <thread>
 
 namespace exposure::otf2 {
 
@@ -122,33 +121,27 @@ Reader::Reader(const std::string& anchorPath)
 {
     silenceErrors();
     takeLastError();
-    // OTF2 3.0 can loop forever inside OTF2_AnchorFile_Load on a corrupted anchor file. The anchor is opened in a
-    // helper thread; when it has not returned after kAnchorTimeout, the file is reported as corrupt and the helper is
-    // left behind (it holds nothing of ours; a reader it might still return is never used).
-    struct Opened
-    {
-        OTF2_Reader* reader = nullptr;
-        std::string error;
-    };
     if (const auto problem = anchorProblem(anchorPath); !problem.empty())
         throw LoadError(anchorPath, problem);
-    auto promise = std::make_shared<std::promise<Opened>>();
-    auto opened = promise->get_future();
-    std::thread([promise, path = anchorPath] {
-        takeLastError();
-        Opened o;
-        o.reader = OTF2_Reader_Open(path.c_str());
-        if (!o.reader)
-            o.error = takeLastError();
-        promise->set_value(std::move(o));
-    }).detach();
-    if (opened.wait_for(kAnchorTimeout) != std::future_status::ready)
+    // OTF2 3.0 can loop forever inside OTF2_AnchorFile_Load on a corrupted anchor file, and a thread stuck there could
+    // never be stopped. So OTF2 first reads the anchor in a child process, which is killed after kAnchorTimeout; only
+    // when it has finished (reading this anchor ends) does this process read it (the same bytes, the same library).
+    const ChildOutcome probe = runInChild(
+        [&anchorPath] { return OTF2_Reader_Open(anchorPath.c_str()) ? 0 : 1; }, kAnchorTimeout);
+    if (probe.state == ChildOutcome::TimedOut)
         throw LoadError(anchorPath, "corrupt OTF2 anchor file (OTF2 did not finish reading it in "
-                                        + std::to_string(kAnchorTimeout.count()) + " s)");
-    Opened o = opened.get();
-    m_reader = o.reader;
-    if (!m_reader)
-        throw LoadError(anchorPath, "not a readable OTF2 anchor file" + (o.error.empty() ? std::string() : " (OTF2: " + o.error + ")"));
+                + std::to_string(kAnchorTimeout.count()) + " s)");
+    if (probe.state == ChildOutcome::Crashed)
+        throw LoadError(anchorPath, "corrupt OTF2 anchor file (OTF2 crashed reading it: signal "
+                + std::to_string(probe.signal) + ")");
+    if (probe.state == ChildOutcome::NotStarted)
+        throw LoadError(anchorPath, "cannot check the anchor file: " + probe.error);
+    m_reader = OTF2_Reader_Open(anchorPath.c_str());
+    if (!m_reader) {
+        const std::string error = takeLastError();
+        throw LoadError(
+            anchorPath, "not a readable OTF2 anchor file" + (error.empty() ? std::string() : " (OTF2: " + error + ")"));
+    }
     const auto rc = OTF2_Reader_SetSerialCollectiveCallbacks(m_reader);
     if (rc != OTF2_SUCCESS) {
         OTF2_Reader_Close(m_reader);

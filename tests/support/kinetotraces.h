@@ -94,19 +94,25 @@ inline QByteArray rankTrace2021()
 })json";
 }
 
+// Writes `text` to `path` (gzip-compressed when the name ends in .gz); false if it cannot be written.
+inline bool writeFile(const QString& path, const QByteArray& text)
+{
+    if (path.endsWith(QLatin1String(".gz"))) {
+        gzFile f = gzopen(path.toLocal8Bit().constData(), "wb");
+        if (!f)
+            return false;
+        const bool ok = gzwrite(f, text.constData(), unsigned(text.size())) == int(text.size()) || text.isEmpty();
+        return gzclose(f) == Z_OK && ok;
+    }
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly) && f.write(text) == text.size();
+}
+
 // Writes `text` to `name` in `dir` (gzip-compressed when the name ends in .gz); returns the path.
 inline QString write(const QTemporaryDir& dir, const QString& name, const QByteArray& text)
 {
     const QString path = dir.filePath(name);
-    if (name.endsWith(QLatin1String(".gz"))) {
-        gzFile f = gzopen(path.toLocal8Bit().constData(), "wb");
-        gzwrite(f, text.constData(), unsigned(text.size()));
-        gzclose(f);
-    } else {
-        QFile f(path);
-        f.open(QIODevice::WriteOnly);
-        f.write(text);
-    }
+    writeFile(path, text);
     return path;
 }
 

@@ -5,7 +5,10 @@
 // a multi-line or anonymous message) is a failure, listed at the end; the exit status is then 1.
 //
 // Damage per file: truncation at N evenly spaced points (the kinds of cut a killed job or a full disk leaves) and
-// M seeded single-byte flips (media errors, bad copies). The matrix is deterministic for a given seed.
+// M seeded single-byte flips (media errors, bad copies). With --structural, every uncompressed JSON file
+// (torch.profiler traces) also gets the edits that break a JSON document's structure or values while keeping most of
+// it (nesting a hundred thousand levels deep, missing or extra brackets, negative, NaN, huge or textual times,
+// invalid UTF-8, duplicated keys, binary garbage). The matrix is deterministic for a given seed.
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QDir>
@@ -31,8 +34,8 @@ namespace {
 
 struct Damage
 {
-    enum Kind { Truncate, Flip } kind = Truncate;
-    std::uintmax_t offset = 0; // truncation size, or position of the flipped byte
+    enum Kind { Truncate, Flip, Structural } kind = Truncate;
+    std::uintmax_t offset = 0; // truncation size, position of the flipped byte, or index of the structural edit
     unsigned char mask = 0; // XOR mask of the flip (never 0)
 };
 
@@ -89,6 +92,68 @@ void writeAll(const fs::path& p, const std::vector<char>& bytes, std::size_t siz
 {
     std::ofstream out(p, std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), std::streamsize(size));
+}
+
+// Replaces the first occurrence of `from` in `text` by `to` (the text unchanged if there is none).
+std::string replaceFirst(std::string text, const std::string& from, const std::string& to)
+{
+    const auto at = text.find(from);
+    if (at != std::string::npos)
+        text.replace(at, from.size(), to);
+    return text;
+}
+
+// Replaces the value after the first `"key":` (up to the next ',' or '}') by `value`.
+std::string replaceValue(std::string text, const std::string& key, const std::string& value)
+{
+    const auto at = text.find("\"" + key + "\":");
+    if (at == std::string::npos)
+        return text;
+    const auto from = at + key.size() + 3;
+    const auto to = text.find_first_of(",}", from);
+    if (to != std::string::npos)
+        text.replace(from, to - from, " " + value);
+    return text;
+}
+
+struct StructuralEdit
+{
+    const char* name;
+    std::string (*apply)(const std::string& json);
+};
+
+// Edits that keep most of a JSON document but break its structure or its values.
+const std::vector<StructuralEdit>& structuralEdits()
+{
+    static const std::vector<StructuralEdit> edits {
+        { "100000 nested '['", [](const std::string&) { return std::string(100'000, '['); } },
+        { "100000 nested '{\"a\":' in args",
+            [](const std::string& j) {
+                std::string deep;
+                for (int i = 0; i < 100'000; ++i)
+                    deep += "{\"a\":";
+                return replaceFirst(j, "\"args\": ", "\"args\": " + deep);
+            } },
+        { "no closing brackets", [](const std::string& j) { return j.substr(0, j.find_last_of("]") ); } },
+        { "no opening bracket", [](const std::string& j) { return replaceFirst(j, "[", ""); } },
+        { "extra closing brackets", [](const std::string& j) { return replaceFirst(j, "}", "}]]}}"); } },
+        { "missing comma", [](const std::string& j) { return replaceFirst(j, "},", "}"); } },
+        { "negative duration", [](const std::string& j) { return replaceValue(j, "dur", "-5"); } },
+        { "NaN duration", [](const std::string& j) { return replaceValue(j, "dur", "NaN"); } },
+        { "huge duration", [](const std::string& j) { return replaceValue(j, "dur", "1e400"); } },
+        { "timestamp as text", [](const std::string& j) { return replaceValue(j, "ts", "\"soon\""); } },
+        { "timestamp beyond int64",
+            [](const std::string& j) { return replaceValue(j, "ts", "99999999999999999999999"); } },
+        { "invalid UTF-8 in a name", [](const std::string& j) { return replaceFirst(j, "\"name\": \"", "\"name\": \"\xff\xfe\xc0"); } },
+        { "NUL byte", [](const std::string& j) { return replaceFirst(j, "\"ph\"", std::string("\"p\0h\"", 5)); } },
+        { "duplicated traceEvents", [](const std::string& j) { return replaceFirst(j, "\"traceEvents\"", "\"traceEvents\": [], \"traceEvents\""); } },
+        { "traceEvents not an array", [](const std::string& j) { return replaceFirst(j, "\"traceEvents\": [", "\"traceEvents\": {\"x\": ["); } },
+        { "correlation as object", [](const std::string& j) { return replaceValue(j, "correlation", "{\"id\": 1}"); } },
+        { "stream beyond int32", [](const std::string& j) { return replaceValue(j, "stream", "4294967296"); } },
+        { "binary garbage", [](const std::string&) { return std::string("\x1f\x8b\x08\0garbage\xff\0\x01", 16); } },
+        { "empty file", [](const std::string&) { return std::string(); } },
+    };
+    return edits;
 }
 
 Result runOne(
@@ -174,9 +239,11 @@ int main(int argc, char** argv)
         QStringLiteral("10"));
     const QCommandLineOption jobsOpt(
         QStringLiteral("jobs"), QStringLiteral("Runs in parallel (2)."), QStringLiteral("N"), QStringLiteral("2"));
+    const QCommandLineOption structuralOpt(QStringLiteral("structural"),
+        QStringLiteral("Also apply the structural JSON edits to every uncompressed .json file."));
     const QCommandLineOption onlyOpt(QStringLiteral("only"),
         QStringLiteral("Damage only files whose path contains TEXT (e.g. .evt)."), QStringLiteral("TEXT"));
-    for (const auto* o : { &cliOpt, &truncOpt, &flipOpt, &seedOpt, &timeoutOpt, &jobsOpt, &onlyOpt })
+    for (const auto* o : { &cliOpt, &truncOpt, &flipOpt, &seedOpt, &timeoutOpt, &jobsOpt, &structuralOpt, &onlyOpt })
         parser.addOption(*o);
     parser.addPositionalArgument(
         QStringLiteral("TRACE"), QStringLiteral("A trace folder (it is copied, not changed)."));
@@ -193,6 +260,7 @@ int main(int argc, char** argv)
     const int timeoutMs = parser.value(timeoutOpt).toInt() * 1000;
     const int jobs = std::max(1, parser.value(jobsOpt).toInt());
     const std::string only = parser.value(onlyOpt).toStdString();
+    const bool structural = parser.isSet(structuralOpt);
     const fs::path source = fs::path(positional.front().toStdString());
     if (!fs::is_directory(source)) {
         std::fprintf(stderr, "exposure-corrupt-matrix: %s: not a folder\n", source.c_str());
@@ -227,6 +295,9 @@ int main(int argc, char** argv)
             const auto mask = static_cast<unsigned char>(std::uniform_int_distribution<int>(1, 255)(rng));
             matrix.push_back({ f, { Damage::Flip, pos, mask } });
         }
+        if (structural && files[f].extension() == ".json")
+            for (std::size_t e = 0; e < structuralEdits().size(); ++e)
+                matrix.push_back({ f, { Damage::Structural, e, 0 } });
     }
 
     // One working copy per worker; a worker damages one file, runs the commands and restores the file.
@@ -263,6 +334,10 @@ int main(int argc, char** argv)
             const auto original = readAll(target);
             if (job.damage.kind == Damage::Truncate) {
                 writeAll(target, original, std::size_t(job.damage.offset));
+            } else if (job.damage.kind == Damage::Structural) {
+                const std::string edited = structuralEdits()[std::size_t(job.damage.offset)].apply(
+                    std::string(original.begin(), original.end()));
+                writeAll(target, std::vector<char>(edited.begin(), edited.end()), edited.size());
             } else {
                 auto bytes = original;
                 bytes[std::size_t(job.damage.offset)] = static_cast<char>(
@@ -319,9 +394,12 @@ int main(int argc, char** argv)
     std::printf("%zu files, %zu damaged copies, %d runs in %.1f s ('name it': the error names the damaged file)\n",
         files.size(), matrix.size(), sum.runs, double(total.elapsed()) / 1000.0);
     for (const auto& f : failures) {
-        std::printf("FAILED %s: %s %s %ju%s: %s: %s\n", f.result.command.c_str(), files[f.file].c_str(),
-            f.damage.kind == Damage::Truncate ? "cut at" : "byte flip at", f.damage.offset,
-            f.damage.kind == Damage::Flip ? (" ^" + std::to_string(f.damage.mask)).c_str() : "",
+        const std::string what = f.damage.kind == Damage::Truncate
+            ? "cut at " + std::to_string(f.damage.offset)
+            : f.damage.kind == Damage::Flip
+            ? "byte flip at " + std::to_string(f.damage.offset) + " ^" + std::to_string(f.damage.mask)
+            : std::string("edit: ") + structuralEdits()[std::size_t(f.damage.offset)].name;
+        std::printf("FAILED %s: %s %s: %s: %s\n", f.result.command.c_str(), files[f.file].c_str(), what.c_str(),
             outcomeName(f.result.outcome), f.result.detail.c_str());
     }
     return failures.empty() ? 0 : 1;

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Bad input: every case must give a LoadError naming the file and the problem (or a counted warning), never a
 // crash, a hang or silently wrong numbers.
+#include "import/childprocess.h"
 #include "import/loader.h"
 #include "import/memorybudget.h"
 #include "model/trace.h"
 #include "synth/archivewriter.h"
 
+#include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <csignal>
 #include <filesystem>
 #include <map>
 #include <fstream>
@@ -17,6 +20,14 @@
 using namespace exposure;
 using namespace exposure::synth;
 namespace fs = std::filesystem;
+
+namespace {
+// Threads of this process.
+long threadCount()
+{
+    return long(std::distance(fs::directory_iterator("/proc/self/task"), fs::directory_iterator()));
+}
+} // namespace
 
 namespace {
 
@@ -94,6 +105,7 @@ private Q_SLOTS:
     void eventFilesCutAnywhere();
     void everyFileCutAnywhere();
     void anchorThatHangsOtf2();
+    void workThatNeverEndsIsKilled();
     void anchorWithHugePropertyCount();
     void unreadableFile();
     void unmatchedEnterIsClosedAtLastTimestamp();
@@ -257,7 +269,36 @@ void TestImportErrors::anchorThatHangsOtf2()
         std::ofstream out(anchor, std::ios::binary | std::ios::trunc);
         out << bytes;
     }
+    // Refused by the property-count check before OTF2 reads it; this process runs no more threads than before.
+    const auto before = threadCount();
     EXPECT_LOAD_ERROR(root, anchor, "anchor file");
+    QCOMPARE(threadCount(), before);
+}
+
+// What OTF2 may never finish (an anchor no check foresees) runs in a child process: one that loops is killed at its
+// deadline and leaves no thread behind; one that crashes or returns says so.
+void TestImportErrors::workThatNeverEndsIsKilled()
+{
+    const auto before = threadCount();
+    QElapsedTimer timer;
+    timer.start();
+    const ChildOutcome loop = runInChild(
+        [] {
+            volatile std::uint64_t n = 0;
+            while (true)
+                n = n + 1;
+            return 0;
+        },
+        std::chrono::milliseconds(200));
+    QCOMPARE(int(loop.state), int(ChildOutcome::TimedOut));
+    QVERIFY(timer.elapsed() >= 200);
+    QCOMPARE(threadCount(), before);
+    const ChildOutcome crash = runInChild([] { std::abort(); return 0; }, std::chrono::milliseconds(5000));
+    QCOMPARE(int(crash.state), int(ChildOutcome::Crashed));
+    QCOMPARE(crash.signal, SIGABRT);
+    const ChildOutcome done = runInChild([] { return 7; }, std::chrono::milliseconds(5000));
+    QCOMPARE(int(done.state), int(ChildOutcome::Finished));
+    QCOMPARE(done.exitCode, 7);
 }
 
 // An anchor file whose property count was corrupted (found by fuzz_otf2): OTF2 3.0 would calloc 2^29 pointers and

@@ -249,6 +249,12 @@ void TestKinetoImport::badInput_data()
                R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]})")
         << "no GPU events";
     QTest::newRow("empty file") << "empty.json" << QByteArray() << "invalid JSON at byte 0";
+    // 100 000 nested '[' (200 KB): the reader recursed once per level and overflowed the stack.
+    QTest::newRow("deep nesting") << "deep.json" << QByteArray(100'000, '[') << "JSON nested deeper than 64 levels at byte 65";
+    QTest::newRow("deep nesting inside an event")
+        << "deep-args.json"
+        << QByteArray(R"({"traceEvents": [{"ph": "X", "args": {"a": )") + QByteArray(100'000, '{').replace("{", "{\"k\": ")
+        << "JSON nested deeper than 64 levels";
     QTest::newRow("invalid UTF-8 in a name is kept, not a crash")
         << "utf8.json"
         << QByteArray("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\xff\xfe\", \"pid\": 0, "
