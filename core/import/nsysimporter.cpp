@@ -1017,14 +1017,14 @@ std::uint64_t estimateNsysBytes(const std::vector<std::string>& files, const Loa
 void importNsys(Trace& trace, const std::vector<std::string>& files, const LoadOptions& options)
 {
     std::vector<FileData> data(files.size());
-    // Progress counts rows (the rows of every file are counted first: a count is quick next to the reading).
+    // Progress counts rows (the rows of every file are counted first, which also refuses tables too large to hold:
+    // a count is quick next to the reading).
     LoadProgress progress;
     std::mutex progressMutex;
-    if (options.progress)
-        for (const auto& f : files) {
-            Opened o = openExport(f);
-            progress.eventsTotal += countRows(*o.db, o.schema).rows;
-        }
+    for (const auto& f : files) {
+        Opened o = openExport(f);
+        progress.eventsTotal += countRows(*o.db, o.schema).rows;
+    }
     readFilesInParallel(files.size(), fileReadThreads(options, files.size()), [&](std::size_t i) {
         std::uint64_t rowsSeen = 0;
         data[i] = readExport(files[i], options, [&](std::uint64_t rows) {
