@@ -244,7 +244,9 @@ int main(int argc, char** argv)
     std::printf("| %-58s | %9.3f | %10.2f | %10.1f |\n", "8-rank run: files in parallel", parallelBest,
         parallelBest / serialBest, runMb / parallelBest);
     std::printf("8-rank run: %.0f MB of JSON, %u hardware threads, speed-up of parallel reading %.2fx (CPU time %.2f s "
-                "one after another, %.2f s in parallel)\n",
-        runMb, std::thread::hardware_concurrency(), serialBest / parallelBest, serialCpu, parallelCpu);
+                "one after another, %.2f s in parallel: %.2f and %.2f cores busy on average; a ratio below the cores "
+                "the parallel run could use means other programs had the CPUs)\n",
+        runMb, std::thread::hardware_concurrency(), serialBest / parallelBest, serialCpu, parallelCpu,
+        serialCpu / serialBest, parallelCpu / parallelBest);
     return 0;
 }
