@@ -597,7 +597,7 @@ FileData readFile(Trace& trace, const std::string& path, const LoadOptions& opti
 
 // Moves what one file's reading put into its own Trace (names, region kinds, collective arguments) into the run's
 // trace and renumbers the file's intervals. Merged in file order, this gives the trace that reading the files one
-// after another into one Trace gives.
+// after another into one Trace gives. Whatever else the Handler writes into its Trace must be moved here too.
 void mergeFileNames(Trace& trace, Trace& local, FileData& data)
 {
     std::vector<StringId> global(local.strings.size());
