@@ -4,6 +4,7 @@
 #include "analysis/rules.h"
 #include "analysis/statsreport.h"
 #include "import/loader.h"
+#include "run/openrun.h"
 
 #include <QCommandLineOption>
 
@@ -29,6 +30,12 @@ int execRenderer(int argc, char** argv);
 // Returns true when one of them was printed and the command is done (exit status 0).
 bool printedHelpOrVersion(const QCommandLineParser& parser, const char* command);
 
+// Names the application "exposure-cli <command>" (with the version) and gives `parser` the description, --help and
+// --version.
+void setUpCommand(QCommandLineParser& parser, const char* command, const QString& description);
+// The TRACE argument of info and stats: every input kind openRun reads.
+void addTraceArgument(QCommandLineParser& parser);
+
 // --ranks LIST and --memory-limit SIZE, for the commands that load a trace.
 struct LoadArgs
 {
@@ -46,10 +53,10 @@ struct LoadArgs
     std::string apply(const QCommandLineParser& parser, LoadOptions& options) const;
 };
 
-// loadTrace on a worker thread, watched: when reading makes no progress for `stallSeconds` (libotf2 3.0 loops
-// forever on some damaged event files, e.g. a flipped byte that announces a chunk past the end of the file), prints
-// one line naming the file being read and ends the process with status 2. Rethrows what loadTrace throws.
-std::shared_ptr<Trace> loadWatched(const std::string& path, LoadOptions options, int stallSeconds = 15);
+// openRun for a command, with the command line's one mapping of its errors: a LoadError is printed (fail()) and
+// nullopt returned (the command exits with status 2); a stalled load (libotf2 3.0 loops forever on some damaged
+// event files) is printed and ends the process with status 2 at once, as its reading thread cannot be stopped.
+std::optional<OpenedRun> openRunOrFail(const std::string& path, const RunOptions& options);
 
 // Prints "exposure-cli: <message>" on stderr and returns 2.
 int fail(const std::string& message);

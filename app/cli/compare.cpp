@@ -15,10 +15,8 @@ namespace exposure::cli {
 int runCompare(int argc, char** argv)
 {
     QCoreApplication app(argc, argv);
-    QCoreApplication::setApplicationName(QStringLiteral("exposure-cli compare"));
-    QCoreApplication::setApplicationVersion(QStringLiteral(EXPOSURE_VERSION));
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral(
+    setUpCommand(parser, "compare", QStringLiteral(
         "Compares runs of the same training (for example 1, 4 and 8 GPUs): per-step means over all ranks of the\n"
         "step time, compute, communication busy time, hidden and exposed communication, the NCCL time spent\n"
         "waiting for the last peer versus transferring (collectives matched across ranks), and the weak-scaling\n"
@@ -31,8 +29,6 @@ int runCompare(int argc, char** argv)
         "says which steps each mean covers.\n"
         "\n"
         "Each RUN is a trace as for 'exposure-cli stats'. Exit status: 0 on success, 2 on bad input."));
-    parser.addHelpOption();
-    parser.addVersionOption();
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Print JSON instead of a table."));
     const QCommandLineOption rules(QStringLiteral("rules"),
                                    QStringLiteral("Classify with the rules in FILE instead of the built-in ones."),
@@ -68,16 +64,13 @@ int runCompare(int argc, char** argv)
     }
 
     std::vector<RunSummary> runs;
+    RunOptions runOptions;
+    runOptions.rules = ruleSet;
     for (const auto& p : paths) {
-        try {
-            const auto trace = loadTrace(p.toStdString());
-            const auto analysis = analyze(*trace, ruleSet);
-            runs.push_back(summarizeRun(*trace, *analysis, options));
-        } catch (const LoadError& e) {
-            return fail(e.what());
-        } catch (const std::exception& e) {
-            return fail(p.toStdString() + ": " + e.what());
-        }
+        const auto run = openRunOrFail(p.toStdString(), runOptions);
+        if (!run)
+            return 2;
+        runs.push_back(summarizeRun(*run->trace, *run->analysis, options));
     }
     orderByGpuCount(runs);
     const std::string out = parser.isSet(json) ? compareJson(runs) : compareTable(runs);

@@ -149,22 +149,15 @@ void printText(const Trace& t)
 int runInfo(int argc, char** argv)
 {
     QCoreApplication app(argc, argv);
-    QCoreApplication::setApplicationName(QStringLiteral("exposure-cli info"));
-    QCoreApplication::setApplicationVersion(QStringLiteral(EXPOSURE_VERSION));
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral(
+    setUpCommand(parser, "info", QStringLiteral(
         "Shows what a trace holds: ranks (host, device, archive), lanes with their kind and event/interval counts,\n"
         "kernel and memcpy counts, the time span, the clock resolution and any warnings from loading."));
-    parser.addHelpOption();
-    parser.addVersionOption();
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Print JSON instead of text."));
     parser.addOption(json);
     const LoadArgs loadArgs;
     loadArgs.addTo(parser);
-    parser.addPositionalArgument(QStringLiteral("TRACE"),
-                                 QStringLiteral("An OTF2 anchor file, an archive folder, or a folder of per-rank archives; or "
-                                                "torch.profiler traces: a .json / .json.gz file or a folder of them; or Nsight "
-                                                "Systems reports: a .sqlite export, a .nsys-rep or a folder of them."));
+    addTraceArgument(parser);
     if (!parser.parse(QCoreApplication::arguments()))
         return fail(parser.errorText().toStdString());
     if (printedHelpOrVersion(parser, "info"))
@@ -173,17 +166,14 @@ int runInfo(int argc, char** argv)
     if (args.size() != 1)
         return fail("info: expected exactly one TRACE argument (see 'exposure-cli info --help')");
     const std::string path = args.front().toStdString();
-    LoadOptions loadOptions;
-    if (const std::string problem = loadArgs.apply(parser, loadOptions); !problem.empty())
+    RunOptions runOptions;
+    runOptions.analyse = false;
+    if (const std::string problem = loadArgs.apply(parser, runOptions.load); !problem.empty())
         return fail(problem);
-    std::shared_ptr<Trace> trace;
-    try {
-        trace = loadWatched(path, loadOptions);
-    } catch (const LoadError& e) {
-        return fail(e.what());
-    } catch (const std::exception& e) {
-        return fail(path + ": " + e.what());
-    }
+    const auto run = openRunOrFail(path, runOptions);
+    if (!run)
+        return 2;
+    const std::shared_ptr<const Trace> trace = run->trace;
     if (parser.isSet(json)) {
         const QByteArray out = QJsonDocument(infoJson(*trace)).toJson(QJsonDocument::Indented);
         std::fwrite(out.constData(), 1, std::size_t(out.size()), stdout);

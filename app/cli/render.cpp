@@ -254,12 +254,8 @@ void prepareRenderProcess()
 
 int parseRenderRequest(RenderRequest& request)
 {
-    QCoreApplication::setApplicationName(QStringLiteral("exposure-cli render"));
-    QCoreApplication::setApplicationVersion(QStringLiteral(EXPOSURE_VERSION));
     QCommandLineParser parser;
-    parser.setApplicationDescription(QString::fromLatin1(kDescription));
-    parser.addHelpOption();
-    parser.addVersionOption();
+    setUpCommand(parser, "render", QString::fromLatin1(kDescription));
     Options o;
     o.addTo(parser);
     parser.addPositionalArgument(QStringLiteral("TRACE"),
@@ -323,20 +319,13 @@ int runRender(int argc, char** argv)
     const QString& outPath = request.output;
     const bool force = request.force;
 
-    const std::string path = spec.tracePath.toStdString();
-    std::shared_ptr<Trace> trace;
+    RunOptions runOptions;
+    runOptions.load.keepLaunchParameters = false; // not drawn
+    const auto run = openRunOrFail(spec.tracePath.toStdString(), runOptions);
+    if (!run)
+        return 2;
     try {
-        LoadOptions lo;
-        lo.keepLaunchParameters = false; // not drawn
-        trace = loadTrace(path, lo);
-    } catch (const LoadError& e) {
-        return fail(e.what());
-    } catch (const std::exception& e) {
-        return fail(path + ": " + e.what());
-    }
-    std::shared_ptr<const Analysis> analysis = analyze(*trace, Rules::defaults());
-    try {
-        FigureRenderer renderer(trace, analysis);
+        FigureRenderer renderer(run->trace, run->analysis);
         renderer.renderToFile(spec, outPath, force);
         if (!request.saveSpec.isEmpty())
             spec.save(request.saveSpec);

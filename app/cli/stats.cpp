@@ -71,10 +71,7 @@ int parseStatsRequest(StatsRequest& request)
         parser.addOption(*o);
     const LoadArgs loadArgs;
     loadArgs.addTo(parser);
-    parser.addPositionalArgument(QStringLiteral("TRACE"),
-                                 QStringLiteral("An OTF2 anchor file, an archive folder, or a folder of per-rank archives; or "
-                                                "torch.profiler traces: a .json / .json.gz file or a folder of them; or Nsight "
-                                                "Systems reports: a .sqlite export, a .nsys-rep or a folder of them."));
+    addTraceArgument(parser);
     if (!parser.parse(QCoreApplication::arguments()))
         return fail("stats: " + parser.errorText().toStdString());
     if (printedHelpOrVersion(parser, "stats"))
@@ -143,19 +140,16 @@ int runStats(int argc, char** argv)
     if (const int status = parseStatsRequest(request); status >= 0)
         return status;
 
-    const std::string& path = request.path;
-    std::shared_ptr<Trace> trace;
-    try {
-        trace = loadWatched(path, request.loadOptions);
-    } catch (const LoadError& e) {
-        return fail(e.what());
-    } catch (const std::exception& e) {
-        return fail(path + ": " + e.what());
-    }
+    RunOptions runOptions;
+    runOptions.load = request.loadOptions;
+    runOptions.rules = std::move(request.rules);
+    const auto run = openRunOrFail(request.path, runOptions);
+    if (!run)
+        return 2;
+    const Trace* trace = run->trace.get();
+    const Analysis* analysis = run->analysis.get();
     if (const std::string error = resolveStatsWindow(request, trace->extent); !error.empty())
         return fail(error);
-
-    const auto analysis = analyze(*trace, std::move(request.rules));
     const StatsReportOptions& options = request.options;
     const std::string out = request.format == StatsRequest::Format::Json ? statsJson(*trace, *analysis, options)
         : request.format == StatsRequest::Format::Csv                    ? statsCsv(*trace, *analysis, options)

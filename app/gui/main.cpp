@@ -71,6 +71,56 @@ int fail(const QString& message)
     return 2;
 }
 
+// Loads `path` into the window at `size`, saves a PNG of the whole window to `file` once the panels are done and
+// returns the exit status.
+int takeScreenshot(QApplication& app, MainWindow& window, const QString& path, QSize windowSize, const QString& file,
+    bool asked)
+{
+    int rc = 0;
+    window.setMessageSink([&](const QString&, const QString& text) {
+        rc = fail(text);
+        app.exit(rc);
+    });
+    QObject::connect(&window, &MainWindow::traceLoaded, &app, [&] {
+        if (qEnvironmentVariableIsSet("EXPOSURE_STARTUP_TIMING"))
+            std::fprintf(stderr, "exposure: trace loaded and analysed %.0f ms after the process started\n",
+                         msSinceProcessStart());
+        // Grab once the panels have delivered their statistics and kernel tables.
+        window.whenIdle([&] {
+            window.timeline()->replot();
+            QApplication::processEvents();
+            const QImage image = window.grab().toImage();
+            if (!image.save(file, "PNG")) {
+                rc = fail(QStringLiteral("%1: cannot write the PNG").arg(file));
+            } else if (asked) {
+                std::printf("%s\n", qPrintable(file));
+            } else {
+                std::printf("exposure: saved a %dx%d screenshot of the main window to %s\n", image.width(),
+                            image.height(), qPrintable(file));
+            }
+            app.exit(rc);
+        });
+    });
+    window.resize(windowSize);
+    window.show();
+    if (qEnvironmentVariableIsSet("EXPOSURE_STARTUP_TIMING"))
+        std::fprintf(stderr, "exposure: loading starts %.0f ms after the process started\n", msSinceProcessStart());
+    window.openTrace(path);
+    const int status = app.exec();
+    return rc ? rc : status;
+}
+
+// "2ms:9.5ms" -> [2 ms, 9.5 ms]; nullopt unless FROM < TO.
+std::optional<TimeRange> parseRange(const QString& text)
+{
+    const QStringList parts = text.split(QLatin1Char(':'));
+    const auto from = parseDuration(parts.value(0).toStdString());
+    const auto to = parseDuration(parts.value(1).toStdString());
+    if (parts.size() != 2 || !from || !to || to.value_or(0) <= from.value_or(0))
+        return std::nullopt;
+    return TimeRange{*from, *to};
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -124,13 +174,10 @@ int main(int argc, char** argv)
 
     std::optional<TimeRange> initialRange;
     if (parser.isSet(range)) {
-        const QStringList parts = parser.value(range).split(QLatin1Char(':'));
-        const auto from = parseDuration(parts.value(0).toStdString());
-        const auto to = parseDuration(parts.value(1).toStdString());
-        if (parts.size() != 2 || !from || !to || to.value_or(0) <= from.value_or(0))
+        initialRange = parseRange(parser.value(range));
+        if (!initialRange)
             return fail(QStringLiteral("--range: expected FROM:TO with FROM < TO, e.g. 2ms:9.5ms, got \"%1\"")
                             .arg(parser.value(range)));
-        initialRange = TimeRange{*from, *to};
     }
 
     MainWindow window;
@@ -162,36 +209,5 @@ int main(int argc, char** argv)
     if (!parser.isSet(shot))
         std::fprintf(stderr,
                      "exposure: no display (DISPLAY and WAYLAND_DISPLAY are unset); rendering the window headlessly\n");
-    int rc = 0;
-    window.setMessageSink([&](const QString&, const QString& text) {
-        rc = fail(text);
-        app.exit(rc);
-    });
-    QObject::connect(&window, &MainWindow::traceLoaded, &app, [&] {
-        if (qEnvironmentVariableIsSet("EXPOSURE_STARTUP_TIMING"))
-            std::fprintf(stderr, "exposure: trace loaded and analysed %.0f ms after the process started\n",
-                         msSinceProcessStart());
-        // Grab once the panels have delivered their statistics and kernel tables.
-        window.whenIdle([&] {
-            window.timeline()->replot();
-            QApplication::processEvents();
-            const QImage image = window.grab().toImage();
-            if (!image.save(file, "PNG")) {
-                rc = fail(QStringLiteral("%1: cannot write the PNG").arg(file));
-            } else if (parser.isSet(shot)) {
-                std::printf("%s\n", qPrintable(file));
-            } else {
-                std::printf("exposure: saved a %dx%d screenshot of the main window to %s\n", image.width(),
-                            image.height(), qPrintable(file));
-            }
-            app.exit(rc);
-        });
-    });
-    window.resize(windowSize);
-    window.show();
-    if (qEnvironmentVariableIsSet("EXPOSURE_STARTUP_TIMING"))
-        std::fprintf(stderr, "exposure: loading starts %.0f ms after the process started\n", msSinceProcessStart());
-    window.openTrace(args.first());
-    const int status = app.exec();
-    return rc ? rc : status;
+    return takeScreenshot(app, window, args.first(), windowSize, file, parser.isSet(shot));
 }

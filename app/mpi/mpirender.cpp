@@ -365,19 +365,13 @@ int runSingle(const World& world, const cli::RenderRequest& request)
     std::int64_t status = 0;
     if (world.root()) {
         status = [&]() -> int {
-            const std::string path = request.spec.tracePath.toStdString();
-            std::shared_ptr<Trace> trace;
-            try {
-                LoadOptions lo;
-                lo.keepLaunchParameters = false;
-                trace = loadTrace(path, lo);
-            } catch (const LoadError& e) {
-                return fail(e.what());
-            } catch (const std::exception& e) {
-                return fail(path + ": " + e.what());
-            }
-            std::shared_ptr<const Analysis> analysis = analyze(*trace, Rules::defaults());
-            FigureRenderer renderer(trace, analysis);
+            RunOptions options;
+            options.load.keepLaunchParameters = false;
+            std::string error;
+            const auto run = openRunOrError(request.spec.tracePath.toStdString(), options, error);
+            if (!run)
+                return fail(error);
+            FigureRenderer renderer(run->trace, run->analysis);
             return writeFigure(renderer, request);
         }();
     }
@@ -416,20 +410,16 @@ int runRender(const World& world, int argc, char** argv)
     // 1. This process's archives, in the run's order.
     std::vector<std::size_t> mineIndex;
     const std::vector<ArchiveRef> mine = plan.archivesOf(world.rank, mineIndex);
-    std::shared_ptr<Trace> trace;
+    RunOptions share;
+    share.part = &mine;
+    share.analyse = false; // after joinRun
+    share.load.threads = 1; // one process per core
+    share.load.keepLaunchParameters = false; // not drawn
     std::string error;
-    try {
-        LoadOptions lo;
-        lo.threads = 1; // one process per core
-        lo.keepLaunchParameters = false; // not drawn
-        trace = loadArchives(path, mine, lo);
-    } catch (const LoadError& e) {
-        error = e.what();
-    } catch (const std::exception& e) {
-        error = path + ": " + e.what();
-    }
+    const auto run = openRunOrError(path, share, error);
     if (agreeOnError(world, error))
         return 2;
+    const std::shared_ptr<Trace> trace = run->trace;
     std::size_t totalRanks = 0;
     const std::vector<int> globalIndex = joinRun(*trace, plan, mine, mineIndex, totalRanks);
     std::shared_ptr<const Analysis> analysis = analyzeRanks(*trace, Rules::defaults(), 1);

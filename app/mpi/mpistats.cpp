@@ -88,17 +88,17 @@ int runSingle(const World& world, cli::StatsRequest& request)
     std::int64_t status = 0;
     if (world.root()) {
         status = [&]() -> int {
-            std::shared_ptr<Trace> trace;
-            try {
-                trace = loadTrace(request.path, request.loadOptions);
-            } catch (const LoadError& e) {
-                return fail(e.what());
-            } catch (const std::exception& e) {
-                return fail(request.path + ": " + e.what());
-            }
-            if (const std::string error = cli::resolveStatsWindow(request, trace->extent); !error.empty())
+            RunOptions options;
+            options.load = request.loadOptions;
+            options.rules = std::move(request.rules);
+            std::string error;
+            const auto run = openRunOrError(request.path, options, error);
+            if (!run)
                 return fail(error);
-            const auto analysis = analyze(*trace, std::move(request.rules));
+            const Trace* trace = run->trace.get();
+            const Analysis* analysis = run->analysis.get();
+            if (const std::string windowError = cli::resolveStatsWindow(request, trace->extent); !windowError.empty())
+                return fail(windowError);
             const std::string out = formatReport(
                 buildStatsReport(*trace, *analysis, request.options, request.format == cli::StatsRequest::Format::Json),
                 request);
@@ -222,6 +222,150 @@ void readWarnings(Cursor& c, RunWarnings& into)
     }
 }
 
+// This process's share of the run.
+struct LocalPart
+{
+    std::vector<std::size_t> mineIndex;
+    std::vector<ArchiveRef> mine;
+    std::vector<std::size_t> laneWarnings; // per local rank: its warnings from the lane check (the last ones)
+    std::shared_ptr<Trace> trace;
+    std::shared_ptr<Analysis> analysis;
+    std::vector<int> globalIndex;
+    std::size_t totalRanks = 0;
+};
+
+// 2.-3. Reads this process's archives (in the run's order, so its ranks come in the run's order too), agrees on the
+// run's time origin, extent and global rank indexes, and analyses its ranks. -1 to go on, else the exit status.
+int readPart(const World& world, const Plan& plan, cli::StatsRequest& request, LocalPart& local, Timings& timings)
+{
+    local.mine = plan.archivesOf(world.rank, local.mineIndex);
+    RunOptions share;
+    share.part = &local.mine;
+    share.laneWarningsPerRank = &local.laneWarnings;
+    share.analyse = false; // after joinRun
+    share.load.threads = 1; // one process per core
+    share.load.keepLaunchParameters = false; // the statistics do not use them
+    share.load.memoryLimit = request.loadOptions.memoryLimit; // checked against this process's archives
+    std::string error;
+    if (auto run = openRunOrError(request.path, share, error))
+        local.trace = run->trace;
+    timings.lap("plan+load");
+    if (agreeOnError(world, error))
+        return 2;
+    Trace& trace = *local.trace;
+    local.globalIndex = joinRun(trace, plan, local.mine, local.mineIndex, local.totalRanks);
+    if (const std::string windowError = cli::resolveStatsWindow(request, trace.extent); !windowError.empty()) {
+        if (world.root())
+            fail(windowError);
+        return 2;
+    }
+    timings.lap("agree");
+    local.analysis = analyzeRanks(trace, std::move(request.rules), 1);
+    const bool anyComm = allMax(hasCommunicationKernel(trace, *local.analysis) ? 1 : 0) != 0;
+    if (local.totalRanks > 1 && !anyComm)
+        warnNoCommunication(*local.analysis, local.totalRanks);
+    return -1;
+}
+
+// What a process sends process 0: its rank reports, collective candidates and warnings.
+std::string partMessage(const LocalPart& local, const cli::StatsRequest& request)
+{
+    const Trace& trace = *local.trace;
+    const bool stepIdle = request.format == cli::StatsRequest::Format::Json;
+    Bytes part;
+    part.i64(std::int64_t(trace.ranks.size()));
+    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+        part.i64(local.globalIndex[r]);
+        part.str(serialize(rankReport(trace, *local.analysis, int(r), request.options, stepIdle)));
+    }
+    part.str(serialize(collectiveCandidates(trace, *local.analysis, local.globalIndex)));
+    appendWarnings(part, trace, local.mine, local.mineIndex, local.laneWarnings, local.globalIndex);
+    return std::move(part.out());
+}
+
+// Process 0: the run's report from every process's part, and the collective matching over all ranks.
+struct Merged
+{
+    StatsReport report;
+    std::vector<std::vector<int>> ranksOf; // process -> global rank indexes
+    CollectiveMatch match;
+};
+
+Merged mergeParts(const std::vector<std::string>& parts, const LocalPart& local, std::size_t archives,
+    KernelParts kernels)
+{
+    Merged m;
+    StatsReport& report = m.report;
+    m.ranksOf.resize(parts.size());
+    report.tracePath = local.trace->sourcePath;
+    report.rulesSource = local.analysis->rules.source();
+    RunWarnings warnings(archives, local.totalRanks);
+    report.ranks.resize(local.totalRanks);
+    std::vector<CollectiveCandidate> candidates;
+    std::map<std::string, std::uint32_t> names;
+    std::set<std::string> hosts;
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+        Cursor c(parts[p]);
+        const auto n = c.i64();
+        for (std::int64_t k = 0; k < n; ++k) {
+            const auto g = std::size_t(c.i64());
+            report.ranks.at(g) = deserializeRankReport(c.str());
+            hosts.insert(report.ranks[g].host);
+            m.ranksOf[p].push_back(int(g));
+        }
+        CollectiveCandidates cc = deserializeCollectiveCandidates(c.str());
+        std::vector<std::uint32_t> remap;
+        for (const auto& name : cc.names)
+            remap.push_back(names.try_emplace(name, std::uint32_t(names.size())).first->second);
+        for (CollectiveCandidate& item : cc.items) {
+            item.name = remap[item.name];
+            candidates.push_back(item);
+        }
+        readWarnings(c, warnings);
+    }
+    report.traceWarnings = warnings.inSerialOrder(report.ranks);
+    report.kernels = kernelRows(kernels);
+    m.match = matchCandidates(std::move(candidates), local.totalRanks, hosts.size() > 1);
+    report.anyCollectiveGroup = !m.match.groups.empty();
+    report.multipleHosts = m.match.multipleHosts;
+    return m;
+}
+
+// Process 0: each process's waiting intervals of its ranks.
+std::vector<std::string> waitMessages(const Merged& m)
+{
+    const auto waits = waitParts(m.match);
+    std::vector<std::string> out;
+    for (const auto& ranks : m.ranksOf) {
+        Bytes w;
+        for (const int g : ranks) {
+            w.i64(std::int64_t(waits[std::size_t(g)].size()));
+            for (const TimeRange& t : waits[std::size_t(g)]) {
+                w.i64(t.start);
+                w.i64(t.end);
+            }
+        }
+        out.push_back(std::move(w.out()));
+    }
+    return out;
+}
+
+// Exposed waiting needs the rank's compute activity: computed where the rank lives.
+std::string exposedMessage(const LocalPart& local, const std::string& myWaits)
+{
+    Bytes exposed;
+    Cursor c(myWaits);
+    for (std::size_t r = 0; r < local.trace->ranks.size(); ++r) {
+        std::vector<TimeRange> waits(std::size_t(c.i64()));
+        for (auto& w : waits) {
+            w.start = c.i64();
+            w.end = c.i64();
+        }
+        exposed.i64(exposedWait(waits, local.analysis->ranks[r]));
+    }
+    return std::move(exposed.out());
+}
+
 } // namespace
 
 int runStats(const World& world, int argc, char** argv)
@@ -250,135 +394,39 @@ int runStats(const World& world, int argc, char** argv)
     if (plan.mode == Mode::Single)
         return runSingle(world, request);
 
-    // 2. Read this process's archives (in the run's order, so its ranks come in the run's order too).
-    std::vector<std::size_t> mineIndex;
-    const std::vector<ArchiveRef> mine = plan.archivesOf(world.rank, mineIndex);
-    std::shared_ptr<Trace> trace;
-    std::vector<std::size_t> laneWarnings; // per local rank: its warnings from the lane check (the last ones)
-    std::string error;
-    try {
-        LoadOptions lo;
-        lo.threads = 1; // one process per core
-        lo.keepLaunchParameters = false; // the statistics do not use them
-        lo.memoryLimit = request.loadOptions.memoryLimit; // checked against this process's archives
-        trace = loadArchives(request.path, mine, lo, &laneWarnings);
-    } catch (const LoadError& e) {
-        error = e.what();
-    } catch (const std::exception& e) {
-        error = request.path + ": " + e.what();
-    }
-    timings.lap("plan+load");
-    if (agreeOnError(world, error))
-        return 2;
-
-    // The run's time origin, extent and global rank indexes.
-    std::size_t totalRanks = 0;
-    const std::vector<int> globalIndex = joinRun(*trace, plan, mine, mineIndex, totalRanks);
-    if (const std::string windowError = cli::resolveStatsWindow(request, trace->extent); !windowError.empty()) {
-        if (world.root())
-            fail(windowError);
-        return 2;
-    }
-
-    // 3. Analyse this process's ranks.
-    timings.lap("agree");
-    auto analysis = analyzeRanks(*trace, std::move(request.rules), 1);
-    const bool anyComm = allMax(hasCommunicationKernel(*trace, *analysis) ? 1 : 0) != 0;
-    if (totalRanks > 1 && !anyComm)
-        warnNoCommunication(*analysis, totalRanks);
-
-    const bool stepIdle = request.format == cli::StatsRequest::Format::Json;
-    Bytes part;
-    part.i64(std::int64_t(trace->ranks.size()));
-    for (std::size_t r = 0; r < trace->ranks.size(); ++r) {
-        part.i64(globalIndex[r]);
-        part.str(serialize(rankReport(*trace, *analysis, int(r), request.options, stepIdle)));
-    }
-    part.str(serialize(collectiveCandidates(*trace, *analysis, globalIndex)));
-    appendWarnings(part, *trace, mine, mineIndex, laneWarnings, globalIndex);
+    LocalPart local;
+    if (const int exit = readPart(world, plan, request, local, timings); exit >= 0)
+        return exit;
+    const std::string part = partMessage(local, request);
     timings.lap("analyse+parts");
-    KernelParts kernels = reduceKernelParts(world, kernelParts(*trace, *analysis, request.options.window), timings);
-    const std::vector<std::string> parts = gather(part.out());
+    KernelParts kernels
+        = reduceKernelParts(world, kernelParts(*local.trace, *local.analysis, request.options.window), timings);
+    const std::vector<std::string> parts = gather(part);
     for (std::size_t p = 1; p < parts.size(); ++p)
         timings.exchanged(parts[p].size()); // process 0: what it received
     if (!world.root())
-        timings.exchanged(part.out().size());
+        timings.exchanged(part.size());
 
-    StatsReport report;
-    std::vector<std::vector<int>> ranksOf(std::size_t(world.size)); // process -> global rank indexes
-    CollectiveMatch match;
-    std::vector<std::string> waitMessages(world.root() ? std::size_t(world.size) : 0);
+    Merged merged;
+    std::vector<std::string> waits(world.root() ? std::size_t(world.size) : 0);
     if (world.root()) {
-        report.tracePath = trace->sourcePath;
-        report.rulesSource = analysis->rules.source();
-        RunWarnings warnings(plan.archives.size(), totalRanks);
-        report.ranks.resize(totalRanks);
-        std::vector<CollectiveCandidate> candidates;
-        std::map<std::string, std::uint32_t> names;
-        std::set<std::string> hosts;
-        for (int p = 0; p < world.size; ++p) {
-            Cursor c(parts[std::size_t(p)]);
-            const auto n = c.i64();
-            for (std::int64_t k = 0; k < n; ++k) {
-                const auto g = std::size_t(c.i64());
-                report.ranks.at(g) = deserializeRankReport(c.str());
-                hosts.insert(report.ranks[g].host);
-                ranksOf[std::size_t(p)].push_back(int(g));
-            }
-            CollectiveCandidates cc = deserializeCollectiveCandidates(c.str());
-            std::vector<std::uint32_t> remap;
-            for (const auto& name : cc.names)
-                remap.push_back(names.try_emplace(name, std::uint32_t(names.size())).first->second);
-            for (CollectiveCandidate& item : cc.items) {
-                item.name = remap[item.name];
-                candidates.push_back(item);
-            }
-            readWarnings(c, warnings);
-        }
-        report.traceWarnings = warnings.inSerialOrder(report.ranks);
-        report.kernels = kernelRows(kernels);
-        match = matchCandidates(std::move(candidates), totalRanks, hosts.size() > 1);
-        report.anyCollectiveGroup = !match.groups.empty();
-        report.multipleHosts = match.multipleHosts;
-        const auto waits = waitParts(match);
-        for (int p = 0; p < world.size; ++p) {
-            Bytes w;
-            for (const int g : ranksOf[std::size_t(p)]) {
-                w.i64(std::int64_t(waits[std::size_t(g)].size()));
-                for (const TimeRange& t : waits[std::size_t(g)]) {
-                    w.i64(t.start);
-                    w.i64(t.end);
-                }
-            }
-            waitMessages[std::size_t(p)] = std::move(w.out());
-        }
+        merged = mergeParts(parts, local, plan.archives.size(), std::move(kernels));
+        waits = waitMessages(merged);
     }
-    // Exposed waiting needs the rank's compute activity: computed where the rank lives.
-    const std::string myWaits = scatter(waitMessages);
+    const std::string myWaits = scatter(waits);
     if (!world.root())
         timings.exchanged(myWaits.size());
-    for (std::size_t p = 1; p < waitMessages.size(); ++p)
-        timings.exchanged(waitMessages[p].size());
-    Bytes exposed;
-    {
-        Cursor c(myWaits);
-        for (std::size_t r = 0; r < trace->ranks.size(); ++r) {
-            std::vector<TimeRange> waits(std::size_t(c.i64()));
-            for (auto& w : waits) {
-                w.start = c.i64();
-                w.end = c.i64();
-            }
-            exposed.i64(exposedWait(waits, analysis->ranks[r]));
-        }
-    }
-    const std::vector<std::string> exposedParts = gather(exposed.out());
+    for (std::size_t p = 1; p < waits.size(); ++p)
+        timings.exchanged(waits[p].size());
+    const std::vector<std::string> exposedParts = gather(exposedMessage(local, myWaits));
     timings.lap("exchange+match");
     if (!world.root())
         return 0;
-    for (int p = 0; p < world.size; ++p) {
-        Cursor c(exposedParts[std::size_t(p)]);
-        for (const int g : ranksOf[std::size_t(p)]) {
-            report.ranks[std::size_t(g)].collectives = match.ranks[std::size_t(g)];
+    StatsReport& report = merged.report;
+    for (std::size_t p = 0; p < merged.ranksOf.size(); ++p) {
+        Cursor c(exposedParts[p]);
+        for (const int g : merged.ranksOf[p]) {
+            report.ranks[std::size_t(g)].collectives = merged.match.ranks[std::size_t(g)];
             report.ranks[std::size_t(g)].collectives.exposedWaitNs = c.i64();
         }
     }

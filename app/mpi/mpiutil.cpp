@@ -134,24 +134,4 @@ void allSum(std::vector<std::int64_t>& v)
         MPI_Allreduce(MPI_IN_PLACE, v.data(), count(v.size()), MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
 }
 
-std::int64_t Cursor::i64()
-{
-    if (m_in.size() - m_pos < sizeof(std::int64_t))
-        throw std::runtime_error("truncated message between processes");
-    std::int64_t v = 0;
-    std::memcpy(&v, m_in.data() + m_pos, sizeof v);
-    m_pos += sizeof v;
-    return v;
-}
-
-std::string Cursor::str()
-{
-    const auto n = std::size_t(i64());
-    if (m_in.size() - m_pos < n)
-        throw std::runtime_error("truncated message between processes");
-    std::string s = m_in.substr(m_pos, n);
-    m_pos += n;
-    return s;
-}
-
 } // namespace exposure::mpi

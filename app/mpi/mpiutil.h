@@ -2,6 +2,8 @@
 // Small MPI helpers of exposure-mpi: byte strings broadcast, gathered to and scattered from process 0.
 #pragma once
 
+#include "model/bytes.h"
+
 #include <cstdint>
 #include <mpi.h>
 #include <string>
@@ -33,36 +35,14 @@ std::int64_t allSum(std::int64_t v);
 // Element-wise sum over all processes, in place.
 void allSum(std::vector<std::int64_t>& v);
 
-// A flat byte string writer/reader for the plan messages.
-class Bytes
-{
-public:
-    void i64(std::int64_t v) { m_out.append(reinterpret_cast<const char*>(&v), sizeof v); }
-    void str(const std::string& s)
-    {
-        i64(std::int64_t(s.size()));
-        m_out += s;
-    }
-    void raw(const std::string& s) { m_out += s; }
-    std::string& out() { return m_out; }
-
-private:
-    std::string m_out;
-};
-
-class Cursor
+// The plan and part messages: the program's one byte format (model/bytes.h).
+using Bytes = ByteWriter;
+class Cursor : public ByteReader
 {
 public:
     explicit Cursor(const std::string& in)
-        : m_in(in)
+        : ByteReader(in, "message between processes")
     { }
-    std::int64_t i64();
-    std::string str();
-    bool atEnd() const { return m_pos == m_in.size(); }
-
-private:
-    const std::string& m_in;
-    std::size_t m_pos = 0;
 };
 
 } // namespace exposure::mpi

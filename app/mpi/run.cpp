@@ -55,12 +55,11 @@ Plan makePlan(const std::string& path, const std::vector<int>& ranks, int proces
         return plan;
     }
     plan.mode = Mode::Distributed;
+    // An archive without a rank number in its folder name gets the number the serial loader gives it.
+    const std::vector<int> numbers = rankNumbers(plan.archives);
     std::vector<std::uint64_t> bytes;
     for (std::size_t i = 0; i < plan.archives.size(); ++i) {
-        // An archive without a rank number in its folder name gets its place in the list: the number the serial
-        // loader gives an archive of one rank (it numbers such ranks in load order).
-        if (plan.archives[i].rankNumber < 0)
-            plan.archives[i].rankNumber = int(i);
+        plan.archives[i].rankNumber = numbers[i];
         bytes.push_back(archiveBytes(plan.archives[i]));
     }
     const int first = std::clamp(firstProcess, 0, processes - 1);
@@ -68,6 +67,18 @@ Plan makePlan(const std::string& path, const std::vector<int>& ranks, int proces
     for (int& owner : plan.owner)
         owner += first;
     return plan;
+}
+
+std::optional<OpenedRun> openRunOrError(const std::string& path, const RunOptions& options, std::string& error)
+{
+    try {
+        return openRun(path, options);
+    } catch (const LoadError& e) {
+        error = e.what();
+    } catch (const LoadCancelled& e) {
+        error = path + ": " + e.what();
+    }
+    return std::nullopt;
 }
 
 // Process 0 prints the message of the lowest process that has one; every process gets the status 2 if any has.

@@ -5,8 +5,10 @@
 
 #include "import/archivefinder.h"
 #include "model/trace.h"
+#include "run/openrun.h"
 #include "mpiutil.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,10 @@ Plan decode(const std::string& bytes);
 // The archives of `path` (the ranks chosen, as the serial loader chooses them) dealt out by size to processes
 // firstProcess .. processes - 1 (firstProcess 1: process 0 reads nothing; ignored with a single process).
 Plan makePlan(const std::string& path, const std::vector<int>& ranks, int processes, int firstProcess = 0);
+
+// openRun with exposure-mpi's one mapping of its errors: nullopt, with `error` set to the line to report (a stalled
+// read is reported like any other bad input; its thread is left behind until the process ends).
+std::optional<OpenedRun> openRunOrError(const std::string& path, const RunOptions& options, std::string& error);
 
 // Process 0 prints the message of the lowest process that has one; every process gets the status 2 if any has.
 bool agreeOnError(const World& world, const std::string& error);

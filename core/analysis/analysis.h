@@ -63,6 +63,14 @@ struct Analysis
 
 std::shared_ptr<const Analysis> analyze(const Trace& trace, Rules rules);
 
+// The name shown for `id`: as the analysis has it (demangled) when there is one, else as the trace has it.
+inline const std::string& displayName(const Trace& trace, const Analysis* analysis, StringId id)
+{
+    if (analysis && id < analysis->names.size() && !analysis->names[id].displayName.empty())
+        return analysis->names[id].displayName;
+    return trace.name(id);
+}
+
 // analyze() in its two parts, for a trace that holds only some ranks of a run (a process of exposure-mpi):
 // the analysis of each rank on its own (threads: at most that many; 0 = one per hardware thread), then the one
 // finding that needs all ranks: a run of several ranks without any communication kernel gets a warning on each.

@@ -283,7 +283,7 @@ void stepsFromPattern(const Rank& rank, const Analysis& a, RankAnalysis& ra)
             firstActivity = std::min(firstActivity, t.start(i));
             if (nc.category != Category::Compute)
                 continue;
-            const bool opt = ra.phases[li][i] == Phase::Optimizer || nc.subgroup == "optimizer";
+            const bool opt = ra.phases[li][i] == Phase::Optimizer || nc.subgroupPhase == Phase::Optimizer;
             ks.push_back({ t.start(i), t.end(i), opt });
         }
     }

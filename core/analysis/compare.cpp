@@ -104,15 +104,26 @@ std::optional<double> weakScalingEfficiency(const RunSummary& base, const RunSum
     return double(base.stepNs) / double(r.stepNs);
 }
 
-std::string efficiencyNote(const RunSummary& base, const RunSummary& r, bool isBase)
+EfficiencyNote efficiencyNote(const RunSummary& base, const RunSummary& r, bool isBase)
 {
     if (isBase)
-        return "baseline";
+        return EfficiencyNote::Baseline;
     if (base.ranks == r.ranks)
-        return "same GPU count as the baseline";
+        return EfficiencyNote::SameGpuCount;
     if (base.stepNs <= 0 || r.stepNs <= 0)
-        return "no step time";
-    return {};
+        return EfficiencyNote::NoStepTime;
+    return EfficiencyNote::None;
+}
+
+const char* efficiencyNoteText(EfficiencyNote note)
+{
+    switch (note) {
+    case EfficiencyNote::None: return "";
+    case EfficiencyNote::Baseline: return "baseline";
+    case EfficiencyNote::SameGpuCount: return "same GPU count as the baseline";
+    case EfficiencyNote::NoStepTime: return "no step time";
+    }
+    return "";
 }
 
 void orderByGpuCount(std::vector<RunSummary>& runs)
@@ -153,8 +164,8 @@ std::string compareTable(const std::vector<RunSummary>& runs)
     for (const auto& r : runs) {
         const std::string name = shortName(r.trace);
         const auto eff = weakScalingEfficiency(runs.front(), r);
-        const std::string note = efficiencyNote(runs.front(), r, &r == &runs.front());
-        sameCount = sameCount || note == "same GPU count as the baseline";
+        const EfficiencyNote note = efficiencyNote(runs.front(), r, &r == &runs.front());
+        sameCount = sameCount || note == EfficiencyNote::SameGpuCount;
         rows.push_back({name,
                         std::to_string(r.ranks),
                         r.stepsUsed > 0 ? std::to_string(r.stepsUsed) : std::string("-"),
@@ -168,7 +179,9 @@ std::string compareTable(const std::vector<RunSummary>& runs)
                                              : std::nullopt),
                         r.ranks > 1 ? formatDuration(r.waitNs) : std::string("-"),
                         r.ranks > 1 ? formatDuration(r.transferNs) : std::string("-"),
-                        eff ? percent(eff) : note == "baseline" ? note : std::string("-")});
+                        eff                              ? percent(eff)
+                            : note == EfficiencyNote::Baseline ? std::string(efficiencyNoteText(note))
+                                                               : std::string("-")});
     }
     std::vector<std::size_t> width(head.size());
     for (std::size_t c = 0; c < head.size(); ++c) {
@@ -211,7 +224,7 @@ std::string compareJson(const std::vector<RunSummary>& runs)
         const auto& r = runs[i];
         // The baseline is 100 % by definition; a run with its GPU count has none.
         const auto eff = i == 0 ? std::optional<double>(1.0) : weakScalingEfficiency(runs.front(), r);
-        const std::string note = efficiencyNote(runs.front(), r, i == 0);
+        const EfficiencyNote note = efficiencyNote(runs.front(), r, i == 0);
         o << (i ? ", " : "") << "{\"trace\": " << jsonQuoted(r.trace) << ", \"ranks\": " << r.ranks
           << ", \"hosts\": " << r.hosts << ", \"steps_used\": " << r.stepsUsed
           << ", \"steps_left_out\": " << r.stepsLeftOut << ", \"steps_covered\": " << jsonQuoted(r.stepsCovered)
@@ -236,7 +249,7 @@ std::string compareJson(const std::vector<RunSummary>& runs)
         } else {
             o << "null";
         }
-        o << ", \"efficiency_note\": " << (note.empty() ? std::string("null") : jsonQuoted(note)) << "}";
+        o << ", \"efficiency_note\": " << (note == EfficiencyNote::None ? std::string("null") : jsonQuoted(efficiencyNoteText(note))) << "}";
     }
     o << "]}\n";
     return o.str();

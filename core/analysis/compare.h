@@ -50,9 +50,12 @@ RunSummary summarizeRun(const Trace& trace, const Analysis& analysis, const Comp
 // base divided by step time of r (1.0 = perfect). nullopt when both have the same number of GPUs (scaling needs
 // different GPU counts: two runs at one scale differ in workload or noise, not in scale) or a step time is zero.
 std::optional<double> weakScalingEfficiency(const RunSummary& base, const RunSummary& r);
-// Why a run has no efficiency: "baseline" for the baseline itself (`isBase`), "same GPU count as the baseline",
-// "no step time"; "" when it has one.
-std::string efficiencyNote(const RunSummary& base, const RunSummary& r, bool isBase);
+// Why a run has no efficiency: it is the baseline itself (`isBase`), it has the baseline's GPU count, or a step time is
+// missing; None when it has one.
+enum class EfficiencyNote : std::uint8_t { None, Baseline, SameGpuCount, NoStepTime };
+EfficiencyNote efficiencyNote(const RunSummary& base, const RunSummary& r, bool isBase);
+// "baseline", "same GPU count as the baseline", "no step time"; "" for None (the JSON's efficiency_note).
+const char* efficiencyNoteText(EfficiencyNote note);
 // Runs ordered by GPU count (stable: runs with equal counts keep their order); the first is the baseline.
 void orderByGpuCount(std::vector<RunSummary>& runs);
 

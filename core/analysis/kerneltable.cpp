@@ -27,17 +27,9 @@ std::vector<KernelRow> kernelTable(const Trace& trace, const Analysis& analysis,
                                    gpuTotal += d;
                                    auto [it, fresh] = byName.try_emplace(id);
                                    KernelRow& row = it->second.row;
-                                   if (fresh) {
+                                   if (fresh)
                                        row.name = id;
-                                       row.category = nc.category;
-                                       row.subgroup = nc.subgroup;
-                                       row.minNs = d;
-                                       row.maxNs = d;
-                                   }
-                                   ++row.count;
-                                   row.totalNs += d;
-                                   row.minNs = std::min(row.minNs, d);
-                                   row.maxNs = std::max(row.maxNs, d);
+                                   detail::addKernelInstance(row, fresh, nc, d);
                                    ++it->second.phaseCount[std::size_t(p)];
                                });
     }

@@ -3,6 +3,7 @@
 // classify() is called once per distinct name (the analysis caches the result by StringId), so the
 // regex cost is proportional to the number of distinct names, never to the number of events.
 #include "analysis/analysis.h"
+#include "model/demangle.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -11,12 +12,12 @@
 #include <QRegularExpression>
 #include <QString>
 
-#include <cxxabi.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -114,18 +115,6 @@ struct Compiled
 
 const std::array<const char*, 9> kKindNames = {"compute", "communication", "memcpy", "idle",      "phase",
                                                "step",    "launch",        "sync",   "dataloader"};
-
-std::string demangle(const std::string& name)
-{
-    // Only Itanium-mangled names; status -2 ("not a valid name") leaves the name as it is.
-    if (name.size() < 3 || name[0] != '_' || name[1] != 'Z')
-        return name;
-    int status = 0;
-    char* out = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
-    std::string result = (status == 0 && out) ? std::string(out) : name;
-    std::free(out);
-    return result;
-}
 
 bool equalsNoCase(std::string_view a, std::string_view b)
 {
@@ -227,6 +216,7 @@ struct Rules::Impl
     std::vector<Compiled> compiled;
     std::string source;
     std::string description;
+    std::map<std::pair<Category, std::string>, std::uint32_t> colours; // (category, sub-group or "*") -> 0xRRGGBB
 };
 
 Rules::Rules() : d(std::make_unique<Impl>()) {}
@@ -271,7 +261,86 @@ struct Parsed
     std::vector<Rules::Rule> rules;
     std::vector<Compiled> compiled;
     std::string description;
+    std::map<std::pair<Category, std::string>, std::uint32_t> colours;
 };
+
+// "colours": {"compute": {"gemm": "#1F5FA6", "*": "#6C9BCB"}, ...}: the colour of each sub-group of a category.
+template <typename Fail>
+void parseColours(const QJsonValue& value, Parsed& out, const Fail& fail)
+{
+    if (value.isUndefined())
+        return;
+    if (!value.isObject())
+        throw fail("\"colours\" must be an object of categories");
+    const QJsonObject categories = value.toObject();
+    for (auto c = categories.begin(); c != categories.end(); ++c) {
+        const std::string name = c.key().toStdString();
+        static const std::array<Category, 5> all = {Category::Compute, Category::Communication, Category::Memcpy,
+                                                    Category::Idle, Category::Host};
+        const auto category = std::find_if(all.begin(), all.end(), [&](Category k) { return name == categoryName(k); });
+        if (category == all.end() || !c.value().isObject())
+            throw fail("\"colours\": \"" + name + "\" must be a category (compute, communication, memcpy, idle, host) "
+                       "holding an object of sub-group colours");
+        const QJsonObject groups = c.value().toObject();
+        for (auto g = groups.begin(); g != groups.end(); ++g) {
+            const QString text = g.value().toString();
+            bool ok = text.size() == 7 && text.startsWith(QLatin1Char('#'));
+            const std::uint32_t rgb = ok ? text.mid(1).toUInt(&ok, 16) : 0;
+            if (!ok)
+                throw fail("\"colours\": " + name + " \"" + g.key().toStdString() + "\" must be a colour \"#RRGGBB\"");
+            out.colours[{*category, g.key().toStdString()}] = rgb;
+        }
+    }
+}
+
+// A rule's target, kind, phase and compiled pattern; throws fail(...) naming the rule (`named`) on bad values.
+template <typename Fail>
+Compiled compileRule(Rules::Rule& r, const std::string& target, const std::string& named, const Fail& fail)
+{
+    Compiled c;
+    if (target.empty() || target == "kernel")
+        r.target = RuleTarget::Kernel;
+    else if (target == "region")
+        r.target = RuleTarget::Region;
+    else if (target == "any")
+        r.target = RuleTarget::Any;
+    else
+        throw fail(named + ": unknown target \"" + target + "\" (expected kernel, region or any)");
+    c.target = r.target;
+
+    const auto kindIt = std::find_if(kKindNames.begin(), kKindNames.end(),
+                                     [&](const char* k) { return r.category == k; });
+    if (kindIt == kKindNames.end())
+        throw fail(named + ": unknown category \"" + r.category
+                   + "\" (expected compute, communication, memcpy, idle, phase, step, launch, sync or dataloader)");
+    c.kind = RuleKind(kindIt - kKindNames.begin());
+    if (c.kind == RuleKind::Phase) {
+        if (r.subgroup == "forward")
+            c.phase = Phase::Forward;
+        else if (r.subgroup == "backward")
+            c.phase = Phase::Backward;
+        else if (r.subgroup == "optimizer")
+            c.phase = Phase::Optimizer;
+        else
+            throw fail(named + ": a phase rule needs subgroup forward, backward or optimizer, not \"" + r.subgroup
+                       + "\"");
+    }
+    if (c.kind == RuleKind::Compute && r.subgroup.empty())
+        r.subgroup = "other";
+    if (c.kind == RuleKind::Compute && r.subgroup == "optimizer")
+        c.phase = Phase::Optimizer; // the optimizer's own kernels (multi_tensor_apply, adam...)
+
+    c.re = QRegularExpression(QString::fromStdString(r.pattern), QRegularExpression::CaseInsensitiveOption);
+    if (!c.re.isValid())
+        throw fail(named + ": bad pattern at offset " + std::to_string(c.re.patternErrorOffset()) + ": "
+                   + c.re.errorString().toStdString());
+    c.re.optimize();
+    const QStringList groups = c.re.namedCaptureGroups();
+    for (const char* g : {"collective", "algorithm", "protocol", "datatype"})
+        if (groups.contains(QLatin1String(g)))
+            c.hasCaptures = true;
+    return c;
+}
 
 Parsed parseRules(const std::string& json, const std::string& source)
 {
@@ -298,13 +367,16 @@ Parsed parseRules(const std::string& json, const std::string& source)
         throw fail("the top level must be an object with a \"rules\" array");
     const QJsonObject top = doc.object();
     for (auto it = top.begin(); it != top.end(); ++it) {
-        if (it.key() != QLatin1String("rules") && it.key() != QLatin1String("description"))
-            throw fail("unknown top-level key \"" + it.key().toStdString() + "\" (expected \"description\", \"rules\")");
+        if (it.key() != QLatin1String("rules") && it.key() != QLatin1String("description")
+            && it.key() != QLatin1String("colours"))
+            throw fail("unknown top-level key \"" + it.key().toStdString()
+                       + "\" (expected \"description\", \"rules\", \"colours\")");
     }
     if (!top.value(QLatin1String("rules")).isArray())
         throw fail("missing \"rules\" array");
     Parsed out;
     out.description = top.value(QLatin1String("description")).toString().toStdString();
+    parseColours(top.value(QLatin1String("colours")), out, fail);
     const QJsonArray arr = top.value(QLatin1String("rules")).toArray();
     std::set<std::string> ids;
     int index = 0;
@@ -349,46 +421,7 @@ Parsed parseRules(const std::string& json, const std::string& source)
             throw fail(where + ": duplicate id \"" + r.id + "\"");
         const std::string named = where + " (\"" + r.id + "\")";
 
-        Compiled c;
-        if (target.empty() || target == "kernel")
-            r.target = RuleTarget::Kernel;
-        else if (target == "region")
-            r.target = RuleTarget::Region;
-        else if (target == "any")
-            r.target = RuleTarget::Any;
-        else
-            throw fail(named + ": unknown target \"" + target + "\" (expected kernel, region or any)");
-        c.target = r.target;
-
-        const auto kindIt = std::find_if(kKindNames.begin(), kKindNames.end(),
-                                         [&](const char* k) { return r.category == k; });
-        if (kindIt == kKindNames.end())
-            throw fail(named + ": unknown category \"" + r.category
-                       + "\" (expected compute, communication, memcpy, idle, phase, step, launch, sync or dataloader)");
-        c.kind = RuleKind(kindIt - kKindNames.begin());
-        if (c.kind == RuleKind::Phase) {
-            if (r.subgroup == "forward")
-                c.phase = Phase::Forward;
-            else if (r.subgroup == "backward")
-                c.phase = Phase::Backward;
-            else if (r.subgroup == "optimizer")
-                c.phase = Phase::Optimizer;
-            else
-                throw fail(named + ": a phase rule needs subgroup forward, backward or optimizer, not \"" + r.subgroup
-                           + "\"");
-        }
-        if (c.kind == RuleKind::Compute && r.subgroup.empty())
-            r.subgroup = "other";
-
-        c.re = QRegularExpression(QString::fromStdString(r.pattern), QRegularExpression::CaseInsensitiveOption);
-        if (!c.re.isValid())
-            throw fail(named + ": bad pattern at offset " + std::to_string(c.re.patternErrorOffset()) + ": "
-                       + c.re.errorString().toStdString());
-        c.re.optimize();
-        const QStringList groups = c.re.namedCaptureGroups();
-        for (const char* g : {"collective", "algorithm", "protocol", "datatype"})
-            if (groups.contains(QLatin1String(g)))
-                c.hasCaptures = true;
+        Compiled c = compileRule(r, target, named, fail);
         out.rules.push_back(std::move(r));
         out.compiled.push_back(std::move(c));
     }
@@ -405,6 +438,7 @@ Rules Rules::fromJson(const std::string& json, const std::string& sourceName)
     r.d->compiled = std::move(p.compiled);
     r.d->source = sourceName;
     r.d->description = std::move(p.description);
+    r.d->colours = std::move(p.colours);
     return r;
 }
 
@@ -430,6 +464,7 @@ Rules Rules::fromFile(const std::string& path, bool extend)
         r.d->rules.insert(r.d->rules.end(), def.d->rules.begin(), def.d->rules.end());
         r.d->compiled.insert(r.d->compiled.end(), def.d->compiled.begin(), def.d->compiled.end());
         r.d->source = path + " + built-in rules";
+        r.d->colours.insert(def.d->colours.begin(), def.d->colours.end()); // the file's colours win
         if (r.d->description.empty())
             r.d->description = def.d->description;
     }
@@ -455,8 +490,85 @@ std::string Rules::toJson() const
     if (!d->description.empty())
         top.insert(QLatin1String("description"), QString::fromStdString(d->description));
     top.insert(QLatin1String("rules"), arr);
+    if (!d->colours.empty()) {
+        QJsonObject colours;
+        for (const auto& [key, rgb] : d->colours) {
+            QJsonObject groups = colours.value(QLatin1String(categoryName(key.first))).toObject();
+            groups.insert(QString::fromStdString(key.second),
+                          QStringLiteral("#%1").arg(rgb, 6, 16, QLatin1Char('0')).toUpper());
+            colours.insert(QLatin1String(categoryName(key.first)), groups);
+        }
+        top.insert(QLatin1String("colours"), colours);
+    }
     return QJsonDocument(top).toJson(QJsonDocument::Indented).toStdString();
 }
+
+std::optional<std::uint32_t> Rules::colour(Category category, const std::string& subgroup) const
+{
+    auto it = d->colours.find({category, subgroup});
+    if (it == d->colours.end())
+        it = d->colours.find({category, "*"});
+    if (it == d->colours.end())
+        return std::nullopt;
+    return it->second;
+}
+
+namespace {
+
+// A compute, communication, memcpy or idle rule that matched: the name's category and sub-group (for communication
+// also the collective and its fields, from the name or the pattern's named groups).
+void applyClassRule(NameClass& nc, const Compiled& c, const Rules::Rule& r, const QRegularExpressionMatch& m, int ruleIndex)
+{
+    nc.rule = ruleIndex;
+    nc.unclassified = r.catchAll;
+    nc.category = c.kind == RuleKind::Compute ? Category::Compute
+        : c.kind == RuleKind::Communication ? Category::Communication
+        : c.kind == RuleKind::Memcpy        ? Category::Memcpy
+                                            : Category::Idle;
+    nc.subgroup = r.subgroup;
+    nc.subgroupPhase = c.kind == RuleKind::Compute ? c.phase : Phase::Unknown;
+    if (c.kind == RuleKind::Communication) {
+        parseCollective(nc.displayName, nc);
+        if (c.hasCaptures) {
+            auto cap = [&](const char* g, std::string& field) {
+                const QString v = m.captured(QLatin1String(g));
+                if (!v.isEmpty())
+                    field = v.toStdString();
+            };
+            cap("collective", nc.collective);
+            cap("algorithm", nc.algorithm);
+            cap("protocol", nc.protocol);
+            cap("datatype", nc.dataType);
+        }
+        if (!nc.collective.empty())
+            nc.subgroup = nc.collective;
+        else if (nc.subgroup.empty())
+            nc.subgroup = "other";
+    }
+}
+
+// What the trace itself says about a region beats a name rule.
+void applyRegionKind(NameClass& nc, RegionKind kind)
+{
+    // Copies are copies, and idle or synchronisation regions are never compute, whatever they are called.
+    if (kind == RegionKind::Memcpy) {
+        if (nc.category != Category::Memcpy) {
+            nc.rule = -1;
+            nc.category = Category::Memcpy;
+            nc.subgroup.clear();
+        }
+        nc.unclassified = false;
+    } else if (kind == RegionKind::Idle || kind == RegionKind::Sync) {
+        if (nc.category != Category::Idle) {
+            nc.rule = -1;
+            nc.category = Category::Idle;
+            nc.subgroup = kind == RegionKind::Idle ? "idle" : "sync";
+        }
+        nc.unclassified = false;
+    }
+}
+
+} // namespace
 
 NameClass Rules::classify(std::string_view name, RegionKind kind) const
 {
@@ -502,31 +614,7 @@ NameClass Rules::classify(std::string_view name, RegionKind kind) const
         case RuleKind::Memcpy:
         case RuleKind::Idle:
             classified = true;
-            nc.rule = ruleIndex;
-            nc.unclassified = r.catchAll;
-            nc.category = c.kind == RuleKind::Compute ? Category::Compute
-                : c.kind == RuleKind::Communication ? Category::Communication
-                : c.kind == RuleKind::Memcpy        ? Category::Memcpy
-                                                    : Category::Idle;
-            nc.subgroup = r.subgroup;
-            if (c.kind == RuleKind::Communication) {
-                parseCollective(nc.displayName, nc);
-                if (c.hasCaptures) {
-                    auto cap = [&](const char* g, std::string& field) {
-                        const QString v = m.captured(QLatin1String(g));
-                        if (!v.isEmpty())
-                            field = v.toStdString();
-                    };
-                    cap("collective", nc.collective);
-                    cap("algorithm", nc.algorithm);
-                    cap("protocol", nc.protocol);
-                    cap("datatype", nc.dataType);
-                }
-                if (!nc.collective.empty())
-                    nc.subgroup = nc.collective;
-                else if (nc.subgroup.empty())
-                    nc.subgroup = "other";
-            }
+            applyClassRule(nc, c, r, m, ruleIndex);
             break;
         case RuleKind::Phase:
             if (forKernel && !phaseDone) {
@@ -562,23 +650,7 @@ NameClass Rules::classify(std::string_view name, RegionKind kind) const
         nc.unclassified = true;
         nc.subgroup = "other";
     }
-    // What the trace itself says about a region beats a name rule: copies are copies, and idle or
-    // synchronisation regions are never compute, whatever they are called.
-    if (kind == RegionKind::Memcpy) {
-        if (nc.category != Category::Memcpy) {
-            nc.rule = -1;
-            nc.category = Category::Memcpy;
-            nc.subgroup.clear();
-        }
-        nc.unclassified = false;
-    } else if (kind == RegionKind::Idle || kind == RegionKind::Sync) {
-        if (nc.category != Category::Idle) {
-            nc.rule = -1;
-            nc.category = Category::Idle;
-            nc.subgroup = kind == RegionKind::Idle ? "idle" : "sync";
-        }
-        nc.unclassified = false;
-    }
+    applyRegionKind(nc, kind);
     if (nc.category == Category::Memcpy) {
         const std::string dir = copyDirection(nc.displayName);
         if (!dir.empty())

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,7 @@ struct NameClass
     std::string dataType; // float, f32, bf16, ...
     std::string displayName; // demangled when the name was mangled, else the name
     Phase namePhase = Phase::Unknown; // phase suggested by the name alone
+    Phase subgroupPhase = Phase::Unknown; // compute: the phase its sub-group belongs to (optimizer kernels)
 
     std::string reduction; // NCCL reduction operator from the name (Sum, Max, ...), "" if none
     int phaseRule = -1; // rule that gave namePhase (GPU names) or regionPhase (CPU regions)
@@ -71,6 +73,9 @@ public:
 
     const std::vector<Rule>& rules() const;
     NameClass classify(std::string_view name, RegionKind kind) const;
+    // The colour (0xRRGGBB) the rules file gives a sub-group of a category ("colours"), else that category's "*"
+    // colour; nullopt when it gives neither.
+    std::optional<std::uint32_t> colour(Category category, const std::string& subgroup) const;
 
     // The text of resources/rules.json compiled into the library.
     static const char* defaultJson();

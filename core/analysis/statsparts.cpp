@@ -2,6 +2,7 @@
 #include "analysis/statsparts.h"
 
 #include "analysis/gpuwork_p.h"
+#include "model/bytes.h"
 
 #include <algorithm>
 #include <cstring>
@@ -66,16 +67,7 @@ KernelParts kernelParts(
             out.gpuTotalNs += d;
             auto [it, fresh] = byName.try_emplace(id);
             KernelPart& row = it->second;
-            if (fresh) {
-                row.category = nc.category;
-                row.subgroup = nc.subgroup;
-                row.minNs = d;
-                row.maxNs = d;
-            }
-            ++row.count;
-            row.totalNs += d;
-            row.minNs = std::min(row.minNs, d);
-            row.maxNs = std::max(row.maxNs, d);
+            detail::addKernelInstance(row, fresh, nc, d);
             ++row.phaseCount[std::size_t(p)];
         });
     };
@@ -160,21 +152,16 @@ CollectiveCandidates collectiveCandidates(
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         const Rank& rank = trace.ranks[r];
         const int global = globalIndexOf.empty() ? int(r) : globalIndexOf.at(r);
-        for (std::size_t l = 0; l < rank.lanes.size(); ++l) {
-            const Lane& lane = rank.lanes[l];
-            if (!lane.isGpu())
-                continue;
+        forEachGpuInterval(rank, [&](std::size_t l, const Lane& lane, std::size_t i) {
             const auto& t = lane.intervals;
-            for (std::size_t i = 0; i < t.size(); ++i) {
-                const StringId name = t.name(i);
-                if (analysis.classOf(name).category != Category::Communication)
-                    continue;
-                auto [it, fresh] = nameIndex.try_emplace(name, std::uint32_t(out.names.size()));
-                if (fresh)
-                    out.names.push_back(trace.name(name));
-                out.items.push_back({ t.start(i), t.end(i), global, int(l), std::uint32_t(i), it->second });
-            }
-        }
+            const StringId name = t.name(i);
+            if (analysis.classOf(name).category != Category::Communication)
+                return;
+            auto [it, fresh] = nameIndex.try_emplace(name, std::uint32_t(out.names.size()));
+            if (fresh)
+                out.names.push_back(trace.name(name));
+            out.items.push_back({ t.start(i), t.end(i), global, int(l), std::uint32_t(i), it->second });
+        });
     }
     return out;
 }
@@ -207,99 +194,79 @@ StatsReport buildStatsReport(const Trace& trace, const Analysis& analysis, const
 
 namespace {
 
-class Writer
+// Each serialized structure's fields once, in order, for writing (IO = ByteWriter, S = const T) and reading
+// (IO = ByteReader, S = T) alike.
+template <class IO, class S> void windowStatsFields(IO& io, S& s)
 {
-public:
-    template <typename T> void pod(const T& v)
-    {
-        static_assert(std::is_trivially_copyable_v<T>);
-        m_out.append(reinterpret_cast<const char*>(&v), sizeof v);
-    }
-    void str(const std::string& s)
-    {
-        pod(std::uint64_t(s.size()));
-        m_out += s;
-    }
-    void stats(const WindowStats& s)
-    {
-        pod(s.kernelCount);
-        pod(s.commKernelCount);
-        pod(s.commKernelSumNs);
-        pod(s.commBusyNs);
-        pod(s.computeBusyNs);
-        pod(s.overlappedNs);
-        pod(s.exposedNs);
-        pod(std::uint8_t(s.overlapRatio.has_value()));
-        pod(s.overlapRatio.value_or(0.0));
-        pod(s.backwardOverlappedNs);
-        pod(s.memcpyBusyNs);
-        pod(s.gpuBusyNs);
-        pod(s.spanNs);
-        pod(s.idleNs);
-        pod(s.unclassifiedNs);
-    }
-    std::string take() { return std::move(m_out); }
+    io.pod(s.kernelCount);
+    io.pod(s.commKernelCount);
+    io.pod(s.commKernelSumNs);
+    io.pod(s.commBusyNs);
+    io.pod(s.computeBusyNs);
+    io.pod(s.overlappedNs);
+    io.pod(s.exposedNs);
+    io.opt(s.overlapRatio);
+    io.pod(s.backwardOverlappedNs);
+    io.pod(s.memcpyBusyNs);
+    io.pod(s.gpuBusyNs);
+    io.pod(s.spanNs);
+    io.pod(s.idleNs);
+    io.pod(s.unclassifiedNs);
+}
 
-private:
-    std::string m_out;
-};
+template <class IO, class R> void rankReportFields(IO& io, R& r)
+{
+    io.pod(r.rank);
+    io.str(r.label);
+    io.str(r.host);
+    io.pod(r.device);
+    windowStatsFields(io, r.stats);
+    io.pod(r.phaseSource);
+    io.pod(r.phaseFromLaunch);
+    io.pod(r.phaseFromName);
+    io.pod(r.phaseFromHeuristic);
+    io.pod(r.phaseUnknown);
+    io.pod(r.launchPairing);
+    io.pod(r.kernelsPaired);
+    io.pod(r.kernelsUnpaired);
+    io.pod(r.idle);
+    io.pod(r.launches);
+    io.pod(r.stepSource);
+    io.flag(r.stepsByLaunch);
+    io.pod(r.stepCount);
+    io.list(r.steps, [&](auto& step) {
+        io.pod(step.index);
+        io.str(step.name);
+        io.pod(step.range);
+        windowStatsFields(io, step.stats);
+        io.pod(step.idle);
+    });
+    io.pod(r.collectives);
+    io.list(r.warnings, [&](auto& w) { io.str(w); });
+}
 
-class Reader
+template <class IO, class K> void kernelPartsFields(IO& io, K& k)
+{
+    io.pod(k.gpuTotalNs);
+    io.list(k.rows, [&](auto& p) {
+        io.str(p.name);
+        io.str(p.displayName);
+        io.pod(p.category);
+        io.str(p.subgroup);
+        io.pod(p.phaseCount);
+        io.pod(p.count);
+        io.pod(p.totalNs);
+        io.pod(p.minNs);
+        io.pod(p.maxNs);
+    });
+}
+
+class Reader : public ByteReader
 {
 public:
     explicit Reader(std::string_view in)
-        : m_in(in)
+        : ByteReader(in, "statistics message")
     { }
-    template <typename T> T pod()
-    {
-        static_assert(std::is_trivially_copyable_v<T>);
-        if (m_in.size() - m_pos < sizeof(T))
-            throw std::runtime_error("truncated statistics message");
-        T v;
-        std::memcpy(&v, m_in.data() + m_pos, sizeof v);
-        m_pos += sizeof v;
-        return v;
-    }
-    std::string str()
-    {
-        const auto n = pod<std::uint64_t>();
-        if (m_in.size() - m_pos < n)
-            throw std::runtime_error("truncated statistics message");
-        std::string s(m_in.substr(m_pos, std::size_t(n)));
-        m_pos += std::size_t(n);
-        return s;
-    }
-    WindowStats stats()
-    {
-        WindowStats s;
-        s.kernelCount = pod<std::uint64_t>();
-        s.commKernelCount = pod<std::uint64_t>();
-        s.commKernelSumNs = pod<TimeNs>();
-        s.commBusyNs = pod<TimeNs>();
-        s.computeBusyNs = pod<TimeNs>();
-        s.overlappedNs = pod<TimeNs>();
-        s.exposedNs = pod<TimeNs>();
-        const bool hasRatio = pod<std::uint8_t>() != 0;
-        const double ratio = pod<double>();
-        if (hasRatio)
-            s.overlapRatio = ratio;
-        s.backwardOverlappedNs = pod<TimeNs>();
-        s.memcpyBusyNs = pod<TimeNs>();
-        s.gpuBusyNs = pod<TimeNs>();
-        s.spanNs = pod<TimeNs>();
-        s.idleNs = pod<TimeNs>();
-        s.unclassifiedNs = pod<TimeNs>();
-        return s;
-    }
-    void expectEnd() const
-    {
-        if (m_pos != m_in.size())
-            throw std::runtime_error("statistics message longer than expected");
-    }
-
-private:
-    std::string_view m_in;
-    std::size_t m_pos = 0;
 };
 
 static_assert(std::is_trivially_copyable_v<IdleBreakdown>);
@@ -311,37 +278,8 @@ static_assert(std::is_trivially_copyable_v<CollectiveCandidate>);
 
 std::string serialize(const RankReport& r)
 {
-    Writer w;
-    w.pod(r.rank);
-    w.str(r.label);
-    w.str(r.host);
-    w.pod(r.device);
-    w.stats(r.stats);
-    w.pod(r.phaseSource);
-    w.pod(r.phaseFromLaunch);
-    w.pod(r.phaseFromName);
-    w.pod(r.phaseFromHeuristic);
-    w.pod(r.phaseUnknown);
-    w.pod(r.launchPairing);
-    w.pod(r.kernelsPaired);
-    w.pod(r.kernelsUnpaired);
-    w.pod(r.idle);
-    w.pod(r.launches);
-    w.pod(r.stepSource);
-    w.pod(std::uint8_t(r.stepsByLaunch));
-    w.pod(r.stepCount);
-    w.pod(std::uint64_t(r.steps.size()));
-    for (const StepReport& s : r.steps) {
-        w.pod(s.index);
-        w.str(s.name);
-        w.pod(s.range);
-        w.stats(s.stats);
-        w.pod(s.idle);
-    }
-    w.pod(r.collectives);
-    w.pod(std::uint64_t(r.warnings.size()));
-    for (const auto& s : r.warnings)
-        w.str(s);
+    ByteWriter w;
+    rankReportFields(w, r);
     return w.take();
 }
 
@@ -349,58 +287,15 @@ RankReport deserializeRankReport(std::string_view bytes)
 {
     Reader in(bytes);
     RankReport r;
-    r.rank = in.pod<int>();
-    r.label = in.str();
-    r.host = in.str();
-    r.device = in.pod<int>();
-    r.stats = in.stats();
-    r.phaseSource = in.pod<PhaseSource>();
-    r.phaseFromLaunch = in.pod<std::uint64_t>();
-    r.phaseFromName = in.pod<std::uint64_t>();
-    r.phaseFromHeuristic = in.pod<std::uint64_t>();
-    r.phaseUnknown = in.pod<std::uint64_t>();
-    r.launchPairing = in.pod<LaunchPairing>();
-    r.kernelsPaired = in.pod<std::uint64_t>();
-    r.kernelsUnpaired = in.pod<std::uint64_t>();
-    r.idle = in.pod<IdleBreakdown>();
-    r.launches = in.pod<LaunchDiagnosis>();
-    r.stepSource = in.pod<StepSource>();
-    r.stepsByLaunch = in.pod<std::uint8_t>() != 0;
-    r.stepCount = in.pod<std::uint64_t>();
-    const auto steps = in.pod<std::uint64_t>();
-    for (std::uint64_t k = 0; k < steps; ++k) {
-        StepReport s;
-        s.index = in.pod<int>();
-        s.name = in.str();
-        s.range = in.pod<TimeRange>();
-        s.stats = in.stats();
-        s.idle = in.pod<IdleBreakdown>();
-        r.steps.push_back(std::move(s));
-    }
-    r.collectives = in.pod<RankCollectiveStats>();
-    const auto warnings = in.pod<std::uint64_t>();
-    for (std::uint64_t k = 0; k < warnings; ++k)
-        r.warnings.push_back(in.str());
+    rankReportFields(in, r);
     in.expectEnd();
     return r;
 }
 
 std::string serialize(const KernelParts& k)
 {
-    Writer w;
-    w.pod(k.gpuTotalNs);
-    w.pod(std::uint64_t(k.rows.size()));
-    for (const KernelPart& p : k.rows) {
-        w.str(p.name);
-        w.str(p.displayName);
-        w.pod(p.category);
-        w.str(p.subgroup);
-        w.pod(p.phaseCount);
-        w.pod(p.count);
-        w.pod(p.totalNs);
-        w.pod(p.minNs);
-        w.pod(p.maxNs);
-    }
+    ByteWriter w;
+    kernelPartsFields(w, k);
     return w.take();
 }
 
@@ -408,28 +303,14 @@ KernelParts deserializeKernelParts(std::string_view bytes)
 {
     Reader in(bytes);
     KernelParts k;
-    k.gpuTotalNs = in.pod<TimeNs>();
-    const auto n = in.pod<std::uint64_t>();
-    for (std::uint64_t i = 0; i < n; ++i) {
-        KernelPart p;
-        p.name = in.str();
-        p.displayName = in.str();
-        p.category = in.pod<Category>();
-        p.subgroup = in.str();
-        p.phaseCount = in.pod<std::array<std::uint64_t, 4>>();
-        p.count = in.pod<std::uint64_t>();
-        p.totalNs = in.pod<TimeNs>();
-        p.minNs = in.pod<TimeNs>();
-        p.maxNs = in.pod<TimeNs>();
-        k.rows.push_back(std::move(p));
-    }
+    kernelPartsFields(in, k);
     in.expectEnd();
     return k;
 }
 
 std::string serialize(const CollectiveCandidates& c)
 {
-    Writer w;
+    ByteWriter w;
     w.pod(std::uint64_t(c.names.size()));
     for (const auto& n : c.names)
         w.str(n);

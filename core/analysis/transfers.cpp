@@ -13,29 +13,23 @@ std::vector<TransferRow> transfers(const Trace& trace, const Analysis& analysis,
 {
     std::vector<TransferRow> out;
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-        const Rank& rank = trace.ranks[r];
-        for (std::size_t l = 0; l < rank.lanes.size(); ++l) {
-            const Lane& lane = rank.lanes[l];
-            if (!lane.isGpu())
-                continue;
+        forEachGpuInterval(trace.ranks[r], window, [&](std::size_t l, const Lane& lane, std::size_t i) {
             const auto& t = lane.intervals;
-            for (std::size_t i = t.lowerBoundStart(window.start); i < t.size() && t.start(i) < window.end; ++i) {
-                const StringId id = t.name(i);
-                if (id >= analysis.names.size() || analysis.names[id].category != Category::Memcpy)
-                    continue;
-                TransferRow row;
-                row.ref = { int(r), int(l), std::uint32_t(i) };
-                row.direction = analysis.names[id].subgroup.empty() ? std::string("copy") : analysis.names[id].subgroup;
-                auto it = std::lower_bound(
-                    lane.copyBytes.begin(), lane.copyBytes.end(), std::make_pair(std::uint32_t(i), std::uint64_t(0)));
-                if (it != lane.copyBytes.end() && it->first == i)
-                    row.bytes = it->second;
-                row.start = t.start(i);
-                row.durationNs = t.duration(i);
-                row.step = stepOfInterval(trace, analysis, row.ref);
-                out.push_back(std::move(row));
-            }
-        }
+            const StringId id = t.name(i);
+            if (id >= analysis.names.size() || analysis.names[id].category != Category::Memcpy)
+                return;
+            TransferRow row;
+            row.ref = { int(r), int(l), std::uint32_t(i) };
+            row.direction = analysis.names[id].subgroup.empty() ? std::string("copy") : analysis.names[id].subgroup;
+            auto it = std::lower_bound(
+                lane.copyBytes.begin(), lane.copyBytes.end(), std::make_pair(std::uint32_t(i), std::uint64_t(0)));
+            if (it != lane.copyBytes.end() && it->first == i)
+                row.bytes = it->second;
+            row.start = t.start(i);
+            row.durationNs = t.duration(i);
+            row.step = stepOfInterval(trace, analysis, row.ref);
+            out.push_back(std::move(row));
+        });
     }
     return out;
 }

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <filesystem>
 #include <set>
+#include <string_view>
 
 namespace fs = std::filesystem;
 
@@ -14,50 +15,14 @@ namespace exposure {
 
 namespace {
 
-constexpr int kMaxDepth = 3;
-
 bool isAnchor(const fs::directory_entry& e)
 {
-    std::error_code ec;
-    return e.path().extension() == ".otf2" && !e.is_directory(ec);
+    return e.path().extension() == ".otf2";
 }
 
-// Anchors directly inside dir, in natural order.
-std::vector<fs::path> anchorsIn(const fs::path& dir)
+bool isKinetoFile(const fs::directory_entry& e)
 {
-    std::vector<fs::path> out;
-    std::error_code ec;
-    for (fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
-         it.increment(ec)) {
-        if (isAnchor(*it))
-            out.push_back(it->path());
-    }
-    std::sort(out.begin(), out.end(), [](const fs::path& a, const fs::path& b) { return naturalLess(a.string(), b.string()); });
-    return out;
-}
-
-void search(const fs::path& dir, int depth, std::vector<fs::path>& found)
-{
-    auto here = anchorsIn(dir);
-    if (!here.empty()) {
-        // An archive folder: do not descend into its traces/ sub-folder.
-        found.insert(found.end(), here.begin(), here.end());
-        return;
-    }
-    if (depth >= kMaxDepth)
-        return;
-    std::vector<fs::path> subdirs;
-    std::error_code ec;
-    for (fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
-         it.increment(ec)) {
-        std::error_code ec2;
-        if (it->is_directory(ec2))
-            subdirs.push_back(it->path());
-    }
-    std::sort(subdirs.begin(), subdirs.end(),
-              [](const fs::path& a, const fs::path& b) { return naturalLess(a.filename().string(), b.filename().string()); });
-    for (const auto& s : subdirs)
-        search(s, depth + 1, found);
+    return isKinetoFileName(e.path().filename().string());
 }
 
 // The last number of the innermost path component that has one: "run_2/scorep" -> 2, "rank3" -> 3.
@@ -84,6 +49,77 @@ int numberIn(const fs::path& relativeDir)
 }
 
 } // namespace
+
+std::vector<std::string> findFiles(const std::string& dir, bool (*match)(const fs::directory_entry&), bool stopAtMatch,
+    int depth)
+{
+    std::vector<fs::path> files, subdirs;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
+         it.increment(ec)) {
+        std::error_code ec2;
+        if (it->is_directory(ec2))
+            subdirs.push_back(it->path());
+        else if (match(*it))
+            files.push_back(it->path());
+    }
+    auto natural = [](const fs::path& a, const fs::path& b) { return naturalLess(a.string(), b.string()); };
+    std::sort(files.begin(), files.end(), natural);
+    std::sort(subdirs.begin(), subdirs.end(), natural);
+    std::vector<std::string> found;
+    for (const auto& f : files)
+        found.push_back(f.string());
+    if ((stopAtMatch && !found.empty()) || depth >= kMaxSearchDepth)
+        return found;
+    for (const auto& s : subdirs) {
+        auto below = findFiles(s.string(), match, stopAtMatch, depth + 1);
+        found.insert(found.end(), std::make_move_iterator(below.begin()), std::make_move_iterator(below.end()));
+    }
+    return found;
+}
+
+bool isKinetoFileName(const std::string& path)
+{
+    std::string lower = fs::path(path).filename().string();
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    auto endsWith = [&lower](std::string_view suffix) {
+        return lower.size() >= suffix.size() && lower.compare(lower.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    return endsWith(".json") || endsWith(".json.gz");
+}
+
+std::vector<std::string> findKinetoFiles(const std::string& path)
+{
+    std::error_code ec;
+    if (fs::is_directory(path, ec))
+        return findFiles(path, isKinetoFile, false);
+    if (isKinetoFileName(path) && fs::exists(path, ec))
+        return {path};
+    return {};
+}
+
+std::vector<int> rankNumbers(const std::vector<ArchiveRef>& archives)
+{
+    std::vector<int> numbers;
+    for (std::size_t i = 0; i < archives.size(); ++i)
+        numbers.push_back(archives[i].rankNumber >= 0 ? archives[i].rankNumber : int(i));
+    return numbers;
+}
+
+std::vector<ArchiveRef> selectRanks(const std::string& path, std::vector<ArchiveRef> archives, const std::vector<int>& ranks)
+{
+    if (ranks.empty())
+        return archives;
+    const std::vector<int> numbers = rankNumbers(archives);
+    std::vector<ArchiveRef> chosen;
+    for (std::size_t i = 0; i < archives.size(); ++i)
+        if (std::find(ranks.begin(), ranks.end(), numbers[i]) != ranks.end())
+            chosen.push_back(archives[i]);
+    if (chosen.empty())
+        throw LoadError(path, "none of the ranks " + formatRankList(ranks) + " is among its " + std::to_string(archives.size())
+                                  + " archives");
+    return chosen;
+}
 
 bool naturalLess(const std::string& a, const std::string& b)
 {
@@ -147,15 +183,15 @@ std::vector<ArchiveRef> findArchives(const std::string& pathString)
     if (first == fs::directory_iterator())
         throw LoadError(pathString, "the folder is empty");
 
-    std::vector<fs::path> anchors;
-    search(path, 0, anchors);
+    const std::vector<std::string> anchors = findFiles(pathString, isAnchor, true);
     if (anchors.empty())
         throw LoadError(pathString, "no OTF2 archive (*.otf2 anchor file) in this folder or its sub-folders (up to "
-                                    + std::to_string(kMaxDepth) + " levels)");
+                                    + std::to_string(kMaxSearchDepth) + " levels)");
 
     std::set<int> numbers;
     bool allNumbered = true;
-    for (const auto& anchor : anchors) {
+    for (const auto& anchorString : anchors) {
+        const fs::path anchor(anchorString);
         ArchiveRef a;
         a.anchor = anchor.string();
         const fs::path rel = anchor.parent_path().lexically_relative(path);

@@ -28,36 +28,7 @@ namespace exposure {
 
 namespace {
 
-constexpr int kMaxSearchDepth = 3;
 __extension__ typedef unsigned __int128 U128; // exact µs -> ns arithmetic (GCC/Clang extension)
-
-bool endsWith(const std::string& s, const char* suffix)
-{
-    const std::size_t n = std::strlen(suffix);
-    return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
-
-void searchKineto(const fs::path& dir, int depth, std::vector<std::string>& found)
-{
-    std::vector<fs::path> files, subdirs;
-    std::error_code ec;
-    for (fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
-         it.increment(ec)) {
-        std::error_code ec2;
-        if (it->is_directory(ec2))
-            subdirs.push_back(it->path());
-        else if (isKinetoFileName(it->path().filename().string()))
-            files.push_back(it->path());
-    }
-    auto natural = [](const fs::path& a, const fs::path& b) { return naturalLess(a.string(), b.string()); };
-    std::sort(files.begin(), files.end(), natural);
-    std::sort(subdirs.begin(), subdirs.end(), natural);
-    for (const auto& f : files)
-        found.push_back(f.string());
-    if (depth < kMaxSearchDepth)
-        for (const auto& s : subdirs)
-            searchKineto(s, depth + 1, found);
-}
 
 // "5190847650614.351" (microseconds) -> 5190847650614351 ns, exactly; digits beyond nanoseconds are dropped
 // (floor). Exponent forms go through a double. False for anything else or when it does not fit.
@@ -759,24 +730,6 @@ void addRank(Trace& trace, FileData& data, const std::string& path, int rankNumb
 }
 
 } // namespace
-
-bool isKinetoFileName(const std::string& path)
-{
-    std::string lower = fs::path(path).filename().string();
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-    return endsWith(lower, ".json") || endsWith(lower, ".json.gz");
-}
-
-std::vector<std::string> findKinetoFiles(const std::string& path)
-{
-    std::vector<std::string> found;
-    std::error_code ec;
-    if (fs::is_directory(path, ec))
-        searchKineto(path, 0, found);
-    else if (isKinetoFileName(path) && fs::exists(path, ec))
-        found.push_back(path);
-    return found;
-}
 
 void importKineto(Trace& trace, const std::vector<std::string>& files, const LoadOptions& options)
 {

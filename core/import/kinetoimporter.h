@@ -11,13 +11,6 @@
 
 namespace exposure {
 
-// A file name Kineto writes: *.json or *.json.gz (e.g. "rank0.pt.trace.json.gz").
-bool isKinetoFileName(const std::string& path);
-
-// Kineto files found for a path: the file itself, or the Kineto files of a folder and its sub-folders (up to 3
-// levels), in natural order. Empty when there are none.
-std::vector<std::string> findKinetoFiles(const std::string& path);
-
 // Reads Kineto files into `trace`, one rank per file, and finalizes it.
 //
 // Rank numbers come from each file's `distributedInfo.rank`, else from "rank<N>" in the file name, else from the

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
+// What every importer shares: the options of a load, its progress, and the one error type of bad input. openRun()
+// (core/run/openrun.h) is the one path from a file to an analysed trace.
 
-#include "import/archivefinder.h"
 #include "model/trace.h"
 
 #include <atomic>
@@ -29,7 +30,7 @@ struct LoadOptions
     // Called from the loading thread, at most every few milliseconds.
     std::function<void(const LoadProgress&)> progress;
     // When it becomes true, loading stops (OTF2 callbacks return OTF2_CALLBACK_INTERRUPT) and
-    // loadTrace throws LoadCancelled.
+    // openRun throws LoadCancelled.
     const std::atomic<bool>* cancel = nullptr;
     // Keep the Score-P kernel_counter launch parameters (costs 4 bytes per kernel).
     bool keepLaunchParameters = true;
@@ -39,11 +40,11 @@ struct LoadOptions
     // Refuse (TraceTooLarge) a trace whose estimated memory exceeds this many bytes; 0 = what the machine, cgroup
     // and resource limits leave (a trace is always refused when it exceeds those).
     std::uint64_t memoryLimit = 0;
-    // Called once the memory a load needs is estimated (before events are read), with that estimate in bytes. The
-    // CLI caps its address space from it, so that damaged data that makes a library allocate without end fails
-    // with a message instead of being killed by the operating system.
+    // Called once the memory a load needs is estimated (before events are read), with that estimate in bytes
+    // (openRun caps the address space from it, see RunOptions::capAddressSpace).
     std::function<void(std::uint64_t estimatedBytes)> memoryEstimated;
     // Load only these ranks of a folder of per-rank OTF2 archives (rank numbers as `info` lists them); empty = all.
+    // Applied by openRun (selectRanks), not by the importers.
     std::vector<int> ranks;
 };
 
@@ -94,22 +95,5 @@ public:
 std::optional<std::vector<int>> parseRankList(const std::string& text);
 // {0, 1, 2, 3, 5} -> "0-3,5".
 std::string formatRankList(std::vector<int> ranks);
-
-// Opens one OTF2 archive (its anchor *.otf2 or its folder) or a folder whose sub-folders
-// (up to 3 levels) hold one archive per rank. Throws LoadError or LoadCancelled.
-std::shared_ptr<Trace> loadTrace(const std::string& path, const LoadOptions& options = {});
-
-// The archives of `archives` (findArchives(path)) that hold the given rank numbers (as `info` lists them: from the
-// folder names, else the place in the list); all of them when `ranks` is empty. Throws LoadError when none does.
-std::vector<ArchiveRef> selectRanks(const std::string& path, std::vector<ArchiveRef> archives, const std::vector<int>& ranks);
-
-// Reads the given OTF2 archives (some of findArchives(path), in that order) as one trace whose sourcePath is
-// `path`: how one process of exposure-mpi reads its share of a run. Checks the memory the events need against
-// `options` (this part alone) and each lane's consistency (checkLaneConsistency), not the alignment of ranks
-// across the run (checkRankAlignment), which needs all of them. options.ranks is not applied (see selectRanks).
-// laneWarningsPerRank (if given): how many of the trace's last warnings the lane check added for each rank (the
-// warnings before them are the importer's, archive by archive). Throws LoadError or LoadCancelled.
-std::shared_ptr<Trace> loadArchives(const std::string& path, const std::vector<ArchiveRef>& archives,
-    const LoadOptions& options = {}, std::vector<std::size_t>* laneWarningsPerRank = nullptr);
 
 } // namespace exposure

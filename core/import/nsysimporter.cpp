@@ -2,7 +2,6 @@
 #include "import/nsysimporter.h"
 
 #include "import/archivefinder.h"
-#include "import/consistency.h"
 #include "import/memorybudget.h"
 #include "import/parallelread.h"
 
@@ -10,6 +9,7 @@
 #include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,7 +32,6 @@ namespace exposure {
 
 namespace {
 
-constexpr int kMaxSearchDepth = 3;
 // Rows of one table past which a file is refused before anything is read: an interval table indexes with 32 bits.
 constexpr std::int64_t kMaxRows = std::int64_t(1) << 31;
 constexpr std::uint64_t kNoCorrelation = ~0ull;
@@ -860,35 +859,9 @@ std::uint64_t fileSize(const std::string& path)
     return ec ? 0 : std::uint64_t(size);
 }
 
-void searchNsys(const fs::path& dir, int depth, std::vector<std::string>& found)
+bool isNsysEntry(const fs::directory_entry& e)
 {
-    std::vector<fs::path> files, subdirs;
-    std::error_code ec;
-    for (fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
-         it.increment(ec)) {
-        std::error_code ec2;
-        if (it->is_directory(ec2))
-            subdirs.push_back(it->path());
-        else if (isNsysSqliteFileName(it->path().string()) || isNsysReportFileName(it->path().string()))
-            files.push_back(it->path());
-    }
-    auto natural = [](const fs::path& a, const fs::path& b) { return naturalLess(a.string(), b.string()); };
-    std::sort(files.begin(), files.end(), natural);
-    std::sort(subdirs.begin(), subdirs.end(), natural);
-    for (const auto& f : files) {
-        // A report whose export lies beside it is read through the export.
-        if (isNsysReportFileName(f.string())) {
-            fs::path exported = f;
-            exported.replace_extension(".sqlite");
-            std::error_code ec3;
-            if (fs::exists(exported, ec3))
-                continue;
-        }
-        found.push_back(f.string());
-    }
-    if (depth < kMaxSearchDepth)
-        for (const auto& s : subdirs)
-            searchNsys(s, depth + 1, found);
+    return isNsysSqliteFileName(e.path().string()) || isNsysReportFileName(e.path().string());
 }
 
 std::string findOnPath(const std::string& program)
@@ -914,6 +887,40 @@ fs::path cacheFolder()
     if (const char* home = std::getenv("HOME"); home && *home)
         return fs::path(home) / ".cache" / "exposure" / "nsys";
     return fs::temp_directory_path() / "exposure-nsys";
+}
+
+// Runs nsys (args[0]) and waits for it; while it runs, progress ticks (the export's size so far, a count of polls)
+// so that a watched load sees it alive, and a cancel ends it. Its exit status, or -1.
+int runExport(std::vector<std::string>& args, const std::string& report, const LoadOptions& options)
+{
+    std::vector<char*> argv;
+    for (auto& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    if (posix_spawn(&pid, args[0].c_str(), nullptr, nullptr, argv.data(), environ) != 0)
+        return -1;
+    LoadProgress progress;
+    progress.currentFile = report;
+    for (;;) {
+        int status = 0;
+        const pid_t done = waitpid(pid, &status, WNOHANG);
+        if (done == pid)
+            return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        if (done < 0)
+            return -1;
+        if (options.cancel && options.cancel->load(std::memory_order_relaxed)) {
+            kill(pid, SIGTERM);
+            waitpid(pid, &status, 0);
+            throw LoadCancelled();
+        }
+        if (options.progress) {
+            ++progress.eventsRead;
+            progress.bytesRead = fileSize(args[7]);
+            options.progress(progress);
+        }
+        usleep(100'000);
+    }
 }
 
 } // namespace
@@ -946,30 +953,36 @@ bool hasSqliteHeader(const std::string& path)
 
 std::vector<std::string> findNsysFiles(const std::string& path)
 {
-    std::vector<std::string> found;
     std::error_code ec;
-    if (fs::is_directory(path, ec))
-        searchNsys(path, 0, found);
-    else if ((isNsysSqliteFileName(path) || isNsysReportFileName(path) || hasSqliteHeader(path))
-        && fs::exists(path, ec))
-        found.push_back(path);
+    if (!fs::is_directory(path, ec)) {
+        if ((isNsysSqliteFileName(path) || isNsysReportFileName(path) || hasSqliteHeader(path)) && fs::exists(path, ec))
+            return { path };
+        return {};
+    }
+    std::vector<std::string> found;
+    for (auto& f : findFiles(path, isNsysEntry, false)) {
+        // A report whose export lies beside it is read through the export.
+        fs::path exported = f;
+        exported.replace_extension(".sqlite");
+        std::error_code ec2;
+        if (!(isNsysReportFileName(f) && fs::exists(exported, ec2)))
+            found.push_back(std::move(f));
+    }
     return found;
 }
 
-std::string exportNsysReport(const std::string& report)
+std::string exportNsysReport(const std::string& report, const LoadOptions& options)
 {
     std::error_code ec;
     if (!fs::is_regular_file(report, ec))
         throw LoadError(report, "not a regular file");
     const std::string nsys = findOnPath("nsys");
     if (nsys.empty())
-        throw LoadError(report,
-            "an Nsight Systems report: Exposure reads its SQLite export; nsys is not on the PATH, "
-            "so run `nsys export --type sqlite "
-                + report + "` and open the .sqlite file");
-    const auto size = fileSize(report);
+        throw LoadError(report, "an Nsight Systems report: Exposure reads its SQLite export; nsys is not on the PATH, "
+                                "so run `nsys export --type sqlite " + report + "` and open the .sqlite file");
     const auto time = fs::last_write_time(report, ec).time_since_epoch().count();
-    const std::string key = fs::absolute(report, ec).string() + "|" + std::to_string(size) + "|" + std::to_string(time);
+    const std::string key
+        = fs::absolute(report, ec).string() + "|" + std::to_string(fileSize(report)) + "|" + std::to_string(time);
     const fs::path folder = cacheFolder();
     fs::create_directories(folder, ec);
     char hash[17];
@@ -978,23 +991,14 @@ std::string exportNsysReport(const std::string& report)
     if (hasSqliteHeader(out.string()))
         return out.string();
     const fs::path partial = out.string() + ".part.sqlite";
-    const std::string outArg = partial.string();
+    fs::remove(partial, ec);
     std::vector<std::string> args
-        = { nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", outArg, report };
-    std::vector<char*> argv;
-    for (auto& a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    int status = 0;
-    if (posix_spawn(&pid, nsys.c_str(), nullptr, nullptr, argv.data(), environ) != 0 || waitpid(pid, &status, 0) != pid
-        || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !hasSqliteHeader(partial.string())) {
+        = { nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", partial.string(), report };
+    const int status = runExport(args, report, options);
+    if (status != 0 || !hasSqliteHeader(partial.string())) {
         fs::remove(partial, ec);
-        throw LoadError(report,
-            "`" + nsys
-                + " export --type sqlite` failed on this report; run `nsys export --type "
-                  "sqlite "
-                + report + "` to see why, and open the .sqlite file");
+        throw LoadError(report, "`" + nsys + " export --type sqlite` failed on this report; run `nsys export --type "
+                                "sqlite " + report + "` to see why, and open the .sqlite file");
     }
     fs::rename(partial, out, ec);
     if (ec)
@@ -1002,16 +1006,22 @@ std::string exportNsysReport(const std::string& report)
     return out.string();
 }
 
-std::uint64_t estimateNsysBytes(const std::vector<std::string>& files, const LoadOptions& options)
+std::uint64_t countNsysRows(const std::vector<std::string>& files, const LoadOptions& options)
 {
-    std::uint64_t bytes = 0;
+    std::uint64_t rows = 0;
+    LoadProgress progress;
     for (const auto& path : files) {
         if (options.cancel && options.cancel->load(std::memory_order_relaxed))
             throw LoadCancelled();
         Opened o = openExport(path);
-        bytes += countRows(*o.db, o.schema).bytes;
+        rows += countRows(*o.db, o.schema).rows;
+        if (options.progress) {
+            progress.currentFile = path;
+            progress.eventsRead = rows;
+            options.progress(progress);
+        }
     }
-    return bytes;
+    return rows;
 }
 
 void importNsys(Trace& trace, const std::vector<std::string>& files, const LoadOptions& options)
@@ -1056,23 +1066,6 @@ void importNsys(Trace& trace, const std::vector<std::string>& files, const LoadO
         trace.ranks.push_back(std::move(r));
     trace.regionKinds.resize(trace.strings.size(), RegionKind::Unknown);
     trace.finalize(true);
-}
-
-std::shared_ptr<Trace> loadNsys(
-    const std::string& path, const std::vector<std::string>& files, const LoadOptions& options)
-{
-    std::vector<std::string> exports;
-    for (const auto& f : files)
-        exports.push_back(isNsysReportFileName(f) && !hasSqliteHeader(f) ? exportNsysReport(f) : f);
-    const std::uint64_t needed = kBaseBytes + estimateNsysBytes(exports, options);
-    checkMemory(path, needed, "rows of " + std::to_string(exports.size()) + " Nsight Systems exports", options);
-    if (options.memoryEstimated)
-        options.memoryEstimated(needed);
-    auto trace = std::make_shared<Trace>();
-    trace->sourcePath = path;
-    importNsys(*trace, exports, options);
-    checkConsistency(*trace);
-    return trace;
 }
 
 } // namespace exposure

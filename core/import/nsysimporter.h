@@ -34,13 +34,15 @@ bool hasSqliteHeader(const std::string& path);
 std::vector<std::string> findNsysFiles(const std::string& path);
 
 // The SQLite export of a report: `nsys export --type sqlite` into the cache folder (~/.cache/exposure/nsys, or
-// $XDG_CACHE_HOME/exposure/nsys), reused while the report's size and time are unchanged. Throws LoadError with the
-// command to run when nsys is not on the PATH or the export fails.
-std::string exportNsysReport(const std::string& report);
+// $XDG_CACHE_HOME/exposure/nsys), reused while the report's size and time are unchanged. While nsys runs, progress
+// ticks and a cancel ends it (LoadCancelled). Throws LoadError with the command to run when nsys is not on the PATH
+// or the export fails.
+std::string exportNsysReport(const std::string& report, const LoadOptions& options = {});
 
-// Memory the import of these exports needs (rows of the tables read, times a measured cost per row), in bytes.
-// Throws LoadError as importNsys does for a file that is not a readable export.
-std::uint64_t estimateNsysBytes(const std::vector<std::string>& files, const LoadOptions& options);
+// The rows of the tables importNsys reads, over all `files` (for the memory estimate: kBytesPerNsysRow each).
+// Throws LoadError as importNsys does for a file that is not a readable export, or that holds a table of 2^31 rows
+// or more; reports progress per file.
+std::uint64_t countNsysRows(const std::vector<std::string>& files, const LoadOptions& options);
 
 // Reads the exports into `trace` and finalizes it. Files are read in parallel (LoadOptions::threads); the result
 // does not depend on it. Ranks: with one process per file, the number in "rank<N>" (or the only number) of the
@@ -52,10 +54,5 @@ std::uint64_t estimateNsysBytes(const std::vector<std::string>& files, const Loa
 // without GPU kernels, copies or memsets, row counts past what a lane can hold. Honours LoadOptions::cancel and
 // reports progress by rows read.
 void importNsys(Trace& trace, const std::vector<std::string>& files, const LoadOptions& options);
-
-// What loadTrace does for Nsight inputs: resolves reports to exports, checks the memory, imports and checks the
-// trace's consistency. `path` names the trace (a file or a folder).
-std::shared_ptr<Trace> loadNsys(
-    const std::string& path, const std::vector<std::string>& files, const LoadOptions& options);
 
 } // namespace exposure

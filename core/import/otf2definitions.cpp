@@ -114,7 +114,7 @@ OTF2_CallbackCode defRegion(void* user, OTF2_RegionRef self, OTF2_StringRef name
         if (cached == a.demangled->end())
             cached = a.demangled->emplace(name, demangle(name)).first;
         std::string d = cached->second;
-        if (!d.empty()) {
+        if (d != name) {
             canonicalId = trace.strings.intern(name);
             name = std::move(d);
         }
@@ -346,102 +346,120 @@ std::unique_ptr<Otf2ArchiveState> Otf2Importer::readGlobalDefinitions(const Arch
     return state;
 }
 
-// Ranks from PROCESS location groups, then lanes: CPU threads in definition order, GPU streams by (device,
-// stream); every selected location gets its LaneState.
-void Otf2Importer::createRanksAndLanes(Otf2ArchiveState& a)
+namespace {
+
+// The host name of a system-tree node: the nearest ancestor of class "node".
+std::string hostOf(const Otf2ArchiveState& a, OTF2_SystemTreeNodeRef node)
+{
+    for (int guard = 0; guard < 64 && node != OTF2_UNDEFINED_SYSTEM_TREE_NODE; ++guard) {
+        auto it = a.nodes.find(node);
+        if (it == a.nodes.end())
+            break;
+        if (it->second.cls == "node")
+            return it->second.name;
+        node = it->second.parent;
+    }
+    return std::string();
+}
+
+// The PROCESS group a location group belongs to: itself, its creator, else the first process group.
+OTF2_LocationGroupRef rankGroupOf(const Otf2ArchiveState& a, const std::vector<OTF2_LocationGroupRef>& processGroups,
+    OTF2_LocationGroupRef g)
+{
+    const OTF2_LocationGroupRef fallback = processGroups.empty() ? OTF2_UNDEFINED_LOCATION_GROUP : processGroups.front();
+    auto it = a.groups.find(g);
+    if (it == a.groups.end())
+        return fallback;
+    if (it->second.type == OTF2_LOCATION_GROUP_TYPE_PROCESS)
+        return g;
+    if (it->second.creator != OTF2_UNDEFINED_LOCATION_GROUP) {
+        auto creator = a.groups.find(it->second.creator);
+        if (creator != a.groups.end() && creator->second.type == OTF2_LOCATION_GROUP_TYPE_PROCESS)
+            return it->second.creator;
+    }
+    return fallback;
+}
+
+// "CUDA[?:s]": the device is the system-tree parent of the stream's context group; -1 when it is not a device node.
+int deviceOfContext(const Otf2ArchiveState& a, const LocationDef& l)
+{
+    auto g = a.groups.find(l.group);
+    if (g == a.groups.end())
+        return -1;
+    auto devNode = a.nodes.find(g->second.parent);
+    if (devNode == a.nodes.end() || devNode->second.cls.find("Device") == std::string::npos)
+        return -1;
+    char* end = nullptr;
+    const long v = std::strtol(devNode->second.name.c_str(), &end, 10);
+    return end && *end == '\0' && !devNode->second.name.empty() ? int(v) : -1;
+}
+
+// A location that becomes a lane.
+struct PendingLane
+{
+    std::uint32_t loc;
+    int rankIndex;
+    bool gpu;
+    int device;
+    int stream;
+};
+
+// Ranks: one per PROCESS location group (one "Process" per Score-P run, or "MPI Rank r" groups), appended to the
+// trace. Returns the process groups.
+std::vector<OTF2_LocationGroupRef> createRanks(Trace& trace, Otf2ArchiveState& a)
 {
     const ArchiveRef& ref = a.ref;
-    // Ranks: one per PROCESS location group (one "Process" per Score-P run, or "MPI Rank r" groups).
     std::vector<OTF2_LocationGroupRef> processGroups;
     for (auto id : a.groupOrder)
         if (a.groups[id].type == OTF2_LOCATION_GROUP_TYPE_PROCESS)
             processGroups.push_back(id);
-    auto hostOf = [&](OTF2_SystemTreeNodeRef node) {
-        for (int guard = 0; guard < 64 && node != OTF2_UNDEFINED_SYSTEM_TREE_NODE; ++guard) {
-            auto it = a.nodes.find(node);
-            if (it == a.nodes.end())
-                break;
-            if (it->second.cls == "node")
-                return it->second.name;
-            node = it->second.parent;
-        }
-        return std::string();
-    };
-    auto rankGroupOf = [&](OTF2_LocationGroupRef g) -> OTF2_LocationGroupRef {
-        auto it = a.groups.find(g);
-        if (it == a.groups.end())
-            return processGroups.empty() ? OTF2_UNDEFINED_LOCATION_GROUP : processGroups.front();
-        if (it->second.type == OTF2_LOCATION_GROUP_TYPE_PROCESS)
-            return g;
-        if (it->second.creator != OTF2_UNDEFINED_LOCATION_GROUP) {
-            auto creator = a.groups.find(it->second.creator);
-            if (creator != a.groups.end() && creator->second.type == OTF2_LOCATION_GROUP_TYPE_PROCESS)
-                return it->second.creator;
-        }
-        return processGroups.empty() ? OTF2_UNDEFINED_LOCATION_GROUP : processGroups.front();
-    };
-
-    const std::size_t firstRank = m_trace.ranks.size();
     auto addRank = [&](const std::string& groupName, OTF2_SystemTreeNodeRef parent) {
         Rank rank;
         int number = mpiRankOf(groupName);
         if (number < 0 && processGroups.size() <= 1)
             number = ref.rankNumber;
         if (number < 0)
-            number = int(m_trace.ranks.size());
+            number = int(trace.ranks.size());
         rank.rank = number;
         rank.label = "Rank " + std::to_string(number);
-        rank.host = hostOf(parent);
+        rank.host = hostOf(a, parent);
         rank.archivePath = ref.anchor;
         rank.timerResolution = a.resolution;
-        m_trace.ranks.push_back(std::move(rank));
-        return int(m_trace.ranks.size()) - 1;
+        trace.ranks.push_back(std::move(rank));
+        return int(trace.ranks.size()) - 1;
     };
     for (auto g : processGroups)
         a.groups[g].rankIndex = addRank(a.groups[g].name, a.groups[g].parent);
     if (processGroups.empty())
         addRank(std::string(), OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+    return processGroups;
+}
 
-    // Lanes: CPU threads first (definition order), then GPU streams by (device, stream).
-    struct Pending
-    {
-        std::uint32_t loc;
-        int rankIndex;
-        bool gpu;
-        int device;
-        int stream;
-    };
-    std::vector<Pending> pending;
+// The locations that become lanes, in lane order: by rank, CPU threads first (definition order), then GPU streams
+// by (device, stream).
+std::vector<PendingLane> pendingLanes(Otf2ArchiveState& a, const std::vector<OTF2_LocationGroupRef>& processGroups,
+    std::size_t firstRank)
+{
+    std::vector<PendingLane> pending;
     for (std::uint32_t i = 0; i < a.locations.size(); ++i) {
         const auto& l = a.locations[i];
         const bool cpu = l.type == OTF2_LOCATION_TYPE_CPU_THREAD;
         const bool gpu = l.type == OTF2_LOCATION_TYPE_ACCELERATOR_STREAM;
         if (!cpu && !gpu)
             continue; // METRIC and unknown locations are never read
-        const auto rg = rankGroupOf(l.group);
+        const auto rg = rankGroupOf(a, processGroups, l.group);
         int rankIndex = int(firstRank);
         if (rg != OTF2_UNDEFINED_LOCATION_GROUP && a.groups[rg].rankIndex >= 0)
             rankIndex = a.groups[rg].rankIndex;
         int device = -1, stream = -1;
         if (gpu) {
             parseStreamName(l.name, device, stream);
-            if (device < 0) {
-                // "CUDA[?:s]": the device is the system-tree parent of the stream's context group.
-                auto g = a.groups.find(l.group);
-                if (g != a.groups.end()) {
-                    auto devNode = a.nodes.find(g->second.parent);
-                    if (devNode != a.nodes.end() && devNode->second.cls.find("Device") != std::string::npos) {
-                        char* end = nullptr;
-                        const long v = std::strtol(devNode->second.name.c_str(), &end, 10);
-                        if (end && *end == '\0' && !devNode->second.name.empty())
-                            device = int(v);
-                    }
-                }
-            }
+            if (device < 0)
+                device = deviceOfContext(a, l);
         }
         pending.push_back({i, rankIndex, gpu, device, stream});
     }
-    std::stable_sort(pending.begin(), pending.end(), [](const Pending& x, const Pending& y) {
+    std::stable_sort(pending.begin(), pending.end(), [](const PendingLane& x, const PendingLane& y) {
         if (x.rankIndex != y.rankIndex)
             return x.rankIndex < y.rankIndex;
         if (x.gpu != y.gpu)
@@ -459,7 +477,13 @@ void Otf2Importer::createRanksAndLanes(Otf2ArchiveState& a)
         l.evtBytes = ec ? 0 : std::uint64_t(size);
         l.events = std::min(l.events, l.evtBytes);
     }
-    // Create all lanes first (Lane pointers must stay stable while events are read).
+    return pending;
+}
+
+// The lanes of `pending`, all created before any LaneState points at one (Lane pointers must stay stable while
+// events are read).
+void createLanes(Trace& trace, const Otf2ArchiveState& a, const std::vector<PendingLane>& pending, std::size_t firstRank)
+{
     for (const auto& p : pending) {
         const auto& l = a.locations[p.loc];
         Lane lane;
@@ -474,13 +498,25 @@ void Otf2Importer::createRanksAndLanes(Otf2ArchiveState& a)
         // what a lane without idle gaps did not use.)
         const std::uint64_t perInterval = p.gpu && a.haveKernelCounters ? 5 : 2;
         lane.intervals.reserve(std::size_t(std::min<std::uint64_t>(l.events / perInterval + 1, 1u << 24)));
-        m_trace.ranks[std::size_t(p.rankIndex)].lanes.push_back(std::move(lane));
-        auto& rank = m_trace.ranks[std::size_t(p.rankIndex)];
+        trace.ranks[std::size_t(p.rankIndex)].lanes.push_back(std::move(lane));
+        auto& rank = trace.ranks[std::size_t(p.rankIndex)];
         if (p.gpu && p.device >= 0 && std::find(rank.devices.begin(), rank.devices.end(), p.device) == rank.devices.end())
             rank.devices.push_back(p.device);
     }
-    for (std::size_t ri = firstRank; ri < m_trace.ranks.size(); ++ri)
-        std::sort(m_trace.ranks[ri].devices.begin(), m_trace.ranks[ri].devices.end());
+    for (std::size_t ri = firstRank; ri < trace.ranks.size(); ++ri)
+        std::sort(trace.ranks[ri].devices.begin(), trace.ranks[ri].devices.end());
+}
+
+} // namespace
+
+// Ranks from PROCESS location groups, then lanes: CPU threads in definition order, GPU streams by (device,
+// stream); every selected location gets its LaneState.
+void Otf2Importer::createRanksAndLanes(Otf2ArchiveState& a)
+{
+    const std::size_t firstRank = m_trace.ranks.size();
+    const auto processGroups = createRanks(m_trace, a);
+    const std::vector<PendingLane> pending = pendingLanes(a, processGroups, firstRank);
+    createLanes(m_trace, a, pending, firstRank);
     std::vector<std::uint32_t> nextLane(m_trace.ranks.size(), 0);
     for (const auto& p : pending) {
         const auto& l = a.locations[p.loc];

@@ -7,11 +7,15 @@ namespace fs = std::filesystem;
 
 namespace exposure {
 
-void Otf2Importer::finish()
+using Archives = std::vector<std::unique_ptr<Otf2ArchiveState>>;
+
+namespace {
+
+void setRegionKinds(Trace& trace, const Archives& archives)
 {
     // Region kinds per name: what the region was used as (a stream makes it a kernel/idle/sync region).
-    m_trace.regionKinds.resize(m_trace.strings.size(), RegionKind::Unknown);
-    for (const auto& a : m_archives) {
+    trace.regionKinds.resize(trace.strings.size(), RegionKind::Unknown);
+    for (const auto& a : archives) {
         std::vector<std::uint8_t> usedCpu(a->regions.size(), 0), usedGpu(a->regions.size(), 0);
         for (const auto& s : a->lanes) {
             auto& used = s->gpu ? usedGpu : usedCpu;
@@ -22,34 +26,41 @@ void Otf2Importer::finish()
             if (!a->regionDefined[i])
                 continue;
             const auto& r = a->regions[i];
-            auto& k = m_trace.regionKinds[r.name];
+            auto& k = trace.regionKinds[r.name];
             if (usedGpu[i] && (k == RegionKind::Unknown || k == RegionKind::HostRegion))
                 k = r.gpuKind;
             else if (k == RegionKind::Unknown)
                 k = r.cpuKind;
         }
         for (const StringId name : a->memcpyNames)
-            m_trace.regionKinds[name] = RegionKind::Memcpy;
+            trace.regionKinds[name] = RegionKind::Memcpy;
     }
-    // Canonical names: identity where the importer recorded none.
-    m_trace.canonicalNames.resize(m_trace.strings.size(), kInvalidString);
-    for (std::size_t i = 0; i < m_trace.canonicalNames.size(); ++i)
-        if (m_trace.canonicalNames[i] == kInvalidString)
-            m_trace.canonicalNames[i] = StringId(i);
+}
 
+void setCanonicalNames(Trace& trace)
+{
+    // Canonical names: identity where the importer recorded none.
+    trace.canonicalNames.resize(trace.strings.size(), kInvalidString);
+    for (std::size_t i = 0; i < trace.canonicalNames.size(); ++i)
+        if (trace.canonicalNames[i] == kInvalidString)
+            trace.canonicalNames[i] = StringId(i);
+}
+
+void mergeLaunchParams(Trace& trace, const Archives& archives)
+{
     // Launch parameters: merge the per-lane tables into Trace::launchParams.
     std::unordered_map<KernelLaunchParams, std::uint32_t, LaunchParamsHash> paramIndex;
-    for (std::uint32_t i = 0; i < m_trace.launchParams.size(); ++i)
-        paramIndex.emplace(m_trace.launchParams[i], i);
-    for (const auto& a : m_archives) {
+    for (std::uint32_t i = 0; i < trace.launchParams.size(); ++i)
+        paramIndex.emplace(trace.launchParams[i], i);
+    for (const auto& a : archives) {
         for (const auto& s : a->lanes) {
             if (s->localParams.empty())
                 continue;
             std::vector<std::uint32_t> remap(s->localParams.size());
             for (std::size_t i = 0; i < remap.size(); ++i) {
-                auto [it, inserted] = paramIndex.try_emplace(s->localParams[i], std::uint32_t(m_trace.launchParams.size()));
+                auto [it, inserted] = paramIndex.try_emplace(s->localParams[i], std::uint32_t(trace.launchParams.size()));
                 if (inserted)
-                    m_trace.launchParams.push_back(s->localParams[i]);
+                    trace.launchParams.push_back(s->localParams[i]);
                 remap[i] = it->second;
             }
             for (auto& id : s->lane->launchParamIds)
@@ -57,18 +68,21 @@ void Otf2Importer::finish()
                     id = remap[id];
         }
     }
+}
 
+void orderLaunches(Trace& trace, const Archives& archives)
+{
     // Launches in launch (Enter time) order across the threads of a rank. Each CPU lane's list is already in
     // time order: a stream fed by one thread takes it as is; otherwise the lists are merged by a stable sort
     // (ties: lower lane first). finalize() remaps the interval indices if a CPU table had to be sorted.
-    for (const auto& a : m_archives) {
+    for (const auto& a : archives) {
         std::unordered_map<std::uint64_t, std::vector<const LaneState*>> sources; // (rank, lane) -> CPU lanes
         std::unordered_map<std::uint64_t, std::size_t> counts;
         for (const auto& s : a->lanes) {
             if (s->outgoing.empty())
                 continue;
             // Count per target lane with a dense vector (no hash lookup per launch).
-            std::vector<std::size_t> perTarget(m_trace.ranks[std::size_t(s->rankIndex)].lanes.size(), 0);
+            std::vector<std::size_t> perTarget(trace.ranks[std::size_t(s->rankIndex)].lanes.size(), 0);
             for (const auto& l : s->outgoing)
                 ++perTarget[l.targetLane];
             for (std::uint32_t target = 0; target < perTarget.size(); ++target) {
@@ -81,7 +95,7 @@ void Otf2Importer::finish()
         }
         for (auto& [key, from] : sources) {
             const auto target = std::uint32_t(key & 0xFFFFFFFFu);
-            auto& lane = m_trace.ranks[std::size_t(key >> 32)].lanes[target];
+            auto& lane = trace.ranks[std::size_t(key >> 32)].lanes[target];
             auto& out = lane.launches;
             out.reserve(counts[key]);
             if (from.size() == 1) {
@@ -107,9 +121,13 @@ void Otf2Importer::finish()
             s->outgoing.shrink_to_fit();
         }
     }
+}
 
+// Gives back unused reserve, and warns of what the reader dropped or closed. Returns the events read.
+std::uint64_t finishLanes(Trace& trace, const Archives& archives)
+{
     std::uint64_t total = 0;
-    for (const auto& a : m_archives) {
+    for (const auto& a : archives) {
         for (const auto& s : a->lanes) {
             total += s->lane->eventCount;
             auto& table = s->lane->intervals;
@@ -119,29 +137,31 @@ void Otf2Importer::finish()
             if (ids.capacity() > ids.size() + ids.size() / 8 + 16)
                 ids.shrink_to_fit();
             const std::string where = a->ref.anchor + ": " + s->lane->name + ": ";
-            if (s->outOfOrder)
-                m_trace.warnings.push_back(where + std::to_string(s->outOfOrder)
-                                           + " events with a timestamp earlier than the previous one were dropped");
-            if (s->closedAtEnd)
-                m_trace.warnings.push_back(where + std::to_string(s->closedAtEnd)
-                                           + " Enter events without a matching Leave were closed at the lane's last "
-                                             "timestamp");
-            if (s->unmatchedLeave)
-                m_trace.warnings.push_back(where + std::to_string(s->unmatchedLeave)
-                                           + " Leave events without a matching Enter were dropped");
-            if (s->unmatchedCopies)
-                m_trace.warnings.push_back(where + std::to_string(s->unmatchedCopies)
-                                           + " memory copies without a completion event were closed at the lane's "
-                                             "last timestamp");
-            if (s->unmatchedCompletions)
-                m_trace.warnings.push_back(where + std::to_string(s->unmatchedCompletions)
-                                           + " copy completion events without a matching start were dropped");
-            if (s->unknownRegions)
-                m_trace.warnings.push_back(where + std::to_string(s->unknownRegions)
-                                           + " events referring to undefined regions were dropped");
+            const std::pair<std::uint64_t, const char*> findings[] = {
+                {s->outOfOrder, " events with a timestamp earlier than the previous one were dropped"},
+                {s->closedAtEnd, " Enter events without a matching Leave were closed at the lane's last timestamp"},
+                {s->unmatchedLeave, " Leave events without a matching Enter were dropped"},
+                {s->unmatchedCopies, " memory copies without a completion event were closed at the lane's last timestamp"},
+                {s->unmatchedCompletions, " copy completion events without a matching start were dropped"},
+                {s->unknownRegions, " events referring to undefined regions were dropped"},
+            };
+            for (const auto& [count, what] : findings)
+                if (count)
+                    trace.warnings.push_back(where + std::to_string(count) + what);
         }
     }
-    m_trace.eventCount = total;
+    return total;
+}
+
+} // namespace
+
+void Otf2Importer::finish()
+{
+    setRegionKinds(m_trace, m_archives);
+    setCanonicalNames(m_trace);
+    mergeLaunchParams(m_trace, m_archives);
+    orderLaunches(m_trace, m_archives);
+    m_trace.eventCount = finishLanes(m_trace, m_archives);
     m_archives.clear();
     m_trace.finalize(true);
 }

@@ -4,6 +4,7 @@
 // state, helpers). Not part of the import API (see import/loader.h).
 #include "import/otf2importer.h"
 #include "import/otf2reader.h"
+#include "model/demangle.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -11,7 +12,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cxxabi.h>
 #include <filesystem>
 #include <limits>
 #include <mutex>
@@ -37,15 +37,6 @@ inline bool endsWith(const std::string& s, const char* suffix)
 {
     const std::size_t n = std::strlen(suffix);
     return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
-
-inline std::string demangle(const std::string& mangled)
-{
-    int status = 0;
-    char* out = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
-    std::string result = status == 0 && out ? std::string(out) : std::string();
-    std::free(out);
-    return result;
 }
 
 // "CUDA[3:17]" -> device 3, stream 17; "CUDA[?:5]" -> device -1, stream 5.
@@ -217,7 +208,7 @@ struct Otf2ArchiveState
     const std::atomic<bool>* cancel = nullptr;
     bool keepParams = true;
     StringId memcpyNames[4] = { 0, 0, 0, 0 }; // HtoD, DtoH, DtoD, PtoP
-    std::unordered_map<std::string, std::string>* demangled = nullptr; // mangled -> demangled ("" if not)
+    std::unordered_map<std::string, std::string>* demangled = nullptr; // mangled -> demangle() of it
 
     // First error of the definitions phase.
     std::string error;

@@ -198,6 +198,29 @@ struct Rank
     std::vector<Lane> lanes;
 };
 
+// Calls fn(laneIndex, lane, i) for every interval i of every GPU lane of `rank`, lanes in order; with a window, for
+// the intervals that start in [window.start, window.end).
+template <typename Fn> void forEachGpuInterval(const Rank& rank, Fn&& fn)
+{
+    for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
+        const Lane& lane = rank.lanes[li];
+        if (lane.isGpu())
+            for (std::size_t i = 0; i < lane.intervals.size(); ++i)
+                fn(li, lane, i);
+    }
+}
+template <typename Fn> void forEachGpuInterval(const Rank& rank, TimeRange window, Fn&& fn)
+{
+    for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
+        const Lane& lane = rank.lanes[li];
+        if (!lane.isGpu())
+            continue;
+        const std::size_t end = lane.intervals.lowerBoundStart(window.end);
+        for (std::size_t i = lane.intervals.lowerBoundStart(window.start); i < end; ++i)
+            fn(li, lane, i);
+    }
+}
+
 // The whole trace folder. Immutable once built; shared between threads as shared_ptr<const Trace>.
 struct Trace
 {

@@ -54,33 +54,31 @@ struct RegionKey
 class Defs
 {
 public:
-    OTF2_StringRef str(const std::string& s)
-    {
-        auto it = m_strings.find(s);
-        if (it != m_strings.end())
-            return it->second;
-        const auto ref = OTF2_StringRef(m_stringList.size());
-        m_strings.emplace(s, ref);
-        m_stringList.push_back(s);
-        return ref;
-    }
+    OTF2_StringRef str(const std::string& s) { return intern(m_strings, m_stringList, s).first; }
     OTF2_RegionRef region(const RegionKey& key)
     {
-        auto it = m_regions.find(key);
-        if (it != m_regions.end())
-            return it->second;
-        const auto ref = OTF2_RegionRef(m_regionList.size());
-        m_regions.emplace(key, ref);
-        m_regionList.push_back(key);
-        str(key.name);
-        str(key.canonical);
-        str(key.file);
+        const auto [ref, fresh] = intern(m_regions, m_regionList, key);
+        if (fresh) {
+            str(key.name);
+            str(key.canonical);
+            str(key.file);
+        }
         return ref;
     }
     const std::vector<std::string>& strings() const { return m_stringList; }
     const std::vector<RegionKey>& regions() const { return m_regionList; }
 
 private:
+    // The reference of `key` (the next one when it is new) and whether it is new.
+    template <typename Map, typename Key> static std::pair<typename Map::mapped_type, bool> intern(Map& map,
+        std::vector<Key>& list, const Key& key)
+    {
+        const auto [it, fresh] = map.try_emplace(key, typename Map::mapped_type(list.size()));
+        if (fresh)
+            list.push_back(key);
+        return {it->second, fresh};
+    }
+
     std::unordered_map<std::string, OTF2_StringRef> m_strings;
     std::vector<std::string> m_stringList;
     std::map<RegionKey, OTF2_RegionRef> m_regions;
@@ -164,6 +162,27 @@ private:
                      const std::vector<std::uint32_t>& streamCommIndex);
     void writeMetrics(OTF2_EvtWriter* w, LocationDef& loc, const RankSpec& r);
     OTF2_RegionRef cpuRegion(const std::string& name, RegionRole role);
+
+    // The stages of write().
+    struct RankLocs
+    {
+        std::vector<OTF2_LocationRef> threads;
+        std::vector<OTF2_LocationRef> streams;
+        std::vector<std::size_t> streamLocIndex;
+        std::vector<std::size_t> threadLocIndex;
+        std::size_t metricLocIndex = ~std::size_t(0);
+    };
+    std::vector<RankLocs> defineLocations();
+    void defineRankLocations(const RankSpec& r, RankLocs& rl);
+    OTF2_LocationGroupRef streamGroup(const RankSpec& r, const StreamSpec& s, OTF2_SystemTreeNodeRef host,
+        OTF2_LocationGroupRef processGroup, std::map<int, OTF2_LocationGroupRef>& contexts);
+    void writeEvents(OTF2_Archive* archive, const std::vector<RankLocs>& rankLocs);
+    void writeLocalDefinitions(OTF2_Archive* archive);
+    void writeGlobalDefinitions(OTF2_Archive* archive);
+    void internDefinitionStrings();
+    void writeGroupsAndMetrics(OTF2_GlobalDefWriter* g);
+    std::map<std::string, OTF2_SystemTreeNodeRef> m_hostNodes;
+    std::map<std::pair<std::string, int>, OTF2_SystemTreeNodeRef> m_deviceNodes;
 
     std::string m_dir;
     const ArchiveSpec& m_spec;
@@ -368,108 +387,90 @@ void ArchiveWriter::writeMetrics(OTF2_EvtWriter* w, LocationDef& loc, const Rank
     }
 }
 
-std::uint64_t ArchiveWriter::write()
+// Stage 1: system tree, groups and location ids (streams need their location ids for CUDA_STREAM_REF).
+std::vector<ArchiveWriter::RankLocs> ArchiveWriter::defineLocations()
 {
-    std::error_code ec;
-    std::filesystem::create_directories(m_dir, ec);
-    if (ec)
-        throw FixtureError("cannot create " + m_dir + ": " + ec.message());
-
-    // System tree, groups and location ids first (streams need their location ids for CUDA_STREAM_REF).
     m_nodes.push_back({"Linux", "machine", OTF2_UNDEFINED_SYSTEM_TREE_NODE, OTF2_SYSTEM_TREE_DOMAIN_MACHINE});
-    std::map<std::string, OTF2_SystemTreeNodeRef> hostNodes;
-    std::map<std::pair<std::string, int>, OTF2_SystemTreeNodeRef> deviceNodes;
-    const std::string deviceClass = hip() ? "ROCm Device" : "CUDA Device";
-    const std::string contextName = hip() ? "HIP Context " : "CUDA Context ";
-
-    struct RankLocs
-    {
-        std::vector<OTF2_LocationRef> threads;
-        std::vector<OTF2_LocationRef> streams;
-        std::vector<std::size_t> streamLocIndex;
-        std::vector<std::size_t> threadLocIndex;
-        std::size_t metricLocIndex = ~std::size_t(0);
-    };
     std::vector<RankLocs> rankLocs(m_ranks.size());
-
-    for (std::size_t ri = 0; ri < m_ranks.size(); ++ri) {
-        const RankSpec& r = *m_ranks[ri];
-        const std::uint64_t mpiRank = m_spec.mpi ? std::uint64_t(r.rank) : 0;
-        auto hn = hostNodes.find(r.host);
-        if (hn == hostNodes.end()) {
-            m_nodes.push_back({r.host, "node", 0, OTF2_SYSTEM_TREE_DOMAIN_SHARED_MEMORY});
-            hn = hostNodes.emplace(r.host, OTF2_SystemTreeNodeRef(m_nodes.size() - 1)).first;
-        }
-        const auto processGroup = OTF2_LocationGroupRef(m_groups.size());
-        m_groups.push_back({processGroup, m_spec.mpi ? "MPI Rank " + std::to_string(r.rank) : "Process",
-                            OTF2_LOCATION_GROUP_TYPE_PROCESS, hn->second, OTF2_UNDEFINED_LOCATION_GROUP});
-        std::uint64_t local = 0;
-        auto newLoc = [&](std::string name, OTF2_LocationType type, OTF2_LocationGroupRef g) {
-            LocationDef l;
-            l.id = (local++ << 32) | mpiRank;
-            l.name = std::move(name);
-            l.type = type;
-            l.group = g;
-            m_locations.push_back(l);
-            return m_locations.size() - 1;
-        };
-        auto& rl = rankLocs[ri];
-        for (std::size_t ti = 0; ti < r.threads.size(); ++ti) {
-            rl.threadLocIndex.push_back(newLoc(r.threads[ti].name, OTF2_LOCATION_TYPE_CPU_THREAD, processGroup));
-            if (ti == 0 && r.metricEvents > 0)
-                rl.metricLocIndex = newLoc("Per process metrics", OTF2_LOCATION_TYPE_METRIC, processGroup);
-        }
-        std::map<int, OTF2_LocationGroupRef> contexts;
-        for (const auto& s : r.streams) {
-            OTF2_LocationGroupRef g = processGroup;
-            if (m_spec.layout == Layout::ScoreP8) {
-                auto dn = deviceNodes.find({r.host, s.device});
-                if (dn == deviceNodes.end()) {
-                    m_nodes.push_back({std::to_string(s.device), deviceClass, hn->second,
-                                       OTF2_SYSTEM_TREE_DOMAIN_ACCELERATOR_DEVICE});
-                    dn = deviceNodes.emplace(std::make_pair(r.host, s.device), OTF2_SystemTreeNodeRef(m_nodes.size() - 1))
-                             .first;
-                }
-                auto c = contexts.find(s.device);
-                if (c == contexts.end()) {
-                    const auto gid = OTF2_LocationGroupRef(m_groups.size());
-                    m_groups.push_back({gid, contextName + std::to_string(contexts.size() + 1),
-                                        OTF2_LOCATION_GROUP_TYPE_ACCELERATOR, dn->second, processGroup});
-                    c = contexts.emplace(s.device, gid).first;
-                }
-                g = c->second;
-            }
-            const std::string name = m_spec.paradigm + "[" + (s.unknownDevice ? std::string("?") : std::to_string(s.device))
-                + ":" + std::to_string(s.stream) + "]";
-            const auto li = newLoc(name, OTF2_LOCATION_TYPE_ACCELERATOR_STREAM, g);
-            m_locations[li].nullStream = s.nullStream;
-            rl.streamLocIndex.push_back(li);
-        }
-        for (auto i : rl.threadLocIndex)
-            rl.threads.push_back(m_locations[i].id);
-        for (auto i : rl.streamLocIndex)
-            rl.streams.push_back(m_locations[i].id);
-        if (!rl.threads.empty())
-            m_commMembers.push_back(rl.threads[0]);
-    }
+    for (std::size_t ri = 0; ri < m_ranks.size(); ++ri)
+        defineRankLocations(*m_ranks[ri], rankLocs[ri]);
     for (const auto& rl : rankLocs)
         for (auto id : rl.streams)
             m_commMembers.push_back(id);
+    return rankLocs;
+}
 
-    OTF2_Archive* archive = OTF2_Archive_Open(m_dir.c_str(), "traces", OTF2_FILEMODE_WRITE, 1024 * 1024,
-                                              4 * 1024 * 1024, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
-    if (!archive)
-        throw FixtureError("cannot create an OTF2 archive in " + m_dir);
-    struct Closer
-    {
-        OTF2_Archive* a;
-        ~Closer() { OTF2_Archive_Close(a); }
-    } closer{archive};
-    check(OTF2_Archive_SetFlushCallbacks(archive, &g_flushCallbacks, nullptr), "flush callbacks");
-    check(OTF2_Archive_SetSerialCollectiveCallbacks(archive), "collective callbacks");
-    check(OTF2_Archive_SetCreator(archive, "exposure test fixtures (Score-P 9 layout)"), "creator");
+// The accelerator context group of a stream (Score-P 8 layout: one per device, under a device node), else the
+// process group.
+OTF2_LocationGroupRef ArchiveWriter::streamGroup(const RankSpec& r, const StreamSpec& s, OTF2_SystemTreeNodeRef host,
+    OTF2_LocationGroupRef processGroup, std::map<int, OTF2_LocationGroupRef>& contexts)
+{
+    if (m_spec.layout != Layout::ScoreP8)
+        return processGroup;
+    const std::string deviceClass = hip() ? "ROCm Device" : "CUDA Device";
+    const std::string contextName = hip() ? "HIP Context " : "CUDA Context ";
+    auto dn = m_deviceNodes.find({r.host, s.device});
+    if (dn == m_deviceNodes.end()) {
+        m_nodes.push_back({std::to_string(s.device), deviceClass, host, OTF2_SYSTEM_TREE_DOMAIN_ACCELERATOR_DEVICE});
+        dn = m_deviceNodes.emplace(std::make_pair(r.host, s.device), OTF2_SystemTreeNodeRef(m_nodes.size() - 1)).first;
+    }
+    auto c = contexts.find(s.device);
+    if (c == contexts.end()) {
+        const auto gid = OTF2_LocationGroupRef(m_groups.size());
+        m_groups.push_back({gid, contextName + std::to_string(contexts.size() + 1),
+                            OTF2_LOCATION_GROUP_TYPE_ACCELERATOR, dn->second, processGroup});
+        c = contexts.emplace(s.device, gid).first;
+    }
+    return c->second;
+}
+
+void ArchiveWriter::defineRankLocations(const RankSpec& r, RankLocs& rl)
+{
+    const std::uint64_t mpiRank = m_spec.mpi ? std::uint64_t(r.rank) : 0;
+    auto hn = m_hostNodes.find(r.host);
+    if (hn == m_hostNodes.end()) {
+        m_nodes.push_back({r.host, "node", 0, OTF2_SYSTEM_TREE_DOMAIN_SHARED_MEMORY});
+        hn = m_hostNodes.emplace(r.host, OTF2_SystemTreeNodeRef(m_nodes.size() - 1)).first;
+    }
+    const auto processGroup = OTF2_LocationGroupRef(m_groups.size());
+    m_groups.push_back({processGroup, m_spec.mpi ? "MPI Rank " + std::to_string(r.rank) : "Process",
+                        OTF2_LOCATION_GROUP_TYPE_PROCESS, hn->second, OTF2_UNDEFINED_LOCATION_GROUP});
+    std::uint64_t local = 0;
+    auto newLoc = [&](std::string name, OTF2_LocationType type, OTF2_LocationGroupRef g) {
+        LocationDef l;
+        l.id = (local++ << 32) | mpiRank;
+        l.name = std::move(name);
+        l.type = type;
+        l.group = g;
+        m_locations.push_back(l);
+        return m_locations.size() - 1;
+    };
+    for (std::size_t ti = 0; ti < r.threads.size(); ++ti) {
+        rl.threadLocIndex.push_back(newLoc(r.threads[ti].name, OTF2_LOCATION_TYPE_CPU_THREAD, processGroup));
+        if (ti == 0 && r.metricEvents > 0)
+            rl.metricLocIndex = newLoc("Per process metrics", OTF2_LOCATION_TYPE_METRIC, processGroup);
+    }
+    std::map<int, OTF2_LocationGroupRef> contexts;
+    for (const auto& s : r.streams) {
+        const OTF2_LocationGroupRef g = streamGroup(r, s, hn->second, processGroup, contexts);
+        const std::string name = m_spec.paradigm + "[" + (s.unknownDevice ? std::string("?") : std::to_string(s.device))
+            + ":" + std::to_string(s.stream) + "]";
+        const auto li = newLoc(name, OTF2_LOCATION_TYPE_ACCELERATOR_STREAM, g);
+        m_locations[li].nullStream = s.nullStream;
+        rl.streamLocIndex.push_back(li);
+    }
+    for (auto i : rl.threadLocIndex)
+        rl.threads.push_back(m_locations[i].id);
+    for (auto i : rl.streamLocIndex)
+        rl.streams.push_back(m_locations[i].id);
+    if (!rl.threads.empty())
+        m_commMembers.push_back(rl.threads[0]);
+}
+
+// Stage 2: the event files, location by location.
+void ArchiveWriter::writeEvents(OTF2_Archive* archive, const std::vector<RankLocs>& rankLocs)
+{
     check(OTF2_Archive_OpenEvtFiles(archive), "open event files");
-
     for (std::size_t ri = 0; ri < m_ranks.size(); ++ri) {
         const RankSpec& r = *m_ranks[ri];
         const auto& rl = rankLocs[ri];
@@ -501,8 +502,11 @@ std::uint64_t ArchiveWriter::write()
         }
     }
     check(OTF2_Archive_CloseEvtFiles(archive), "close event files");
+}
 
-    // Local definition files: Score-P writes one per location (with ClockOffset records; offset 0 here).
+// Stage 3: local definition files; Score-P writes one per location (with ClockOffset records; offset 0 here).
+void ArchiveWriter::writeLocalDefinitions(OTF2_Archive* archive)
+{
     check(OTF2_Archive_OpenDefFiles(archive), "open definition files");
     for (const auto& loc : m_locations) {
         OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(archive, loc.id);
@@ -511,12 +515,11 @@ std::uint64_t ArchiveWriter::write()
         check(OTF2_Archive_CloseDefWriter(archive, dw), "close definition writer");
     }
     check(OTF2_Archive_CloseDefFiles(archive), "close definition files");
+}
 
-    // Global definitions.
-    OTF2_GlobalDefWriter* g = OTF2_Archive_GetGlobalDefWriter(archive);
-    if (!g)
-        throw FixtureError("no global definition writer");
-    // Make sure every string exists before writing them.
+// Every string of the global definitions exists before they are written.
+void ArchiveWriter::internDefinitionStrings()
+{
     for (const auto& n : m_nodes) {
         m_defs.str(n.name);
         m_defs.str(n.cls);
@@ -525,14 +528,22 @@ std::uint64_t ArchiveWriter::write()
         m_defs.str(gr.name);
     for (const auto& l : m_locations)
         m_defs.str(l.name);
-    const std::string nullProp = hip() ? "hipNullStream" : "CUDA_NULL_STREAM";
     for (const char* s : {"CUDA_STREAM_REF", "Referenced CUDA stream", "yes", "CUDA_WINDOW", "CUDA_GROUP", "CUDA",
                           "HIP", "CUDA Memory", "bytes", "", "PCI Bus ID"})
         m_defs.str(s);
-    m_defs.str(nullProp);
+    m_defs.str(hip() ? "hipNullStream" : "CUDA_NULL_STREAM");
     for (const char* p : kParamNames)
         m_defs.str(p);
+}
 
+// Stage 4: the global definitions.
+void ArchiveWriter::writeGlobalDefinitions(OTF2_Archive* archive)
+{
+    OTF2_GlobalDefWriter* g = OTF2_Archive_GetGlobalDefWriter(archive);
+    if (!g)
+        throw FixtureError("no global definition writer");
+    internDefinitionStrings();
+    const std::string nullProp = hip() ? "hipNullStream" : "CUDA_NULL_STREAM";
     if (m_minTicks == ~0ull)
         m_minTicks = m_spec.globalOffsetTicks;
     const std::uint64_t offset = std::min(m_minTicks, m_spec.globalOffsetTicks);
@@ -572,6 +583,13 @@ std::uint64_t ArchiveWriter::write()
                                                r.file.empty() ? OTF2_UNDEFINED_STRING : m_defs.str(r.file), 0, 0),
               "Region");
     }
+    writeGroupsAndMetrics(g);
+    check(OTF2_Archive_CloseGlobalDefWriter(archive, g), "close global definitions");
+}
+
+// The attribute, parameters, communication groups, RMA window and metric definitions the events refer to.
+void ArchiveWriter::writeGroupsAndMetrics(OTF2_GlobalDefWriter* g)
+{
     check(OTF2_GlobalDefWriter_WriteAttribute(g, 0, m_defs.str("CUDA_STREAM_REF"), m_defs.str("Referenced CUDA stream"),
                                               OTF2_TYPE_LOCATION),
           "Attribute");
@@ -597,8 +615,31 @@ std::uint64_t ArchiveWriter::write()
     const OTF2_MetricMemberRef member = 0;
     check(OTF2_GlobalDefWriter_WriteMetricClass(g, 0, 1, &member, OTF2_METRIC_ASYNCHRONOUS, OTF2_RECORDER_KIND_ABSTRACT),
           "MetricClass");
-    check(OTF2_Archive_CloseGlobalDefWriter(archive, g), "close global definitions");
+}
 
+std::uint64_t ArchiveWriter::write()
+{
+    std::error_code ec;
+    std::filesystem::create_directories(m_dir, ec);
+    if (ec)
+        throw FixtureError("cannot create " + m_dir + ": " + ec.message());
+    const std::vector<RankLocs> rankLocs = defineLocations();
+
+    OTF2_Archive* archive = OTF2_Archive_Open(m_dir.c_str(), "traces", OTF2_FILEMODE_WRITE, 1024 * 1024,
+                                              4 * 1024 * 1024, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+    if (!archive)
+        throw FixtureError("cannot create an OTF2 archive in " + m_dir);
+    struct Closer
+    {
+        OTF2_Archive* a;
+        ~Closer() { OTF2_Archive_Close(a); }
+    } closer{archive};
+    check(OTF2_Archive_SetFlushCallbacks(archive, &g_flushCallbacks, nullptr), "flush callbacks");
+    check(OTF2_Archive_SetSerialCollectiveCallbacks(archive), "collective callbacks");
+    check(OTF2_Archive_SetCreator(archive, "exposure test fixtures (Score-P 9 layout)"), "creator");
+    writeEvents(archive, rankLocs);
+    writeLocalDefinitions(archive);
+    writeGlobalDefinitions(archive);
     for (const auto& l : m_locations)
         m_total += l.events;
     return m_total;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "view/viewindex.h"
 
+#include "analysis/rules.h"
 
 #include <algorithm>
 #include <array>
@@ -21,34 +22,15 @@ const char* laneRoleName(LaneRole role)
     return "";
 }
 
-namespace {
-
-bool containsNoCase(const std::string& s, const char* needle)
-{
-    const std::size_t n = std::char_traits<char>::length(needle);
-    if (s.size() < n)
-        return false;
-    for (std::size_t i = 0; i + n <= s.size(); ++i) {
-        std::size_t k = 0;
-        while (k < n && std::tolower(static_cast<unsigned char>(s[i + k])) == needle[k])
-            ++k;
-        if (k == n)
-            return true;
-    }
-    return false;
-}
-
-} // namespace
-
 Category categoryOf(const Trace& trace, const Analysis* analysis, StringId name)
 {
     if (analysis && name < analysis->names.size())
         return analysis->names[name].category;
     switch (trace.regionKind(name)) {
-    case RegionKind::Kernel:
-        return containsNoCase(trace.name(name), "nccl") || containsNoCase(trace.name(name), "rccl")
-            ? Category::Communication
-            : Category::Compute;
+    case RegionKind::Kernel: {
+        static const Rules defaults = Rules::defaults(); // the rules decide, before an analysis as after one
+        return defaults.classify(trace.name(name), RegionKind::Kernel).category;
+    }
     case RegionKind::Memcpy: return Category::Memcpy;
     case RegionKind::Idle:
     case RegionKind::Sync: return Category::Idle;
@@ -58,6 +40,108 @@ Category categoryOf(const Trace& trace, const Analysis* analysis, StringId name)
     }
     return Category::Host;
 }
+
+namespace {
+
+// Paint classes: one per (category, sub-group) in use, ordered so that every rank stacks them alike.
+void buildPaintClasses(ViewIndex& index, const Analysis* analysis, const std::vector<Category>& cats)
+{
+    const std::size_t nameCount = cats.size();
+    auto subgroupOf = [&](std::size_t id) {
+        return analysis && id < analysis->names.size() ? analysis->names[id].subgroup : std::string();
+    };
+    std::map<std::pair<int, std::string>, std::uint8_t> ids;
+    for (std::size_t id = 0; id < nameCount; ++id)
+        ids.emplace(std::make_pair(int(cats[id]), subgroupOf(id)), 0);
+    if (ids.size() > 250) { // more than a palette can tell apart: one class per category
+        std::map<std::pair<int, std::string>, std::uint8_t> coarse;
+        for (const auto& [key, v] : ids)
+            coarse.emplace(std::make_pair(key.first, std::string()), 0);
+        ids.swap(coarse);
+    }
+    for (auto& [key, v] : ids) {
+        v = std::uint8_t(index.paintClasses.size());
+        index.paintClasses.push_back({Category(key.first), key.second});
+    }
+    index.paintClassOfName.resize(nameCount);
+    for (std::size_t id = 0; id < nameCount; ++id) {
+        auto it = ids.find(std::make_pair(int(cats[id]), subgroupOf(id)));
+        if (it == ids.end())
+            it = ids.find(std::make_pair(int(cats[id]), std::string()));
+        index.paintClassOfName[id] = it->second;
+    }
+}
+
+// The per-depth tables of one CPU lane with nesting (none for a flat lane).
+void buildDepthTables(ViewIndex& index, const Lane& lane, ViewIndex::DepthTables& d)
+{
+    const auto& t = lane.intervals;
+    int rowsNeeded = 0;
+    for (std::size_t i = 0; i < t.size(); ++i)
+        rowsNeeded = std::max(rowsNeeded, ViewIndex::depthRow(t.depth(i)) + 1);
+    if (rowsNeeded < 2)
+        return; // flat: the lane's own table and LOD draw it
+    d.tables.resize(std::size_t(rowsNeeded));
+    d.original.resize(std::size_t(rowsNeeded));
+    d.rowOfInterval.resize(t.size());
+    // The lane is sorted by start, so every per-depth table is too.
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        const int row = ViewIndex::depthRow(t.depth(i));
+        d.tables[std::size_t(row)].append(t.start(i), t.end(i), t.name(i), t.depth(i));
+        d.original[std::size_t(row)].push_back(std::uint32_t(i));
+        d.rowOfInterval[i] = std::uint8_t(row);
+    }
+    d.lods.reserve(d.tables.size());
+    d.shares.reserve(d.tables.size());
+    for (const auto& table : d.tables) {
+        d.lods.emplace_back(table, &index.lowPriority);
+        d.shares.emplace_back(table, &index.paintClassOfName);
+    }
+}
+
+// What a GPU lane mostly does, by busy time per category.
+LaneRole gpuLaneRole(const std::array<TimeNs, kCategoryCount>& busy)
+{
+    const TimeNs compute = busy[std::size_t(Category::Compute)];
+    const TimeNs comm = busy[std::size_t(Category::Communication)];
+    const TimeNs copy = busy[std::size_t(Category::Memcpy)];
+    if (compute == 0 && comm == 0 && copy == 0)
+        return LaneRole::Other;
+    if (comm >= compute && comm >= copy)
+        return LaneRole::Communication;
+    if (compute >= copy)
+        return LaneRole::Compute;
+    return LaneRole::Memcpy;
+}
+
+// One lane's LOD, share index, role and its share of the per-name statistics.
+void indexLane(ViewIndex& index, std::size_t r, const Lane& lane, const std::vector<Category>& cats)
+{
+    const std::size_t nameCount = cats.size();
+    index.lod[r].emplace_back(lane.intervals, &index.lowPriority);
+    const bool splitByDepth = index.depth[r][index.shares[r].size()].tables.size() >= 2;
+    if (splitByDepth)
+        index.shares[r].emplace_back(); // drawn per depth; the whole-lane index waits for laneShares()
+    else
+        index.shares[r].emplace_back(lane.intervals, &index.paintClassOfName);
+    std::array<TimeNs, kCategoryCount> busy {};
+    const auto& t = lane.intervals;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        const StringId id = t.name(i);
+        const TimeNs d = t.duration(i);
+        if (id < nameCount) {
+            busy[std::size_t(cats[id])] += d;
+            auto& st = index.nameStats[id];
+            st.min = st.count == 0 ? d : std::min(st.min, d);
+            st.max = std::max(st.max, d);
+            st.total += d;
+            ++st.count;
+        }
+    }
+    index.roles[r].push_back(lane.isGpu() ? gpuLaneRole(busy) : LaneRole::Cpu);
+}
+
+} // namespace
 
 std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Analysis* analysis)
 {
@@ -70,34 +154,7 @@ std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Anal
     index->lowPriority.assign(nameCount, 0);
     for (std::size_t id = 0; id < nameCount; ++id)
         index->lowPriority[id] = cats[id] == Category::Idle ? 1 : 0;
-
-    // Paint classes: one per (category, sub-group) in use, ordered so that every rank stacks them alike.
-    {
-        std::map<std::pair<int, std::string>, std::uint8_t> ids;
-        for (std::size_t id = 0; id < nameCount; ++id) {
-            const std::string sg = analysis && id < analysis->names.size() ? analysis->names[id].subgroup : std::string();
-            ids.emplace(std::make_pair(int(cats[id]), sg), 0);
-        }
-        if (ids.size() > 250) { // more than a palette can tell apart: one class per category
-            std::map<std::pair<int, std::string>, std::uint8_t> coarse;
-            for (const auto& [key, v] : ids)
-                coarse.emplace(std::make_pair(key.first, std::string()), 0);
-            ids.swap(coarse);
-        }
-        for (auto& [key, v] : ids) {
-            v = std::uint8_t(index->paintClasses.size());
-            index->paintClasses.push_back({Category(key.first), key.second});
-        }
-        index->paintClassOfName.resize(nameCount);
-        for (std::size_t id = 0; id < nameCount; ++id) {
-            const std::string sg = analysis && id < analysis->names.size() ? analysis->names[id].subgroup : std::string();
-            auto it = ids.find(std::make_pair(int(cats[id]), sg));
-            if (it == ids.end())
-                it = ids.find(std::make_pair(int(cats[id]), std::string()));
-            index->paintClassOfName[id] = it->second;
-        }
-    }
-    const auto* classOf = &index->paintClassOfName;
+    buildPaintClasses(*index, analysis, cats);
 
     index->lod.resize(trace.ranks.size());
     index->shares.resize(trace.ranks.size());
@@ -110,71 +167,11 @@ std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Anal
         const Rank& rank = trace.ranks[r];
         index->lod[r].reserve(rank.lanes.size());
         index->depth[r].resize(rank.lanes.size());
-        for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
-            const Lane& lane = rank.lanes[li];
-            if (lane.isGpu())
-                continue;
-            const auto& t = lane.intervals;
-            int rowsNeeded = 0;
-            for (std::size_t i = 0; i < t.size(); ++i)
-                rowsNeeded = std::max(rowsNeeded, depthRow(t.depth(i)) + 1);
-            if (rowsNeeded < 2)
-                continue; // flat: the lane's own table and LOD draw it
-            DepthTables& d = index->depth[r][li];
-            d.tables.resize(std::size_t(rowsNeeded));
-            d.original.resize(std::size_t(rowsNeeded));
-            d.rowOfInterval.resize(t.size());
-            // The lane is sorted by start, so every per-depth table is too.
-            for (std::size_t i = 0; i < t.size(); ++i) {
-                const int row = depthRow(t.depth(i));
-                d.tables[std::size_t(row)].append(t.start(i), t.end(i), t.name(i), t.depth(i));
-                d.original[std::size_t(row)].push_back(std::uint32_t(i));
-                d.rowOfInterval[i] = std::uint8_t(row);
-            }
-            d.lods.reserve(d.tables.size());
-            d.shares.reserve(d.tables.size());
-            for (const auto& table : d.tables) {
-                d.lods.emplace_back(table, &index->lowPriority);
-                d.shares.emplace_back(table, classOf);
-            }
-        }
-        for (const Lane& lane : rank.lanes) {
-            index->lod[r].emplace_back(lane.intervals, &index->lowPriority);
-            const bool splitByDepth = index->depth[r][index->shares[r].size()].tables.size() >= 2;
-            if (splitByDepth)
-                index->shares[r].emplace_back(); // drawn per depth; the whole-lane index waits for laneShares()
-            else
-                index->shares[r].emplace_back(lane.intervals, classOf);
-            std::array<TimeNs, kCategoryCount> busy{};
-            const auto& t = lane.intervals;
-            for (std::size_t i = 0; i < t.size(); ++i) {
-                const StringId id = t.name(i);
-                const TimeNs d = t.duration(i);
-                if (id < nameCount) {
-                    busy[std::size_t(cats[id])] += d;
-                    auto& st = index->nameStats[id];
-                    st.min = st.count == 0 ? d : std::min(st.min, d);
-                    st.max = std::max(st.max, d);
-                    st.total += d;
-                    ++st.count;
-                }
-            }
-            LaneRole role = LaneRole::Cpu;
-            if (lane.isGpu()) {
-                const TimeNs compute = busy[std::size_t(Category::Compute)];
-                const TimeNs comm = busy[std::size_t(Category::Communication)];
-                const TimeNs copy = busy[std::size_t(Category::Memcpy)];
-                if (compute == 0 && comm == 0 && copy == 0)
-                    role = LaneRole::Other;
-                else if (comm >= compute && comm >= copy)
-                    role = LaneRole::Communication;
-                else if (compute >= copy)
-                    role = LaneRole::Compute;
-                else
-                    role = LaneRole::Memcpy;
-            }
-            index->roles[r].push_back(role);
-        }
+        for (std::size_t li = 0; li < rank.lanes.size(); ++li)
+            if (!rank.lanes[li].isGpu())
+                buildDepthTables(*index, rank.lanes[li], index->depth[r][li]);
+        for (const Lane& lane : rank.lanes)
+            indexLane(*index, r, lane, cats);
         if (analysis && r < analysis->ranks.size()) {
             auto& table = index->overlap[r];
             const auto& segs = analysis->ranks[r].overlap;

@@ -21,8 +21,8 @@ namespace exposure {
 enum class LaneRole : std::uint8_t { Compute, Communication, Memcpy, Other, Cpu };
 const char* laneRoleName(LaneRole role); // "compute", "NCCL", "memcpy", "", "CPU"
 
-// Category of a name, from the analysis when there is one, else guessed from the region kind
-// (so the timeline can draw a trace before or without an analysis).
+// Category of a name, from the analysis when there is one, else from its region kind and, for kernels, the default
+// rules (so the timeline can draw a trace before or without an analysis).
 Category categoryOf(const Trace& trace, const Analysis* analysis, StringId name);
 
 // What one colour of the timeline stands for: a category and sub-group (gemm, AllReduce, HtoD, ...).

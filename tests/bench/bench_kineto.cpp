@@ -9,7 +9,7 @@
 //     that only loads it, against the file size.
 //  3. A generated 8-rank run of --rank-size MB per rank (default 100), written once: the files read one after
 //     another (LoadOptions::threads = 1, the baseline) against the files read in parallel (the default).
-#include "import/loader.h"
+#include "run/openrun.h"
 
 #include <chrono>
 #include <cstdio>

@@ -7,7 +7,7 @@
 // this process's peak RSS) and reused afterwards. Prints a table: time, events/s, ratio to the baseline, peak RSS
 // and resident bytes per interval. Not run by CTest.
 #include "import/archivefinder.h"
-#include "import/loader.h"
+#include "run/openrun.h"
 #include "synth/archivewriter.h"
 
 #include <otf2/otf2.h>

@@ -7,7 +7,7 @@
 // and kernelTable, with ratios against the build/load time measured in the same run. Not run by CTest.
 //   bench_stats [--intervals N] [--demo-scale S]
 #include "analysis/analysis.h"
-#include "import/loader.h"
+#include "run/openrun.h"
 #include "synth/archivewriter.h"
 
 #include <chrono>

@@ -4,7 +4,7 @@
 // several files (ranks, world sizes). Then the analysis of whatever the reader accepts.
 #include "fuzzcheck.h"
 #include "fuzzfiles.h"
-#include "import/loader.h"
+#include "run/openrun.h"
 
 #include <cstddef>
 #include <cstdint>

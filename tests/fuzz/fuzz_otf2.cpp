@@ -5,7 +5,7 @@
 #include "fuzzcheck.h"
 #include "fuzzfiles.h"
 #include "import/kinetoimporter.h"
-#include "import/loader.h"
+#include "run/openrun.h"
 
 #include <cstddef>
 #include <cstdint>

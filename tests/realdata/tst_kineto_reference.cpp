@@ -4,7 +4,7 @@
 // checks that Exposure's analysis gives exactly those numbers. Skipped where ../shared is absent (a user's machine).
 #include "analysis/analysis.h"
 #include "analysis/collectives.h"
-#include "import/loader.h"
+#include "run/openrun.h"
 #include "kinetokernels.h"
 
 #include <QFile>

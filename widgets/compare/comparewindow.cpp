@@ -2,7 +2,7 @@
 #include "compare/comparewindow.h"
 
 #include "common/theme.h"
-#include "import/loader.h"
+#include "run/openrun.h"
 #include "model/timeformat.h"
 #include "timeline/palette.h"
 
@@ -325,6 +325,24 @@ bool CompareChart::event(QEvent* e)
 // ---------------------------------------------------------------------------------------------------------------
 // CompareWindow
 
+namespace {
+
+// Two widgets side by side (or one over the other) with these stretch factors and first sizes; never collapsed.
+QSplitter* splitter(Qt::Orientation orientation, QWidget* first, QWidget* second, std::pair<int, int> stretch,
+    QList<int> sizes, QWidget* parent)
+{
+    auto* split = new QSplitter(orientation, parent);
+    split->addWidget(first);
+    split->addWidget(second);
+    split->setStretchFactor(0, stretch.first);
+    split->setStretchFactor(1, stretch.second);
+    split->setSizes(sizes);
+    split->setChildrenCollapsible(false);
+    return split;
+}
+
+} // namespace
+
 struct CompareWindow::JobResult
 {
     std::shared_ptr<const Trace> trace;
@@ -358,7 +376,34 @@ CompareWindow::CompareWindow(QWidget* parent)
     setWindowFlags(Qt::Window | Qt::WindowTitleHint | Qt::WindowSystemMenuHint | Qt::WindowMinMaxButtonsHint
                    | Qt::WindowCloseButtonHint);
 
-    // Left: the runs, in order; the first is the baseline.
+    auto* left = buildRunList();
+    setUpTable();
+    auto* rightSplit = buildTableAndChart();
+    auto* split = splitter(Qt::Horizontal, left, rightSplit, {0, 1}, {200, 1080}, this);
+
+    auto* close = new QPushButton(tr("Close"), this);
+    auto* bottom = new QHBoxLayout;
+    bottom->addWidget(m_copyCsv);
+    bottom->addWidget(m_saveCsv);
+    bottom->addWidget(m_saveJson);
+    bottom->addStretch(1);
+    bottom->addWidget(close);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(split, 1);
+    layout->addLayout(bottom);
+
+    connect(close, &QPushButton::clicked, this, &QWidget::close);
+    connectButtons();
+
+    // Wide enough for every number column next to the run list.
+    resize(1400, 820);
+    refresh();
+}
+
+// Left: the runs, in order; the first is the baseline.
+QWidget* CompareWindow::buildRunList()
+{
     auto* addFile = new QPushButton(QIcon::fromTheme(QStringLiteral("list-add")), tr("&Add Run…"), this);
     addFile->setToolTip(tr("Add a run: an OTF2 anchor file (traces.otf2), a torch.profiler trace (.json, .json.gz) or "
                                  "an Nsight Systems report (.sqlite, .nsys-rep)"));
@@ -401,7 +446,14 @@ CompareWindow::CompareWindow(QWidget* parent)
     left->setLayout(runsBox);
     runsBox->setContentsMargins(0, 0, 0, 0);
 
-    // Right: the table over the chart.
+    connect(addFile, &QPushButton::clicked, this, [this] { addDialog(false); });
+    connect(addFolder, &QPushButton::clicked, this, [this] { addDialog(true); });
+    return left;
+}
+
+// The table: one row per run, sortable, with a tooltip per column.
+void CompareWindow::setUpTable()
+{
     m_table->setColumnCount(ColCount);
     m_table->setHorizontalHeaderLabels(columnTitles());
     const QString tips[ColCount] = {
@@ -438,7 +490,11 @@ CompareWindow::CompareWindow(QWidget* parent)
     m_table->setSortingEnabled(true);
     m_table->horizontalHeader()->setSortIndicatorShown(true);
     m_table->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
+}
 
+// Right: the table (with the errors and the caption) over the chart.
+QWidget* CompareWindow::buildTableAndChart()
+{
     m_caption->setWordWrap(true);
     m_caption->setTextFormat(Qt::PlainText);
     m_caption->setForegroundRole(QPalette::PlaceholderText);
@@ -475,36 +531,13 @@ CompareWindow::CompareWindow(QWidget* parent)
     }
     tableLayout->addWidget(m_errors);
     tableLayout->addWidget(m_caption);
-    auto* rightSplit = new QSplitter(Qt::Vertical, this);
-    rightSplit->addWidget(tableBox);
-    rightSplit->addWidget(chartBox);
-    rightSplit->setStretchFactor(0, 1);
-    rightSplit->setStretchFactor(1, 2);
-    rightSplit->setSizes({230, 470});
-    rightSplit->setChildrenCollapsible(false);
+    auto* rightSplit = splitter(Qt::Vertical, tableBox, chartBox, {1, 2}, {230, 470}, this);
 
-    auto* split = new QSplitter(Qt::Horizontal, this);
-    split->addWidget(left);
-    split->addWidget(rightSplit);
-    split->setStretchFactor(0, 0);
-    split->setStretchFactor(1, 1);
-    split->setSizes({200, 1080});
-    split->setChildrenCollapsible(false);
+    return rightSplit;
+}
 
-    auto* close = new QPushButton(tr("Close"), this);
-    auto* bottom = new QHBoxLayout;
-    bottom->addWidget(m_copyCsv);
-    bottom->addWidget(m_saveCsv);
-    bottom->addWidget(m_saveJson);
-    bottom->addStretch(1);
-    bottom->addWidget(close);
-
-    auto* layout = new QVBoxLayout(this);
-    layout->addWidget(split, 1);
-    layout->addLayout(bottom);
-
-    connect(addFile, &QPushButton::clicked, this, [this] { addDialog(false); });
-    connect(addFolder, &QPushButton::clicked, this, [this] { addDialog(true); });
+void CompareWindow::connectButtons()
+{
     connect(m_remove, &QPushButton::clicked, this, [this] {
         const int row = m_list->currentRow();
         removeRun(row);
@@ -528,12 +561,8 @@ CompareWindow::CompareWindow(QWidget* parent)
     connect(m_copyCsv, &QPushButton::clicked, this, [this] { QApplication::clipboard()->setText(csv()); });
     connect(m_saveCsv, &QPushButton::clicked, this, [this] { saveDialog(false); });
     connect(m_saveJson, &QPushButton::clicked, this, [this] { saveDialog(true); });
-    connect(close, &QPushButton::clicked, this, &QWidget::close);
-
-    // Wide enough for every number column next to the run list.
-    resize(1400, 820);
-    refresh();
 }
+
 
 CompareWindow::~CompareWindow()
 {
@@ -637,28 +666,23 @@ void CompareWindow::startJob(Run& run)
             result.skipSteps = skip;
             try {
                 if (!trace) {
-                    LoadOptions options;
-                    options.cancel = job.cancelFlag();
-                    trace = loadTrace(path.toStdString(), options);
+                    RunOptions options;
+                    options.load.cancel = job.cancelFlag();
+                    OpenedRun opened = openRun(path.toStdString(), options);
+                    trace = std::move(opened.trace);
+                    analysis = std::move(opened.analysis);
                 }
-                if (job.cancelled())
-                    throw LoadCancelled();
-                if (!analysis)
-                    analysis = analyze(*trace, Rules::defaults());
-                if (job.cancelled())
-                    throw LoadCancelled();
-                CompareOptions options;
-                options.skipSteps = skip;
-                result.summary = summarizeRun(*trace, *analysis, options);
-                result.trace = trace;
-                result.analysis = analysis;
             } catch (const LoadError& e) {
-                result.error = QString::fromStdString(e.what()); // already "<file>: <problem>"
-            } catch (const LoadCancelled&) {
-                throw;
-            } catch (const std::exception& e) {
-                result.error = path + QStringLiteral(": ") + QString::fromStdString(e.what());
+                result.error = QString::fromStdString(e.what()); // "<file>: <problem>", shown in the run's row
+                return result;
             }
+            if (job.cancelled())
+                throw LoadCancelled();
+            CompareOptions options;
+            options.skipSteps = skip;
+            result.summary = summarizeRun(*trace, *analysis, options);
+            result.trace = trace;
+            result.analysis = analysis;
             return result;
         },
         [this, id = run.id](const JobResult& result) { finishJob(id, result); });
@@ -870,7 +894,7 @@ void CompareWindow::fillTable()
         set(ColTransfer, multi ? duration(s.transferNs) : QStringLiteral("-"),
             multi ? std::optional<double>(double(s.transferNs)) : std::nullopt, num);
         const bool isBase = base && &r == baseRun;
-        const std::string why = base ? efficiencyNote(*base, s, isBase) : std::string();
+        const EfficiencyNote why = base ? efficiencyNote(*base, s, isBase) : EfficiencyNote::None;
         QString effText = isBase ? tr("baseline") : QStringLiteral("-");
         std::optional<double> effKey; // sorts the baseline as 100 %
         if (isBase)
@@ -880,10 +904,10 @@ void CompareWindow::fillTable()
             effKey = *eff;
         }
         auto* effItem = set(ColEfficiency, effText, effKey, num);
-        if (!why.empty() && !isBase)
+        if (why != EfficiencyNote::None && !isBase)
             effItem->setToolTip(tr("No efficiency: %1. Scaling efficiency compares runs with different GPU counts "
                                    "and the same per-GPU workload.")
-                                    .arg(QString::fromStdString(why)));
+                                    .arg(QLatin1String(efficiencyNoteText(why))));
         // Notes on a run that loaded go in the tooltip: the Status column is only shown for loading and errors.
         QString note = r.path;
         if (s.stepsUsed == 0)

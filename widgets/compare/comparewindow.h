@@ -130,6 +130,11 @@ private:
     struct JobResult;
 
     void startJob(Run& run);
+    // Parts of the constructor.
+    QWidget* buildRunList();
+    void setUpTable();
+    QWidget* buildTableAndChart();
+    void connectButtons();
     void finishJob(quint64 id, const JobResult& result);
     void placeByGpuCount(quint64 id);
     Run* findRun(quint64 id);

@@ -10,7 +10,6 @@ namespace exposure {
 
 TraceLoader::TraceLoader(QObject* parent)
     : QObject(parent)
-    , m_load([](const std::string& path, const LoadOptions& o) { return loadTrace(path, o); })
     , m_rules(Rules::defaults())
     , m_job(new JobSlot(this))
 {
@@ -34,68 +33,70 @@ void TraceLoader::waitForIdle()
     m_job->waitForIdle();
 }
 
+namespace {
+
+// Progress of the reading stages as the window shows it, at most every 50 ms.
+std::function<void(const LoadProgress&)> progressReporter(const JobContext& job)
+{
+    auto throttle = std::make_shared<QElapsedTimer>();
+    throttle->start();
+    return [&job, throttle](const LoadProgress& p) {
+        if (throttle->elapsed() < 50)
+            return;
+        throttle->restart();
+        const QString file = QFileInfo(QString::fromStdString(p.currentFile)).fileName();
+        if (p.bytesTotal > 0) { // JSON traces count bytes
+            job.progress(int(std::min<std::uint64_t>(1000, p.bytesRead * 1000 / p.bytesTotal)),
+                         QObject::tr("Reading %1 (%2 of %3 MB)")
+                             .arg(file)
+                             .arg(double(p.bytesRead) / 1e6, 0, 'f', 1)
+                             .arg(double(p.bytesTotal) / 1e6, 0, 'f', 1));
+            return;
+        }
+        const int permille
+            = p.eventsTotal ? int(std::min<std::uint64_t>(1000, p.eventsRead * 1000 / p.eventsTotal)) : -1;
+        job.progress(permille, QObject::tr("Reading %1 (%2 events)").arg(file).arg(p.eventsRead));
+    };
+}
+
+} // namespace
+
 void TraceLoader::load(const QString& path, const std::vector<int>& ranks)
 {
     m_path = path;
     emit started(path);
-    auto fn = m_load;
-    Rules rules = m_rules;
-    const std::uint64_t memoryLimit = m_memoryLimit;
+    RunOptions options;
+    options.read = m_load;
+    options.rules = m_rules;
+    options.viewIndex = true;
+    options.collectives = true;
+    options.load.ranks = ranks;
+    options.load.memoryLimit = m_memoryLimit;
+    options.stallSeconds = m_stallSeconds;
     auto tooLargeFlag = std::make_shared<std::atomic<bool>>(false);
     m_job->start<LoadedTrace>(
-        [fn, rules, path, ranks, memoryLimit, tooLargeFlag](const JobContext& job) -> LoadedTrace {
-            QElapsedTimer throttle;
-            throttle.start();
-            LoadOptions options;
-            options.cancel = job.cancelFlag();
-            options.ranks = ranks;
-            options.memoryLimit = memoryLimit;
-            options.progress = [&](const LoadProgress& p) {
-                if (throttle.elapsed() < 50)
-                    return;
-                throttle.restart();
-                const QString file = QFileInfo(QString::fromStdString(p.currentFile)).fileName();
-                if (p.bytesTotal > 0) { // JSON traces count bytes
-                    job.progress(int(std::min<std::uint64_t>(1000, p.bytesRead * 1000 / p.bytesTotal)),
-                                 QObject::tr("Reading %1 (%2 of %3 MB)")
-                                     .arg(file)
-                                     .arg(double(p.bytesRead) / 1e6, 0, 'f', 1)
-                                     .arg(double(p.bytesTotal) / 1e6, 0, 'f', 1));
-                    return;
-                }
-                const int permille
-                    = p.eventsTotal ? int(std::min<std::uint64_t>(1000, p.eventsRead * 1000 / p.eventsTotal)) : -1;
-                job.progress(permille, QObject::tr("Reading %1 (%2 events)").arg(file).arg(p.eventsRead));
+        [options, path, ranks, tooLargeFlag](const JobContext& job) mutable -> LoadedTrace {
+            options.load.cancel = job.cancelFlag();
+            options.load.progress = progressReporter(job);
+            options.stageStarted = [&job](RunStage stage) {
+                if (stage == RunStage::Analyse)
+                    job.progress(1000, QObject::tr("Analysing…"));
             };
-            LoadedTrace r;
-            r.path = path;
-            r.ranks = ranks;
             try {
-                auto trace = fn(path.toStdString(), options);
-                if (job.cancelled())
-                    throw LoadCancelled();
-                if (!trace)
-                    throw LoadError(path.toStdString(), "the loader returned no trace");
-                job.progress(1000, QObject::tr("Analysing…"));
-                auto analysis = analyze(*trace, rules);
-                if (job.cancelled())
-                    throw LoadCancelled();
-                r.index = ViewIndex::build(*trace, analysis.get());
-                r.ruleUsage = ruleUsage(*trace, *analysis);
-                r.collectives = std::make_shared<const CollectiveMatch>(matchCollectives(*trace, *analysis));
-                r.analysis = std::move(analysis);
-                r.trace = std::move(trace);
+                OpenedRun run = openRun(path.toStdString(), options);
+                LoadedTrace r;
+                r.path = path;
+                r.ranks = ranks;
+                r.ruleUsage = ruleUsage(*run.trace, *run.analysis);
+                r.trace = std::move(run.trace);
+                r.analysis = std::move(run.analysis);
+                r.index = std::move(run.viewIndex);
+                r.collectives = std::move(run.collectives);
+                return r;
             } catch (const TraceTooLarge&) {
                 tooLargeFlag->store(true);
                 throw;
-            } catch (const LoadError&) {
-                throw; // already "<file>: <problem>"
-            } catch (const LoadCancelled&) {
-                throw;
-            } catch (const std::exception& e) {
-                throw LoadError(path.toStdString(), e.what());
             }
-            return r;
         },
         [this](const LoadedTrace& loaded) { emit this->loaded(loaded); },
         [this, path, tooLargeFlag](const QString& message) {

@@ -4,6 +4,7 @@
 #include "analysis/analysis.h"
 #include "analysis/collectives.h"
 #include "import/loader.h"
+#include "run/openrun.h"
 #include "jobs/jobslot.h"
 #include "view/viewindex.h"
 
@@ -42,8 +43,10 @@ public:
     explicit TraceLoader(QObject* parent = nullptr);
     ~TraceLoader() override; // cancels and waits for running jobs
 
-    // For tests: replace loadTrace() (e.g. by a slow generator that honours the cancel flag).
+    // For tests: replace the reading stages of openRun() (e.g. by a slow generator that honours the cancel flag).
     void setLoadFunction(LoadFunction fn) { m_load = std::move(fn); }
+    // Seconds without progress while reading before the load fails as stalled (RunOptions::stallSeconds).
+    void setStallSeconds(int seconds) { m_stallSeconds = seconds; }
     void setRules(Rules rules) { m_rules = std::move(rules); }
     const Rules& rules() const { return m_rules; }
 
@@ -71,6 +74,7 @@ private:
     Rules m_rules;
     QString m_path;
     std::uint64_t m_memoryLimit = 0;
+    int m_stallSeconds = RunOptions().stallSeconds;
     JobSlot* m_job;
 };
 

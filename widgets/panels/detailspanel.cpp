@@ -205,8 +205,7 @@ void DetailsPanel::showInterval(const Trace& trace, const Analysis* analysis, co
     const IntervalTable& t = l.intervals;
     const StringId id = t.name(interval);
     const NameClass* nc = analysis && id < analysis->names.size() ? &analysis->names[id] : nullptr;
-    const QString raw = QString::fromStdString(trace.name(id));
-    const QString display = nc && !nc->displayName.empty() ? QString::fromStdString(nc->displayName) : raw;
+    const QString display = QString::fromStdString(displayName(trace, analysis, id));
     const StringId canon = id < trace.canonicalNames.size() ? trace.canonicalNames[id] : id;
     m_heading = display;
 

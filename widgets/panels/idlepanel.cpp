@@ -18,10 +18,7 @@ QString regionName(const Trace& trace, const Analysis& analysis, int rank, const
         return {};
     const auto& t = trace.ranks[std::size_t(rank)].lanes[ref.cpuLane].intervals;
     const StringId id = t.name(ref.interval);
-    const std::string& name = id < analysis.names.size() && !analysis.names[id].displayName.empty()
-        ? analysis.names[id].displayName
-        : trace.name(id);
-    return QString::fromStdString(name);
+    return QString::fromStdString(displayName(trace, &analysis, id));
 }
 
 // The cause with the most time in a gap.

@@ -35,9 +35,7 @@ int KernelsModel::columnCount(const QModelIndex& parent) const
 
 QString KernelsModel::nameOf(const KernelRow& r) const
 {
-    if (m_analysis && r.name < m_analysis->names.size() && !m_analysis->names[r.name].displayName.empty())
-        return QString::fromStdString(m_analysis->names[r.name].displayName);
-    return m_trace ? QString::fromStdString(m_trace->name(r.name)) : QString();
+    return m_trace ? QString::fromStdString(displayName(*m_trace, m_analysis.get(), r.name)) : QString();
 }
 
 QVariant KernelsModel::data(const QModelIndex& index, int role) const

@@ -4,7 +4,7 @@
 #include "common/labels.h"
 #include "compare/comparewindow.h"
 #include "figure/exportfiguredialog.h"
-#include "import/archivefinder.h"
+#include "run/openrun.h"
 #include "jobs/jobslot.h"
 #include "panels/detailspanel.h"
 #include "panels/exposedpanel.h"
@@ -82,6 +82,20 @@ MainWindow::MainWindow(QWidget* parent)
     createDocks();
     createStatusBar();
 
+    connectLoader();
+    connectPanels();
+
+    resize(1400, 900);
+    restoreSettings();
+    updateTitle();
+    updateActions();
+}
+
+MainWindow::~MainWindow() = default;
+
+// The loader's progress, result and failures in the status bar, the timeline and dialogs.
+void MainWindow::connectLoader()
+{
     connect(m_loader, &TraceLoader::started, this, [this](const QString& path) {
         m_progress->setRange(0, 0);
         m_progress->setValue(0);
@@ -140,7 +154,11 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_emptyState, &EmptyState::openRequested, this, [this] { openDialog(false); });
     connect(m_emptyState, &EmptyState::openFolderRequested, this, [this] { openDialog(true); });
     connect(m_emptyState, &EmptyState::demoRequested, this, &MainWindow::openDemoTrace);
+}
 
+// The timeline, the panels and the details talk to each other through the window.
+void MainWindow::connectPanels()
+{
     connect(m_timeline, &TimelinePlot::intervalSelected, this, &MainWindow::onIntervalSelected);
     connect(m_timeline, &TimelinePlot::foldClicked, this, [this](const TimelineHit& hit) {
         if (m_current.trace)
@@ -168,16 +186,16 @@ MainWindow::MainWindow(QWidget* parent)
     });
     connect(m_kernels, &KernelsPanel::kernelSelected, m_timeline,
             [this](quint32 name) { m_timeline->setHighlightedName(StringId(name)); });
-
-    resize(1400, 900);
-    restoreSettings();
-    updateTitle();
-    updateActions();
 }
 
-MainWindow::~MainWindow() = default;
-
 void MainWindow::createActions()
+{
+    createFileMenu();
+    createViewMenu();
+    createHelpMenu();
+}
+
+void MainWindow::createFileMenu()
 {
     m_fileMenu = menuBar()->addMenu(tr("&File"));
     QAction* open = m_fileMenu->addAction(QIcon::fromTheme(QStringLiteral("document-open")), tr("&Open Trace…"), this,
@@ -219,7 +237,10 @@ void MainWindow::createActions()
     });
     QAction* quit = m_fileMenu->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
+}
 
+void MainWindow::createViewMenu()
+{
     m_viewMenu = menuBar()->addMenu(tr("&View"));
     auto add = [this](const QString& text, QList<QKeySequence> keys, auto slot) {
         QAction* a = m_viewMenu->addAction(text, m_timeline, slot);
@@ -252,24 +273,21 @@ void MainWindow::createActions()
         m_timeline->addAction(a);
     }
     m_viewMenu->addSeparator();
-    m_showCpuAction = m_viewMenu->addAction(tr("Show &CPU Threads"));
-    m_showCpuAction->setCheckable(true);
-    m_showCpuAction->setChecked(true);
-    connect(m_showCpuAction, &QAction::toggled, this, [this](bool on) {
-        TimelineOptions o = m_timeline->options();
-        o.showCpu = on;
-        o.range.reset();
-        m_timeline->setOptions(o);
-    });
-    m_showOverlapAction = m_viewMenu->addAction(tr("Show &Overlap Lanes"));
-    m_showOverlapAction->setCheckable(true);
-    m_showOverlapAction->setChecked(true);
-    connect(m_showOverlapAction, &QAction::toggled, this, [this](bool on) {
-        TimelineOptions o = m_timeline->options();
-        o.showOverlap = on;
-        o.range.reset();
-        m_timeline->setOptions(o);
-    });
+    // A checked action that shows or hides some rows of the timeline.
+    auto rowToggle = [this](const QString& text, bool TimelineOptions::*show) {
+        QAction* a = m_viewMenu->addAction(text);
+        a->setCheckable(true);
+        a->setChecked(true);
+        connect(a, &QAction::toggled, this, [this, show](bool on) {
+            TimelineOptions o = m_timeline->options();
+            o.*show = on;
+            o.range.reset();
+            m_timeline->setOptions(o);
+        });
+        return a;
+    };
+    m_showCpuAction = rowToggle(tr("Show &CPU Threads"), &TimelineOptions::showCpu);
+    m_showOverlapAction = rowToggle(tr("Show &Overlap Lanes"), &TimelineOptions::showOverlap);
     QMenu* paletteMenu = m_viewMenu->addMenu(tr("&Palette"));
     auto* group = new QActionGroup(this);
     const std::pair<PaletteKind, QString> kinds[] = {{PaletteKind::Default, tr("&Default (colour-blind safe)")},
@@ -285,7 +303,10 @@ void MainWindow::createActions()
         connect(a, &QAction::triggered, this, [this, kind = kind] { setPalette(kind); });
     }
     m_viewMenu->addSeparator();
+}
 
+void MainWindow::createHelpMenu()
+{
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("Open &Demo Trace"), this, [this] {
         if (!openDemoTrace())
@@ -302,29 +323,45 @@ void MainWindow::createActions()
     });
 }
 
+void MainWindow::addPanel(QWidget* widget, const QString& title, const QString& objectName,
+    std::function<void(const LoadedTrace&)> load, std::function<void(TimeRange)> followRange)
+{
+    auto* d = new QDockWidget(title, this);
+    d->setObjectName(objectName);
+    d->setWidget(widget);
+    addDockWidget(Qt::BottomDockWidgetArea, d);
+    m_viewMenu->addAction(d->toggleViewAction());
+    if (!m_panels.empty())
+        tabifyDockWidget(m_panels.back().dock, d);
+    m_panels.push_back({d, std::move(load), std::move(followRange)});
+}
+
 void MainWindow::createDocks()
 {
-    auto dock = [this](QWidget* w, const QString& title, const QString& name, Qt::DockWidgetArea area) {
-        auto* d = new QDockWidget(title, this);
-        d->setObjectName(name);
-        d->setWidget(w);
-        addDockWidget(area, d);
-        m_viewMenu->addAction(d->toggleViewAction());
-        return d;
-    };
-    m_detailsDock = dock(m_details, tr("Details"), QStringLiteral("detailsDock"), Qt::RightDockWidgetArea);
-    m_exposedDock = dock(m_exposed, tr("Exposed Communication"), QStringLiteral("exposedDock"), Qt::BottomDockWidgetArea);
-    m_kernelsDock = dock(m_kernels, tr("Kernels"), QStringLiteral("kernelsDock"), Qt::BottomDockWidgetArea);
-    m_idleDock = dock(m_idle, tr("Idle"), QStringLiteral("idleDock"), Qt::BottomDockWidgetArea);
-    m_transfersDock = dock(m_transfers, tr("Transfers"), QStringLiteral("transfersDock"), Qt::BottomDockWidgetArea);
-    m_rulesDock = dock(m_rules, tr("Rules"), QStringLiteral("rulesDock"), Qt::BottomDockWidgetArea);
-    tabifyDockWidget(m_exposedDock, m_kernelsDock);
-    tabifyDockWidget(m_kernelsDock, m_idleDock);
-    tabifyDockWidget(m_idleDock, m_transfersDock);
-    tabifyDockWidget(m_transfersDock, m_rulesDock);
-    m_exposedDock->raise();
+    m_detailsDock = new QDockWidget(tr("Details"), this);
+    m_detailsDock->setObjectName(QStringLiteral("detailsDock"));
+    m_detailsDock->setWidget(m_details);
+    addDockWidget(Qt::RightDockWidgetArea, m_detailsDock);
+    m_viewMenu->addAction(m_detailsDock->toggleViewAction());
+
+    addPanel(m_exposed, tr("Exposed Communication"), QStringLiteral("exposedDock"),
+        [this](const LoadedTrace& l) { m_exposed->setTrace(l.trace, l.analysis, l.collectives); },
+        [this](TimeRange r) { m_exposed->setVisibleRange(r); });
+    addPanel(m_kernels, tr("Kernels"), QStringLiteral("kernelsDock"),
+        [this](const LoadedTrace& l) { m_kernels->setTrace(l.trace, l.analysis); },
+        [this](TimeRange r) { m_kernels->setVisibleRange(r); });
+    addPanel(m_idle, tr("Idle"), QStringLiteral("idleDock"),
+        [this](const LoadedTrace& l) { m_idle->setTrace(l.trace, l.analysis); },
+        [this](TimeRange r) { m_idle->setVisibleRange(r); });
+    addPanel(m_transfers, tr("Transfers"), QStringLiteral("transfersDock"),
+        [this](const LoadedTrace& l) { m_transfers->setTrace(l.trace, l.analysis); },
+        [this](TimeRange r) { m_transfers->setVisibleRange(r); });
+    addPanel(m_rules, tr("Rules"), QStringLiteral("rulesDock"), [this](const LoadedTrace& l) {
+        m_rules->setRules(l.analysis ? &l.analysis->rules : nullptr, l.ruleUsage);
+    });
+    m_panels.front().dock->raise();
     resizeDocks({m_detailsDock}, {380}, Qt::Horizontal);
-    resizeDocks({m_exposedDock}, {260}, Qt::Vertical);
+    resizeDocks({m_panels.front().dock}, {260}, Qt::Vertical);
 }
 
 void MainWindow::createStatusBar()
@@ -389,13 +426,7 @@ void MainWindow::openTraceRanks(const QString& path, const std::vector<int>& ran
 
 void MainWindow::offerRanks(const QString& path, const QString& message)
 {
-    std::vector<int> available;
-    try {
-        const auto archives = findArchives(path.toStdString());
-        for (std::size_t i = 0; i < archives.size(); ++i)
-            available.push_back(archives[i].rankNumber >= 0 ? archives[i].rankNumber : int(i));
-    } catch (const std::exception&) {
-    }
+    const std::vector<int> available = selectableRanks(path.toStdString());
     if (available.size() < 2) { // nothing to choose from: a plain error
         showError(tr("Could not open trace"), message);
         emit loadFailed(path, message);
@@ -551,11 +582,8 @@ void MainWindow::applyLoaded(const LoadedTrace& loaded)
     m_timeline->setTrace(loaded.trace, loaded.analysis, loaded.index);
     m_timeline->setCollectives(loaded.collectives);
     m_details->clear();
-    m_exposed->setTrace(loaded.trace, loaded.analysis, loaded.collectives);
-    m_kernels->setTrace(loaded.trace, loaded.analysis);
-    m_idle->setTrace(loaded.trace, loaded.analysis);
-    m_transfers->setTrace(loaded.trace, loaded.analysis);
-    m_rules->setRules(loaded.analysis ? &loaded.analysis->rules : nullptr, loaded.ruleUsage);
+    for (const Panel& panel : m_panels)
+        panel.load(loaded);
     const std::size_t warnings = loaded.trace ? loaded.trace->warnings.size() : 0;
     m_warningsButton->setText(warnings == 1 ? tr("1 warning") : tr("%1 warnings").arg(warnings));
     m_warningsButton->setVisible(warnings > 0);
@@ -626,10 +654,9 @@ void MainWindow::showPeerInstance(int rank, int lane, quint32 interval)
 void MainWindow::onVisibleRangeChanged(TimeRange range)
 {
     m_rangeLabel->setText(m_current.trace ? tr("visible: %1").arg(durationText(range.duration())) : QString());
-    m_exposed->setVisibleRange(range);
-    m_kernels->setVisibleRange(range);
-    m_idle->setVisibleRange(range);
-    m_transfers->setVisibleRange(range);
+    for (const Panel& panel : m_panels)
+        if (panel.followRange)
+            panel.followRange(range);
 }
 
 void MainWindow::selectInstance(int direction)

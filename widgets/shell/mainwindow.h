@@ -61,7 +61,6 @@ public:
 
     // --- accessors for tests and for extensions (figure export) ---
     QMenu* fileMenu() const { return m_fileMenu; }
-    QMenu* viewMenu() const { return m_viewMenu; }
     // The File-menu action before which extensions insert their own (e.g. "Export Figure…").
     QAction* fileMenuExtensionAnchor() const { return m_fileExtensionAnchor; }
     TimelinePlot* timeline() const { return m_timeline; }
@@ -76,7 +75,6 @@ public:
     KernelsPanel* kernelsPanel() const { return m_kernels; }
     IdlePanel* idlePanel() const { return m_idle; }
     TransfersPanel* transfersPanel() const { return m_transfers; }
-    RulesPanel* rulesPanel() const { return m_rules; }
     RecentFilesMenu* recentFilesMenu() const { return m_recent; }
     // The status-bar button that counts the trace's import warnings (hidden when there are none) and lists them.
     QToolButton* traceWarningsButton() const { return m_warningsButton; }
@@ -104,6 +102,11 @@ protected:
 
 private:
     void createActions();
+    void createFileMenu();
+    void createViewMenu();
+    void createHelpMenu();
+    void connectLoader();
+    void connectPanels();
     void createDocks();
     void createStatusBar();
     void applyLoaded(const LoadedTrace& loaded);
@@ -142,11 +145,17 @@ private:
     QAction* m_showOverlapAction = nullptr;
     QList<QAction*> m_paletteActions;
     QDockWidget* m_detailsDock = nullptr;
-    QDockWidget* m_exposedDock = nullptr;
-    QDockWidget* m_kernelsDock = nullptr;
-    QDockWidget* m_idleDock = nullptr;
-    QDockWidget* m_transfersDock = nullptr;
-    QDockWidget* m_rulesDock = nullptr;
+    // The bottom panels, tabbed in this order: each gets every loaded trace and, when it follows it, the visible
+    // range. A new panel is one addPanel() call in createDocks().
+    struct Panel
+    {
+        QDockWidget* dock = nullptr;
+        std::function<void(const LoadedTrace&)> load;
+        std::function<void(TimeRange)> followRange; // empty: the panel shows the whole trace
+    };
+    std::vector<Panel> m_panels;
+    void addPanel(QWidget* widget, const QString& title, const QString& objectName,
+        std::function<void(const LoadedTrace&)> load, std::function<void(TimeRange)> followRange = {});
     QLabel* m_statusText;
     QLabel* m_cursorLabel;
     QLabel* m_rangeLabel;

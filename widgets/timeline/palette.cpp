@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "timeline/palette.h"
 
+#include "analysis/rules.h"
 #include "common/theme.h"
 
 
@@ -9,7 +10,7 @@ namespace exposure {
 namespace {
 
 // Okabe & Ito (2008) colour-blind-safe set.
-constexpr QRgb kOrange = 0xE69F00, kSky = 0x56B4E9, kGreen = 0x009E73, kYellow = 0xF0E442, kBlue = 0x0072B2,
+constexpr QRgb kOrange = 0xE69F00, kGreen = 0x009E73, kBlue = 0x0072B2,
                kVermillion = 0xD55E00, kPurple = 0xCC79A7;
 
 QColor rgb(QRgb v) { return QColor::fromRgb(v); }
@@ -64,55 +65,17 @@ QColor Palette::grey(QColor c) const
 
 QColor Palette::block(Category category, const std::string& sg) const
 {
+    // Sub-group colours come with the rules file ("colours"); strict colour-blind mode keeps one per category.
+    static const Rules defaults = Rules::defaults();
+    auto ruled = [&](QRgb categoryColour) {
+        return m_kind == PaletteKind::ColorBlind ? rgb(categoryColour)
+                                                 : rgb(defaults.colour(category, sg).value_or(categoryColour));
+    };
     QColor c;
     switch (category) {
-    case Category::Compute:
-        if (m_kind == PaletteKind::ColorBlind) {
-            c = rgb(kBlue);
-        } else if (sg == "gemm") {
-            c = rgb(0x1F5FA6);
-        } else if (sg == "attention") {
-            c = rgb(0x5A4FB5);
-        } else if (sg == "elementwise") {
-            c = rgb(kSky);
-        } else if (sg == "reduction") {
-            c = rgb(0x2F8FB8);
-        } else if (sg == "normalization") {
-            c = rgb(0x8EC5EA);
-        } else if (sg == "convolution") {
-            c = rgb(0x2A4F8F);
-        } else if (sg == "layout") {
-            c = rgb(0xA9C8E8);
-        } else if (sg == "pooling") {
-            c = rgb(0x4A78B5);
-        } else if (sg == "optimizer") {
-            c = rgb(0x3C8C9E);
-        } else {
-            c = rgb(0x6C9BCB);
-        }
-        break;
-    case Category::Communication:
-        if (m_kind == PaletteKind::ColorBlind || sg.empty() || sg == "AllReduce")
-            c = rgb(kOrange);
-        else if (sg == "AllGather")
-            c = rgb(0xF2B33D);
-        else if (sg == "ReduceScatter")
-            c = rgb(0xC98A00);
-        else if (sg == "Broadcast")
-            c = rgb(kYellow);
-        else
-            c = rgb(0xF6C76B);
-        break;
-    case Category::Memcpy:
-        if (m_kind == PaletteKind::ColorBlind || sg.empty() || sg == "HtoD")
-            c = rgb(kPurple);
-        else if (sg == "DtoH")
-            c = rgb(0xA85A8A);
-        else if (sg == "DtoD")
-            c = rgb(0xDDA3C6);
-        else
-            c = rgb(0xE9C2DA);
-        break;
+    case Category::Compute: c = ruled(kBlue); break;
+    case Category::Communication: c = ruled(kOrange); break;
+    case Category::Memcpy: c = ruled(kPurple); break;
     case Category::Idle: c = idle(); break;
     case Category::Host: c = rgb(0xB3A58F); break;
     }

@@ -309,9 +309,7 @@ RowPaint makeRowPaint(const TimelineScene& s, int row, const DrawListParams& par
         if (grid.edge(x0) < item.start)
             ++x0;
         if (s.options.blockLabels && grid.columnOf(item.end) - x0 > kLabelColumns)
-            b.label = analysis && id < analysis->names.size() && !analysis->names[id].displayName.empty()
-                ? analysis->names[id].displayName
-                : trace.name(id);
+            b.label = displayName(trace, analysis, id);
         p.blocks.push_back(std::move(b));
     }
 

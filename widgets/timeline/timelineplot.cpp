@@ -810,9 +810,7 @@ QString TimelinePlot::tooltipFor(const TimelineHit& h) const
     const auto& table = trace.ranks[h.rank].lanes[h.lane].intervals;
     const StringId id = table.name(h.largest);
     const Analysis* a = m_scene.analysis.get();
-    QString name = QString::fromStdString(a && id < a->names.size() && !a->names[id].displayName.empty()
-                                              ? a->names[id].displayName
-                                              : trace.name(id));
+    QString name = QString::fromStdString(displayName(trace, a, id));
     if (name.size() > 120)
         name = name.left(117) + QStringLiteral("…");
     const Category cat = categoryOf(trace, a, id);

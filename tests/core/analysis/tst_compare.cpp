@@ -180,8 +180,9 @@ private Q_SLOTS:
         const RunSummary fast4 = summarizeRun(*b4, *analyze(*b4, Rules::defaults()));
         const RunSummary one = summarizeRun(*c1, *analyze(*c1, Rules::defaults()));
         QVERIFY(!weakScalingEfficiency(slow4, fast4));
-        QCOMPARE(efficiencyNote(slow4, fast4, false), std::string("same GPU count as the baseline"));
-        QCOMPARE(efficiencyNote(slow4, slow4, true), std::string("baseline"));
+        QCOMPARE(efficiencyNote(slow4, fast4, false), EfficiencyNote::SameGpuCount);
+        QCOMPARE(efficiencyNote(slow4, slow4, true), EfficiencyNote::Baseline);
+        QCOMPARE(std::string(efficiencyNoteText(EfficiencyNote::SameGpuCount)), "same GPU count as the baseline");
         const std::string json = compareJson({slow4, fast4});
         QVERIFY2(json.find("\"efficiency\": null, \"efficiency_note\": \"same GPU count as the baseline\"")
                      != std::string::npos,

@@ -3,7 +3,7 @@
 // do, here in one process): a 4-rank generated run read as two halves {rank0, rank2} and {rank1, rank3} gives the
 // same rank reports, kernel table, collective matching and JSON bytes as the whole trace read at once.
 #include "analysis/statsparts.h"
-#include "import/loader.h"
+#include "run/openrun.h"
 #include "synth/archivewriter.h"
 
 #include <QTemporaryDir>
@@ -55,7 +55,10 @@ private Q_SLOTS:
             std::vector<ArchiveRef> mine;
             for (int r : ranks)
                 mine.push_back(archives[std::size_t(r)]);
-            p.trace = loadArchives(m_path, mine);
+            RunOptions part;
+            part.part = &mine;
+            part.analyse = false;
+            p.trace = openRun(m_path, part).trace;
             QCOMPARE(p.trace->ranks.size(), ranks.size());
             // Onto the whole run's time origin (exposure-mpi agrees on it with an all-reduce).
             const TimeNs delta = p.trace->originAbsNs - m_whole->originAbsNs;

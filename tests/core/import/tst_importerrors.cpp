@@ -2,7 +2,7 @@
 // Bad input: every case must give a LoadError naming the file and the problem (or a counted warning), never a
 // crash, a hang or silently wrong numbers.
 #include "import/childprocess.h"
-#include "import/loader.h"
+#include "run/openrun.h"
 #include "import/memorybudget.h"
 #include "model/trace.h"
 #include "synth/archivewriter.h"

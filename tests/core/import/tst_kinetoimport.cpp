@@ -3,7 +3,7 @@
 // correlation, phases and steps, rank numbering, and every kind of bad input as one line naming the file.
 #include "analysis/analysis.h"
 #include "import/kinetoimporter.h"
-#include "import/loader.h"
+#include "run/openrun.h"
 #include "support/kinetotraces.h"
 
 #include <QFile>

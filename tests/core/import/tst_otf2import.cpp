@@ -2,7 +2,7 @@
 // Loads archives written by the fixture generator and checks every interval the importer builds.
 #include "analysis/analysis.h"
 #include "analysis/transfers.h"
-#include "import/loader.h"
+#include "run/openrun.h"
 #include "model/trace.h"
 #include "synth/archivewriter.h"
 

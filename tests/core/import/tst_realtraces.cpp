@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Loads the real Score-P archives in ../shared/traces (skipped when they are absent). The expected numbers were
 // read off with OTF2's own otf2-print.
-#include "import/loader.h"
+#include "run/openrun.h"
 #include "model/trace.h"
 
 #include <QTest>

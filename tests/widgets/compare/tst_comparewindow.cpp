@@ -2,7 +2,7 @@
 // Compare Runs window on demo runs of 1 and 2 ranks made by exposure-make-demo: the table equals summarizeRun,
 // a bad path is reported in its row, the CSV is complete, and the chart draws exposed communication.
 #include "compare/comparewindow.h"
-#include "import/loader.h"
+#include "run/openrun.h"
 #include "model/timeformat.h"
 #include "shell/mainwindow.h"
 #include "timeline/palette.h"

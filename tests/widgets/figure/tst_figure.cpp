@@ -5,7 +5,7 @@
 #include "figure/exportfiguredialog.h"
 #include "figure/figurerenderer.h"
 #include "figure/figurespec.h"
-#include "import/loader.h"
+#include "run/openrun.h"
 #include "shell/mainwindow.h"
 #include "support/testtraces.h"
 #include "synth/archivewriter.h"

@@ -68,6 +68,7 @@ private slots:
     void kernelsPanelHighlights();
     void badTraceShowsError();
     void cancelKeepsPreviousTrace();
+    void stalledLoadFailsAndWindowStaysUsable();
     void keyboardZoomAndHistory();
     void clickOnFoldExplainsIt();
     void collectivesInDetailsAndExposed();
@@ -374,6 +375,45 @@ void TestMainWindow::cancelKeepsPreviousTrace()
     QTest::qWait(50);
     QCOMPARE(w.trace(), previous); // nothing late replaced it
     QCOMPARE(loaded.count(), 1);
+}
+
+// A reader stuck without progress (as libotf2 on some damaged event files) and deaf to the cancel flag: the load
+// fails with one line after the stall time, and the window goes on loading other traces.
+void TestMainWindow::stalledLoadFailsAndWindowStaysUsable()
+{
+    MainWindow w;
+    QStringList messages;
+    w.setMessageSink([&](const QString&, const QString& text) { messages << text; });
+    w.loader()->setStallSeconds(1);
+    auto release = std::make_shared<std::atomic<bool>>(false);
+    w.loader()->setLoadFunction([release](const std::string& path, const LoadOptions&) -> std::shared_ptr<Trace> {
+        if (path == "small")
+            return testing::makeDdpTrace(2, 3);
+        while (!release->load())
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        return testing::makeDdpTrace(1, 1);
+    });
+    QSignalSpy failed(&w, &MainWindow::loadFailed);
+    QElapsedTimer timer;
+    timer.start();
+    w.openTrace(QStringLiteral("stuck"));
+    QVERIFY(failed.wait(10000));
+    QVERIFY(timer.elapsed() >= 1000);
+    QCOMPARE(messages.size(), 1);
+    QCOMPARE(messages.first(), QStringLiteral("stuck: reading stopped making progress for 1 s inside the OTF2 library "
+                                              "(a damaged event file: check it with otf2-print)"));
+    QVERIFY(!w.loader()->isLoading());
+    QVERIFY(!w.trace());
+
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(QStringLiteral("small"));
+    QVERIFY(loaded.wait(10000));
+    QCOMPARE(w.trace()->ranks.size(), std::size_t(2));
+    QCOMPARE(loaded.count(), 1);
+    release->store(true); // the reader left behind ends; nothing of it is delivered
+    QTest::qWait(100);
+    QCOMPARE(loaded.count(), 1);
+    QCOMPARE(w.trace()->ranks.size(), std::size_t(2));
 }
 
 // Two ranks: one AllReduce that rank 0 starts 2 ms before rank 1 (rank 0 waits 2 ms, compute hides the first 1 ms

@@ -4,7 +4,7 @@
 // byte; the bytes come back equal and malformed bytes are refused; and a row's paint does not grow with its events.
 #include "analysis/analysis.h"
 #include "figure/figurerenderer.h"
-#include "import/loader.h"
+#include "run/openrun.h"
 #include "synth/archivewriter.h"
 #include "timeline/rowpaint.h"
 #include "timeline/timelineplot.h"

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "run/inputkinds.h"
+
+#include "import/kinetoimporter.h"
+#include "import/memorybudget.h"
+#include "import/nsysimporter.h"
+#include "import/otf2importer.h"
+
+#include <cstdio>
+#include <filesystem>
+
+namespace exposure {
+
+namespace {
+
+// ---- OTF2 (Score-P): an anchor file, an archive folder, or a folder of per-rank archives ----
+
+std::optional<RunInput> detectOtf2(const std::string& path)
+{
+    RunInput input;
+    input.path = path;
+    input.archives = findArchives(path); // throws LoadError saying why the path holds no archive
+    return input;
+}
+
+class Otf2Reader final : public InputReader
+{
+public:
+    Otf2Reader(Trace& trace, const RunInput& input, const LoadOptions& options)
+        : m_input(input)
+        , m_options(options)
+        , m_importer(trace, m_options)
+    { }
+    MemoryNeed estimate() override
+    {
+        for (const auto& a : m_input.archives) {
+            if (m_options.cancel && m_options.cancel->load(std::memory_order_relaxed))
+                throw LoadCancelled();
+            m_importer.readDefinitions(a);
+        }
+        // Event counts are known now (bounded by the event files' sizes).
+        char events[32];
+        std::snprintf(events, sizeof events, "%.1f M events", double(m_importer.totalEvents()) / 1e6);
+        return {kBaseBytes + m_importer.totalEvents() * kBytesPerOtf2Event, events};
+    }
+    void read() override
+    {
+        m_importer.readEvents();
+        m_importer.finish();
+    }
+
+private:
+    RunInput m_input;
+    LoadOptions m_options;
+    Otf2Importer m_importer; // holds a reference to m_options
+};
+
+std::unique_ptr<InputReader> openOtf2(Trace& trace, const RunInput& input, const LoadOptions& options)
+{
+    return std::make_unique<Otf2Reader>(trace, input, options);
+}
+
+// ---- torch.profiler (Kineto) JSON: a .json / .json.gz file, or a folder of them ----
+
+std::optional<RunInput> detectKineto(const std::string& path)
+{
+    std::error_code ec;
+    RunInput input;
+    input.path = path;
+    if (!std::filesystem::is_directory(path, ec) && isKinetoFileName(path))
+        input.files = {path}; // read (and reported when missing) by the importer
+    else
+        input.files = findKinetoFiles(path);
+    if (input.files.empty())
+        return std::nullopt;
+    return input;
+}
+
+// Uncompressed size of a torch.profiler file: its size, or for gzip the ISIZE trailer (size mod 2^32) when it is
+// plausible, else ten times the compressed size.
+std::uint64_t jsonBytes(const std::string& file)
+{
+    std::error_code ec;
+    const std::uint64_t size = std::filesystem::file_size(file, ec);
+    if (ec)
+        return 0;
+    if (file.size() < 3 || file.compare(file.size() - 3, 3, ".gz") != 0)
+        return size;
+    std::uint64_t isize = 0;
+    if (std::FILE* f = std::fopen(file.c_str(), "rb")) {
+        unsigned char t[4];
+        if (size >= 4 && std::fseek(f, -4, SEEK_END) == 0 && std::fread(t, 1, 4, f) == 4)
+            isize = t[0] | (t[1] << 8) | (t[2] << 16) | (std::uint64_t(t[3]) << 24);
+        std::fclose(f);
+    }
+    return size < (1ull << 32) && isize >= size ? isize : 10 * size;
+}
+
+class KinetoReader final : public InputReader
+{
+public:
+    KinetoReader(Trace& trace, const RunInput& input, const LoadOptions& options)
+        : m_trace(trace)
+        , m_input(input)
+        , m_options(options)
+    { }
+    MemoryNeed estimate() override
+    {
+        std::uint64_t bytes = 0;
+        for (const auto& f : m_input.files)
+            bytes += jsonBytes(f);
+        return {kBaseBytes + std::uint64_t(double(bytes) * kBytesPerJsonByte), formatBytes(bytes) + " of JSON"};
+    }
+    void read() override { importKineto(m_trace, m_input.files, m_options); }
+
+private:
+    Trace& m_trace;
+    RunInput m_input;
+    LoadOptions m_options;
+};
+
+std::unique_ptr<InputReader> openKineto(Trace& trace, const RunInput& input, const LoadOptions& options)
+{
+    return std::make_unique<KinetoReader>(trace, input, options);
+}
+
+// ---- Nsight Systems: SQLite exports (a .nsys-rep is exported first), one file or a folder of them ----
+
+std::optional<RunInput> detectNsys(const std::string& path)
+{
+    RunInput input;
+    input.path = path;
+    input.files = findNsysFiles(path);
+    if (input.files.empty())
+        return std::nullopt;
+    return input;
+}
+
+class NsysReader final : public InputReader
+{
+public:
+    NsysReader(Trace& trace, const RunInput& input, const LoadOptions& options)
+        : m_trace(trace)
+        , m_input(input)
+        , m_options(options)
+    { }
+    MemoryNeed estimate() override
+    {
+        for (const auto& f : m_input.files)
+            m_exports.push_back(isNsysReportFileName(f) && !hasSqliteHeader(f) ? exportNsysReport(f, m_options) : f);
+        const std::uint64_t rows = countNsysRows(m_exports, m_options);
+        return {kBaseBytes + rows * kBytesPerNsysRow, std::to_string(rows) + " rows of Nsight Systems exports"};
+    }
+    void read() override { importNsys(m_trace, m_exports, m_options); }
+
+private:
+    Trace& m_trace;
+    RunInput m_input;
+    LoadOptions m_options;
+    std::vector<std::string> m_exports;
+};
+
+std::unique_ptr<InputReader> openNsys(Trace& trace, const RunInput& input, const LoadOptions& options)
+{
+    return std::make_unique<NsysReader>(trace, input, options);
+}
+
+} // namespace
+
+const std::vector<InputKind>& inputKinds()
+{
+    // A new input kind: its importer in core/import, and one entry here.
+    static const std::vector<InputKind> kinds = {
+        {"OTF2", detectOtf2, true, openOtf2},
+        {"torch.profiler", detectKineto, false, openKineto},
+        {"Nsight Systems", detectNsys, false, openNsys},
+    };
+    return kinds;
+}
+
+const InputKind& otf2InputKind()
+{
+    return inputKinds().front();
+}
+
+RunInput detectInput(const std::string& path)
+{
+    std::optional<LoadError> firstError;
+    for (const InputKind& kind : inputKinds()) {
+        try {
+            if (auto input = kind.detect(path)) {
+                input->kind = &kind;
+                return std::move(*input);
+            }
+        } catch (const LoadError& e) {
+            if (!firstError)
+                firstError = e;
+        }
+    }
+    if (firstError)
+        throw *firstError;
+    throw LoadError(path, "not a trace this program reads");
+}
+
+} // namespace exposure

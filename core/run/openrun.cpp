@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "run/openrun.h"
+
+#include "import/consistency.h"
+#include "import/memorybudget.h"
+#include "run/inputkinds.h"
+#include "run/watchedread.h"
+
+namespace exposure {
+
+namespace {
+
+void throwIfCancelled(const LoadOptions& options)
+{
+    if (options.cancel && options.cancel->load(std::memory_order_relaxed))
+        throw LoadCancelled();
+}
+
+// Stage "ranks": only the ranks asked for, where the input kind numbers ranks by folder.
+void chooseRanks(RunInput& input, const std::vector<int>& ranks)
+{
+    if (ranks.empty())
+        return;
+    if (!input.kind->ranksByFolder)
+        throw LoadError(input.path, "choosing ranks (--ranks " + formatRankList(ranks)
+                                        + ") works for folders of OTF2 archives; open the " + input.kind->name
+                                        + " file of each rank you want instead");
+    input.archives = selectRanks(input.path, std::move(input.archives), ranks);
+}
+
+// Stage "estimate": refuse before reading what cannot fit; the watch caps the address space from the estimate.
+void checkEstimate(InputReader& reader, const std::string& path, const LoadOptions& options)
+{
+    const MemoryNeed need = reader.estimate();
+    checkMemory(path, need.bytes, need.what, options);
+    if (options.memoryEstimated)
+        options.memoryEstimated(need.bytes);
+}
+
+// The reading stages, detect .. consistency.
+std::shared_ptr<Trace> readStages(const std::string& path, const RunOptions& run, const LoadOptions& options,
+    const std::function<void(RunStage)>& stage)
+{
+    auto trace = std::make_shared<Trace>();
+    trace->sourcePath = path;
+    stage(RunStage::Detect);
+    RunInput input;
+    if (run.part) {
+        input.kind = &otf2InputKind();
+        input.path = path;
+        input.archives = *run.part;
+        if (input.archives.empty()) { // this process of the run reads nothing
+            trace->finalize(true);
+            if (run.laneWarningsPerRank)
+                run.laneWarningsPerRank->clear();
+            return trace;
+        }
+    } else {
+        input = detectInput(path);
+        stage(RunStage::Ranks);
+        chooseRanks(input, options.ranks);
+    }
+    throwIfCancelled(options);
+    const auto reader = input.kind->open(*trace, input, options);
+    stage(RunStage::Estimate);
+    checkEstimate(*reader, path, options);
+    stage(RunStage::Import);
+    reader->read();
+    stage(RunStage::Consistency);
+    checkLaneConsistency(*trace, run.laneWarningsPerRank);
+    if (!run.part)
+        checkRankAlignment(*trace); // needs every rank of the run
+    return trace;
+}
+
+// Stage "align" (reserved): cross-host clock alignment goes here. It will shift each rank's times onto one clock by
+// the collective matching and analyse again; the view index and the collective matching after it then see the
+// aligned trace.
+void alignClocks(OpenedRun&, const RunOptions&) { }
+
+// The stages after reading, in the calling thread (under the limits the process had).
+void analyseStages(OpenedRun& run, const RunOptions& options)
+{
+    auto stage = [&](RunStage s) {
+        throwIfCancelled(options.load);
+        if (options.stageStarted)
+            options.stageStarted(s);
+    };
+    if (!options.analyse)
+        return;
+    stage(RunStage::Analyse);
+    run.analysis = analyze(*run.trace, options.rules);
+    stage(RunStage::Align);
+    alignClocks(run, options);
+    if (options.viewIndex) {
+        stage(RunStage::ViewIndex);
+        run.viewIndex = ViewIndex::build(*run.trace, run.analysis.get());
+    }
+    if (options.collectives) {
+        stage(RunStage::Collectives);
+        run.collectives = std::make_shared<const CollectiveMatch>(matchCollectives(*run.trace, *run.analysis));
+    }
+    throwIfCancelled(options.load);
+}
+
+} // namespace
+
+OpenedRun openRun(const std::string& path, const RunOptions& options)
+{
+    WatchOptions watch;
+    watch.stallSeconds = options.stallSeconds;
+    watch.capAddressSpace = options.capAddressSpace;
+    watch.stageStarted = options.stageStarted;
+    OpenedRun run;
+    run.trace = readWatched(path, options.load, watch,
+        // By value: a reader left behind by the watchdog outlives this call.
+        [path, options](const LoadOptions& load, const std::function<void(RunStage)>& stage) {
+            if (options.read) {
+                auto trace = options.read(path, load);
+                if (!trace)
+                    throw LoadError(path, "the loader returned no trace");
+                return trace;
+            }
+            return readStages(path, options, load, stage);
+        });
+    throwIfCancelled(options.load);
+    try {
+        analyseStages(run, options);
+    } catch (const LoadCancelled&) {
+        throw;
+    } catch (const LoadError&) {
+        throw;
+    } catch (const std::exception& e) {
+        throw LoadError(path, e.what());
+    }
+    return run;
+}
+
+std::shared_ptr<Trace> loadTrace(const std::string& path, const LoadOptions& options)
+{
+    RunOptions run;
+    run.load = options;
+    run.analyse = false;
+    run.stallSeconds = 0;
+    run.capAddressSpace = false;
+    return openRun(path, run).trace;
+}
+
+std::vector<int> selectableRanks(const std::string& path)
+{
+    try {
+        const RunInput input = detectInput(path);
+        if (input.kind->ranksByFolder)
+            return rankNumbers(input.archives);
+    } catch (const LoadError&) {
+    }
+    return {};
+}
+
+} // namespace exposure

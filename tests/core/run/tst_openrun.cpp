@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// openRun: input detection, the stages in order, the rank subset, the stall watchdog, cancel, the address-space cap.
+#include "run/inputkinds.h"
+#include "run/openrun.h"
+#include "support/kinetotraces.h"
+#include "support/testtraces.h"
+#include "synth/archivewriter.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include <sys/resource.h>
+
+using namespace exposure;
+
+class TestOpenRun : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        m_run = m_dir.filePath(QStringLiteral("run")).toStdString();
+        synth::DemoOptions o;
+        o.ranks = 3;
+        o.steps = 2;
+        synth::writeArchive(m_run, synth::makeDemoSpec(o));
+    }
+
+    void detectsEachKind()
+    {
+        const RunInput otf2 = detectInput(m_run);
+        QCOMPARE(std::string(otf2.kind->name), std::string("OTF2"));
+        QCOMPARE(otf2.archives.size(), std::size_t(3));
+        QTemporaryDir dir;
+        const QString file = testing::write(dir, QStringLiteral("rank1.pt.trace.json.gz"), testing::rankTrace(1, 2));
+        const RunInput kineto = detectInput(file.toStdString());
+        QCOMPARE(std::string(kineto.kind->name), std::string("torch.profiler"));
+        QCOMPARE(kineto.files, std::vector<std::string>{file.toStdString()});
+        const RunInput folder = detectInput(dir.path().toStdString());
+        QCOMPARE(folder.kind, kineto.kind);
+        QCOMPARE(folder.files, kineto.files);
+    }
+
+    void unknownPathReportsTheFirstKindsReason()
+    {
+        const std::string missing = m_dir.filePath(QStringLiteral("nope")).toStdString();
+        try {
+            openRun(missing);
+            QFAIL("no LoadError");
+        } catch (const LoadError& e) {
+            QCOMPARE(std::string(e.what()), missing + ": no such file or folder");
+        }
+    }
+
+    void stagesRunInOrder()
+    {
+        RunOptions options;
+        options.viewIndex = true;
+        options.collectives = true;
+        std::vector<RunStage> stages;
+        options.stageStarted = [&](RunStage s) { stages.push_back(s); };
+        const OpenedRun run = openRun(m_run, options);
+        const std::vector<RunStage> expected {RunStage::Detect, RunStage::Ranks, RunStage::Estimate,
+            RunStage::Import, RunStage::Consistency, RunStage::Analyse, RunStage::Align, RunStage::ViewIndex,
+            RunStage::Collectives};
+        QVERIFY(stages == expected);
+        QCOMPARE(run.trace->ranks.size(), std::size_t(3));
+        QVERIFY(run.analysis && run.viewIndex && run.collectives);
+        QCOMPARE(run.analysis->ranks.size(), std::size_t(3));
+        QCOMPARE(run.viewIndex->lod.size(), std::size_t(3));
+
+        RunOptions importOnly;
+        importOnly.analyse = false;
+        const OpenedRun bare = openRun(m_run, importOnly);
+        QVERIFY(bare.trace && !bare.analysis && !bare.viewIndex && !bare.collectives);
+    }
+
+    void rankSubset()
+    {
+        RunOptions options;
+        options.load.ranks = {0, 2};
+        const OpenedRun run = openRun(m_run, options);
+        QCOMPARE(run.trace->ranks.size(), std::size_t(2));
+        QCOMPARE(run.trace->ranks[0].rank, 0);
+        QCOMPARE(run.trace->ranks[1].rank, 2);
+
+        QTemporaryDir dir;
+        const QString file = testing::write(dir, QStringLiteral("rank0.json"), testing::rankTrace(0, 1));
+        try {
+            openRun(file.toStdString(), options);
+            QFAIL("no LoadError");
+        } catch (const LoadError& e) {
+            QCOMPARE(std::string(e.what()), file.toStdString()
+                    + ": choosing ranks (--ranks 0,2) works for folders of OTF2 archives; open the torch.profiler "
+                      "file of each rank you want instead");
+        }
+        options.load.ranks = {7};
+        try {
+            openRun(m_run, options);
+            QFAIL("no LoadError");
+        } catch (const LoadError& e) {
+            QCOMPARE(std::string(e.what()), m_run + ": none of the ranks 7 is among its 3 archives");
+        }
+        QCOMPARE(selectableRanks(m_run), (std::vector<int>{0, 1, 2}));
+        QVERIFY(selectableRanks(file.toStdString()).empty());
+    }
+
+    // A reader that makes no progress and does not look at the cancel flag is left behind after stallSeconds.
+    void stallIsALoadError()
+    {
+        auto release = std::make_shared<std::atomic<bool>>(false);
+        RunOptions options;
+        options.stallSeconds = 1;
+        options.read = [release](const std::string&, const LoadOptions&) {
+            while (!release->load())
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            return testing::makeDdpTrace(1, 1);
+        };
+        const auto start = std::chrono::steady_clock::now();
+        try {
+            openRun("stuck.otf2", options);
+            QFAIL("no LoadStalled");
+        } catch (const LoadStalled& e) {
+            QCOMPARE(std::string(e.what()), std::string("stuck.otf2: reading stopped making progress for 1 s inside "
+                                                        "the OTF2 library (a damaged event file: check it with "
+                                                        "otf2-print)"));
+        }
+        QVERIFY(std::chrono::steady_clock::now() - start >= std::chrono::seconds(1));
+        release->store(true);
+    }
+
+    // Progress resets the stall clock: a slow reader that reports progress is not stalled.
+    void progressKeepsALoadAlive()
+    {
+        RunOptions options;
+        options.stallSeconds = 1;
+        options.analyse = false;
+        options.read = [](const std::string&, const LoadOptions& o) {
+            for (std::uint64_t i = 1; i <= 30; ++i) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                o.progress(LoadProgress {i, 30, "slow", 0, 0});
+            }
+            return testing::makeDdpTrace(2, 1);
+        };
+        QCOMPARE(openRun("slow", options).trace->ranks.size(), std::size_t(2));
+    }
+
+    void cancelStopsTheReader()
+    {
+        std::atomic<bool> cancel {false};
+        std::atomic<bool> sawCancel {false};
+        RunOptions options;
+        options.load.cancel = &cancel;
+        options.read = [&](const std::string&, const LoadOptions& o) -> std::shared_ptr<Trace> {
+            cancel = true;
+            while (!o.cancel->load())
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            sawCancel = true;
+            throw LoadCancelled();
+        };
+        QVERIFY_THROWS_EXCEPTION(LoadCancelled, openRun("x", options));
+        QVERIFY(sawCancel.load());
+    }
+
+    // Other failures of a reader become a LoadError naming the path.
+    void otherExceptionsBecomeLoadErrors()
+    {
+        RunOptions options;
+        options.read = [](const std::string&, const LoadOptions&) -> std::shared_ptr<Trace> {
+            throw std::runtime_error("broken");
+        };
+        try {
+            openRun("p", options);
+            QFAIL("no LoadError");
+        } catch (const LoadError& e) {
+            QCOMPARE(std::string(e.what()), std::string("p: broken"));
+        }
+    }
+
+    // The address space is capped while reading (from the estimate) and the limits come back afterwards.
+    void addressSpaceCapIsRestored()
+    {
+        rlimit before {};
+        QCOMPARE(getrlimit(RLIMIT_AS, &before), 0);
+        rlimit during {};
+        RunOptions options;
+        options.load.memoryEstimated = [&](std::uint64_t) { getrlimit(RLIMIT_AS, &during); };
+        openRun(m_run, options);
+        rlimit after {};
+        QCOMPARE(getrlimit(RLIMIT_AS, &after), 0);
+        QCOMPARE(after.rlim_cur, before.rlim_cur);
+        if (before.rlim_cur == RLIM_INFINITY)
+            QVERIFY(during.rlim_cur != RLIM_INFINITY);
+        else
+            QVERIFY(during.rlim_cur <= before.rlim_cur);
+    }
+
+private:
+    QTemporaryDir m_dir;
+    std::string m_run;
+};
+
+QTEST_GUILESS_MAIN(TestOpenRun)
+#include "tst_openrun.moc"
