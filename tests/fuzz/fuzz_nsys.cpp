@@ -3,7 +3,7 @@
 // container format of fuzzfiles.h to give several files (ranks). Then the analysis of whatever the reader accepts.
 #include "fuzzcheck.h"
 #include "fuzzfiles.h"
-#include "import/loader.h"
+#include "run/openrun.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -8,6 +8,7 @@
 #include "import/loader.h"
 #include "import/memorybudget.h"
 #include "import/nsysimporter.h"
+#include "run/openrun.h"
 #include "support/nsystraces.h"
 
 #include <QDir>
@@ -540,8 +541,8 @@ void TestNsysImport::memoryLimitProgressAndCancel()
     LoadOptions c;
     c.cancel = &cancel;
     QVERIFY_THROWS_EXCEPTION(LoadCancelled, (void)loadTrace(path, c));
-    // Progress by rows (every 16384 rows and at the end of each file) up to the rows counted first; a cancel
-    // from the progress callback stops the reading.
+    // Progress by rows (the count of the estimate, then every 16384 rows read and at the end of each file) up to
+    // the rows counted first; a cancel from the progress callback stops the reading.
     const std::string big = dir.filePath(QStringLiteral("big.sqlite")).toStdString();
     {
         NsysWriter w(big);
@@ -552,9 +553,12 @@ void TestNsysImport::memoryLimitProgressAndCancel()
     LoadOptions p;
     p.progress = [&](const LoadProgress& x) { seen.push_back(x); };
     (void)loadTrace(big, p);
-    QCOMPARE(seen.size(), std::size_t(3));
-    QCOMPARE(seen[0].eventsRead, std::uint64_t(16384));
-    QCOMPARE(seen.back().eventsRead, std::uint64_t(40'001)); // the kernels and one StringIds row
+    // The estimate's count (one call), then the reading.
+    QCOMPARE(seen.size(), std::size_t(4));
+    QCOMPARE(seen[0].eventsRead, std::uint64_t(40'001)); // the kernels and one StringIds row
+    QCOMPARE(seen[1].eventsRead, std::uint64_t(16384));
+    QCOMPARE(seen[2].eventsRead, std::uint64_t(32768));
+    QCOMPARE(seen.back().eventsRead, std::uint64_t(40'001));
     QCOMPARE(seen.back().eventsTotal, std::uint64_t(40'001));
     QCOMPARE(seen.back().currentFile, big);
     std::atomic<bool> stop { false };
