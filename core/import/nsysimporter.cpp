@@ -978,8 +978,10 @@ std::string exportNsysReport(const std::string& report, const LoadOptions& optio
         throw LoadError(report, "not a regular file");
     const std::string nsys = findOnPath("nsys");
     if (nsys.empty())
-        throw LoadError(report, "an Nsight Systems report: Exposure reads its SQLite export; nsys is not on the PATH, "
-                                "so run `nsys export --type sqlite " + report + "` and open the .sqlite file");
+        throw LoadError(report,
+            "an Nsight Systems report: Exposure reads its SQLite export; nsys is not on the PATH, "
+            "so run `nsys export --type sqlite "
+                + report + "` and open the .sqlite file");
     const auto time = fs::last_write_time(report, ec).time_since_epoch().count();
     const std::string key
         = fs::absolute(report, ec).string() + "|" + std::to_string(fileSize(report)) + "|" + std::to_string(time);
@@ -997,8 +999,11 @@ std::string exportNsysReport(const std::string& report, const LoadOptions& optio
     const int status = runExport(args, report, options);
     if (status != 0 || !hasSqliteHeader(partial.string())) {
         fs::remove(partial, ec);
-        throw LoadError(report, "`" + nsys + " export --type sqlite` failed on this report; run `nsys export --type "
-                                "sqlite " + report + "` to see why, and open the .sqlite file");
+        throw LoadError(report,
+            "`" + nsys
+                + " export --type sqlite` failed on this report; run `nsys export --type "
+                  "sqlite "
+                + report + "` to see why, and open the .sqlite file");
     }
     fs::rename(partial, out, ec);
     if (ec)
