@@ -23,6 +23,7 @@ int runInfo(int argc, char** argv);
 int runStats(int argc, char** argv);
 int runRender(int argc, char** argv);
 int runCompare(int argc, char** argv);
+int runWhatIf(int argc, char** argv);
 // exposure-cli's `render`: replaces the process with exposure-cli-render (same arguments); returns only on failure.
 int execRenderer(int argc, char** argv);
 

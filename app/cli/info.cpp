@@ -38,6 +38,19 @@ LaneCounts countLane(const Trace& t, const Lane& lane)
     return c;
 }
 
+// Launch records aimed at a GPU lane: its stream references (Score-P), or by correlation id every kernel (with or
+// without a call in the trace) and every copy or memset whose call is in the trace.
+std::size_t launchCount(const Trace& t, const Lane& lane)
+{
+    std::size_t n = lane.launches.size();
+    for (std::size_t i = 0; i < lane.launchByInterval.size(); ++i)
+        n += lane.launchByInterval[i].cpuLane != kUnknownLaunch
+                || t.regionKind(lane.intervals.name(i)) == RegionKind::Kernel
+            ? 1
+            : 0;
+    return n;
+}
+
 QString qs(const std::string& s)
 {
     return QString::fromStdString(s);
@@ -79,7 +92,7 @@ QJsonObject infoJson(const Trace& t)
                 lo[QStringLiteral("device")] = l.device;
                 lo[QStringLiteral("stream")] = l.stream;
                 lo[QStringLiteral("nullStream")] = l.nullStream;
-                lo[QStringLiteral("launches")] = double(l.launches.size());
+                lo[QStringLiteral("launches")] = double(launchCount(t, l));
             }
             lo[QStringLiteral("events")] = double(l.eventCount);
             lo[QStringLiteral("intervals")] = double(l.intervals.size());

@@ -25,6 +25,8 @@ void printUsage(std::FILE* out)
                "  render   a timeline figure as PNG, SVG or PDF, without a display\n"
                "  compare  one summary row per run (e.g. 1, 4, 8 GPUs): step time, exposed communication,\n"
                "           waiting for peers vs transfer, scaling efficiency\n"
+               "  whatif   what an edit (a region removed, kernels faster, communication hidden, ...) would\n"
+               "           change in the step time: trace-driven replay and the critical path of each step\n"
                "\n"
                "TRACE is an OTF2 archive (its anchor .otf2 file or its folder), a folder holding\n"
                "one archive per rank, torch.profiler (Kineto) traces: a .json / .json.gz file or a\n"
@@ -64,5 +66,7 @@ int main(int argc, char** argv)
         return execRenderer(argc, argv);
     if (cmd == "compare")
         return runCompare(argc - 1, argv + 1);
-    return fail("unknown command '" + cmd + "' (expected info, stats, render or compare; see --help)");
+    if (cmd == "whatif")
+        return runWhatIf(argc - 1, argv + 1);
+    return fail("unknown command '" + cmd + "' (expected info, stats, render, compare or whatif; see --help)");
 }

@@ -3,9 +3,9 @@
 // their share of the archives.
 //
 //  1. Process 0 finds the archives and deals them out by size (plan.h); the plan is broadcast.
-//  2. Each process reads its archives (loadArchives) and agrees with the others on the trace's time origin (the
-//     earliest event of any archive) and extent; a load error anywhere makes every process exit with status 2
-//     after process 0 has printed the failing process's one-line message.
+//  2. Each process reads its archives (openRun with RunOptions::part) and agrees with the others on the trace's
+//     time origin (the earliest event of any archive) and extent; a load error anywhere makes every process exit
+//     with status 2 after process 0 has printed the failing process's one-line message.
 //  3. Each process analyses its ranks; the per-name kernel sums are merged along a binomial tree into process 0,
 //     which also gathers the rank reports and the communication kernel instances (32 bytes each), matches
 //     collectives, sends each process the wait parts of its ranks, gets back their exposed waiting, and prints the

@@ -27,6 +27,29 @@ struct OverlapSegment
     OverlapState state = OverlapState::ComputeOnly;
 };
 
+// One CPU call that launched GPU work: a kernel launch, a copy or memset call, a CUDA graph launch that replays many
+// kernels, a library or multi-device call that launches several.
+struct LaunchCall
+{
+    LaunchRef call;              // the runtime or driver call: CPU lane and interval
+    std::uint32_t firstWork = 0; // what it launched: LaunchTable::work[firstWork, firstWork + workCount)
+    std::uint32_t workCount = 0; // GPU intervals (kernels, copies, memsets) it launched
+    std::uint32_t kernels = 0;   // of those, kernels (compute or communication)
+    bool graph = false;          // a CUDA graph launch (a launch rule of subgroup "graph")
+};
+
+// A rank's launch pairing from the calls' side (RankAnalysis::launchOf is the GPU side): every call that launched
+// something, with the GPU intervals it launched. Steps, phases, the idle breakdown and the launch diagnosis all read
+// this one pairing.
+struct LaunchTable
+{
+    std::vector<LaunchCall> calls; // sorted by (cpuLane, interval)
+    std::vector<IntervalRef> work; // grouped by call; within a call in start order (then lane, interval)
+    const LaunchCall* find(LaunchRef call) const; // nullptr if that call launched nothing
+    // Calls that launched at least one kernel, by how many they launched: (kernels, calls), ascending.
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> kernelsPerCall() const;
+};
+
 struct RankAnalysis
 {
     std::vector<std::vector<Phase>> phases; // [lane][interval]; empty vector for CPU lanes
@@ -47,6 +70,7 @@ struct RankAnalysis
     // [lane][interval]: the CPU call that launched a GPU kernel (cpuLane == kUnknownLaunch if none); empty for lanes
     // without pairing and for CPU lanes.
     std::vector<std::vector<LaunchRef>> launchOf;
+    LaunchTable launchCalls; // the same pairing by call: what each call launched
     // [lane][interval]: index into steps of the step a GPU interval belongs to, -1 if none (empty when no
     // steps, and for CPU lanes).
     std::vector<std::vector<std::int32_t>> stepOf;
@@ -63,6 +87,15 @@ struct Analysis
 
 std::shared_ptr<const Analysis> analyze(const Trace& trace, Rules rules);
 
+// The call that launched a GPU interval and the interval's place among what that call launched ("node k of n" of a
+// CUDA graph replay: the k-th, from 0, in start order); nullopt when its launch is unknown.
+struct WorkLaunch
+{
+    IntervalRef call;
+    bool graph = false;
+    std::uint32_t node = 0, nodes = 0;
+};
+std::optional<WorkLaunch> launchOfWork(const Analysis& analysis, IntervalRef gpuInterval);
 // The name shown for `id`: as the analysis has it (demangled) when there is one, else as the trace has it.
 inline const std::string& displayName(const Trace& trace, const Analysis* analysis, StringId id)
 {

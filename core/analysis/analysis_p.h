@@ -182,10 +182,12 @@ void buildActivity(const std::vector<LaneSource>& sources, BitsFn bits, TimeRang
 
 inline constexpr std::uint32_t kNoLane = 0xFFFFFFFFu;
 
-// Which CPU interval launched each kernel of a rank: [lane][interval] -> LaunchRef (cpuLane == kNoLane if
-// unknown; empty vectors for CPU lanes and when nothing could be paired). Kernels on one stream run in launch
-// order, so the k-th kernel-launch call aimed at a stream launched the k-th kernel on it. Launch records of
-// other API calls (copies, event records) are skipped by name (rules of category "launch").
+// Which CPU interval launched each GPU interval of a rank: [lane][interval] -> LaunchRef (cpuLane == kNoLane if
+// unknown; empty vectors for CPU lanes and when nothing could be paired).
+// With correlation ids (Lane::launchByInterval, torch.profiler): by identity, every kernel, copy and memset; one call
+// may have launched many (a CUDA graph replay, a library call). Otherwise, in order, one kernel per launch: kernels on
+// one stream run in launch order, so the k-th kernel-launch call aimed at a stream launched the k-th kernel on it.
+// Launch records of other API calls (copies, event records) are skipped by name (rules of category "launch").
 //  1. A stream whose kernel-launch records (CUDA_STREAM_REF) are as many as its kernels: paired in order.
 //  2. Else, when the rank has a single stream with kernels and the rank's CPU lanes hold exactly as many
 //     kernel-launch calls (with or without a stream reference: Score-P writes none on cuLaunchKernelEx) as it
@@ -199,5 +201,8 @@ struct LaunchPairs
     std::uint64_t kernelsPaired = 0, kernelsUnpaired = 0;
 };
 LaunchPairs pairLaunches(const Trace& trace, const Analysis& analysis, const Rank& rank);
+// The pairing by call (see LaunchTable) of rank `rankIndex`.
+LaunchTable launchTable(const Analysis& analysis, const Rank& rank, int rankIndex,
+    const std::vector<std::vector<LaunchRef>>& launchOf);
 
 } // namespace exposure::detail

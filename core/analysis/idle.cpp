@@ -156,6 +156,23 @@ IdleBreakdown computeIdleBreakdown(const Trace& trace, const Analysis& analysis,
     return sumIdleGaps(idleGaps(trace, analysis, rankIndex, window));
 }
 
+namespace {
+
+// Counts one kernel of call `c` (first: the first of its kernels seen) into the diagnosis' call counts.
+void countCall(LaunchDiagnosis& d, const LaunchCall& c, bool first)
+{
+    if (first) {
+        ++d.calls;
+        d.multiKernelCalls += c.kernels > 1 ? 1 : 0;
+        d.graphLaunches += c.graph ? 1 : 0;
+        d.maxKernelsPerCall = std::max(d.maxKernelsPerCall, c.kernels);
+    }
+    d.multiKernelKernels += c.kernels > 1 ? 1 : 0;
+    d.graphKernels += c.graph ? 1 : 0;
+}
+
+} // namespace
+
 LaunchDiagnosis diagnoseLaunches(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window)
 {
     LaunchDiagnosis d;
@@ -163,6 +180,7 @@ LaunchDiagnosis diagnoseLaunches(const Trace& trace, const Analysis& analysis, i
     const RankAnalysis& ra = analysis.ranks.at(std::size_t(rankIndex));
     std::vector<TimeNs> kernels, launches;
     std::uint64_t shorter = 0;
+    std::vector<char> seen(ra.launchCalls.calls.size(), 0);
     for (std::size_t li = 0; li < rank.lanes.size() && li < ra.launchOf.size(); ++li) {
         const auto& t = rank.lanes[li].intervals;
         const auto& of = ra.launchOf[li];
@@ -171,6 +189,13 @@ LaunchDiagnosis diagnoseLaunches(const Trace& trace, const Analysis& analysis, i
             const Category cat = analysis.names[t.name(i)].category;
             if (of[i].cpuLane == kUnknownLaunch || (cat != Category::Compute && cat != Category::Communication))
                 continue; // copies have calls too, but the diagnosis is about kernels
+            if (const LaunchCall* c = ra.launchCalls.find(of[i])) {
+                char& once = seen[std::size_t(c - ra.launchCalls.calls.data())];
+                countCall(d, *c, once == 0);
+                once = 1;
+                if (c->graph)
+                    continue; // replayed from a graph: its launch overhead is the graph's
+            }
             const TimeNs k = t.duration(i);
             const TimeNs l = rank.lanes[of[i].cpuLane].intervals.duration(of[i].interval);
             kernels.push_back(k);
@@ -217,7 +242,13 @@ std::string idleFinding(const WindowStats& stats, const IdleBreakdown& idle, con
     out += ": " + pct(double(top->first) / double(total)) + " of it " + top->second;
     if (top == &causes[0] && idle.dataLoadingNs * 2 > idle.hostBoundNs)
         out += " (mostly inside the data loader: more loader workers or pinned-memory prefetching usually help)";
-    else if (top == &causes[0]) {
+    else if (top == &causes[0] && launches.graphKernels > 0) {
+        // Graph replays already launch their kernels at once: the host is late between replays.
+        out += "; " + std::to_string(launches.graphLaunches) + " CUDA graph launches replay "
+            + pct(double(launches.graphKernels) / double(launches.graphKernels + launches.kernels))
+            + " of the kernels (hint: the CPU is late between graph replays: eager work outside the graphs, "
+              "e.g. the optimizer or input preparation, keeps the GPU waiting)";
+    } else if (top == &causes[0]) {
         if (launches.kernels > 0)
             out += "; " + pct(launches.shorterThanLaunch) + " of kernels run shorter than their launch";
         out += " (hint: larger batches, CUDA graphs or torch.compile, i.e. fewer and larger kernels, usually help)";

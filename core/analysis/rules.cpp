@@ -84,6 +84,7 @@ const char* launchPairingName(LaunchPairing p)
     case LaunchPairing::StreamReferences: return "stream references";
     case LaunchPairing::StreamReferencesPartly: return "stream references, partly";
     case LaunchPairing::LaunchOrder: return "launch order";
+    case LaunchPairing::CorrelationIds: return "correlation ids";
     case LaunchPairing::None: break;
     }
     return "none";
@@ -325,6 +326,9 @@ Compiled compileRule(Rules::Rule& r, const std::string& target, const std::strin
             throw fail(named + ": a phase rule needs subgroup forward, backward or optimizer, not \"" + r.subgroup
                        + "\"");
     }
+    if (c.kind == RuleKind::Launch && !r.subgroup.empty() && r.subgroup != "graph")
+        throw fail(named + ": a launch rule's subgroup is \"graph\" (a CUDA graph launch) or none, not \"" + r.subgroup
+                   + "\"");
     if (c.kind == RuleKind::Compute && r.subgroup.empty())
         r.subgroup = "other";
     if (c.kind == RuleKind::Compute && r.subgroup == "optimizer")
@@ -635,6 +639,7 @@ NameClass Rules::classify(std::string_view name, RegionKind kind) const
             break;
         case RuleKind::Launch:
             nc.kernelLaunch = true;
+            nc.graphLaunch = r.subgroup == "graph";
             break;
         case RuleKind::Sync:
             nc.syncCall = true;

@@ -46,6 +46,7 @@ struct NameClass
     bool stepRegion = false; // CPU regions: this region delimits one training step
     int stepRule = -1; // rule that made it a step region
     bool kernelLaunch = false; // CPU regions: a kernel-launch API call (cuLaunchKernel, hipLaunchKernel ...)
+    bool graphLaunch = false;  // CPU regions: a CUDA/HIP graph launch (a launch rule of subgroup "graph")
     bool syncCall = false;     // CPU regions: a call that blocks until the GPU catches up (synchronize, .item())
     bool dataLoader = false;   // CPU regions: the data loader producing the next batch
 };

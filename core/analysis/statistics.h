@@ -88,14 +88,23 @@ std::vector<IdleGap> idleGaps(const Trace& trace, const Analysis& analysis, int 
 IdleBreakdown sumIdleGaps(const std::vector<IdleGap>& gaps);
 
 // Launch-bound diagnosis of a rank: its kernels (starting in the window) that have a known launch, against that
-// launch call's duration.
+// launch call's duration. Kernels replayed from a CUDA graph are counted apart: their launch call is the graph's, and
+// their launch overhead is the graph's, not theirs.
 struct LaunchDiagnosis
 {
-    std::uint64_t kernels = 0;           // paired kernels starting in the window
+    std::uint64_t kernels = 0;           // paired kernels starting in the window, not from a graph
     TimeNs medianKernelNs = 0, p90KernelNs = 0;
     TimeNs medianLaunchNs = 0, p90LaunchNs = 0;
     double shorterThanLaunch = 0;        // share of those kernels that run shorter than their own launch call
-    double launchesPerSecond = 0;        // paired kernels per second of the window
+    double launchesPerSecond = 0;        // those kernels per second of the window
+    // The calls that launched the paired kernels starting in the window (each call counted once), by how many kernels
+    // each launched in all.
+    std::uint64_t calls = 0;             // calls that launched kernels
+    std::uint64_t multiKernelCalls = 0;  // of those, calls that launched more than one kernel
+    std::uint64_t multiKernelKernels = 0; // the window's kernels those launched
+    std::uint32_t maxKernelsPerCall = 0;
+    std::uint64_t graphLaunches = 0;     // CUDA graph launches among the calls
+    std::uint64_t graphKernels = 0;      // the window's kernels they replayed
 };
 LaunchDiagnosis diagnoseLaunches(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
 

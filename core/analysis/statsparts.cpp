@@ -33,6 +33,7 @@ RankReport rankReport(
     r.launchPairing = ra.launchPairing;
     r.kernelsPaired = ra.kernelsPaired;
     r.kernelsUnpaired = ra.kernelsUnpaired;
+    r.kernelsPerCall = ra.launchCalls.kernelsPerCall();
     r.idle = computeIdleBreakdown(trace, analysis, rankIndex, o.window);
     r.launches = diagnoseLaunches(trace, analysis, rankIndex, o.window);
     r.stepSource = ra.stepSource;
@@ -229,6 +230,10 @@ template <class IO, class R> void rankReportFields(IO& io, R& r)
     io.pod(r.launchPairing);
     io.pod(r.kernelsPaired);
     io.pod(r.kernelsUnpaired);
+    io.list(r.kernelsPerCall, [&](auto& bucket) {
+        io.pod(bucket.first);
+        io.pod(bucket.second);
+    });
     io.pod(r.idle);
     io.pod(r.launches);
     io.pod(r.stepSource);
@@ -269,6 +274,23 @@ public:
     { }
 };
 
+// A whole message of one structure, written or read by its field list.
+template <class T, class Fields> std::string writeMessage(const T& value, Fields fields)
+{
+    ByteWriter w;
+    fields(w, value);
+    return w.take();
+}
+
+template <class T, class Fields> T readMessage(std::string_view bytes, Fields fields)
+{
+    Reader in(bytes);
+    T value;
+    fields(in, value);
+    in.expectEnd();
+    return value;
+}
+
 static_assert(std::is_trivially_copyable_v<IdleBreakdown>);
 static_assert(std::is_trivially_copyable_v<LaunchDiagnosis>);
 static_assert(std::is_trivially_copyable_v<RankCollectiveStats>);
@@ -278,34 +300,22 @@ static_assert(std::is_trivially_copyable_v<CollectiveCandidate>);
 
 std::string serialize(const RankReport& r)
 {
-    ByteWriter w;
-    rankReportFields(w, r);
-    return w.take();
+    return writeMessage(r, [](auto& io, auto& x) { rankReportFields(io, x); });
 }
 
 RankReport deserializeRankReport(std::string_view bytes)
 {
-    Reader in(bytes);
-    RankReport r;
-    rankReportFields(in, r);
-    in.expectEnd();
-    return r;
+    return readMessage<RankReport>(bytes, [](auto& io, auto& x) { rankReportFields(io, x); });
 }
 
 std::string serialize(const KernelParts& k)
 {
-    ByteWriter w;
-    kernelPartsFields(w, k);
-    return w.take();
+    return writeMessage(k, [](auto& io, auto& x) { kernelPartsFields(io, x); });
 }
 
 KernelParts deserializeKernelParts(std::string_view bytes)
 {
-    Reader in(bytes);
-    KernelParts k;
-    kernelPartsFields(in, k);
-    in.expectEnd();
-    return k;
+    return readMessage<KernelParts>(bytes, [](auto& io, auto& x) { kernelPartsFields(io, x); });
 }
 
 std::string serialize(const CollectiveCandidates& c)

@@ -45,6 +45,8 @@ struct RankReport
     std::uint64_t phaseFromLaunch = 0, phaseFromName = 0, phaseFromHeuristic = 0, phaseUnknown = 0;
     LaunchPairing launchPairing = LaunchPairing::None;
     std::uint64_t kernelsPaired = 0, kernelsUnpaired = 0;
+    // Calls that launched kernels, by how many each launched (whole rank): (kernels, calls), ascending.
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> kernelsPerCall;
     IdleBreakdown idle;
     LaunchDiagnosis launches;
     StepSource stepSource = StepSource::None;

@@ -136,6 +136,18 @@ std::string renderTable(const std::vector<std::vector<std::string>>& rows, std::
 
 std::string dur(TimeNs ns) { return formatDuration(ns); }
 
+// "; calls by kernels launched: 65 × 1, 5 × 218, 5 × 403" when some call launched several kernels, else "".
+std::string callsByKernels(const RankReport& rank)
+{
+    if (rank.kernelsPerCall.empty() || rank.kernelsPerCall.back().first <= 1)
+        return {};
+    std::string out = "; calls by kernels launched: ";
+    for (std::size_t k = 0; k < rank.kernelsPerCall.size(); ++k)
+        out += (k ? ", " : "") + std::to_string(rank.kernelsPerCall[k].second) + " × "
+            + std::to_string(rank.kernelsPerCall[k].first);
+    return out;
+}
+
 // A rank's steps in the report window, as the step-mean rule takes them (analysis/stepmean.h).
 std::vector<StepWindow> windowSteps(const RankReport& rank)
 {
@@ -244,6 +256,11 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
         out += "      \"launch_pairing\": " + quoted(launchPairingName(rank.launchPairing)) + ",\n";
         out += "      \"kernels_paired\": " + std::to_string(rank.kernelsPaired) + ",\n";
         out += "      \"kernels_unpaired\": " + std::to_string(rank.kernelsUnpaired) + ",\n";
+        out += "      \"kernels_per_call\": {";
+        for (std::size_t k = 0; k < rank.kernelsPerCall.size(); ++k)
+            out += (k ? ", \"" : "\"") + std::to_string(rank.kernelsPerCall[k].first)
+                + "\": " + std::to_string(rank.kernelsPerCall[k].second);
+        out += "},\n";
         {
             const IdleBreakdown& idle = rank.idle;
             const LaunchDiagnosis& ld = rank.launches;
@@ -252,7 +269,12 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
                 + ", \"median_kernel_ns\": " + std::to_string(ld.medianKernelNs) + ", \"p90_kernel_ns\": "
                 + std::to_string(ld.p90KernelNs) + ", \"median_launch_ns\": " + std::to_string(ld.medianLaunchNs)
                 + ", \"p90_launch_ns\": " + std::to_string(ld.p90LaunchNs) + ", \"shorter_than_launch\": "
-                + number(ld.shorterThanLaunch) + ", \"launches_per_second\": " + number(ld.launchesPerSecond, 1) + "},\n";
+                + number(ld.shorterThanLaunch) + ", \"launches_per_second\": " + number(ld.launchesPerSecond, 1)
+                + ", \"calls\": " + std::to_string(ld.calls) + ", \"multi_kernel_calls\": "
+                + std::to_string(ld.multiKernelCalls) + ", \"multi_kernel_kernels\": "
+                + std::to_string(ld.multiKernelKernels) + ", \"max_kernels_per_call\": "
+                + std::to_string(ld.maxKernelsPerCall) + ", \"graph_launches\": " + std::to_string(ld.graphLaunches)
+                + ", \"graph_kernels\": " + std::to_string(ld.graphKernels) + "},\n";
             out += "      \"finding\": " + quoted(idleFinding(rank.stats, idle, ld)) + ",\n";
         }
         out += "      \"step_source\": " + quoted(stepSourceName(rank.stepSource)) + ",\n";
@@ -352,7 +374,10 @@ std::string statsCsv(const StatsReport& report, const StatsReportOptions& o)
     return out;
 }
 
-std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
+namespace {
+
+// The parts of statsTable, in the order they are printed.
+std::string tableHeader(const StatsReport& report, const StatsReportOptions& o)
 {
     std::string out;
     out += "Trace:  " + report.tracePath + "\n";
@@ -363,7 +388,12 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
     for (const auto& w : report.traceWarnings)
         out += "warning: " + w + "\n";
     out += "\n";
+    return out;
+}
 
+std::string statsSection(const StatsReport& report)
+{
+    std::string out;
     std::vector<std::vector<std::string>> rows;
     rows.push_back({"rank", "host", "span", "mean step", "compute", "comm busy", "comm kernel sum", "hidden", "exposed",
                     "overlap", "bwd hidden", "memcpy", "idle", "unclassified"});
@@ -390,59 +420,78 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
     out += "\nhidden = communication overlapped by compute; exposed = communication with no compute running;\n"
            "overlap = hidden / comm busy. See 'exposure-cli stats --help' for the exact definitions.\n";
     out += stepMeanNotes(meanNotes);
+    return out;
+}
 
-    if (report.ranks.size() > 1 && report.anyCollectiveGroup) {
-        std::vector<std::vector<std::string>> crows;
-        crows.push_back(
-            { "rank", "matched", "unmatched", "waiting", "transfer", "exposed waiting", "made others wait" });
-        for (const RankReport& rank : report.ranks) {
-            const RankCollectiveStats& c = rank.collectives;
-            crows.push_back({ rank.label, std::to_string(c.matched), std::to_string(c.unmatched), dur(c.waitNs),
-                dur(c.transferNs), dur(c.exposedWaitNs),
-                c.causedWaits ? dur(c.causedWaitNs) + " in " + std::to_string(c.causedWaits) + " collectives"
-                              : std::string("-") });
-        }
-        out += "\nCommunication kernels matched across ranks (whole trace): NCCL time before the last rank joined\n"
-               "each collective is waiting for peers, the rest is transfer.\n";
-        if (report.multipleHosts)
-            out += "Note: the ranks run on several hosts whose clocks may not be aligned; matching assumes they are.\n";
-        out += renderTable(crows, 2);
+// Communication kernels matched across ranks (only for several ranks with at least one matched collective).
+std::string collectivesSection(const StatsReport& report)
+{
+    std::string out;
+    std::vector<std::vector<std::string>> crows;
+    crows.push_back(
+        { "rank", "matched", "unmatched", "waiting", "transfer", "exposed waiting", "made others wait" });
+    for (const RankReport& rank : report.ranks) {
+        const RankCollectiveStats& c = rank.collectives;
+        crows.push_back({ rank.label, std::to_string(c.matched), std::to_string(c.unmatched), dur(c.waitNs),
+            dur(c.transferNs), dur(c.exposedWaitNs),
+            c.causedWaits ? dur(c.causedWaitNs) + " in " + std::to_string(c.causedWaits) + " collectives"
+                          : std::string("-") });
     }
+    out += "\nCommunication kernels matched across ranks (whole trace): NCCL time before the last rank joined\n"
+           "each collective is waiting for peers, the rest is transfer.\n";
+    if (report.multipleHosts)
+        out += "Note: the ranks run on several hosts whose clocks may not be aligned; matching assumes they are.\n";
+    out += renderTable(crows, 2);
+    return out;
+}
 
-    {
-        std::vector<std::vector<std::string>> irows;
-        irows.push_back({"rank", "idle", "host-bound", "(data loading)", "sync wait", "queued", "unattributed", "gaps"});
-        std::string findings;
-        for (const RankReport& rank : report.ranks) {
-            const IdleBreakdown& b = rank.idle;
-            const TimeNs idle = b.totalNs();
-            auto part = [&](TimeNs v) {
-                return dur(v) + (idle > 0 ? " (" + number(100.0 * double(v) / double(idle), 1) + " %)" : std::string());
-            };
-            irows.push_back({ rank.label, dur(idle), part(b.hostBoundNs), part(b.dataLoadingNs), part(b.syncWaitNs),
-                part(b.queuedNs), part(b.unattributedNs), std::to_string(b.gaps) });
-            const LaunchDiagnosis& ld = rank.launches;
-            findings += rank.label + ": " + idleFinding(rank.stats, b, ld) + "\n";
-            if (ld.kernels > 0)
-                findings += "  kernels with a known launch: " + std::to_string(ld.kernels) + ", median "
-                    + dur(ld.medianKernelNs) + " (p90 " + dur(ld.p90KernelNs) + ") against launch calls of median "
-                    + dur(ld.medianLaunchNs) + " (p90 " + dur(ld.p90LaunchNs) + "); "
-                    + number(ld.launchesPerSecond, 0) + " launches/s\n";
-        }
-        out += "\nWhy the GPUs were idle: for each gap, until the call that launched the next work ended the CPU was\n"
-               "host-bound (or waiting in a synchronising call), after it the work was queued; unattributed gaps\n"
-               "end in work without a known launch.\n";
-        out += renderTable(irows, 1);
-        out += "\n" + findings;
+std::string idleSection(const StatsReport& report)
+{
+    std::string out;
+    std::vector<std::vector<std::string>> irows;
+    irows.push_back({"rank", "idle", "host-bound", "(data loading)", "sync wait", "queued", "unattributed", "gaps"});
+    std::string findings;
+    for (const RankReport& rank : report.ranks) {
+        const IdleBreakdown& b = rank.idle;
+        const TimeNs idle = b.totalNs();
+        auto part = [&](TimeNs v) {
+            return dur(v) + (idle > 0 ? " (" + number(100.0 * double(v) / double(idle), 1) + " %)" : std::string());
+        };
+        irows.push_back({ rank.label, dur(idle), part(b.hostBoundNs), part(b.dataLoadingNs), part(b.syncWaitNs),
+            part(b.queuedNs), part(b.unattributedNs), std::to_string(b.gaps) });
+        const LaunchDiagnosis& ld = rank.launches;
+        findings += rank.label + ": " + idleFinding(rank.stats, b, ld) + "\n";
+        if (ld.kernels > 0)
+            findings += "  kernels with a known launch: " + std::to_string(ld.kernels) + ", median "
+                + dur(ld.medianKernelNs) + " (p90 " + dur(ld.p90KernelNs) + ") against launch calls of median "
+                + dur(ld.medianLaunchNs) + " (p90 " + dur(ld.p90LaunchNs) + "); "
+                + number(ld.launchesPerSecond, 0) + " launches/s\n";
+        if (ld.multiKernelCalls > 0)
+            findings += "  calls that launched several kernels: " + std::to_string(ld.multiKernelCalls) + " of "
+                + std::to_string(ld.calls) + " (" + std::to_string(ld.multiKernelKernels) + " kernels, up to "
+                + std::to_string(ld.maxKernelsPerCall) + " per call); CUDA graph launches "
+                + std::to_string(ld.graphLaunches) + " replaying " + std::to_string(ld.graphKernels) + " kernels\n";
     }
+    out += "\nWhy the GPUs were idle: for each gap, until the call that launched the next work ended the CPU was\n"
+           "host-bound (or waiting in a synchronising call), after it the work was queued; unattributed gaps\n"
+           "end in work without a known launch.\n";
+    out += renderTable(irows, 1);
+    out += "\n" + findings;
+    return out;
+}
 
+// Per rank: where its phases, launches and steps came from, its warnings and (--per-step) its step table.
+std::string rankSections(const StatsReport& report, const StatsReportOptions& o)
+{
+    std::string out;
     for (const RankReport& rank : report.ranks) {
         out += "\n" + rank.label + ": phases by " + phaseSourceName(rank.phaseSource) + " (launch "
             + std::to_string(rank.phaseFromLaunch) + ", kernel name " + std::to_string(rank.phaseFromName)
             + ", step heuristic " + std::to_string(rank.phaseFromHeuristic) + ", unknown "
             + std::to_string(rank.phaseUnknown) + " kernels; launches paired by "
             + launchPairingName(rank.launchPairing) + ", " + std::to_string(rank.kernelsPaired) + " of "
-            + std::to_string(rank.kernelsPaired + rank.kernelsUnpaired) + " kernels); steps from "
+            + std::to_string(rank.kernelsPaired + rank.kernelsUnpaired) + " kernels" + callsByKernels(rank)
+            + "); steps from "
             + stepSourceName(rank.stepSource) + " (" + std::to_string(rank.stepCount) + ", kernels assigned by "
             + stepAssignment(rank) + ")\n";
         for (const auto& w : rank.warnings)
@@ -462,6 +511,12 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
         }
     }
 
+    return out;
+}
+
+std::string kernelsSection(const StatsReport& report, const StatsReportOptions& o)
+{
+    std::string out;
     const auto& kernels = report.kernels;
     if (!kernels.empty()) {
         out += "\nTop kernels by total time (all ranks):\n";
@@ -482,6 +537,20 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
             out += "(" + std::to_string(kernels.size() - std::size_t(o.topKernels))
                 + " more; --json lists every kernel)\n";
     }
+    return out;
+}
+
+} // namespace
+
+std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
+{
+    std::string out = tableHeader(report, o);
+    out += statsSection(report);
+    if (report.ranks.size() > 1 && report.anyCollectiveGroup)
+        out += collectivesSection(report);
+    out += idleSection(report);
+    out += rankSections(report, o);
+    out += kernelsSection(report, o);
     return out;
 }
 

@@ -30,8 +30,10 @@ enum class LaunchPairing : std::uint8_t {
     StreamReferences, // every launch names its stream (Score-P CUDA_STREAM_REF)
     StreamReferencesPartly, // some launches name their stream
     LaunchOrder, // one kernel stream: every launch call of the rank, in time order
+    CorrelationIds, // by identity: every kernel, copy and memset names its call (torch.profiler correlation ids)
 };
-const char* launchPairingName(LaunchPairing p); // "none", "stream references", "stream references, partly", ...
+// "none", "stream references", "stream references, partly", "launch order", "correlation ids"
+const char* launchPairingName(LaunchPairing p);
 
 struct StepWindow
 {

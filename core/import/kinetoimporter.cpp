@@ -680,26 +680,17 @@ void addRank(Trace& trace, FileData& data, const std::string& path, int rankNumb
         std::stable_sort(
             v.begin(), v.end(), [](const PendingInterval& a, const PendingInterval& b) { return a.start < b.start; });
         lane.intervals.reserve(v.size());
+        lane.launchByInterval.reserve(v.size());
         for (const PendingInterval& iv : v) {
             const std::uint32_t index = std::uint32_t(lane.intervals.size());
             lane.intervals.append(iv.start, iv.end, iv.name);
-            if (iv.cat == EventCat::Kernel) {
-                const auto l = iv.correlation == kNoCorrelation ? launchOf.end() : launchOf.find(iv.correlation);
-                if (l != launchOf.end()) {
-                    lane.launches.push_back(l->second);
-                } else {
-                    lane.launches.push_back(LaunchRef { kUnknownLaunch, 0 }); // keeps the others in kernel order
-                    ++unlaunched;
-                }
-            } else {
-                if (iv.bytes > 0)
-                    lane.copyBytes.emplace_back(index, iv.bytes);
-                // A copy's call (cudaMemcpyAsync, cudaMemsetAsync ...), for the idle breakdown; kernels' pairing skips
-                // it.
-                const auto l = iv.correlation == kNoCorrelation ? launchOf.end() : launchOf.find(iv.correlation);
-                if (l != launchOf.end())
-                    lane.launches.push_back(l->second);
-            }
+            // Every kernel, copy and memset names its call by correlation id (a graph launch names many).
+            const auto l = iv.correlation == kNoCorrelation ? launchOf.end() : launchOf.find(iv.correlation);
+            lane.launchByInterval.push_back(l != launchOf.end() ? l->second : LaunchRef { kUnknownLaunch, 0 });
+            if (iv.cat == EventCat::Kernel && l == launchOf.end())
+                ++unlaunched;
+            if (iv.cat != EventCat::Kernel && iv.bytes > 0)
+                lane.copyBytes.emplace_back(index, iv.bytes);
             if (iv.collective != kNoCollective)
                 lane.collectiveArgs.emplace_back(index, iv.collective);
         }

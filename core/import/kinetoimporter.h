@@ -17,8 +17,8 @@ namespace exposure {
 // natural order of the files. GPU events (`kernel`, `gpu_memcpy`, `gpu_memset`) go to one lane per device and stream
 // ("CUDA[d:s]"); CPU events (`cpu_op`, `user_annotation`, `cuda_runtime`, `cuda_driver`, `python_function`) to one
 // lane per thread, nested by time (an event that outlasts its parent is clipped to the parent's end, counted and
-// reported in Trace::warnings). Each kernel's `args.correlation` names its launch call: the launches of every
-// stream are recorded in kernel order (Lane::launches), which the analysis pairs exactly.
+// reported in Trace::warnings). Each kernel's, copy's and memset's `args.correlation` names its launch call
+// (Lane::launchByInterval); one call may launch many (a CUDA graph launch, a library call).
 //
 // Throws LoadError naming the file for: unreadable or truncated gzip, invalid JSON (with the byte offset), a JSON
 // file that is not a Kineto trace (no `traceEvents`), two files of the same rank, files of different world sizes.

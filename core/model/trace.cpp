@@ -156,6 +156,7 @@ std::size_t Trace::residentBytes() const
     for (const auto& r : ranks)
         for (const auto& l : r.lanes)
             n += l.intervals.residentBytes() + l.launches.capacity() * sizeof(LaunchRef)
+                + l.launchByInterval.capacity() * sizeof(LaunchRef)
                 + l.launchParamIds.capacity() * sizeof(std::uint32_t)
                 + l.copyBytes.capacity() * sizeof(l.copyBytes[0]);
     return n;
@@ -169,12 +170,20 @@ void Trace::finalize(bool rebaseToZero)
         std::vector<std::vector<std::uint32_t>> newIndex(r.lanes.size());
         for (std::size_t li = 0; li < r.lanes.size(); ++li) {
             auto& lane = r.lanes[li];
+            if (!lane.launchByInterval.empty())
+                lane.launchByInterval.resize(lane.intervals.size(), LaunchRef { kUnknownLaunch, 0 });
             auto order = lane.intervals.sortByStart();
             if (!order.empty()) {
                 auto& inv = newIndex[li];
                 inv.resize(order.size());
                 for (std::size_t k = 0; k < order.size(); ++k)
                     inv[order[k]] = std::uint32_t(k);
+                if (!lane.launchByInterval.empty()) {
+                    std::vector<LaunchRef> by(order.size(), LaunchRef { kUnknownLaunch, 0 });
+                    for (std::size_t k = 0; k < order.size() && order[k] < lane.launchByInterval.size(); ++k)
+                        by[k] = lane.launchByInterval[order[k]];
+                    lane.launchByInterval = std::move(by);
+                }
                 if (!lane.launchParamIds.empty()) {
                     std::vector<std::uint32_t> ids(order.size());
                     for (std::size_t k = 0; k < order.size(); ++k)
@@ -196,6 +205,10 @@ void Trace::finalize(bool rebaseToZero)
         }
         for (auto& lane : r.lanes) {
             for (auto& l : lane.launches) {
+                if (l.cpuLane < newIndex.size() && !newIndex[l.cpuLane].empty())
+                    l.interval = newIndex[l.cpuLane][l.interval];
+            }
+            for (auto& l : lane.launchByInterval) {
                 if (l.cpuLane < newIndex.size() && !newIndex[l.cpuLane].empty())
                     l.interval = newIndex[l.cpuLane][l.interval];
             }
@@ -270,6 +283,15 @@ std::uint32_t TraceBuilder::addInterval(int rank, int lane, TimeNs start, TimeNs
 void TraceBuilder::addLaunch(int rank, int gpuLane, int cpuLane, std::uint32_t cpuInterval)
 {
     m_trace->ranks.at(rank).lanes.at(gpuLane).launches.push_back({std::uint32_t(cpuLane), cpuInterval});
+}
+
+void TraceBuilder::setLaunchOf(int rank, int gpuLane, std::uint32_t gpuInterval, int cpuLane, std::uint32_t cpuInterval)
+{
+    Lane& lane = m_trace->ranks.at(rank).lanes.at(gpuLane);
+    if (lane.launchByInterval.size() < lane.intervals.size())
+        lane.launchByInterval.resize(lane.intervals.size(), LaunchRef { kUnknownLaunch, 0 });
+    lane.launchByInterval.at(gpuInterval)
+        = cpuLane < 0 ? LaunchRef { kUnknownLaunch, 0 } : LaunchRef { std::uint32_t(cpuLane), cpuInterval };
 }
 
 std::shared_ptr<Trace> TraceBuilder::finish()

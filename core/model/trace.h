@@ -173,8 +173,13 @@ struct Lane
     std::uint64_t locationId = 0; // OTF2 location id
     std::uint64_t eventCount = 0; // OTF2 events read for this location
     IntervalTable intervals;
-    // GPU lanes: launches aimed at this stream, in launch order (may be empty).
+    // GPU lanes: launches aimed at this stream, in launch order (may be empty). Traces without correlation ids
+    // (Score-P CUDA_STREAM_REF); the analysis pairs them with the stream's kernels in order.
     std::vector<LaunchRef> launches;
+    // GPU lanes of traces with correlation ids (torch.profiler): per interval, the CPU call with the same id (one call
+    // may launch many intervals: a CUDA graph launch, a library call), cpuLane == kUnknownLaunch when the trace holds
+    // no call with that id; empty when the trace carries no ids.
+    std::vector<LaunchRef> launchByInterval;
     // GPU lanes: per interval an index into Trace::launchParams or kNoLaunchParams; empty if none recorded.
     std::vector<std::uint32_t> launchParamIds;
     // GPU lanes: bytes moved by memcpy intervals, sorted by interval index.
@@ -262,6 +267,9 @@ public:
                               RegionKind kind, std::uint8_t depth = 0);
     // Records that cpu interval `cpuInterval` (insertion index) on `cpuLane` launched the next kernel on `gpuLane`.
     void addLaunch(int rank, int gpuLane, int cpuLane, std::uint32_t cpuInterval);
+    // Records by identity (a correlation id) that cpu interval `cpuInterval` on `cpuLane` launched interval
+    // `gpuInterval` on `gpuLane` (insertion indexes); cpuLane < 0 records a GPU interval without a launch call.
+    void setLaunchOf(int rank, int gpuLane, std::uint32_t gpuInterval, int cpuLane, std::uint32_t cpuInterval);
     Trace& trace() { return *m_trace; }
     // Finalizes without rebasing times (builder times are taken as already relative).
     std::shared_ptr<Trace> finish();

@@ -41,7 +41,7 @@ public:
         // Event counts are known now (bounded by the event files' sizes).
         char events[32];
         std::snprintf(events, sizeof events, "%.1f M events", double(m_importer.totalEvents()) / 1e6);
-        return {kBaseBytes + m_importer.totalEvents() * kBytesPerOtf2Event, events};
+        return { kBaseBytes + m_importer.totalEvents() * kBytesPerOtf2Event, events };
     }
     void read() override
     {
@@ -68,7 +68,7 @@ std::optional<RunInput> detectKineto(const std::string& path)
     RunInput input;
     input.path = path;
     if (!std::filesystem::is_directory(path, ec) && isKinetoFileName(path))
-        input.files = {path}; // read (and reported when missing) by the importer
+        input.files = { path }; // read (and reported when missing) by the importer
     else
         input.files = findKinetoFiles(path);
     if (input.files.empty())
@@ -109,7 +109,7 @@ public:
         std::uint64_t bytes = 0;
         for (const auto& f : m_input.files)
             bytes += jsonBytes(f);
-        return {kBaseBytes + std::uint64_t(double(bytes) * kBytesPerJsonByte), formatBytes(bytes) + " of JSON"};
+        return { kBaseBytes + std::uint64_t(double(bytes) * kBytesPerJsonByte), formatBytes(bytes) + " of JSON" };
     }
     void read() override { importKineto(m_trace, m_input.files, m_options); }
 
@@ -171,9 +171,9 @@ const std::vector<InputKind>& inputKinds()
 {
     // A new input kind: its importer in core/import, and one entry here.
     static const std::vector<InputKind> kinds = {
-        {"OTF2", detectOtf2, true, openOtf2},
-        {"torch.profiler", detectKineto, false, openKineto},
-        {"Nsight Systems", detectNsys, false, openNsys},
+        { "OTF2", detectOtf2, true, openOtf2 },
+        { "torch.profiler", detectKineto, false, openKineto },
+        { "Nsight Systems", detectNsys, false, openNsys },
     };
     return kinds;
 }

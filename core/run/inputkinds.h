@@ -21,9 +21,9 @@ struct InputKind;
 struct RunInput
 {
     const InputKind* kind = nullptr;
-    std::string path;                // what the user opened
+    std::string path; // what the user opened
     std::vector<ArchiveRef> archives; // OTF2: the archives, in rank order
-    std::vector<std::string> files;  // other kinds: the files to read
+    std::vector<std::string> files; // other kinds: the files to read
 };
 
 // The memory a load needs, known before its events are read.

@@ -22,9 +22,9 @@ void chooseRanks(RunInput& input, const std::vector<int>& ranks)
     if (ranks.empty())
         return;
     if (!input.kind->ranksByFolder)
-        throw LoadError(input.path, "choosing ranks (--ranks " + formatRankList(ranks)
-                                        + ") works for folders of OTF2 archives; open the " + input.kind->name
-                                        + " file of each rank you want instead");
+        throw LoadError(input.path,
+            "choosing ranks (--ranks " + formatRankList(ranks) + ") works for folders of OTF2 archives; open the "
+                + input.kind->name + " file of each rank you want instead");
     input.archives = selectRanks(input.path, std::move(input.archives), ranks);
 }
 
@@ -152,8 +152,7 @@ std::vector<int> selectableRanks(const std::string& path)
         const RunInput input = detectInput(path);
         if (input.kind->ranksByFolder)
             return rankNumbers(input.archives);
-    } catch (const LoadError&) {
-    }
+    } catch (const LoadError&) { }
     return {};
 }
 

@@ -36,7 +36,17 @@
 
 namespace exposure {
 
-enum class RunStage : std::uint8_t { Detect, Ranks, Estimate, Import, Consistency, Align, Analyse, ViewIndex, Collectives };
+enum class RunStage : std::uint8_t {
+    Detect,
+    Ranks,
+    Estimate,
+    Import,
+    Consistency,
+    Align,
+    Analyse,
+    ViewIndex,
+    Collectives
+};
 
 // Reading made no progress for RunOptions::stallSeconds. The reading thread cannot be stopped from outside: it is
 // left behind (a command-line program should end with _Exit; the GUI goes on without it).

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "run/openrun.h"
 #include "run/watchedread.h"
+
+#include "run/openrun.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -9,9 +10,8 @@
 #include <fstream>
 #include <mutex>
 #include <new>
-#include <thread>
-
 #include <sys/resource.h>
+#include <thread>
 
 namespace exposure {
 
@@ -100,7 +100,7 @@ struct Watch
     std::exception_ptr error;
     std::chrono::steady_clock::time_point lastProgress = std::chrono::steady_clock::now();
     LoadProgress last;
-    std::atomic<bool> cancel {false};
+    std::atomic<bool> cancel { false };
 
     void stageStarted(RunStage stage, const std::function<void(RunStage)>& user)
     {
@@ -174,8 +174,8 @@ void readInto(const std::shared_ptr<Watch>& watch, const std::string& path, cons
 
 } // namespace
 
-std::shared_ptr<Trace> readWatched(const std::string& path, const LoadOptions& options, const WatchOptions& watchOptions,
-    const ReadFunction& read)
+std::shared_ptr<Trace> readWatched(
+    const std::string& path, const LoadOptions& options, const WatchOptions& watchOptions, const ReadFunction& read)
 {
     auto watch = std::make_shared<Watch>();
     const LoadOptions watched = watchedOptions(watch, options, watchOptions.capAddressSpace);
@@ -198,13 +198,15 @@ std::shared_ptr<Trace> readWatched(const std::string& path, const LoadOptions& o
             if (options.cancel && options.cancel->load(std::memory_order_relaxed))
                 watch->cancel.store(true, std::memory_order_relaxed);
             if (!watch->done
-                && std::chrono::steady_clock::now() - watch->lastProgress > std::chrono::seconds(watchOptions.stallSeconds)) {
+                && std::chrono::steady_clock::now() - watch->lastProgress
+                    > std::chrono::seconds(watchOptions.stallSeconds)) {
                 watch->abandoned = true;
                 const std::string file = watch->last.currentFile.empty() ? path : watch->last.currentFile;
                 lock.unlock();
                 reader.detach(); // it cannot be stopped from outside
                 release();
-                throw LoadStalled(file, "reading stopped making progress for " + std::to_string(watchOptions.stallSeconds)
+                throw LoadStalled(file,
+                    "reading stopped making progress for " + std::to_string(watchOptions.stallSeconds)
                         + " s inside the OTF2 library (a damaged event file: check it with otf2-print)");
             }
         }

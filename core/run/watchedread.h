@@ -24,9 +24,10 @@ struct WatchOptions
 };
 
 // Runs read(options', stage) where options' is `options` with progress, cancel and memoryEstimated routed through the
-// watch, and stage(s) reports that stage s begins (it counts as progress and calls WatchOptions::stageStarted). Maps std::bad_alloc and any other
-// std::exception to LoadError (naming the file being read), passes LoadError and LoadCancelled on. When `read`
-// stalls, throws LoadStalled and leaves its thread behind: from then on it calls none of `options`' callbacks.
+// watch, and stage(s) reports that stage s begins (it counts as progress and calls WatchOptions::stageStarted). Maps
+// std::bad_alloc and any other std::exception to LoadError (naming the file being read), passes LoadError and
+// LoadCancelled on. When `read` stalls, throws LoadStalled and leaves its thread behind: from then on it calls none of
+// `options`' callbacks.
 std::shared_ptr<Trace> readWatched(const std::string& path, const LoadOptions& options, const WatchOptions& watch,
     const std::function<std::shared_ptr<Trace>(const LoadOptions&, const std::function<void(RunStage)>& stage)>& read);
 

@@ -120,13 +120,13 @@ private Q_SLOTS:
         const auto s = computeStats(*trace, *analysis, 0, trace->extent);
         compareWithReadme(s);
         QFETCH(qulonglong, kernels);
-        // Every kernel is paired with its launch by correlation id (placeholders for the few launched before the
+        // Every kernel is paired with its launch by correlation id (but the few launched before the
         // profiler started), so phases come from the launching CPU region.
         const RankAnalysis& ra = analysis->ranks[0];
         QCOMPARE(ra.kernelsPaired + ra.kernelsUnpaired, kernels);
         // 2-GPU rank 0: 49 kernels were launched before the profiler started recording (48 compute, 1 NCCL).
         QCOMPARE(ra.kernelsUnpaired, file == QLatin1String("ddp_bert_ws2_rank0.json.gz") ? 49ull : 0ull);
-        QCOMPARE(ra.launchPairing, ra.kernelsUnpaired ? LaunchPairing::StreamReferencesPartly : LaunchPairing::StreamReferences);
+        QCOMPARE(ra.launchPairing, LaunchPairing::CorrelationIds);
         QCOMPARE(analysis->ranks[0].stepSource, StepSource::Regions);
         // The idle breakdown accounts for every idle nanosecond, and a small-batch run is mostly host-bound.
         const IdleBreakdown idle = computeIdleBreakdown(*trace, *analysis, 0, trace->extent);

@@ -45,6 +45,35 @@ QString partOf(TimeNs part, TimeNs whole)
         .arg(durationText(part), groupDigits(std::uint64_t(std::max<TimeNs>(0, part))), percent(part, whole));
 }
 
+// The "Launch" topic of a GPU interval: the call that launched it and, for work replayed from a CUDA graph or
+// launched with others by one call, its place among what that call launched. Empty for CPU intervals.
+QList<QPair<QString, QString>> launchTopic(const Trace& trace, const Analysis& analysis, IntervalRef gpu)
+{
+    QList<QPair<QString, QString>> out;
+    const auto launch = launchOfWork(analysis, gpu);
+    if (!launch) {
+        out.append({ DetailsPanel::tr("Launched by"), DetailsPanel::tr("unknown (no launch call in the trace)") });
+        return out;
+    }
+    const Lane& cpu = trace.ranks.at(std::size_t(gpu.rank)).lanes.at(std::size_t(launch->call.lane));
+    const QString call = QString::fromStdString(trace.name(cpu.intervals.name(launch->call.interval)));
+    const QString at = durationText(cpu.intervals.start(launch->call.interval));
+    const QString thread = QString::fromStdString(cpu.name);
+    if (launch->graph) {
+        out.append({ DetailsPanel::tr("Launched by"),
+            DetailsPanel::tr("replayed from a CUDA graph launched at %1 (%2 on %3), node %4 of %5")
+                .arg(at, call, thread)
+                .arg(launch->node + 1)
+                .arg(launch->nodes) });
+    } else {
+        out.append({ DetailsPanel::tr("Launched by"), DetailsPanel::tr("%1 at %2 on %3").arg(call, at, thread) });
+        if (launch->nodes > 1)
+            out.append({ DetailsPanel::tr("Same call"),
+                DetailsPanel::tr("%1 of the %2 GPU operations it launched").arg(launch->node + 1).arg(launch->nodes) });
+    }
+    return out;
+}
+
 const QChar kBreak(0x200B); // zero-width space: a line may break here
 
 // Kernel names are long C++ signatures ("void at::native::vectorized_elementwise_kernel<4, …>(int, …)"): offer
@@ -287,6 +316,12 @@ void DetailsPanel::showInterval(const Trace& trace, const Analysis* analysis, co
             add(tr("Step"), QString::fromStdString(analysis->ranks[rank].steps[step].name));
         else
             add(tr("Step"), tr("none"));
+    }
+
+    if (analysis && l.isGpu()) {
+        section(tr("Launch"));
+        for (const auto& [label, value] : launchTopic(trace, *analysis, { rank, lane, interval }))
+            add(label, value);
     }
 
     section(tr("Timing"));

@@ -9,6 +9,7 @@
 #include "panels/detailspanel.h"
 #include "panels/exposedpanel.h"
 #include "panels/idlepanel.h"
+#include "panels/whatifpanel.h"
 #include "panels/kernelspanel.h"
 #include "panels/rulespanel.h"
 #include "panels/transferspanel.h"
@@ -23,6 +24,7 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QDockWidget>
+#include <QScrollArea>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
@@ -67,6 +69,7 @@ MainWindow::MainWindow(QWidget* parent)
     , m_warningsButton(new QToolButton(this))
 {
     initExposureResources();
+    m_whatIf = new WhatIfPanel(this);
     setObjectName(QStringLiteral("MainWindow"));
     setWindowIcon(QIcon(QStringLiteral(":/exposure/icons/exposure.svg")));
     // The timeline, or while no trace is open a page that says how to open one.
@@ -159,7 +162,8 @@ void MainWindow::connectLoader()
 // The timeline, the panels and the details talk to each other through the window.
 void MainWindow::connectPanels()
 {
-    connect(m_timeline, &TimelinePlot::intervalSelected, this, &MainWindow::onIntervalSelected);
+    connect(m_timeline, &TimelinePlot::intervalSelected, this,
+            [this](int rank, int lane, quint32 interval) { onIntervalSelected({rank, lane, interval}); });
     connect(m_timeline, &TimelinePlot::foldClicked, this, [this](const TimelineHit& hit) {
         if (m_current.trace)
             m_details->showFold(*m_current.trace, m_current.analysis.get(), m_current.index.get(), hit,
@@ -178,11 +182,12 @@ void MainWindow::connectPanels()
     connect(m_details, &DetailsPanel::previousInstanceRequested, this, [this] { selectInstance(-1); });
     connect(m_details, &DetailsPanel::nextInstanceRequested, this, [this] { selectInstance(+1); });
     connect(m_details, &DetailsPanel::zoomToSelectionRequested, m_timeline, &TimelinePlot::zoomToSelection);
-    connect(m_details, &DetailsPanel::peerInstanceRequested, this, &MainWindow::showPeerInstance);
+    connect(m_details, &DetailsPanel::peerInstanceRequested, this,
+            [this](int rank, int lane, quint32 interval) { showPeerInstance({rank, lane, interval}); });
     connect(m_idle, &IdlePanel::zoomRequested, this, [this](TimeRange r) { m_timeline->setVisibleRange(r); });
     connect(m_transfers, &TransfersPanel::transferSelected, this, [this](int rank, int lane, quint32 interval) {
         m_timeline->select({rank, lane, interval}, true);
-        onIntervalSelected(rank, lane, interval);
+        onIntervalSelected({rank, lane, interval});
     });
     connect(m_kernels, &KernelsPanel::kernelSelected, m_timeline,
             [this](quint32 name) { m_timeline->setHighlightedName(StringId(name)); });
@@ -283,6 +288,7 @@ void MainWindow::createViewMenu()
             o.*show = on;
             o.range.reset();
             m_timeline->setOptions(o);
+            m_whatIf->followTimelineOptions(o);
         });
         return a;
     };
@@ -359,6 +365,15 @@ void MainWindow::createDocks()
     addPanel(m_rules, tr("Rules"), QStringLiteral("rulesDock"), [this](const LoadedTrace& l) {
         m_rules->setRules(l.analysis ? &l.analysis->rules : nullptr, l.ruleUsage);
     });
+    // Edits, table and predicted timeline need more height than the bottom area has: they scroll instead of making
+    // the whole bottom area taller.
+    auto* whatIfScroll = new QScrollArea(this);
+    whatIfScroll->setWidget(m_whatIf);
+    whatIfScroll->setWidgetResizable(true);
+    whatIfScroll->setFrameShape(QFrame::NoFrame);
+    addPanel(whatIfScroll, tr("What If"), QStringLiteral("whatIfDock"),
+        [this](const LoadedTrace& l) { m_whatIf->setTrace(l.trace, l.analysis); },
+        [this](TimeRange r) { m_whatIf->setVisibleRange(r); });
     m_panels.front().dock->raise();
     resizeDocks({m_detailsDock}, {380}, Qt::Horizontal);
     resizeDocks({m_panels.front().dock}, {260}, Qt::Vertical);
@@ -487,7 +502,7 @@ void MainWindow::restoreAfterReload(const QString& path)
         && sel->lane >= 0 && std::size_t(sel->lane) < trace.ranks[sel->rank].lanes.size()
         && sel->interval < trace.ranks[sel->rank].lanes[sel->lane].intervals.size()) {
         m_timeline->select(*sel);
-        onIntervalSelected(sel->rank, sel->lane, sel->interval);
+        onIntervalSelected(*sel);
     }
 }
 
@@ -624,21 +639,22 @@ void MainWindow::showError(const QString& title, const QString& text)
         m_sink(title, text);
 }
 
-void MainWindow::onIntervalSelected(int rank, int lane, quint32 interval)
+void MainWindow::onIntervalSelected(IntervalRef ref)
 {
     if (m_current.trace)
-        m_details->showInterval(*m_current.trace, m_current.analysis.get(), m_current.index.get(), rank, lane, interval,
-                                m_current.collectives.get());
+        m_details->showInterval(*m_current.trace, m_current.analysis.get(), m_current.index.get(), ref.rank, ref.lane,
+                                ref.interval, m_current.collectives.get());
 }
 
-void MainWindow::showPeerInstance(int rank, int lane, quint32 interval)
+void MainWindow::showPeerInstance(IntervalRef ref)
 {
+    const auto [rank, lane, interval] = ref;
     if (!m_current.trace)
         return;
     // Show the whole collective (every member, with a margin) so the waiting is visible next to the peer's
     // instance, then select the peer's instance.
     TimeRange span{0, 0};
-    if (const CollectiveGroup* g = m_current.collectives ? m_current.collectives->groupOf({rank, lane, interval}) : nullptr) {
+    if (const CollectiveGroup* g = m_current.collectives ? m_current.collectives->groupOf(ref) : nullptr) {
         span = {g->members.front().start, g->members.front().end};
         for (const auto& m : g->members)
             span = {std::min(span.start, m.start), std::max(span.end, m.end)};
@@ -648,7 +664,7 @@ void MainWindow::showPeerInstance(int rank, int lane, quint32 interval)
     }
     const TimeNs margin = std::max<TimeNs>(span.duration() / 4, 1000);
     m_timeline->setVisibleRange({span.start - margin, span.end + margin});
-    m_timeline->select({rank, lane, std::uint32_t(interval)});
+    m_timeline->select(ref);
 }
 
 void MainWindow::onVisibleRangeChanged(TimeRange range)
@@ -699,6 +715,7 @@ void MainWindow::setPalette(PaletteKind kind)
     o.palette = kind;
     o.range.reset();
     m_timeline->setOptions(o);
+    m_whatIf->followTimelineOptions(o);
     for (QAction* a : std::as_const(m_paletteActions))
         a->setChecked(a->data().toInt() == int(kind));
 }

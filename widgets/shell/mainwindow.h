@@ -27,6 +27,7 @@ class EmptyState;
 class ExposedPanel;
 class KernelsPanel;
 class IdlePanel;
+class WhatIfPanel;
 class TransfersPanel;
 class RecentFilesMenu;
 class RulesPanel;
@@ -74,6 +75,7 @@ public:
     ExposedPanel* exposedPanel() const { return m_exposed; }
     KernelsPanel* kernelsPanel() const { return m_kernels; }
     IdlePanel* idlePanel() const { return m_idle; }
+    WhatIfPanel* whatIfPanel() const { return m_whatIf; }
     TransfersPanel* transfersPanel() const { return m_transfers; }
     RecentFilesMenu* recentFilesMenu() const { return m_recent; }
     // The status-bar button that counts the trace's import warnings (hidden when there are none) and lists them.
@@ -116,8 +118,8 @@ private:
     void selectInstance(int direction);
     void zoomToStepDialog();
     void setPalette(PaletteKind kind);
-    void onIntervalSelected(int rank, int lane, quint32 interval);
-    void showPeerInstance(int rank, int lane, quint32 interval);
+    void onIntervalSelected(IntervalRef ref);
+    void showPeerInstance(IntervalRef ref);
     void onVisibleRangeChanged(TimeRange range);
     void openDialog(bool folder);
     void restoreSettings();
@@ -135,6 +137,7 @@ private:
     IdlePanel* m_idle;
     TransfersPanel* m_transfers;
     RulesPanel* m_rules;
+    WhatIfPanel* m_whatIf = nullptr;
     RecentFilesMenu* m_recent = nullptr;
     QMenu* m_fileMenu = nullptr;
     QMenu* m_viewMenu = nullptr;

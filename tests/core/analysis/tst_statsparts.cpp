@@ -4,7 +4,7 @@
 // same rank reports, kernel table, collective matching and JSON bytes as the whole trace read at once.
 #include "analysis/statsparts.h"
 #include "run/openrun.h"
-#include "synth/archivewriter.h"
+#include "support/demoarchive.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -39,11 +39,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        m_path = m_dir.filePath(QStringLiteral("run")).toStdString();
-        synth::DemoOptions o;
-        o.ranks = 4;
-        o.steps = 4;
-        synth::writeArchive(m_path, synth::makeDemoSpec(o));
+        m_path = testing::writeDemoArchives(m_dir, QStringLiteral("run"), 4, 4);
         m_whole = loadTrace(m_path);
         m_wholeAnalysis = analyze(*m_whole, Rules::defaults());
         m_options.window = m_whole->extent;

@@ -91,12 +91,16 @@ void TestKinetoImport::oneRankExactly()
     QCOMPARE(int(main.depth(1)), 1);
     QCOMPARE(int(main.depth(2)), 2);
     QCOMPARE(main.duration(0), TimeNs(100'500));
-    // Launches by correlation, in kernel order: each kernel's phase comes from its launching region.
-    QCOMPARE(compute->launches.size(), std::size_t(2));
-    QCOMPARE(compute->launches[0].cpuLane, 0u);
-    QCOMPARE(compute->launches[1].cpuLane, 1u);
+    // Launches by correlation, per interval: each kernel's phase comes from its launching region. The memcpy's
+    // correlation id (99) names no call in the trace.
+    QVERIFY(compute->launches.empty());
+    QCOMPARE(compute->launchByInterval.size(), std::size_t(3));
+    QCOMPARE(compute->launchByInterval[0].cpuLane, kUnknownLaunch);
+    QCOMPARE(compute->launchByInterval[1].cpuLane, 0u);
+    QCOMPARE(compute->launchByInterval[1].interval, 2u);
+    QCOMPARE(compute->launchByInterval[2].cpuLane, 1u);
     const auto a = analyze(*trace, Rules::defaults());
-    QCOMPARE(a->ranks[0].launchPairing, LaunchPairing::StreamReferences);
+    QCOMPARE(a->ranks[0].launchPairing, LaunchPairing::CorrelationIds);
     const int computeIndex = int(compute - r.lanes.data());
     QCOMPARE(a->ranks[0].phases[computeIndex][1], Phase::Forward);
     QCOMPARE(a->ranks[0].phases[computeIndex][2], Phase::Backward);
@@ -358,11 +362,14 @@ void TestKinetoImport::cudaGraphKernelsShareTheirLaunch()
     const auto t = loadTrace(write(dir, QStringLiteral("g.json"), rankTrace(0, 1, true, extra)).toStdString(), {});
     const Lane* compute = laneNamed(t->ranks[0], "CUDA[0:7]");
     QVERIFY(compute);
-    QCOMPARE(compute->launches.size(), std::size_t(5)); // two launched kernels, three from the graph
-    QCOMPARE(compute->launches[2].interval, compute->launches[3].interval);
-    QCOMPARE(compute->launches[3].interval, compute->launches[4].interval);
+    const auto& by = compute->launchByInterval; // the memcpy, two launched kernels, three from the graph
+    QCOMPARE(by.size(), std::size_t(6));
+    QCOMPARE(by[3].interval, by[4].interval);
+    QCOMPARE(by[4].interval, by[5].interval);
+    QVERIFY(by[2].interval != by[3].interval);
     const auto a = analyze(*t, Rules::defaults());
-    QCOMPARE(a->ranks[0].launchPairing, LaunchPairing::StreamReferences);
+    QCOMPARE(a->ranks[0].launchPairing, LaunchPairing::CorrelationIds);
+    QCOMPARE(a->ranks[0].kernelsPaired, std::uint64_t(6)); // with the NCCL kernel on stream 17
     const int lane = int(compute - t->ranks[0].lanes.data());
     for (std::size_t i = 3; i < 6; ++i) { // intervals 3..5 (interval 0 is the memcpy)
         QCOMPARE(a->ranks[0].phases[lane][i], Phase::Optimizer);

@@ -2,19 +2,17 @@
 // openRun: input detection, the stages in order, the rank subset, the stall watchdog, cancel, the address-space cap.
 #include "run/inputkinds.h"
 #include "run/openrun.h"
+#include "support/demoarchive.h"
 #include "support/kinetotraces.h"
 #include "support/nsystraces.h"
 #include "support/testtraces.h"
-#include "synth/archivewriter.h"
 
 #include <QTemporaryDir>
 #include <QTest>
-
 #include <atomic>
 #include <chrono>
-#include <thread>
-
 #include <sys/resource.h>
+#include <thread>
 
 using namespace exposure;
 
@@ -26,11 +24,7 @@ private slots:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        m_run = m_dir.filePath(QStringLiteral("run")).toStdString();
-        synth::DemoOptions o;
-        o.ranks = 3;
-        o.steps = 2;
-        synth::writeArchive(m_run, synth::makeDemoSpec(o));
+        m_run = testing::writeDemoArchives(m_dir, QStringLiteral("run"), 3, 2);
     }
 
     void detectsEachKind()
@@ -42,7 +36,7 @@ private slots:
         const QString file = testing::write(dir, QStringLiteral("rank1.pt.trace.json.gz"), testing::rankTrace(1, 2));
         const RunInput kineto = detectInput(file.toStdString());
         QCOMPARE(std::string(kineto.kind->name), std::string("torch.profiler"));
-        QCOMPARE(kineto.files, std::vector<std::string>{file.toStdString()});
+        QCOMPARE(kineto.files, std::vector<std::string> { file.toStdString() });
         const RunInput folder = detectInput(dir.path().toStdString());
         QCOMPARE(folder.kind, kineto.kind);
         QCOMPARE(folder.files, kineto.files);
@@ -84,9 +78,8 @@ private slots:
         std::vector<RunStage> stages;
         options.stageStarted = [&](RunStage s) { stages.push_back(s); };
         const OpenedRun run = openRun(m_run, options);
-        const std::vector<RunStage> expected {RunStage::Detect, RunStage::Ranks, RunStage::Estimate,
-            RunStage::Import, RunStage::Consistency, RunStage::Analyse, RunStage::Align, RunStage::ViewIndex,
-            RunStage::Collectives};
+        const std::vector<RunStage> expected { RunStage::Detect, RunStage::Ranks, RunStage::Estimate, RunStage::Import,
+            RunStage::Consistency, RunStage::Analyse, RunStage::Align, RunStage::ViewIndex, RunStage::Collectives };
         QVERIFY(stages == expected);
         QCOMPARE(run.trace->ranks.size(), std::size_t(3));
         QVERIFY(run.analysis && run.viewIndex && run.collectives);
@@ -102,7 +95,7 @@ private slots:
     void rankSubset()
     {
         RunOptions options;
-        options.load.ranks = {0, 2};
+        options.load.ranks = { 0, 2 };
         const OpenedRun run = openRun(m_run, options);
         QCOMPARE(run.trace->ranks.size(), std::size_t(2));
         QCOMPARE(run.trace->ranks[0].rank, 0);
@@ -114,18 +107,19 @@ private slots:
             openRun(file.toStdString(), options);
             QFAIL("no LoadError");
         } catch (const LoadError& e) {
-            QCOMPARE(std::string(e.what()), file.toStdString()
+            QCOMPARE(std::string(e.what()),
+                file.toStdString()
                     + ": choosing ranks (--ranks 0,2) works for folders of OTF2 archives; open the torch.profiler "
                       "file of each rank you want instead");
         }
-        options.load.ranks = {7};
+        options.load.ranks = { 7 };
         try {
             openRun(m_run, options);
             QFAIL("no LoadError");
         } catch (const LoadError& e) {
             QCOMPARE(std::string(e.what()), m_run + ": none of the ranks 7 is among its 3 archives");
         }
-        QCOMPARE(selectableRanks(m_run), (std::vector<int>{0, 1, 2}));
+        QCOMPARE(selectableRanks(m_run), (std::vector<int> { 0, 1, 2 }));
         QVERIFY(selectableRanks(file.toStdString()).empty());
     }
 
@@ -145,9 +139,10 @@ private slots:
             openRun("stuck.otf2", options);
             QFAIL("no LoadStalled");
         } catch (const LoadStalled& e) {
-            QCOMPARE(std::string(e.what()), std::string("stuck.otf2: reading stopped making progress for 1 s inside "
-                                                        "the OTF2 library (a damaged event file: check it with "
-                                                        "otf2-print)"));
+            QCOMPARE(std::string(e.what()),
+                std::string("stuck.otf2: reading stopped making progress for 1 s inside "
+                            "the OTF2 library (a damaged event file: check it with "
+                            "otf2-print)"));
         }
         QVERIFY(std::chrono::steady_clock::now() - start >= std::chrono::seconds(1));
         release->store(true);
@@ -162,7 +157,7 @@ private slots:
         options.read = [](const std::string&, const LoadOptions& o) {
             for (std::uint64_t i = 1; i <= 30; ++i) {
                 std::this_thread::sleep_for(std::chrono::milliseconds(50));
-                o.progress(LoadProgress {i, 30, "slow", 0, 0});
+                o.progress(LoadProgress { i, 30, "slow", 0, 0 });
             }
             return testing::makeDdpTrace(2, 1);
         };
@@ -171,8 +166,8 @@ private slots:
 
     void cancelStopsTheReader()
     {
-        std::atomic<bool> cancel {false};
-        std::atomic<bool> sawCancel {false};
+        std::atomic<bool> cancel { false };
+        std::atomic<bool> sawCancel { false };
         RunOptions options;
         options.load.cancel = &cancel;
         options.read = [&](const std::string&, const LoadOptions& o) -> std::shared_ptr<Trace> {

@@ -7,7 +7,6 @@
 #include <QSignalSpy>
 #include <QTest>
 #include <QThread>
-
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -60,7 +59,7 @@ private slots:
     void newerJobSupersedesOlder()
     {
         JobSlot slot;
-        std::atomic<bool> firstSawCancel {false};
+        std::atomic<bool> firstSawCancel { false };
         std::vector<int> delivered;
         slot.start<int>(
             [&](const JobContext& job) {
@@ -74,7 +73,7 @@ private slots:
         slot.waitForIdle();
         QCoreApplication::processEvents();
         QVERIFY(firstSawCancel.load());
-        QCOMPARE(delivered, std::vector<int>{2});
+        QCOMPARE(delivered, std::vector<int> { 2 });
         QCOMPARE(slot.deliveredCount(), quint64(1));
     }
 
@@ -103,7 +102,7 @@ private slots:
         QCOMPARE(calls, 0);
         QCOMPARE(slot.deliveredCount(), quint64(0));
 
-        std::atomic<bool> sawCancel {false};
+        std::atomic<bool> sawCancel { false };
         slot.start<int>(
             [&](const JobContext& job) {
                 sawCancel = waitForCancel(job);
@@ -124,7 +123,7 @@ private slots:
     {
         JobSlot slot;
         QSignalSpy progress(&slot, &JobSlot::progress);
-        std::atomic<bool> reported {false};
+        std::atomic<bool> reported { false };
         slot.start<int>(
             [&](const JobContext& job) {
                 job.progress(100, QStringLiteral("old"));

@@ -50,6 +50,36 @@ class TestPanels : public QObject
 {
     Q_OBJECT
 private slots:
+    // A kernel replayed from a CUDA graph names its graph launch and its place in the replay (issue 24); a kernel
+    // launched on its own names its call; one without a call says so.
+    void graphKernelNamesItsReplay()
+    {
+        TraceBuilder b;
+        b.addRank("Rank 0", "node0", 0);
+        const int cpu = b.addLane(0, "main", LaneKind::CpuThread);
+        const int gpu = b.addLane(0, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
+        const auto graph = b.addInterval(0, cpu, 1'000, 11'000, "cudaGraphLaunch", RegionKind::HostApi);
+        const auto single = b.addInterval(0, cpu, 20'000, 25'000, "cudaLaunchKernel", RegionKind::HostApi);
+        for (int k = 0; k < 3; ++k)
+            b.setLaunchOf(0, gpu, b.addInterval(0, gpu, 12'000 + 2'000 * k, 13'000 + 2'000 * k, "gemm", RegionKind::Kernel),
+                cpu, graph);
+        b.setLaunchOf(0, gpu, b.addInterval(0, gpu, 30'000, 31'000, "gemm", RegionKind::Kernel), cpu, single);
+        b.addInterval(0, gpu, 40'000, 41'000, "gemm", RegionKind::Kernel); // no call in the trace
+        const auto trace = b.finish();
+        const auto analysis = analyze(*trace, Rules::defaults());
+        DetailsPanel panel;
+        panel.showInterval(*trace, analysis.get(), nullptr, 0, gpu, 1);
+        QCOMPARE(panel.field(QStringLiteral("Launched by")),
+            QStringLiteral("replayed from a CUDA graph launched at %1 (cudaGraphLaunch on main), node 2 of 3")
+                .arg(durationText(1'000)));
+        panel.showInterval(*trace, analysis.get(), nullptr, 0, gpu, 3);
+        QCOMPARE(panel.field(QStringLiteral("Launched by")),
+            QStringLiteral("cudaLaunchKernel at %1 on main").arg(durationText(20'000)));
+        QCOMPARE(panel.field(QStringLiteral("Same call")), QString());
+        panel.showInterval(*trace, analysis.get(), nullptr, 0, gpu, 4);
+        QCOMPARE(panel.field(QStringLiteral("Launched by")), QStringLiteral("unknown (no launch call in the trace)"));
+    }
+
     // Hidden / exposed in the details were raw nanoseconds ("335 323 ns (97.4 %)"), unlike every other time.
     void hiddenAndExposedReadLikeOtherTimes()
     {

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "whatif/replay.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace exposure::whatif {
+
+namespace {
+
+constexpr TimeNs kUnset = std::numeric_limits<TimeNs>::min();
+
+class Replayer
+{
+public:
+    Replayer(const Graph& g, const Plan& p)
+        : m_g(g)
+        , m_p(p)
+        , m_work(p.workOf(g))
+    { }
+
+    Replay run()
+    {
+        const std::size_t nodes = m_g.nodeCount(), events = 2 * nodes;
+        m_r.time.assign(events, kUnset);
+        m_r.bind.assign(events, kSourceBind);
+        m_pending.assign(events, 0);
+        for (std::uint32_t n = 0; n < nodes; ++n) {
+            m_pending[2 * n] = m_g.hasChain(n) ? 1 : 0;
+            m_pending[2 * n + 1] = 1;
+        }
+        for (const Edge& e : m_g.edges)
+            if (!dropped(e))
+                ++m_pending[e.dst];
+        if (m_p.groupsAtMedian)
+            m_arrivals.resize(m_g.groupNode.size());
+        for (std::uint32_t ev = 0; ev < events; ev += 2)
+            if (m_pending[ev] == 0)
+                m_ready.push_back(ev);
+        std::size_t cursor = 0;
+        for (;;) {
+            while (!m_ready.empty()) {
+                const std::uint32_t ev = m_ready.back();
+                m_ready.pop_back();
+                process(ev);
+            }
+            while (cursor < events && m_pending[cursor] == kDone)
+                ++cursor;
+            if (cursor == events)
+                break;
+            // A cycle (e.g. collectives matched crosswise): take the earliest unfinished event as it stands.
+            ++m_r.forced;
+            m_pending[cursor] = 0;
+            process(std::uint32_t(cursor));
+        }
+        return std::move(m_r);
+    }
+
+private:
+    static constexpr std::uint32_t kDone = 0xFFFFFFFFu; // m_pending of a processed event
+
+    bool dropped(const Edge& e) const { return (e.dst & 1) && !m_p.waitsFor(e.dst >> 1); }
+
+    void notify(std::uint32_t dst, TimeNs t, std::uint32_t bind)
+    {
+        if (m_pending[dst] == kDone)
+            return;
+        if (m_p.groupsAtMedian && !(dst & 1) && m_g.kind[dst >> 1] == NodeKind::Group)
+            m_arrivals[m_g.owner[dst >> 1]].emplace_back(t, bind);
+        else if (m_r.time[dst] == kUnset || t > m_r.time[dst]) {
+            m_r.time[dst] = t;
+            m_r.bind[dst] = bind;
+        }
+        if (--m_pending[dst] == 0)
+            m_ready.push_back(dst);
+    }
+
+    void medianArrival(std::uint32_t ev)
+    {
+        auto& a = m_arrivals[m_g.owner[ev >> 1]];
+        if (a.empty())
+            return;
+        const auto mid = a.begin() + std::ptrdiff_t((a.size() - 1) / 2);
+        std::nth_element(a.begin(), mid, a.end());
+        m_r.time[ev] = mid->first;
+        m_r.bind[ev] = mid->second;
+        a.clear();
+        a.shrink_to_fit();
+    }
+
+    void process(std::uint32_t ev)
+    {
+        m_pending[ev] = kDone;
+        const std::uint32_t node = ev >> 1;
+        if (!(ev & 1)) {
+            if (m_p.groupsAtMedian && m_g.kind[node] == NodeKind::Group)
+                medianArrival(ev);
+            if (m_r.time[ev] == kUnset) {
+                m_r.time[ev] = m_g.recStart[node];
+                m_r.bind[ev] = kSourceBind;
+            }
+            notify(ev + 1, m_r.time[ev], kChainBind);
+        } else {
+            m_r.time[ev] += m_work[node];
+            const std::uint32_t next = node + 1;
+            if (next < m_g.nodeCount() && m_g.hasChain(next) && m_g.laneOf[next] == m_g.laneOf[node])
+                notify(2 * next, m_r.time[ev] + m_g.chainGap[next], kChainBind);
+        }
+        for (std::uint32_t e = m_g.edgeBegin[ev]; e < m_g.edgeBegin[ev + 1]; ++e)
+            if (!dropped(m_g.edges[e]))
+                notify(m_g.edges[e].dst, m_r.time[ev] + m_g.edges[e].gap, e);
+    }
+
+    const Graph& m_g;
+    const Plan& m_p;
+    Replay m_r;
+    const TimeNs* m_work;
+    std::vector<std::uint32_t> m_pending; // unmet dependencies of each event; kDone once processed
+    std::vector<std::uint32_t> m_ready;
+    std::vector<std::vector<std::pair<TimeNs, std::uint32_t>>> m_arrivals; // by group, groupsAtMedian only
+};
+
+} // namespace
+
+Plan recordedPlan(const Graph&)
+{
+    return {};
+}
+
+Plan editablePlan(const Graph& graph)
+{
+    Plan p;
+    p.work = graph.work;
+    p.noRelease.assign(graph.nodeCount(), 0);
+    return p;
+}
+
+Replay replay(const Graph& graph, const Plan& plan)
+{
+    return Replayer(graph, plan).run();
+}
+
+TimeNs PathSums::total() const
+{
+    TimeNs t = 0;
+    for (const TimeNs v : ns)
+        t += v;
+    return t;
+}
+
+PathSums& PathSums::operator+=(const PathSums& o)
+{
+    for (std::size_t i = 0; i < ns.size(); ++i)
+        ns[i] += o.ns[i];
+    otherRanksNs += o.otherRanksNs;
+    return *this;
+}
+
+PathSums criticalPath(const Graph& g, const Plan& plan, const Replay& r, std::uint32_t event, TimeNs from, int rank)
+{
+    PathSums out;
+    const TimeNs* work = plan.workOf(g);
+    auto add = [&](PathPart part, TimeNs lo, TimeNs hi, std::uint32_t node) {
+        const TimeNs amount = lo <= hi ? hi - std::max(lo, from) : hi - lo;
+        if (amount == 0)
+            return;
+        out.ns[std::size_t(part)] += amount;
+        const int nodeRank = g.lanes[g.laneOf[node]].rank;
+        if (nodeRank >= 0 && nodeRank != rank)
+            out.otherRanksNs += amount;
+    };
+    std::uint32_t ev = event;
+    TimeNs cur = r.time[ev];
+    while (cur > from) {
+        const std::uint32_t node = ev >> 1;
+        const std::uint32_t b = r.bind[ev];
+        if (b == kSourceBind) {
+            add(PathPart::Other, from, cur, node);
+            break;
+        }
+        std::uint32_t pred;
+        if (ev & 1) {
+            const TimeNs release = cur - work[node];
+            add(g.part[node], release, cur, node);
+            if (release <= from)
+                break;
+            pred = b == kChainBind ? ev - 1 : g.edges[b].src;
+            add(PathPart::Latency, r.time[pred], release, node);
+        } else {
+            pred = b == kChainBind ? ev - 1 : g.edges[b].src;
+            const bool hostChain = b == kChainBind && g.kind[node] != NodeKind::Gpu;
+            add(hostChain ? PathPart::Host : PathPart::Latency, r.time[pred], cur, node);
+        }
+        ev = pred;
+        cur = r.time[ev];
+    }
+    return out;
+}
+
+} // namespace exposure::whatif

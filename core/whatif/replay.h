@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Replay of a what-if graph: every event's time recomputed from the (edited) work of the nodes and the calibrated
+// dependencies, in one topological pass; and the critical path that decided an event's time.
+#pragma once
+
+#include "whatif/graph.h"
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace exposure::whatif {
+
+// What the replay runs: the work of every node (recorded or edited) and which dependencies an edit removed.
+struct Plan
+{
+    std::vector<TimeNs> work; // by node; empty: the recorded work (Graph::work)
+    std::vector<std::uint8_t> noRelease; // by node: 1 = its release dependencies are ignored; empty: none are
+    bool groupsAtMedian = false; // a group is complete when the median member (lower median) has started, not the last
+
+    const TimeNs* workOf(const Graph& g) const { return work.empty() ? g.work.data() : work.data(); }
+    bool waitsFor(std::uint32_t node) const { return noRelease.empty() || !noRelease[node]; }
+};
+// The plan that replays the recording.
+Plan recordedPlan(const Graph& graph);
+// A plan that edits start from: the recorded work in `work`, no dependency ignored.
+Plan editablePlan(const Graph& graph);
+
+inline constexpr std::uint32_t kSourceBind = 0xFFFFFFFFu; // an event without dependencies: its recorded time
+inline constexpr std::uint32_t kChainBind = 0xFFFFFFFEu; // S: the lane's previous node's E; E: its own S
+
+struct Replay
+{
+    std::vector<TimeNs> time; // by event (2·node: start, 2·node+1: end)
+    std::vector<std::uint32_t> bind; // by event: the edge index, kChainBind or kSourceBind that decided it
+    std::size_t forced = 0; // events taken out of order because their dependencies formed a cycle
+
+    TimeNs start(std::uint32_t node) const { return time[2 * std::size_t(node)]; }
+    TimeNs end(std::uint32_t node) const { return time[2 * std::size_t(node) + 1]; }
+};
+
+Replay replay(const Graph& graph, const Plan& plan);
+
+// The critical path into one event, followed back to time `from`, summed by part. The parts add up to exactly
+// time(event) - from (an edge whose recorded gap is negative adds a negative latency). `otherRanksNs` is the part of
+// the path that lies on ranks other than `rank` (reached through collective groups).
+struct PathSums
+{
+    std::array<TimeNs, kPathPartCount> ns {};
+    TimeNs otherRanksNs = 0;
+    TimeNs total() const;
+    PathSums& operator+=(const PathSums& o);
+};
+PathSums criticalPath(
+    const Graph& graph, const Plan& plan, const Replay& replay, std::uint32_t event, TimeNs from, int rank);
+
+} // namespace exposure::whatif

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// What would a change gain? Edits of a trace's work, their replay through the dependency graph, and per rank the
+// measured, replayed and predicted mean step time with the critical path of the steps (pure C++, no Qt GUI).
+#pragma once
+
+#include "analysis/analysis.h"
+#include "analysis/collectives.h"
+#include "model/trace.h"
+#include "whatif/graph.h"
+#include "whatif/replay.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace exposure::whatif {
+
+struct Edits
+{
+    struct Scale
+    {
+        std::string pattern;
+        double factor = 1.0; // the work takes factor × its recorded time (0 removes it)
+    };
+    enum class Comm : std::uint8_t {
+        Measured, // as recorded
+        Hidden, // communication takes no time and waits for no peer
+        Faster, // the transfer part takes 1/commFactor of its time
+        NoWait, // no member of a collective waits for a peer that started after the median member
+    };
+
+    // Host regions whose name matches a regular expression (case-insensitive, searched): they and everything in
+    // them (nested regions, the time between) scaled.
+    std::vector<Scale> regions;
+    // GPU work: the pattern is a category ("compute", "communication", "memcpy"), a sub-group ("gemm",
+    // "attention", ...) or else a regular expression searched in the kernel name.
+    std::vector<Scale> gpu;
+    Comm comm = Comm::Measured;
+    double commFactor = 1.0;
+    bool noSync = false; // synchronising calls removed: they take no time and wait for nothing
+    double launchFactor = 1.0; // kernel-launch calls take 1/launchFactor of their time
+
+    bool empty() const;
+    std::string describe() const; // "remove 'inject'; kernels attention ×0.5; communication hidden" or "none"
+};
+
+// Parses "PATTERN=F" (F a non-negative number); returns false on a malformed text.
+bool parseScale(const std::string& text, Edits::Scale& out);
+// Parses a --comm argument: "hidden", "no-wait" or "xF" / "×F" with F > 0; returns false if malformed.
+bool parseComm(const std::string& text, Edits& out);
+
+// Builds the plan of `edits` on `graph`. Throws std::invalid_argument("<pattern>: <problem>") on a bad regular
+// expression.
+Plan makePlan(const Trace& trace, const Analysis& analysis, const Graph& graph, const Edits& edits);
+
+struct StepTimes
+{
+    int index = 0; // StepWindow::index
+    TimeNs measured = 0, replay = 0, predicted = 0;
+};
+
+struct RankWhatIf
+{
+    int rank = 0; // the rank's number
+    std::string label;
+    std::vector<StepTimes> steps; // the steps the mean step time covers (stats' rule: start-up steps left out)
+    TimeNs measuredMean = 0, replayMean = 0, predictedMean = 0;
+    PathSums replayPath, predictedPath; // critical path, mean per step
+    double maxStepErrorPercent = 0; // largest |replay - measured| / measured over the steps, in percent
+};
+
+struct WhatIfResult
+{
+    std::vector<RankWhatIf> ranks;
+    std::size_t nodes = 0, edges = 0, groups = 0;
+    std::size_t forcedEvents = 0;
+    std::vector<std::string> warnings;
+};
+
+// A recorded moment expressed in replayed time: the time of `event` plus `offset` (event kNone: not in the graph).
+struct Anchor
+{
+    std::uint32_t event = kNone;
+    TimeNs offset = 0;
+};
+struct StepAnchors
+{
+    Anchor start, end;
+};
+
+// A trace prepared for what-if questions: its graph and its unedited replay, computed once.
+class WhatIfModel
+{
+public:
+    // `collectives`: the cross-rank matching of the trace's communication kernels if already computed (openRun's
+    // collectives stage); computed here when null.
+    WhatIfModel(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
+                std::shared_ptr<const CollectiveMatch> collectives = {});
+
+    const Trace& trace() const { return *m_trace; }
+    const Graph& graph() const { return m_graph; }
+    const Replay& recordedReplay() const { return m_recorded; }
+
+    // Replays `edits`; the result compares it with the recording and the unedited replay.
+    WhatIfResult evaluate(const Edits& edits) const;
+    // The replay of `edits` as a trace: every interval at its predicted times (for drawing it like a recording).
+    std::shared_ptr<Trace> predictedTrace(const Edits& edits) const;
+
+private:
+    // Replayed [start, end) of every step of `rank` (RankAnalysis::steps) under `edits`.
+    std::vector<TimeRange> stepWindows(int rank, const Edits& edits) const;
+
+private:
+    PathSums stepPath(int rank, std::size_t step, const Plan& plan, const Replay& r) const;
+
+    std::shared_ptr<const Trace> m_trace;
+    std::shared_ptr<const Analysis> m_analysis;
+    Graph m_graph;
+    Plan m_recordedPlan;
+    Replay m_recorded;
+    std::vector<std::vector<StepAnchors>> m_anchors; // by rank, by step
+};
+
+std::string whatIfJson(const WhatIfResult& result, const Edits& edits);
+std::string whatIfTable(const WhatIfResult& result, const Edits& edits);
+
+} // namespace exposure::whatif
