@@ -744,22 +744,15 @@ Lane buildGpuLane(RankBuild& b, int device, int stream, std::vector<Row>& rows,
         const auto index = std::uint32_t(lane.intervals.size());
         const RegionKind kind = r.kind == RowKind::Kernel ? RegionKind::Kernel : RegionKind::Memcpy;
         lane.intervals.append(r.start, r.end, b.nameOf(r.name, kind));
+        // Per interval, the call with its correlation id (one call may launch many: a CUDA graph launch).
         const auto l = r.correlation == kNoCorrelation ? launchOf.end() : launchOf.find(r.correlation);
-        if (r.kind == RowKind::Kernel) {
-            if (l != launchOf.end()) {
-                lane.launches.push_back(l->second);
-            } else {
-                lane.launches.push_back(LaunchRef { kUnknownLaunch, 0 });
-                ++b.unlaunched;
-            }
-        } else {
-            if (r.bytes > 0)
-                lane.copyBytes.emplace_back(index, r.bytes);
-            if (r.peer != kNoPeer)
-                lane.copyPeers.emplace_back(index, int(r.peer));
-            if (l != launchOf.end())
-                lane.launches.push_back(l->second);
-        }
+        lane.launchByInterval.push_back(l != launchOf.end() ? l->second : LaunchRef { kUnknownLaunch, 0 });
+        if (r.kind == RowKind::Kernel && l == launchOf.end())
+            ++b.unlaunched;
+        if (r.bytes > 0 && r.kind != RowKind::Kernel)
+            lane.copyBytes.emplace_back(index, r.bytes);
+        if (r.peer != kNoPeer)
+            lane.copyPeers.emplace_back(index, int(r.peer));
     }
     lane.eventCount = rows.size();
     return lane;

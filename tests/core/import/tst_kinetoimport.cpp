@@ -419,16 +419,19 @@ void TestKinetoImport::schema2021ReadsLikeTheCurrentOne()
     QCOMPARE(trace->regionKind(compute.intervals.name(0)), RegionKind::Memcpy);
     QCOMPARE(trace->regionKind(compute.intervals.name(3)), RegionKind::Memcpy);
     QCOMPARE(compute.copyBytes.size(), std::size_t(2));
-    // Launches by correlation: both GEMMs, and the memset's call (for the idle breakdown).
-    QCOMPARE(compute.launches.size(), std::size_t(3));
-    QCOMPARE(compute.launches[0].cpuLane, 0u);
-    QCOMPARE(compute.launches[1].cpuLane, 1u);
-    QCOMPARE(r.lanes[3].launches.size(), std::size_t(2));
+    // Launches by correlation, per interval: the copy's id names no call; both GEMMs and the memset have theirs.
+    QCOMPARE(compute.launchByInterval.size(), std::size_t(4));
+    QCOMPARE(compute.launchByInterval[0].cpuLane, kUnknownLaunch);
+    QCOMPARE(compute.launchByInterval[1].cpuLane, 0u);
+    QCOMPARE(compute.launchByInterval[2].cpuLane, 1u);
+    QCOMPARE(compute.launchByInterval[3].cpuLane, 0u);
+    QCOMPARE(r.lanes[3].launchByInterval.size(), std::size_t(2));
+    QCOMPARE(r.lanes[3].launchByInterval[1].cpuLane, 1u);
     QVERIFY(std::none_of(trace->warnings.begin(), trace->warnings.end(),
         [](const std::string& w) { return w.find("no launch call") != std::string::npos; }));
     // Steps from "ProfilerStep#4" (an Operator then), phases from the forward and backward ops.
     const auto a = analyze(*trace, Rules::defaults());
-    QCOMPARE(a->ranks[0].launchPairing, LaunchPairing::StreamReferences);
+    QCOMPARE(a->ranks[0].launchPairing, LaunchPairing::CorrelationIds);
     QCOMPARE(a->ranks[0].stepSource, StepSource::Regions);
     QCOMPARE(a->ranks[0].steps.size(), std::size_t(1));
     QCOMPARE(a->ranks[0].phases[2][1], Phase::Forward);
@@ -488,7 +491,7 @@ void TestKinetoImport::parallelReadingGivesTheSameTrace()
             const Lane& y = b->ranks[r].lanes[l];
             QCOMPARE(x.name, y.name);
             QCOMPARE(x.intervals.starts(), y.intervals.starts());
-            QCOMPARE(x.launches.size(), y.launches.size());
+            QCOMPARE(x.launchByInterval.size(), y.launchByInterval.size());
             QCOMPARE(x.collectiveArgs, y.collectiveArgs);
             for (std::size_t i = 0; i < x.intervals.size(); ++i) {
                 QCOMPARE(x.intervals.end(i), y.intervals.end(i));

@@ -110,7 +110,8 @@ std::vector<std::string> dump(const Trace& t)
     std::vector<std::string> out;
     for (const auto& r : t.ranks)
         for (const auto& l : r.lanes) {
-            out.push_back(std::to_string(r.rank) + " " + l.name + " launches " + std::to_string(l.launches.size()));
+            out.push_back(
+                std::to_string(r.rank) + " " + l.name + " launches " + std::to_string(l.launchByInterval.size()));
             for (std::size_t i = 0; i < l.intervals.size(); ++i)
                 out.push_back(std::to_string(l.intervals.start(i)) + " " + std::to_string(l.intervals.end(i)) + " "
                     + std::to_string(l.intervals.depth(i)) + " " + t.name(l.intervals.name(i)));
@@ -171,16 +172,17 @@ void TestNsysImport::oneProcessExactly()
     QCOMPARE(compute.copyBytes.size(), std::size_t(2));
     QCOMPARE(compute.copyBytes[0], std::make_pair(0u, std::uint64_t(4096)));
     QCOMPARE(compute.copyBytes[1], std::make_pair(3u, std::uint64_t(1024)));
-    // Launches by correlation id, in interval order: the copy's call, the two kernels' launches, the memset's call.
-    QCOMPARE(compute.launches.size(), std::size_t(4));
+    // Launches by correlation id, per interval: the copy's call, the two kernels' launches, the memset's call.
+    QVERIFY(compute.launches.empty());
+    QCOMPARE(compute.launchByInterval.size(), std::size_t(4));
     const auto& main = r.lanes[0].intervals;
     for (int k = 0; k < 4; ++k)
-        QCOMPARE(compute.launches[k].cpuLane, 0u);
-    QCOMPARE(t->name(main.name(compute.launches[1].interval)), std::string("cudaLaunchKernel")); // "_v7000" dropped
-    QCOMPARE(main.start(compute.launches[1].interval), TimeNs(1'000));
-    QCOMPARE(main.start(compute.launches[2].interval), TimeNs(41'000));
-    QCOMPARE(r.lanes[3].launches.size(), std::size_t(1));
-    QCOMPARE(r.lanes[3].launches[0].cpuLane, 1u);
+        QCOMPARE(compute.launchByInterval[k].cpuLane, 0u);
+    QCOMPARE(t->name(main.name(compute.launchByInterval[1].interval)), std::string("cudaLaunchKernel")); // no "_v7000"
+    QCOMPARE(main.start(compute.launchByInterval[1].interval), TimeNs(1'000));
+    QCOMPARE(main.start(compute.launchByInterval[2].interval), TimeNs(41'000));
+    QCOMPARE(r.lanes[3].launchByInterval.size(), std::size_t(1));
+    QCOMPARE(r.lanes[3].launchByInterval[0].cpuLane, 1u);
     // Nesting on the main thread: step > forward > calls; step > backward > calls; step > sync call > its wait.
     QCOMPARE(main.size(), std::size_t(9));
     const std::vector<std::pair<std::string, int>> expected = { { "ProfilerStep#3", 0 }, { "forward", 1 },
@@ -203,7 +205,7 @@ void TestNsysImport::stepsPhasesAndStatistics()
     const auto t = loadTrace(writeExport(dir, QStringLiteral("train.sqlite"), { 7 }), {});
     const auto a = analyze(*t, Rules::defaults());
     const auto& ra = a->ranks[0];
-    QCOMPARE(ra.launchPairing, LaunchPairing::StreamReferences);
+    QCOMPARE(ra.launchPairing, LaunchPairing::CorrelationIds);
     QCOMPARE(ra.stepSource, StepSource::Regions);
     QCOMPARE(ra.steps.size(), std::size_t(1));
     QCOMPARE(ra.phases[2][1], Phase::Forward); // launched inside the NVTX range "forward"
@@ -251,7 +253,7 @@ void TestNsysImport::reportWithSeveralProcessesGivesRanks()
     QVERIFY(hasWarning(*t, "the processes of a report are ranks in the order of their process ids"));
     // Each process pairs its own launches (correlation ids are per process).
     for (const auto& r : t->ranks)
-        QCOMPARE(r.lanes[2].launches[1].cpuLane, 0u);
+        QCOMPARE(r.lanes[2].launchByInterval[1].cpuLane, 0u);
     QCOMPARE(t->eventCount, std::uint64_t(3 * 15 + 2 + 10)); // rows read, the 10 StringIds included
 }
 
