@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "analysis/clockalign.h"
 #include "analysis/rules.h"
 #include "analysis/statsreport.h"
 #include "import/loader.h"
@@ -76,6 +77,7 @@ struct StatsRequest
     std::optional<TimeNs> from, to;
     StatsReportOptions options;
     LoadOptions loadOptions; // --ranks, --memory-limit
+    ClockMode clock = ClockMode::Aligned; // --clock
 };
 // Parses the stats command line (a Q*Application must exist). Returns -1 to go on, else the exit status (help,
 // version: 0; bad arguments or rules file: 2, with the message printed).

@@ -2,6 +2,7 @@
 // exposure-cli render: a timeline figure (PNG, SVG, PDF) without a display, through the same renderer as
 // File ▸ Export Figure… in the GUI.
 #include "analysis/analysis.h"
+#include "analysis/clockalign.h"
 #include "commands.h"
 #include "renderrequest.h"
 #include "figure/figurerenderer.h"
@@ -79,12 +80,16 @@ struct Options
                                 QStringLiteral("FILE")};
     QCommandLineOption force{{QStringLiteral("f"), QStringLiteral("force")},
                              QStringLiteral("Replace an existing output file.")};
+    QCommandLineOption clock{QStringLiteral("clock"),
+                             QStringLiteral("aligned (default: ranks' clocks aligned across hosts from collective end "
+                                            "times, where significant) or recorded."),
+                             QStringLiteral("MODE")};
 
     void addTo(QCommandLineParser& p)
     {
         for (auto* o : {&output, &format, &width, &height, &widthMm, &heightMm, &dpi, &from, &to, &step, &rows,
                         &noOverlap, &palette, &legend, &noLegend, &legendPos, &title, &fontFamily, &fontSize,
-                        &axisLabel, &timeUnit, &spec, &saveSpec, &force})
+                        &axisLabel, &timeUnit, &spec, &saveSpec, &force, &clock})
             p.addOption(*o);
     }
 };
@@ -199,6 +204,11 @@ std::string applyArguments(const QCommandLineParser& p, const Options& o, Figure
     }
     if (p.isSet(o.noOverlap))
         s.overlapLanes = false;
+    if (p.isSet(o.clock)) {
+        if (p.value(o.clock) != QStringLiteral("aligned") && p.value(o.clock) != QStringLiteral("recorded"))
+            return "--clock '" + p.value(o.clock).toStdString() + "': expected aligned or recorded";
+        s.alignedClocks = p.value(o.clock) == QStringLiteral("aligned");
+    }
     if (p.isSet(o.palette)) {
         bool ok = false;
         s.palette = paletteKindFromName(p.value(o.palette), &ok);
@@ -321,6 +331,7 @@ int runRender(int argc, char** argv)
 
     RunOptions runOptions;
     runOptions.load.keepLaunchParameters = false; // not drawn
+    runOptions.clock = spec.alignedClocks ? ClockMode::Aligned : ClockMode::Recorded;
     const auto run = openRunOrFail(spec.tracePath.toStdString(), runOptions);
     if (!run)
         return 2;

@@ -67,7 +67,12 @@ int parseStatsRequest(StatsRequest& request)
                                   QStringLiteral("T"));
     const QCommandLineOption to(QStringLiteral("to"), QStringLiteral("End of the time window (default: trace end)."),
                                 QStringLiteral("T"));
-    for (const auto* o : {&json, &csv, &perStep, &rules, &extend, &from, &to})
+    const QCommandLineOption clock(QStringLiteral("clock"),
+                                   QStringLiteral("aligned (default): ranks on different hosts are put on one clock from "
+                                                  "the end times of matched collectives, where the offset is "
+                                                  "significant; recorded: times as recorded."),
+                                   QStringLiteral("MODE"));
+    for (const auto* o : {&json, &csv, &perStep, &rules, &extend, &from, &to, &clock})
         parser.addOption(*o);
     const LoadArgs loadArgs;
     loadArgs.addTo(parser);
@@ -83,6 +88,12 @@ int parseStatsRequest(StatsRequest& request)
         return fail("stats: --json and --csv exclude each other");
     if (parser.isSet(rules) && parser.isSet(extend))
         return fail("stats: --rules and --extend-rules exclude each other");
+    if (parser.isSet(clock)) {
+        const QString mode = parser.value(clock);
+        if (mode != QStringLiteral("aligned") && mode != QStringLiteral("recorded"))
+            return fail("stats: --clock '" + mode.toStdString() + "': expected aligned or recorded");
+        request.clock = mode == QStringLiteral("aligned") ? ClockMode::Aligned : ClockMode::Recorded;
+    }
 
     // Check everything cheap before the (possibly long) load.
     std::string error;
@@ -143,6 +154,7 @@ int runStats(int argc, char** argv)
     RunOptions runOptions;
     runOptions.load = request.loadOptions;
     runOptions.rules = std::move(request.rules);
+    runOptions.clock = request.clock;
     const auto run = openRunOrFail(request.path, runOptions);
     if (!run)
         return 2;

@@ -291,6 +291,18 @@ struct Merged
     CollectiveMatch match;
 };
 
+// Clocks are not aligned across processes: one host has one clock, several are reported as recorded.
+void setRecordedClocks(StatsReport& report, std::size_t hosts)
+{
+    report.clocks.method = hosts > 1 ? ClockMethod::Recorded : ClockMethod::SingleHost;
+    report.clocks.hosts = int(hosts);
+    for (std::size_t g = 0; g < report.ranks.size(); ++g)
+        report.clocks.ranks.push_back({int(g), report.ranks[g].host, 0, 0, 0, 0, 0});
+    report.clockLine = hosts > 1
+        ? "clocks as recorded (exposure-mpi does not align clocks across hosts; use exposure-cli stats)"
+        : "clocks: one host, one clock (nothing to align)";
+}
+
 Merged mergeParts(const std::vector<std::string>& parts, const LocalPart& local, std::size_t archives,
     KernelParts kernels)
 {
@@ -319,15 +331,20 @@ Merged mergeParts(const std::vector<std::string>& parts, const LocalPart& local,
             remap.push_back(names.try_emplace(name, std::uint32_t(names.size())).first->second);
         for (CollectiveCandidate& item : cc.items) {
             item.name = remap[item.name];
+            item.group = item.group == kNoKey ? kNoKey : remap[item.group];
+            item.signature = item.signature == kNoKey ? kNoKey : remap[item.signature];
             candidates.push_back(item);
         }
         readWarnings(c, warnings);
     }
     report.traceWarnings = warnings.inSerialOrder(report.ranks);
     report.kernels = kernelRows(kernels);
-    m.match = matchCandidates(std::move(candidates), local.totalRanks, hosts.size() > 1);
-    report.anyCollectiveGroup = !m.match.groups.empty();
-    report.multipleHosts = m.match.multipleHosts;
+    std::vector<std::string> keys(names.size());
+    for (const auto& [text, index] : names)
+        keys[index] = text;
+    m.match = matchCandidates(std::move(candidates), local.totalRanks, hosts.size() > 1, 200'000, std::move(keys));
+    addCrossRank(report, m.match);
+    setRecordedClocks(report, hosts.size());
     return m;
 }
 

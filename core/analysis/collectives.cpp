@@ -5,8 +5,13 @@
 #include <boost/icl/interval_set.hpp>
 
 #include <algorithm>
+#include <cstring>
+#include <functional>
+#include <tuple>
 #include <limits>
+#include <map>
 #include <set>
+#include <unordered_map>
 
 namespace exposure {
 
@@ -38,10 +43,60 @@ const CollectiveMember* CollectiveMatch::member(IntervalRef ref) const
     return r ? &groups[r->group].members[r->member] : nullptr;
 }
 
+const char* matchMethodName(MatchMethod m)
+{
+    switch (m) {
+    case MatchMethod::ProcessGroup: return "process_group";
+    case MatchMethod::Stream: return "stream";
+    case MatchMethod::Time: break;
+    }
+    return "time";
+}
+
+const CollectiveArgs* collectiveArgsOf(const Trace& trace, const Lane& lane, std::uint32_t interval)
+{
+    auto it = std::lower_bound(lane.collectiveArgs.begin(), lane.collectiveArgs.end(), std::make_pair(interval, 0u));
+    if (it == lane.collectiveArgs.end() || it->first != interval || it->second >= trace.collectiveArgs.size())
+        return nullptr;
+    return &trace.collectiveArgs[it->second];
+}
+
+std::uint64_t collectiveSeqOf(const Lane& lane, std::uint32_t interval)
+{
+    auto it = std::lower_bound(lane.collectiveSeq.begin(), lane.collectiveSeq.end(),
+                               std::make_pair(interval, std::uint64_t(0)));
+    return it == lane.collectiveSeq.end() || it->first != interval ? kNoCollectiveSeq : it->second;
+}
+
+std::string groupKeyText(const Lane& lane, const CollectiveArgs* args)
+{
+    if (args && (!args->processGroup.empty() || !args->groupRanks.empty()))
+        return "\x1epg\x1f" + args->processGroup + "\x1f" + args->groupRanks;
+    // The stream stands for the communicator only where no kernel of the lane names its process group (a kernel
+    // without arguments beside ones with them may belong to any group that uses the stream).
+    if (lane.stream >= 0 && lane.collectiveArgs.empty())
+        return "\x1estream\x1f" + std::to_string(lane.stream);
+    return {};
+}
+
+std::string signatureText(const CollectiveArgs& args)
+{
+    return "\x1esig\x1f" + args.collective + "\x1f" + args.dtype + "\x1f" + std::to_string(args.inElements) + "\x1f"
+        + std::to_string(args.outElements) + "\x1f" + std::to_string(args.groupSize);
+}
+
 CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, TimeNs toleranceNs)
 {
     std::set<std::string> hosts;
     std::vector<CollectiveCandidate> all;
+    std::vector<std::string> keys;
+    std::unordered_map<std::string, std::uint32_t> keyIndex;
+    auto intern = [&](const std::string& text) {
+        auto [it, fresh] = keyIndex.try_emplace(text, std::uint32_t(keys.size()));
+        if (fresh)
+            keys.push_back(text);
+        return it->second;
+    };
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         const Rank& rank = trace.ranks[r];
         hosts.insert(rank.host);
@@ -54,99 +109,385 @@ CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, T
                 const StringId name = t.name(i);
                 if (analysis.classOf(name).category != Category::Communication)
                     continue;
-                all.push_back({t.start(i), t.end(i), int(r), int(l), std::uint32_t(i), name});
+                CollectiveCandidate c{t.start(i), t.end(i), int(r), int(l), std::uint32_t(i), name};
+                identifyCandidate(lane, std::uint32_t(i), trace, c, intern);
+                all.push_back(c);
             }
         }
     }
-    CollectiveMatch result = matchCandidates(std::move(all), trace.ranks.size(), hosts.size() > 1, toleranceNs);
+    CollectiveMatch result
+        = matchCandidates(std::move(all), trace.ranks.size(), hosts.size() > 1, toleranceNs, std::move(keys));
     const auto waits = waitParts(result);
     for (std::size_t r = 0; r < trace.ranks.size() && r < analysis.ranks.size(); ++r)
         result.ranks[r].exposedWaitNs = exposedWait(waits[r], analysis.ranks[r]);
     return result;
 }
 
-CollectiveMatch matchCandidates(
-    std::vector<CollectiveCandidate> all, std::size_t rankCount, bool multipleHosts, TimeNs toleranceNs)
-{
-    CollectiveMatch result;
-    result.toleranceNs = toleranceNs;
-    result.ranks.resize(rankCount);
-    result.multipleHosts = multipleHosts;
+namespace {
 
-    // Greedy clustering in end order, per kernel name: a group opens at the earliest unmatched end and takes,
-    // from each other rank, the first instance that ends within the tolerance and overlaps every member so far.
-    // Ties in the end go by (rank, lane, interval), so that the result does not depend on the candidates' order.
-    std::sort(all.begin(), all.end(), [](const CollectiveCandidate& a, const CollectiveCandidate& b) {
-        if (a.name != b.name)
-            return a.name < b.name;
-        if (a.end != b.end)
-            return a.end < b.end;
-        if (a.rank != b.rank)
-            return a.rank < b.rank;
-        if (a.lane != b.lane)
-            return a.lane < b.lane;
-        return a.interval < b.interval;
+// A signature that compares equal exactly when two instances are the same kind of collective.
+std::uint64_t sigOf(const CollectiveCandidate& c)
+{
+    return c.signature != kNoKey ? c.signature : (std::uint64_t(1) << 32) | c.name;
+}
+
+// Matches `b` (one member's instances of a group, in issue order) against the reference member's `a`: the index
+// into b of each a instance's counterpart, -1 where it has none.
+class PairAligner
+{
+public:
+    PairAligner(const std::vector<const CollectiveCandidate*>& a, const std::vector<const CollectiveCandidate*>& b,
+                TimeNs toleranceNs)
+        : m_a(a), m_b(b), m_tol(toleranceNs)
+    {
+    }
+
+    std::vector<std::int64_t> align() const
+    {
+        if (bySeq())
+            return alignBySeq();
+        if (m_a.size() == m_b.size() && ordinalConsistent()) {
+            std::vector<std::int64_t> out(m_a.size());
+            for (std::size_t i = 0; i < out.size(); ++i)
+                out[i] = std::int64_t(i);
+            return out;
+        }
+        return merge(voteOffset());
+    }
+
+private:
+    bool bySeq() const
+    {
+        auto all = [](const std::vector<const CollectiveCandidate*>& v) {
+            return std::all_of(v.begin(), v.end(), [](const auto* c) { return c->seq != kNoCollectiveSeq; });
+        };
+        return all(m_a) && all(m_b);
+    }
+
+    std::vector<std::int64_t> alignBySeq() const
+    {
+        std::unordered_map<std::uint64_t, std::int64_t> bOf;
+        for (std::size_t j = 0; j < m_b.size(); ++j)
+            bOf.emplace(m_b[j]->seq, std::int64_t(j));
+        std::vector<std::int64_t> out(m_a.size(), -1);
+        for (std::size_t i = 0; i < m_a.size(); ++i) {
+            const auto it = bOf.find(m_a[i]->seq);
+            if (it != bOf.end() && sigOf(*m_b[std::size_t(it->second)]) == sigOf(*m_a[i]))
+                out[i] = it->second;
+        }
+        return out;
+    }
+
+    // Same counts: the k-th with the k-th, unless the signatures disagree or fewer than half of the end differences
+    // agree with their median (rooted collectives such as LL broadcasts end early on the root, so not all do).
+    bool ordinalConsistent() const
+    {
+        std::vector<TimeNs> d;
+        d.reserve(m_a.size());
+        for (std::size_t i = 0; i < m_a.size(); ++i) {
+            if (sigOf(*m_a[i]) != sigOf(*m_b[i]))
+                return false;
+            d.push_back(m_b[i]->end - m_a[i]->end);
+        }
+        if (d.empty())
+            return true;
+        std::vector<TimeNs> sorted = d;
+        std::nth_element(sorted.begin(), sorted.begin() + std::ptrdiff_t(sorted.size() / 2), sorted.end());
+        const TimeNs med = sorted[sorted.size() / 2];
+        const auto close = std::count_if(d.begin(), d.end(), [&](TimeNs x) { return std::abs(x - med) <= m_tol; });
+        return std::size_t(close) * 2 >= d.size();
+    }
+
+    // The clock offset of b against a. Each small shift s of the order (b's k+s-th against a's k-th) proposes the
+    // densest cluster of end differences (window 2 × tolerance) of instances with equal signatures; the proposal under
+    // which the most of a's instances find an instance of b with the same signature and end wins (in a periodic run
+    // of identical collectives one period more is nearly as dense, but only the true offset covers both sides of a
+    // gap).
+    TimeNs voteOffset() const
+    {
+        const std::int64_t na = std::int64_t(m_a.size()), nb = std::int64_t(m_b.size());
+        const std::int64_t reach = std::min<std::int64_t>(64, std::abs(na - nb) + 2);
+        const std::int64_t step = std::max<std::int64_t>(1, na / 2048);
+        struct Proposal
+        {
+            TimeNs offset;
+            std::size_t density;
+            std::int64_t shift;
+        };
+        std::vector<Proposal> proposals;
+        std::vector<TimeNs> d;
+        for (std::int64_t s = -reach; s <= reach; ++s) {
+            d.clear();
+            for (std::int64_t i = 0; i < na; i += step) {
+                const std::int64_t j = i + s;
+                if (j >= 0 && j < nb && sigOf(*m_a[std::size_t(i)]) == sigOf(*m_b[std::size_t(j)]))
+                    d.push_back(m_b[std::size_t(j)]->end - m_a[std::size_t(i)]->end);
+            }
+            std::sort(d.begin(), d.end());
+            Proposal best{0, 0, s};
+            std::size_t lo = 0;
+            for (std::size_t hi = 0; hi < d.size(); ++hi) {
+                while (d[hi] - d[lo] > 2 * m_tol)
+                    ++lo;
+                if (hi - lo + 1 > best.density)
+                    best = {d[lo + (hi - lo) / 2], hi - lo + 1, s};
+            }
+            if (best.density > 0)
+                proposals.push_back(best);
+        }
+        std::vector<std::pair<TimeNs, std::uint64_t>> bEnds; // (end, signature), sorted
+        for (const auto* c : m_b)
+            bEnds.emplace_back(c->end, sigOf(*c));
+        std::sort(bEnds.begin(), bEnds.end());
+        auto coverage = [&](TimeNs offset) {
+            std::size_t n = 0;
+            for (std::int64_t i = 0; i < na; i += step) {
+                const auto* a = m_a[std::size_t(i)];
+                auto it = std::lower_bound(bEnds.begin(), bEnds.end(), std::make_pair(a->end + offset - m_tol, std::uint64_t(0)));
+                for (; it != bEnds.end() && it->first <= a->end + offset + m_tol; ++it)
+                    if (it->second == sigOf(*a)) {
+                        ++n;
+                        break;
+                    }
+            }
+            return n;
+        };
+        TimeNs best = 0;
+        std::size_t bestCover = 0, bestDensity = 0;
+        std::int64_t bestShift = 0;
+        for (const Proposal& p : proposals) {
+            const std::size_t cover = coverage(p.offset);
+            if (std::tie(cover, p.density) > std::tie(bestCover, bestDensity)
+                || (cover == bestCover && p.density == bestDensity && std::abs(p.shift) < std::abs(bestShift))) {
+                best = p.offset;
+                bestCover = cover;
+                bestDensity = p.density;
+                bestShift = p.shift;
+            }
+        }
+        return best;
+    }
+
+    // In order: a pair when the signatures agree and the ends agree within the tolerance after removing the offset.
+    // Otherwise the side whose next instance would re-synchronise (same signature, ends agreeing) has an extra one;
+    // if neither does, equal signatures still pair (the order says so: a rooted collective whose ends differ), and
+    // different ones leave the instance that ends first without a counterpart.
+    std::vector<std::int64_t> merge(TimeNs offset) const
+    {
+        auto pairs = [&](std::size_t i, std::size_t j) {
+            return i < m_a.size() && j < m_b.size() && sigOf(*m_a[i]) == sigOf(*m_b[j])
+                && std::abs(m_b[j]->end - offset - m_a[i]->end) <= m_tol;
+        };
+        std::vector<std::int64_t> out(m_a.size(), -1);
+        std::size_t i = 0, j = 0;
+        while (i < m_a.size() && j < m_b.size()) {
+            if (pairs(i, j)) {
+                out[i++] = std::int64_t(j++);
+                continue;
+            }
+            const bool skipB = pairs(i, j + 1), skipA = pairs(i + 1, j);
+            if (skipB != skipA)
+                (skipB ? j : i) += 1;
+            else if (sigOf(*m_a[i]) == sigOf(*m_b[j]))
+                out[i++] = std::int64_t(j++);
+            else if (m_b[j]->end - offset < m_a[i]->end)
+                ++j;
+            else
+                ++i;
+        }
+        return out;
+    }
+
+    const std::vector<const CollectiveCandidate*>& m_a;
+    const std::vector<const CollectiveCandidate*>& m_b;
+    TimeNs m_tol;
+};
+
+using MemberList = std::vector<const CollectiveCandidate*>;
+
+struct PendingGroup
+{
+    MemberList members;
+    std::uint32_t processGroup = 0;
+    std::uint32_t ordinal = 0;
+};
+
+// Builds the collective of the members found for one instance (waiting, transfer, the last arrival).
+CollectiveGroup makeGroup(const PendingGroup& p)
+{
+    CollectiveGroup g;
+    g.name = p.members.front()->name;
+    g.signature = p.members.front()->signature;
+    g.processGroup = p.processGroup;
+    g.ordinal = p.ordinal;
+    g.lastArrival = std::numeric_limits<TimeNs>::min();
+    for (const CollectiveCandidate* c : p.members) {
+        if (c->start > g.lastArrival || (c->start == g.lastArrival && c->rank < g.lastRank)) {
+            g.lastArrival = c->start;
+            g.lastRank = c->rank;
+        }
+    }
+    for (const CollectiveCandidate* c : p.members) {
+        CollectiveMember mem;
+        mem.rank = c->rank;
+        mem.lane = c->lane;
+        mem.interval = c->interval;
+        mem.start = c->start;
+        mem.end = c->end;
+        mem.waitNs = std::clamp<TimeNs>(g.lastArrival - c->start, 0, c->end - c->start);
+        mem.transferNs = (c->end - c->start) - mem.waitNs;
+        g.members.push_back(mem);
+    }
+    std::sort(g.members.begin(), g.members.end(),
+              [](const CollectiveMember& a, const CollectiveMember& b) { return a.rank < b.rank; });
+    return g;
+}
+
+bool issueOrder(const CollectiveCandidate* a, const CollectiveCandidate* b)
+{
+    if (a->seq != b->seq && a->seq != kNoCollectiveSeq && b->seq != kNoCollectiveSeq)
+        return a->seq < b->seq;
+    if (a->start != b->start)
+        return a->start < b->start;
+    if (a->end != b->end)
+        return a->end < b->end;
+    return a->lane != b->lane ? a->lane < b->lane : a->interval < b->interval;
+}
+
+// Matches one identified process group: every member against the reference member (the one with most instances).
+// Returns false when fewer than half of the instances matched (the identity is then not trusted).
+bool matchIdentified(const std::vector<const CollectiveCandidate*>& items, std::uint32_t pgIndex,
+                     ProcessGroupMatch& pg, TimeNs toleranceNs, std::vector<PendingGroup>& out)
+{
+    std::map<int, MemberList> byRank;
+    for (const CollectiveCandidate* c : items)
+        byRank[c->rank].push_back(c);
+    int ref = byRank.begin()->first;
+    for (auto& [rank, list] : byRank) {
+        std::sort(list.begin(), list.end(), issueOrder);
+        pg.members.push_back(rank);
+        if (list.size() > byRank[ref].size())
+            ref = rank;
+    }
+    pg.instances = items.size();
+    const MemberList& a = byRank[ref];
+    std::vector<PendingGroup> groups(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        groups[i].members.push_back(a[i]);
+        groups[i].processGroup = pgIndex;
+        groups[i].ordinal = std::uint32_t(i);
+    }
+    std::vector<bool> refMatched(a.size(), false);
+    for (const auto& [rank, b] : byRank) {
+        if (rank == ref)
+            continue;
+        const auto matchOf = PairAligner(a, b, toleranceNs).align();
+        std::vector<bool> used(b.size(), false);
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            if (matchOf[i] < 0)
+                continue;
+            groups[i].members.push_back(b[std::size_t(matchOf[i])]);
+            used[std::size_t(matchOf[i])] = true;
+            refMatched[i] = true;
+        }
+        CountMismatch mm{rank, ref, b.size(), a.size(), 0, -1};
+        for (std::size_t j = 0; j < b.size(); ++j) {
+            if (!used[j] && mm.unmatched++ == 0)
+                mm.firstUnmatched = b[j]->start;
+        }
+        if (b.size() != a.size() || mm.unmatched > 0)
+            pg.mismatches.push_back(mm);
+    }
+    for (auto& g : groups) {
+        if (g.members.size() < 2)
+            continue;
+        pg.matchedInstances += g.members.size();
+        ++pg.collectives;
+    }
+    if (pg.matchedInstances * 2 < pg.instances)
+        return false;
+    for (auto& g : groups)
+        if (g.members.size() >= 2)
+            out.push_back(std::move(g));
+    return true;
+}
+
+// The fallback: greedy clustering in end order, per kernel name. A group opens at the earliest unmatched end and
+// takes, from each other rank, the first instance that ends within the tolerance and overlaps every member so far.
+// Ties in the end go by (rank, lane, interval), so that the result does not depend on the candidates' order.
+void matchByTime(std::vector<const CollectiveCandidate*> all, std::size_t rankCount, std::uint32_t pgIndex,
+                 ProcessGroupMatch& pg, TimeNs toleranceNs, std::vector<PendingGroup>& out)
+{
+    std::sort(all.begin(), all.end(), [](const CollectiveCandidate* a, const CollectiveCandidate* b) {
+        if (a->name != b->name)
+            return a->name < b->name;
+        if (a->end != b->end)
+            return a->end < b->end;
+        if (a->rank != b->rank)
+            return a->rank < b->rank;
+        if (a->lane != b->lane)
+            return a->lane < b->lane;
+        return a->interval < b->interval;
     });
+    std::set<int> members;
     std::vector<bool> used(all.size(), false);
     std::vector<bool> rankTaken(rankCount, false);
     for (std::size_t i = 0; i < all.size(); ++i) {
+        members.insert(all[i]->rank);
         if (used[i])
             continue;
         used[i] = true;
-        std::vector<std::size_t> members{i};
-        TimeNs commonStart = all[i].start, commonEnd = all[i].end;
-        rankTaken[std::size_t(all[i].rank)] = true;
-        for (std::size_t j = i + 1; j < all.size() && all[j].name == all[i].name; ++j) {
-            if (all[j].end - all[i].end > toleranceNs)
+        PendingGroup g;
+        g.processGroup = pgIndex;
+        g.members.push_back(all[i]);
+        TimeNs commonStart = all[i]->start, commonEnd = all[i]->end;
+        rankTaken[std::size_t(all[i]->rank)] = true;
+        for (std::size_t j = i + 1; j < all.size() && all[j]->name == all[i]->name; ++j) {
+            if (all[j]->end - all[i]->end > toleranceNs)
                 break;
-            if (used[j] || rankTaken[std::size_t(all[j].rank)])
+            if (used[j] || rankTaken[std::size_t(all[j]->rank)])
                 continue;
-            const TimeNs s = std::max(commonStart, all[j].start);
-            const TimeNs e = std::min(commonEnd, all[j].end);
+            const TimeNs s = std::max(commonStart, all[j]->start);
+            const TimeNs e = std::min(commonEnd, all[j]->end);
             // Zero-length instances count as overlapping when their instant lies in the common span.
-            if (e < s || (e == s && all[j].end > all[j].start && commonEnd > commonStart))
+            if (e < s || (e == s && all[j]->end > all[j]->start && commonEnd > commonStart))
                 continue;
             commonStart = s;
             commonEnd = e;
             used[j] = true;
-            rankTaken[std::size_t(all[j].rank)] = true;
-            members.push_back(j);
+            rankTaken[std::size_t(all[j]->rank)] = true;
+            g.members.push_back(all[j]);
         }
-        for (std::size_t m : members)
-            rankTaken[std::size_t(all[m].rank)] = false;
-        if (members.size() < 2) {
-            ++result.ranks[std::size_t(all[i].rank)].unmatched;
+        for (const CollectiveCandidate* m : g.members)
+            rankTaken[std::size_t(m->rank)] = false;
+        if (g.members.size() < 2)
             continue;
-        }
-        CollectiveGroup g;
-        g.name = all[i].name;
-        g.lastArrival = std::numeric_limits<TimeNs>::min();
-        for (std::size_t m : members) {
-            if (all[m].start > g.lastArrival) {
-                g.lastArrival = all[m].start;
-                g.lastRank = all[m].rank;
-            }
-        }
-        for (std::size_t m : members) {
-            const CollectiveCandidate& c = all[m];
-            CollectiveMember mem;
-            mem.rank = c.rank;
-            mem.lane = c.lane;
-            mem.interval = c.interval;
-            mem.start = c.start;
-            mem.end = c.end;
-            mem.waitNs = std::clamp<TimeNs>(g.lastArrival - c.start, 0, c.end - c.start);
-            mem.transferNs = (c.end - c.start) - mem.waitNs;
-            g.members.push_back(mem);
-        }
-        std::sort(g.members.begin(), g.members.end(),
-                  [](const CollectiveMember& a, const CollectiveMember& b) { return a.rank < b.rank; });
-        result.groups.push_back(std::move(g));
+        pg.matchedInstances += g.members.size();
+        ++pg.collectives;
+        out.push_back(std::move(g));
     }
-    std::sort(result.groups.begin(), result.groups.end(),
-              [](const CollectiveGroup& a, const CollectiveGroup& b) { return a.lastArrival < b.lastArrival; });
+    pg.instances += all.size();
+    pg.members.assign(members.begin(), members.end());
+}
 
-    // Per-rank sums and the lookup index.
+// "\x1epg\x1f<name>\x1f<ranks>" / "\x1estream\x1f<n>": the group's method, name and recorded ranks.
+void describeGroup(const std::string& key, ProcessGroupMatch& pg)
+{
+    const auto f1 = key.find('\x1f');
+    const auto f2 = key.find('\x1f', f1 + 1);
+    if (key.compare(0, f1, "\x1epg") == 0) {
+        pg.method = MatchMethod::ProcessGroup;
+        pg.name = key.substr(f1 + 1, f2 == std::string::npos ? std::string::npos : f2 - f1 - 1);
+        pg.ranks = f2 == std::string::npos ? std::string() : key.substr(f2 + 1);
+    } else {
+        pg.method = MatchMethod::Stream;
+        pg.name = "stream " + key.substr(f1 + 1);
+    }
+}
+
+// Per-rank sums, the straggler counts and the lookup index of a finished match.
+void summarise(CollectiveMatch& result)
+{
     for (std::uint32_t gi = 0; gi < result.groups.size(); ++gi) {
         const auto& g = result.groups[gi];
         TimeNs othersWait = 0;
@@ -168,6 +509,66 @@ CollectiveMatch matchCandidates(
         }
     }
     std::sort(result.index.begin(), result.index.end());
+}
+
+} // namespace
+
+CollectiveMatch matchCandidates(std::vector<CollectiveCandidate> all, std::size_t rankCount, bool multipleHosts,
+                                TimeNs toleranceNs, std::vector<std::string> keys)
+{
+    CollectiveMatch result;
+    result.toleranceNs = toleranceNs;
+    result.ranks.resize(rankCount);
+    result.multipleHosts = multipleHosts;
+    result.keys = std::move(keys);
+
+    // Identified instances by group key (in key order, so that the result does not depend on the candidates' order).
+    std::map<std::string, std::vector<const CollectiveCandidate*>> byGroup;
+    std::vector<const CollectiveCandidate*> unidentified;
+    for (const CollectiveCandidate& c : all) {
+        if (c.group != kNoKey && c.group < result.keys.size())
+            byGroup[result.keys[c.group]].push_back(&c);
+        else {
+            unidentified.push_back(&c);
+            ++result.ranks[std::size_t(c.rank)].unidentified;
+        }
+    }
+    std::vector<PendingGroup> pending;
+    for (auto& [key, items] : byGroup) {
+        ProcessGroupMatch pg;
+        describeGroup(key, pg);
+        if (matchIdentified(items, std::uint32_t(result.processGroups.size()), pg, toleranceNs, pending)) {
+            result.processGroups.push_back(std::move(pg));
+            continue;
+        }
+        // Identity matching failed (e.g. one stream number serving different communicators): time fallback.
+        unidentified.insert(unidentified.end(), items.begin(), items.end());
+    }
+    if (!unidentified.empty()) {
+        ProcessGroupMatch pg;
+        matchByTime(std::move(unidentified), rankCount, std::uint32_t(result.processGroups.size()), pg, toleranceNs,
+                    pending);
+        result.processGroups.push_back(std::move(pg));
+    }
+    std::vector<std::uint64_t> matchedOf(rankCount, 0);
+    for (const PendingGroup& p : pending) {
+        result.groups.push_back(makeGroup(p));
+        for (const auto* c : p.members)
+            ++matchedOf[std::size_t(c->rank)];
+    }
+    std::vector<std::uint64_t> countOf(rankCount, 0);
+    for (const CollectiveCandidate& c : all)
+        ++countOf[std::size_t(c.rank)];
+    for (std::size_t r = 0; r < rankCount; ++r)
+        result.ranks[r].unmatched = countOf[r] - matchedOf[r];
+    std::sort(result.groups.begin(), result.groups.end(), [](const CollectiveGroup& a, const CollectiveGroup& b) {
+        if (a.lastArrival != b.lastArrival)
+            return a.lastArrival < b.lastArrival;
+        return a.members.front().rank != b.members.front().rank
+            ? a.members.front().rank < b.members.front().rank
+            : a.members.front().interval < b.members.front().interval;
+    });
+    summarise(result);
     return result;
 }
 
@@ -236,6 +637,191 @@ CollectiveWaitStats collectiveWaitInWindow(const CollectiveMatch& match, const A
     }
     out.exposedWaitNs = TimeNs(boost::icl::length(waits - compute));
     return out;
+}
+
+namespace {
+
+std::vector<std::string> splitKey(const std::string& key)
+{
+    std::vector<std::string> out;
+    std::size_t from = 0;
+    for (;;) {
+        const auto at = key.find('\x1f', from);
+        out.push_back(key.substr(from, at == std::string::npos ? std::string::npos : at - from));
+        if (at == std::string::npos)
+            return out;
+        from = at + 1;
+    }
+}
+
+// "ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)" -> "allreduce"; "" if the name does not say.
+std::string typeFromKernel(const std::string& name)
+{
+    const auto a = name.find('_');
+    if (a == std::string::npos || name.compare(0, 4, "nccl") != 0)
+        return {};
+    const auto b = name.find_first_of("_(", a + 1);
+    std::string t = name.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
+    for (char& c : t)
+        c = char(std::tolower(static_cast<unsigned char>(c)));
+    return t;
+}
+
+// "..._RING_LL(...)" -> "RING_LL": NCCL's algorithm and protocol as the kernel name spells them.
+std::string algorithmFromKernel(const std::string& name)
+{
+    for (const char* algo : {"_RING_", "_TREE_", "_NVLS_TREE_", "_NVLS_", "_COLLNET_DIRECT_", "_COLLNET_CHAIN_",
+                             "_PAT_"}) {
+        const auto at = name.find(algo);
+        if (at == std::string::npos)
+            continue;
+        for (const char* proto : {"LL128", "LL", "SIMPLE"}) {
+            const std::size_t p = at + std::strlen(algo);
+            if (name.compare(p, std::strlen(proto), proto) == 0) {
+                const char after = p + std::strlen(proto) < name.size() ? name[p + std::strlen(proto)] : '\0';
+                if (after == '\0' || after == '(' || after == '_')
+                    return name.substr(at + 1, p + std::strlen(proto) - at - 1);
+            }
+        }
+    }
+    return {};
+}
+
+} // namespace
+
+std::vector<CollectiveSummaryRow> collectiveSummary(const Trace& trace, const CollectiveMatch& match)
+{
+    return collectiveSummary(match, [&](std::uint32_t name) -> std::string {
+        return name < trace.strings.size() ? trace.name(name) : std::string();
+    });
+}
+
+std::vector<CollectiveSummaryRow> collectiveSummary(const CollectiveMatch& match,
+                                                    const std::function<std::string(std::uint32_t)>& kernelName)
+{
+    // Key: process group, signature (or kernel name), kernel name (which says the algorithm); the names' texts are
+    // looked at once per name.
+    std::map<std::tuple<std::uint32_t, std::uint64_t, std::uint32_t>, CollectiveSummaryRow> rows;
+    std::unordered_map<std::uint32_t, std::pair<std::string, std::string>> nameInfo; // name -> (algorithm, type)
+    for (const CollectiveGroup& g : match.groups) {
+        auto info = nameInfo.find(g.name);
+        if (info == nameInfo.end()) {
+            const std::string kernel = kernelName(g.name);
+            info = nameInfo.emplace(g.name, std::make_pair(algorithmFromKernel(kernel), typeFromKernel(kernel))).first;
+        }
+        const std::uint64_t sig = g.signature != kNoKey ? g.signature : (std::uint64_t(1) << 32) | g.name;
+        auto [it, fresh] = rows.try_emplace({g.processGroup, sig, g.name});
+        CollectiveSummaryRow& row = it->second;
+        if (fresh) {
+            row.processGroup = g.processGroup;
+            row.algorithm = info->second.first;
+            row.type = info->second.second;
+            if (g.signature != kNoKey && g.signature < match.keys.size()) {
+                const auto f = splitKey(match.keys[g.signature]);
+                if (f.size() == 6) {
+                    CollectiveArgs args;
+                    args.collective = f[1];
+                    args.dtype = f[2];
+                    args.inElements = std::strtoull(f[3].c_str(), nullptr, 10);
+                    args.outElements = std::strtoull(f[4].c_str(), nullptr, 10);
+                    row.type = args.collective;
+                    row.dtype = args.dtype;
+                    row.bytes = collectiveBytes(args);
+                }
+            }
+        }
+        TimeNs first = g.members.front().start, last = g.members.front().end;
+        TimeNs shortest = std::numeric_limits<TimeNs>::max();
+        for (const CollectiveMember& m : g.members) {
+            first = std::min(first, m.start);
+            last = std::max(last, m.end);
+            shortest = std::min(shortest, m.end - m.start);
+            row.memberNs += m.end - m.start;
+            row.waitNs += m.waitNs;
+        }
+        row.ranks = std::max(row.ranks, int(g.members.size()));
+        row.minLatencyNs = row.count == 0 ? shortest : std::min(row.minLatencyNs, shortest);
+        ++row.count;
+        row.totalNs += last - first;
+        row.latencyTotalNs += shortest;
+    }
+    std::vector<CollectiveSummaryRow> out;
+    for (auto& [key, row] : rows) {
+        if (row.bytes > 0 && row.latencyTotalNs > 0) {
+            CollectiveArgs args;
+            args.collective = row.type;
+            args.dtype = "uint8";
+            args.inElements = row.bytes;
+            args.groupSize = row.ranks;
+            row.busBandwidth = busBandwidth(args, double(row.latencyTotalNs) / double(row.count) / 1e9);
+        }
+        out.push_back(std::move(row));
+    }
+    std::stable_sort(out.begin(), out.end(), [](const CollectiveSummaryRow& a, const CollectiveSummaryRow& b) {
+        return a.processGroup != b.processGroup ? a.processGroup < b.processGroup : a.totalNs > b.totalNs;
+    });
+    return out;
+}
+
+std::vector<StragglerRow> stragglerSummary(const CollectiveMatch& match)
+{
+    std::map<std::pair<std::uint32_t, int>, StragglerRow> rows;
+    for (const CollectiveGroup& g : match.groups) {
+        TimeNs others = 0;
+        for (const CollectiveMember& m : g.members) {
+            rows.try_emplace({g.processGroup, m.rank}, StragglerRow{g.processGroup, m.rank, 0, 0});
+            if (m.rank != g.lastRank)
+                others += m.waitNs;
+        }
+        if (others > 0) {
+            StragglerRow& row = rows[{g.processGroup, g.lastRank}];
+            ++row.arrivedLast;
+            row.causedWaitNs += others;
+        }
+    }
+    std::vector<StragglerRow> out;
+    for (auto& [key, row] : rows)
+        out.push_back(row);
+    return out;
+}
+
+std::string matchWarning(const Trace& trace, const CollectiveMatch& match)
+{
+    std::uint64_t total = 0, matched = 0;
+    int withComm = 0;
+    for (const RankCollectiveStats& r : match.ranks) {
+        total += r.matched + r.unmatched;
+        matched += r.matched;
+        withComm += r.matched + r.unmatched > 0 ? 1 : 0;
+    }
+    if (withComm < 2 || matched * 10 >= total * 9)
+        return {};
+    auto label = [&](int r) {
+        return std::size_t(r) < trace.ranks.size() ? trace.ranks[std::size_t(r)].label : "rank " + std::to_string(r);
+    };
+    std::string reasons;
+    for (std::size_t r = 0; r < match.ranks.size(); ++r) {
+        const RankCollectiveStats& rs = match.ranks[r];
+        if (rs.matched + rs.unmatched == 0 || rs.matched * 10 >= (rs.matched + rs.unmatched) * 9)
+            continue;
+        std::string why;
+        for (const ProcessGroupMatch& pg : match.processGroups)
+            for (const CountMismatch& mm : pg.mismatches)
+                if (mm.rank == int(r) && mm.rankCount != mm.referenceCount && why.empty())
+                    why = "different counts in group " + pg.name + " (" + std::to_string(mm.rankCount) + " against "
+                        + std::to_string(mm.referenceCount) + " on " + label(mm.reference) + ")";
+        if (why.empty() && rs.unidentified > 0)
+            why = "no process group or stream identity, and no peer instance ends within "
+                + std::to_string(match.toleranceNs / 1000) + " us (clocks too far apart?)";
+        if (why.empty())
+            why = "its instances have no counterpart in the same order on the other members";
+        reasons += (reasons.empty() ? "" : "; ") + label(int(r)) + ": " + std::to_string(rs.unmatched) + " of "
+            + std::to_string(rs.matched + rs.unmatched) + " unmatched, " + why;
+    }
+    const std::uint64_t share = total ? matched * 100 / total : 0;
+    return "collectives: only " + std::to_string(matched) + " of " + std::to_string(total)
+        + " communication kernels (" + std::to_string(share)
+        + " %) were matched across ranks, so waiting and transfer are incomplete; " + reasons;
 }
 
 } // namespace exposure

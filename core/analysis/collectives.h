@@ -2,16 +2,19 @@
 // Cross-rank matching of collective communication kernels: separates the time an NCCL kernel spends waiting for
 // its slowest peer to arrive (LL/LL128 kernels busy-wait) from the time it spends moving data.
 //
-// Why ends, not starts: a collective cannot complete on any rank before every rank has joined it, and once the
-// last rank joins they all finish within a few microseconds of each other. So the instances of one collective on
-// different ranks overlap in time and end together, whereas their starts differ by however long the early ranks
-// waited. Matching by end time (with an overlap requirement) is robust against instances missing on one rank (a
-// profiling window that starts later, a dropped record), which ordinal matching is not.
+// Matching by identity: NCCL requires every member of a communicator to issue that communicator's collectives in
+// the same order, so the k-th collective of one process group on each member is one collective. The group is known
+// from torch.profiler's collective arguments (process group name, description and ranks; "Seq" numbers where
+// recorded) or, without them, from the GPU stream (one NCCL stream per communicator and device). Where member counts
+// differ (a truncated trace, a dropped record) the order is re-synchronised on the collective's type and size and on
+// the end times after removing the members' clock offset. Instances without any identity (no stream) fall back to
+// clustering by kernel name and end time: a collective ends on all members within microseconds of each other.
 #pragma once
 
 #include "analysis/analysis.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,12 +32,47 @@ struct CollectiveMember
     TimeNs transferNs = 0;  // the rest of the instance: all peers present
 };
 
+// How the instances of one process group were matched.
+enum class MatchMethod : std::uint8_t {
+    ProcessGroup, // torch.profiler process group arguments, in issue order (or by "Seq")
+    Stream,       // the GPU stream of the communicator, in issue order
+    Time,         // kernel name and end time (no identity known, or identity matching failed)
+};
+const char* matchMethodName(MatchMethod m);
+
+// A member whose count of a group's collectives differs from the reference member's.
+struct CountMismatch
+{
+    int rank = 0;                // index into Trace::ranks
+    int reference = 0;           // the member with the most instances
+    std::uint64_t rankCount = 0, referenceCount = 0;
+    std::uint64_t unmatched = 0; // the rank's instances that found no counterpart
+    TimeNs firstUnmatched = -1;  // start of the rank's first such instance (-1: none, the reference has extras)
+};
+
+struct ProcessGroupMatch
+{
+    MatchMethod method = MatchMethod::Time;
+    std::string name;           // "0 (default_pg)", "stream 17"; empty for the time fallback
+    std::string ranks;          // "[0, 1]" as recorded; empty if not
+    std::vector<int> members;   // rank indexes with instances, sorted
+    std::uint64_t instances = 0, matchedInstances = 0;
+    std::uint64_t collectives = 0; // matched collectives (CollectiveGroups)
+    std::vector<CountMismatch> mismatches;
+};
+
+inline constexpr std::uint32_t kNoKey = 0xFFFFFFFFu;
+inline constexpr std::uint64_t kNoCollectiveSeq = ~0ull;
+
 struct CollectiveGroup
 {
     StringId name = 0;           // the kernel name shared by the members
     TimeNs lastArrival = 0;      // latest start among the members
     int lastRank = -1;           // the rank that arrived last (the one the others waited for)
     std::vector<CollectiveMember> members; // one per participating rank, sorted by rank
+    std::uint32_t processGroup = 0;        // index into CollectiveMatch::processGroups
+    std::uint32_t ordinal = 0;             // position in the process group's order (the reference member's)
+    std::uint32_t signature = kNoKey;      // index into CollectiveMatch::keys: type, dtype, sizes; kNoKey if unknown
 };
 
 struct RankCollectiveStats
@@ -46,6 +84,7 @@ struct RankCollectiveStats
     TimeNs exposedWaitNs = 0;      // |U(wait parts) \ U(compute)|: waiting that nothing hides
     std::uint64_t causedWaits = 0; // groups in which this rank arrived last while others waited
     TimeNs causedWaitNs = 0;       // Σ of the other members' waits in those groups
+    std::uint64_t unidentified = 0; // communication kernels without a process group or stream identity
 };
 
 struct CollectiveMatch
@@ -55,6 +94,8 @@ struct CollectiveMatch
     bool multipleHosts = false;                  // ranks on several hosts: their clocks may not be aligned
     TimeNs toleranceNs = 0;
     TimeNs maxWaitNs = 0;                        // longest wait part of any member (bounds window searches)
+    std::vector<ProcessGroupMatch> processGroups; // the time fallback, if used, is one entry with method Time
+    std::vector<std::string> keys;               // identity and signature texts (see CollectiveCandidate)
 
     // The group member for a communication kernel instance, or nullptr if it was not matched.
     const CollectiveMember* member(IntervalRef interval) const;
@@ -89,20 +130,47 @@ struct CollectiveCandidate
     int lane = 0;
     std::uint32_t interval = 0;
     std::uint32_t name = 0;
+    std::uint32_t group = kNoKey;      // key index of the process group's identity ("\x1epg\x1f..." / "\x1estream\x1f...")
+    std::uint32_t signature = kNoKey;  // key index of "\x1esig\x1f<type>\x1f<dtype>\x1f<in>\x1f<out>\x1f<size>"
+    std::uint64_t seq = kNoCollectiveSeq; // the process group's sequence number, if recorded
 };
 
+// The identity of the communication kernel `interval` of `lane` (group, signature, seq); `intern` maps a key
+// text to its index in the caller's key table.
+template <typename Intern>
+void identifyCandidate(const Lane& lane, std::uint32_t interval, const Trace& trace, CollectiveCandidate& c,
+                       Intern&& intern);
+// The key texts of one candidate (for identifyCandidate's callers).
+std::string groupKeyText(const Lane& lane, const CollectiveArgs* args);
+std::string signatureText(const CollectiveArgs& args);
+const CollectiveArgs* collectiveArgsOf(const Trace& trace, const Lane& lane, std::uint32_t interval);
+std::uint64_t collectiveSeqOf(const Lane& lane, std::uint32_t interval);
+
+template <typename Intern>
+void identifyCandidate(const Lane& lane, std::uint32_t interval, const Trace& trace, CollectiveCandidate& c,
+                       Intern&& intern)
+{
+    const CollectiveArgs* args = collectiveArgsOf(trace, lane, interval);
+    const std::string group = groupKeyText(lane, args);
+    c.group = group.empty() ? kNoKey : intern(group);
+    c.signature = args ? intern(signatureText(*args)) : kNoKey;
+    c.seq = args ? collectiveSeqOf(lane, interval) : kNoCollectiveSeq;
+}
+
 // The matching of matchCollectives() over explicit candidates of `rankCount` ranks (in any order): groups, per-rank
-// counts and sums and the index; RankCollectiveStats::exposedWaitNs is left 0 (see exposedWait()).
-CollectiveMatch matchCandidates(
-    std::vector<CollectiveCandidate> all, std::size_t rankCount, bool multipleHosts, TimeNs toleranceNs = 200'000);
+// counts and sums and the index; RankCollectiveStats::exposedWaitNs is left 0 (see exposedWait()). `keys` is the
+// table the candidates' group and signature indexes refer to.
+CollectiveMatch matchCandidates(std::vector<CollectiveCandidate> all, std::size_t rankCount, bool multipleHosts,
+                                TimeNs toleranceNs = 200'000, std::vector<std::string> keys = {});
 // Per rank (match.ranks order): the wait parts [start, start + waitNs) of its matched instances with waitNs > 0.
 std::vector<std::vector<TimeRange>> waitParts(const CollectiveMatch& match);
 // |U(waits) \ U(compute of the rank)|: the waiting that no compute of the rank hides.
 TimeNs exposedWait(const std::vector<TimeRange>& waits, const RankAnalysis& rank);
 
-// Matches the communication kernels (Category::Communication) of all ranks. Instances of the same kernel name on
-// different ranks form a group when they overlap in time and their ends lie within `toleranceNs` of the group's
-// first end. Each rank contributes at most one instance per group.
+// Matches the communication kernels (Category::Communication) of all ranks: by process group and order where the
+// group is known (see the top of this file), otherwise instances of the same kernel name on different ranks form a
+// group when they overlap in time and their ends lie within `toleranceNs` of the group's first end. Each rank
+// contributes at most one instance per group.
 CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, TimeNs toleranceNs = 200'000);
 
 // Waiting of one rank's matched communication kernels inside a window (the GUI's scopes: whole trace, a step,
@@ -113,6 +181,41 @@ struct CollectiveWaitStats
     TimeNs exposedWaitNs = 0; // |U(those clipped wait parts) \ U(compute of the rank)|: waiting nothing hides
     std::uint64_t members = 0; // members whose wait part intersects the window
 };
+// When communication kernels exist on several ranks and fewer than 90 % of them were matched: one line naming the
+// ranks and the reason (different counts, no group identity, clocks too far apart); empty otherwise.
+std::string matchWarning(const Trace& trace, const CollectiveMatch& match);
+
+// Per process group and collective (type, data type, message size): what users of nccl-tests read.
+struct CollectiveSummaryRow
+{
+    std::uint32_t processGroup = 0; // index into CollectiveMatch::processGroups
+    std::string type;               // "allreduce", ... (from the arguments, else the kernel name)
+    std::string dtype;              // empty if unknown
+    std::uint64_t bytes = 0;        // message size S (0 if unknown)
+    std::string algorithm;          // "RING_LL" from the kernel name; empty if it does not say
+    int ranks = 0;                  // members of the collectives
+    std::uint64_t count = 0;
+    TimeNs totalNs = 0;             // Σ collective spans (first member's start to last member's end)
+    TimeNs latencyTotalNs = 0;      // Σ shortest member durations (the last arrival's: no waiting)
+    TimeNs minLatencyNs = 0;        // the shortest of those
+    TimeNs memberNs = 0, waitNs = 0; // Σ member durations and Σ member waits
+    double busBandwidth = 0;        // bytes/s by the nccl-tests formula over the mean latency; 0 if unknown
+};
+std::vector<CollectiveSummaryRow> collectiveSummary(const Trace& trace, const CollectiveMatch& match);
+// The same with the kernel names of CollectiveGroup::name given by `kernelName` (candidates with their own table).
+std::vector<CollectiveSummaryRow> collectiveSummary(const CollectiveMatch& match,
+                                                    const std::function<std::string(std::uint32_t)>& kernelName);
+
+// Per process group and member: how often it arrived last while others waited, and the waiting it caused them.
+struct StragglerRow
+{
+    std::uint32_t processGroup = 0;
+    int rank = 0;
+    std::uint64_t arrivedLast = 0;
+    TimeNs causedWaitNs = 0;
+};
+std::vector<StragglerRow> stragglerSummary(const CollectiveMatch& match);
+
 CollectiveWaitStats collectiveWaitInWindow(const CollectiveMatch& match, const Analysis& analysis, int rank,
                                            TimeRange window);
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/statsparts.h"
 
+#include "analysis/clockalign.h"
+
 #include "analysis/gpuwork_p.h"
 #include "model/bytes.h"
 
@@ -150,6 +152,14 @@ CollectiveCandidates collectiveCandidates(
 {
     CollectiveCandidates out;
     std::unordered_map<StringId, std::uint32_t> nameIndex;
+    // Identity and signature keys share the names table (they start with '\x1e', which no kernel name does).
+    std::unordered_map<std::string, std::uint32_t> keyIndex;
+    auto intern = [&](const std::string& text) {
+        auto [it, fresh] = keyIndex.try_emplace(text, std::uint32_t(out.names.size()));
+        if (fresh)
+            out.names.push_back(text);
+        return it->second;
+    };
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         const Rank& rank = trace.ranks[r];
         const int global = globalIndexOf.empty() ? int(r) : globalIndexOf.at(r);
@@ -161,10 +171,26 @@ CollectiveCandidates collectiveCandidates(
             auto [it, fresh] = nameIndex.try_emplace(name, std::uint32_t(out.names.size()));
             if (fresh)
                 out.names.push_back(trace.name(name));
-            out.items.push_back({ t.start(i), t.end(i), global, int(l), std::uint32_t(i), it->second });
+            CollectiveCandidate c { t.start(i), t.end(i), global, int(l), std::uint32_t(i), it->second };
+            identifyCandidate(lane, std::uint32_t(i), trace, c, intern);
+            out.items.push_back(c);
         });
     }
     return out;
+}
+
+void addCrossRank(StatsReport& report, const CollectiveMatch& match)
+{
+    report.anyCollectiveGroup = !match.groups.empty();
+    report.multipleHosts = match.multipleHosts;
+    report.processGroups = match.processGroups;
+    for (ProcessGroupMatch& pg : report.processGroups)
+        for (int& m : pg.members)
+            m = std::size_t(m) < report.ranks.size() ? report.ranks[std::size_t(m)].rank : m;
+    const auto& keys = match.keys;
+    report.collectiveSummary = collectiveSummary(
+        match, [&](std::uint32_t name) { return name < keys.size() ? keys[name] : std::string(); });
+    report.stragglers = stragglerSummary(match);
 }
 
 StatsReport buildStatsReport(const Trace& trace, const Analysis& analysis, const StatsReportOptions& o, bool stepIdle)
@@ -179,14 +205,16 @@ StatsReport buildStatsReport(const Trace& trace, const Analysis& analysis, const
         hosts.insert(trace.ranks[r].host);
     }
     CollectiveCandidates candidates = collectiveCandidates(trace, analysis);
-    const CollectiveMatch match = matchCandidates(std::move(candidates.items), trace.ranks.size(), hosts.size() > 1);
+    const CollectiveMatch match = matchCandidates(
+        std::move(candidates.items), trace.ranks.size(), hosts.size() > 1, 200'000, candidates.names);
     const auto waits = waitParts(match);
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         report.ranks[r].collectives = match.ranks[r];
         report.ranks[r].collectives.exposedWaitNs = exposedWait(waits[r], analysis.ranks[r]);
     }
-    report.anyCollectiveGroup = !match.groups.empty();
-    report.multipleHosts = match.multipleHosts;
+    report.clocks = trace.clocks;
+    report.clockLine = clockSummaryLine(trace);
+    addCrossRank(report, match);
     report.kernels = kernelRows(kernelParts(trace, analysis, o.window));
     return report;
 }
@@ -342,7 +370,9 @@ CollectiveCandidates deserializeCollectiveCandidates(std::string_view bytes)
     c.items.reserve(std::size_t(n));
     for (std::uint64_t i = 0; i < n; ++i) {
         c.items.push_back(in.pod<CollectiveCandidate>());
-        if (c.items.back().name >= c.names.size())
+        const CollectiveCandidate& item = c.items.back();
+        if (item.name >= c.names.size() || (item.group != kNoKey && item.group >= c.names.size())
+            || (item.signature != kNoKey && item.signature >= c.names.size()))
             throw std::runtime_error("statistics message: bad name index");
     }
     in.expectEnd();

@@ -121,7 +121,16 @@ struct StatsReport
     std::vector<KernelReportRow> kernels;
     bool anyCollectiveGroup = false; // matchCollectives() found at least one group
     bool multipleHosts = false;
+    ClockAlignment clocks;                    // Trace::clocks (indexes are trace rank indexes)
+    std::string clockLine;                    // clockSummaryLine()
+    std::vector<ProcessGroupMatch> processGroups; // members as rank numbers
+    std::vector<CollectiveSummaryRow> collectiveSummary;
+    std::vector<StragglerRow> stragglers;     // ranks as trace rank indexes
 };
+
+// Fills the cross-rank parts of a report (groups, summary, stragglers) from the match of all its ranks; the
+// match's keys table also names its kernels (CollectiveCandidates::names).
+void addCrossRank(StatsReport& report, const CollectiveMatch& match);
 
 // The whole report of a trace in one process.
 StatsReport buildStatsReport(

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/statsreport.h"
 
+#include "analysis/clockalign.h"
+
 #include "analysis/collectives.h"
 #include "analysis/statsparts.h"
 #include "analysis/stepmean.h"
@@ -224,6 +226,134 @@ WindowStats totalOf(const StatsReport& report)
     return sumStats(parts);
 }
 
+int rankNumber(const StatsReport& report, int index)
+{
+    return std::size_t(index) < report.ranks.size() ? report.ranks[std::size_t(index)].rank : index;
+}
+
+std::string rankLabel(const StatsReport& report, int index)
+{
+    return std::size_t(index) < report.ranks.size() ? report.ranks[std::size_t(index)].label
+                                                    : "rank " + std::to_string(index);
+}
+
+// "clock_alignment": how the ranks' clocks were put on one time base (offsets subtracted from recorded times).
+std::string clockJson(const StatsReport& report)
+{
+    const ClockAlignment& c = report.clocks;
+    std::string out = "{\"method\": " + quoted(clockMethodName(c.method))
+        + ", \"reference_rank\": " + std::to_string(rankNumber(report, c.referenceRank)) + ", \"ranks\": [";
+    for (std::size_t i = 0; i < c.ranks.size(); ++i) {
+        const RankClock& r = c.ranks[i];
+        out += (i ? ", " : "") + std::string("{\"rank\": ") + std::to_string(rankNumber(report, r.rank))
+            + ", \"host\": " + quoted(r.host) + ", \"offset_ns\": " + std::to_string(r.offsetNs)
+            + ", \"uncertainty_ns\": " + std::to_string(r.uncertaintyNs)
+            + ", \"collectives_used\": " + std::to_string(r.collectivesUsed) + "}";
+    }
+    return out + "]}";
+}
+
+double gigabytesPerSecond(double bytesPerSecond) { return bytesPerSecond / 1e9; }
+
+// "collective_summary": per process group, how it was matched, its collectives by type and size, its stragglers.
+std::string collectiveSummaryJson(const StatsReport& report)
+{
+    std::string out = "[";
+    for (std::size_t g = 0; g < report.processGroups.size(); ++g) {
+        const ProcessGroupMatch& pg = report.processGroups[g];
+        out += g ? ",\n" : "\n";
+        out += "    {\"group\": " + quoted(pg.name) + ", \"group_ranks\": " + quoted(pg.ranks)
+            + ", \"method\": " + quoted(matchMethodName(pg.method)) + ", \"members\": [";
+        for (std::size_t m = 0; m < pg.members.size(); ++m)
+            out += (m ? ", " : "") + std::to_string(pg.members[m]);
+        out += "], \"instances\": " + std::to_string(pg.instances) + ", \"matched_instances\": "
+            + std::to_string(pg.matchedInstances) + ", \"collectives\": " + std::to_string(pg.collectives)
+            + ",\n     \"count_mismatches\": [";
+        for (std::size_t k = 0; k < pg.mismatches.size(); ++k) {
+            const CountMismatch& mm = pg.mismatches[k];
+            out += (k ? ", " : "") + std::string("{\"rank\": ") + std::to_string(rankNumber(report, mm.rank))
+                + ", \"count\": " + std::to_string(mm.rankCount) + ", \"reference_rank\": "
+                + std::to_string(rankNumber(report, mm.reference)) + ", \"reference_count\": "
+                + std::to_string(mm.referenceCount) + ", \"unmatched\": " + std::to_string(mm.unmatched)
+                + ", \"first_unmatched_ns\": " + std::to_string(mm.firstUnmatched) + "}";
+        }
+        out += "],\n     \"collectives_by_type\": [";
+        bool first = true;
+        for (const CollectiveSummaryRow& r : report.collectiveSummary) {
+            if (r.processGroup != g)
+                continue;
+            out += first ? "\n" : ",\n";
+            first = false;
+            const double n = double(r.count);
+            out += "       {\"type\": " + quoted(r.type) + ", \"dtype\": " + quoted(r.dtype) + ", \"bytes\": "
+                + std::to_string(r.bytes) + ", \"algorithm\": " + quoted(r.algorithm) + ", \"ranks\": "
+                + std::to_string(r.ranks) + ", \"count\": " + std::to_string(r.count) + ", \"total_ns\": "
+                + std::to_string(r.totalNs) + ", \"mean_ns\": " + number(double(r.totalNs) / n, 1)
+                + ", \"latency_ns\": " + number(double(r.latencyTotalNs) / n, 1) + ", \"min_latency_ns\": "
+                + std::to_string(r.minLatencyNs) + ", \"bus_bandwidth_gbps\": "
+                + (r.busBandwidth > 0 ? number(gigabytesPerSecond(r.busBandwidth), 3) : std::string("null"))
+                + ", \"wait_share\": "
+                + (r.memberNs > 0 ? number(double(r.waitNs) / double(r.memberNs)) : std::string("null")) + "}";
+        }
+        out += first ? "],\n" : "\n     ],\n";
+        out += "     \"stragglers\": [";
+        first = true;
+        for (const StragglerRow& st : report.stragglers) {
+            if (st.processGroup != g)
+                continue;
+            out += (first ? "" : ", ") + std::string("{\"rank\": ") + std::to_string(rankNumber(report, st.rank))
+                + ", \"arrived_last\": " + std::to_string(st.arrivedLast)
+                + ", \"caused_wait_ns\": " + std::to_string(st.causedWaitNs) + "}";
+            first = false;
+        }
+        out += "]}";
+    }
+    return out + (report.processGroups.empty() ? "]" : "\n  ]");
+}
+
+// The text report's collective summary and stragglers, per process group.
+std::string collectiveSummaryText(const StatsReport& report)
+{
+    std::string out = "\nCollectives by process group (latency = the shortest member's duration, i.e. without "
+                      "waiting;\nbus bandwidth by the nccl-tests formulas over the mean latency):\n";
+    for (std::size_t g = 0; g < report.processGroups.size(); ++g) {
+        const ProcessGroupMatch& pg = report.processGroups[g];
+        out += "\n" + (pg.name.empty() ? std::string("(no process group: matched by kernel name and end time)")
+                                        : "group " + pg.name + (pg.ranks.empty() ? "" : " ranks " + pg.ranks))
+            + ": " + std::to_string(pg.collectives) + " collectives, " + std::to_string(pg.matchedInstances) + " of "
+            + std::to_string(pg.instances) + " kernels matched by " + matchMethodName(pg.method) + "\n";
+        for (const CountMismatch& mm : pg.mismatches)
+            out += "  count mismatch: " + rankLabel(report, mm.rank) + " has " + std::to_string(mm.rankCount)
+                + " against " + std::to_string(mm.referenceCount) + " on " + rankLabel(report, mm.reference) + "; "
+                + std::to_string(mm.unmatched) + " of " + rankLabel(report, mm.rank) + "'s without a counterpart"
+                + (mm.firstUnmatched >= 0 ? " (the first at " + dur(mm.firstUnmatched) + ")" : std::string())
+                + "; the order was re-synchronised on type, size and end time\n";
+        std::vector<std::vector<std::string>> rows;
+        rows.push_back({"type", "dtype", "size", "algorithm", "count", "total", "mean", "latency", "bus bw",
+                        "waiting"});
+        for (const CollectiveSummaryRow& r : report.collectiveSummary) {
+            if (r.processGroup != g)
+                continue;
+            const TimeNs n = TimeNs(r.count);
+            rows.push_back({r.type.empty() ? "?" : r.type, r.dtype.empty() ? "-" : r.dtype,
+                            r.bytes ? std::to_string(r.bytes) + " B" : std::string("-"),
+                            r.algorithm.empty() ? "-" : r.algorithm, std::to_string(r.count), dur(r.totalNs),
+                            dur(r.totalNs / n), dur(r.latencyTotalNs / n),
+                            r.busBandwidth > 0 ? number(gigabytesPerSecond(r.busBandwidth), 2) + " GB/s" : "-",
+                            r.memberNs > 0 ? number(100.0 * double(r.waitNs) / double(r.memberNs), 1) + " %" : "-"});
+        }
+        out += renderTable(rows, 4);
+        std::string stragglers;
+        for (const StragglerRow& st : report.stragglers)
+            if (st.processGroup == g && st.arrivedLast > 0)
+                stragglers += (stragglers.empty() ? "" : ", ") + rankLabel(report, st.rank) + " last in "
+                    + std::to_string(st.arrivedLast) + " (others waited " + dur(st.causedWaitNs) + ")";
+        out += "  stragglers: " + (stragglers.empty() ? std::string("none") : stragglers) + "\n";
+    }
+    return out;
+}
+
+
 } // namespace
 
 std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
@@ -238,6 +368,7 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
     for (std::size_t i = 0; i < report.traceWarnings.size(); ++i)
         out += (i ? ", " : "") + quoted(report.traceWarnings[i]);
     out += "],\n";
+    out += "  \"clock_alignment\": " + clockJson(report) + ",\n";
     out += "  \"ranks\": [";
     for (std::size_t r = 0; r < report.ranks.size(); ++r) {
         const RankReport& rank = report.ranks[r];
@@ -322,6 +453,7 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
     out += "  \"total\": {\n";
     appendFields(out, totalOf(report), "    ");
     out += "  },\n";
+    out += "  \"collective_summary\": " + collectiveSummaryJson(report) + ",\n";
     out += "  \"kernels\": [";
     const auto& rows = report.kernels;
     for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -439,9 +571,18 @@ std::string collectivesSection(const StatsReport& report)
     }
     out += "\nCommunication kernels matched across ranks (whole trace): NCCL time before the last rank joined\n"
            "each collective is waiting for peers, the rest is transfer.\n";
-    if (report.multipleHosts)
-        out += "Note: the ranks run on several hosts whose clocks may not be aligned; matching assumes they are.\n";
     out += renderTable(crows, 2);
+    return out;
+}
+
+// The clock line and the collective summary per process group (several ranks).
+std::string crossRankSection(const StatsReport& report)
+{
+    std::string out;
+    if (!report.clockLine.empty())
+        out += "\n" + report.clockLine + "\n";
+    if (!report.processGroups.empty())
+        out += collectiveSummaryText(report);
     return out;
 }
 
@@ -548,6 +689,8 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
     out += statsSection(report);
     if (report.ranks.size() > 1 && report.anyCollectiveGroup)
         out += collectivesSection(report);
+    if (report.ranks.size() > 1)
+        out += crossRankSection(report);
     out += idleSection(report);
     out += rankSections(report, o);
     out += kernelsSection(report, o);

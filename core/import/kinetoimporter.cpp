@@ -235,7 +235,12 @@ enum class JsonKey : std::uint8_t {
     Dtype,
     PgName,
     PgDesc,
-    PgRanks
+    PgRanks,
+    Seq,
+    PgConfig,
+    PgConfigName,
+    PgConfigDesc,
+    PgConfigRanks
 };
 
 JsonKey keyOf(const char* s, std::size_t n)
@@ -253,7 +258,9 @@ JsonKey keyOf(const char* s, std::size_t n)
         { "world_size", JsonKey::WorldSize }, { "Collective name", JsonKey::CollectiveName },
         { "In msg nelems", JsonKey::InElems }, { "Out msg nelems", JsonKey::OutElems },
         { "Group size", JsonKey::GroupSize }, { "dtype", JsonKey::Dtype }, { "Process Group Name", JsonKey::PgName },
-        { "Process Group Description", JsonKey::PgDesc }, { "Process Group Ranks", JsonKey::PgRanks } };
+        { "Process Group Description", JsonKey::PgDesc }, { "Process Group Ranks", JsonKey::PgRanks },
+        { "Seq", JsonKey::Seq }, { "pg_config", JsonKey::PgConfig }, { "pg_name", JsonKey::PgConfigName },
+        { "pg_desc", JsonKey::PgConfigDesc }, { "ranks", JsonKey::PgConfigRanks } };
     const std::string_view key(s, n);
     for (const Entry& e : entries)
         if (e.text == key)
@@ -270,7 +277,10 @@ struct PendingInterval
     std::uint64_t bytes; // copies and memsets
     EventCat cat;
     std::uint32_t collective; // index into Trace::collectiveArgs, kNoCollective if none
+    std::uint64_t seq;        // the collective's "Seq" number, kNoSeq if none
 };
+
+constexpr std::uint64_t kNoSeq = ~0ull;
 
 constexpr std::uint32_t kNoCollective = 0xFFFFFFFFu;
 
@@ -297,6 +307,12 @@ struct FileData
     std::uint64_t badTimes = 0; // events whose ts/dur could not be read exactly
     std::uint64_t negativeDurations = 0; // events that end before they start (skipped: no sane reading)
     std::uint64_t badCorrelations = 0; // correlation ids that are not 64-bit integers
+    // distributedInfo.pg_config: process group name -> (description, "[r0, r1, ...]").
+    struct PgConfig
+    {
+        std::string name, desc, ranks;
+    };
+    std::vector<PgConfig> pgConfig;
 };
 
 // SAX handler: numbers arrive as text (kParseNumbersAsStringsFlag) so that timestamps and ids are read exactly.
@@ -350,6 +366,8 @@ private:
         }
         if (m_depth == 2 && object && m_inEvents)
             m_event = Event {};
+        if (m_depth == 3 && object && m_key[1] == JsonKey::DistributedInfo && m_key[2] == JsonKey::PgConfig)
+            m_data.pgConfig.emplace_back();
         if (m_depth < kTracked) {
             m_isObject[m_depth + 1] = object;
             m_key[m_depth + 1] = JsonKey::Other;
@@ -370,6 +388,9 @@ private:
 
     bool value(const char* s, std::size_t n, bool number)
     {
+        if (m_depth >= 4 && m_depth < kTracked && !m_inEvents && m_key[1] == JsonKey::DistributedInfo
+            && m_key[2] == JsonKey::PgConfig && !m_data.pgConfig.empty())
+            return pgConfigValue(s, n, number);
         if (m_depth >= kTracked || !m_isObject[m_depth])
             return true;
         const JsonKey key = m_key[m_depth];
@@ -427,8 +448,23 @@ private:
                 m_event.pgDesc.assign(s, n);
             } else if (key == JsonKey::PgRanks && !number) {
                 m_event.coll.groupRanks.assign(s, n);
+            } else if (key == JsonKey::Seq && number && parseU64(s, n, v) && v != kNoSeq) {
+                m_event.seq = v;
             }
         }
+        return true;
+    }
+
+    // One value of a distributedInfo.pg_config entry: its name, description and ranks.
+    bool pgConfigValue(const char* s, std::size_t n, bool number)
+    {
+        FileData::PgConfig& pg = m_data.pgConfig.back();
+        if (m_depth == 4 && m_key[4] == JsonKey::PgConfigName)
+            pg.name.assign(s, n);
+        else if (m_depth == 4 && m_key[4] == JsonKey::PgConfigDesc && !number)
+            pg.desc.assign(s, n);
+        else if (m_depth == 5 && m_key[4] == JsonKey::PgConfigRanks && number)
+            pg.ranks += (pg.ranks.empty() ? "" : ", ") + std::string(s, n);
         return true;
     }
 
@@ -491,9 +527,13 @@ private:
             m_trace.regionKinds.resize(std::size_t(name) + 1, RegionKind::Unknown);
         m_trace.regionKinds[name] = kind;
         std::uint32_t collective = kNoCollective;
-        if (cat == EventCat::Kernel && !e.coll.collective.empty()) {
+        // NCCL kernels carry the collective's arguments (recent PyTorch); its record_param_comms CPU op always does,
+        // and addRank() hands those on to the kernel its launch started.
+        const bool paramComms = cat == EventCat::CpuOp && e.name == "record_param_comms";
+        if ((cat == EventCat::Kernel || paramComms) && !e.coll.collective.empty()) {
             CollectiveArgs args = e.coll;
             args.processGroup = e.pgDesc.empty() ? e.pgName : e.pgName + " (" + e.pgDesc + ")";
+            args.groupName = e.pgName;
             const std::string argsKey = args.collective + '\x1f' + std::to_string(args.inElements) + '\x1f'
                 + std::to_string(args.outElements) + '\x1f' + args.dtype + '\x1f' + std::to_string(args.groupSize)
                 + '\x1f' + args.processGroup + '\x1f' + args.groupRanks;
@@ -503,7 +543,7 @@ private:
             collective = slot->second;
         }
         m_data.lanes[it->second].intervals.push_back(
-            { e.ts, e.ts + e.dur, name, e.correlation, e.bytes, cat, collective });
+            { e.ts, e.ts + e.dur, name, e.correlation, e.bytes, cat, collective, e.seq });
     }
 
     struct Event
@@ -516,6 +556,7 @@ private:
         int device = -1, stream = -1;
         CollectiveArgs coll;
         std::string pgName, pgDesc;
+        std::uint64_t seq = kNoSeq;
     };
 
     Trace& m_trace;
@@ -611,6 +652,24 @@ int rankFromFileName(const std::string& path)
     return int(v);
 }
 
+// The collective's process group completed from distributedInfo.pg_config where the event's arguments lack the
+// description or the ranks (the file's collective arguments are its own: their index is per file).
+std::uint32_t completeGroup(Trace& trace, const FileData& data, std::uint32_t collective)
+{
+    CollectiveArgs& args = trace.collectiveArgs[collective];
+    if (!args.groupRanks.empty() && args.processGroup != args.groupName)
+        return collective;
+    for (const FileData::PgConfig& pg : data.pgConfig) {
+        if (pg.name != args.groupName || args.groupName.empty())
+            continue;
+        if (args.groupRanks.empty() && !pg.ranks.empty())
+            args.groupRanks = "[" + pg.ranks + "]";
+        if (args.processGroup == args.groupName && !pg.desc.empty())
+            args.processGroup = args.groupName + " (" + pg.desc + ")";
+    }
+    return collective;
+}
+
 // Builds the rank of one file: CPU threads first (by process and thread), then GPU streams by (device, stream).
 void addRank(Trace& trace, FileData& data, const std::string& path, int rankNumber)
 {
@@ -632,6 +691,8 @@ void addRank(Trace& trace, FileData& data, const std::string& path, int rankNumb
         return a.pid != b.pid ? naturalLess(a.pid, b.pid) : naturalLess(a.tid, b.tid);
     });
     std::unordered_map<std::uint64_t, LaunchRef> launchOf; // correlation -> CPU launch interval
+    // correlation -> the record_param_comms op around the launch: (collective, seq)
+    std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint64_t>> commsOf;
     std::uint64_t brokenNesting = 0;
     for (std::size_t k = 0; k < order.size(); ++k) {
         PendingLane& p = data.lanes[order[k]];
@@ -648,9 +709,12 @@ void addRank(Trace& trace, FileData& data, const std::string& path, int rankNumb
         });
         lane.intervals.reserve(v.size());
         std::vector<TimeNs> open; // ends of the enclosing intervals
+        std::vector<std::size_t> comms; // the enclosing record_param_comms ops (indexes into v)
         for (PendingInterval& iv : v) {
             while (!open.empty() && open.back() <= iv.start)
                 open.pop_back();
+            while (!comms.empty() && v[comms.back()].end <= iv.start)
+                comms.pop_back();
             if (!open.empty() && iv.end > open.back()) {
                 iv.end = open.back(); // breaks nesting: clipped to its parent, counted
                 ++brokenNesting;
@@ -661,6 +725,10 @@ void addRank(Trace& trace, FileData& data, const std::string& path, int rankNumb
             open.push_back(iv.end);
             if (iv.correlation != kNoCorrelation)
                 launchOf.emplace(iv.correlation, LaunchRef { std::uint32_t(rank.lanes.size()), index });
+            if (iv.correlation != kNoCorrelation && !comms.empty())
+                commsOf.emplace(iv.correlation, std::make_pair(v[comms.back()].collective, v[comms.back()].seq));
+            if (iv.collective != kNoCollective)
+                comms.push_back(std::size_t(&iv - v.data()));
         }
         lane.eventCount = v.size();
         rank.lanes.push_back(std::move(lane));
@@ -691,8 +759,19 @@ void addRank(Trace& trace, FileData& data, const std::string& path, int rankNumb
                 ++unlaunched;
             if (iv.cat != EventCat::Kernel && iv.bytes > 0)
                 lane.copyBytes.emplace_back(index, iv.bytes);
-            if (iv.collective != kNoCollective)
-                lane.collectiveArgs.emplace_back(index, iv.collective);
+            std::uint32_t collective = iv.collective;
+            std::uint64_t seq = iv.seq;
+            if (iv.cat == EventCat::Kernel && iv.correlation != kNoCorrelation) {
+                const auto c = commsOf.find(iv.correlation);
+                if (c != commsOf.end()) {
+                    collective = collective == kNoCollective ? c->second.first : collective;
+                    seq = seq == kNoSeq ? c->second.second : seq;
+                }
+            }
+            if (collective != kNoCollective)
+                lane.collectiveArgs.emplace_back(index, completeGroup(trace, data, collective));
+            if (collective != kNoCollective && seq != kNoSeq)
+                lane.collectiveSeq.emplace_back(index, seq);
         }
         lane.eventCount = v.size();
         if (std::find(rank.devices.begin(), rank.devices.end(), p.device) == rank.devices.end())

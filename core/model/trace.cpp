@@ -24,6 +24,16 @@ const char* regionKindName(RegionKind k)
     return "unknown";
 }
 
+const char* clockMethodName(ClockMethod m)
+{
+    switch (m) {
+    case ClockMethod::SingleHost: return "single_host";
+    case ClockMethod::CollectiveEnds: return "collective_ends";
+    case ClockMethod::Recorded: break;
+    }
+    return "recorded";
+}
+
 void IntervalTable::append(TimeNs start, TimeNs end, StringId name, std::uint8_t depth)
 {
     if (name > kMaxNameId)
@@ -199,6 +209,9 @@ void Trace::finalize(bool rebaseToZero)
                 for (auto& ca : lane.collectiveArgs)
                     ca.first = inv[ca.first];
                 std::sort(lane.collectiveArgs.begin(), lane.collectiveArgs.end());
+                for (auto& cs : lane.collectiveSeq)
+                    cs.first = inv[cs.first];
+                std::sort(lane.collectiveSeq.begin(), lane.collectiveSeq.end());
             }
             if (!lane.intervals.empty())
                 first = std::min(first, lane.intervals.start(0));

@@ -150,6 +150,7 @@ struct CollectiveArgs
     int groupSize = 0;               // ranks in the process group
     std::string processGroup;        // name and description ("0 (default_pg)")
     std::string groupRanks;          // "[0, 1]"
+    std::string groupName;           // "Process Group Name" alone ("0"); empty if not recorded
     bool operator==(const CollectiveArgs&) const = default;
 };
 
@@ -188,6 +189,8 @@ struct Lane
     std::vector<std::pair<std::uint32_t, int>> copyPeers;
     // GPU lanes: collective arguments of communication kernels (index into Trace::collectiveArgs), by interval.
     std::vector<std::pair<std::uint32_t, std::uint32_t>> collectiveArgs;
+    // GPU lanes: the process group's sequence number of a collective ("Seq" in torch.profiler), by interval.
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> collectiveSeq;
 
     bool isGpu() const { return kind == LaneKind::GpuStream; }
 };
@@ -226,6 +229,36 @@ template <typename Fn> void forEachGpuInterval(const Rank& rank, TimeRange windo
     }
 }
 
+// How the ranks' clocks were put on one time base (core/analysis/clockalign.h estimates and applies it).
+enum class ClockMethod : std::uint8_t {
+    Recorded,        // times as recorded (--clock recorded, or nothing to estimate from)
+    SingleHost,      // every rank on one known host: one clock, nothing to align
+    CollectiveEnds,  // offsets estimated from the end times of matched collectives
+};
+const char* clockMethodName(ClockMethod m);
+
+struct RankClock
+{
+    int rank = 0;               // index into Trace::ranks
+    std::string host;
+    TimeNs offsetNs = 0;        // subtracted from the rank's recorded times (0: left as recorded)
+    TimeNs estimateNs = 0;      // the estimated offset against the reference rank, applied or not
+    TimeNs uncertaintyNs = 0;   // standard error of the estimate
+    std::uint64_t collectivesUsed = 0;
+    int alignedTo = 0;          // the rank whose clock this one is put on: the reference, unless no collective
+                                // ties them (then the first rank of its own connected set, or itself)
+};
+
+struct ClockAlignment
+{
+    ClockMethod method = ClockMethod::Recorded;
+    int referenceRank = 0;      // index into Trace::ranks
+    std::vector<RankClock> ranks; // by rank index; empty when nothing was estimated
+    int hosts = 1;              // clock domains (hosts, or ranks where hosts are not recorded)
+    bool applied = false;       // some rank's times were shifted
+    TimeNs maxUncertaintyNs = 0; // over the shifted ranks
+};
+
 // The whole trace folder. Immutable once built; shared between threads as shared_ptr<const Trace>.
 struct Trace
 {
@@ -240,6 +273,7 @@ struct Trace
     TimeRange extent;       // relative; [0, last event]
     std::vector<std::string> warnings;
     std::uint64_t eventCount = 0;
+    ClockAlignment clocks; // set by alignClocks() (core/analysis/clockalign.h)
 
     RegionKind regionKind(StringId id) const
     {

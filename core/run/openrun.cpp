@@ -6,6 +6,8 @@
 #include "run/inputkinds.h"
 #include "run/watchedread.h"
 
+#include <algorithm>
+
 namespace exposure {
 
 namespace {
@@ -73,10 +75,28 @@ std::shared_ptr<Trace> readStages(const std::string& path, const RunOptions& run
     return trace;
 }
 
-// Stage "align" (reserved): cross-host clock alignment goes here. It will shift each rank's times onto one clock by
-// the collective matching and analyse again; the view index and the collective matching after it then see the
-// aligned trace.
-void alignClocks(OpenedRun&, const RunOptions&) { }
+// Stage "align": cross-host clock alignment (analysis/clockalign.h). Shifts each rank's times onto the reference
+// rank's clock by the collective matching and analyses again where an offset is significant; the view index and the
+// collective matching after it then see the aligned trace. A part of a run (exposure-mpi) has not every member of
+// its collectives: it keeps its recorded clocks.
+std::shared_ptr<const CollectiveMatch> alignStage(OpenedRun& run, const RunOptions& options)
+{
+    if (options.part)
+        return nullptr;
+    AlignedRun aligned = alignClocks(*run.trace, run.analysis, options.clock);
+    run.analysis = std::move(aligned.analysis);
+    if (run.trace->clocks.applied) {
+        // The consistency stage's "overlaps no other rank" warnings were about the recorded clocks: checked again.
+        Trace& trace = *run.trace;
+        for (const Rank& rank : trace.ranks) {
+            const std::string stale
+                = unalignedRankWarning(rank.archivePath.empty() ? trace.sourcePath : rank.archivePath, rank.label);
+            trace.warnings.erase(std::remove(trace.warnings.begin(), trace.warnings.end(), stale), trace.warnings.end());
+        }
+        checkRankAlignment(trace);
+    }
+    return std::move(aligned.collectives);
+}
 
 // The stages after reading, in the calling thread (under the limits the process had).
 void analyseStages(OpenedRun& run, const RunOptions& options)
@@ -91,14 +111,15 @@ void analyseStages(OpenedRun& run, const RunOptions& options)
     stage(RunStage::Analyse);
     run.analysis = analyze(*run.trace, options.rules);
     stage(RunStage::Align);
-    alignClocks(run, options);
+    auto matched = alignStage(run, options);
     if (options.viewIndex) {
         stage(RunStage::ViewIndex);
         run.viewIndex = ViewIndex::build(*run.trace, run.analysis.get());
     }
     if (options.collectives) {
         stage(RunStage::Collectives);
-        run.collectives = std::make_shared<const CollectiveMatch>(matchCollectives(*run.trace, *run.analysis));
+        run.collectives = matched ? std::move(matched)
+                                  : std::make_shared<const CollectiveMatch>(matchCollectives(*run.trace, *run.analysis));
     }
     throwIfCancelled(options.load);
 }

@@ -8,8 +8,8 @@
 //   estimate     the memory the events need, checked against the budget (TraceTooLarge); caps the address space
 //   import       the kind's importer reads the events into a Trace
 //   consistency  per-lane checks, then (for a whole run) the cross-rank alignment check
-//   align        (reserved) cross-host clock alignment: shifts ranks' times by the collective matching and
-//                re-analyses; see openrun.cpp, alignClocks()
+//   align        cross-host clock alignment (RunOptions::clock): shifts ranks' times by the collective matching
+//                and re-analyses where an offset is significant (analysis/clockalign.h)
 //   analyse      analyze() with RunOptions::rules
 //   view index   ViewIndex::build (the GUI)
 //   collectives  matchCollectives (the GUI)
@@ -21,6 +21,7 @@
 #pragma once
 
 #include "analysis/analysis.h"
+#include "analysis/clockalign.h"
 #include "analysis/collectives.h"
 #include "analysis/rules.h"
 #include "import/archivefinder.h"
@@ -64,6 +65,8 @@ struct RunOptions
     Rules rules = Rules::defaults();
     // The stages after the import (each needs the one before).
     bool analyse = true;
+    // Stage "align": put the ranks' clocks on one time base (Aligned) or keep them as recorded.
+    ClockMode clock = ClockMode::Aligned;
     bool viewIndex = false;
     bool collectives = false;
     // Stall watchdog: seconds without progress in the reading stages before LoadStalled; 0 = not watched.

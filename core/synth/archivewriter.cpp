@@ -143,6 +143,8 @@ private:
     {
         if (ns < 0)
             throw FixtureError("negative time " + std::to_string(ns));
+        // A rank on a host whose clock reads later: every tick it writes (and so its ClockProperties) moves with it.
+        ns += m_ranks.size() == 1 ? m_ranks.front()->clockOffsetNs : 0;
         const U128 scaled = U128(ns) * m_spec.timerResolution;
         if (scaled % 1'000'000'000u != 0)
             throw FixtureError("time " + std::to_string(ns) + " ns is not a whole number of ticks at "
@@ -695,6 +697,9 @@ std::uint64_t writeRankArchive(const std::string& dir, const ArchiveSpec& spec, 
 std::uint64_t writeArchive(const std::string& dir, const ArchiveSpec& spec)
 {
     if (spec.mpi) {
+        for (const auto& r : spec.ranks)
+            if (r.clockOffsetNs != 0)
+                throw FixtureError("clockOffsetNs needs per-rank archives (one archive has one clock)");
         std::vector<const RankSpec*> all;
         for (const auto& r : spec.ranks)
             all.push_back(&r);

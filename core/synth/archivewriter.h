@@ -125,6 +125,9 @@ struct RankSpec
     std::vector<StreamSpec> streams;
     int metricEvents = 4;      // events on the "Per process metrics" METRIC location (0: no such location)
     bool kernelCounters = true; // 7 ParameterUnsignedInt events per kernel
+    // The rank's host clock reads this much later than the spec's common clock (>= 0; per-rank archives only):
+    // added to every timestamp the rank's archive holds, as on a host whose clock is not synchronised.
+    Ns clockOffsetNs = 0;
 
     // Adds a stream "CUDA[device:stream]"; the first stream added to a rank is the NULL stream.
     StreamSpec& addStream(int device, int stream)

@@ -348,6 +348,8 @@ QByteArray FigureSpec::toJson() const
     o.insert(QStringLiteral("legend"), l);
 
     o.insert(QStringLiteral("title"), title);
+    if (!alignedClocks) // written only when not the default, so that existing specs keep their bytes
+        o.insert(QStringLiteral("clock"), QStringLiteral("recorded"));
     QJsonObject ta;
     ta.insert(QStringLiteral("label"), timeAxisLabel);
     ta.insert(QStringLiteral("unit"), timeUnitName(timeUnit));
@@ -371,11 +373,15 @@ FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
         fail(src, QStringLiteral("figure spec version %1 is not supported (this build reads version %2)")
                       .arg(version).arg(kVersion));
     checkKeys(o, {"exposureFigure", "trace", "format", "range", "rows", "palette", "size", "font", "legend", "title",
-                  "timeAxis"},
+                  "timeAxis", "clock"},
               QStringLiteral("the spec"), src);
 
     FigureSpec s;
     s.tracePath = stringAt(o, "trace", s.tracePath, src);
+    const QString clock = stringAt(o, "clock", QStringLiteral("aligned"), src);
+    if (clock != QStringLiteral("aligned") && clock != QStringLiteral("recorded"))
+        fail(src, QStringLiteral("clock '%1' is not aligned or recorded").arg(clock));
+    s.alignedClocks = clock == QStringLiteral("aligned");
     const QString fmt = stringAt(o, "format", figureFormatName(s.format), src);
     if (!figureFormatFromName(fmt, &s.format))
         fail(src, QStringLiteral("format '%1' is not png, svg or pdf").arg(fmt));

@@ -73,6 +73,8 @@ struct FigureSpec
     QString title;
     QString timeAxisLabel = QStringLiteral("Time since trace start");
     TimeUnit timeUnit = TimeUnit::Auto;
+    // "clock": "aligned" (default: ranks' clocks aligned across hosts where significant) or "recorded".
+    bool alignedClocks = true;
 
     // The output size in device pixels (mm × dpi / 25.4, rounded, in millimetre mode).
     QSize pixelSize() const;

@@ -70,6 +70,7 @@ void TraceLoader::load(const QString& path, const std::vector<int>& ranks)
     options.rules = m_rules;
     options.viewIndex = true;
     options.collectives = true;
+    options.clock = m_clockMode;
     options.load.ranks = ranks;
     options.load.memoryLimit = m_memoryLimit;
     options.stallSeconds = m_stallSeconds;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "analysis/analysis.h"
+#include "analysis/clockalign.h"
 #include "analysis/collectives.h"
 #include "import/loader.h"
 #include "run/openrun.h"
@@ -49,6 +50,9 @@ public:
     void setStallSeconds(int seconds) { m_stallSeconds = seconds; }
     void setRules(Rules rules) { m_rules = std::move(rules); }
     const Rules& rules() const { return m_rules; }
+    // Whether the next loads align the ranks' clocks across hosts (the View menu's switch).
+    void setClockMode(ClockMode mode) { m_clockMode = mode; }
+    ClockMode clockMode() const { return m_clockMode; }
 
     // Loads `path`; with `ranks`, only those ranks of a folder of per-rank archives.
     void load(const QString& path, const std::vector<int>& ranks = {});
@@ -72,6 +76,7 @@ signals:
 private:
     LoadFunction m_load;
     Rules m_rules;
+    ClockMode m_clockMode = ClockMode::Aligned;
     QString m_path;
     std::uint64_t m_memoryLimit = 0;
     int m_stallSeconds = RunOptions().stallSeconds;

@@ -361,8 +361,18 @@ void DetailsPanel::showInterval(const Trace& trace, const Analysis* analysis, co
             m_summary = tr("Waiting for peers %1 (%2) · transfer %3 · %4 arrived last")
                             .arg(durationText(me->waitNs), percent(me->waitNs, dur), durationText(me->transferNs),
                                  g->lastRank == rank ? tr("this rank") : lastLabel);
-            if (collectives->multipleHosts)
-                add(tr("Note"), tr("ranks on several hosts: their clocks may not be aligned"));
+            if (g->processGroup < collectives->processGroups.size()) {
+                const ProcessGroupMatch& pg = collectives->processGroups[g->processGroup];
+                add(tr("Matched by"),
+                    pg.method == MatchMethod::Time
+                        ? tr("kernel name and end time (no process group or stream known)")
+                        : tr("%1 %2: collective %3 of its order")
+                              .arg(pg.method == MatchMethod::ProcessGroup ? tr("process group") : tr("NCCL"),
+                                   QString::fromStdString(pg.name + (pg.ranks.empty() ? "" : " " + pg.ranks)))
+                              .arg(g->ordinal + 1));
+            }
+            if (collectives->multipleHosts && !trace.clocks.applied)
+                add(tr("Note"), tr("ranks on several hosts, clocks as recorded"));
             for (const auto& m : g->members) {
                 if (m.rank == rank)
                     continue;

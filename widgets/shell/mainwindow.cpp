@@ -11,6 +11,7 @@
 #include "panels/idlepanel.h"
 #include "panels/whatifpanel.h"
 #include "panels/kernelspanel.h"
+#include "panels/collectivespanel.h"
 #include "panels/rulespanel.h"
 #include "panels/transferspanel.h"
 #include "shell/emptystate.h"
@@ -61,6 +62,7 @@ MainWindow::MainWindow(QWidget* parent)
     , m_idle(new IdlePanel(this))
     , m_transfers(new TransfersPanel(this))
     , m_rules(new RulesPanel(this))
+    , m_collectives(new CollectivesPanel(this))
     , m_statusText(new QLabel(this))
     , m_cursorLabel(new QLabel(this))
     , m_rangeLabel(new QLabel(this))
@@ -294,6 +296,17 @@ void MainWindow::createViewMenu()
     };
     m_showCpuAction = rowToggle(tr("Show &CPU Threads"), &TimelineOptions::showCpu);
     m_showOverlapAction = rowToggle(tr("Show &Overlap Lanes"), &TimelineOptions::showOverlap);
+    // Ranks on different hosts: their clocks put on one time base from the ends of matched collectives (reloads).
+    m_alignClocksAction = m_viewMenu->addAction(tr("&Align Clocks Across Hosts"));
+    m_alignClocksAction->setCheckable(true);
+    m_alignClocksAction->setChecked(true);
+    m_alignClocksAction->setToolTip(tr("Estimate each host's clock offset from the end times of matched collectives "
+                                       "and apply it where significant; off: times as recorded"));
+    connect(m_alignClocksAction, &QAction::toggled, this, [this](bool on) {
+        m_loader->setClockMode(on ? ClockMode::Aligned : ClockMode::Recorded);
+        if (m_current.trace && !m_current.path.isEmpty())
+            reload();
+    });
     QMenu* paletteMenu = m_viewMenu->addMenu(tr("&Palette"));
     auto* group = new QActionGroup(this);
     const std::pair<PaletteKind, QString> kinds[] = {{PaletteKind::Default, tr("&Default (colour-blind safe)")},
@@ -374,6 +387,8 @@ void MainWindow::createDocks()
     addPanel(whatIfScroll, tr("What If"), QStringLiteral("whatIfDock"),
         [this](const LoadedTrace& l) { m_whatIf->setTrace(l.trace, l.analysis); },
         [this](TimeRange r) { m_whatIf->setVisibleRange(r); });
+    addPanel(m_collectives, tr("Collectives"), QStringLiteral("collectivesDock"),
+        [this](const LoadedTrace& l) { m_collectives->setTrace(l.trace, l.collectives); });
     m_panels.front().dock->raise();
     resizeDocks({m_detailsDock}, {380}, Qt::Horizontal);
     resizeDocks({m_panels.front().dock}, {260}, Qt::Vertical);
@@ -396,6 +411,9 @@ void MainWindow::createStatusBar()
     m_warningsButton->hide();
     connect(m_warningsButton, &QToolButton::clicked, this, &MainWindow::showTraceWarnings);
     statusBar()->addWidget(m_statusText, 1);
+    m_clockLabel = new QLabel(this);
+    m_clockLabel->hide();
+    statusBar()->addPermanentWidget(m_clockLabel);
     statusBar()->addPermanentWidget(m_warningsButton);
     statusBar()->addPermanentWidget(m_cursorLabel);
     statusBar()->addPermanentWidget(m_rangeLabel);
@@ -506,6 +524,11 @@ void MainWindow::restoreAfterReload(const QString& path)
     }
 }
 
+QString MainWindow::clockNote() const
+{
+    return m_clockLabel->text();
+}
+
 QString MainWindow::statusText() const
 {
     return m_statusText->text();
@@ -599,6 +622,9 @@ void MainWindow::applyLoaded(const LoadedTrace& loaded)
     m_details->clear();
     for (const Panel& panel : m_panels)
         panel.load(loaded);
+    const QString clock = loaded.trace ? QString::fromStdString(clockSummaryLine(*loaded.trace)) : QString();
+    m_clockLabel->setText(clock);
+    m_clockLabel->setVisible(!clock.isEmpty());
     const std::size_t warnings = loaded.trace ? loaded.trace->warnings.size() : 0;
     m_warningsButton->setText(warnings == 1 ? tr("1 warning") : tr("%1 warnings").arg(warnings));
     m_warningsButton->setVisible(warnings > 0);

@@ -31,6 +31,7 @@ class WhatIfPanel;
 class TransfersPanel;
 class RecentFilesMenu;
 class RulesPanel;
+class CollectivesPanel;
 class TimelinePlot;
 
 class MainWindow : public QMainWindow
@@ -69,6 +70,10 @@ public:
     EmptyState* emptyState() const { return m_emptyState; }
     // The status bar's message line ("Loaded …", "Could not open …").
     QString statusText() const;
+    // The status bar's note on the ranks' clocks ("clocks aligned across 2 hosts ..."); empty for one rank.
+    QString clockNote() const;
+    QAction* alignClocksAction() const { return m_alignClocksAction; }
+    CollectivesPanel* collectivesPanel() const { return m_collectives; }
     // How long a failure or cancel message stays in the status bar (default 10 s; tests shorten it).
     void setTransientStatusTimeout(int ms) { m_transientStatusMs = ms; }
     DetailsPanel* detailsPanel() const { return m_details; }
@@ -138,6 +143,7 @@ private:
     TransfersPanel* m_transfers;
     RulesPanel* m_rules;
     WhatIfPanel* m_whatIf = nullptr;
+    CollectivesPanel* m_collectives;
     RecentFilesMenu* m_recent = nullptr;
     QMenu* m_fileMenu = nullptr;
     QMenu* m_viewMenu = nullptr;
@@ -159,6 +165,8 @@ private:
     std::vector<Panel> m_panels;
     void addPanel(QWidget* widget, const QString& title, const QString& objectName,
         std::function<void(const LoadedTrace&)> load, std::function<void(TimeRange)> followRange = {});
+    QAction* m_alignClocksAction = nullptr;
+    QLabel* m_clockLabel = nullptr;
     QLabel* m_statusText;
     QLabel* m_cursorLabel;
     QLabel* m_rangeLabel;

@@ -70,9 +70,16 @@ private Q_SLOTS:
         const QJsonDocument doc = QJsonDocument::fromJson(r.out, &e);
         QVERIFY2(e.error == QJsonParseError::NoError, qPrintable(e.errorString()));
         const QJsonObject top = doc.object();
-        QCOMPARE(top.keys(), (QStringList{QStringLiteral("kernels"), QStringLiteral("ranks"), QStringLiteral("rules"),
+        QCOMPARE(top.keys(), (QStringList{QStringLiteral("clock_alignment"), QStringLiteral("collective_summary"),
+                                          QStringLiteral("kernels"), QStringLiteral("ranks"), QStringLiteral("rules"),
                                           QStringLiteral("total"), QStringLiteral("trace"),
                                           QStringLiteral("trace_warnings"), QStringLiteral("window")}));
+        // Both ranks on one host: one clock, nothing shifted.
+        const QJsonObject clock = top.value(QLatin1String("clock_alignment")).toObject();
+        QCOMPARE(clock.value(QLatin1String("method")).toString(), QStringLiteral("single_host"));
+        QCOMPARE(clock.value(QLatin1String("reference_rank")).toInt(), 0);
+        QCOMPARE(clock.value(QLatin1String("ranks")).toArray().size(), 2);
+        QCOMPARE(clock.value(QLatin1String("ranks")).toArray()[1].toObject().value(QLatin1String("offset_ns")).toInt(), 0);
         const QJsonArray ranks = top.value(QLatin1String("ranks")).toArray();
         QCOMPARE(ranks.size(), 2);
         const QJsonObject r0 = ranks[0].toObject();

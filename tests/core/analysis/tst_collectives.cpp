@@ -130,13 +130,14 @@ private Q_SLOTS:
         QCOMPARE(m.ranks[0].exposedWaitNs, TimeNs(8000 - 2000));
     }
 
-    // Ends too far apart, or no common point in time: never one collective.
+    // Without a process group or stream (the time fallback), ends too far apart, or no common point in time: never
+    // one collective.
     void noFalseMatches()
     {
         TraceBuilder b;
         for (int r = 0; r < 2; ++r) {
             b.addRank("Rank " + std::to_string(r), "node0", r);
-            b.addLane(r, "CUDA[0:17]", LaneKind::GpuStream, r, 17);
+            b.addLane(r, "GPU 0", LaneKind::GpuStream, r, -1);
         }
         b.addInterval(0, 0, 0, 1000, kAllReduce, RegionKind::Kernel);
         b.addInterval(1, 0, 1000, 1100, kAllReduce, RegionKind::Kernel); // touches but does not overlap

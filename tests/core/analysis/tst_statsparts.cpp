@@ -159,13 +159,21 @@ private Q_SLOTS:
             mergeKernelParts(kernels, kernelParts(*p.trace, *p.analysis, m_options.window));
             const CollectiveCandidates c = collectiveCandidates(*p.trace, *p.analysis, p.global);
             for (CollectiveCandidate item : c.items) {
-                item.name = names.try_emplace(c.names[item.name], std::uint32_t(names.size())).first->second;
+                auto remap = [&](std::uint32_t i) {
+                    return names.try_emplace(c.names[i], std::uint32_t(names.size())).first->second;
+                };
+                item.name = remap(item.name);
+                item.group = item.group == kNoKey ? kNoKey : remap(item.group);
+                item.signature = item.signature == kNoKey ? kNoKey : remap(item.signature);
                 all.push_back(item);
             }
         }
         report.kernels = kernelRows(kernels);
-        const CollectiveMatch match = matchCandidates(all, 4, false);
-        report.anyCollectiveGroup = !match.groups.empty();
+        std::vector<std::string> keys(names.size());
+        for (const auto& [text, index] : names)
+            keys[index] = text;
+        const CollectiveMatch match = matchCandidates(all, 4, false, 200'000, keys);
+        addCrossRank(report, match);
         const auto waits = waitParts(match);
         for (const Part& p : m_parts)
             for (std::size_t r = 0; r < p.trace->ranks.size(); ++r) {

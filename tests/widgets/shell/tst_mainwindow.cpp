@@ -3,6 +3,7 @@
 // TraceBuilder traces behind an injected load function.
 #include "common/labels.h"
 #include "figure/exportfiguredialog.h"
+#include "panels/collectivespanel.h"
 #include "panels/detailspanel.h"
 #include "panels/exposedpanel.h"
 #include "panels/idlepanel.h"
@@ -35,6 +36,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTextBrowser>
+#include <QTreeWidget>
 #include <QUrl>
 
 #include <thread>
@@ -43,6 +45,22 @@ using namespace exposure;
 using L = testing::DdpTraceLayout;
 
 // Writes the generated 1-rank torch.profiler trace (support/kinetotraces.h) into `dir` and opens it in `w`.
+// Two torch.profiler ranks with ten all-reduces of process group 0; rank 1's clock reads 5 ms later.
+static QByteArray shiftedRank(int rank, TimeNs offsetNs)
+{
+    QByteArray events;
+    for (int k = 0; k < 10; ++k) {
+        const TimeNs start = 1'000'000 + TimeNs(k) * 400'000 + (rank == 0 ? 0 : 50'000) + offsetNs;
+        const TimeNs end = 1'000'000 + TimeNs(k) * 400'000 + 200'000 + offsetNs;
+        events += QByteArray(k ? ",\n" : "\n") + R"({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 17, "ts": )"
+            + QByteArray::number(double(start) / 1000.0, 'f', 3) + R"(, "dur": )"
+            + QByteArray::number(double(end - start) / 1000.0, 'f', 3)
+            + R"(, "args": {"device": 0, "stream": 17, "Collective name": "allreduce", "In msg nelems": 1048576, "Out msg nelems": 1048576, "Group size": 2, "dtype": "Float", "Process Group Name": "0", "Process Group Description": "default_pg", "Process Group Ranks": "[0, 1]"}})";
+    }
+    return R"({"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": )" + QByteArray::number(rank)
+        + R"(, "world_size": 2}, "traceEvents": [)" + events + "]}";
+}
+
 static bool openGeneratedRank(MainWindow& w, const QTemporaryDir& dir)
 {
     const QString path = testing::write(dir, QStringLiteral("rank0.json"), testing::rankTrace(0, 1));
@@ -78,6 +96,7 @@ private slots:
     void failureMessageLeavesStatusBar();
     void exposedTableFitsAt1400x900();
     void savedFigureIsConfirmed();
+    void clocksAlignedAcrossHosts();
 
 private:
     bool loadDemo(MainWindow& w);
@@ -740,6 +759,51 @@ void TestMainWindow::savedFigureIsConfirmed()
     QVERIFY(message.endsWith(QStringLiteral(" KB)")));
 }
 
+void TestMainWindow::clocksAlignedAcrossHosts()
+{
+    // Rank 1's clock reads 5 ms later: the status bar says the clocks were aligned, the Collectives dock lists the
+    // process group, the details name the group and the collective's place in its order; the View switch reloads
+    // with the recorded clocks.
+    QTemporaryDir dir;
+    testing::write(dir, QStringLiteral("run_rank0.json"), shiftedRank(0, 0));
+    testing::write(dir, QStringLiteral("run_rank1.json"), shiftedRank(1, 5'000'000));
+    MainWindow w;
+    w.resize(1200, 800);
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(dir.path());
+    QVERIFY(loaded.wait(10000));
+    QCOMPARE(w.clockNote(), QStringLiteral("clocks aligned across 2 ranks (hosts not recorded) from collective end "
+                                           "times (offsets up to 5 ms, ±0 ns)"));
+    QCOMPARE(w.trace()->clocks.ranks[1].offsetNs, TimeNs(5'000'000));
+    QTreeWidget* tree = w.collectivesPanel()->tree();
+    QCOMPARE(tree->topLevelItemCount(), 1);
+    QCOMPARE(tree->topLevelItem(0)->text(0),
+             QStringLiteral("Group 0 (default_pg) ranks [0, 1]: 10 collectives, 20 of 20 kernels matched by "
+                            "process_group"));
+    // Rows: the collective row, then the stragglers (rank 1 arrives 50 us after rank 0 each time).
+    QCOMPARE(tree->topLevelItem(0)->childCount(), 2);
+    QCOMPARE(tree->topLevelItem(0)->child(0)->text(CollectivesPanel::Type), QStringLiteral("allreduce"));
+    QCOMPARE(tree->topLevelItem(0)->child(0)->text(CollectivesPanel::Count), QStringLiteral("10"));
+    QCOMPARE(tree->topLevelItem(0)->child(0)->text(CollectivesPanel::Latency), QStringLiteral("150 µs"));
+    QCOMPARE(tree->topLevelItem(0)->child(1)->text(0),
+             QStringLiteral("Stragglers: Rank 1 last in 10 (others waited 500 µs)"));
+    int ncclLane = -1;
+    for (std::size_t l = 0; l < w.trace()->ranks[0].lanes.size(); ++l)
+        if (w.trace()->ranks[0].lanes[l].name == "CUDA[0:17]")
+            ncclLane = int(l);
+    QVERIFY(ncclLane >= 0);
+    w.detailsPanel()->showInterval(*w.trace(), w.analysis().get(), w.timeline()->viewIndex().get(), 0, ncclLane, 2,
+                                   w.collectives().get());
+    QCOMPARE(w.detailsPanel()->field(QStringLiteral("Matched by")),
+             QStringLiteral("process group 0 (default_pg) [0, 1]: collective 3 of its order"));
+    QCOMPARE(w.detailsPanel()->field(QStringLiteral("Waiting for peers")).left(5), QStringLiteral("50 µs"));
+
+    w.alignClocksAction()->setChecked(false);
+    QVERIFY(loaded.wait(10000));
+    QVERIFY(w.clockNote().startsWith(QStringLiteral("clocks as recorded (--clock recorded; estimated offsets up to 5 ms")));
+    QCOMPARE(w.trace()->clocks.ranks[1].offsetNs, TimeNs(0));
+}
+
 QTEST_MAIN(TestMainWindow)
 void TestMainWindow::opensTorchProfilerFolder()
 {
@@ -886,5 +950,4 @@ void TestMainWindow::everyShortcutIsBoundOnce()
     QTest::keyClick(&w, Qt::Key_Minus, Qt::ControlModifier);
     QVERIFY(w.timeline()->visibleRange().duration() > zoomed.duration());
 }
-
 #include "tst_mainwindow.moc"

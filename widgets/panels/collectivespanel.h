@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "analysis/collectives.h"
+#include "model/trace.h"
+
+#include <QWidget>
+
+#include <memory>
+
+class QLabel;
+class QTreeWidget;
+
+namespace exposure {
+
+// The "Collectives" dock: per process group how its collectives were matched (process group, stream or time), count
+// mismatches, its collectives by type, data type and message size (count, total and mean duration, latency without
+// waiting, NCCL algorithm, bus bandwidth by the nccl-tests formulas, waiting share), and its stragglers. The whole
+// trace, computed once from the loaded match (cheap: one pass over the matched collectives).
+class CollectivesPanel : public QWidget
+{
+    Q_OBJECT
+public:
+    enum Column { Type, DataType, Size, Algorithm, Count, Total, Mean, Latency, BusBandwidth, Waiting, ColumnCount };
+
+    explicit CollectivesPanel(QWidget* parent = nullptr);
+    void setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const CollectiveMatch> match);
+
+    QTreeWidget* tree() const { return m_tree; }
+    QString summary() const;
+
+private:
+    QLabel* m_summary;
+    QTreeWidget* m_tree;
+};
+
+} // namespace exposure
