@@ -60,7 +60,8 @@ void addTraceArgument(QCommandLineParser& parser)
 {
     parser.addPositionalArgument(QStringLiteral("TRACE"),
                                  QStringLiteral("An OTF2 anchor file, an archive folder, or a folder of per-rank archives; or "
-                                                "torch.profiler traces: a .json / .json.gz file or a folder of them."));
+                                                "torch.profiler traces: a .json / .json.gz file or a folder of them; or Nsight "
+                                                "Systems reports: a .sqlite export, a .nsys-rep or a folder of them."));
 }
 
 void LoadArgs::addTo(QCommandLineParser& parser) const

@@ -273,7 +273,8 @@ int parseRenderRequest(RenderRequest& request)
     o.addTo(parser);
     parser.addPositionalArgument(QStringLiteral("TRACE"),
                                  QStringLiteral("An OTF2 anchor file, an archive folder, a folder of per-rank archives, or "
-                                                "torch.profiler .json / .json.gz traces (optional with --spec: the "
+                                                "torch.profiler .json / .json.gz traces, or Nsight Systems .sqlite / .nsys-rep "
+                                                "reports (optional with --spec: the "
                                                 "spec's trace)."));
     if (!parser.parse(QCoreApplication::arguments()))
         return fail("render: " + parser.errorText().toStdString());

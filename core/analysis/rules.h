@@ -28,7 +28,7 @@ const char* ruleTargetName(RuleTarget t); // the rules-file spelling
 struct NameClass
 {
     Category category = Category::Host;
-    std::string subgroup; // compute: gemm|attention|elementwise|reduction|normalization|optimizer|other;
+    std::string subgroup; // compute: gemm|convolution|attention|elementwise|reduction|normalization|layout|pooling|optimizer|other;
                           // communication: the collective; memcpy: direction (HtoD, DtoH, DtoD, memset)
     bool unclassified = false; // only a catch-all rule matched
     int rule = -1; // index into Rules::rules() of the rule that matched

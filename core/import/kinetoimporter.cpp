@@ -2,6 +2,7 @@
 #include "import/kinetoimporter.h"
 
 #include "import/archivefinder.h"
+#include "import/parallelread.h"
 
 #include <algorithm>
 #include <array>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
@@ -75,6 +77,18 @@ bool microsToNs(const char* s, std::size_t n, TimeNs& out)
         return false;
     out = negative ? -TimeNs(ns) : TimeNs(ns);
     return true;
+}
+
+// The stream of a GPU event without args.stream from its tid: "7", or "stream 7" in the 2021 schema; 0 otherwise.
+int streamOfTid(const std::string& tid)
+{
+    const auto digit = tid.find_first_of("0123456789");
+    if (digit == std::string::npos)
+        return 0;
+    long v = 0;
+    for (std::size_t i = digit; i < tid.size() && std::isdigit(static_cast<unsigned char>(tid[i])) && v < (1L << 30); ++i)
+        v = v * 10 + (tid[i] - '0');
+    return int(v);
 }
 
 // A non-negative integer that fits in 64 bits ("123"); false otherwise (fractions, signs, > 2^64 - 1).
@@ -179,7 +193,11 @@ EventCat catOf(const std::string& c)
     static const std::unordered_map<std::string, EventCat> cats = { { "kernel", EventCat::Kernel },
         { "gpu_memcpy", EventCat::Memcpy }, { "gpu_memset", EventCat::Memset }, { "cpu_op", EventCat::CpuOp },
         { "user_annotation", EventCat::Annotation }, { "cuda_runtime", EventCat::Runtime },
-        { "cuda_driver", EventCat::Driver }, { "python_function", EventCat::Python } };
+        { "cuda_driver", EventCat::Driver }, { "python_function", EventCat::Python },
+        // The schema of PyTorch 1.8 to 1.12 (2021): capitalised categories, CPU ops as "Operator".
+        { "Kernel", EventCat::Kernel }, { "Memcpy", EventCat::Memcpy }, { "Memset", EventCat::Memset },
+        { "Operator", EventCat::CpuOp }, { "Runtime", EventCat::Runtime }, { "Driver", EventCat::Driver },
+        { "Python", EventCat::Python } };
     const auto it = cats.find(c);
     return it == cats.end() ? EventCat::Other : it->second;
 }
@@ -475,7 +493,7 @@ private:
         }
         const bool gpu = isGpuCat(cat);
         const int device = gpu ? (e.device >= 0 ? e.device : std::atoi(e.pid.c_str())) : -1;
-        const int stream = gpu ? (e.stream >= 0 ? e.stream : std::atoi(e.tid.c_str())) : -1;
+        const int stream = gpu ? (e.stream >= 0 ? e.stream : streamOfTid(e.tid)) : -1;
         std::string key = gpu ? "g" + std::to_string(device) + "/" + std::to_string(stream) : "c" + e.pid + "/" + e.tid;
         auto it = m_data.laneByKey.find(key);
         if (it == m_data.laneByKey.end()) {
@@ -589,6 +607,31 @@ FileData readFile(Trace& trace, const std::string& path, const LoadOptions& opti
         throw LoadError(
             path, "no GPU events (kernel, gpu_memcpy or gpu_memset): was the profiler run with CUDA activities?");
     return data;
+}
+
+// Moves what one file's reading put into its own Trace (names, region kinds, collective arguments) into the run's
+// trace and renumbers the file's intervals. Merged in file order, this gives the trace that reading the files one
+// after another into one Trace gives. Whatever else the Handler writes into its Trace must be moved here too.
+void mergeFileNames(Trace& trace, Trace& local, FileData& data)
+{
+    std::vector<StringId> global(local.strings.size());
+    for (StringId i = 0; i < global.size(); ++i) {
+        global[i] = trace.strings.intern(local.strings.str(i));
+        if (trace.regionKinds.size() <= global[i])
+            trace.regionKinds.resize(std::size_t(global[i]) + 1, RegionKind::Unknown);
+        if (i < local.regionKinds.size())
+            trace.regionKinds[global[i]] = local.regionKinds[i];
+    }
+    const auto base = std::uint32_t(trace.collectiveArgs.size());
+    for (auto& args : local.collectiveArgs)
+        trace.collectiveArgs.push_back(std::move(args));
+    for (PendingLane& lane : data.lanes)
+        for (PendingInterval& iv : lane.intervals) {
+            iv.name = global[iv.name];
+            if (iv.collective != kNoCollective)
+                iv.collective += base;
+        }
+    local = Trace();
 }
 
 // "rank3" anywhere in the file name -> 3, else -1.
@@ -768,8 +811,7 @@ void importKineto(Trace& trace, const std::vector<std::string>& files, const Loa
         FileData data;
         int rank = -1;
     };
-    std::vector<Loaded> loaded;
-    loaded.reserve(files.size());
+    std::vector<Loaded> loaded(files.size());
     LoadProgress progress;
     std::vector<std::uint64_t> sizes;
     for (const auto& path : files) {
@@ -778,15 +820,30 @@ void importKineto(Trace& trace, const std::vector<std::string>& files, const Loa
         sizes.push_back(ec ? 0 : std::uint64_t(size));
         progress.bytesTotal += sizes.back();
     }
-    for (std::size_t f = 0; f < files.size(); ++f) {
-        progress.currentFile = files[f];
-        Loaded l;
-        l.path = files[f];
-        l.data = readFile(trace, files[f], options, progress);
-        progress.bytesRead = std::accumulate(sizes.begin(), sizes.begin() + std::ptrdiff_t(f + 1), std::uint64_t(0));
-        progress.eventsRead += l.data.events;
-        loaded.push_back(std::move(l));
-    }
+    // Files are read in parallel, each into its own Trace for names and collective arguments, merged in file order.
+    std::vector<Trace> names(files.size());
+    std::vector<std::uint64_t> done(files.size(), 0);
+    std::mutex progressMutex;
+    readFilesInParallel(files.size(), fileReadThreads(options, files.size()), [&](std::size_t f) {
+        LoadOptions own = options;
+        if (options.progress)
+            own.progress = [&, f](const LoadProgress& p) {
+                std::lock_guard lock(progressMutex);
+                done[f] = p.bytesRead;
+                progress.bytesRead = std::accumulate(done.begin(), done.end(), std::uint64_t(0));
+                progress.currentFile = files[f];
+                options.progress(progress);
+            };
+        LoadProgress fileProgress;
+        loaded[f].path = files[f];
+        loaded[f].data = readFile(names[f], files[f], own, fileProgress);
+        std::lock_guard lock(progressMutex);
+        done[f] = sizes[f];
+        progress.eventsRead += loaded[f].data.events;
+    });
+    progress.bytesRead = progress.bytesTotal;
+    for (std::size_t f = 0; f < files.size(); ++f)
+        mergeFileNames(trace, names[f], loaded[f].data);
     if (options.progress)
         options.progress(progress);
     // Ranks: distributedInfo, else the file name, else the natural order of the files.

@@ -3,6 +3,7 @@
 
 #include "import/kinetoimporter.h"
 #include "import/memorybudget.h"
+#include "import/nsysimporter.h"
 #include "import/otf2importer.h"
 
 #include <cstdio>
@@ -123,6 +124,47 @@ std::unique_ptr<InputReader> openKineto(Trace& trace, const RunInput& input, con
     return std::make_unique<KinetoReader>(trace, input, options);
 }
 
+// ---- Nsight Systems: SQLite exports (a .nsys-rep is exported first), one file or a folder of them ----
+
+std::optional<RunInput> detectNsys(const std::string& path)
+{
+    RunInput input;
+    input.path = path;
+    input.files = findNsysFiles(path);
+    if (input.files.empty())
+        return std::nullopt;
+    return input;
+}
+
+class NsysReader final : public InputReader
+{
+public:
+    NsysReader(Trace& trace, const RunInput& input, const LoadOptions& options)
+        : m_trace(trace)
+        , m_input(input)
+        , m_options(options)
+    { }
+    MemoryNeed estimate() override
+    {
+        for (const auto& f : m_input.files)
+            m_exports.push_back(isNsysReportFileName(f) && !hasSqliteHeader(f) ? exportNsysReport(f, m_options) : f);
+        const std::uint64_t rows = countNsysRows(m_exports, m_options);
+        return {kBaseBytes + rows * kBytesPerNsysRow, std::to_string(rows) + " rows of Nsight Systems exports"};
+    }
+    void read() override { importNsys(m_trace, m_exports, m_options); }
+
+private:
+    Trace& m_trace;
+    RunInput m_input;
+    LoadOptions m_options;
+    std::vector<std::string> m_exports;
+};
+
+std::unique_ptr<InputReader> openNsys(Trace& trace, const RunInput& input, const LoadOptions& options)
+{
+    return std::make_unique<NsysReader>(trace, input, options);
+}
+
 } // namespace
 
 const std::vector<InputKind>& inputKinds()
@@ -131,6 +173,7 @@ const std::vector<InputKind>& inputKinds()
     static const std::vector<InputKind> kinds = {
         { "OTF2", detectOtf2, true, openOtf2 },
         { "torch.profiler", detectKineto, false, openKineto },
+        { "Nsight Systems", detectNsys, false, openNsys },
     };
     return kinds;
 }

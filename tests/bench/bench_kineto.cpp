@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// bench_kineto [--size MB] [--repeat N]: torch.profiler (Kineto) JSON import speed and memory, each against a
-// baseline measured in the same run. Not run by CTest.
+// bench_kineto [--size MB] [--rank-size MB] [--repeat N]: torch.profiler (Kineto) JSON import speed and memory, each
+// against a baseline measured in the same run. Not run by CTest.
 //
 //  1. The real 2-rank .json.gz pair of ../shared/traces/kineto-ddp-bert (when present): `gzip -dc` of both files
 //     (baseline) against `exposure-cli stats` on the folder (load + analysis + report).
 //  2. A generated single-rank trace of --size MB of JSON (default 600), written once to $TMPDIR/exposure-bench-kineto:
 //     reading the file's bytes (baseline) against loadTrace, as MB/s and events/s; peak memory of a child process
 //     that only loads it, against the file size.
+//  3. A generated 8-rank run of --rank-size MB per rank (default 100), written once: the files read one after
+//     another (LoadOptions::threads = 1, the baseline) against the files read in parallel (the default).
 #include "run/openrun.h"
 
 #include <chrono>
@@ -17,6 +19,7 @@
 #include <fstream>
 #include <string>
 #include <sys/resource.h>
+#include <thread>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +31,14 @@ namespace {
 double secondsSince(std::chrono::steady_clock::time_point t0)
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// CPU time (user + system) of this process so far.
+double cpuSeconds()
+{
+    rusage u {};
+    getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
 // Wall time of a shell command, output discarded.
@@ -43,11 +54,12 @@ double runSeconds(const std::string& cmd)
 
 // A DDP-like rank: per step, CPU ops with nested launches, and compute kernels and an NCCL kernel, until the file has
 // `bytes` of JSON. Returns the number of events written.
-std::uint64_t writeTrace(const std::string& path, std::uint64_t bytes)
+std::uint64_t writeTrace(const std::string& path, std::uint64_t bytes, int rank = 0, int worldSize = 1)
 {
     std::ofstream out(path, std::ios::binary);
-    out << "{\n  \"schemaVersion\": 1,\n  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, \"world_size\": "
-           "1},\n"
+    out << "{\n  \"schemaVersion\": 1,\n  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": " << rank
+        << ", \"world_size\": " << worldSize
+        << "},\n"
            "  \"traceEvents\": [\n";
     std::uint64_t events = 0, written = 0, corr = 1;
     double ts = 1'000'000.0;
@@ -115,15 +127,20 @@ int main(int argc, char** argv)
         const auto trace = loadTrace(argv[2], {});
         return trace->intervalCount() > 0 ? 0 : 1;
     }
-    std::uint64_t sizeMb = 600;
+    std::uint64_t sizeMb = 600, rankSizeMb = 100;
     int repeat = 3;
+    bool runOnly = false; // only the 8-rank run (section 3)
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--size") && i + 1 < argc)
             sizeMb = std::strtoull(argv[++i], nullptr, 10);
+        else if (!std::strcmp(argv[i], "--run-only"))
+            runOnly = true;
+        else if (!std::strcmp(argv[i], "--rank-size") && i + 1 < argc)
+            rankSizeMb = std::strtoull(argv[++i], nullptr, 10);
         else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc)
             repeat = std::max(1, std::atoi(argv[++i]));
         else {
-            std::puts("Usage: bench_kineto [--size MB] [--repeat N]");
+            std::puts("Usage: bench_kineto [--size MB] [--rank-size MB] [--repeat N] [--run-only]");
             return 0;
         }
     }
@@ -135,7 +152,7 @@ int main(int argc, char** argv)
 
     // 1. The real pair, against gzip -dc.
     const std::string shared = EXPOSURE_SHARED_TRACES "/kineto-ddp-bert";
-    if (fs::exists(shared + "/ddp_bert_ws2_rank0.json.gz")) {
+    if (!runOnly && fs::exists(shared + "/ddp_bert_ws2_rank0.json.gz")) {
         const fs::path dir = fs::temp_directory_path() / "exposure-bench-kineto-pair";
         fs::create_directories(dir);
         std::uint64_t json = 0;
@@ -163,32 +180,73 @@ int main(int argc, char** argv)
             cliBest / gzBest, double(json) / 1e6 / cliBest);
     }
 
-    // 2. A generated trace of sizeMb MB.
-    const fs::path big = fs::temp_directory_path() / ("exposure-bench-kineto-" + std::to_string(sizeMb) + "MB.json");
-    if (!fs::exists(big)) {
-        const auto t0 = std::chrono::steady_clock::now();
-        const auto events = writeTrace(big.string(), sizeMb * 1'000'000);
-        std::fprintf(stderr, "bench_kineto: wrote %s (%llu events) in %.1f s\n", big.c_str(),
-            static_cast<unsigned long long>(events), secondsSince(t0));
+    if (!runOnly) {
+        // 2. A generated trace of sizeMb MB.
+        const fs::path big = fs::temp_directory_path() / ("exposure-bench-kineto-" + std::to_string(sizeMb) + "MB.json");
+        if (!fs::exists(big)) {
+            const auto t0 = std::chrono::steady_clock::now();
+            const auto events = writeTrace(big.string(), sizeMb * 1'000'000);
+            std::fprintf(stderr, "bench_kineto: wrote %s (%llu events) in %.1f s\n", big.c_str(),
+                static_cast<unsigned long long>(events), secondsSince(t0));
+        }
+        const double mb = double(fs::file_size(big)) / 1e6;
+        double readBest = 1e30, loadBest = 1e30;
+        std::uint64_t events = 0;
+        for (int k = 0; k < repeat; ++k) {
+            readBest = std::min(readBest, runSeconds("cat '" + big.string() + "'"));
+            const auto t0 = std::chrono::steady_clock::now();
+            const auto trace = loadTrace(big.string(), {});
+            loadBest = std::min(loadBest, secondsSince(t0));
+            events = trace->eventCount;
+        }
+        const long rssKb = peakRssKbOfChildLoad(self, big.string());
+        std::printf(
+            "| %-58s | %9.3f | %10.2f | %10.1f |\n", "generated JSON: cat (baseline)", readBest, 1.0, mb / readBest);
+        std::printf("| %-58s | %9.3f | %10.2f | %10.1f |\n", "generated JSON: loadTrace", loadBest, loadBest / readBest,
+            mb / loadBest);
+        std::printf("\ngenerated trace: %.0f MB of JSON, %llu events, %.3g events/s; peak RSS of a process that loads it: "
+                    "%.0f MB (%.2fx the file size)\n",
+            mb, static_cast<unsigned long long>(events), double(events) / loadBest, double(rssKb) / 1024.0,
+            double(rssKb) * 1024.0 / (mb * 1e6));
     }
-    const double mb = double(fs::file_size(big)) / 1e6;
-    double readBest = 1e30, loadBest = 1e30;
-    std::uint64_t events = 0;
+
+    // 3. An 8-rank run: files one after another (baseline) against files in parallel.
+    const fs::path run = fs::temp_directory_path() / ("exposure-bench-kineto-8x" + std::to_string(rankSizeMb) + "MB");
+    if (!fs::exists(run / "rank7.json")) {
+        fs::create_directories(run);
+        for (int r = 0; r < 8; ++r)
+            writeTrace((run / ("rank" + std::to_string(r) + ".json")).string(), rankSizeMb * 1'000'000, r, 8);
+    }
+    double runMb = 0;
+    for (int r = 0; r < 8; ++r)
+        runMb += double(fs::file_size(run / ("rank" + std::to_string(r) + ".json"))) / 1e6;
+    double serialBest = 1e30, parallelBest = 1e30, serialCpu = 0, parallelCpu = 0;
     for (int k = 0; k < repeat; ++k) {
-        readBest = std::min(readBest, runSeconds("cat '" + big.string() + "'"));
-        const auto t0 = std::chrono::steady_clock::now();
-        const auto trace = loadTrace(big.string(), {});
-        loadBest = std::min(loadBest, secondsSince(t0));
-        events = trace->eventCount;
+        LoadOptions serial;
+        serial.threads = 1;
+        auto t0 = std::chrono::steady_clock::now();
+        double c0 = cpuSeconds();
+        (void)loadTrace(run.string(), serial);
+        if (secondsSince(t0) < serialBest) {
+            serialBest = secondsSince(t0);
+            serialCpu = cpuSeconds() - c0;
+        }
+        t0 = std::chrono::steady_clock::now();
+        c0 = cpuSeconds();
+        (void)loadTrace(run.string(), {});
+        if (secondsSince(t0) < parallelBest) {
+            parallelBest = secondsSince(t0);
+            parallelCpu = cpuSeconds() - c0;
+        }
     }
-    const long rssKb = peakRssKbOfChildLoad(self, big.string());
-    std::printf(
-        "| %-58s | %9.3f | %10.2f | %10.1f |\n", "generated JSON: cat (baseline)", readBest, 1.0, mb / readBest);
-    std::printf("| %-58s | %9.3f | %10.2f | %10.1f |\n", "generated JSON: loadTrace", loadBest, loadBest / readBest,
-        mb / loadBest);
-    std::printf("\ngenerated trace: %.0f MB of JSON, %llu events, %.3g events/s; peak RSS of a process that loads it: "
-                "%.0f MB (%.2fx the file size)\n",
-        mb, static_cast<unsigned long long>(events), double(events) / loadBest, double(rssKb) / 1024.0,
-        double(rssKb) * 1024.0 / (mb * 1e6));
+    std::printf("| %-58s | %9.3f | %10.2f | %10.1f |\n", "8-rank run: files one after another (baseline)", serialBest,
+        1.0, runMb / serialBest);
+    std::printf("| %-58s | %9.3f | %10.2f | %10.1f |\n", "8-rank run: files in parallel", parallelBest,
+        parallelBest / serialBest, runMb / parallelBest);
+    std::printf("8-rank run: %.0f MB of JSON, %u hardware threads, speed-up of parallel reading %.2fx (CPU time %.2f s "
+                "one after another, %.2f s in parallel: %.2f and %.2f cores busy on average; a ratio below the cores "
+                "the parallel run could use means other programs had the CPUs)\n",
+        runMb, std::thread::hardware_concurrency(), serialBest / parallelBest, serialCpu, parallelCpu,
+        serialCpu / serialBest, parallelCpu / parallelBest);
     return 0;
 }

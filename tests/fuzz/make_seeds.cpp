@@ -6,6 +6,7 @@
 #include "figure/figurespec.h"
 #include "fuzzfiles.h"
 #include "support/kinetotraces.h"
+#include "support/nsystraces.h"
 #include "synth/archivewriter.h"
 
 #include <QTemporaryDir>
@@ -164,6 +165,42 @@ int main(int argc, char** argv)
     writeFile(out / "kineto/two-ranks",
         fuzz::packFiles({ { "rank0.pt.trace.json", testing::rankTrace(0, 2).toStdString() },
             { "rank1.pt.trace.json", testing::rankTrace(1, 2).toStdString() } }));
+
+    // Nsight Systems: small exports of the documented schema, one and two processes, and two files (ranks).
+    {
+        QTemporaryDir tmp;
+        auto report = [&](const char* name, std::initializer_list<std::int64_t> pids) {
+            const std::string path = tmp.filePath(QString::fromLatin1(name)).toStdString();
+            {
+                testing::NsysWriter w(path);
+                w.gpu(0, "NVIDIA H200");
+                for (const auto pid : pids) {
+                    const std::int64_t main = testing::nsysTid(pid, pid);
+                    w.nvtx(main, 1'000, 90'000, "ProfilerStep#1");
+                    w.nvtx(main, 1'100, 40'000, "forward");
+                    w.runtime(main, 1'200, 1'300, pid * 10 + 1, "cudaLaunchKernel_v7000");
+                    w.kernel(pid, 0, 7, 2'000, 12'000, pid * 10 + 1, "ampere_sgemm_128x64_nn");
+                    w.runtime(main, 41'000, 41'010, pid * 10 + 2, "cudaLaunchKernel_v7000");
+                    w.kernel(pid, 0, 17, 42'000, 62'000, pid * 10 + 2, "ncclKernel_AllReduce_RING_LL_Sum_float");
+                    w.runtime(main, 63'000, 63'100, pid * 10 + 3, "cudaMemcpyAsync_v3020");
+                    w.memcpy(pid, 0, 7, 63'200, 64'000, pid * 10 + 3, 4096, 2, 3, 1);
+                    w.memset(pid, 0, 7, 65'000, 65'100, 0, 512);
+                    w.runtime(main, 70'000, 80'000, pid * 10 + 4, "cudaStreamSynchronize_v3020");
+                    w.sync(pid, 70'010, 79'990, pid * 10 + 4, 3);
+                }
+            }
+            // Small pages keep the seeds small (one page per table at least).
+            sqlite3* db = nullptr;
+            sqlite3_open(path.c_str(), &db);
+            sqlite3_exec(db, "PRAGMA page_size = 512; VACUUM;", nullptr, nullptr, nullptr);
+            sqlite3_close(db);
+            return readFile(path);
+        };
+        writeFile(out / "nsys/one-process", report("a.sqlite", { 7 }));
+        writeFile(out / "nsys/two-processes", report("b.sqlite", { 7, 8 }));
+        writeFile(out / "nsys/two-files",
+            fuzz::packFiles({ { "rank0.sqlite", report("c.sqlite", { 3 }) }, { "rank1.sqlite", report("d.sqlite", { 4 }) } }));
+    }
 
     // Rules: the built-in file and a small one with every target and category.
     writeFile(out / "rules/default", Rules::defaultJson());

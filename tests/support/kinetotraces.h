@@ -48,6 +48,52 @@ inline QByteArray rankTrace(int rank, int worldSize, bool withInfo = true, const
 })json";
 }
 
+// The same rank in the schema of PyTorch 1.8 to 1.12 (2021): categories "Operator", "Runtime", "Kernel", "Memcpy",
+// "Memset"; GPU tids as "stream 7"; "external id" in lower case; integer microseconds; no distributedInfo and no
+// collective arguments (the NCCL kernels of that time are named ncclKernel_<collective>_<algorithm>_<protocol>_...).
+// Kernels: GEMM [1005, 1015) and [1035, 1055) us on stream 7, all-reduce [1045, 1075) and send/recv [1090, 1095) us on
+// stream 17; the second GEMM and the NCCL kernels carry no device or stream in args (taken from pid and tid).
+inline QByteArray rankTrace2021()
+{
+    return R"json({
+  "traceEvents": [
+  {"ph": "X", "cat": "Operator", "name": "ProfilerStep#4", "pid": 10, "tid": "10", "ts": 1000, "dur": 100,
+   "args": {"Input dims": [], "external id": 1}},
+  {"ph": "X", "cat": "Operator", "name": "DistributedDataParallel.forward", "pid": 10, "tid": "10", "ts": 1001, "dur": 20,
+   "args": {"external id": 2}},
+  {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": "10", "ts": 1002, "dur": 3,
+   "args": {"cbid": 211, "correlation": 101, "external id": 2}},
+  {"ph": "X", "cat": "Operator", "name": "autograd::engine::evaluate_function: AddmmBackward", "pid": 10, "tid": "11",
+   "ts": 1030, "dur": 30, "args": {"external id": 3}},
+  {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": "11", "ts": 1031, "dur": 2,
+   "args": {"cbid": 211, "correlation": 102, "external id": 3}},
+  {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": "11", "ts": 1040, "dur": 2,
+   "args": {"cbid": 211, "correlation": 103, "external id": 3}},
+  {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": "11", "ts": 1088, "dur": 1,
+   "args": {"cbid": 211, "correlation": 105, "external id": 4}},
+  {"ph": "X", "cat": "Runtime", "name": "cudaMemsetAsync", "pid": 10, "tid": "10", "ts": 1078, "dur": 1,
+   "args": {"cbid": 51, "correlation": 104, "external id": 5}},
+  {"ph": "X", "cat": "Kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": "stream 7", "ts": 1005, "dur": 10,
+   "args": {"queued": 0, "device": 0, "context": 1, "stream": 7, "correlation": 101, "external id": 2,
+   "registers per thread": 126, "shared memory": 8192, "blocks per SM": 2.5, "warps per SM": 20.0,
+   "grid": [80, 1, 1], "block": [256, 1, 1], "theoretical occupancy %": 12}},
+  {"ph": "X", "cat": "Kernel", "name": "volta_sgemm_64x64_tn", "pid": 0, "tid": "stream 7", "ts": 1035, "dur": 20,
+   "args": {"correlation": 102, "external id": 3}},
+  {"ph": "X", "cat": "Kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", "pid": 0,
+   "tid": "stream 17", "ts": 1045, "dur": 30, "args": {"correlation": 103, "external id": 3}},
+  {"ph": "X", "cat": "Kernel", "name": "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)", "pid": 0,
+   "tid": "stream 17", "ts": 1090, "dur": 5, "args": {"correlation": 105, "external id": 4}},
+  {"ph": "X", "cat": "Memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": "stream 7", "ts": 1000,
+   "dur": 2, "args": {"device": 0, "context": 1, "stream": 7, "correlation": 99, "external id": 0, "bytes": 4096,
+   "memory bandwidth (GB/s)": 2.048}},
+  {"ph": "X", "cat": "Memset", "name": "Memset (Device)", "pid": 0, "tid": "stream 7", "ts": 1080, "dur": 1,
+   "args": {"device": 0, "context": 1, "stream": 7, "correlation": 104, "external id": 5, "bytes": 512}},
+  {"ph": "M", "name": "thread_name", "pid": 10, "tid": "10", "args": {"name": "python"}},
+  {"ph": "f", "id": 101, "pid": 0, "tid": "stream 7", "ts": 1005, "cat": "async", "name": "launch", "bp": "e"}
+  ]
+})json";
+}
+
 // Writes `text` to `path` (gzip-compressed when the name ends in .gz); false if it cannot be written.
 inline bool writeFile(const QString& path, const QByteArray& text)
 {

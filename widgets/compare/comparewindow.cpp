@@ -405,7 +405,8 @@ CompareWindow::CompareWindow(QWidget* parent)
 QWidget* CompareWindow::buildRunList()
 {
     auto* addFile = new QPushButton(QIcon::fromTheme(QStringLiteral("list-add")), tr("&Add Run…"), this);
-    addFile->setToolTip(tr("Add a run: an OTF2 anchor file (traces.otf2) or a torch.profiler trace (.json, .json.gz)"));
+    addFile->setToolTip(tr("Add a run: an OTF2 anchor file (traces.otf2), a torch.profiler trace (.json, .json.gz) or "
+                                 "an Nsight Systems report (.sqlite, .nsys-rep)"));
     auto* addFolder = new QPushButton(tr("Add &Folder…"), this);
     addFolder->setToolTip(tr("Add a run: a folder holding one OTF2 archive per rank"));
     m_list->setMinimumWidth(150);
@@ -1017,7 +1018,7 @@ void CompareWindow::addDialog(bool folder)
         return;
     }
     const QStringList files = QFileDialog::getOpenFileNames(this, tr("Add Run (OTF2 Anchor)"), lastFolder(),
-                                                            tr("Traces (*.otf2 *.json *.json.gz);;All files (*)"));
+                                                            tr("Traces (*.otf2 *.json *.json.gz *.sqlite *.nsys-rep *.qdrep);;All files (*)"));
     for (const auto& f : files)
         addRun(f);
     if (!files.isEmpty())

@@ -27,7 +27,8 @@ EmptyState::EmptyState(QWidget* parent)
     title->setFont(big);
     title->setAlignment(Qt::AlignCenter);
     auto* text = new QLabel(tr("Open a Score-P OTF2 archive (its traces.otf2 or its folder, or a folder of one archive "
-                               "per rank) or torch.profiler traces (.json, .json.gz), or drop one on this window."),
+                               "per rank), torch.profiler traces (.json, .json.gz) or Nsight Systems reports (.sqlite, "
+                               ".nsys-rep), or drop one on this window."),
         this);
     text->setWordWrap(true);
     text->setAlignment(Qt::AlignCenter);
@@ -38,8 +39,10 @@ EmptyState::EmptyState(QWidget* parent)
     text->setPalette(dim);
     text->setForegroundRole(QPalette::WindowText);
     m_open->setDefault(true);
-    m_open->setToolTip(tr("An OTF2 anchor file (traces.otf2) or a torch.profiler trace (Ctrl+O)"));
-    m_openFolder->setToolTip(tr("A folder holding one OTF2 archive or torch.profiler file per rank (Ctrl+Shift+O)"));
+    m_open->setToolTip(tr("An OTF2 anchor file (traces.otf2), a torch.profiler trace or an Nsight Systems report "
+                          "(Ctrl+O)"));
+    m_openFolder->setToolTip(tr("A folder holding one OTF2 archive, torch.profiler file or Nsight Systems report per rank "
+                                "(Ctrl+Shift+O)"));
     m_demo->setToolTip(tr("The bundled 2-rank demo trace"));
     auto* buttons = new QHBoxLayout;
     buttons->addStretch(1);

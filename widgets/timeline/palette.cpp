@@ -136,7 +136,8 @@ std::vector<Palette::ClassColour> Palette::classColours() const
     std::vector<ClassColour> out;
     auto add = [&](const QString& name, const QColor& c) { out.push_back({name, c}); };
     if (m_kind == PaletteKind::Default) {
-        for (const char* sg : {"gemm", "attention", "elementwise", "reduction", "normalization", "optimizer", "other"})
+        for (const char* sg : {"gemm", "attention", "elementwise", "reduction", "normalization", "optimizer", "convolution",
+                 "layout", "pooling", "other"})
             add(QString::fromLatin1(sg), block(Category::Compute, sg));
         for (const char* sg : {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "SendRecv"})
             add(QString::fromLatin1(sg), block(Category::Communication, sg));

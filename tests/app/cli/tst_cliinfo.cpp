@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // 'exposure-cli info' end to end: text and --json output on a generated archive, exit codes, one-line errors.
+#include "support/nsystraces.h"
 #include "synth/archivewriter.h"
 
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -53,6 +55,7 @@ private Q_SLOTS:
     void help();
     void badInput();
     void demoTrace();
+    void nsightReports();
 };
 
 void TestCliInfo::text()
@@ -155,6 +158,49 @@ void TestCliInfo::demoTrace()
     // 6 steps x (6 layers x (9 forward + 9 backward) + 2 optimizer) compute kernels + 18 NCCL kernels per rank.
     QCOMPARE(o[QStringLiteral("kernels")].toInt(), 2 * (6 * (6 * 18 + 2) + 18));
     QCOMPARE(o[QStringLiteral("memcpys")].toInt(), 2 * 6 * 2);
+}
+
+// Nsight Systems exports open in info, stats and compare like any trace: two runs of one and two ranks.
+void TestCliInfo::nsightReports()
+{
+    using namespace exposure::testing;
+    QTemporaryDir one, two;
+    auto report = [](const QString& path, std::int64_t pid) {
+        NsysWriter w(path.toStdString());
+        const std::int64_t main = nsysTid(pid, pid);
+        w.nvtx(main, 1'000, 100'000, "ProfilerStep#1");
+        w.runtime(main, 2'000, 2'010, 1, "cudaLaunchKernel_v7000");
+        w.kernel(pid, 0, 7, 3'000, 53'000, 1, "ampere_sgemm_128x64_nn");
+        w.runtime(main, 4'000, 4'010, 2, "cudaLaunchKernel_v7000");
+        w.kernel(pid, 0, 17, 40'000, 70'000, 2, "ncclKernel_AllReduce_RING_LL_Sum_float");
+    };
+    report(one.filePath(QStringLiteral("run.sqlite")), 10);
+    report(two.filePath(QStringLiteral("run_rank0.sqlite")), 20);
+    report(two.filePath(QStringLiteral("run_rank1.sqlite")), 30);
+    const Run info = runCli({QStringLiteral("info"), two.path()});
+    QCOMPARE(info.exitCode, 0);
+    const QString out = QString::fromUtf8(info.out);
+    QVERIFY2(out.contains(QLatin1String("Ranks:      2")), qPrintable(out));
+    QVERIFY(out.contains(QLatin1String("Kernels:    4")));
+    const Run stats = runCli({QStringLiteral("stats"), QStringLiteral("--json"), one.filePath(QStringLiteral("run.sqlite"))});
+    QCOMPARE(stats.exitCode, 0);
+    const QJsonObject total = QJsonDocument::fromJson(stats.out).object().value(QStringLiteral("total")).toObject();
+    QVERIFY2(!total.isEmpty(), stats.out.constData());
+    // Compute [3, 53) us, communication [40, 70) us: 13 us hidden, 17 us exposed.
+    QCOMPARE(total.value(QStringLiteral("compute_busy_ns")).toInteger(), 50'000);
+    QCOMPARE(total.value(QStringLiteral("exposed_ns")).toInteger(), 17'000);
+    const Run compare = runCli({QStringLiteral("compare"), one.filePath(QStringLiteral("run.sqlite")), two.path()});
+    QCOMPARE(compare.exitCode, 0);
+    // Not an export: one line naming the file, exit status 2.
+    const QString bad = one.filePath(QStringLiteral("bad.sqlite"));
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("not a database");
+    f.close();
+    const Run refused = runCli({QStringLiteral("info"), bad});
+    QCOMPARE(refused.exitCode, 2);
+    QCOMPARE(refused.err.count('\n'), 1);
+    QVERIFY(refused.err.contains(QByteArray(bad.toUtf8() + ": not an SQLite database")));
 }
 
 QTEST_APPLESS_MAIN(TestCliInfo)

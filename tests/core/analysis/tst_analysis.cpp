@@ -158,6 +158,80 @@ private Q_SLOTS:
         QCOMPARE(nc.unclassified, unclassified);
         QCOMPARE(int(nc.namePhase), phase);
     }
+    // Convolutional networks: kernel names as cuDNN, CUTLASS, PyTorch and MIOpen (ROCm) name them.
+    void classifyConvNetNames_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("subgroup");
+        QTest::addColumn<int>("phase");
+        const int U = int(Phase::Unknown), F = int(Phase::Forward), B = int(Phase::Backward);
+        // Convolutions: implicit GEMM (cuDNN xmma, CUTLASS), winograd, direct and FFT convolutions.
+        QTest::newRow("cudnn implicit gemm") << "sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16_stage4_warpsize2x2x1_g1_tensor16x8x8_kernel_cudnn"
+                                             << "convolution" << F;
+        QTest::newRow("cudnn dgrad") << "sm86_xmma_dgrad_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize64x64x64_stage4_warpsize2x2x1_g1_tensor16x8x16_kernel"
+                                     << "convolution" << B;
+        QTest::newRow("cutlass wgrad") << "cutlass::Kernel<cutlass_tensorop_s1688wgrad_optimized_tf32_128x128_32x3_nhwc_align4>"
+                                       << "convolution" << B;
+        QTest::newRow("cutlass fprop") << "cutlass_tensorop_h16816fprop_optimized_256x128_32x3_nhwc_align8" << "convolution" << F;
+        QTest::newRow("implicit convolve") << "void cudnn::detail::implicit_convolve_sgemm<float, float, 128, 5, 5, 3, 3, 3, 1, true, false, true>(int, int, int, float const*, int, float*, float const*, kernel_conv_params, unsigned long long, int, float, float, int, float const*, float const*, bool, int, int)"
+                                           << "convolution" << U;
+        QTest::newRow("winograd") << "void cudnn::winograd_nonfused::winogradForwardData4x4<float, float>(cudnn::winograd_nonfused::WinogradDataParams<float, float>)"
+                                  << "convolution" << F;
+        QTest::newRow("scudnn") << "volta_scudnn_128x64_relu_interior_nn_v1" << "convolution" << U;
+        QTest::newRow("fft") << "void fft2d_r2c_32x32<float, false, 1u, true>(float2*, float const*, int, int, int, int, int, int, int, int, int, cudnn::reduced_divisor, bool, int2, int, int)"
+                             << "convolution" << U;
+        QTest::newRow("depthwise") << "void at::native::(anonymous namespace)::conv_depthwise2d_forward_kernel<3, float, int>(at::GenericPackedTensorAccessor<float const, 4ul, at::DefaultPtrTraits, int>, int, int)"
+                                   << "convolution" << F;
+        QTest::newRow("miopen asm conv") << "miopenSp3AsmConv_v21_1_3_gfx9_fp32_stride1" << "convolution" << U;
+        QTest::newRow("miopen igemm") << "igemm_fwd_gtcx_nhwc_fp16_bx0_ex1_bt256x128x32_wt32x32x8_ws2x1_wr2x2_ta1x8x4x1_1x4x1x64_tb1x8x2x1_1x4x1x64"
+                                      << "convolution" << F;
+        QTest::newRow("miopen naive") << "naive_conv_fwd_nchw_float_double_float" << "convolution" << F;
+        QTest::newRow("composable kernel") << "gridwise_convolution_implicit_gemm_v4r4_nchw_kcyx_nkhw" << "convolution" << U;
+        // Normalization: cuDNN batch norm (bn_fw / bn_bw), PyTorch batch and group norm, MIOpen batch norm.
+        QTest::newRow("bn_fw") << "void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, int, 512, true, 1>(cudnnTensorStruct, float const*, cudnnTensorStruct, float*, float const*, float const*, float, float, float*, float*, float*, float*, float, float)"
+                               << "normalization" << U;
+        QTest::newRow("bn_bw") << "void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 512, true, 1>(float, float, float, float, cudnnTensorStruct, float const*, cudnnTensorStruct, float const*, cudnnTensorStruct, float*, float const*, float*, float*, float const*, float const*, float)"
+                               << "normalization" << U;
+        QTest::newRow("torch batch norm") << "void at::native::batch_norm_collect_statistics_kernel<at::native::InvStd, float, float, float, int>(at::GenericPackedTensorAccessor<float const, 3ul, at::RestrictPtrTraits, int>, float, float, at::GenericPackedTensorAccessor<float, 1ul, at::RestrictPtrTraits, int>)"
+                                          << "normalization" << U;
+        QTest::newRow("nhwc batch norm") << "void cudnn::ops::nhwcBatchNormFwd<float, float, 256, 4, 1, true>(cudnn::ops::NhwcBatchNormFwdParams)"
+                                         << "normalization" << F;
+        QTest::newRow("group norm") << "void at::native::(anonymous namespace)::RowwiseMomentsCUDAKernel<float>(long, float, float const*, float*, float*)"
+                                    << "normalization" << U;
+        QTest::newRow("miopen bn") << "MIOpenBatchNormFwdTrainSpatial" << "normalization" << F;
+        // Layout transforms.
+        QTest::newRow("nchwToNhwc") << "void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true, (cudnnKernelDataType_t)2>(cudnn::ops::nchw2nhwc_params_t<float>, float const*, float*)"
+                                    << "layout" << U;
+        QTest::newRow("nhwcToNchw") << "void cudnn::ops::nhwcToNchwKernel<__half, __half, float, true, false, (cudnnKernelDataType_t)0>(cudnn::ops::nhwc2nchw_params_t<float>, __half const*, __half*)"
+                                    << "layout" << U;
+        QTest::newRow("transpose") << "void cudnn::ops::transpose_readWrite_alignment_kernel<float, float, 1, false, 6, 5, 3>(cudnn::ops::TransposeParams<float>, float const*, float*)"
+                                   << "layout" << U;
+        QTest::newRow("miopen transpose") << "transpose_NCHW2CNHW_opt_fp32" << "layout" << U;
+        // Pooling.
+        QTest::newRow("max pool") << "void at::native::(anonymous namespace)::max_pool_forward_nchw<float, float>(int, float const*, long, long, long, int, int, int, int, int, int, int, int, int, int, float*, long*)"
+                                  << "pooling" << F;
+        QTest::newRow("adaptive avg pool") << "void at::native::(anonymous namespace)::adaptive_average_pool<float>(float const*, float*, int, int, int, int, long, long, long)"
+                                           << "pooling" << U;
+        QTest::newRow("cudnn pooling") << "void cudnn::ops::pooling_fw_4d_kernel<float, float, cudnn::maxpooling_func<float, (cudnnNanPropagation_t)0>, (cudnnPoolingMode_t)0, false>(cudnnTensorStruct, float const*, cudnnTensorStruct, float*, cudnnPoolingStruct, float, float, int, cudnn::reduced_divisor, cudnn::reduced_divisor)"
+                                       << "pooling" << U;
+        QTest::newRow("miopen pooling") << "mloPoolingG" << "pooling" << U;
+        // Unchanged: GEMMs stay gemm, conversions are not convolutions.
+        QTest::newRow("gemm") << "ampere_sgemm_128x64_nn" << "gemm" << U;
+        QTest::newRow("rocm gemm") << "Cijk_Ailk_Bljk_SB_MT64x64x16_MI32x32x2x1_SN_K1" << "gemm" << U;
+        QTest::newRow("conversion") << "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::convert_kernel>(int)"
+                                    << "elementwise" << U;
+    }
+    void classifyConvNetNames()
+    {
+        QFETCH(QString, name);
+        QFETCH(QString, subgroup);
+        QFETCH(int, phase);
+        const NameClass nc = Rules::defaults().classify(name.toStdString(), RegionKind::Kernel);
+        QCOMPARE(int(nc.category), int(Category::Compute));
+        QCOMPARE(QString::fromStdString(nc.subgroup), subgroup);
+        QVERIFY(!nc.unclassified);
+        QCOMPARE(int(nc.namePhase), phase);
+    }
 
     void classifyRegionsAndDemangling()
     {

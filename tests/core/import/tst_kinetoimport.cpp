@@ -12,6 +12,7 @@
 #include <QTest>
 
 #include <map>
+#include <mutex>
 
 using namespace exposure;
 using namespace exposure::testing;
@@ -54,6 +55,8 @@ private slots:
     void ncclArgumentsAndBusBandwidth();
     void cudaGraphKernelsShareTheirLaunch();
     void progressCountsBytesAndCancelStops();
+    void schema2021ReadsLikeTheCurrentOne();
+    void parallelReadingGivesTheSameTrace();
 };
 
 void TestKinetoImport::oneRankExactly()
@@ -395,6 +398,112 @@ void TestKinetoImport::progressCountsBytesAndCancelStops()
     LoadOptions c;
     c.cancel = &cancel;
     QVERIFY_THROWS_EXCEPTION(LoadCancelled, (void)loadTrace(dir.path().toStdString(), c));
+}
+
+void TestKinetoImport::schema2021ReadsLikeTheCurrentOne()
+{
+    QTemporaryDir dir;
+    const auto trace = loadTrace(write(dir, QStringLiteral("worker0.pt.trace.json"), rankTrace2021()).toStdString(), {});
+    QCOMPARE(trace->ranks.size(), std::size_t(1));
+    const Rank& r = trace->ranks[0];
+    // The same lanes as the current schema: threads (named by metadata), then streams from "stream N" tids.
+    QCOMPARE(r.lanes.size(), std::size_t(4));
+    QCOMPARE(r.lanes[0].name, std::string("python"));
+    QCOMPARE(r.lanes[1].name, std::string("thread 11"));
+    QCOMPARE(r.lanes[2].name, std::string("CUDA[0:7]"));
+    QCOMPARE(r.lanes[3].name, std::string("CUDA[0:17]"));
+    const Lane& compute = r.lanes[2];
+    QCOMPARE(compute.intervals.size(), std::size_t(4)); // memcpy, two GEMMs, memset
+    QCOMPARE(compute.intervals.start(2), TimeNs(35'000)); // integer microseconds, exactly
+    QCOMPARE(compute.intervals.duration(2), TimeNs(20'000));
+    QCOMPARE(trace->regionKind(compute.intervals.name(0)), RegionKind::Memcpy);
+    QCOMPARE(trace->regionKind(compute.intervals.name(3)), RegionKind::Memcpy);
+    QCOMPARE(compute.copyBytes.size(), std::size_t(2));
+    // Launches by correlation, per interval: the copy's id names no call; both GEMMs and the memset have theirs.
+    QCOMPARE(compute.launchByInterval.size(), std::size_t(4));
+    QCOMPARE(compute.launchByInterval[0].cpuLane, kUnknownLaunch);
+    QCOMPARE(compute.launchByInterval[1].cpuLane, 0u);
+    QCOMPARE(compute.launchByInterval[2].cpuLane, 1u);
+    QCOMPARE(compute.launchByInterval[3].cpuLane, 0u);
+    QCOMPARE(r.lanes[3].launchByInterval.size(), std::size_t(2));
+    QCOMPARE(r.lanes[3].launchByInterval[1].cpuLane, 1u);
+    QVERIFY(std::none_of(trace->warnings.begin(), trace->warnings.end(),
+        [](const std::string& w) { return w.find("no launch call") != std::string::npos; }));
+    // Steps from "ProfilerStep#4" (an Operator then), phases from the forward and backward ops.
+    const auto a = analyze(*trace, Rules::defaults());
+    QCOMPARE(a->ranks[0].launchPairing, LaunchPairing::CorrelationIds);
+    QCOMPARE(a->ranks[0].stepSource, StepSource::Regions);
+    QCOMPARE(a->ranks[0].steps.size(), std::size_t(1));
+    QCOMPARE(a->ranks[0].phases[2][1], Phase::Forward);
+    QCOMPARE(a->ranks[0].phases[2][2], Phase::Backward);
+    // The NCCL kernels of 2021 by name: collective, algorithm, protocol and type.
+    const NameClass ar = Rules::defaults().classify(trace->name(r.lanes[3].intervals.name(0)), RegionKind::Kernel);
+    QCOMPARE(ar.category, Category::Communication);
+    QCOMPARE(ar.collective, std::string("AllReduce"));
+    QCOMPARE(ar.algorithm, std::string("RING"));
+    QCOMPARE(ar.protocol, std::string("LL"));
+    QCOMPARE(ar.dataType, std::string("float"));
+    const NameClass sr = Rules::defaults().classify(trace->name(r.lanes[3].intervals.name(1)), RegionKind::Kernel);
+    QCOMPARE(sr.collective, std::string("SendRecv"));
+    QCOMPARE(sr.dataType, std::string("int8_t"));
+    // Compute [5, 15) u [35, 55) us = 30 us; the all-reduce [45, 75) hides 10 of its 30 us, the send/recv 0 of 5.
+    const auto s = computeStats(*trace, *a, 0, trace->extent);
+    QCOMPARE(s.kernelCount, 4ull);
+    QCOMPARE(s.commKernelCount, 2ull);
+    QCOMPARE(s.computeBusyNs, TimeNs(30'000));
+    QCOMPARE(s.commBusyNs, TimeNs(35'000));
+    QCOMPARE(s.overlappedNs, TimeNs(10'000));
+    QCOMPARE(s.exposedNs, TimeNs(25'000));
+}
+
+void TestKinetoImport::parallelReadingGivesTheSameTrace()
+{
+    // Eight ranks read one after another and on four threads: the same trace, interval for interval.
+    QTemporaryDir dir;
+    for (int r = 0; r < 8; ++r)
+        write(dir, QStringLiteral("rank%1.json%2").arg(r).arg(r % 2 ? QStringLiteral(".gz") : QString()),
+            rankTrace(r, 8));
+    LoadOptions one, four;
+    one.threads = 1;
+    four.threads = 4;
+    std::vector<LoadProgress> seen;
+    std::mutex m;
+    four.progress = [&](const LoadProgress& p) {
+        std::lock_guard lock(m);
+        seen.push_back(p);
+    };
+    const auto a = loadTrace(dir.path().toStdString(), one);
+    const auto b = loadTrace(dir.path().toStdString(), four);
+    QCOMPARE(a->ranks.size(), std::size_t(8));
+    QCOMPARE(a->strings.size(), b->strings.size());
+    for (StringId i = 0; i < a->strings.size(); ++i) {
+        QCOMPARE(a->name(i), b->name(i));
+        QCOMPARE(a->regionKind(i), b->regionKind(i));
+    }
+    QCOMPARE(a->collectiveArgs.size(), std::size_t(8));
+    QVERIFY(a->collectiveArgs == b->collectiveArgs);
+    QCOMPARE(a->warnings, b->warnings);
+    for (std::size_t r = 0; r < 8; ++r) {
+        QCOMPARE(a->ranks[r].rank, int(r));
+        QCOMPARE(a->ranks[r].lanes.size(), b->ranks[r].lanes.size());
+        for (std::size_t l = 0; l < a->ranks[r].lanes.size(); ++l) {
+            const Lane& x = a->ranks[r].lanes[l];
+            const Lane& y = b->ranks[r].lanes[l];
+            QCOMPARE(x.name, y.name);
+            QCOMPARE(x.intervals.starts(), y.intervals.starts());
+            QCOMPARE(x.launchByInterval.size(), y.launchByInterval.size());
+            QCOMPARE(x.collectiveArgs, y.collectiveArgs);
+            for (std::size_t i = 0; i < x.intervals.size(); ++i) {
+                QCOMPARE(x.intervals.end(i), y.intervals.end(i));
+                QCOMPARE(x.intervals.name(i), y.intervals.name(i));
+            }
+        }
+    }
+    // Progress from the reading threads, counting bytes up to the total.
+    QVERIFY(!seen.empty());
+    QCOMPARE(seen.back().bytesRead, seen.back().bytesTotal);
+    for (const auto& p : seen)
+        QVERIFY(p.bytesRead <= p.bytesTotal);
 }
 
 QTEST_APPLESS_MAIN(TestKinetoImport)

@@ -4,6 +4,7 @@
 #include "run/openrun.h"
 #include "support/demoarchive.h"
 #include "support/kinetotraces.h"
+#include "support/nsystraces.h"
 #include "support/testtraces.h"
 
 #include <QTemporaryDir>
@@ -39,6 +40,23 @@ private slots:
         const RunInput folder = detectInput(dir.path().toStdString());
         QCOMPARE(folder.kind, kineto.kind);
         QCOMPARE(folder.files, kineto.files);
+        // Nsight Systems: an export by its name or by its SQLite header, a folder of exports, a report (.nsys-rep)
+        // unless its export lies beside it.
+        QTemporaryDir reports;
+        const std::string a = reports.filePath(QStringLiteral("a.sqlite")).toStdString();
+        const std::string b = reports.filePath(QStringLiteral("b.db")).toStdString();
+        {
+            testing::NsysWriter wa(a), wb(b);
+        }
+        const RunInput nsys = detectInput(a);
+        QCOMPARE(std::string(nsys.kind->name), std::string("Nsight Systems"));
+        QCOMPARE(detectInput(b).kind, nsys.kind);
+        testing::write(reports, QStringLiteral("a.nsys-rep"), "report");
+        testing::write(reports, QStringLiteral("c.nsys-rep"), "report");
+        const RunInput nsysFolder = detectInput(reports.path().toStdString());
+        QCOMPARE(nsysFolder.kind, nsys.kind);
+        QCOMPARE(nsysFolder.files,
+            (std::vector<std::string> { a, reports.filePath(QStringLiteral("c.nsys-rep")).toStdString() }));
     }
 
     void unknownPathReportsTheFirstKindsReason()

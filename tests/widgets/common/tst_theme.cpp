@@ -31,7 +31,8 @@ std::vector<QColor> labelFills(const Palette& p)
 {
     std::vector<QColor> fills;
     for (const char* sg :
-        { "gemm", "attention", "elementwise", "reduction", "normalization", "optimizer", "other", "" })
+        { "gemm", "convolution", "attention", "elementwise", "reduction", "normalization", "layout", "pooling",
+            "optimizer", "other", "" })
         fills.push_back(p.block(Category::Compute, sg));
     for (const char* sg : { "AllReduce", "AllGather", "ReduceScatter", "Broadcast", "SendRecv", "" })
         fills.push_back(p.block(Category::Communication, sg));

@@ -14,6 +14,7 @@
 #include "shell/mainwindow.h"
 #include "shell/recentfilesmenu.h"
 #include "support/kinetotraces.h"
+#include "support/nsystraces.h"
 #include "support/testtraces.h"
 #include "timeline/timelineplot.h"
 
@@ -28,6 +29,8 @@
 #include <QPushButton>
 #include <QScrollBar>
 #include <QStatusBar>
+#include <QMimeData>
+#include <QDropEvent>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QStandardPaths>
@@ -74,6 +77,7 @@ class TestMainWindow : public QObject
 private slots:
     void initTestCase();
     void opensTorchProfilerFolder();
+    void opensDroppedNsightReport();
     void idlePanelListsGapsAndZooms();
     void everyShortcutIsBoundOnce();
     void transfersPanelListsCopies();
@@ -871,6 +875,43 @@ void TestMainWindow::opensTorchProfilerFolder()
     QCOMPARE(d->field(QStringLiteral("Bus bandwidth")), QStringLiteral("133.33 GB/s over the kernel's duration"));
     QCOMPARE(d->field(QStringLiteral("Bus bandwidth (transfer)")),
              QStringLiteral("133.33 GB/s over the transfer, after the last rank joined"));
+}
+
+void TestMainWindow::opensDroppedNsightReport()
+{
+    // An Nsight Systems SQLite export dropped on the window opens like any trace.
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("train.sqlite"));
+    {
+        testing::NsysWriter n(path.toStdString());
+        const std::int64_t main = testing::nsysTid(42, 42);
+        n.nvtx(main, 1'000, 100'000, "ProfilerStep#1");
+        n.runtime(main, 2'000, 2'010, 1, "cudaLaunchKernel_v7000");
+        n.kernel(42, 0, 7, 3'000, 53'000, 1, "ampere_sgemm_128x64_nn");
+        n.runtime(main, 4'000, 4'010, 2, "cudaLaunchKernel_v7000");
+        n.kernel(42, 0, 17, 40'000, 70'000, 2, "ncclKernel_AllReduce_RING_LL_Sum_float");
+    }
+    MainWindow w;
+    w.resize(1200, 800);
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    QSignalSpy failed(&w, &MainWindow::loadFailed);
+    QMimeData mime;
+    mime.setUrls({ QUrl::fromLocalFile(path) });
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QDragEnterEvent enter(QPoint(100, 100), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(&w, &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(QPointF(100, 100), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(&w, &drop);
+    QVERIFY(drop.isAccepted());
+    QVERIFY2(loaded.wait(10000), failed.isEmpty() ? "no signal" : qPrintable(failed.first().at(1).toString()));
+    QCOMPARE(w.trace()->ranks.size(), std::size_t(1));
+    const auto& lanes = w.trace()->ranks[0].lanes;
+    QCOMPARE(lanes.size(), std::size_t(3));
+    QCOMPARE(lanes[1].name, std::string("CUDA[0:7]"));
+    QCOMPARE(lanes[2].name, std::string("CUDA[0:17]"));
+    QCOMPARE(lanes[2].intervals.duration(0), TimeNs(30'000));
 }
 
 void TestMainWindow::idlePanelListsGapsAndZooms()

@@ -1,0 +1,1069 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "import/nsysimporter.h"
+
+#include "import/archivefinder.h"
+#include "import/memorybudget.h"
+#include "import/parallelread.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <spawn.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <unordered_map>
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+
+namespace exposure {
+
+namespace {
+
+// Rows of one table past which a file is refused before anything is read: an interval table indexes with 32 bits.
+constexpr std::int64_t kMaxRows = std::int64_t(1) << 31;
+constexpr std::uint64_t kNoCorrelation = ~0ull;
+constexpr std::uint32_t kNoPeer = 0xFFFFFFFFu;
+
+std::string lowerFileName(const std::string& path)
+{
+    std::string name = fs::path(path).filename().string();
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return name;
+}
+
+bool endsWith(const std::string& s, const char* suffix)
+{
+    const std::size_t n = std::strlen(suffix);
+    return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+// ---- SQLite access -------------------------------------------------------------------------------------------
+
+class Database
+{
+public:
+    explicit Database(const std::string& path)
+        : m_path(path)
+    {
+        if (!hasSqliteHeader(path)) {
+            std::error_code ec;
+            if (!fs::is_regular_file(path, ec))
+                throw LoadError(path, "not a regular file");
+            throw LoadError(path,
+                "not an SQLite database (an Nsight Systems export is made with `nsys export --type "
+                "sqlite`)");
+        }
+        const int rc = sqlite3_open_v2(path.c_str(), &m_db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+        if (rc != SQLITE_OK)
+            fail("cannot open");
+        sqlite3_busy_timeout(m_db, 2000);
+        sqlite3_extended_result_codes(m_db, 1);
+    }
+    ~Database() { sqlite3_close(m_db); }
+    Database(const Database&) = delete;
+    Database& operator=(const Database&) = delete;
+
+    [[noreturn]] void fail(const std::string& what) const
+    {
+        const int code = m_db ? sqlite3_errcode(m_db) : SQLITE_CANTOPEN;
+        std::string message = m_db ? sqlite3_errmsg(m_db) : "out of memory";
+        if ((code & 0xff) == SQLITE_BUSY || (code & 0xff) == SQLITE_LOCKED)
+            message += " (another program holds a lock on it: close it there, or copy the file)";
+        else if ((code & 0xff) == SQLITE_CORRUPT || (code & 0xff) == SQLITE_NOTADB || (code & 0xff) == SQLITE_IOERR)
+            message += " (the file is truncated or damaged: export the report again)";
+        throw LoadError(m_path, "SQLite: " + what + ": " + message);
+    }
+    sqlite3* handle() const { return m_db; }
+    const std::string& path() const { return m_path; }
+
+private:
+    std::string m_path;
+    sqlite3* m_db = nullptr;
+};
+
+class Statement
+{
+public:
+    Statement(const Database& db, const std::string& sql)
+        : m_db(db)
+    {
+        if (sqlite3_prepare_v2(db.handle(), sql.c_str(), int(sql.size()), &m_stmt, nullptr) != SQLITE_OK)
+            db.fail("cannot read (" + sql.substr(0, 60) + ")");
+    }
+    ~Statement() { sqlite3_finalize(m_stmt); }
+    Statement(const Statement&) = delete;
+    Statement& operator=(const Statement&) = delete;
+
+    bool step()
+    {
+        const int rc = sqlite3_step(m_stmt);
+        if (rc == SQLITE_ROW)
+            return true;
+        if (rc != SQLITE_DONE)
+            m_db.fail("cannot read");
+        return false;
+    }
+    bool isInt(int col) const { return sqlite3_column_type(m_stmt, col) == SQLITE_INTEGER; }
+    bool isNull(int col) const { return sqlite3_column_type(m_stmt, col) == SQLITE_NULL; }
+    std::int64_t integer(int col) const { return sqlite3_column_int64(m_stmt, col); }
+    std::string text(int col) const
+    {
+        const auto* p = sqlite3_column_text(m_stmt, col);
+        return p ? std::string(reinterpret_cast<const char*>(p), std::size_t(sqlite3_column_bytes(m_stmt, col)))
+                 : std::string();
+    }
+
+private:
+    const Database& m_db;
+    sqlite3_stmt* m_stmt = nullptr;
+};
+
+// Table name -> its column names.
+using Schema = std::map<std::string, std::set<std::string>>;
+
+Schema readSchema(const Database& db)
+{
+    Schema schema;
+    {
+        Statement s(db, "SELECT name FROM sqlite_master WHERE type = 'table'");
+        while (s.step())
+            schema[s.text(0)];
+    }
+    for (auto& [table, columns] : schema) {
+        if (table.find('"') != std::string::npos)
+            continue;
+        Statement s(db, "PRAGMA table_info(\"" + table + "\")");
+        while (s.step())
+            columns.insert(s.text(1));
+    }
+    return schema;
+}
+
+// The export schema version ("3.11.1"; empty without META_DATA_EXPORT). Throws for a major version other than 2
+// or 3: those exports name their tables and columns differently.
+std::string checkSchemaVersion(const Database& db, const Schema& schema)
+{
+    const auto meta = schema.find("META_DATA_EXPORT");
+    if (meta == schema.end() || !meta->second.count("name") || !meta->second.count("value"))
+        return {};
+    Statement s(db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'EXPORT_SCHEMA_VERSION'");
+    if (!s.step())
+        return {};
+    const std::string version = s.text(0);
+    const int major = std::atoi(version.c_str());
+    if (major != 2 && major != 3)
+        throw LoadError(db.path(),
+            "Nsight Systems export schema version " + version
+                + " is not one Exposure reads (2.x and 3.x): export the report with an "
+                  "Nsight Systems of 2021 to 2025");
+    return version;
+}
+
+const char* const kGpuTables[]
+    = { "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET" };
+const char* const kCountedTables[] = { "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER",
+    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "NVTX_EVENTS", "StringIds" };
+
+// Refuses a table that lacks a column the reader needs (a different schema).
+void requireColumns(
+    const Database& db, const Schema& schema, const std::string& table, std::initializer_list<const char*> columns)
+{
+    const auto it = schema.find(table);
+    if (it == schema.end())
+        return;
+    for (const char* c : columns)
+        if (!it->second.count(c))
+            throw LoadError(db.path(),
+                "table " + table + " has no column \"" + c
+                    + "\": not an Nsight Systems SQLite export of a schema Exposure reads");
+}
+
+struct Counts
+{
+    std::uint64_t rows = 0; // rows of the tables read
+    std::uint64_t bytes = 0; // estimated memory
+};
+
+Counts countRows(const Database& db, const Schema& schema)
+{
+    Counts c;
+    for (const char* table : kCountedTables) {
+        if (!schema.count(table))
+            continue;
+        Statement s(db, std::string("SELECT count(*) FROM ") + table);
+        if (!s.step())
+            continue;
+        const std::int64_t n = s.integer(0);
+        if (n < 0 || n >= kMaxRows)
+            throw LoadError(db.path(),
+                std::string(table) + " holds " + std::to_string(n)
+                    + " rows, more than Exposure reads from one table (2^31)");
+        c.rows += std::uint64_t(n);
+    }
+    c.bytes = c.rows * kBytesPerNsysRow;
+    return c;
+}
+
+// Opens an export and checks that it is one Exposure reads: SQLite, a known schema version, the tables and columns
+// read, and some GPU work.
+struct Opened
+{
+    std::unique_ptr<Database> db;
+    Schema schema;
+    std::string version;
+};
+
+Opened openExport(const std::string& path)
+{
+    Opened o;
+    o.db = std::make_unique<Database>(path);
+    o.schema = readSchema(*o.db);
+    const Database& db = *o.db;
+    if (!o.schema.count("StringIds"))
+        throw LoadError(path, "an SQLite database without the StringIds table: not an Nsight Systems export");
+    o.version = checkSchemaVersion(db, o.schema);
+    requireColumns(db, o.schema, "StringIds", { "id", "value" });
+    for (const char* t : kGpuTables)
+        requireColumns(db, o.schema, t, { "start", "end", "deviceId", "streamId", "correlationId" });
+    requireColumns(
+        db, o.schema, "CUPTI_ACTIVITY_KIND_RUNTIME", { "start", "end", "globalTid", "correlationId", "nameId" });
+    requireColumns(
+        db, o.schema, "CUPTI_ACTIVITY_KIND_DRIVER", { "start", "end", "globalTid", "correlationId", "nameId" });
+    requireColumns(db, o.schema, "NVTX_EVENTS", { "start", "end", "globalTid", "eventType" });
+    requireColumns(
+        db, o.schema, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", { "start", "end", "correlationId", "syncType" });
+    if (std::none_of(
+            std::begin(kGpuTables), std::end(kGpuTables), [&](const char* t) { return o.schema.count(t) > 0; }))
+        throw LoadError(path,
+            "no CUDA kernels, copies or memsets in this Nsight Systems export: was it recorded "
+            "with --trace=cuda?");
+    return o;
+}
+
+// ---- Reading one export --------------------------------------------------------------------------------------
+
+enum class RowKind : std::uint8_t { Kernel, Copy, Memset, Api, Nvtx, Sync };
+
+struct Row
+{
+    TimeNs start;
+    TimeNs end;
+    std::uint64_t correlation; // kNoCorrelation if none
+    std::uint64_t bytes; // copies and memsets
+    std::uint32_t name; // index into FileData::names
+    std::uint32_t peer; // peer-to-peer copies: the other device; kNoPeer otherwise
+    RowKind kind;
+};
+
+struct Process
+{
+    std::map<std::uint64_t, std::vector<Row>> cpu; // by globalTid
+    std::map<std::pair<int, int>, std::vector<Row>> gpu; // by (device, stream)
+};
+
+struct FileData
+{
+    std::string path;
+    std::string schemaVersion;
+    std::string host;
+    std::vector<std::string> names; // local names, interned into the trace at the end
+    std::unordered_map<std::string, std::uint32_t> nameIndex;
+    std::unordered_map<std::int64_t, std::string> strings; // StringIds
+    std::map<std::uint64_t, Process> processes; // by globalPid
+    std::map<std::uint64_t, std::string> threadNames; // by globalTid
+    std::set<std::int64_t> gpus; // TARGET_INFO_GPU ids (empty if absent)
+    std::uint64_t rows = 0;
+    std::uint64_t badRows = 0; // rows without integer times, with end < start, or with ids out of range
+    std::uint64_t openRanges = 0; // NVTX ranges without an end
+    std::uint64_t orphanSyncs = 0; // synchronization records whose call is not in the report
+    std::uint64_t unknownNames = 0; // name ids not in StringIds
+    std::uint64_t unknownDevices = 0; // GPU rows on a device TARGET_INFO_GPU does not list
+};
+
+std::uint32_t localName(FileData& f, const std::string& name)
+{
+    const auto [it, added] = f.nameIndex.emplace(name, std::uint32_t(f.names.size()));
+    if (added)
+        f.names.push_back(name);
+    return it->second;
+}
+
+// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel": nsys appends the API version to runtime and driver names.
+std::string withoutApiVersion(std::string name)
+{
+    const auto at = name.rfind("_v");
+    if (at != std::string::npos && at + 2 < name.size()
+        && std::all_of(
+            name.begin() + std::ptrdiff_t(at) + 2, name.end(), [](unsigned char c) { return std::isdigit(c); }))
+        name.resize(at);
+    return name;
+}
+
+std::string stringOf(FileData& f, std::int64_t id)
+{
+    const auto it = f.strings.find(id);
+    if (it != f.strings.end())
+        return it->second;
+    ++f.unknownNames;
+    return "(unnamed " + std::to_string(id) + ")";
+}
+
+// Calls back every `every` rows so that a long read can be cancelled and report progress.
+struct RowTicker
+{
+    const LoadOptions& options;
+    std::function<void(std::uint64_t)> progress; // rows read since the last call
+    std::uint64_t pending = 0;
+    void tick()
+    {
+        if (++pending < 16384)
+            return;
+        flush();
+    }
+    void flush()
+    {
+        if (options.cancel && options.cancel->load(std::memory_order_relaxed))
+            throw LoadCancelled();
+        if (progress)
+            progress(pending);
+        pending = 0;
+    }
+};
+
+// Start and end of the row in columns 0 and 1 when they are integers with end >= start.
+bool readTimes(const Statement& s, FileData& f, TimeNs& start, TimeNs& end)
+{
+    if (!s.isInt(0) || !s.isInt(1) || s.integer(1) < s.integer(0)) {
+        ++f.badRows;
+        return false;
+    }
+    start = s.integer(0);
+    end = s.integer(1);
+    return true;
+}
+
+std::string column(const Schema& schema, const char* table, const char* name, const char* otherwise = "NULL")
+{
+    const auto it = schema.find(table);
+    return it != schema.end() && it->second.count(name) ? std::string("\"") + name + "\"" : std::string(otherwise);
+}
+
+void readStrings(const Database& db, FileData& f, RowTicker& ticker)
+{
+    Statement s(db, "SELECT id, value FROM StringIds");
+    while (s.step()) {
+        ticker.tick();
+        if (s.isInt(0))
+            f.strings[s.integer(0)] = s.text(1);
+    }
+}
+
+void readGpusAndThreads(const Database& db, const Schema& schema, FileData& f)
+{
+    if (schema.count("TARGET_INFO_CUDA_DEVICE") && schema.at("TARGET_INFO_CUDA_DEVICE").count("cudaId")) {
+        Statement s(db, "SELECT cudaId FROM TARGET_INFO_CUDA_DEVICE");
+        while (s.step())
+            if (s.isInt(0))
+                f.gpus.insert(s.integer(0));
+    } else if (schema.count("TARGET_INFO_GPU") && schema.at("TARGET_INFO_GPU").count("id")) {
+        // cuDevice (newer exports) is the CUDA device index the activity tables use; id otherwise.
+        Statement s(db, "SELECT " + column(schema, "TARGET_INFO_GPU", "cuDevice", "\"id\"") + " FROM TARGET_INFO_GPU");
+        while (s.step())
+            if (s.isInt(0))
+                f.gpus.insert(s.integer(0));
+    }
+    if (schema.count("ThreadNames") && schema.at("ThreadNames").count("nameId")
+        && schema.at("ThreadNames").count("globalTid")) {
+        Statement s(db, "SELECT globalTid, nameId FROM ThreadNames");
+        while (s.step())
+            if (s.isInt(0) && s.isInt(1))
+                f.threadNames[std::uint64_t(s.integer(0))] = stringOf(f, s.integer(1));
+    }
+    if (schema.count("TARGET_INFO_SYSTEM_ENV") && schema.at("TARGET_INFO_SYSTEM_ENV").count("name")
+        && schema.at("TARGET_INFO_SYSTEM_ENV").count("value")) {
+        Statement s(db, "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname'");
+        if (s.step())
+            f.host = s.text(0);
+    }
+}
+
+// CUPTI's memcpy kinds and memory kinds, named as torch.profiler names copies ("Memcpy HtoD (Pageable -> Device)").
+const char* copyKindName(std::int64_t kind)
+{
+    static const char* const names[]
+        = { "Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
+    return kind >= 0 && kind < std::int64_t(std::size(names)) ? names[kind] : "Unknown";
+}
+const char* memoryKindName(std::int64_t kind)
+{
+    static const char* const names[]
+        = { "Unknown", "Pageable", "Pinned", "Device", "Array", "Managed", "Device Static", "Managed Static" };
+    return kind >= 0 && kind < std::int64_t(std::size(names)) ? names[kind] : "Unknown";
+}
+
+// The process of a GPU row (globalPid), or 0 when the table has no such column.
+std::uint64_t processKey(const Statement& s, int col)
+{
+    return s.isInt(col) ? std::uint64_t(s.integer(col)) & ~0xFFFFFFull : 0;
+}
+
+// Appends one GPU row; false (counted) when its device or stream is out of range.
+bool addGpuRow(FileData& f, const Statement& s, int firstId, Row row)
+{
+    // Columns firstId..firstId+3: deviceId, streamId, correlationId, globalPid.
+    if (!s.isInt(firstId) || !s.isInt(firstId + 1) || s.integer(firstId) < 0 || s.integer(firstId) >= 4096
+        || s.integer(firstId + 1) < 0 || s.integer(firstId + 1) >= (std::int64_t(1) << 31)) {
+        ++f.badRows;
+        return false;
+    }
+    const int device = int(s.integer(firstId));
+    const int stream = int(s.integer(firstId + 1));
+    if (!f.gpus.empty() && !f.gpus.count(device))
+        ++f.unknownDevices;
+    row.correlation
+        = s.isInt(firstId + 2) && s.integer(firstId + 2) >= 0 ? std::uint64_t(s.integer(firstId + 2)) : kNoCorrelation;
+    f.processes[processKey(s, firstId + 3)].gpu[{ device, stream }].push_back(row);
+    return true;
+}
+
+void readKernels(const Database& db, const Schema& schema, FileData& f, RowTicker& ticker)
+{
+    const char* t = "CUPTI_ACTIVITY_KIND_KERNEL";
+    if (!schema.count(t))
+        return;
+    Statement s(db,
+        "SELECT start, \"end\", deviceId, streamId, correlationId, " + column(schema, t, "globalPid") + ", "
+            + column(schema, t, "demangledName") + ", " + column(schema, t, "shortName") + " FROM " + t);
+    std::unordered_map<std::int64_t, std::uint32_t> nameOf;
+    while (s.step()) {
+        ticker.tick();
+        Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, RowKind::Kernel };
+        if (!readTimes(s, f, row.start, row.end))
+            continue;
+        const int nameCol = s.isInt(6) && s.integer(6) != 0 ? 6 : 7;
+        const std::int64_t id = s.isInt(nameCol) ? s.integer(nameCol) : -1;
+        const auto [it, added] = nameOf.emplace(id, 0);
+        if (added)
+            it->second = localName(f, stringOf(f, id));
+        row.name = it->second;
+        addGpuRow(f, s, 2, row);
+    }
+}
+
+void readCopies(const Database& db, const Schema& schema, FileData& f, RowTicker& ticker)
+{
+    const char* t = "CUPTI_ACTIVITY_KIND_MEMCPY";
+    if (!schema.count(t))
+        return;
+    Statement s(db,
+        "SELECT start, \"end\", deviceId, streamId, correlationId, " + column(schema, t, "globalPid") + ", "
+            + column(schema, t, "bytes") + ", " + column(schema, t, "copyKind") + ", " + column(schema, t, "srcKind")
+            + ", " + column(schema, t, "dstKind") + ", " + column(schema, t, "srcDeviceId") + ", "
+            + column(schema, t, "dstDeviceId") + " FROM " + t);
+    std::map<std::int64_t, std::uint32_t> nameOf; // copyKind << 16 | srcKind << 8 | dstKind
+    while (s.step()) {
+        ticker.tick();
+        Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, RowKind::Copy };
+        if (!readTimes(s, f, row.start, row.end))
+            continue;
+        row.bytes = s.isInt(6) && s.integer(6) > 0 ? std::uint64_t(s.integer(6)) : 0;
+        const std::int64_t kind = s.isInt(7) ? s.integer(7) : 0;
+        const std::int64_t src = s.isInt(8) ? s.integer(8) : 0;
+        const std::int64_t dst = s.isInt(9) ? s.integer(9) : 0;
+        const std::int64_t key = (std::clamp<std::int64_t>(kind, -1, 255) << 16)
+            | (std::clamp<std::int64_t>(src, 0, 255) << 8) | std::clamp<std::int64_t>(dst, 0, 255);
+        const auto [it, added] = nameOf.emplace(key, 0);
+        if (added)
+            it->second = localName(f,
+                std::string("Memcpy ") + copyKindName(kind) + " (" + memoryKindName(src) + " -> " + memoryKindName(dst)
+                    + ")");
+        row.name = it->second;
+        if (kind == 10 && s.isInt(2) && s.isInt(10) && s.isInt(11)) {
+            const std::int64_t other = s.integer(10) == s.integer(2) ? s.integer(11) : s.integer(10);
+            if (other >= 0 && other < 4096)
+                row.peer = std::uint32_t(other);
+        }
+        addGpuRow(f, s, 2, row);
+    }
+}
+
+void readMemsets(const Database& db, const Schema& schema, FileData& f, RowTicker& ticker)
+{
+    const char* t = "CUPTI_ACTIVITY_KIND_MEMSET";
+    if (!schema.count(t))
+        return;
+    Statement s(db,
+        "SELECT start, \"end\", deviceId, streamId, correlationId, " + column(schema, t, "globalPid") + ", "
+            + column(schema, t, "bytes") + ", " + column(schema, t, "memKind") + " FROM " + t);
+    while (s.step()) {
+        ticker.tick();
+        Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, RowKind::Memset };
+        if (!readTimes(s, f, row.start, row.end))
+            continue;
+        row.bytes = s.isInt(6) && s.integer(6) > 0 ? std::uint64_t(s.integer(6)) : 0;
+        row.name = localName(f, std::string("Memset (") + memoryKindName(s.isInt(7) ? s.integer(7) : 3) + ")");
+        addGpuRow(f, s, 2, row);
+    }
+}
+
+// CUDA runtime or driver calls: one CPU lane per thread of the process.
+void readApiCalls(const Database& db, const Schema& schema, const char* table, FileData& f, RowTicker& ticker)
+{
+    if (!schema.count(table))
+        return;
+    Statement s(db, std::string("SELECT start, \"end\", globalTid, correlationId, nameId FROM ") + table);
+    std::unordered_map<std::int64_t, std::uint32_t> nameOf;
+    while (s.step()) {
+        ticker.tick();
+        Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, RowKind::Api };
+        if (!readTimes(s, f, row.start, row.end))
+            continue;
+        if (!s.isInt(2)) {
+            ++f.badRows;
+            continue;
+        }
+        const std::int64_t id = s.isInt(4) ? s.integer(4) : -1;
+        const auto [it, added] = nameOf.emplace(id, 0);
+        if (added)
+            it->second = localName(f, withoutApiVersion(stringOf(f, id)));
+        row.name = it->second;
+        row.correlation = s.isInt(3) && s.integer(3) >= 0 ? std::uint64_t(s.integer(3)) : kNoCorrelation;
+        const auto tid = std::uint64_t(s.integer(2));
+        f.processes[tid & ~0xFFFFFFull].cpu[tid].push_back(row);
+    }
+}
+
+// NVTX push/pop (59) and start/end (60) ranges: CPU regions of the thread that opened them.
+void readNvtx(const Database& db, const Schema& schema, FileData& f, RowTicker& ticker)
+{
+    const char* t = "NVTX_EVENTS";
+    if (!schema.count(t))
+        return;
+    Statement s(db,
+        "SELECT start, \"end\", globalTid, " + column(schema, t, "text") + ", " + column(schema, t, "textId") + " FROM "
+            + t + " WHERE eventType IN (59, 60)");
+    while (s.step()) {
+        ticker.tick();
+        if (s.isNull(1) || (s.isInt(1) && s.integer(1) < 0)) {
+            ++f.openRanges;
+            continue;
+        }
+        Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, RowKind::Nvtx };
+        if (!readTimes(s, f, row.start, row.end))
+            continue;
+        if (!s.isInt(2)) {
+            ++f.badRows;
+            continue;
+        }
+        const std::string text = !s.isNull(3) ? s.text(3)
+            : s.isInt(4)                      ? stringOf(f, s.integer(4))
+                                              : std::string("(NVTX range)");
+        row.name = localName(f, text);
+        const auto tid = std::uint64_t(s.integer(2));
+        f.processes[tid & ~0xFFFFFFull].cpu[tid].push_back(row);
+    }
+}
+
+// Synchronization records: the wait inside the call that made it (found by correlation id), on that call's thread.
+void readSyncs(const Database& db, const Schema& schema, FileData& f, RowTicker& ticker)
+{
+    const char* t = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+    if (!schema.count(t))
+        return;
+    // correlation id -> thread, per process, from the calls read before.
+    std::map<std::uint64_t, std::unordered_map<std::uint64_t, std::uint64_t>> threadOf;
+    for (auto& [pid, p] : f.processes)
+        for (auto& [tid, rows] : p.cpu)
+            for (const Row& r : rows)
+                if (r.kind == RowKind::Api && r.correlation != kNoCorrelation)
+                    threadOf[pid].emplace(r.correlation, tid);
+    Statement s(db, "SELECT start, \"end\", correlationId, syncType, " + column(schema, t, "globalPid") + " FROM " + t);
+    while (s.step()) {
+        ticker.tick();
+        Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, RowKind::Sync };
+        if (!readTimes(s, f, row.start, row.end) || !s.isInt(2))
+            continue;
+        const std::int64_t type = s.isInt(3) ? s.integer(3) : 0;
+        if (type == 2) // stream wait event: the GPU waits, not the CPU
+            continue;
+        const char* name = type == 1 ? "Event synchronize"
+            : type == 3              ? "Stream synchronize"
+            : type == 4              ? "Context synchronize"
+                                     : "Synchronize";
+        const std::uint64_t pid = s.isInt(4) ? std::uint64_t(s.integer(4)) & ~0xFFFFFFull : 0;
+        const auto proc = threadOf.find(pid);
+        if (proc == threadOf.end() || !proc->second.count(std::uint64_t(s.integer(2)))) {
+            ++f.orphanSyncs;
+            continue;
+        }
+        row.name = localName(f, name);
+        f.processes[pid].cpu[proc->second.at(std::uint64_t(s.integer(2)))].push_back(row);
+    }
+}
+
+// Without globalPid in the GPU tables, GPU rows land in process 0: the whole file is then one process.
+void mergeProcessesWithoutPid(FileData& f)
+{
+    const auto zero = f.processes.find(0);
+    if (zero == f.processes.end() || f.processes.size() == 1)
+        return;
+    Process all = std::move(zero->second);
+    f.processes.erase(zero);
+    for (auto& [pid, p] : f.processes) {
+        for (auto& [tid, rows] : p.cpu)
+            all.cpu[tid] = std::move(rows);
+        for (auto& [key, rows] : p.gpu)
+            all.gpu[key] = std::move(rows);
+    }
+    f.processes.clear();
+    f.processes.emplace(0, std::move(all));
+}
+
+FileData readExport(
+    const std::string& path, const LoadOptions& options, const std::function<void(std::uint64_t)>& progress)
+{
+    Opened o = openExport(path);
+    const Database& db = *o.db;
+    FileData f;
+    f.path = path;
+    f.schemaVersion = o.version;
+    RowTicker ticker { options, progress };
+    readStrings(db, f, ticker);
+    readGpusAndThreads(db, o.schema, f);
+    readKernels(db, o.schema, f, ticker);
+    readCopies(db, o.schema, f, ticker);
+    readMemsets(db, o.schema, f, ticker);
+    readApiCalls(db, o.schema, "CUPTI_ACTIVITY_KIND_RUNTIME", f, ticker);
+    readApiCalls(db, o.schema, "CUPTI_ACTIVITY_KIND_DRIVER", f, ticker);
+    readNvtx(db, o.schema, f, ticker);
+    readSyncs(db, o.schema, f, ticker);
+    ticker.flush();
+    const bool pidInGpuTables = std::all_of(std::begin(kGpuTables), std::end(kGpuTables),
+        [&](const char* t) { return !o.schema.count(t) || o.schema.at(t).count("globalPid"); });
+    if (!pidInGpuTables)
+        mergeProcessesWithoutPid(f);
+    // Processes without GPU work (launchers, data-loader workers) are no ranks.
+    for (auto it = f.processes.begin(); it != f.processes.end();)
+        it = it->second.gpu.empty() ? f.processes.erase(it) : std::next(it);
+    if (f.processes.empty())
+        throw LoadError(path,
+            "no CUDA kernels, copies or memsets in this Nsight Systems export: was it recorded "
+            "with --trace=cuda?");
+    std::unordered_map<std::int64_t, std::string>().swap(f.strings);
+    return f;
+}
+
+// ---- Building the ranks --------------------------------------------------------------------------------------
+
+struct RankBuild
+{
+    Trace& trace;
+    FileData& file;
+    std::vector<StringId> globalName; // local name -> trace StringId (kInvalidString until used)
+    std::uint64_t brokenNesting = 0;
+    std::uint64_t unlaunched = 0;
+
+    StringId nameOf(std::uint32_t local, RegionKind kind)
+    {
+        StringId& id = globalName[local];
+        if (id == kInvalidString)
+            id = trace.strings.intern(file.names[local]);
+        if (trace.regionKinds.size() <= id)
+            trace.regionKinds.resize(std::size_t(id) + 1, RegionKind::Unknown);
+        if (trace.regionKinds[id] == RegionKind::Unknown || kind == RegionKind::Kernel || kind == RegionKind::Memcpy)
+            trace.regionKinds[id] = kind;
+        return id;
+    }
+};
+
+// One thread's calls, NVTX ranges and waits, nested by time (an interval that outlasts its parent is clipped).
+Lane buildCpuLane(RankBuild& b, std::uint64_t tid, std::vector<Row>& rows, std::uint32_t laneIndex,
+    std::unordered_map<std::uint64_t, LaunchRef>& launchOf)
+{
+    Lane lane;
+    lane.kind = LaneKind::CpuThread;
+    const auto named = b.file.threadNames.find(tid);
+    lane.name = named != b.file.threadNames.end() && !named->second.empty()
+        ? named->second
+        : "thread " + std::to_string(tid & 0xFFFFFF);
+    // Parents first: by start, the longer first; at equal extent NVTX ranges enclose calls, calls enclose waits.
+    std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& c) {
+        if (a.start != c.start)
+            return a.start < c.start;
+        if (a.end != c.end)
+            return a.end > c.end;
+        return (a.kind == RowKind::Nvtx) > (c.kind == RowKind::Nvtx);
+    });
+    lane.intervals.reserve(rows.size());
+    std::vector<TimeNs> open;
+    for (Row& r : rows) {
+        while (!open.empty() && open.back() <= r.start)
+            open.pop_back();
+        if (!open.empty() && r.end > open.back()) {
+            r.end = open.back();
+            ++b.brokenNesting;
+        }
+        const auto depth = std::uint8_t(std::min<std::size_t>(open.size(), 255));
+        const RegionKind kind = r.kind == RowKind::Api ? RegionKind::HostApi : RegionKind::HostRegion;
+        const auto index = std::uint32_t(lane.intervals.size());
+        lane.intervals.append(r.start, r.end, b.nameOf(r.name, kind), depth);
+        open.push_back(r.end);
+        if (r.kind == RowKind::Api && r.correlation != kNoCorrelation)
+            launchOf.emplace(r.correlation, LaunchRef { laneIndex, index });
+    }
+    lane.eventCount = rows.size();
+    return lane;
+}
+
+// One stream's kernels, copies and memsets in start order, with their launches in the same order.
+Lane buildGpuLane(RankBuild& b, int device, int stream, std::vector<Row>& rows,
+    const std::unordered_map<std::uint64_t, LaunchRef>& launchOf)
+{
+    Lane lane;
+    lane.kind = LaneKind::GpuStream;
+    lane.device = device;
+    lane.stream = stream;
+    lane.name = "CUDA[" + std::to_string(device) + ":" + std::to_string(stream) + "]";
+    std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& c) { return a.start < c.start; });
+    lane.intervals.reserve(rows.size());
+    for (const Row& r : rows) {
+        const auto index = std::uint32_t(lane.intervals.size());
+        const RegionKind kind = r.kind == RowKind::Kernel ? RegionKind::Kernel : RegionKind::Memcpy;
+        lane.intervals.append(r.start, r.end, b.nameOf(r.name, kind));
+        // Per interval, the call with its correlation id (one call may launch many: a CUDA graph launch).
+        const auto l = r.correlation == kNoCorrelation ? launchOf.end() : launchOf.find(r.correlation);
+        lane.launchByInterval.push_back(l != launchOf.end() ? l->second : LaunchRef { kUnknownLaunch, 0 });
+        if (r.kind == RowKind::Kernel && l == launchOf.end())
+            ++b.unlaunched;
+        if (r.bytes > 0 && r.kind != RowKind::Kernel)
+            lane.copyBytes.emplace_back(index, r.bytes);
+        if (r.peer != kNoPeer)
+            lane.copyPeers.emplace_back(index, int(r.peer));
+    }
+    lane.eventCount = rows.size();
+    return lane;
+}
+
+Rank buildRank(RankBuild& b, Process& p, int number)
+{
+    Rank rank;
+    rank.rank = number;
+    rank.label = "Rank " + std::to_string(number);
+    rank.host = b.file.host;
+    rank.archivePath = b.file.path;
+    rank.timerResolution = 1'000'000'000;
+    std::unordered_map<std::uint64_t, LaunchRef> launchOf;
+    for (auto& [tid, rows] : p.cpu) {
+        rank.lanes.push_back(buildCpuLane(b, tid, rows, std::uint32_t(rank.lanes.size()), launchOf));
+        std::vector<Row>().swap(rows);
+    }
+    for (auto& [key, rows] : p.gpu) {
+        rank.lanes.push_back(buildGpuLane(b, key.first, key.second, rows, launchOf));
+        if (std::find(rank.devices.begin(), rank.devices.end(), key.first) == rank.devices.end())
+            rank.devices.push_back(key.first);
+        std::vector<Row>().swap(rows);
+    }
+    return rank;
+}
+
+void addFileWarnings(Trace& trace, const FileData& f, const RankBuild& b)
+{
+    const std::string file = fs::path(f.path).filename().string();
+    auto warn = [&](std::uint64_t n, const std::string& what) {
+        if (n > 0)
+            trace.warnings.push_back(file + ": " + std::to_string(n) + " " + what);
+    };
+    warn(b.brokenNesting, "CPU intervals outlast their enclosing call or NVTX range; each was clipped to its end");
+    warn(b.unlaunched, "kernels have no launch call with their correlation id");
+    warn(f.badRows,
+        "rows without integer start and end (or ending before they start, or with a device or stream out "
+        "of range) were skipped");
+    warn(f.openRanges, "NVTX ranges never ended and were skipped");
+    warn(f.orphanSyncs, "synchronization records have no CUDA call with their correlation id and were skipped");
+    warn(f.unknownNames, "name ids are not in StringIds");
+    warn(f.unknownDevices, "GPU rows run on a device TARGET_INFO_GPU does not list");
+}
+
+// "rank3" anywhere in the file name -> 3, else -1.
+int rankFromFileName(const std::string& path)
+{
+    const std::string lower = lowerFileName(path);
+    const auto at = lower.find("rank");
+    if (at == std::string::npos)
+        return -1;
+    std::size_t i = at + 4;
+    while (i < lower.size() && (lower[i] == '_' || lower[i] == '-'))
+        ++i;
+    if (i >= lower.size() || !std::isdigit(static_cast<unsigned char>(lower[i])))
+        return -1;
+    long v = 0;
+    for (; i < lower.size() && std::isdigit(static_cast<unsigned char>(lower[i])) && v < 1'000'000; ++i)
+        v = v * 10 + (lower[i] - '0');
+    return int(v);
+}
+
+// Rank numbers of the files' processes, in file order then process order, and a warning saying where they come from.
+std::vector<int> rankNumbers(const std::vector<FileData>& files, std::string& note)
+{
+    std::vector<int> numbers;
+    bool onePerFile = true;
+    for (const auto& f : files)
+        onePerFile = onePerFile && f.processes.size() == 1;
+    std::set<int> seen;
+    bool named = onePerFile;
+    for (const auto& f : files) {
+        const int n = rankFromFileName(f.path);
+        named = named && n >= 0 && seen.insert(n).second;
+        numbers.push_back(n);
+    }
+    if (named)
+        return numbers;
+    numbers.clear();
+    for (const auto& f : files)
+        for (std::size_t p = 0; p < f.processes.size(); ++p)
+            numbers.push_back(int(numbers.size()));
+    if (files.size() > 1)
+        note = "rank numbers follow the natural order of the files (not every file name holds a distinct "
+               "\"rank<N>\")";
+    if (numbers.size() > files.size())
+        note += std::string(note.empty() ? "" : "; ")
+            + "the processes of a report are ranks in the order of their process ids";
+    return numbers;
+}
+
+std::uint64_t fileSize(const std::string& path)
+{
+    std::error_code ec;
+    const auto size = fs::file_size(path, ec);
+    return ec ? 0 : std::uint64_t(size);
+}
+
+bool isNsysEntry(const fs::directory_entry& e)
+{
+    return isNsysSqliteFileName(e.path().string()) || isNsysReportFileName(e.path().string());
+}
+
+std::string findOnPath(const std::string& program)
+{
+    const char* path = std::getenv("PATH");
+    std::string dirs = path ? path : "";
+    std::size_t start = 0;
+    while (start <= dirs.size()) {
+        const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+        const std::string dir = dirs.substr(start, end - start);
+        const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + program;
+        if (::access(candidate.c_str(), X_OK) == 0)
+            return candidate;
+        start = end + 1;
+    }
+    return {};
+}
+
+fs::path cacheFolder()
+{
+    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+        return fs::path(xdg) / "exposure" / "nsys";
+    if (const char* home = std::getenv("HOME"); home && *home)
+        return fs::path(home) / ".cache" / "exposure" / "nsys";
+    return fs::temp_directory_path() / "exposure-nsys";
+}
+
+// Runs nsys (args[0]) and waits for it; while it runs, progress ticks (the export's size so far, a count of polls)
+// so that a watched load sees it alive, and a cancel ends it. Its exit status, or -1.
+int runExport(std::vector<std::string>& args, const std::string& report, const LoadOptions& options)
+{
+    std::vector<char*> argv;
+    for (auto& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    if (posix_spawn(&pid, args[0].c_str(), nullptr, nullptr, argv.data(), environ) != 0)
+        return -1;
+    LoadProgress progress;
+    progress.currentFile = report;
+    for (;;) {
+        int status = 0;
+        const pid_t done = waitpid(pid, &status, WNOHANG);
+        if (done == pid)
+            return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        if (done < 0)
+            return -1;
+        if (options.cancel && options.cancel->load(std::memory_order_relaxed)) {
+            kill(pid, SIGTERM);
+            waitpid(pid, &status, 0);
+            throw LoadCancelled();
+        }
+        if (options.progress) {
+            ++progress.eventsRead;
+            progress.bytesRead = fileSize(args[7]);
+            options.progress(progress);
+        }
+        usleep(100'000);
+    }
+}
+
+} // namespace
+
+bool isNsysSqliteFileName(const std::string& path)
+{
+    const std::string lower = lowerFileName(path);
+    return endsWith(lower, ".sqlite") || endsWith(lower, ".sqlite3");
+}
+
+bool isNsysReportFileName(const std::string& path)
+{
+    const std::string lower = lowerFileName(path);
+    return endsWith(lower, ".nsys-rep") || endsWith(lower, ".qdrep");
+}
+
+bool hasSqliteHeader(const std::string& path)
+{
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec))
+        return false;
+    char header[16] = {};
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f)
+        return false;
+    const std::size_t n = std::fread(header, 1, sizeof header, f);
+    std::fclose(f);
+    return n == sizeof header && std::memcmp(header, "SQLite format 3\0", 16) == 0;
+}
+
+std::vector<std::string> findNsysFiles(const std::string& path)
+{
+    std::error_code ec;
+    if (!fs::is_directory(path, ec)) {
+        if ((isNsysSqliteFileName(path) || isNsysReportFileName(path) || hasSqliteHeader(path)) && fs::exists(path, ec))
+            return { path };
+        return {};
+    }
+    std::vector<std::string> found;
+    for (auto& f : findFiles(path, isNsysEntry, false)) {
+        // A report whose export lies beside it is read through the export.
+        fs::path exported = f;
+        exported.replace_extension(".sqlite");
+        std::error_code ec2;
+        if (!(isNsysReportFileName(f) && fs::exists(exported, ec2)))
+            found.push_back(std::move(f));
+    }
+    return found;
+}
+
+std::string exportNsysReport(const std::string& report, const LoadOptions& options)
+{
+    std::error_code ec;
+    if (!fs::is_regular_file(report, ec))
+        throw LoadError(report, "not a regular file");
+    const std::string nsys = findOnPath("nsys");
+    if (nsys.empty())
+        throw LoadError(report,
+            "an Nsight Systems report: Exposure reads its SQLite export; nsys is not on the PATH, "
+            "so run `nsys export --type sqlite "
+                + report + "` and open the .sqlite file");
+    const auto time = fs::last_write_time(report, ec).time_since_epoch().count();
+    const std::string key
+        = fs::absolute(report, ec).string() + "|" + std::to_string(fileSize(report)) + "|" + std::to_string(time);
+    const fs::path folder = cacheFolder();
+    fs::create_directories(folder, ec);
+    char hash[17];
+    std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string> {}(key));
+    const fs::path out = folder / (fs::path(report).stem().string() + "-" + hash + ".sqlite");
+    if (hasSqliteHeader(out.string()))
+        return out.string();
+    const fs::path partial = out.string() + ".part.sqlite";
+    fs::remove(partial, ec);
+    std::vector<std::string> args
+        = { nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", partial.string(), report };
+    const int status = runExport(args, report, options);
+    if (status != 0 || !hasSqliteHeader(partial.string())) {
+        fs::remove(partial, ec);
+        throw LoadError(report,
+            "`" + nsys
+                + " export --type sqlite` failed on this report; run `nsys export --type "
+                  "sqlite "
+                + report + "` to see why, and open the .sqlite file");
+    }
+    fs::rename(partial, out, ec);
+    if (ec)
+        throw LoadError(report, "cannot keep its export in " + folder.string() + ": " + ec.message());
+    return out.string();
+}
+
+std::uint64_t countNsysRows(const std::vector<std::string>& files, const LoadOptions& options)
+{
+    std::uint64_t rows = 0;
+    LoadProgress progress;
+    for (const auto& path : files) {
+        if (options.cancel && options.cancel->load(std::memory_order_relaxed))
+            throw LoadCancelled();
+        Opened o = openExport(path);
+        rows += countRows(*o.db, o.schema).rows;
+        if (options.progress) {
+            progress.currentFile = path;
+            progress.eventsRead = rows;
+            options.progress(progress);
+        }
+    }
+    return rows;
+}
+
+void importNsys(Trace& trace, const std::vector<std::string>& files, const LoadOptions& options)
+{
+    std::vector<FileData> data(files.size());
+    // Progress counts rows (the rows of every file are counted first, which also refuses tables too large to hold:
+    // a count is quick next to the reading).
+    LoadProgress progress;
+    std::mutex progressMutex;
+    for (const auto& f : files) {
+        Opened o = openExport(f);
+        progress.eventsTotal += countRows(*o.db, o.schema).rows;
+    }
+    readFilesInParallel(files.size(), fileReadThreads(options, files.size()), [&](std::size_t i) {
+        std::uint64_t rowsSeen = 0;
+        data[i] = readExport(files[i], options, [&](std::uint64_t rows) {
+            rowsSeen += rows;
+            if (!options.progress)
+                return;
+            std::lock_guard lock(progressMutex);
+            progress.eventsRead += rows;
+            progress.currentFile = files[i];
+            options.progress(progress);
+        });
+        data[i].rows = rowsSeen;
+    });
+    std::string note;
+    const std::vector<int> numbers = rankNumbers(data, note);
+    if (!note.empty())
+        trace.warnings.push_back(note);
+    std::vector<Rank> ranks;
+    std::size_t next = 0;
+    for (FileData& f : data) {
+        RankBuild b { trace, f, std::vector<StringId>(f.names.size(), kInvalidString) };
+        for (auto& [pid, p] : f.processes)
+            ranks.push_back(buildRank(b, p, numbers[next++]));
+        addFileWarnings(trace, f, b);
+        trace.eventCount += f.rows;
+    }
+    std::stable_sort(ranks.begin(), ranks.end(), [](const Rank& a, const Rank& c) { return a.rank < c.rank; });
+    for (auto& r : ranks)
+        trace.ranks.push_back(std::move(r));
+    trace.regionKinds.resize(trace.strings.size(), RegionKind::Unknown);
+    trace.finalize(true);
+}
+
+} // namespace exposure
