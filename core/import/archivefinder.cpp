@@ -212,4 +212,22 @@ std::vector<ArchiveRef> findArchives(const std::string& pathString)
     return out;
 }
 
+int rankFromFileName(const std::string& path)
+{
+    std::string lower = fs::path(path).filename().string();
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    const auto at = lower.find("rank");
+    if (at == std::string::npos)
+        return -1;
+    std::size_t i = at + 4;
+    while (i < lower.size() && (lower[i] == '_' || lower[i] == '-'))
+        ++i;
+    if (i >= lower.size() || !std::isdigit(static_cast<unsigned char>(lower[i])))
+        return -1;
+    long v = 0;
+    for (; i < lower.size() && std::isdigit(static_cast<unsigned char>(lower[i])) && v < 1'000'000; ++i)
+        v = v * 10 + (lower[i] - '0');
+    return int(v);
+}
+
 } // namespace exposure

@@ -45,6 +45,10 @@ bool isKinetoFileName(const std::string& path);
 // kMaxSearchDepth levels), in natural order. Empty when there are none.
 std::vector<std::string> findKinetoFiles(const std::string& path);
 
+// The rank number a per-rank file's name gives: the digits after "rank" (case-insensitive, "_" or "-" may stand
+// between), e.g. "rank3.pt.trace.json.gz" or "report_rank-3.sqlite" -> 3; -1 if the name has none.
+int rankFromFileName(const std::string& path);
+
 // "rank10" sorts after "rank9".
 bool naturalLess(const std::string& a, const std::string& b);
 

@@ -634,26 +634,6 @@ void mergeFileNames(Trace& trace, Trace& local, FileData& data)
     local = Trace();
 }
 
-// "rank3" anywhere in the file name -> 3, else -1.
-int rankFromFileName(const std::string& path)
-{
-    const std::string name = fs::path(path).filename().string();
-    std::string lower(name);
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-    const auto at = lower.find("rank");
-    if (at == std::string::npos)
-        return -1;
-    std::size_t i = at + 4;
-    while (i < lower.size() && (lower[i] == '_' || lower[i] == '-'))
-        ++i;
-    if (i >= lower.size() || !std::isdigit(static_cast<unsigned char>(lower[i])))
-        return -1;
-    long v = 0;
-    for (; i < lower.size() && std::isdigit(static_cast<unsigned char>(lower[i])) && v < 1'000'000; ++i)
-        v = v * 10 + (lower[i] - '0');
-    return int(v);
-}
-
 // The collective's process group completed from distributedInfo.pg_config where the event's arguments lack the
 // description or the ranks (the file's collective arguments are its own: their index is per file).
 std::uint32_t completeGroup(Trace& trace, const FileData& data, std::uint32_t collective)

@@ -798,24 +798,6 @@ void addFileWarnings(Trace& trace, const FileData& f, const RankBuild& b)
     warn(f.unknownDevices, "GPU rows run on a device TARGET_INFO_GPU does not list");
 }
 
-// "rank3" anywhere in the file name -> 3, else -1.
-int rankFromFileName(const std::string& path)
-{
-    const std::string lower = lowerFileName(path);
-    const auto at = lower.find("rank");
-    if (at == std::string::npos)
-        return -1;
-    std::size_t i = at + 4;
-    while (i < lower.size() && (lower[i] == '_' || lower[i] == '-'))
-        ++i;
-    if (i >= lower.size() || !std::isdigit(static_cast<unsigned char>(lower[i])))
-        return -1;
-    long v = 0;
-    for (; i < lower.size() && std::isdigit(static_cast<unsigned char>(lower[i])) && v < 1'000'000; ++i)
-        v = v * 10 + (lower[i] - '0');
-    return int(v);
-}
-
 // Rank numbers of the files' processes, in file order then process order, and a warning saying where they come from.
 std::vector<int> rankNumbers(const std::vector<FileData>& files, std::string& note)
 {
