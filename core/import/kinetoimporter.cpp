@@ -652,6 +652,120 @@ std::uint32_t completeGroup(Trace& trace, const FileData& data, std::uint32_t co
     return collective;
 }
 
+// What the CPU lanes of a rank tell its GPU lanes: the launch call of each correlation id, and the
+// record_param_comms op around a launch (collective, seq).
+struct CpuLinks
+{
+    std::unordered_map<std::uint64_t, LaunchRef> launchOf;
+    std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint64_t>> commsOf;
+    std::uint64_t brokenNesting = 0;
+};
+
+// One CPU thread's lane: nested by time (parents before their children), intervals that outlast their parent
+// clipped to it and counted; its launches and collective ops recorded in `links`.
+Lane cpuLane(const FileData& data, PendingLane& p, std::uint32_t laneIndex, CpuLinks& links)
+{
+    Lane lane;
+    lane.kind = LaneKind::CpuThread;
+    const auto name = data.threadNames.find(p.pid + "/" + p.tid);
+    lane.name = name != data.threadNames.end() ? name->second : "thread " + p.tid;
+    auto& v = p.intervals;
+    // Parents before their children: by start, the longer first.
+    std::stable_sort(v.begin(), v.end(), [](const PendingInterval& a, const PendingInterval& b) {
+        return a.start != b.start ? a.start < b.start : a.end > b.end;
+    });
+    lane.intervals.reserve(v.size());
+    std::vector<TimeNs> open; // ends of the enclosing intervals
+    std::vector<std::size_t> comms; // the enclosing record_param_comms ops (indexes into v)
+    for (PendingInterval& iv : v) {
+        while (!open.empty() && open.back() <= iv.start)
+            open.pop_back();
+        while (!comms.empty() && v[comms.back()].end <= iv.start)
+            comms.pop_back();
+        if (!open.empty() && iv.end > open.back()) {
+            iv.end = open.back(); // breaks nesting: clipped to its parent, counted
+            ++links.brokenNesting;
+        }
+        const auto depth = std::uint8_t(std::min<std::size_t>(open.size(), 255));
+        const std::uint32_t index = std::uint32_t(lane.intervals.size());
+        lane.intervals.append(iv.start, iv.end, iv.name, depth);
+        open.push_back(iv.end);
+        if (iv.correlation != kNoCorrelation)
+            links.launchOf.emplace(iv.correlation, LaunchRef { laneIndex, index });
+        if (iv.correlation != kNoCorrelation && !comms.empty())
+            links.commsOf.emplace(iv.correlation, std::make_pair(v[comms.back()].collective, v[comms.back()].seq));
+        if (iv.collective != kNoCollective)
+            comms.push_back(std::size_t(&iv - v.data()));
+    }
+    lane.eventCount = v.size();
+    std::vector<PendingInterval>().swap(v);
+    return lane;
+}
+
+// One GPU stream's lane: every kernel, copy and memset with the call its correlation id names (a graph launch
+// names many), copy sizes, and the collective identity from the kernel's arguments or the op around its launch.
+Lane gpuLane(Trace& trace, const FileData& data, PendingLane& p, const CpuLinks& links, std::uint64_t& unlaunched)
+{
+    Lane lane;
+    lane.kind = LaneKind::GpuStream;
+    lane.device = p.device;
+    lane.stream = p.stream;
+    lane.name = (data.hip ? "HIP[" : "CUDA[") + std::to_string(p.device) + ":" + std::to_string(p.stream) + "]";
+    auto& v = p.intervals;
+    std::stable_sort(
+        v.begin(), v.end(), [](const PendingInterval& a, const PendingInterval& b) { return a.start < b.start; });
+    lane.intervals.reserve(v.size());
+    lane.launchByInterval.reserve(v.size());
+    for (const PendingInterval& iv : v) {
+        const std::uint32_t index = std::uint32_t(lane.intervals.size());
+        lane.intervals.append(iv.start, iv.end, iv.name);
+        const auto l = iv.correlation == kNoCorrelation ? links.launchOf.end() : links.launchOf.find(iv.correlation);
+        lane.launchByInterval.push_back(l != links.launchOf.end() ? l->second : LaunchRef { kUnknownLaunch, 0 });
+        if (iv.cat == EventCat::Kernel && l == links.launchOf.end())
+            ++unlaunched;
+        if (iv.cat != EventCat::Kernel && iv.bytes > 0)
+            lane.copyBytes.emplace_back(index, iv.bytes);
+        std::uint32_t collective = iv.collective;
+        std::uint64_t seq = iv.seq;
+        if (iv.cat == EventCat::Kernel && iv.correlation != kNoCorrelation) {
+            const auto c = links.commsOf.find(iv.correlation);
+            if (c != links.commsOf.end()) {
+                collective = collective == kNoCollective ? c->second.first : collective;
+                seq = seq == kNoSeq ? c->second.second : seq;
+            }
+        }
+        if (collective != kNoCollective)
+            lane.collectiveArgs.emplace_back(index, completeGroup(trace, data, collective));
+        if (collective != kNoCollective && seq != kNoSeq)
+            lane.collectiveSeq.emplace_back(index, seq);
+    }
+    lane.eventCount = v.size();
+    std::vector<PendingInterval>().swap(v);
+    return lane;
+}
+
+// The file's counted problems as trace warnings.
+void addFileWarnings(Trace& trace, const FileData& data, const std::string& path, std::uint64_t brokenNesting,
+    std::uint64_t unlaunched)
+{
+    const std::string file = fs::path(path).filename().string();
+    if (brokenNesting > 0)
+        trace.warnings.push_back(file + ": " + std::to_string(brokenNesting)
+            + " CPU events outlast their parent event; each was clipped to its parent's end");
+    if (unlaunched > 0)
+        trace.warnings.push_back(
+            file + ": " + std::to_string(unlaunched) + " kernels have no launch call with their correlation id");
+    if (data.badTimes > 0)
+        trace.warnings.push_back(
+            file + ": " + std::to_string(data.badTimes) + " events without a readable \"ts\" or \"dur\" were skipped");
+    if (data.negativeDurations > 0)
+        trace.warnings.push_back(file + ": " + std::to_string(data.negativeDurations)
+            + " events end before they start (negative \"dur\") and were skipped");
+    if (data.badCorrelations > 0)
+        trace.warnings.push_back(file + ": " + std::to_string(data.badCorrelations)
+            + " correlation ids are not 64-bit integers and were ignored");
+}
+
 // Builds the rank of one file: CPU threads first (by process and thread), then GPU streams by (device, stream).
 void addRank(Trace& trace, FileData& data, const std::string& path, int rankNumber)
 {
@@ -672,111 +786,20 @@ void addRank(Trace& trace, FileData& data, const std::string& path, int rankNumb
             return a.device != b.device ? a.device < b.device : a.stream < b.stream;
         return a.pid != b.pid ? naturalLess(a.pid, b.pid) : naturalLess(a.tid, b.tid);
     });
-    std::unordered_map<std::uint64_t, LaunchRef> launchOf; // correlation -> CPU launch interval
-    // correlation -> the record_param_comms op around the launch: (collective, seq)
-    std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint64_t>> commsOf;
-    std::uint64_t brokenNesting = 0;
-    for (std::size_t k = 0; k < order.size(); ++k) {
-        PendingLane& p = data.lanes[order[k]];
-        if (p.gpu)
-            continue;
-        Lane lane;
-        lane.kind = LaneKind::CpuThread;
-        const auto name = data.threadNames.find(p.pid + "/" + p.tid);
-        lane.name = name != data.threadNames.end() ? name->second : "thread " + p.tid;
-        auto& v = p.intervals;
-        // Parents before their children: by start, the longer first.
-        std::stable_sort(v.begin(), v.end(), [](const PendingInterval& a, const PendingInterval& b) {
-            return a.start != b.start ? a.start < b.start : a.end > b.end;
-        });
-        lane.intervals.reserve(v.size());
-        std::vector<TimeNs> open; // ends of the enclosing intervals
-        std::vector<std::size_t> comms; // the enclosing record_param_comms ops (indexes into v)
-        for (PendingInterval& iv : v) {
-            while (!open.empty() && open.back() <= iv.start)
-                open.pop_back();
-            while (!comms.empty() && v[comms.back()].end <= iv.start)
-                comms.pop_back();
-            if (!open.empty() && iv.end > open.back()) {
-                iv.end = open.back(); // breaks nesting: clipped to its parent, counted
-                ++brokenNesting;
-            }
-            const auto depth = std::uint8_t(std::min<std::size_t>(open.size(), 255));
-            const std::uint32_t index = std::uint32_t(lane.intervals.size());
-            lane.intervals.append(iv.start, iv.end, iv.name, depth);
-            open.push_back(iv.end);
-            if (iv.correlation != kNoCorrelation)
-                launchOf.emplace(iv.correlation, LaunchRef { std::uint32_t(rank.lanes.size()), index });
-            if (iv.correlation != kNoCorrelation && !comms.empty())
-                commsOf.emplace(iv.correlation, std::make_pair(v[comms.back()].collective, v[comms.back()].seq));
-            if (iv.collective != kNoCollective)
-                comms.push_back(std::size_t(&iv - v.data()));
-        }
-        lane.eventCount = v.size();
-        rank.lanes.push_back(std::move(lane));
-        std::vector<PendingInterval>().swap(v);
-    }
+    CpuLinks links;
+    for (const std::size_t k : order)
+        if (!data.lanes[k].gpu)
+            rank.lanes.push_back(cpuLane(data, data.lanes[k], std::uint32_t(rank.lanes.size()), links));
     std::uint64_t unlaunched = 0;
-    for (std::size_t k = 0; k < order.size(); ++k) {
-        PendingLane& p = data.lanes[order[k]];
+    for (const std::size_t k : order) {
+        PendingLane& p = data.lanes[k];
         if (!p.gpu)
             continue;
-        Lane lane;
-        lane.kind = LaneKind::GpuStream;
-        lane.device = p.device;
-        lane.stream = p.stream;
-        lane.name = (data.hip ? "HIP[" : "CUDA[") + std::to_string(p.device) + ":" + std::to_string(p.stream) + "]";
-        auto& v = p.intervals;
-        std::stable_sort(
-            v.begin(), v.end(), [](const PendingInterval& a, const PendingInterval& b) { return a.start < b.start; });
-        lane.intervals.reserve(v.size());
-        lane.launchByInterval.reserve(v.size());
-        for (const PendingInterval& iv : v) {
-            const std::uint32_t index = std::uint32_t(lane.intervals.size());
-            lane.intervals.append(iv.start, iv.end, iv.name);
-            // Every kernel, copy and memset names its call by correlation id (a graph launch names many).
-            const auto l = iv.correlation == kNoCorrelation ? launchOf.end() : launchOf.find(iv.correlation);
-            lane.launchByInterval.push_back(l != launchOf.end() ? l->second : LaunchRef { kUnknownLaunch, 0 });
-            if (iv.cat == EventCat::Kernel && l == launchOf.end())
-                ++unlaunched;
-            if (iv.cat != EventCat::Kernel && iv.bytes > 0)
-                lane.copyBytes.emplace_back(index, iv.bytes);
-            std::uint32_t collective = iv.collective;
-            std::uint64_t seq = iv.seq;
-            if (iv.cat == EventCat::Kernel && iv.correlation != kNoCorrelation) {
-                const auto c = commsOf.find(iv.correlation);
-                if (c != commsOf.end()) {
-                    collective = collective == kNoCollective ? c->second.first : collective;
-                    seq = seq == kNoSeq ? c->second.second : seq;
-                }
-            }
-            if (collective != kNoCollective)
-                lane.collectiveArgs.emplace_back(index, completeGroup(trace, data, collective));
-            if (collective != kNoCollective && seq != kNoSeq)
-                lane.collectiveSeq.emplace_back(index, seq);
-        }
-        lane.eventCount = v.size();
+        rank.lanes.push_back(gpuLane(trace, data, p, links, unlaunched));
         if (std::find(rank.devices.begin(), rank.devices.end(), p.device) == rank.devices.end())
             rank.devices.push_back(p.device);
-        rank.lanes.push_back(std::move(lane));
-        std::vector<PendingInterval>().swap(v);
     }
-    const std::string file = fs::path(path).filename().string();
-    if (brokenNesting > 0)
-        trace.warnings.push_back(file + ": " + std::to_string(brokenNesting)
-            + " CPU events outlast their parent event; each was clipped to its parent's end");
-    if (unlaunched > 0)
-        trace.warnings.push_back(
-            file + ": " + std::to_string(unlaunched) + " kernels have no launch call with their correlation id");
-    if (data.badTimes > 0)
-        trace.warnings.push_back(
-            file + ": " + std::to_string(data.badTimes) + " events without a readable \"ts\" or \"dur\" were skipped");
-    if (data.negativeDurations > 0)
-        trace.warnings.push_back(file + ": " + std::to_string(data.negativeDurations)
-            + " events end before they start (negative \"dur\") and were skipped");
-    if (data.badCorrelations > 0)
-        trace.warnings.push_back(file + ": " + std::to_string(data.badCorrelations)
-            + " correlation ids are not 64-bit integers and were ignored");
+    addFileWarnings(trace, data, path, links.brokenNesting, unlaunched);
     trace.eventCount += data.events;
     trace.ranks.push_back(std::move(rank));
 }

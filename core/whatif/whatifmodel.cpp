@@ -69,15 +69,18 @@ std::vector<StepAnchors> anchorSteps(const Graph& g, const Trace& trace, const A
         std::sort(regions.begin(), regions.end());
     }
     std::vector<StepAnchors> out;
-    for (const StepWindow& w : ra.steps) {
-        auto it = std::lower_bound(regions.begin(), regions.end(), RegionStep { w.range.start, 0, 0, 0 });
-        while (it != regions.end() && it->start == w.range.start && it->end != w.range.end)
+    // What-if measures a step as the host's step region (ProfilerStep#N): the iteration as the program runs it, whose
+    // start and end are events of the graph. (`stats` measures each step's window on the GPU; in a steady state the
+    // two means agree, and the README says where they differ.)
+    for (const StepWindow& step : ra.steps) {
+        const TimeRange w = step.hostRange;
+        auto it = std::lower_bound(regions.begin(), regions.end(), RegionStep { w.start, 0, 0, 0 });
+        while (it != regions.end() && it->start == w.start && it->end != w.end)
             ++it;
-        if (it != regions.end() && it->start == w.range.start)
+        if (it != regions.end() && it->start == w.start)
             out.push_back({ { 2 * it->first, 0 }, { 2 * it->last + 1, 0 } });
         else
-            out.push_back({ nearestEvent(g, trace, rank, w.range.start, false),
-                nearestEvent(g, trace, rank, w.range.end, true) });
+            out.push_back({ nearestEvent(g, trace, rank, w.start, false), nearestEvent(g, trace, rank, w.end, true) });
     }
     return out;
 }
@@ -133,7 +136,7 @@ std::vector<TimeRange> WhatIfModel::stepWindows(int rank, const Edits& edits) co
     std::vector<TimeRange> out;
     for (std::size_t k = 0; k < anchors.size(); ++k)
         out.push_back(
-            { at(r, anchors[k].start, ra.steps[k].range.start), at(r, anchors[k].end, ra.steps[k].range.end) });
+            { at(r, anchors[k].start, ra.steps[k].hostRange.start), at(r, anchors[k].end, ra.steps[k].hostRange.end) });
     return out;
 }
 
@@ -172,7 +175,7 @@ WhatIfResult WhatIfModel::evaluate(const Edits& edits) const
         PathSums replaySum, predictedSum;
         for (const std::size_t k : mean.used) {
             const StepAnchors& a = anchors[k];
-            const TimeRange w = ra.steps[k].range;
+            const TimeRange w = ra.steps[k].hostRange;
             StepTimes st;
             st.index = ra.steps[k].index;
             st.measured = w.duration();

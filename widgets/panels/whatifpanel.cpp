@@ -214,8 +214,8 @@ void WhatIfPanel::recompute()
                 if (a.empty() || a.size() != b.size())
                     continue;
                 for (std::size_t i = 0; i < a.size(); ++i) {
-                    r.recordedSteps.push_back(a[i].range);
-                    r.predictedSteps.push_back(b[i].range);
+                    r.recordedSteps.push_back(a[i].hostRange); // the iteration as the host runs it (as the model)
+                    r.predictedSteps.push_back(b[i].hostRange);
                 }
                 break;
             }

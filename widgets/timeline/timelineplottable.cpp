@@ -387,6 +387,46 @@ struct Run
     int x0 = 0, x1 = 0, y = 0, h = 0;
 };
 
+// A class's place in a column's stack.
+struct StackSlot
+{
+    std::size_t local;
+    QColor color;
+    QBrush pattern = Qt::NoBrush; // drawn over the colour (greyscale hatching)
+    bool split = false;           // communication: lower half split into exposed / hidden
+};
+
+// Stack order, from the bottom: overlap rows put exposed communication on the baseline so that it reads like a bar
+// chart; lane rows stack busy classes in class order (alike on every rank), idle ones last.
+std::vector<StackSlot> stackSlotsOf(const TimelineScene& s, bool overlapRow, const RowPaint& paint)
+{
+    const bool grey = s.palette.kind() == PaletteKind::Grayscale;
+    std::vector<StackSlot> stackSlots;
+    if (overlapRow) {
+        for (OverlapState st : {OverlapState::Exposed, OverlapState::Hidden, OverlapState::ComputeOnly, OverlapState::Other}) {
+            const auto it = std::find_if(paint.classes.begin(), paint.classes.end(),
+                                         [st](const RowPaint::Class& c) { return c.kind == std::uint8_t(st); });
+            if (it == paint.classes.end())
+                continue;
+            StackSlot slot{std::size_t(it - paint.classes.begin()), s.palette.overlap(st)};
+            if (grey && st == OverlapState::Hidden)
+                slot.pattern = s.palette.hiddenBrush();
+            stackSlots.push_back(slot);
+        }
+        return stackSlots;
+    }
+    for (int pass = 0; pass < 2; ++pass)
+        for (std::size_t l = 0; l < paint.classes.size(); ++l) {
+            const Category cat = Category(paint.classes[l].kind);
+            if ((cat == Category::Idle) != (pass == 1))
+                continue;
+            StackSlot slot{l, s.palette.block(cat, paint.classes[l].subgroup)};
+            slot.split = s.options.twoToneCommunication && cat == Category::Communication;
+            stackSlots.push_back(slot);
+        }
+    return stackSlots;
+}
+
 } // namespace
 
 void TimelinePlottable::drawColumns(QCPPainter* painter, int row, const RowPaint& paint) const
@@ -403,40 +443,8 @@ void TimelinePlottable::drawColumns(QCPPainter* painter, int row, const RowPaint
     const int bottom = band.top() + (band.height() - h) / 2 + h; // exclusive
     const int xo = int(std::floor(xOrigin()));
     const ColumnGrid grid = currentGrid();
-    const bool grey = s.palette.kind() == PaletteKind::Grayscale;
 
-    // Stack order, from the bottom: overlap rows put exposed communication on the baseline so that it reads
-    // like a bar chart; lane rows stack busy classes in class order (alike on every rank), idle ones last.
-    struct Slot
-    {
-        std::size_t local;
-        QColor color;
-        QBrush pattern = Qt::NoBrush; // drawn over the colour (greyscale hatching)
-        bool split = false;           // communication: lower half split into exposed / hidden
-    };
-    std::vector<Slot> stackSlots;
-    if (overlapRow) {
-        for (OverlapState st : {OverlapState::Exposed, OverlapState::Hidden, OverlapState::ComputeOnly, OverlapState::Other}) {
-            const auto it = std::find_if(paint.classes.begin(), paint.classes.end(),
-                                         [st](const RowPaint::Class& c) { return c.kind == std::uint8_t(st); });
-            if (it == paint.classes.end())
-                continue;
-            Slot slot{std::size_t(it - paint.classes.begin()), s.palette.overlap(st)};
-            if (grey && st == OverlapState::Hidden)
-                slot.pattern = s.palette.hiddenBrush();
-            stackSlots.push_back(slot);
-        }
-    } else {
-        for (int pass = 0; pass < 2; ++pass)
-            for (std::size_t l = 0; l < k; ++l) {
-                const Category cat = Category(paint.classes[l].kind);
-                if ((cat == Category::Idle) != (pass == 1))
-                    continue;
-                Slot slot{l, s.palette.block(cat, paint.classes[l].subgroup)};
-                slot.split = s.options.twoToneCommunication && cat == Category::Communication;
-                stackSlots.push_back(slot);
-            }
-    }
+    const std::vector<StackSlot> stackSlots = stackSlotsOf(s, overlapRow, paint);
     const std::size_t n = stackSlots.size();
     // Two-tone split: per column, the rank's exposed and hidden communication time.
     const std::vector<TimeNs>* ov = paint.split.empty() ? nullptr : &paint.split;
@@ -452,7 +460,7 @@ void TimelinePlottable::drawColumns(QCPPainter* painter, int row, const RowPaint
         open[piece] = 0;
         const Run& r = runs[piece];
         const QRect rect(xo + r.x0, r.y, r.x1 - r.x0, r.h);
-        const Slot& slot = stackSlots[piece / 3];
+        const StackSlot& slot = stackSlots[piece / 3];
         switch (piece % 3) {
         case 0:
             painter->fillRect(rect, slot.color);

@@ -121,10 +121,15 @@ void TestLaunchPairing::stepsHoldTheKernelsLaunchedInThem()
     const RankAnalysis& ra = m_analysis->ranks[0];
     QCOMPARE(ra.steps.size(), std::size_t(2));
     const auto steps = computeStepStats(*m_trace, *m_analysis, 0);
-    // Step 0: orphan (by its start), gemm_a, the three kernels of the first graph (g_k3 runs in step 1's window),
-    // the two of the multi-device launch (they run in step 1's window). Step 1: the second graph's two, gemm_b.
-    QCOMPARE(steps[0].kernelCount, std::uint64_t(7));
+    // Steps on the GPU's time axis: step 0's window runs to the end of the work launched in its host step (coop_k
+    // at 130 µs), step 1's from there to gemm_b's end. Step 0: gemm_a, the three kernels of the first graph (g_k3
+    // runs after the host step ended) and the two of the multi-device launch; the orphan, with no call and ahead of
+    // the stream's first launched work, counts as launched before recording (no step). Step 1: the second graph's
+    // two, gemm_b.
+    QCOMPARE(steps[0].kernelCount, std::uint64_t(6));
     QCOMPARE(steps[1].kernelCount, std::uint64_t(3));
+    QCOMPARE(m_analysis->ranks[0].steps[0].range, (TimeRange { 3 * us, 130 * us }));
+    QCOMPARE(m_analysis->ranks[0].steps[1].range, (TimeRange { 130 * us, 195 * us }));
     const int s7 = laneOf(m_trace->ranks[0], "CUDA[0:7]");
     QCOMPARE(stepOfInterval(*m_trace, *m_analysis, { 0, s7, 4 }), 0); // g_k3 at 110 µs
     QCOMPARE(stepOfInterval(*m_trace, *m_analysis, { 0, s7, 5 }), 0); // coop_k at 125 µs
@@ -197,10 +202,11 @@ void TestLaunchPairing::idleSplitByTheLaunchingCall()
     QCOMPARE(b.unattributedNs, 5 * us);
     QCOMPARE(b.syncWaitNs, TimeNs(0));
     QCOMPARE(computeStats(*m_trace, *m_analysis, 0, m_trace->extent).idleNs, 114 * us);
-    // Over step 1's window [100, 200): the gaps inside it.
-    const IdleBreakdown s1 = computeIdleBreakdown(*m_trace, *m_analysis, 0, m_analysis->ranks[0].steps[1].range);
+    // Over step 1's GPU window [130, 195): the gaps cut to it, [130,160) 20 / 10 and [178,190) 6 / 6.
+    const IdleBreakdown s1
+        = sumIdleGaps(idleGapsCut(*m_trace, *m_analysis, 0, m_analysis->ranks[0].steps[1].range));
     QCOMPARE(s1.hostBoundNs, 26 * us);
-    QCOMPARE(s1.queuedNs, 26 * us);
+    QCOMPARE(s1.queuedNs, 16 * us);
     QCOMPARE(s1.unattributedNs, TimeNs(0));
 }
 
