@@ -68,15 +68,15 @@ private slots:
         const auto trace = b.finish();
         const auto analysis = analyze(*trace, Rules::defaults());
         DetailsPanel panel;
-        panel.showInterval(*trace, analysis.get(), nullptr, 0, gpu, 1);
+        panel.showInterval(*trace, analysis.get(), nullptr, {0, gpu, 1});
         QCOMPARE(panel.field(QStringLiteral("Launched by")),
             QStringLiteral("replayed from a CUDA graph launched at %1 (cudaGraphLaunch on main), node 2 of 3")
                 .arg(durationText(1'000)));
-        panel.showInterval(*trace, analysis.get(), nullptr, 0, gpu, 3);
+        panel.showInterval(*trace, analysis.get(), nullptr, {0, gpu, 3});
         QCOMPARE(panel.field(QStringLiteral("Launched by")),
             QStringLiteral("cudaLaunchKernel at %1 on main").arg(durationText(20'000)));
         QCOMPARE(panel.field(QStringLiteral("Same call")), QString());
-        panel.showInterval(*trace, analysis.get(), nullptr, 0, gpu, 4);
+        panel.showInterval(*trace, analysis.get(), nullptr, {0, gpu, 4});
         QCOMPARE(panel.field(QStringLiteral("Launched by")), QStringLiteral("unknown (no launch call in the trace)"));
     }
 

@@ -788,7 +788,7 @@ void TestMainWindow::clocksAlignedAcrossHosts()
         if (w.trace()->ranks[0].lanes[l].name == "CUDA[0:17]")
             ncclLane = int(l);
     QVERIFY(ncclLane >= 0);
-    w.detailsPanel()->showInterval(*w.trace(), w.analysis().get(), w.timeline()->viewIndex().get(), 0, ncclLane, 2,
+    w.detailsPanel()->showInterval(*w.trace(), w.analysis().get(), w.timeline()->viewIndex().get(), {0, ncclLane, 2},
                                    w.collectives().get());
     QCOMPARE(w.detailsPanel()->field(QStringLiteral("Matched by")),
              QStringLiteral("process group 0 (default_pg) [0, 1]: collective 3 of its order"));
