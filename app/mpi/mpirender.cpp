@@ -7,7 +7,10 @@
 //  2. Each process sends process 0 its ranks' outline (run.h's global rank index, label, lanes with their name,
 //     kind, device, role and nesting depth, which overlap states occur, the training steps) and the (category,
 //     sub-group) pairs its names use. Process 0 builds a stand-in trace from these: every rank and lane of the run
-//     with empty interval tables, so the rows, row labels, legend, range and axes come out as for the whole trace.
+//     with empty interval tables, so the rows, row labels, range and axes come out as for the whole trace.
+//     The legend names the classes drawn in the figure's range: process 0 broadcasts the range and the row list,
+//     every process computes what the rows of its ranks draw there (timeline/rowpaint.h's drawnClasses, the one of
+//     exposure-cli render) and process 0 merges the parts, before the layout is fixed.
 //  3. Process 0 lays the figure out and paints it. When the plot asks for the rows' paint (timeline/rowpaint.h) at
 //     its final pixel grid, process 0 broadcasts the grid and the row list; every process computes the RowPaint of
 //     the rows of its ranks (exact time per paint class and pixel column, the wide blocks and their labels) and
@@ -212,6 +215,32 @@ StandIn buildStandIn(const std::vector<std::string>& outlines, std::size_t total
     return s;
 }
 
+// What process 0 broadcasts: a request kind, then its fields.
+enum class Message : std::int64_t { Done = 0, Paint = 1, DrawnClasses = 2 };
+
+void encodeRows(Bytes& b, const std::vector<TimelineRow>& rows)
+{
+    b.i64(std::int64_t(rows.size()));
+    for (const TimelineRow& row : rows) {
+        b.i64(std::int64_t(row.kind));
+        b.i64(row.rank);
+        b.i64(row.lane);
+        b.i64(row.depth);
+    }
+}
+
+std::vector<TimelineRow> decodeRows(Cursor& c)
+{
+    std::vector<TimelineRow> rows(std::size_t(c.i64()));
+    for (TimelineRow& row : rows) {
+        row.kind = TimelineRow::Kind(c.i64());
+        row.rank = int(c.i64());
+        row.lane = int(c.i64());
+        row.depth = int(c.i64());
+    }
+    return rows;
+}
+
 // One request of process 0: the axis state and the rows of the figure.
 struct DrawRequest
 {
@@ -225,7 +254,7 @@ struct DrawRequest
 std::string encodeRequest(const DrawRequest& r)
 {
     Bytes b;
-    b.i64(1);
+    b.i64(std::int64_t(Message::Paint));
     b.i64(r.params.t0);
     b.i64(r.params.t1);
     b.i64(bitsOf(r.params.nsPerPixel));
@@ -236,13 +265,7 @@ std::string encodeRequest(const DrawRequest& r)
     b.i64(bitsOf(r.valueLower));
     b.i64(bitsOf(r.valueUpper));
     b.i64((r.twoTone ? 1 : 0) | (r.outline ? 2 : 0) | (r.labels ? 4 : 0));
-    b.i64(std::int64_t(r.rows.size()));
-    for (const TimelineRow& row : r.rows) {
-        b.i64(std::int64_t(row.kind));
-        b.i64(row.rank);
-        b.i64(row.lane);
-        b.i64(row.depth);
-    }
+    encodeRows(b, r.rows);
     return std::move(b.out());
 }
 
@@ -262,13 +285,39 @@ DrawRequest decodeRequest(Cursor& c)
     r.twoTone = flags & 1;
     r.outline = flags & 2;
     r.labels = flags & 4;
-    r.rows.resize(std::size_t(c.i64()));
-    for (TimelineRow& row : r.rows) {
-        row.kind = TimelineRow::Kind(c.i64());
-        row.rank = int(c.i64());
-        row.lane = int(c.i64());
-        row.depth = int(c.i64());
-    }
+    r.rows = decodeRows(c);
+    return r;
+}
+
+// The question of process 0 for the legend: the figure's range, what decides the legend keys, and the rows.
+struct ClassesRequest
+{
+    TimeRange range;
+    PaletteKind palette = PaletteKind::Default;
+    bool twoTone = false;
+    std::vector<TimelineRow> rows; // rank: the run's index
+};
+
+std::string encodeClassesRequest(const ClassesRequest& r)
+{
+    Bytes b;
+    b.i64(std::int64_t(Message::DrawnClasses));
+    b.i64(r.range.start);
+    b.i64(r.range.end);
+    b.i64(std::int64_t(r.palette));
+    b.i64(r.twoTone ? 1 : 0);
+    encodeRows(b, r.rows);
+    return std::move(b.out());
+}
+
+ClassesRequest decodeClassesRequest(Cursor& c)
+{
+    ClassesRequest r;
+    r.range.start = c.i64();
+    r.range.end = c.i64();
+    r.palette = PaletteKind(c.i64());
+    r.twoTone = c.i64() != 0;
+    r.rows = decodeRows(c);
     return r;
 }
 
@@ -286,14 +335,39 @@ public:
             m_localOf[globalIndex[r]] = int(r);
     }
 
-    // The RowPaints of this process's rows, as bytes.
-    std::string serve(Cursor& c)
+    // The answer to one message of process 0 (after its kind), as bytes.
+    std::string serve(Message kind, Cursor& c)
+    {
+        return kind == Message::DrawnClasses ? serveClasses(c) : servePaints(c);
+    }
+
+    // The RowPaints of this process's rows.
+    std::string servePaints(Cursor& c)
     {
         const DrawRequest request = decodeRequest(c);
         m_scene.options.twoToneCommunication = request.twoTone;
         m_scene.options.outlineBackwardOverlap = request.outline;
         m_scene.options.blockLabels = request.labels;
-        m_scene.rows = request.rows;
+        const std::vector<int> mine = takeRows(request.rows);
+        return rowPaintsToBytes(
+            paintRows(m_scene, mine, request.params, request.grid, request.valueLower, request.valueUpper));
+    }
+
+    // What this process's rows draw in the figure's range (for the legend).
+    std::string serveClasses(Cursor& c)
+    {
+        const ClassesRequest request = decodeClassesRequest(c);
+        m_scene.options.palette = request.palette;
+        m_scene.options.twoToneCommunication = request.twoTone;
+        const std::vector<int> mine = takeRows(request.rows);
+        return drawnClasses(m_scene, mine, request.range).toBytes();
+    }
+
+private:
+    // Makes `rows` the scene's rows, in this trace's rank indices; returns those of this process's ranks.
+    std::vector<int> takeRows(const std::vector<TimelineRow>& rows)
+    {
+        m_scene.rows = rows;
         std::vector<int> mine;
         for (std::size_t i = 0; i < m_scene.rows.size(); ++i) {
             TimelineRow& row = m_scene.rows[i];
@@ -304,11 +378,9 @@ public:
                 mine.push_back(int(i));
         }
         ++m_scene.generation;
-        return rowPaintsToBytes(
-            paintRows(m_scene, mine, request.params, request.grid, request.valueLower, request.valueUpper));
+        return mine;
     }
 
-private:
     TimelineScene m_scene;
     std::map<int, int> m_localOf; // the run's rank index -> this trace's
 };
@@ -336,9 +408,12 @@ void serveUntilDone(RowServer* server, Exchanged& exchanged)
         std::string message;
         broadcast(message);
         Cursor c(message);
-        if (c.i64() == 0)
+        const auto kind = Message(c.i64());
+        if (kind == Message::Done)
             return;
-        const std::string mine = server ? server->serve(c) : rowPaintsToBytes({});
+        const std::string mine = server                    ? server->serve(kind, c)
+            : kind == Message::DrawnClasses ? DrawnClasses().toBytes()
+                                            : rowPaintsToBytes({});
         exchanged.bytes += message.size() + mine.size();
         gather(mine);
     }
@@ -347,7 +422,7 @@ void serveUntilDone(RowServer* server, Exchanged& exchanged)
 void sendDone()
 {
     Bytes b;
-    b.i64(0);
+    b.i64(std::int64_t(Message::Done));
     broadcast(b.out());
 }
 
@@ -465,8 +540,8 @@ int runRender(const World& world, int argc, char** argv)
             std::string message = encodeRequest(r);
             broadcast(message);
             Cursor c(message);
-            c.i64();
-            const std::vector<std::string> parts = gather(server.serve(c));
+            const auto kind = Message(c.i64());
+            const std::vector<std::string> parts = gather(server.serve(kind, c));
             exchanged.bytes += message.size() * std::size_t(world.size - 1);
             for (std::size_t p = 1; p < parts.size(); ++p)
                 exchanged.bytes += parts[p].size();
@@ -475,6 +550,25 @@ int runRender(const World& world, int argc, char** argv)
                 for (auto& [row, paint] : rowPaintsFromBytes(part))
                     paints.at(std::size_t(row)) = std::move(paint);
             return paints;
+        });
+        plot->setDrawnClassesSource([&](TimeRange range) {
+            ClassesRequest r;
+            r.range = range;
+            r.palette = plot->options().palette;
+            r.twoTone = plot->options().twoToneCommunication;
+            r.rows = plot->rows();
+            std::string message = encodeClassesRequest(r);
+            broadcast(message);
+            Cursor c(message);
+            const auto kind = Message(c.i64());
+            const std::vector<std::string> parts = gather(server.serve(kind, c));
+            exchanged.bytes += message.size() * std::size_t(world.size - 1);
+            DrawnClasses drawn;
+            for (std::size_t p = 0; p < parts.size(); ++p) {
+                exchanged.bytes += p > 0 ? parts[p].size() : 0;
+                drawn.merge(DrawnClasses::fromBytes(parts[p]));
+            }
+            return drawn;
         });
         result = writeFigure(renderer, request);
     } catch (const std::exception& e) {

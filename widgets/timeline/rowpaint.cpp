@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "timeline/rowpaint.h"
 
+#include "model/bytes.h"
 #include "timeline/timelineplottable.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <type_traits>
 
@@ -344,6 +346,138 @@ std::vector<std::pair<int, RowPaint>> paintRows(const TimelineScene& scene, cons
         out.emplace_back(row, makeRowPaint(scene, row, params, grid, list, columns, overlapColumns));
     }
     return out;
+}
+
+void DrawnClasses::merge(const DrawnClasses& other)
+{
+    blocks.insert(other.blocks.begin(), other.blocks.end());
+    compute = compute || other.compute;
+    communication = communication || other.communication;
+    idleBlocks = idleBlocks || other.idleBlocks;
+    hidden = hidden || other.hidden;
+    exposed = exposed || other.exposed;
+    computeOnly = computeOnly || other.computeOnly;
+    otherGpu = otherGpu || other.otherGpu;
+    idle = idle || other.idle;
+}
+
+namespace {
+
+// The flags of DrawnClasses in a fixed order, for its byte string.
+template <typename D> auto drawnFlags(D& d)
+{
+    return std::array {&d.compute, &d.communication, &d.idleBlocks, &d.hidden, &d.exposed, &d.computeOnly,
+        &d.otherGpu, &d.idle};
+}
+
+} // namespace
+
+std::string DrawnClasses::toBytes() const
+{
+    ByteWriter w;
+    for (const bool* f : drawnFlags(*this))
+        w.flag(*f);
+    w.pod(std::uint64_t(blocks.size()));
+    for (const auto& [category, subgroup] : blocks) {
+        w.i64(category);
+        w.str(subgroup);
+    }
+    return w.take();
+}
+
+DrawnClasses DrawnClasses::fromBytes(std::string_view bytes)
+{
+    DrawnClasses d;
+    ByteReader r(bytes, "drawn classes");
+    for (bool* f : drawnFlags(d))
+        r.flag(*f);
+    const auto n = r.pod<std::uint64_t>();
+    for (std::uint64_t i = 0; i < n; ++i) {
+        const int category = int(r.i64());
+        d.blocks.emplace(category, r.str());
+    }
+    r.expectEnd();
+    return d;
+}
+
+std::pair<int, std::string> legendKey(Category c, std::string subgroup, PaletteKind palette)
+{
+    if (palette == PaletteKind::ColorBlind || palette == PaletteKind::Grayscale || c == Category::Idle
+        || c == Category::Host)
+        subgroup.clear();
+    return {int(c), subgroup};
+}
+
+namespace {
+
+// What one row paints inside `range`; the ranks whose communication it draws go into commRanks.
+void addRowClasses(const TimelineScene& scene, int row, TimeRange range, DrawnClasses& d, std::set<int>& commRanks)
+{
+    const TimelineRow& r = scene.rows[std::size_t(row)];
+    const auto times = scene.classTimes(row, range.start, range.end);
+    if (r.kind == TimelineRow::Kind::Overlap) {
+        TimeNs busy = 0;
+        for (const auto& [cls, ns] : times) {
+            busy += ns;
+            switch (OverlapState(cls)) {
+            case OverlapState::ComputeOnly: d.computeOnly = true; break;
+            case OverlapState::Hidden: d.hidden = true; break;
+            case OverlapState::Exposed: d.exposed = true; break;
+            case OverlapState::Other: d.otherGpu = true; break;
+            }
+        }
+        const TimeRange extent = scene.trace->extent;
+        const TimeNs shown = std::min(range.end, extent.end) - std::max(range.start, extent.start);
+        d.idle = d.idle || busy < shown;
+        return;
+    }
+    for (const auto& [cls, ns] : times) {
+        if (cls >= scene.index->paintClasses.size())
+            continue;
+        const PaintClass& pc = scene.index->paintClasses[cls];
+        d.blocks.insert(legendKey(pc.category, pc.subgroup, scene.options.palette));
+        d.compute = d.compute || pc.category == Category::Compute;
+        d.idleBlocks = d.idleBlocks || pc.category == Category::Idle;
+        if (pc.category == Category::Communication) {
+            d.communication = true;
+            commRanks.insert(r.rank);
+        }
+    }
+}
+
+// Communication blocks drawn two-tone show the hidden / exposed split of their rank.
+void addTwoToneClasses(const TimelineScene& scene, const std::set<int>& commRanks, TimeRange range, DrawnClasses& d)
+{
+    for (int rank : commRanks) {
+        if (rank < 0 || std::size_t(rank) >= scene.index->overlapShares.size())
+            continue;
+        const ShareIndex& si = scene.index->overlapShares[std::size_t(rank)];
+        const IntervalTable& t = scene.index->overlap[std::size_t(rank)];
+        if (si.intervalCount() != t.size())
+            continue;
+        std::vector<TimeNs> times(si.classCount());
+        si.timeIn(t, range.start, range.end, times.data());
+        for (std::size_t l = 0; l < times.size(); ++l) {
+            d.hidden = d.hidden || (times[l] > 0 && si.classAt(l) == std::uint8_t(OverlapState::Hidden));
+            d.exposed = d.exposed || (times[l] > 0 && si.classAt(l) == std::uint8_t(OverlapState::Exposed));
+        }
+    }
+}
+
+} // namespace
+
+DrawnClasses drawnClasses(const TimelineScene& scene, const std::vector<int>& rows, TimeRange range)
+{
+    DrawnClasses d;
+    if (!scene.index || !scene.trace)
+        return d;
+    std::set<int> commRanks;
+    for (int row : rows)
+        if (row >= 0 && std::size_t(row) < scene.rows.size())
+            addRowClasses(scene, row, range, d, commRanks);
+    if (scene.options.twoToneCommunication)
+        addTwoToneClasses(scene, commRanks, range, d);
+    return d;
 }
 
 } // namespace exposure

@@ -4,11 +4,13 @@
 
 #include "analysis/categories.h"
 #include "model/trace.h"
+#include "timeline/palette.h"
 #include "view/drawlist.h"
 #include "view/shareindex.h"
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -91,5 +93,29 @@ RowPaint makeRowPaint(const TimelineScene& scene, int row, const DrawListParams&
 // builds them: buildRowData), by row. What a process that holds some ranks of a run computes for the one that draws.
 std::vector<std::pair<int, RowPaint>> paintRows(const TimelineScene& scene, const std::vector<int>& rows,
     const DrawListParams& params, const ColumnGrid& grid, double valueLower, double valueUpper);
+
+// Which classes a timeline's legend names: those the trace has (screen), or those drawn in a range (figures).
+struct DrawnClasses
+{
+    std::set<std::pair<int, std::string>> blocks; // (category, sub-group) of lane rows: legendKey
+    bool compute = false, communication = false, idleBlocks = false;
+    bool hidden = false, exposed = false, computeOnly = false, otherGpu = false, idle = false;
+
+    // The union with what other rows draw (idle is per row: some row shows idle time).
+    void merge(const DrawnClasses& other);
+    bool operator==(const DrawnClasses&) const = default;
+    // A flat byte string (core/model/bytes.h) and back; fromBytes throws std::runtime_error on a malformed one.
+    std::string toBytes() const;
+    static DrawnClasses fromBytes(std::string_view bytes);
+};
+
+// The legend key of a paint class: sub-groups only where the palette tells them apart.
+std::pair<int, std::string> legendKey(Category c, std::string subgroup, PaletteKind palette);
+
+// What the given rows of `scene` paint inside `range` (lane rows: the legend keys of their classes; overlap rows:
+// their states and idle time; communication drawn two-tone: its rank's hidden / exposed split). Independent of
+// the pixel grid, so a process that holds some ranks of a run computes it for its rows and the one that draws
+// merges the parts (DrawnClasses::merge).
+DrawnClasses drawnClasses(const TimelineScene& scene, const std::vector<int>& rows, TimeRange range);
 
 } // namespace exposure

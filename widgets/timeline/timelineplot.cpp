@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <set>
 
 namespace exposure {
@@ -497,9 +498,15 @@ std::vector<TimelinePlot::LegendEntry> TimelinePlot::legendEntries() const
         return out;
     const auto& o = m_scene.options;
     const Palette& pal = m_scene.palette;
-    // Rows painted by other processes (exposure-mpi render) have no intervals here: the classes the trace has.
-    const DrawnClasses drawn = o.legendDrawnOnly && !m_plottable->hasPaintSource() ? drawnClasses(visibleRange())
-                                                                                   : presentClasses();
+    // Rows painted by other processes (exposure-mpi render) have no intervals here: their processes tell what they
+    // draw (the drawn-classes source), else the legend names the classes the trace has.
+    DrawnClasses drawn;
+    if (o.legendDrawnOnly && !m_plottable->hasPaintSource())
+        drawn = drawnClasses(visibleRange());
+    else if (o.legendDrawnOnly && m_drawnClassesSource)
+        drawn = m_drawnClassesSource(visibleRange());
+    else
+        drawn = presentClasses();
     for (const auto& key : drawn.blocks) {
         // Short names keep the legend narrow enough for several columns in a one-column figure: the sub-group
         // (gemm, AllReduce, HtoD), else the category.
@@ -531,20 +538,7 @@ std::vector<TimelinePlot::LegendEntry> TimelinePlot::legendEntries() const
     return out;
 }
 
-namespace {
-
-// The legend key of a paint class: sub-groups only where the palette tells them apart.
-std::pair<int, std::string> legendKey(Category c, std::string sg, PaletteKind palette)
-{
-    if (palette == PaletteKind::ColorBlind || palette == PaletteKind::Grayscale || c == Category::Idle
-        || c == Category::Host)
-        sg.clear();
-    return {int(c), sg};
-}
-
-} // namespace
-
-TimelinePlot::DrawnClasses TimelinePlot::presentClasses() const
+DrawnClasses TimelinePlot::presentClasses() const
 {
     // Everything the trace contains on the kinds of rows shown, in a fixed order.
     DrawnClasses d;
@@ -579,63 +573,12 @@ TimelinePlot::DrawnClasses TimelinePlot::presentClasses() const
     return d;
 }
 
-TimelinePlot::DrawnClasses TimelinePlot::drawnClasses(TimeRange range) const
+DrawnClasses TimelinePlot::drawnClasses(TimeRange range) const
 {
     // What the shown rows paint inside `range`: a figure's legend names exactly what the figure shows.
-    DrawnClasses d;
-    const auto& o = m_scene.options;
-    if (!m_scene.index)
-        return d;
-    std::set<int> commRanks;
-    for (std::size_t row = 0; row < m_scene.rows.size(); ++row) {
-        const TimelineRow& r = m_scene.rows[row];
-        const auto times = m_scene.classTimes(int(row), range.start, range.end);
-        if (r.kind == TimelineRow::Kind::Overlap) {
-            TimeNs busy = 0;
-            for (const auto& [cls, ns] : times) {
-                busy += ns;
-                switch (OverlapState(cls)) {
-                case OverlapState::ComputeOnly: d.computeOnly = true; break;
-                case OverlapState::Hidden: d.hidden = true; break;
-                case OverlapState::Exposed: d.exposed = true; break;
-                case OverlapState::Other: d.otherGpu = true; break;
-                }
-            }
-            const TimeRange extent = m_scene.trace->extent;
-            const TimeNs shown = std::min(range.end, extent.end) - std::max(range.start, extent.start);
-            d.idle = d.idle || busy < shown;
-            continue;
-        }
-        for (const auto& [cls, ns] : times) {
-            if (cls >= m_scene.index->paintClasses.size())
-                continue;
-            const PaintClass& pc = m_scene.index->paintClasses[cls];
-            d.blocks.insert(legendKey(pc.category, pc.subgroup, o.palette));
-            d.compute = d.compute || pc.category == Category::Compute;
-            d.idleBlocks = d.idleBlocks || pc.category == Category::Idle;
-            if (pc.category == Category::Communication) {
-                d.communication = true;
-                commRanks.insert(r.rank);
-            }
-        }
-    }
-    // Communication blocks drawn two-tone show the hidden / exposed split of their rank.
-    if (o.twoToneCommunication)
-        for (int rank : commRanks) {
-            if (std::size_t(rank) >= m_scene.index->overlapShares.size())
-                continue;
-            const ShareIndex& si = m_scene.index->overlapShares[std::size_t(rank)];
-            const IntervalTable& t = m_scene.index->overlap[std::size_t(rank)];
-            if (si.intervalCount() != t.size())
-                continue;
-            std::vector<TimeNs> times(si.classCount());
-            si.timeIn(t, range.start, range.end, times.data());
-            for (std::size_t l = 0; l < times.size(); ++l) {
-                d.hidden = d.hidden || (times[l] > 0 && si.classAt(l) == std::uint8_t(OverlapState::Hidden));
-                d.exposed = d.exposed || (times[l] > 0 && si.classAt(l) == std::uint8_t(OverlapState::Exposed));
-            }
-        }
-    return d;
+    std::vector<int> rows(m_scene.rows.size());
+    std::iota(rows.begin(), rows.end(), 0);
+    return exposure::drawnClasses(m_scene, rows, range);
 }
 
 void TimelinePlot::rebuildLegend()

@@ -11,6 +11,7 @@
 #include <qcustomplot.h>
 
 #include <QTimer>
+#include <functional>
 
 #include <memory>
 #include <optional>
@@ -83,6 +84,11 @@ public:
     QStringList rowLabels() const;
     const TimelineScene& scene() const { return m_scene; }
     TimelinePlottable* plottable() const { return m_plottable; }
+    // Where a figure's legend (options().legendDrawnOnly) takes the classes drawn in a range from when the rows are
+    // painted elsewhere (a paint source: exposure-mpi render): merged from the processes that hold the rows.
+    // Unset ({}), such a plot's legend names the classes the trace has.
+    using DrawnClassesSource = std::function<DrawnClasses(TimeRange range)>;
+    void setDrawnClassesSource(DrawnClassesSource source) { m_drawnClassesSource = std::move(source); }
 
     // The text of the plot as last laid out (and, for block labels, last drawn), in widget pixels: what the
     // figure checks test for overlaps, clipping and size.
@@ -169,13 +175,6 @@ private:
         bool outlined = false;
         QColor base; // under a pattern brush
     };
-    // Which classes the legend names: those the trace has (screen), or those drawn in a range (figures).
-    struct DrawnClasses
-    {
-        std::set<std::pair<int, std::string>> blocks; // (category, sub-group) of lane rows
-        bool compute = false, communication = false, idleBlocks = false;
-        bool hidden = false, exposed = false, computeOnly = false, otherGpu = false, idle = false;
-    };
     DrawnClasses presentClasses() const;
     DrawnClasses drawnClasses(TimeRange range) const;
     std::vector<LegendEntry> legendEntries() const;
@@ -207,6 +206,7 @@ private:
     bool m_dragged = false;
     std::optional<TimelineSelection> m_selection;
     std::optional<TimelineHit> m_hover;
+    DrawnClassesSource m_drawnClassesSource;
     StringId m_highlightName = kInvalidString;
 
     friend class TimelineOverlay;

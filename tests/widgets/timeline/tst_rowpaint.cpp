@@ -12,6 +12,7 @@
 
 #include <QTemporaryDir>
 #include <QTest>
+#include <set>
 
 using namespace exposure;
 
@@ -57,6 +58,22 @@ TimelinePlottable::PaintSource viaBytes(const TimelinePlot* plot, int* calls)
         for (auto& [row, paint] : rowPaintsFromBytes(bytes))
             out.at(std::size_t(row)) = std::move(paint);
         return out;
+    };
+}
+
+// The legend's classes as exposure-mpi render finds them: the rows split between two "processes", each part through
+// bytes, merged.
+TimelinePlot::DrawnClassesSource drawnViaBytes(const TimelinePlot* plot, int* calls)
+{
+    return [plot, calls](TimeRange range) {
+        ++*calls;
+        std::vector<int> even, odd;
+        for (std::size_t i = 0; i < plot->rows().size(); ++i)
+            (i % 2 ? odd : even).push_back(int(i));
+        DrawnClasses merged;
+        for (const auto* part : {&even, &odd})
+            merged.merge(DrawnClasses::fromBytes(drawnClasses(plot->scene(), *part, range).toBytes()));
+        return merged;
     };
 }
 
@@ -119,8 +136,11 @@ private Q_SLOTS:
         FigureRenderer remote(trace, analysis);
         int calls = 0;
         remote.plot()->plottable()->setPaintSource(viaBytes(remote.plot(), &calls));
+        int classCalls = 0;
+        remote.plot()->setDrawnClassesSource(drawnViaBytes(remote.plot(), &classCalls));
         const QByteArray got = remote.render(spec);
         QVERIFY(calls >= 1);
+        QVERIFY(classCalls >= 1);
         QVERIFY(got == expected);
 
         // There was something to carry: stacks, wide blocks and the labels of the widest, the arrow.
@@ -163,6 +183,46 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, rowPaintsFromBytes(bytes + '\0'));
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, rowPaintsFromBytes(bytes.substr(0, 20)));
         QVERIFY(rowPaintsFromBytes(rowPaintsToBytes({})).empty());
+    }
+
+    // The classes drawn by parts of the rows, merged, are those of all rows; through bytes unchanged.
+    void drawnClassesMergeIsTheWhole()
+    {
+        FigureRenderer r(m_demo, m_demoAnalysis);
+        FigureSpec spec;
+        spec.sizeUnit = FigureSpec::SizeUnit::Pixels;
+        spec.widthPx = 800;
+        spec.heightPx = 400;
+        (void)r.renderImage(spec);
+        const TimelineScene& scene = r.plot()->scene();
+        std::vector<int> all, even, odd;
+        for (std::size_t i = 0; i < scene.rows.size(); ++i) {
+            all.push_back(int(i));
+            (i % 2 ? odd : even).push_back(int(i));
+        }
+        const TimeRange extent = m_demo->extent;
+        const DrawnClasses whole = drawnClasses(scene, all, extent);
+        const auto key = [](Category c, const char* sg) { return std::pair<int, std::string>(int(c), sg); };
+        const std::set<std::pair<int, std::string>> expected {key(Category::Compute, "attention"),
+            key(Category::Compute, "elementwise"), key(Category::Compute, "gemm"),
+            key(Category::Compute, "normalization"), key(Category::Compute, "optimizer"),
+            key(Category::Communication, "AllReduce"), key(Category::Memcpy, "HtoD"), key(Category::Idle, ""),
+            key(Category::Host, "")};
+        QVERIFY(whole.blocks == expected);
+        QVERIFY(whole.compute && whole.communication && whole.idleBlocks);
+        QVERIFY(whole.hidden && whole.exposed && whole.computeOnly && whole.otherGpu && whole.idle);
+        DrawnClasses merged = drawnClasses(scene, even, extent);
+        merged.merge(DrawnClasses::fromBytes(drawnClasses(scene, odd, extent).toBytes()));
+        QVERIFY(merged == whole);
+        QVERIFY(DrawnClasses::fromBytes(whole.toBytes()) == whole);
+        // After the trace's end nothing is drawn; no row is listed, nothing is.
+        const DrawnClasses after = drawnClasses(scene, all, {extent.end + 1000, extent.end + 2000});
+        QVERIFY(after.blocks.empty());
+        QVERIFY(!after.compute && !after.communication && !after.hidden && !after.exposed && !after.computeOnly);
+        QVERIFY(drawnClasses(scene, {}, extent) == DrawnClasses());
+        const std::string bytes = whole.toBytes();
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, DrawnClasses::fromBytes(bytes.substr(0, bytes.size() - 1)));
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, DrawnClasses::fromBytes(bytes + '\0'));
     }
 
     // A row's paint is columns × classes plus the wide blocks: 100 times the events, the same bytes.
