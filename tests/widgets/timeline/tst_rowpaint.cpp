@@ -208,7 +208,13 @@ private Q_SLOTS:
             key(Category::Compute, "normalization"), key(Category::Compute, "optimizer"),
             key(Category::Communication, "AllReduce"), key(Category::Memcpy, "HtoD"), key(Category::Idle, ""),
             key(Category::Host, "")};
-        QVERIFY(whole.blocks == expected);
+        const auto text = [](const std::set<std::pair<int, std::string>>& set) {
+            QStringList out;
+            for (const auto& [c, sg] : set)
+                out << QStringLiteral("%1/%2").arg(c).arg(QString::fromStdString(sg));
+            return out.join(QLatin1Char(' '));
+        };
+        QCOMPARE(text(whole.blocks), text(expected));
         QVERIFY(whole.compute && whole.communication && whole.idleBlocks);
         QVERIFY(whole.hidden && whole.exposed && whole.computeOnly && whole.otherGpu && whole.idle);
         DrawnClasses merged = drawnClasses(scene, even, extent);
