@@ -8,7 +8,6 @@
 #include "run/openrun.h"
 
 #include <QCommandLineOption>
-
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,15 +40,15 @@ void addTraceArgument(QCommandLineParser& parser);
 // --ranks LIST and --memory-limit SIZE, for the commands that load a trace.
 struct LoadArgs
 {
-    QCommandLineOption ranks{QStringLiteral("ranks"),
-                             QStringLiteral("Load only these ranks of a folder of per-rank OTF2 archives, e.g. 0,2,4-7 "
-                                            "(the rank numbers 'info' lists)."),
-                             QStringLiteral("LIST")};
-    QCommandLineOption memoryLimit{QStringLiteral("memory-limit"),
-                                   QStringLiteral("Refuse a trace whose estimated memory exceeds SIZE (e.g. 512M, 8G); "
-                                                  "a trace is always refused when it would not fit in the available "
-                                                  "memory."),
-                                   QStringLiteral("SIZE")};
+    QCommandLineOption ranks { QStringLiteral("ranks"),
+        QStringLiteral("Load only these ranks of a folder of per-rank OTF2 archives, e.g. 0,2,4-7 "
+                       "(the rank numbers 'info' lists)."),
+        QStringLiteral("LIST") };
+    QCommandLineOption memoryLimit { QStringLiteral("memory-limit"),
+        QStringLiteral("Refuse a trace whose estimated memory exceeds SIZE (e.g. 512M, 8G); "
+                       "a trace is always refused when it would not fit in the available "
+                       "memory."),
+        QStringLiteral("SIZE") };
     void addTo(QCommandLineParser& parser) const;
     // Fills `options`; returns the problem with an argument, or "".
     std::string apply(const QCommandLineParser& parser, LoadOptions& options) const;

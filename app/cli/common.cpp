@@ -5,9 +5,9 @@
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <algorithm>
-#include <cstdlib>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 namespace exposure::cli {
@@ -59,9 +59,9 @@ void setUpCommand(QCommandLineParser& parser, const char* command, const QString
 void addTraceArgument(QCommandLineParser& parser)
 {
     parser.addPositionalArgument(QStringLiteral("TRACE"),
-                                 QStringLiteral("An OTF2 anchor file, an archive folder, or a folder of per-rank archives; or "
-                                                "torch.profiler traces: a .json / .json.gz file or a folder of them; or Nsight "
-                                                "Systems reports: a .sqlite export, a .nsys-rep or a folder of them."));
+        QStringLiteral("An OTF2 anchor file, an archive folder, or a folder of per-rank archives; or "
+                       "torch.profiler traces: a .json / .json.gz file or a folder of them; or Nsight "
+                       "Systems reports: a .sqlite export, a .nsys-rep or a folder of them."));
 }
 
 void LoadArgs::addTo(QCommandLineParser& parser) const
@@ -80,8 +80,8 @@ std::string LoadArgs::apply(const QCommandLineParser& parser, LoadOptions& optio
     }
     if (parser.isSet(memoryLimit)) {
         QString text = parser.value(memoryLimit).trimmed().toUpper();
-        const std::string bad = "--memory-limit '" + parser.value(memoryLimit).toStdString()
-            + "': expected a size such as 512M or 8G";
+        const std::string bad
+            = "--memory-limit '" + parser.value(memoryLimit).toStdString() + "': expected a size such as 512M or 8G";
         if (text.endsWith(QStringLiteral("IB")))
             text.chop(2);
         else if (text.endsWith(QLatin1Char('B')))

@@ -7,7 +7,6 @@
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
-
 #include <cstdio>
 
 namespace exposure::cli {
@@ -16,32 +15,32 @@ int runCompare(int argc, char** argv)
 {
     QCoreApplication app(argc, argv);
     QCommandLineParser parser;
-    setUpCommand(parser, "compare", QStringLiteral(
-        "Compares runs of the same training (for example 1, 4 and 8 GPUs): per-step means over all ranks of the\n"
-        "step time, compute, communication busy time, hidden and exposed communication, the NCCL time spent\n"
-        "waiting for the last peer versus transferring (collectives matched across ranks), and the weak-scaling\n"
-        "efficiency against the baseline (its step time divided by each run's step time).\n"
-        "\n"
-        "Runs are listed by GPU count (runs with equal counts in the order given); the first is the baseline.\n"
-        "Efficiency needs different GPU counts and the same per-GPU workload: a run with the baseline's GPU count\n"
-        "has none. Steps: a rank's first step is start-up and left out of the means when it lasts more than 3x\n"
-        "the median of its later steps (then the next, and so on; the rule of 'exposure-cli stats'); the output\n"
-        "says which steps each mean covers.\n"
-        "\n"
-        "Each RUN is a trace as for 'exposure-cli stats'. Exit status: 0 on success, 2 on bad input."));
+    setUpCommand(parser, "compare",
+        QStringLiteral(
+            "Compares runs of the same training (for example 1, 4 and 8 GPUs): per-step means over all ranks of the\n"
+            "step time, compute, communication busy time, hidden and exposed communication, the NCCL time spent\n"
+            "waiting for the last peer versus transferring (collectives matched across ranks), and the weak-scaling\n"
+            "efficiency against the baseline (its step time divided by each run's step time).\n"
+            "\n"
+            "Runs are listed by GPU count (runs with equal counts in the order given); the first is the baseline.\n"
+            "Efficiency needs different GPU counts and the same per-GPU workload: a run with the baseline's GPU count\n"
+            "has none. Steps: a rank's first step is start-up and left out of the means when it lasts more than 3x\n"
+            "the median of its later steps (then the next, and so on; the rule of 'exposure-cli stats'); the output\n"
+            "says which steps each mean covers.\n"
+            "\n"
+            "Each RUN is a trace as for 'exposure-cli stats'. Exit status: 0 on success, 2 on bad input."));
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Print JSON instead of a table."));
     const QCommandLineOption rules(QStringLiteral("rules"),
-                                   QStringLiteral("Classify with the rules in FILE instead of the built-in ones."),
-                                   QStringLiteral("FILE"));
+        QStringLiteral("Classify with the rules in FILE instead of the built-in ones."), QStringLiteral("FILE"));
     const QCommandLineOption skip(QStringLiteral("skip-steps"),
-                                  QStringLiteral("Leave out exactly each rank's first N steps instead of its start-up "
-                                                 "steps (as long as one step remains)."),
-                                  QStringLiteral("N"));
+        QStringLiteral("Leave out exactly each rank's first N steps instead of its start-up "
+                       "steps (as long as one step remains)."),
+        QStringLiteral("N"));
     parser.addOption(json);
     parser.addOption(rules);
     parser.addOption(skip);
-    parser.addPositionalArgument(QStringLiteral("RUN"), QStringLiteral("Two or more traces (ordered by GPU count)."),
-                                 QStringLiteral("RUN..."));
+    parser.addPositionalArgument(
+        QStringLiteral("RUN"), QStringLiteral("Two or more traces (ordered by GPU count)."), QStringLiteral("RUN..."));
     if (!parser.parse(QCoreApplication::arguments()))
         return fail("compare: " + parser.errorText().toStdString());
     if (printedHelpOrVersion(parser, "compare"))

@@ -10,7 +10,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-
 #include <cstdio>
 #include <set>
 
@@ -135,15 +134,16 @@ void printText(const Trace& t)
         for (int d : r.devices)
             devices += (devices.empty() ? "" : ",") + std::to_string(d);
         std::printf("\n%s  host %s  device %s  clock %llu ticks/s\n  archive %s\n", r.label.c_str(),
-                    r.host.empty() ? "?" : r.host.c_str(), devices.empty() ? "-" : devices.c_str(),
-                    static_cast<unsigned long long>(r.timerResolution), r.archivePath.c_str());
+            r.host.empty() ? "?" : r.host.c_str(), devices.empty() ? "-" : devices.c_str(),
+            static_cast<unsigned long long>(r.timerResolution), r.archivePath.c_str());
         std::printf("  %-24s %-10s %12s %12s %10s %8s\n", "lane", "kind", "events", "intervals", "kernels", "memcpy");
         for (const auto& l : r.lanes) {
             const auto c = countLane(t, l);
             kernels += c.kernels;
             memcpys += c.memcpys;
-            std::printf("  %-24s %-10s %12llu %12zu %10zu %8zu\n", l.name.c_str(), l.isGpu() ? "gpu-stream" : "cpu-thread",
-                        static_cast<unsigned long long>(l.eventCount), l.intervals.size(), c.kernels, c.memcpys);
+            std::printf("  %-24s %-10s %12llu %12zu %10zu %8zu\n", l.name.c_str(),
+                l.isGpu() ? "gpu-stream" : "cpu-thread", static_cast<unsigned long long>(l.eventCount),
+                l.intervals.size(), c.kernels, c.memcpys);
         }
     }
     std::printf("\nEvents:     %llu\n", static_cast<unsigned long long>(t.eventCount));
@@ -151,7 +151,7 @@ void printText(const Trace& t)
     std::printf("Kernels:    %zu\n", kernels);
     std::printf("Memcpys:    %zu\n", memcpys);
     std::printf("Time span:  %s (%lld ns)\n", formatDuration(t.extent.duration()).c_str(),
-                static_cast<long long>(t.extent.duration()));
+        static_cast<long long>(t.extent.duration()));
     std::printf("Warnings:   %zu\n", t.warnings.size());
     for (const auto& w : t.warnings)
         std::printf("  %s\n", w.c_str());
@@ -163,9 +163,10 @@ int runInfo(int argc, char** argv)
 {
     QCoreApplication app(argc, argv);
     QCommandLineParser parser;
-    setUpCommand(parser, "info", QStringLiteral(
-        "Shows what a trace holds: ranks (host, device, archive), lanes with their kind and event/interval counts,\n"
-        "kernel and memcpy counts, the time span, the clock resolution and any warnings from loading."));
+    setUpCommand(parser, "info",
+        QStringLiteral("Shows what a trace holds: ranks (host, device, archive), lanes with their kind and "
+                       "event/interval counts,\n"
+                       "kernel and memcpy counts, the time span, the clock resolution and any warnings from loading."));
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Print JSON instead of text."));
     parser.addOption(json);
     const LoadArgs loadArgs;

@@ -3,12 +3,10 @@
 #include "commands.h"
 
 #include <QCommandLineParser>
-
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <string>
-
 
 namespace {
 
@@ -37,7 +35,7 @@ void printUsage(std::FILE* out)
                "Options:\n"
                "  -h, --help     show this help\n"
                "  -v, --version  show the version\n",
-               out);
+        out);
 }
 
 } // namespace

@@ -4,17 +4,16 @@
 #include "analysis/analysis.h"
 #include "analysis/clockalign.h"
 #include "commands.h"
-#include "renderrequest.h"
 #include "figure/figurerenderer.h"
 #include "figure/figurespec.h"
 #include "import/loader.h"
 #include "model/timeformat.h"
+#include "renderrequest.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
 #include <QHashFunctions>
-
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -23,76 +22,78 @@ namespace exposure::cli {
 
 namespace {
 
-const char* kDescription =
-    "Draws the timeline of TRACE as a figure for a paper: PNG, SVG or PDF (vector), headless and\n"
-    "deterministic (the same inputs give the same bytes). The drawing is the GUI timeline's.\n"
-    "\n"
-    "Size: --width/--height in pixels (default 1600x900 at 96 dpi), or --width-mm/--height-mm with --dpi\n"
-    "(85 mm is a single column, 178 mm a double column; 300 to 600 dpi). Fonts are in points at --dpi.\n"
-    "Range: the whole trace, --from/--to (relative to the trace start; 120ns, 350us, 1.5ms, 2s),\n"
-    "or --step N (the step numbered N, on all ranks).\n"
-    "Rows: auto (the default: every row if all are legible, else GPU streams and overlap rows, else overlap\n"
-    "rows only), all, gpu (GPU streams and overlap rows), overlap (one overlap row per rank), or a list such\n"
-    "as 0,1:2,1:overlap (rank 0, lane 2 of rank 1, the overlap row of rank 1; indexes as 'info' prints them).\n"
-    "Legibility: text never overlaps or is cut, fonts are at least 6 pt and rows at least 1.5 mm tall; a figure\n"
-    "that cannot be made so is not written: one line says why and proposes a size or rows (exit status 2).\n"
-    "--spec FILE reads a figure spec saved by File > Export Figure... in the GUI; options given on the\n"
-    "command line override it. --save-spec FILE writes the spec that was used.\n"
-    "\n"
-    "An existing output file is never replaced unless --force is given.\n"
-    "Exit status: 0 on success, 2 on a bad argument, spec or trace (one line on stderr).";
+const char* kDescription
+    = "Draws the timeline of TRACE as a figure for a paper: PNG, SVG or PDF (vector), headless and\n"
+      "deterministic (the same inputs give the same bytes). The drawing is the GUI timeline's.\n"
+      "\n"
+      "Size: --width/--height in pixels (default 1600x900 at 96 dpi), or --width-mm/--height-mm with --dpi\n"
+      "(85 mm is a single column, 178 mm a double column; 300 to 600 dpi). Fonts are in points at --dpi.\n"
+      "Range: the whole trace, --from/--to (relative to the trace start; 120ns, 350us, 1.5ms, 2s),\n"
+      "or --step N (the step numbered N, on all ranks).\n"
+      "Rows: auto (the default: every row if all are legible, else GPU streams and overlap rows, else overlap\n"
+      "rows only), all, gpu (GPU streams and overlap rows), overlap (one overlap row per rank), or a list such\n"
+      "as 0,1:2,1:overlap (rank 0, lane 2 of rank 1, the overlap row of rank 1; indexes as 'info' prints them).\n"
+      "Legibility: text never overlaps or is cut, fonts are at least 6 pt and rows at least 1.5 mm tall; a figure\n"
+      "that cannot be made so is not written: one line says why and proposes a size or rows (exit status 2).\n"
+      "--spec FILE reads a figure spec saved by File > Export Figure... in the GUI; options given on the\n"
+      "command line override it. --save-spec FILE writes the spec that was used.\n"
+      "\n"
+      "An existing output file is never replaced unless --force is given.\n"
+      "Exit status: 0 on success, 2 on a bad argument, spec or trace (one line on stderr).";
 
 struct Options
 {
-    QCommandLineOption output{{QStringLiteral("o"), QStringLiteral("output")}, QStringLiteral("Write the figure to FILE."),
-                              QStringLiteral("FILE")};
-    QCommandLineOption format{QStringLiteral("format"),
-                              QStringLiteral("png, svg or pdf (default: from the file name, else the spec's, else png)."),
-                              QStringLiteral("FMT")};
-    QCommandLineOption width{QStringLiteral("width"), QStringLiteral("Width in pixels."), QStringLiteral("PX")};
-    QCommandLineOption height{QStringLiteral("height"), QStringLiteral("Height in pixels."), QStringLiteral("PX")};
-    QCommandLineOption widthMm{QStringLiteral("width-mm"), QStringLiteral("Width in millimetres."), QStringLiteral("MM")};
-    QCommandLineOption heightMm{QStringLiteral("height-mm"),
-                                QStringLiteral("Height in millimetres (default: width × 0.4)."), QStringLiteral("MM")};
-    QCommandLineOption dpi{QStringLiteral("dpi"), QStringLiteral("Dots per inch (default 96 for pixels, 300 for mm)."),
-                           QStringLiteral("N")};
-    QCommandLineOption from{QStringLiteral("from"), QStringLiteral("Start of the time range."), QStringLiteral("T")};
-    QCommandLineOption to{QStringLiteral("to"), QStringLiteral("End of the time range."), QStringLiteral("T")};
-    QCommandLineOption step{QStringLiteral("step"), QStringLiteral("Draw training step N."), QStringLiteral("N")};
-    QCommandLineOption rows{QStringLiteral("rows"), QStringLiteral("auto, all, gpu, overlap or a LIST (see above)."),
-                            QStringLiteral("ROWS")};
-    QCommandLineOption noOverlap{QStringLiteral("no-overlap"), QStringLiteral("Hide the per-rank overlap rows.")};
-    QCommandLineOption palette{QStringLiteral("palette"), QStringLiteral("default, colorblind or grayscale."),
-                               QStringLiteral("P")};
-    QCommandLineOption legend{QStringLiteral("legend"), QStringLiteral("Draw the legend (the default).")};
-    QCommandLineOption noLegend{QStringLiteral("no-legend"), QStringLiteral("Leave the legend out.")};
-    QCommandLineOption legendPos{QStringLiteral("legend-position"), QStringLiteral("top, bottom, right or inside."),
-                                 QStringLiteral("POS")};
-    QCommandLineOption title{QStringLiteral("title"), QStringLiteral("Title above the plot."), QStringLiteral("TEXT")};
-    QCommandLineOption fontFamily{QStringLiteral("font-family"), QStringLiteral("Font family (default DejaVu Sans)."),
-                                  QStringLiteral("F")};
-    QCommandLineOption fontSize{QStringLiteral("font-size"), QStringLiteral("Font size in points (default 9)."),
-                                QStringLiteral("PT")};
-    QCommandLineOption axisLabel{QStringLiteral("axis-label"), QStringLiteral("Label of the time axis."),
-                                 QStringLiteral("TEXT")};
-    QCommandLineOption timeUnit{QStringLiteral("time-unit"), QStringLiteral("Tick unit: auto, ns, us, ms or s."),
-                                QStringLiteral("U")};
-    QCommandLineOption spec{QStringLiteral("spec"), QStringLiteral("Start from the figure spec in FILE."),
-                            QStringLiteral("FILE")};
-    QCommandLineOption saveSpec{QStringLiteral("save-spec"), QStringLiteral("Also write the figure spec to FILE."),
-                                QStringLiteral("FILE")};
-    QCommandLineOption force{{QStringLiteral("f"), QStringLiteral("force")},
-                             QStringLiteral("Replace an existing output file.")};
-    QCommandLineOption clock{QStringLiteral("clock"),
-                             QStringLiteral("aligned (default: ranks' clocks aligned across hosts from collective end "
-                                            "times, where significant) or recorded."),
-                             QStringLiteral("MODE")};
+    QCommandLineOption output { { QStringLiteral("o"), QStringLiteral("output") },
+        QStringLiteral("Write the figure to FILE."), QStringLiteral("FILE") };
+    QCommandLineOption format { QStringLiteral("format"),
+        QStringLiteral("png, svg or pdf (default: from the file name, else the spec's, else png)."),
+        QStringLiteral("FMT") };
+    QCommandLineOption width { QStringLiteral("width"), QStringLiteral("Width in pixels."), QStringLiteral("PX") };
+    QCommandLineOption height { QStringLiteral("height"), QStringLiteral("Height in pixels."), QStringLiteral("PX") };
+    QCommandLineOption widthMm { QStringLiteral("width-mm"), QStringLiteral("Width in millimetres."),
+        QStringLiteral("MM") };
+    QCommandLineOption heightMm { QStringLiteral("height-mm"),
+        QStringLiteral("Height in millimetres (default: width × 0.4)."), QStringLiteral("MM") };
+    QCommandLineOption dpi { QStringLiteral("dpi"),
+        QStringLiteral("Dots per inch (default 96 for pixels, 300 for mm)."), QStringLiteral("N") };
+    QCommandLineOption from { QStringLiteral("from"), QStringLiteral("Start of the time range."), QStringLiteral("T") };
+    QCommandLineOption to { QStringLiteral("to"), QStringLiteral("End of the time range."), QStringLiteral("T") };
+    QCommandLineOption step { QStringLiteral("step"), QStringLiteral("Draw training step N."), QStringLiteral("N") };
+    QCommandLineOption rows { QStringLiteral("rows"), QStringLiteral("auto, all, gpu, overlap or a LIST (see above)."),
+        QStringLiteral("ROWS") };
+    QCommandLineOption noOverlap { QStringLiteral("no-overlap"), QStringLiteral("Hide the per-rank overlap rows.") };
+    QCommandLineOption palette { QStringLiteral("palette"), QStringLiteral("default, colorblind or grayscale."),
+        QStringLiteral("P") };
+    QCommandLineOption legend { QStringLiteral("legend"), QStringLiteral("Draw the legend (the default).") };
+    QCommandLineOption noLegend { QStringLiteral("no-legend"), QStringLiteral("Leave the legend out.") };
+    QCommandLineOption legendPos { QStringLiteral("legend-position"), QStringLiteral("top, bottom, right or inside."),
+        QStringLiteral("POS") };
+    QCommandLineOption title { QStringLiteral("title"), QStringLiteral("Title above the plot."),
+        QStringLiteral("TEXT") };
+    QCommandLineOption fontFamily { QStringLiteral("font-family"), QStringLiteral("Font family (default DejaVu Sans)."),
+        QStringLiteral("F") };
+    QCommandLineOption fontSize { QStringLiteral("font-size"), QStringLiteral("Font size in points (default 9)."),
+        QStringLiteral("PT") };
+    QCommandLineOption axisLabel { QStringLiteral("axis-label"), QStringLiteral("Label of the time axis."),
+        QStringLiteral("TEXT") };
+    QCommandLineOption timeUnit { QStringLiteral("time-unit"), QStringLiteral("Tick unit: auto, ns, us, ms or s."),
+        QStringLiteral("U") };
+    QCommandLineOption spec { QStringLiteral("spec"), QStringLiteral("Start from the figure spec in FILE."),
+        QStringLiteral("FILE") };
+    QCommandLineOption saveSpec { QStringLiteral("save-spec"), QStringLiteral("Also write the figure spec to FILE."),
+        QStringLiteral("FILE") };
+    QCommandLineOption force { { QStringLiteral("f"), QStringLiteral("force") },
+        QStringLiteral("Replace an existing output file.") };
+    QCommandLineOption clock { QStringLiteral("clock"),
+        QStringLiteral("aligned (default: ranks' clocks aligned across hosts from collective end "
+                       "times, where significant) or recorded."),
+        QStringLiteral("MODE") };
 
     void addTo(QCommandLineParser& p)
     {
-        for (auto* o : {&output, &format, &width, &height, &widthMm, &heightMm, &dpi, &from, &to, &step, &rows,
-                        &noOverlap, &palette, &legend, &noLegend, &legendPos, &title, &fontFamily, &fontSize,
-                        &axisLabel, &timeUnit, &spec, &saveSpec, &force, &clock})
+        for (auto* o : { &output, &format, &width, &height, &widthMm, &heightMm, &dpi, &from, &to, &step, &rows,
+                 &noOverlap, &palette, &legend, &noLegend, &legendPos, &title, &fontFamily, &fontSize, &axisLabel,
+                 &timeUnit, &spec, &saveSpec, &force, &clock })
             p.addOption(*o);
     }
 };
@@ -116,14 +117,14 @@ bool intValue(const QCommandLineParser& p, const QCommandLineOption& o, int lo, 
     return true;
 }
 
-bool doubleValue(const QCommandLineParser& p, const QCommandLineOption& o, double lo, double hi, double* out,
-                 std::string& error)
+bool doubleValue(
+    const QCommandLineParser& p, const QCommandLineOption& o, double lo, double hi, double* out, std::string& error)
 {
     bool ok = false;
     const double v = p.value(o).toDouble(&ok);
     if (!ok || !(v >= lo && v <= hi)) {
-        error = name(o) + " '" + p.value(o).toStdString() + "': expected a number from " + QString::number(lo).toStdString()
-            + " to " + QString::number(hi).toStdString();
+        error = name(o) + " '" + p.value(o).toStdString() + "': expected a number from "
+            + QString::number(lo).toStdString() + " to " + QString::number(hi).toStdString();
         return false;
     }
     *out = v;
@@ -272,10 +273,10 @@ int parseRenderRequest(RenderRequest& request)
     Options o;
     o.addTo(parser);
     parser.addPositionalArgument(QStringLiteral("TRACE"),
-                                 QStringLiteral("An OTF2 anchor file, an archive folder, a folder of per-rank archives, or "
-                                                "torch.profiler .json / .json.gz traces, or Nsight Systems .sqlite / .nsys-rep "
-                                                "reports (optional with --spec: the "
-                                                "spec's trace)."));
+        QStringLiteral("An OTF2 anchor file, an archive folder, a folder of per-rank archives, or "
+                       "torch.profiler .json / .json.gz traces, or Nsight Systems .sqlite / .nsys-rep "
+                       "reports (optional with --spec: the "
+                       "spec's trace)."));
     if (!parser.parse(QCoreApplication::arguments()))
         return fail("render: " + parser.errorText().toStdString());
     if (printedHelpOrVersion(parser, "render"))
@@ -283,7 +284,7 @@ int parseRenderRequest(RenderRequest& request)
     const QStringList args = parser.positionalArguments();
     if (args.size() > 1)
         return fail("render: expected one TRACE argument, got " + std::to_string(args.size())
-                    + " (see 'exposure-cli render --help')");
+            + " (see 'exposure-cli render --help')");
     if (!parser.isSet(o.output))
         return fail("render: -o FILE is required (see 'exposure-cli render --help')");
     const QString outPath = parser.value(o.output);

@@ -10,10 +10,10 @@ namespace exposure::cli {
 
 struct RenderRequest
 {
-    FigureSpec spec;      // the command line applied over --spec, validated
-    QString output;       // -o FILE
-    bool force = false;   // --force
-    QString saveSpec;     // --save-spec FILE ("" without)
+    FigureSpec spec; // the command line applied over --spec, validated
+    QString output; // -o FILE
+    bool force = false; // --force
+    QString saveSpec; // --save-spec FILE ("" without)
 };
 
 // Before the QApplication exists: a fixed QHash seed (PDF bytes), Qt's headless notes kept off stderr, and the

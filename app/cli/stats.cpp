@@ -8,7 +8,6 @@
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
-
 #include <cstdio>
 #include <optional>
 
@@ -54,25 +53,24 @@ int parseStatsRequest(StatsRequest& request)
     parser.addHelpOption();
     parser.addVersionOption();
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Print JSON (stable shape, exact integers)."));
-    const QCommandLineOption csv(QStringLiteral("csv"), QStringLiteral("Print CSV: one row per rank, then the total (a null ratio is an empty field)."));
-    const QCommandLineOption perStep(QStringLiteral("per-step"),
-                                     QStringLiteral("Also print one row per training step (table and CSV)."));
+    const QCommandLineOption csv(QStringLiteral("csv"),
+        QStringLiteral("Print CSV: one row per rank, then the total (a null ratio is an empty field)."));
+    const QCommandLineOption perStep(
+        QStringLiteral("per-step"), QStringLiteral("Also print one row per training step (table and CSV)."));
     const QCommandLineOption rules(QStringLiteral("rules"),
-                                   QStringLiteral("Classify with the rules in FILE instead of the built-in ones."),
-                                   QStringLiteral("FILE"));
+        QStringLiteral("Classify with the rules in FILE instead of the built-in ones."), QStringLiteral("FILE"));
     const QCommandLineOption extend(QStringLiteral("extend-rules"),
-                                    QStringLiteral("Try the rules in FILE before the built-in ones."),
-                                    QStringLiteral("FILE"));
-    const QCommandLineOption from(QStringLiteral("from"), QStringLiteral("Start of the time window (default: trace start)."),
-                                  QStringLiteral("T"));
-    const QCommandLineOption to(QStringLiteral("to"), QStringLiteral("End of the time window (default: trace end)."),
-                                QStringLiteral("T"));
+        QStringLiteral("Try the rules in FILE before the built-in ones."), QStringLiteral("FILE"));
+    const QCommandLineOption from(QStringLiteral("from"),
+        QStringLiteral("Start of the time window (default: trace start)."), QStringLiteral("T"));
+    const QCommandLineOption to(
+        QStringLiteral("to"), QStringLiteral("End of the time window (default: trace end)."), QStringLiteral("T"));
     const QCommandLineOption clock(QStringLiteral("clock"),
-                                   QStringLiteral("aligned (default): ranks on different hosts are put on one clock from "
-                                                  "the end times of matched collectives, where the offset is "
-                                                  "significant; recorded: times as recorded."),
-                                   QStringLiteral("MODE"));
-    for (const auto* o : {&json, &csv, &perStep, &rules, &extend, &from, &to, &clock})
+        QStringLiteral("aligned (default): ranks on different hosts are put on one clock from "
+                       "the end times of matched collectives, where the offset is "
+                       "significant; recorded: times as recorded."),
+        QStringLiteral("MODE"));
+    for (const auto* o : { &json, &csv, &perStep, &rules, &extend, &from, &to, &clock })
         parser.addOption(*o);
     const LoadArgs loadArgs;
     loadArgs.addTo(parser);

@@ -16,7 +16,7 @@ int usage(std::FILE* out, int rc)
     std::fputs("Usage: exposure-make-demo OUTDIR [--ranks N] [--steps N] [--scale K] [--launch-bound]\n"
                "Writes a small Score-P-like 2-rank DDP trace folder (one OTF2 archive per rank).\n"
                "--launch-bound: a small-batch run whose CPU cannot launch kernels as fast as the GPU runs them.\n",
-               out);
+        out);
     return rc;
 }
 
@@ -65,7 +65,7 @@ int main(int argc, char** argv)
         const auto spec = exposure::synth::makeDemoSpec(options);
         const auto events = exposure::synth::writeArchive(out, spec);
         std::printf("exposure-make-demo: wrote %zu rank archives, %llu events to %s\n", spec.ranks.size(),
-                    static_cast<unsigned long long>(events), out.c_str());
+            static_cast<unsigned long long>(events), out.c_str());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "exposure-make-demo: %s: %s\n", out.c_str(), e.what());
         return 2;

@@ -15,10 +15,9 @@
 #include <QIcon>
 #include <QRegularExpression>
 #include <QTimer>
-
 #include <cstdio>
-#include <unistd.h>
 #include <optional>
+#include <unistd.h>
 
 using namespace exposure;
 
@@ -45,16 +44,15 @@ public:
     FirstPaintReporter(exposure::TimelinePlot* plot, QObject* parent)
         : QObject(parent)
         , m_plot(plot)
-    {
-    }
+    { }
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override
     {
         if (!m_done && watched == m_plot && event->type() == QEvent::Paint && m_plot->trace()) {
             m_done = true;
-            std::fprintf(stderr, "exposure: first timeline painted %.0f ms after the process started\n",
-                         msSinceProcessStart());
+            std::fprintf(
+                stderr, "exposure: first timeline painted %.0f ms after the process started\n", msSinceProcessStart());
         }
         return false;
     }
@@ -64,7 +62,6 @@ private:
     bool m_done = false;
 };
 
-
 int fail(const QString& message)
 {
     std::fprintf(stderr, "exposure: %s\n", qPrintable(message));
@@ -73,8 +70,8 @@ int fail(const QString& message)
 
 // Loads `path` into the window at `size`, saves a PNG of the whole window to `file` once the panels are done and
 // returns the exit status.
-int takeScreenshot(QApplication& app, MainWindow& window, const QString& path, QSize windowSize, const QString& file,
-    bool asked)
+int takeScreenshot(
+    QApplication& app, MainWindow& window, const QString& path, QSize windowSize, const QString& file, bool asked)
 {
     int rc = 0;
     window.setRemembersRecentFiles(false); // a screenshot run is not the user's history
@@ -85,7 +82,7 @@ int takeScreenshot(QApplication& app, MainWindow& window, const QString& path, Q
     QObject::connect(&window, &MainWindow::traceLoaded, &app, [&] {
         if (qEnvironmentVariableIsSet("EXPOSURE_STARTUP_TIMING"))
             std::fprintf(stderr, "exposure: trace loaded and analysed %.0f ms after the process started\n",
-                         msSinceProcessStart());
+                msSinceProcessStart());
         // Grab once the panels have delivered their statistics and kernel tables.
         window.whenIdle([&] {
             window.timeline()->replot();
@@ -97,7 +94,7 @@ int takeScreenshot(QApplication& app, MainWindow& window, const QString& path, Q
                 std::printf("%s\n", qPrintable(file));
             } else {
                 std::printf("exposure: saved a %dx%d screenshot of the main window to %s\n", image.width(),
-                            image.height(), qPrintable(file));
+                    image.height(), qPrintable(file));
             }
             app.exit(rc);
         });
@@ -119,7 +116,7 @@ std::optional<TimeRange> parseRange(const QString& text)
     const auto to = parseDuration(parts.value(1).toStdString());
     if (parts.size() != 2 || !from || !to || to.value_or(0) <= from.value_or(0))
         return std::nullopt;
-    return TimeRange{*from, *to};
+    return TimeRange { *from, *to };
 }
 
 } // namespace
@@ -147,20 +144,19 @@ int main(int argc, char** argv)
         QStringLiteral("Trace viewer for multi-GPU training: compute vs. exposed communication."));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("path"), QStringLiteral("OTF2 anchor file or trace folder to open"),
-                                 QStringLiteral("[PATH]"));
+    parser.addPositionalArgument(
+        QStringLiteral("path"), QStringLiteral("OTF2 anchor file or trace folder to open"), QStringLiteral("[PATH]"));
     const QCommandLineOption shot(QStringLiteral("screenshot"),
-                                  QStringLiteral("Load PATH, save a PNG of the whole window to FILE and exit."),
-                                  QStringLiteral("FILE"));
-    const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1600x1000)."),
-                                  QStringLiteral("WxH"), QStringLiteral("1600x1000"));
+        QStringLiteral("Load PATH, save a PNG of the whole window to FILE and exit."), QStringLiteral("FILE"));
+    const QCommandLineOption size(QStringLiteral("size"),
+        QStringLiteral("Window size for --screenshot (default 1600x1000)."), QStringLiteral("WxH"),
+        QStringLiteral("1600x1000"));
     const QCommandLineOption range(QStringLiteral("range"),
-                                   QStringLiteral("Initial visible range, e.g. 2ms:9.5ms (times since trace start)."),
-                                   QStringLiteral("FROM:TO"));
+        QStringLiteral("Initial visible range, e.g. 2ms:9.5ms (times since trace start)."), QStringLiteral("FROM:TO"));
     const QCommandLineOption theme(QStringLiteral("theme"),
-                                   QStringLiteral("Colours: system (the default), dark (Fusion style, dark palette) or "
-                                                  "light (Fusion style)."),
-                                   QStringLiteral("NAME"), QStringLiteral("system"));
+        QStringLiteral("Colours: system (the default), dark (Fusion style, dark palette) or "
+                       "light (Fusion style)."),
+        QStringLiteral("NAME"), QStringLiteral("system"));
     parser.addOption(theme);
     parser.addOption(shot);
     parser.addOption(size);
@@ -187,8 +183,8 @@ int main(int argc, char** argv)
     if (qEnvironmentVariableIsSet("EXPOSURE_STARTUP_TIMING"))
         window.timeline()->installEventFilter(new FirstPaintReporter(window.timeline(), &window));
     if (initialRange) // applied once per loaded trace, before the first paint
-        QObject::connect(&window, &MainWindow::traceLoaded, &window,
-                         [&] { window.timeline()->setVisibleRange(*initialRange); });
+        QObject::connect(
+            &window, &MainWindow::traceLoaded, &window, [&] { window.timeline()->setVisibleRange(*initialRange); });
     if (!parser.isSet(shot) && !headless) {
         window.show();
         if (!args.isEmpty())
@@ -205,10 +201,11 @@ int main(int argc, char** argv)
     if (!m.hasMatch() || m.captured(1).toInt() < 200 || m.captured(2).toInt() < 150)
         return fail(QStringLiteral("--size: expected WxH of at least 200x150, got \"%1\"").arg(parser.value(size)));
     const QSize windowSize(m.captured(1).toInt(), m.captured(2).toInt());
-    const QString file = parser.isSet(shot) ? parser.value(shot)
-                                            : QDir::current().absoluteFilePath(QStringLiteral("exposure-screenshot.png"));
+    const QString file = parser.isSet(shot)
+        ? parser.value(shot)
+        : QDir::current().absoluteFilePath(QStringLiteral("exposure-screenshot.png"));
     if (!parser.isSet(shot))
-        std::fprintf(stderr,
-                     "exposure: no display (DISPLAY and WAYLAND_DISPLAY are unset); rendering the window headlessly\n");
+        std::fprintf(
+            stderr, "exposure: no display (DISPLAY and WAYLAND_DISPLAY are unset); rendering the window headlessly\n");
     return takeScreenshot(app, window, args.first(), windowSize, file, parser.isSet(shot));
 }

@@ -411,7 +411,7 @@ void serveUntilDone(RowServer* server, Exchanged& exchanged)
         const auto kind = Message(c.i64());
         if (kind == Message::Done)
             return;
-        const std::string mine = server                    ? server->serve(kind, c)
+        const std::string mine = server     ? server->serve(kind, c)
             : kind == Message::DrawnClasses ? DrawnClasses().toBytes()
                                             : rowPaintsToBytes({});
         exchanged.bytes += message.size() + mine.size();

@@ -297,14 +297,14 @@ void setRecordedClocks(StatsReport& report, std::size_t hosts)
     report.clocks.method = hosts > 1 ? ClockMethod::Recorded : ClockMethod::SingleHost;
     report.clocks.hosts = int(hosts);
     for (std::size_t g = 0; g < report.ranks.size(); ++g)
-        report.clocks.ranks.push_back({int(g), report.ranks[g].host, 0, 0, 0, 0, 0});
+        report.clocks.ranks.push_back({ int(g), report.ranks[g].host, 0, 0, 0, 0, 0 });
     report.clockLine = hosts > 1
         ? "clocks as recorded (exposure-mpi does not align clocks across hosts; use exposure-cli stats)"
         : "clocks: one host, one clock (nothing to align)";
 }
 
-Merged mergeParts(const std::vector<std::string>& parts, const LocalPart& local, std::size_t archives,
-    KernelParts kernels)
+Merged mergeParts(
+    const std::vector<std::string>& parts, const LocalPart& local, std::size_t archives, KernelParts kernels)
 {
     Merged m;
     StatsReport& report = m.report;

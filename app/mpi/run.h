@@ -5,8 +5,8 @@
 
 #include "import/archivefinder.h"
 #include "model/trace.h"
-#include "run/openrun.h"
 #include "mpiutil.h"
+#include "run/openrun.h"
 
 #include <optional>
 #include <string>

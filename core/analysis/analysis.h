@@ -31,11 +31,11 @@ struct OverlapSegment
 // kernels, a library or multi-device call that launches several.
 struct LaunchCall
 {
-    LaunchRef call;              // the runtime or driver call: CPU lane and interval
+    LaunchRef call; // the runtime or driver call: CPU lane and interval
     std::uint32_t firstWork = 0; // what it launched: LaunchTable::work[firstWork, firstWork + workCount)
     std::uint32_t workCount = 0; // GPU intervals (kernels, copies, memsets) it launched
-    std::uint32_t kernels = 0;   // of those, kernels (compute or communication)
-    bool graph = false;          // a CUDA graph launch (a launch rule of subgroup "graph")
+    std::uint32_t kernels = 0; // of those, kernels (compute or communication)
+    bool graph = false; // a CUDA graph launch (a launch rule of subgroup "graph")
 };
 
 // A rank's launch pairing from the calls' side (RankAnalysis::launchOf is the GPU side): every call that launched
@@ -67,7 +67,7 @@ struct RankAnalysis
     std::vector<std::uint8_t> activityMask;
     std::vector<std::string> warnings; // e.g. launch/kernel count mismatches on a stream
     LaunchPairing launchPairing = LaunchPairing::None; // how kernels were paired with their CPU launches
-    std::uint64_t kernelsPaired = 0, kernelsUnpaired = 0;  // kernels with / without a known launch
+    std::uint64_t kernelsPaired = 0, kernelsUnpaired = 0; // kernels with / without a known launch
     // [lane][interval]: the CPU call that launched a GPU kernel (cpuLane == kUnknownLaunch if none); empty for lanes
     // without pairing and for CPU lanes.
     std::vector<std::vector<LaunchRef>> launchOf;

@@ -4,10 +4,9 @@
 
 #include "analysis/analysis.h"
 
+#include <algorithm>
 #include <boost/icl/interval_map.hpp>
 #include <boost/icl/right_open_interval.hpp>
-
-#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -18,22 +17,27 @@ namespace exposure::detail {
 // (interval_map is a joining container: that is what we want for unions, see STYLE.md on ICL).
 // Right-open static intervals: no per-interval bound byte, and [a,b) matches TimeRange.
 using MaskMap = boost::icl::interval_map<TimeNs, std::uint8_t, boost::icl::partial_absorber, std::less,
-                                         boost::icl::inplace_bit_add, boost::icl::inplace_bit_and,
-                                         boost::icl::right_open_interval<TimeNs, std::less>>;
+    boost::icl::inplace_bit_add, boost::icl::inplace_bit_and, boost::icl::right_open_interval<TimeNs, std::less>>;
 
-inline bool isKernel(Category c) { return c == Category::Compute || c == Category::Communication; }
+inline bool isKernel(Category c)
+{
+    return c == Category::Compute || c == Category::Communication;
+}
 
 // ActivityBit mask of one GPU interval (0 for idle/sync and anything that is no GPU work).
 inline std::uint8_t activityBits(const NameClass& nc, Phase phase)
 {
     switch (nc.category) {
-    case Category::Communication: return ActivityComm;
+    case Category::Communication:
+        return ActivityComm;
     case Category::Compute:
         return std::uint8_t(ActivityCompute | (phase == Phase::Backward ? ActivityBackward : 0)
-                            | (nc.unclassified ? ActivityUnclassified : 0));
-    case Category::Memcpy: return ActivityMemcpy;
+            | (nc.unclassified ? ActivityUnclassified : 0));
+    case Category::Memcpy:
+        return ActivityMemcpy;
     case Category::Idle:
-    case Category::Host: break;
+    case Category::Host:
+        break;
     }
     return 0;
 }
@@ -117,7 +121,7 @@ struct LaneSource
 // kChunk intervals per lane, each into a fresh small map that is flattened and cleared: the result is the same
 // as one big map (segments that touch across a chunk border with equal masks are joined), but the trees stay
 // small and hot in cache. Measured here on 2 M sorted intervals: one map 0.61 s, 1024-interval chunks 0.13 s.
-template<class BitsFn>
+template <class BitsFn>
 void buildActivity(const std::vector<LaneSource>& sources, BitsFn bits, TimeRange clip, Segments& out)
 {
     constexpr std::size_t kChunk = 1024;
@@ -149,7 +153,7 @@ void buildActivity(const std::vector<LaneSource>& sources, BitsFn bits, TimeRang
         auto hint = map.begin();
         auto add = [&](TimeNs s, TimeNs e, std::uint8_t m) {
             if (e > b) {
-                nextCarry.push_back({b, e, m});
+                nextCarry.push_back({ b, e, m });
                 e = b;
             }
             if (e > s)
@@ -202,7 +206,7 @@ struct LaunchPairs
 };
 LaunchPairs pairLaunches(const Trace& trace, const Analysis& analysis, const Rank& rank);
 // The pairing by call (see LaunchTable) of rank `rankIndex`.
-LaunchTable launchTable(const Analysis& analysis, const Rank& rank, int rankIndex,
-    const std::vector<std::vector<LaunchRef>>& launchOf);
+LaunchTable launchTable(
+    const Analysis& analysis, const Rank& rank, int rankIndex, const std::vector<std::vector<LaunchRef>>& launchOf);
 
 } // namespace exposure::detail

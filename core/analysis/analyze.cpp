@@ -388,7 +388,7 @@ void placeStepsOnGpu(const Analysis& a, const Rank& rank, const detail::LaunchPa
     for (std::size_t k = 0; k < ra.steps.size(); ++k) {
         StepWindow& w = ra.steps[k];
         const TimeNs end = std::max(start, ownEnd[k] != none ? ownEnd[k] : w.hostRange.end);
-        w.range = {start, end};
+        w.range = { start, end };
         start = end;
     }
 }
@@ -651,10 +651,14 @@ int stepIndexNamed(const Analysis& analysis, std::string_view text)
 const char* stepAxisName(StepAxis a)
 {
     switch (a) {
-    case StepAxis::GpuByLaunch: return "gpu by launch";
-    case StepAxis::Host: return "host";
-    case StepAxis::KernelPattern: return "kernel pattern";
-    case StepAxis::None: break;
+    case StepAxis::GpuByLaunch:
+        return "gpu by launch";
+    case StepAxis::Host:
+        return "host";
+    case StepAxis::KernelPattern:
+        return "kernel pattern";
+    case StepAxis::None:
+        break;
     }
     return "none";
 }

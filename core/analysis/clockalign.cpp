@@ -19,8 +19,8 @@ constexpr std::size_t kMinCollectives = 3;
 std::vector<int> clockDomains(const Trace& trace, int& count)
 {
     std::vector<int> domain(trace.ranks.size());
-    const bool hostsKnown = std::all_of(trace.ranks.begin(), trace.ranks.end(),
-                                        [](const Rank& r) { return !r.host.empty(); });
+    const bool hostsKnown
+        = std::all_of(trace.ranks.begin(), trace.ranks.end(), [](const Rank& r) { return !r.host.empty(); });
     std::map<std::string, int> byHost;
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         if (!hostsKnown) {
@@ -62,8 +62,8 @@ Estimate robustEstimate(std::vector<TimeNs> d)
 
 // End differences (domain b's member minus domain a's) over the collectives matched by identity, one
 // representative member per domain and collective.
-std::map<std::pair<int, int>, std::vector<TimeNs>> endDifferences(const CollectiveMatch& match,
-                                                                   const std::vector<int>& domain)
+std::map<std::pair<int, int>, std::vector<TimeNs>> endDifferences(
+    const CollectiveMatch& match, const std::vector<int>& domain)
 {
     std::map<std::pair<int, int>, std::vector<TimeNs>> diffs;
     std::map<int, TimeNs> endOf;
@@ -76,7 +76,7 @@ std::map<std::pair<int, int>, std::vector<TimeNs>> endDifferences(const Collecti
             endOf.try_emplace(domain[std::size_t(m.rank)], m.end);
         for (auto a = endOf.begin(); a != endOf.end(); ++a)
             for (auto b = std::next(a); b != endOf.end(); ++b)
-                diffs[{a->first, b->first}].push_back(b->second - a->second);
+                diffs[{ a->first, b->first }].push_back(b->second - a->second);
     }
     return diffs;
 }
@@ -90,7 +90,8 @@ std::string clockWarning(const Trace& trace)
     std::map<int, std::string> byRoot; // root rank -> its ranks
     for (const RankClock& rc : c.ranks)
         if (rc.alignedTo != c.referenceRank && std::size_t(rc.rank) < trace.ranks.size())
-            byRoot[rc.alignedTo] += (byRoot[rc.alignedTo].empty() ? "" : ", ") + trace.ranks[std::size_t(rc.rank)].label;
+            byRoot[rc.alignedTo]
+                += (byRoot[rc.alignedTo].empty() ? "" : ", ") + trace.ranks[std::size_t(rc.rank)].label;
     std::string out;
     for (const auto& [root, ranks] : byRoot)
         out += (out.empty() ? "" : "; ") + ranks + " (aligned to " + trace.ranks[std::size_t(root)].label + ")";
@@ -113,7 +114,7 @@ ClockAlignment estimateClockOffsets(const Trace& trace, const CollectiveMatch& m
     const std::vector<int> domain = clockDomains(trace, domains);
     out.hosts = domains;
     for (std::size_t r = 0; r < trace.ranks.size(); ++r)
-        out.ranks.push_back({int(r), trace.ranks[r].host, 0, 0, 0, 0});
+        out.ranks.push_back({ int(r), trace.ranks[r].host, 0, 0, 0, 0 });
     if (domains < 2) {
         out.method = ClockMethod::SingleHost;
         return out;
@@ -161,7 +162,8 @@ ClockAlignment estimateClockOffsets(const Trace& trace, const CollectiveMatch& m
         rootOf[std::size_t(to)] = rootOf[std::size_t(from)];
         at[std::size_t(to)].median = at[std::size_t(from)].median + sign * best->median;
         at[std::size_t(to)].samples = best->samples;
-        variance[std::size_t(to)] = variance[std::size_t(from)] + double(best->standardError) * double(best->standardError);
+        variance[std::size_t(to)]
+            = variance[std::size_t(from)] + double(best->standardError) * double(best->standardError);
         at[std::size_t(to)].standardError = TimeNs(std::llround(std::sqrt(variance[std::size_t(to)])));
     }
     out.method = mode == ClockMode::Aligned ? ClockMethod::CollectiveEnds : ClockMethod::Recorded;
@@ -174,8 +176,7 @@ ClockAlignment estimateClockOffsets(const Trace& trace, const CollectiveMatch& m
         rc.estimateNs = at[d].median;
         rc.uncertaintyNs = at[d].standardError;
         rc.collectivesUsed = at[d].samples;
-        const bool significant
-            = std::abs(rc.estimateNs) > std::max<TimeNs>(3 * rc.uncertaintyNs, kSignificantOffsetNs);
+        const bool significant = std::abs(rc.estimateNs) > std::max<TimeNs>(3 * rc.uncertaintyNs, kSignificantOffsetNs);
         if (mode == ClockMode::Aligned && significant) {
             rc.offsetNs = rc.estimateNs;
             out.applied = true;
@@ -223,9 +224,10 @@ std::string clockSummaryLine(const Trace& trace)
     const ClockAlignment& c = trace.clocks;
     if (trace.ranks.size() < 2 || c.ranks.empty())
         return {};
-    const bool hostsKnown = std::none_of(c.ranks.begin(), c.ranks.end(), [](const RankClock& r) { return r.host.empty(); });
-    const std::string domains = std::to_string(c.hosts)
-        + (hostsKnown ? (c.hosts == 1 ? " host" : " hosts") : " ranks (hosts not recorded)");
+    const bool hostsKnown
+        = std::none_of(c.ranks.begin(), c.ranks.end(), [](const RankClock& r) { return r.host.empty(); });
+    const std::string domains
+        = std::to_string(c.hosts) + (hostsKnown ? (c.hosts == 1 ? " host" : " hosts") : " ranks (hosts not recorded)");
     TimeNs largest = 0, largestEstimate = 0;
     for (const RankClock& rc : c.ranks) {
         largest = std::max(largest, std::abs(rc.offsetNs));

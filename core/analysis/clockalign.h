@@ -18,7 +18,7 @@ namespace exposure {
 
 enum class ClockMode : std::uint8_t {
     Recorded, // keep the recorded times (offsets are still estimated and reported, not applied)
-    Aligned,  // apply significant offsets
+    Aligned, // apply significant offsets
 };
 
 // Offsets below this are within the end jitter of collectives on one clock and are left as recorded.
@@ -34,7 +34,7 @@ void applyClockOffsets(Trace& trace, const ClockAlignment& clocks);
 
 struct AlignedRun
 {
-    std::shared_ptr<const Analysis> analysis;         // of the trace as it is now (re-analysed when shifted)
+    std::shared_ptr<const Analysis> analysis; // of the trace as it is now (re-analysed when shifted)
     std::shared_ptr<const CollectiveMatch> collectives; // matched on those times
 };
 

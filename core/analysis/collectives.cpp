@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/collectives.h"
 
-
-#include <boost/icl/interval_set.hpp>
-
 #include <algorithm>
+#include <boost/icl/interval_set.hpp>
 #include <cstring>
 #include <functional>
-#include <tuple>
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 namespace exposure {
@@ -24,7 +22,7 @@ using TimeInterval = boost::icl::right_open_interval<TimeNs, std::less>;
 
 const CollectiveMatch::Ref* CollectiveMatch::find(IntervalRef ref) const
 {
-    const Ref key{ref.rank, ref.lane, ref.interval, 0, 0};
+    const Ref key { ref.rank, ref.lane, ref.interval, 0, 0 };
     auto it = std::lower_bound(index.begin(), index.end(), key);
     if (it == index.end() || it->rank != ref.rank || it->lane != ref.lane || it->interval != ref.interval)
         return nullptr;
@@ -46,9 +44,12 @@ const CollectiveMember* CollectiveMatch::member(IntervalRef ref) const
 const char* matchMethodName(MatchMethod m)
 {
     switch (m) {
-    case MatchMethod::ProcessGroup: return "process_group";
-    case MatchMethod::Stream: return "stream";
-    case MatchMethod::Time: break;
+    case MatchMethod::ProcessGroup:
+        return "process_group";
+    case MatchMethod::Stream:
+        return "stream";
+    case MatchMethod::Time:
+        break;
     }
     return "time";
 }
@@ -63,8 +64,8 @@ const CollectiveArgs* collectiveArgsOf(const Trace& trace, const Lane& lane, std
 
 std::uint64_t collectiveSeqOf(const Lane& lane, std::uint32_t interval)
 {
-    auto it = std::lower_bound(lane.collectiveSeq.begin(), lane.collectiveSeq.end(),
-                               std::make_pair(interval, std::uint64_t(0)));
+    auto it = std::lower_bound(
+        lane.collectiveSeq.begin(), lane.collectiveSeq.end(), std::make_pair(interval, std::uint64_t(0)));
     return it == lane.collectiveSeq.end() || it->first != interval ? kNoCollectiveSeq : it->second;
 }
 
@@ -109,7 +110,7 @@ CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, T
                 const StringId name = t.name(i);
                 if (analysis.classOf(name).category != Category::Communication)
                     continue;
-                CollectiveCandidate c{t.start(i), t.end(i), int(r), int(l), std::uint32_t(i), name};
+                CollectiveCandidate c { t.start(i), t.end(i), int(r), int(l), std::uint32_t(i), name };
                 identifyCandidate(lane, std::uint32_t(i), trace, c, intern);
                 all.push_back(c);
             }
@@ -137,10 +138,11 @@ class PairAligner
 {
 public:
     PairAligner(const std::vector<const CollectiveCandidate*>& a, const std::vector<const CollectiveCandidate*>& b,
-                TimeNs toleranceNs)
-        : m_a(a), m_b(b), m_tol(toleranceNs)
-    {
-    }
+        TimeNs toleranceNs)
+        : m_a(a)
+        , m_b(b)
+        , m_tol(toleranceNs)
+    { }
 
     std::vector<std::int64_t> align() const
     {
@@ -224,13 +226,13 @@ private:
                     d.push_back(m_b[std::size_t(j)]->end - m_a[std::size_t(i)]->end);
             }
             std::sort(d.begin(), d.end());
-            Proposal best{0, 0, s};
+            Proposal best { 0, 0, s };
             std::size_t lo = 0;
             for (std::size_t hi = 0; hi < d.size(); ++hi) {
                 while (d[hi] - d[lo] > 2 * m_tol)
                     ++lo;
                 if (hi - lo + 1 > best.density)
-                    best = {d[lo + (hi - lo) / 2], hi - lo + 1, s};
+                    best = { d[lo + (hi - lo) / 2], hi - lo + 1, s };
             }
             if (best.density > 0)
                 proposals.push_back(best);
@@ -243,7 +245,8 @@ private:
             std::size_t n = 0;
             for (std::int64_t i = 0; i < na; i += step) {
                 const auto* a = m_a[std::size_t(i)];
-                auto it = std::lower_bound(bEnds.begin(), bEnds.end(), std::make_pair(a->end + offset - m_tol, std::uint64_t(0)));
+                auto it = std::lower_bound(
+                    bEnds.begin(), bEnds.end(), std::make_pair(a->end + offset - m_tol, std::uint64_t(0)));
                 for (; it != bEnds.end() && it->first <= a->end + offset + m_tol; ++it)
                     if (it->second == sigOf(*a)) {
                         ++n;
@@ -339,7 +342,7 @@ CollectiveGroup makeGroup(const PendingGroup& p)
         g.members.push_back(mem);
     }
     std::sort(g.members.begin(), g.members.end(),
-              [](const CollectiveMember& a, const CollectiveMember& b) { return a.rank < b.rank; });
+        [](const CollectiveMember& a, const CollectiveMember& b) { return a.rank < b.rank; });
     return g;
 }
 
@@ -356,8 +359,8 @@ bool issueOrder(const CollectiveCandidate* a, const CollectiveCandidate* b)
 
 // Matches one identified process group: every member against the reference member (the one with most instances).
 // Returns false when fewer than half of the instances matched (the identity is then not trusted).
-bool matchIdentified(const std::vector<const CollectiveCandidate*>& items, std::uint32_t pgIndex,
-                     ProcessGroupMatch& pg, TimeNs toleranceNs, std::vector<PendingGroup>& out)
+bool matchIdentified(const std::vector<const CollectiveCandidate*>& items, std::uint32_t pgIndex, ProcessGroupMatch& pg,
+    TimeNs toleranceNs, std::vector<PendingGroup>& out)
 {
     std::map<int, MemberList> byRank;
     for (const CollectiveCandidate* c : items)
@@ -390,7 +393,7 @@ bool matchIdentified(const std::vector<const CollectiveCandidate*>& items, std::
             used[std::size_t(matchOf[i])] = true;
             refMatched[i] = true;
         }
-        CountMismatch mm{rank, ref, b.size(), a.size(), 0, -1};
+        CountMismatch mm { rank, ref, b.size(), a.size(), 0, -1 };
         for (std::size_t j = 0; j < b.size(); ++j) {
             if (!used[j] && mm.unmatched++ == 0)
                 mm.firstUnmatched = b[j]->start;
@@ -416,7 +419,7 @@ bool matchIdentified(const std::vector<const CollectiveCandidate*>& items, std::
 // takes, from each other rank, the first instance that ends within the tolerance and overlaps every member so far.
 // Ties in the end go by (rank, lane, interval), so that the result does not depend on the candidates' order.
 void matchByTime(std::vector<const CollectiveCandidate*> all, std::size_t rankCount, std::uint32_t pgIndex,
-                 ProcessGroupMatch& pg, TimeNs toleranceNs, std::vector<PendingGroup>& out)
+    ProcessGroupMatch& pg, TimeNs toleranceNs, std::vector<PendingGroup>& out)
 {
     std::sort(all.begin(), all.end(), [](const CollectiveCandidate* a, const CollectiveCandidate* b) {
         if (a->name != b->name)
@@ -500,7 +503,7 @@ void summarise(CollectiveMatch& result)
             if (m.rank != g.lastRank)
                 othersWait += m.waitNs;
             result.maxWaitNs = std::max(result.maxWaitNs, m.waitNs);
-            result.index.push_back({m.rank, m.lane, m.interval, gi, mi});
+            result.index.push_back({ m.rank, m.lane, m.interval, gi, mi });
         }
         if (othersWait > 0) {
             auto& last = result.ranks[std::size_t(g.lastRank)];
@@ -514,7 +517,7 @@ void summarise(CollectiveMatch& result)
 } // namespace
 
 CollectiveMatch matchCandidates(std::vector<CollectiveCandidate> all, std::size_t rankCount, bool multipleHosts,
-                                TimeNs toleranceNs, std::vector<std::string> keys)
+    TimeNs toleranceNs, std::vector<std::string> keys)
 {
     CollectiveMatch result;
     result.toleranceNs = toleranceNs;
@@ -546,8 +549,8 @@ CollectiveMatch matchCandidates(std::vector<CollectiveCandidate> all, std::size_
     }
     if (!unidentified.empty()) {
         ProcessGroupMatch pg;
-        matchByTime(std::move(unidentified), rankCount, std::uint32_t(result.processGroups.size()), pg, toleranceNs,
-                    pending);
+        matchByTime(
+            std::move(unidentified), rankCount, std::uint32_t(result.processGroups.size()), pg, toleranceNs, pending);
         result.processGroups.push_back(std::move(pg));
     }
     std::vector<std::uint64_t> matchedOf(rankCount, 0);
@@ -597,8 +600,8 @@ TimeNs exposedWait(const std::vector<TimeRange>& waits, const RankAnalysis& ra)
     return TimeNs(boost::icl::length(waitSet - compute));
 }
 
-CollectiveWaitStats collectiveWaitInWindow(const CollectiveMatch& match, const Analysis& analysis, int rank,
-                                           TimeRange window)
+CollectiveWaitStats collectiveWaitInWindow(
+    const CollectiveMatch& match, const Analysis& analysis, int rank, TimeRange window)
 {
     CollectiveWaitStats out;
     if (window.end <= window.start)
@@ -607,7 +610,7 @@ CollectiveWaitStats collectiveWaitInWindow(const CollectiveMatch& match, const A
     // lastArrival lies after window.start, and only if lastArrival - maxWaitNs < window.end (groups are sorted by
     // lastArrival): that bounds the scan to the groups near the window.
     auto it = std::upper_bound(match.groups.begin(), match.groups.end(), window.start,
-                               [](TimeNs t, const CollectiveGroup& g) { return t < g.lastArrival; });
+        [](TimeNs t, const CollectiveGroup& g) { return t < g.lastArrival; });
     TimeSet waits;
     for (; it != match.groups.end() && it->lastArrival - match.maxWaitNs < window.end; ++it) {
         for (const CollectiveMember& m : it->members) {
@@ -629,11 +632,12 @@ CollectiveWaitStats collectiveWaitInWindow(const CollectiveMatch& match, const A
     const RankAnalysis& ra = analysis.ranks[std::size_t(rank)];
     TimeSet compute;
     // Activity segments are disjoint and sorted: start at the first that ends after the window starts.
-    auto k = std::size_t(std::upper_bound(ra.activityEnd.begin(), ra.activityEnd.end(), window.start)
-                         - ra.activityEnd.begin());
+    auto k = std::size_t(
+        std::upper_bound(ra.activityEnd.begin(), ra.activityEnd.end(), window.start) - ra.activityEnd.begin());
     for (; k < ra.activityStart.size() && ra.activityStart[k] < window.end; ++k) {
         if (ra.activityMask[k] & ActivityCompute)
-            compute.add(TimeInterval(std::max(ra.activityStart[k], window.start), std::min(ra.activityEnd[k], window.end)));
+            compute.add(
+                TimeInterval(std::max(ra.activityStart[k], window.start), std::min(ra.activityEnd[k], window.end)));
     }
     out.exposedWaitNs = TimeNs(boost::icl::length(waits - compute));
     return out;
@@ -670,12 +674,12 @@ std::string typeFromKernel(const std::string& name)
 // "..._RING_LL(...)" -> "RING_LL": NCCL's algorithm and protocol as the kernel name spells them.
 std::string algorithmFromKernel(const std::string& name)
 {
-    for (const char* algo : {"_RING_", "_TREE_", "_NVLS_TREE_", "_NVLS_", "_COLLNET_DIRECT_", "_COLLNET_CHAIN_",
-                             "_PAT_"}) {
+    for (const char* algo :
+        { "_RING_", "_TREE_", "_NVLS_TREE_", "_NVLS_", "_COLLNET_DIRECT_", "_COLLNET_CHAIN_", "_PAT_" }) {
         const auto at = name.find(algo);
         if (at == std::string::npos)
             continue;
-        for (const char* proto : {"LL128", "LL", "SIMPLE"}) {
+        for (const char* proto : { "LL128", "LL", "SIMPLE" }) {
             const std::size_t p = at + std::strlen(algo);
             if (name.compare(p, std::strlen(proto), proto) == 0) {
                 const char after = p + std::strlen(proto) < name.size() ? name[p + std::strlen(proto)] : '\0';
@@ -696,8 +700,8 @@ std::vector<CollectiveSummaryRow> collectiveSummary(const Trace& trace, const Co
     });
 }
 
-std::vector<CollectiveSummaryRow> collectiveSummary(const CollectiveMatch& match,
-                                                    const std::function<std::string(std::uint32_t)>& kernelName)
+std::vector<CollectiveSummaryRow> collectiveSummary(
+    const CollectiveMatch& match, const std::function<std::string(std::uint32_t)>& kernelName)
 {
     // Key: process group, signature (or kernel name), kernel name (which says the algorithm); the names' texts are
     // looked at once per name.
@@ -710,7 +714,7 @@ std::vector<CollectiveSummaryRow> collectiveSummary(const CollectiveMatch& match
             info = nameInfo.emplace(g.name, std::make_pair(algorithmFromKernel(kernel), typeFromKernel(kernel))).first;
         }
         const std::uint64_t sig = g.signature != kNoKey ? g.signature : (std::uint64_t(1) << 32) | g.name;
-        auto [it, fresh] = rows.try_emplace({g.processGroup, sig, g.name});
+        auto [it, fresh] = rows.try_emplace({ g.processGroup, sig, g.name });
         CollectiveSummaryRow& row = it->second;
         if (fresh) {
             row.processGroup = g.processGroup;
@@ -769,12 +773,12 @@ std::vector<StragglerRow> stragglerSummary(const CollectiveMatch& match)
     for (const CollectiveGroup& g : match.groups) {
         TimeNs others = 0;
         for (const CollectiveMember& m : g.members) {
-            rows.try_emplace({g.processGroup, m.rank}, StragglerRow{g.processGroup, m.rank, 0, 0});
+            rows.try_emplace({ g.processGroup, m.rank }, StragglerRow { g.processGroup, m.rank, 0, 0 });
             if (m.rank != g.lastRank)
                 others += m.waitNs;
         }
         if (others > 0) {
-            StragglerRow& row = rows[{g.processGroup, g.lastRank}];
+            StragglerRow& row = rows[{ g.processGroup, g.lastRank }];
             ++row.arrivedLast;
             row.causedWaitNs += others;
         }
@@ -819,9 +823,8 @@ std::string matchWarning(const Trace& trace, const CollectiveMatch& match)
             + std::to_string(rs.matched + rs.unmatched) + " unmatched, " + why;
     }
     const std::uint64_t share = total ? matched * 100 / total : 0;
-    return "collectives: only " + std::to_string(matched) + " of " + std::to_string(total)
-        + " communication kernels (" + std::to_string(share)
-        + " %) were matched across ranks, so waiting and transfer are incomplete; " + reasons;
+    return "collectives: only " + std::to_string(matched) + " of " + std::to_string(total) + " communication kernels ("
+        + std::to_string(share) + " %) were matched across ranks, so waiting and transfer are incomplete; " + reasons;
 }
 
 RankCollectiveParts::RankCollectiveParts(const CollectiveMatch& match, int rank)
@@ -829,7 +832,7 @@ RankCollectiveParts::RankCollectiveParts(const CollectiveMatch& match, int rank)
     for (const CollectiveGroup& g : match.groups)
         for (const CollectiveMember& m : g.members)
             if (m.rank == rank) {
-                m_parts.push_back({m.start, m.start + m.waitNs, m.end});
+                m_parts.push_back({ m.start, m.start + m.waitNs, m.end });
                 m_maxDuration = std::max(m_maxDuration, m.end - m.start);
             }
     std::sort(m_parts.begin(), m_parts.end(), [](const Part& a, const Part& b) { return a.start < b.start; });
@@ -844,11 +847,11 @@ CollectiveSplit RankCollectiveParts::in(TimeRange window) const
     const TimeNs from = window.start < std::numeric_limits<TimeNs>::min() + m_maxDuration
         ? std::numeric_limits<TimeNs>::min()
         : window.start - m_maxDuration;
-    auto it = std::lower_bound(
-        m_parts.begin(), m_parts.end(), from, [](const Part& p, TimeNs t) { return p.start < t; });
+    auto it
+        = std::lower_bound(m_parts.begin(), m_parts.end(), from, [](const Part& p, TimeNs t) { return p.start < t; });
     for (; it != m_parts.end() && it->start < window.end; ++it) {
-        out.waitNs += TimeRange{it->start, it->waitEnd}.intersected(window).duration();
-        out.transferNs += TimeRange{it->waitEnd, it->end}.intersected(window).duration();
+        out.waitNs += TimeRange { it->start, it->waitEnd }.intersected(window).duration();
+        out.transferNs += TimeRange { it->waitEnd, it->end }.intersected(window).duration();
     }
     return out;
 }
@@ -866,7 +869,7 @@ PeerWait peerWaitInWindow(const CollectiveMatch& match, const Trace& trace, int 
         for (const CollectiveMember& m : g.members) {
             if (m.rank != rank || m.waitNs <= 0)
                 continue;
-            const TimeNs w = TimeRange{m.start, m.start + m.waitNs}.intersected(window).duration();
+            const TimeNs w = TimeRange { m.start, m.start + m.waitNs }.intersected(window).duration();
             out.waitNs += w;
             if (w > 0 && g.lastRank >= 0)
                 byPeer[g.lastRank] += w;

@@ -23,39 +23,39 @@ namespace exposure {
 
 struct CollectiveMember
 {
-    int rank = 0;           // index into Trace::ranks
+    int rank = 0; // index into Trace::ranks
     int lane = 0;
     std::uint32_t interval = 0;
     TimeNs start = 0;
     TimeNs end = 0;
-    TimeNs waitNs = 0;      // from this instance's start until the last peer started (clipped to its duration)
-    TimeNs transferNs = 0;  // the rest of the instance: all peers present
+    TimeNs waitNs = 0; // from this instance's start until the last peer started (clipped to its duration)
+    TimeNs transferNs = 0; // the rest of the instance: all peers present
 };
 
 // How the instances of one process group were matched.
 enum class MatchMethod : std::uint8_t {
     ProcessGroup, // torch.profiler process group arguments, in issue order (or by "Seq")
-    Stream,       // the GPU stream of the communicator, in issue order
-    Time,         // kernel name and end time (no identity known, or identity matching failed)
+    Stream, // the GPU stream of the communicator, in issue order
+    Time, // kernel name and end time (no identity known, or identity matching failed)
 };
 const char* matchMethodName(MatchMethod m);
 
 // A member whose count of a group's collectives differs from the reference member's.
 struct CountMismatch
 {
-    int rank = 0;                // index into Trace::ranks
-    int reference = 0;           // the member with the most instances
+    int rank = 0; // index into Trace::ranks
+    int reference = 0; // the member with the most instances
     std::uint64_t rankCount = 0, referenceCount = 0;
     std::uint64_t unmatched = 0; // the rank's instances that found no counterpart
-    TimeNs firstUnmatched = -1;  // start of the rank's first such instance (-1: none, the reference has extras)
+    TimeNs firstUnmatched = -1; // start of the rank's first such instance (-1: none, the reference has extras)
 };
 
 struct ProcessGroupMatch
 {
     MatchMethod method = MatchMethod::Time;
-    std::string name;           // "0 (default_pg)", "stream 17"; empty for the time fallback
-    std::string ranks;          // "[0, 1]" as recorded; empty if not
-    std::vector<int> members;   // rank indexes with instances, sorted
+    std::string name; // "0 (default_pg)", "stream 17"; empty for the time fallback
+    std::string ranks; // "[0, 1]" as recorded; empty if not
+    std::vector<int> members; // rank indexes with instances, sorted
     std::uint64_t instances = 0, matchedInstances = 0;
     std::uint64_t collectives = 0; // matched collectives (CollectiveGroups)
     std::vector<CountMismatch> mismatches;
@@ -66,36 +66,36 @@ inline constexpr std::uint64_t kNoCollectiveSeq = ~0ull;
 
 struct CollectiveGroup
 {
-    StringId name = 0;           // the kernel name shared by the members
-    TimeNs lastArrival = 0;      // latest start among the members
-    int lastRank = -1;           // the rank that arrived last (the one the others waited for)
+    StringId name = 0; // the kernel name shared by the members
+    TimeNs lastArrival = 0; // latest start among the members
+    int lastRank = -1; // the rank that arrived last (the one the others waited for)
     std::vector<CollectiveMember> members; // one per participating rank, sorted by rank
-    std::uint32_t processGroup = 0;        // index into CollectiveMatch::processGroups
-    std::uint32_t ordinal = 0;             // position in the process group's order (the reference member's)
-    std::uint32_t signature = kNoKey;      // index into CollectiveMatch::keys: type, dtype, sizes; kNoKey if unknown
+    std::uint32_t processGroup = 0; // index into CollectiveMatch::processGroups
+    std::uint32_t ordinal = 0; // position in the process group's order (the reference member's)
+    std::uint32_t signature = kNoKey; // index into CollectiveMatch::keys: type, dtype, sizes; kNoKey if unknown
 };
 
 struct RankCollectiveStats
 {
-    std::uint64_t matched = 0;     // communication kernels that belong to a group of at least two ranks
-    std::uint64_t unmatched = 0;   // communication kernels with no counterpart
-    TimeNs waitNs = 0;             // Σ waitNs of the matched instances
-    TimeNs transferNs = 0;         // Σ transferNs of the matched instances
-    TimeNs exposedWaitNs = 0;      // |U(wait parts) \ U(compute)|: waiting that nothing hides
+    std::uint64_t matched = 0; // communication kernels that belong to a group of at least two ranks
+    std::uint64_t unmatched = 0; // communication kernels with no counterpart
+    TimeNs waitNs = 0; // Σ waitNs of the matched instances
+    TimeNs transferNs = 0; // Σ transferNs of the matched instances
+    TimeNs exposedWaitNs = 0; // |U(wait parts) \ U(compute)|: waiting that nothing hides
     std::uint64_t causedWaits = 0; // groups in which this rank arrived last while others waited
-    TimeNs causedWaitNs = 0;       // Σ of the other members' waits in those groups
+    TimeNs causedWaitNs = 0; // Σ of the other members' waits in those groups
     std::uint64_t unidentified = 0; // communication kernels without a process group or stream identity
 };
 
 struct CollectiveMatch
 {
-    std::vector<CollectiveGroup> groups;         // sorted by lastArrival
-    std::vector<RankCollectiveStats> ranks;      // by rank index
-    bool multipleHosts = false;                  // ranks on several hosts: their clocks may not be aligned
+    std::vector<CollectiveGroup> groups; // sorted by lastArrival
+    std::vector<RankCollectiveStats> ranks; // by rank index
+    bool multipleHosts = false; // ranks on several hosts: their clocks may not be aligned
     TimeNs toleranceNs = 0;
-    TimeNs maxWaitNs = 0;                        // longest wait part of any member (bounds window searches)
+    TimeNs maxWaitNs = 0; // longest wait part of any member (bounds window searches)
     std::vector<ProcessGroupMatch> processGroups; // the time fallback, if used, is one entry with method Time
-    std::vector<std::string> keys;               // identity and signature texts (see CollectiveCandidate)
+    std::vector<std::string> keys; // identity and signature texts (see CollectiveCandidate)
 
     // The group member for a communication kernel instance, or nullptr if it was not matched.
     const CollectiveMember* member(IntervalRef interval) const;
@@ -130,16 +130,16 @@ struct CollectiveCandidate
     int lane = 0;
     std::uint32_t interval = 0;
     std::uint32_t name = 0;
-    std::uint32_t group = kNoKey;      // key index of the process group's identity ("\x1epg\x1f..." / "\x1estream\x1f...")
-    std::uint32_t signature = kNoKey;  // key index of "\x1esig\x1f<type>\x1f<dtype>\x1f<in>\x1f<out>\x1f<size>"
+    std::uint32_t group = kNoKey; // key index of the process group's identity ("\x1epg\x1f..." / "\x1estream\x1f...")
+    std::uint32_t signature = kNoKey; // key index of "\x1esig\x1f<type>\x1f<dtype>\x1f<in>\x1f<out>\x1f<size>"
     std::uint64_t seq = kNoCollectiveSeq; // the process group's sequence number, if recorded
 };
 
 // The identity of the communication kernel `interval` of `lane` (group, signature, seq); `intern` maps a key
 // text to its index in the caller's key table.
 template <typename Intern>
-void identifyCandidate(const Lane& lane, std::uint32_t interval, const Trace& trace, CollectiveCandidate& c,
-                       Intern&& intern);
+void identifyCandidate(
+    const Lane& lane, std::uint32_t interval, const Trace& trace, CollectiveCandidate& c, Intern&& intern);
 // The key texts of one candidate (for identifyCandidate's callers).
 std::string groupKeyText(const Lane& lane, const CollectiveArgs* args);
 std::string signatureText(const CollectiveArgs& args);
@@ -147,8 +147,8 @@ const CollectiveArgs* collectiveArgsOf(const Trace& trace, const Lane& lane, std
 std::uint64_t collectiveSeqOf(const Lane& lane, std::uint32_t interval);
 
 template <typename Intern>
-void identifyCandidate(const Lane& lane, std::uint32_t interval, const Trace& trace, CollectiveCandidate& c,
-                       Intern&& intern)
+void identifyCandidate(
+    const Lane& lane, std::uint32_t interval, const Trace& trace, CollectiveCandidate& c, Intern&& intern)
 {
     const CollectiveArgs* args = collectiveArgsOf(trace, lane, interval);
     const std::string group = groupKeyText(lane, args);
@@ -161,7 +161,7 @@ void identifyCandidate(const Lane& lane, std::uint32_t interval, const Trace& tr
 // counts and sums and the index; RankCollectiveStats::exposedWaitNs is left 0 (see exposedWait()). `keys` is the
 // table the candidates' group and signature indexes refer to.
 CollectiveMatch matchCandidates(std::vector<CollectiveCandidate> all, std::size_t rankCount, bool multipleHosts,
-                                TimeNs toleranceNs = 200'000, std::vector<std::string> keys = {});
+    TimeNs toleranceNs = 200'000, std::vector<std::string> keys = {});
 // Per rank (match.ranks order): the wait parts [start, start + waitNs) of its matched instances with waitNs > 0.
 std::vector<std::vector<TimeRange>> waitParts(const CollectiveMatch& match);
 // |U(waits) \ U(compute of the rank)|: the waiting that no compute of the rank hides.
@@ -177,7 +177,7 @@ CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, T
 // the visible range).
 struct CollectiveWaitStats
 {
-    TimeNs waitNs = 0;        // Σ over the rank's members of |[start, start + waitNs) ∩ window|
+    TimeNs waitNs = 0; // Σ over the rank's members of |[start, start + waitNs) ∩ window|
     TimeNs exposedWaitNs = 0; // |U(those clipped wait parts) \ U(compute of the rank)|: waiting nothing hides
     std::uint64_t members = 0; // members whose wait part intersects the window
 };
@@ -189,22 +189,22 @@ std::string matchWarning(const Trace& trace, const CollectiveMatch& match);
 struct CollectiveSummaryRow
 {
     std::uint32_t processGroup = 0; // index into CollectiveMatch::processGroups
-    std::string type;               // "allreduce", ... (from the arguments, else the kernel name)
-    std::string dtype;              // empty if unknown
-    std::uint64_t bytes = 0;        // message size S (0 if unknown)
-    std::string algorithm;          // "RING_LL" from the kernel name; empty if it does not say
-    int ranks = 0;                  // members of the collectives
+    std::string type; // "allreduce", ... (from the arguments, else the kernel name)
+    std::string dtype; // empty if unknown
+    std::uint64_t bytes = 0; // message size S (0 if unknown)
+    std::string algorithm; // "RING_LL" from the kernel name; empty if it does not say
+    int ranks = 0; // members of the collectives
     std::uint64_t count = 0;
-    TimeNs totalNs = 0;             // Σ collective spans (first member's start to last member's end)
-    TimeNs latencyTotalNs = 0;      // Σ shortest member durations (the last arrival's: no waiting)
-    TimeNs minLatencyNs = 0;        // the shortest of those
+    TimeNs totalNs = 0; // Σ collective spans (first member's start to last member's end)
+    TimeNs latencyTotalNs = 0; // Σ shortest member durations (the last arrival's: no waiting)
+    TimeNs minLatencyNs = 0; // the shortest of those
     TimeNs memberNs = 0, waitNs = 0; // Σ member durations and Σ member waits
-    double busBandwidth = 0;        // bytes/s by the nccl-tests formula over the mean latency; 0 if unknown
+    double busBandwidth = 0; // bytes/s by the nccl-tests formula over the mean latency; 0 if unknown
 };
 std::vector<CollectiveSummaryRow> collectiveSummary(const Trace& trace, const CollectiveMatch& match);
 // The same with the kernel names of CollectiveGroup::name given by `kernelName` (candidates with their own table).
-std::vector<CollectiveSummaryRow> collectiveSummary(const CollectiveMatch& match,
-                                                    const std::function<std::string(std::uint32_t)>& kernelName);
+std::vector<CollectiveSummaryRow> collectiveSummary(
+    const CollectiveMatch& match, const std::function<std::string(std::uint32_t)>& kernelName);
 
 // Per process group and member: how often it arrived last while others waited, and the waiting it caused them.
 struct StragglerRow
@@ -216,15 +216,15 @@ struct StragglerRow
 };
 std::vector<StragglerRow> stragglerSummary(const CollectiveMatch& match);
 
-CollectiveWaitStats collectiveWaitInWindow(const CollectiveMatch& match, const Analysis& analysis, int rank,
-                                           TimeRange window);
+CollectiveWaitStats collectiveWaitInWindow(
+    const CollectiveMatch& match, const Analysis& analysis, int rank, TimeRange window);
 
 // The waiting and transfer parts of one rank's matched communication kernels clipped to a window (a step's values:
 // the parts of adjacent windows add up to those over their union; over the whole trace they equal the rank's
 // RankCollectiveStats::waitNs and transferNs).
 struct CollectiveSplit
 {
-    TimeNs waitNs = 0;     // Σ |[start, start + waitNs) ∩ window|
+    TimeNs waitNs = 0; // Σ |[start, start + waitNs) ∩ window|
     TimeNs transferNs = 0; // Σ |[start + waitNs, end) ∩ window|
 };
 CollectiveSplit collectiveSplitInWindow(const CollectiveMatch& match, int rank, TimeRange window);

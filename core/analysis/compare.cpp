@@ -36,7 +36,7 @@ RunSummary summarizeRun(const Trace& trace, const Analysis& analysis, const Comp
         std::vector<std::pair<TimeRange, WindowStats>> rows;
         if (perStep.empty()) {
             const auto w = computeStats(trace, analysis, r, trace.extent);
-            rows.push_back({TimeRange{0, w.spanNs}, w});
+            rows.push_back({ TimeRange { 0, w.spanNs }, w });
             const CollectiveSplit split = collectives.in(trace.extent);
             wait += split.waitNs;
             transfer += split.transferNs;
@@ -44,10 +44,10 @@ RunSummary summarizeRun(const Trace& trace, const Analysis& analysis, const Comp
             std::vector<std::size_t> all(perStep.size());
             for (std::size_t k = 0; k < all.size(); ++k)
                 all[k] = k;
-            const StepMean mean = options.skipSteps < 0 ? stepMean(ra.steps, all)
-                                                        : stepMeanSkipping(ra.steps, all, options.skipSteps);
+            const StepMean mean
+                = options.skipSteps < 0 ? stepMean(ra.steps, all) : stepMeanSkipping(ra.steps, all, options.skipSteps);
             for (const std::size_t k : mean.used) {
-                rows.push_back({ra.steps[k].range, perStep[k]});
+                rows.push_back({ ra.steps[k].range, perStep[k] });
                 const CollectiveSplit split = collectives.in(ra.steps[k].range);
                 wait += split.waitNs;
                 transfer += split.transferNs;
@@ -116,17 +116,22 @@ EfficiencyNote efficiencyNote(const RunSummary& base, const RunSummary& r, bool 
 const char* efficiencyNoteText(EfficiencyNote note)
 {
     switch (note) {
-    case EfficiencyNote::None: return "";
-    case EfficiencyNote::Baseline: return "baseline";
-    case EfficiencyNote::SameGpuCount: return "same GPU count as the baseline";
-    case EfficiencyNote::NoStepTime: return "no step time";
+    case EfficiencyNote::None:
+        return "";
+    case EfficiencyNote::Baseline:
+        return "baseline";
+    case EfficiencyNote::SameGpuCount:
+        return "same GPU count as the baseline";
+    case EfficiencyNote::NoStepTime:
+        return "no step time";
     }
     return "";
 }
 
 void orderByGpuCount(std::vector<RunSummary>& runs)
 {
-    std::stable_sort(runs.begin(), runs.end(), [](const RunSummary& a, const RunSummary& b) { return a.ranks < b.ranks; });
+    std::stable_sort(
+        runs.begin(), runs.end(), [](const RunSummary& a, const RunSummary& b) { return a.ranks < b.ranks; });
 }
 
 namespace {
@@ -154,9 +159,8 @@ std::string shortName(std::string name)
 
 std::string compareTable(const std::vector<RunSummary>& runs)
 {
-    const std::vector<std::string> head = {"run",     "ranks",   "steps",  "step time", "compute", "comm busy",
-                                           "hidden",  "exposed", "overlap", "exposed/step", "waiting", "transfer",
-                                           "efficiency"};
+    const std::vector<std::string> head = { "run", "ranks", "steps", "step time", "compute", "comm busy", "hidden",
+        "exposed", "overlap", "exposed/step", "waiting", "transfer", "efficiency" };
     std::vector<std::vector<std::string>> rows;
     bool sameCount = false;
     for (const auto& r : runs) {
@@ -164,22 +168,16 @@ std::string compareTable(const std::vector<RunSummary>& runs)
         const auto eff = weakScalingEfficiency(runs.front(), r);
         const EfficiencyNote note = efficiencyNote(runs.front(), r, &r == &runs.front());
         sameCount = sameCount || note == EfficiencyNote::SameGpuCount;
-        rows.push_back({name,
-                        std::to_string(r.ranks),
-                        r.stepsUsed > 0 ? std::to_string(r.stepsUsed) : std::string("-"),
-                        formatDuration(r.stepNs),
-                        formatDuration(r.computeNs),
-                        formatDuration(r.commBusyNs),
-                        formatDuration(r.hiddenNs),
-                        formatDuration(r.exposedNs),
-                        percent(r.overlapRatio),
-                        percent(r.stepNs > 0 ? std::optional<double>(double(r.exposedNs) / double(r.stepNs))
-                                             : std::nullopt),
-                        r.ranks > 1 ? formatDuration(r.waitNs) : std::string("-"),
-                        r.ranks > 1 ? formatDuration(r.transferNs) : std::string("-"),
-                        eff                              ? percent(eff)
-                            : note == EfficiencyNote::Baseline ? std::string(efficiencyNoteText(note))
-                                                               : std::string("-")});
+        rows.push_back(
+            { name, std::to_string(r.ranks), r.stepsUsed > 0 ? std::to_string(r.stepsUsed) : std::string("-"),
+                formatDuration(r.stepNs), formatDuration(r.computeNs), formatDuration(r.commBusyNs),
+                formatDuration(r.hiddenNs), formatDuration(r.exposedNs), percent(r.overlapRatio),
+                percent(r.stepNs > 0 ? std::optional<double>(double(r.exposedNs) / double(r.stepNs)) : std::nullopt),
+                r.ranks > 1 ? formatDuration(r.waitNs) : std::string("-"),
+                r.ranks > 1 ? formatDuration(r.transferNs) : std::string("-"),
+                eff                                    ? percent(eff)
+                    : note == EfficiencyNote::Baseline ? std::string(efficiencyNoteText(note))
+                                                       : std::string("-") });
     }
     std::vector<std::size_t> width(head.size());
     for (std::size_t c = 0; c < head.size(); ++c) {
@@ -201,7 +199,8 @@ std::string compareTable(const std::vector<RunSummary>& runs)
     out << "\nPer-step means over all ranks, each value inside the step's window on the GPU (from the end of the\n"
            "previous step's GPU work to the end of the GPU work launched in the step; the CPU region when the trace\n"
            "links no launches), and the steps each mean covers: a rank's first step is start-up and\n"
-           "left out when it lasts more than " << kStartupFactor << "x the median of its later steps (as in 'exposure-cli stats');\n";
+           "left out when it lasts more than "
+        << kStartupFactor << "x the median of its later steps (as in 'exposure-cli stats');\n";
     for (const auto& r : runs)
         if (r.stepsLeftOut > 0 || !r.stepsCovered.empty())
             out << "  " << shortName(r.trace) << ": " << r.stepsCovered
@@ -249,7 +248,8 @@ std::string compareJson(const std::vector<RunSummary>& runs)
         } else {
             o << "null";
         }
-        o << ", \"efficiency_note\": " << (note == EfficiencyNote::None ? std::string("null") : jsonQuoted(efficiencyNoteText(note))) << "}";
+        o << ", \"efficiency_note\": "
+          << (note == EfficiencyNote::None ? std::string("null") : jsonQuoted(efficiencyNoteText(note))) << "}";
     }
     o << "]}\n";
     return o.str();

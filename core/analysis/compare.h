@@ -16,25 +16,25 @@ struct RunSummary
     std::string trace;
     int ranks = 0;
     int hosts = 0;
-    int stepsUsed = 0;          // (rank, step) pairs averaged over; 0 = no steps found, whole-trace values per rank
-    int stepsLeftOut = 0;       // (rank, step) pairs left out as start-up (or skipped on request)
-    std::string stepsCovered;   // which steps of rank 0 the means cover: "steps 1–14 (step 0 left out: …)"
+    int stepsUsed = 0; // (rank, step) pairs averaged over; 0 = no steps found, whole-trace values per rank
+    int stepsLeftOut = 0; // (rank, step) pairs left out as start-up (or skipped on request)
+    std::string stepsCovered; // which steps of rank 0 the means cover: "steps 1–14 (step 0 left out: …)"
     StepSource stepSource = StepSource::None; // of rank 0
     // Means per step over all ranks and the steps used (per rank when no steps were found).
-    TimeNs stepNs = 0;          // step time: the length of the step's window on the GPU (StepWindow::range)
-    TimeNs computeNs = 0;       // compute_busy
+    TimeNs stepNs = 0; // step time: the length of the step's window on the GPU (StepWindow::range)
+    TimeNs computeNs = 0; // compute_busy
     TimeNs commBusyNs = 0;
     TimeNs commKernelSumNs = 0;
-    TimeNs hiddenNs = 0;        // overlapped
+    TimeNs hiddenNs = 0; // overlapped
     TimeNs exposedNs = 0;
     TimeNs idleNs = 0;
     std::optional<double> overlapRatio; // Σ hidden / Σ comm busy over the same steps
-    TimeNs worstExposedNs = 0;  // the largest per-rank mean exposed time (the rank that holds the others back)
+    TimeNs worstExposedNs = 0; // the largest per-rank mean exposed time (the rank that holds the others back)
     int worstExposedRank = -1;
     // From the cross-rank collective matching: the waiting and transfer parts inside each step's window, averaged
     // over the same (rank, step) pairs as the values above (per rank over the whole trace when no steps were found).
-    TimeNs waitNs = 0;          // NCCL time spent waiting for the last peer
-    TimeNs transferNs = 0;      // NCCL time with all peers present
+    TimeNs waitNs = 0; // NCCL time spent waiting for the last peer
+    TimeNs transferNs = 0; // NCCL time with all peers present
     std::uint64_t unmatchedCollectives = 0;
 };
 

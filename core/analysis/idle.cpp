@@ -61,8 +61,7 @@ public:
         : m_analysis(analysis)
         , m_rank(trace.ranks.at(std::size_t(rankIndex)))
         , m_ra(analysis.ranks.at(std::size_t(rankIndex)))
-    {
-    }
+    { }
 
     // The gap [g0, g1) before the activity segment that starts at `next`, counted over its part `cut` (inside it).
     IdleGap attribute(TimeNs g0, TimeNs g1, TimeNs next, TimeRange cut)

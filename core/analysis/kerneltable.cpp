@@ -15,23 +15,22 @@ std::vector<KernelRow> kernelTable(const Trace& trace, const Analysis& analysis,
     struct Acc
     {
         KernelRow row;
-        std::array<std::uint64_t, 4> phaseCount{};
+        std::array<std::uint64_t, 4> phaseCount {};
     };
     std::unordered_map<StringId, Acc> byName;
     TimeNs gpuTotal = 0;
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         if (rankIndex >= 0 && int(r) != rankIndex)
             continue;
-        detail::forEachGpuWork(trace, analysis, r, window,
-                               [&](StringId id, const NameClass& nc, TimeNs d, Phase p) {
-                                   gpuTotal += d;
-                                   auto [it, fresh] = byName.try_emplace(id);
-                                   KernelRow& row = it->second.row;
-                                   if (fresh)
-                                       row.name = id;
-                                   detail::addKernelInstance(row, fresh, nc, d);
-                                   ++it->second.phaseCount[std::size_t(p)];
-                               });
+        detail::forEachGpuWork(trace, analysis, r, window, [&](StringId id, const NameClass& nc, TimeNs d, Phase p) {
+            gpuTotal += d;
+            auto [it, fresh] = byName.try_emplace(id);
+            KernelRow& row = it->second.row;
+            if (fresh)
+                row.name = id;
+            detail::addKernelInstance(row, fresh, nc, d);
+            ++it->second.phaseCount[std::size_t(p)];
+        });
     }
     std::vector<KernelRow> rows;
     rows.reserve(byName.size());

@@ -11,8 +11,6 @@
 #include <QJsonParseError>
 #include <QRegularExpression>
 #include <QString>
-
-
 #include <algorithm>
 #include <array>
 #include <cstdlib>
@@ -27,11 +25,16 @@ namespace exposure {
 const char* categoryName(Category c)
 {
     switch (c) {
-    case Category::Compute: return "compute";
-    case Category::Communication: return "communication";
-    case Category::Memcpy: return "memcpy";
-    case Category::Idle: return "idle";
-    case Category::Host: return "host";
+    case Category::Compute:
+        return "compute";
+    case Category::Communication:
+        return "communication";
+    case Category::Memcpy:
+        return "memcpy";
+    case Category::Idle:
+        return "idle";
+    case Category::Host:
+        return "host";
     }
     return "host";
 }
@@ -39,10 +42,14 @@ const char* categoryName(Category c)
 const char* phaseName(Phase p)
 {
     switch (p) {
-    case Phase::Forward: return "forward";
-    case Phase::Backward: return "backward";
-    case Phase::Optimizer: return "optimizer";
-    case Phase::Unknown: break;
+    case Phase::Forward:
+        return "forward";
+    case Phase::Backward:
+        return "backward";
+    case Phase::Optimizer:
+        return "optimizer";
+    case Phase::Unknown:
+        break;
     }
     return "unknown";
 }
@@ -50,10 +57,14 @@ const char* phaseName(Phase p)
 const char* phaseSourceName(PhaseSource s)
 {
     switch (s) {
-    case PhaseSource::Launch: return "launch";
-    case PhaseSource::KernelName: return "kernel-name";
-    case PhaseSource::StepHeuristic: return "step-heuristic";
-    case PhaseSource::None: break;
+    case PhaseSource::Launch:
+        return "launch";
+    case PhaseSource::KernelName:
+        return "kernel-name";
+    case PhaseSource::StepHeuristic:
+        return "step-heuristic";
+    case PhaseSource::None:
+        break;
     }
     return "none";
 }
@@ -61,9 +72,12 @@ const char* phaseSourceName(PhaseSource s)
 const char* ruleTargetName(RuleTarget t)
 {
     switch (t) {
-    case RuleTarget::Kernel: return "kernel";
-    case RuleTarget::Region: return "region";
-    case RuleTarget::Any: break;
+    case RuleTarget::Kernel:
+        return "kernel";
+    case RuleTarget::Region:
+        return "region";
+    case RuleTarget::Any:
+        break;
     }
     return "any";
 }
@@ -71,9 +85,12 @@ const char* ruleTargetName(RuleTarget t)
 const char* stepSourceName(StepSource s)
 {
     switch (s) {
-    case StepSource::Regions: return "regions";
-    case StepSource::KernelPattern: return "kernel pattern";
-    case StepSource::None: break;
+    case StepSource::Regions:
+        return "regions";
+    case StepSource::KernelPattern:
+        return "kernel pattern";
+    case StepSource::None:
+        break;
     }
     return "none";
 }
@@ -81,11 +98,16 @@ const char* stepSourceName(StepSource s)
 const char* launchPairingName(LaunchPairing p)
 {
     switch (p) {
-    case LaunchPairing::StreamReferences: return "stream references";
-    case LaunchPairing::StreamReferencesPartly: return "stream references, partly";
-    case LaunchPairing::LaunchOrder: return "launch order";
-    case LaunchPairing::CorrelationIds: return "correlation ids";
-    case LaunchPairing::None: break;
+    case LaunchPairing::StreamReferences:
+        return "stream references";
+    case LaunchPairing::StreamReferencesPartly:
+        return "stream references, partly";
+    case LaunchPairing::LaunchOrder:
+        return "launch order";
+    case LaunchPairing::CorrelationIds:
+        return "correlation ids";
+    case LaunchPairing::None:
+        break;
     }
     return "none";
 }
@@ -93,10 +115,14 @@ const char* launchPairingName(LaunchPairing p)
 const char* overlapStateName(OverlapState s)
 {
     switch (s) {
-    case OverlapState::ComputeOnly: return "compute";
-    case OverlapState::Hidden: return "hidden";
-    case OverlapState::Exposed: return "exposed";
-    case OverlapState::Other: return "other";
+    case OverlapState::ComputeOnly:
+        return "compute";
+    case OverlapState::Hidden:
+        return "hidden";
+    case OverlapState::Exposed:
+        return "exposed";
+    case OverlapState::Other:
+        return "other";
     }
     return "other";
 }
@@ -114,8 +140,8 @@ struct Compiled
     bool hasCaptures = false;
 };
 
-const std::array<const char*, 9> kKindNames = {"compute", "communication", "memcpy", "idle",      "phase",
-                                               "step",    "launch",        "sync",   "dataloader"};
+const std::array<const char*, 9> kKindNames
+    = { "compute", "communication", "memcpy", "idle", "phase", "step", "launch", "sync", "dataloader" };
 
 bool equalsNoCase(std::string_view a, std::string_view b)
 {
@@ -143,13 +169,13 @@ void parseCollective(std::string_view name, NameClass& nc)
             break;
         rest.remove_prefix(u + 1);
     }
-    static const std::array<const char*, 8> algorithms = {"RING", "TREE", "COLLNET", "COLLNETDIRECT", "COLLNETCHAIN",
-                                                          "NVLS", "NVLSTREE", "PAT"};
-    static const std::array<const char*, 3> protocols = {"LL", "LL128", "SIMPLE"};
-    static const std::array<const char*, 6> reductions = {"Sum", "Prod", "Max", "Min", "PreMulSum", "SumPostDiv"};
-    static const std::array<const char*, 25> types = {
-        "f8e4m3", "f8e5m2", "f16", "bf16", "f32", "f64", "i8", "u8", "i32", "u32", "i64", "u64", "float", "half",
-        "double", "bfloat16", "int8_t", "uint8_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "int8", "int32", "int64"};
+    static const std::array<const char*, 8> algorithms
+        = { "RING", "TREE", "COLLNET", "COLLNETDIRECT", "COLLNETCHAIN", "NVLS", "NVLSTREE", "PAT" };
+    static const std::array<const char*, 3> protocols = { "LL", "LL128", "SIMPLE" };
+    static const std::array<const char*, 6> reductions = { "Sum", "Prod", "Max", "Min", "PreMulSum", "SumPostDiv" };
+    static const std::array<const char*, 25> types = { "f8e4m3", "f8e5m2", "f16", "bf16", "f32", "f64", "i8", "u8",
+        "i32", "u32", "i64", "u64", "float", "half", "double", "bfloat16", "int8_t", "uint8_t", "int32_t", "uint32_t",
+        "int64_t", "uint64_t", "int8", "int32", "int64" };
     for (std::size_t i = 0; i < tok.size(); ++i) {
         const auto t = tok[i];
         if (t.empty())
@@ -186,7 +212,7 @@ void parseCollective(std::string_view name, NameClass& nc)
 
 std::string copyDirection(std::string_view name)
 {
-    static const std::array<const char*, 7> dirs = {"HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "DtoA", "AtoD"};
+    static const std::array<const char*, 7> dirs = { "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "DtoA", "AtoD" };
     for (const char* d : dirs) {
         const std::string_view dv(d);
         for (std::size_t i = 0; i + dv.size() <= name.size(); ++i)
@@ -220,25 +246,42 @@ struct Rules::Impl
     std::map<std::pair<Category, std::string>, std::uint32_t> colours; // (category, sub-group or "*") -> 0xRRGGBB
 };
 
-Rules::Rules() : d(std::make_unique<Impl>()) {}
+Rules::Rules()
+    : d(std::make_unique<Impl>())
+{ }
 Rules::~Rules() = default;
-Rules::Rules(const Rules& o) : d(std::make_unique<Impl>(*o.d)) {}
+Rules::Rules(const Rules& o)
+    : d(std::make_unique<Impl>(*o.d))
+{ }
 Rules& Rules::operator=(const Rules& o)
 {
     if (this != &o)
         d = std::make_unique<Impl>(*o.d);
     return *this;
 }
-Rules::Rules(Rules&& o) noexcept : d(std::move(o.d)) { o.d = std::make_unique<Impl>(); }
+Rules::Rules(Rules&& o) noexcept
+    : d(std::move(o.d))
+{
+    o.d = std::make_unique<Impl>();
+}
 Rules& Rules::operator=(Rules&& o) noexcept
 {
     std::swap(d, o.d);
     return *this;
 }
 
-const std::vector<Rules::Rule>& Rules::rules() const { return d->rules; }
-const std::string& Rules::source() const { return d->source; }
-const std::string& Rules::description() const { return d->description; }
+const std::vector<Rules::Rule>& Rules::rules() const
+{
+    return d->rules;
+}
+const std::string& Rules::source() const
+{
+    return d->source;
+}
+const std::string& Rules::description() const
+{
+    return d->description;
+}
 
 namespace {
 
@@ -266,8 +309,7 @@ struct Parsed
 };
 
 // "colours": {"compute": {"gemm": "#1F5FA6", "*": "#6C9BCB"}, ...}: the colour of each sub-group of a category.
-template <typename Fail>
-void parseColours(const QJsonValue& value, Parsed& out, const Fail& fail)
+template <typename Fail> void parseColours(const QJsonValue& value, Parsed& out, const Fail& fail)
 {
     if (value.isUndefined())
         return;
@@ -276,12 +318,13 @@ void parseColours(const QJsonValue& value, Parsed& out, const Fail& fail)
     const QJsonObject categories = value.toObject();
     for (auto c = categories.begin(); c != categories.end(); ++c) {
         const std::string name = c.key().toStdString();
-        static const std::array<Category, 5> all = {Category::Compute, Category::Communication, Category::Memcpy,
-                                                    Category::Idle, Category::Host};
+        static const std::array<Category, 5> all
+            = { Category::Compute, Category::Communication, Category::Memcpy, Category::Idle, Category::Host };
         const auto category = std::find_if(all.begin(), all.end(), [&](Category k) { return name == categoryName(k); });
         if (category == all.end() || !c.value().isObject())
-            throw fail("\"colours\": \"" + name + "\" must be a category (compute, communication, memcpy, idle, host) "
-                       "holding an object of sub-group colours");
+            throw fail("\"colours\": \"" + name
+                + "\" must be a category (compute, communication, memcpy, idle, host) "
+                  "holding an object of sub-group colours");
         const QJsonObject groups = c.value().toObject();
         for (auto g = groups.begin(); g != groups.end(); ++g) {
             const QString text = g.value().toString();
@@ -289,7 +332,7 @@ void parseColours(const QJsonValue& value, Parsed& out, const Fail& fail)
             const std::uint32_t rgb = ok ? text.mid(1).toUInt(&ok, 16) : 0;
             if (!ok)
                 throw fail("\"colours\": " + name + " \"" + g.key().toStdString() + "\" must be a colour \"#RRGGBB\"");
-            out.colours[{*category, g.key().toStdString()}] = rgb;
+            out.colours[{ *category, g.key().toStdString() }] = rgb;
         }
     }
 }
@@ -309,11 +352,11 @@ Compiled compileRule(Rules::Rule& r, const std::string& target, const std::strin
         throw fail(named + ": unknown target \"" + target + "\" (expected kernel, region or any)");
     c.target = r.target;
 
-    const auto kindIt = std::find_if(kKindNames.begin(), kKindNames.end(),
-                                     [&](const char* k) { return r.category == k; });
+    const auto kindIt
+        = std::find_if(kKindNames.begin(), kKindNames.end(), [&](const char* k) { return r.category == k; });
     if (kindIt == kKindNames.end())
         throw fail(named + ": unknown category \"" + r.category
-                   + "\" (expected compute, communication, memcpy, idle, phase, step, launch, sync or dataloader)");
+            + "\" (expected compute, communication, memcpy, idle, phase, step, launch, sync or dataloader)");
     c.kind = RuleKind(kindIt - kKindNames.begin());
     if (c.kind == RuleKind::Phase) {
         if (r.subgroup == "forward")
@@ -323,12 +366,12 @@ Compiled compileRule(Rules::Rule& r, const std::string& target, const std::strin
         else if (r.subgroup == "optimizer")
             c.phase = Phase::Optimizer;
         else
-            throw fail(named + ": a phase rule needs subgroup forward, backward or optimizer, not \"" + r.subgroup
-                       + "\"");
+            throw fail(
+                named + ": a phase rule needs subgroup forward, backward or optimizer, not \"" + r.subgroup + "\"");
     }
     if (c.kind == RuleKind::Launch && !r.subgroup.empty() && r.subgroup != "graph")
         throw fail(named + ": a launch rule's subgroup is \"graph\" (a CUDA graph launch) or none, not \"" + r.subgroup
-                   + "\"");
+            + "\"");
     if (c.kind == RuleKind::Compute && r.subgroup.empty())
         r.subgroup = "other";
     if (c.kind == RuleKind::Compute && r.subgroup == "optimizer")
@@ -337,10 +380,10 @@ Compiled compileRule(Rules::Rule& r, const std::string& target, const std::strin
     c.re = QRegularExpression(QString::fromStdString(r.pattern), QRegularExpression::CaseInsensitiveOption);
     if (!c.re.isValid())
         throw fail(named + ": bad pattern at offset " + std::to_string(c.re.patternErrorOffset()) + ": "
-                   + c.re.errorString().toStdString());
+            + c.re.errorString().toStdString());
     c.re.optimize();
     const QStringList groups = c.re.namedCaptureGroups();
-    for (const char* g : {"collective", "algorithm", "protocol", "datatype"})
+    for (const char* g : { "collective", "algorithm", "protocol", "datatype" })
         if (groups.contains(QLatin1String(g)))
             c.hasCaptures = true;
     return c;
@@ -374,7 +417,7 @@ Parsed parseRules(const std::string& json, const std::string& source)
         if (it.key() != QLatin1String("rules") && it.key() != QLatin1String("description")
             && it.key() != QLatin1String("colours"))
             throw fail("unknown top-level key \"" + it.key().toStdString()
-                       + "\" (expected \"description\", \"rules\", \"colours\")");
+                + "\" (expected \"description\", \"rules\", \"colours\")");
     }
     if (!top.value(QLatin1String("rules")).isArray())
         throw fail("missing \"rules\" array");
@@ -390,13 +433,13 @@ Parsed parseRules(const std::string& json, const std::string& source)
         if (!v.isObject())
             throw fail(where + " is not an object");
         const QJsonObject o = v.toObject();
-        static const std::array<const char*, 8> keys = {"id", "pattern", "target", "category",
-                                                        "subgroup", "catchAll", "description", "comment"};
+        static const std::array<const char*, 8> keys
+            = { "id", "pattern", "target", "category", "subgroup", "catchAll", "description", "comment" };
         for (auto it = o.begin(); it != o.end(); ++it) {
             const std::string k = it.key().toStdString();
             if (std::none_of(keys.begin(), keys.end(), [&](const char* x) { return k == x; }))
                 throw fail(where + ": unknown key \"" + k
-                           + "\" (expected id, pattern, target, category, subgroup, catchAll, description)");
+                    + "\" (expected id, pattern, target, category, subgroup, catchAll, description)");
         }
         auto str = [&](const char* key, bool required) -> std::string {
             const QJsonValue x = o.value(QLatin1String(key));
@@ -498,8 +541,8 @@ std::string Rules::toJson() const
         QJsonObject colours;
         for (const auto& [key, rgb] : d->colours) {
             QJsonObject groups = colours.value(QLatin1String(categoryName(key.first))).toObject();
-            groups.insert(QString::fromStdString(key.second),
-                          QStringLiteral("#%1").arg(rgb, 6, 16, QLatin1Char('0')).toUpper());
+            groups.insert(
+                QString::fromStdString(key.second), QStringLiteral("#%1").arg(rgb, 6, 16, QLatin1Char('0')).toUpper());
             colours.insert(QLatin1String(categoryName(key.first)), groups);
         }
         top.insert(QLatin1String("colours"), colours);
@@ -509,9 +552,9 @@ std::string Rules::toJson() const
 
 std::optional<std::uint32_t> Rules::colour(Category category, const std::string& subgroup) const
 {
-    auto it = d->colours.find({category, subgroup});
+    auto it = d->colours.find({ category, subgroup });
     if (it == d->colours.end())
-        it = d->colours.find({category, "*"});
+        it = d->colours.find({ category, "*" });
     if (it == d->colours.end())
         return std::nullopt;
     return it->second;
@@ -521,14 +564,15 @@ namespace {
 
 // A compute, communication, memcpy or idle rule that matched: the name's category and sub-group (for communication
 // also the collective and its fields, from the name or the pattern's named groups).
-void applyClassRule(NameClass& nc, const Compiled& c, const Rules::Rule& r, const QRegularExpressionMatch& m, int ruleIndex)
+void applyClassRule(
+    NameClass& nc, const Compiled& c, const Rules::Rule& r, const QRegularExpressionMatch& m, int ruleIndex)
 {
     nc.rule = ruleIndex;
     nc.unclassified = r.catchAll;
     nc.category = c.kind == RuleKind::Compute ? Category::Compute
-        : c.kind == RuleKind::Communication ? Category::Communication
-        : c.kind == RuleKind::Memcpy        ? Category::Memcpy
-                                            : Category::Idle;
+        : c.kind == RuleKind::Communication   ? Category::Communication
+        : c.kind == RuleKind::Memcpy          ? Category::Memcpy
+                                              : Category::Idle;
     nc.subgroup = r.subgroup;
     nc.subgroupPhase = c.kind == RuleKind::Compute ? c.phase : Phase::Unknown;
     if (c.kind == RuleKind::Communication) {

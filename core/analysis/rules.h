@@ -28,8 +28,10 @@ const char* ruleTargetName(RuleTarget t); // the rules-file spelling
 struct NameClass
 {
     Category category = Category::Host;
-    std::string subgroup; // compute: gemm|convolution|attention|elementwise|reduction|normalization|layout|pooling|optimizer|other;
-                          // communication: the collective; memcpy: direction (HtoD, DtoH, DtoD, memset)
+    std::string
+        subgroup; // compute:
+                  // gemm|convolution|attention|elementwise|reduction|normalization|layout|pooling|optimizer|other;
+                  // communication: the collective; memcpy: direction (HtoD, DtoH, DtoD, memset)
     bool unclassified = false; // only a catch-all rule matched
     int rule = -1; // index into Rules::rules() of the rule that matched
     std::string collective; // AllReduce, Broadcast, ReduceScatter, AllGather, SendRecv, ... ("" if none)
@@ -46,9 +48,9 @@ struct NameClass
     bool stepRegion = false; // CPU regions: this region delimits one training step
     int stepRule = -1; // rule that made it a step region
     bool kernelLaunch = false; // CPU regions: a kernel-launch API call (cuLaunchKernel, hipLaunchKernel ...)
-    bool graphLaunch = false;  // CPU regions: a CUDA/HIP graph launch (a launch rule of subgroup "graph")
-    bool syncCall = false;     // CPU regions: a call that blocks until the GPU catches up (synchronize, .item())
-    bool dataLoader = false;   // CPU regions: the data loader producing the next batch
+    bool graphLaunch = false; // CPU regions: a CUDA/HIP graph launch (a launch rule of subgroup "graph")
+    bool syncCall = false; // CPU regions: a call that blocks until the GPU catches up (synchronize, .item())
+    bool dataLoader = false; // CPU regions: the data loader producing the next batch
 };
 
 // Ordered regex rules over region names (default set compiled in from resources/rules.json).

@@ -61,7 +61,7 @@ WindowStats computeStats(const Trace& trace, const Analysis& analysis, int rankI
         // Intervals that can reach the window start begin at most maxDuration before it.
         const TimeNs md = t.maxDuration();
         const TimeNs from = window.start < std::numeric_limits<TimeNs>::min() + md ? std::numeric_limits<TimeNs>::min()
-                                                                                  : window.start - md;
+                                                                                   : window.start - md;
         for (std::size_t i = t.lowerBoundStart(from); i < t.size() && t.start(i) <= window.end; ++i)
             c.add(t.start(i), t.end(i), analysis.names[t.name(i)].category, window);
     }
@@ -111,7 +111,7 @@ TimeRange activityExtent(const Analysis& analysis, int rankIndex)
         ++first;
     while (last > first && ra.activityMask[last - 1] == 0)
         --last;
-    return first < last ? TimeRange{ra.activityStart[first], ra.activityEnd[last - 1]} : TimeRange{};
+    return first < last ? TimeRange { ra.activityStart[first], ra.activityEnd[last - 1] } : TimeRange {};
 }
 
 WindowStats computeStepWindowStats(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window)
@@ -125,8 +125,7 @@ WindowStats computeStepWindowStats(const Trace& trace, const Analysis& analysis,
     return s;
 }
 
-std::vector<WindowStats> computeStepStats(const Trace& trace, const Analysis& analysis, int rankIndex,
-                                          TimeRange window)
+std::vector<WindowStats> computeStepStats(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window)
 {
     const RankAnalysis& ra = analysis.ranks.at(std::size_t(rankIndex));
     std::vector<WindowStats> out;
@@ -138,8 +137,8 @@ std::vector<WindowStats> computeStepStats(const Trace& trace, const Analysis& an
 
 std::vector<WindowStats> computeStepStats(const Trace& trace, const Analysis& analysis, int rankIndex)
 {
-    return computeStepStats(trace, analysis, rankIndex,
-                            {std::numeric_limits<TimeNs>::min(), std::numeric_limits<TimeNs>::max()});
+    return computeStepStats(
+        trace, analysis, rankIndex, { std::numeric_limits<TimeNs>::min(), std::numeric_limits<TimeNs>::max() });
 }
 
 InstanceOverlap instanceOverlap(const Trace& trace, const Analysis& analysis, IntervalRef ref)

@@ -87,9 +87,9 @@ struct IdleGap
 {
     TimeRange range;
     TimeNs hostBoundNs = 0, syncWaitNs = 0, queuedNs = 0, unattributedNs = 0, dataLoadingNs = 0;
-    LaunchRef launch{kUnknownLaunch, 0}; // the launch of the work that ends the gap
+    LaunchRef launch { kUnknownLaunch, 0 }; // the launch of the work that ends the gap
     // The innermost CPU region of the launching thread at the gap's start (kUnknownLaunch lane if none).
-    LaunchRef cpuRegion{kUnknownLaunch, 0};
+    LaunchRef cpuRegion { kUnknownLaunch, 0 };
 };
 std::vector<IdleGap> idleGaps(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
 // The gaps between any two GPU activities of the rank (anywhere in the trace) cut to the window, each split by cause
@@ -103,19 +103,19 @@ IdleBreakdown sumIdleGaps(const std::vector<IdleGap>& gaps);
 // their launch overhead is the graph's, not theirs.
 struct LaunchDiagnosis
 {
-    std::uint64_t kernels = 0;           // paired kernels starting in the window, not from a graph
+    std::uint64_t kernels = 0; // paired kernels starting in the window, not from a graph
     TimeNs medianKernelNs = 0, p90KernelNs = 0;
     TimeNs medianLaunchNs = 0, p90LaunchNs = 0;
-    double shorterThanLaunch = 0;        // share of those kernels that run shorter than their own launch call
-    double launchesPerSecond = 0;        // those kernels per second of the window
+    double shorterThanLaunch = 0; // share of those kernels that run shorter than their own launch call
+    double launchesPerSecond = 0; // those kernels per second of the window
     // The calls that launched the paired kernels starting in the window (each call counted once), by how many kernels
     // each launched in all.
-    std::uint64_t calls = 0;             // calls that launched kernels
-    std::uint64_t multiKernelCalls = 0;  // of those, calls that launched more than one kernel
+    std::uint64_t calls = 0; // calls that launched kernels
+    std::uint64_t multiKernelCalls = 0; // of those, calls that launched more than one kernel
     std::uint64_t multiKernelKernels = 0; // the window's kernels those launched
     std::uint32_t maxKernelsPerCall = 0;
-    std::uint64_t graphLaunches = 0;     // CUDA graph launches among the calls
-    std::uint64_t graphKernels = 0;      // the window's kernels they replayed
+    std::uint64_t graphLaunches = 0; // CUDA graph launches among the calls
+    std::uint64_t graphKernels = 0; // the window's kernels they replayed
 };
 LaunchDiagnosis diagnoseLaunches(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
 

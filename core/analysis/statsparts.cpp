@@ -2,7 +2,6 @@
 #include "analysis/statsparts.h"
 
 #include "analysis/clockalign.h"
-
 #include "analysis/gpuwork_p.h"
 #include "model/bytes.h"
 
@@ -200,8 +199,8 @@ void addCrossRank(StatsReport& report, const CollectiveMatch& match)
         for (int& m : pg.members)
             m = std::size_t(m) < report.ranks.size() ? report.ranks[std::size_t(m)].rank : m;
     const auto& keys = match.keys;
-    report.collectiveSummary = collectiveSummary(
-        match, [&](std::uint32_t name) { return name < keys.size() ? keys[name] : std::string(); });
+    report.collectiveSummary
+        = collectiveSummary(match, [&](std::uint32_t name) { return name < keys.size() ? keys[name] : std::string(); });
     report.stragglers = stragglerSummary(match);
 }
 
@@ -217,8 +216,8 @@ StatsReport buildStatsReport(const Trace& trace, const Analysis& analysis, const
         hosts.insert(trace.ranks[r].host);
     }
     CollectiveCandidates candidates = collectiveCandidates(trace, analysis);
-    const CollectiveMatch match = matchCandidates(
-        std::move(candidates.items), trace.ranks.size(), hosts.size() > 1, 200'000, candidates.names);
+    const CollectiveMatch match
+        = matchCandidates(std::move(candidates.items), trace.ranks.size(), hosts.size() > 1, 200'000, candidates.names);
     const auto waits = waitParts(match);
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         report.ranks[r].collectives = match.ranks[r];

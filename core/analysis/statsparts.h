@@ -130,11 +130,11 @@ struct StatsReport
     std::vector<KernelReportRow> kernels;
     bool anyCollectiveGroup = false; // matchCollectives() found at least one group
     bool multipleHosts = false;
-    ClockAlignment clocks;                    // Trace::clocks (indexes are trace rank indexes)
-    std::string clockLine;                    // clockSummaryLine()
+    ClockAlignment clocks; // Trace::clocks (indexes are trace rank indexes)
+    std::string clockLine; // clockSummaryLine()
     std::vector<ProcessGroupMatch> processGroups; // members as rank numbers
     std::vector<CollectiveSummaryRow> collectiveSummary;
-    std::vector<StragglerRow> stragglers;     // ranks as trace rank indexes
+    std::vector<StragglerRow> stragglers; // ranks as trace rank indexes
 };
 
 // Fills the cross-rank parts of a report (groups, summary, stragglers) from the match of all its ranks; the

@@ -2,7 +2,6 @@
 #include "analysis/statsreport.h"
 
 #include "analysis/clockalign.h"
-
 #include "analysis/collectives.h"
 #include "analysis/statsparts.h"
 #include "analysis/stepmean.h"
@@ -24,11 +23,21 @@ std::string jsonQuoted(std::string_view s)
     for (const char ch : s) {
         const auto c = static_cast<unsigned char>(ch);
         switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
+        case '"':
+            out += "\\\"";
+            break;
+        case '\\':
+            out += "\\\\";
+            break;
+        case '\n':
+            out += "\\n";
+            break;
+        case '\r':
+            out += "\\r";
+            break;
+        case '\t':
+            out += "\\t";
+            break;
         default:
             if (c < 0x20) {
                 char buf[8];
@@ -57,18 +66,19 @@ std::string number(double v, int decimals = 6)
     return buf;
 }
 
-std::string ratioText(const std::optional<double>& r) { return r ? number(*r) : std::string("null"); }
+std::string ratioText(const std::optional<double>& r)
+{
+    return r ? number(*r) : std::string("null");
+}
 
 // Field values in statsFieldNames() order, as JSON/CSV tokens.
 std::vector<std::string> fieldValues(const WindowStats& s)
 {
-    return {std::to_string(s.kernelCount),      std::to_string(s.commKernelCount),
-            std::to_string(s.commKernelSumNs),  std::to_string(s.commBusyNs),
-            std::to_string(s.computeBusyNs),    std::to_string(s.overlappedNs),
-            std::to_string(s.exposedNs),        ratioText(s.overlapRatio),
-            std::to_string(s.backwardOverlappedNs), std::to_string(s.memcpyBusyNs),
-            std::to_string(s.gpuBusyNs),        std::to_string(s.spanNs),
-            std::to_string(s.idleNs),           std::to_string(s.unclassifiedNs)};
+    return { std::to_string(s.kernelCount), std::to_string(s.commKernelCount), std::to_string(s.commKernelSumNs),
+        std::to_string(s.commBusyNs), std::to_string(s.computeBusyNs), std::to_string(s.overlappedNs),
+        std::to_string(s.exposedNs), ratioText(s.overlapRatio), std::to_string(s.backwardOverlappedNs),
+        std::to_string(s.memcpyBusyNs), std::to_string(s.gpuBusyNs), std::to_string(s.spanNs), std::to_string(s.idleNs),
+        std::to_string(s.unclassifiedNs) };
 }
 
 void appendFields(std::string& out, const WindowStats& s, const std::string& indent)
@@ -83,8 +93,9 @@ void appendFields(std::string& out, const WindowStats& s, const std::string& ind
 
 std::string idleJson(const IdleBreakdown& b)
 {
-    return "{\"host_bound_ns\": " + std::to_string(b.hostBoundNs) + ", \"sync_wait_ns\": " + std::to_string(b.syncWaitNs)
-        + ", \"queued_ns\": " + std::to_string(b.queuedNs) + ", \"data_loading_ns\": " + std::to_string(b.dataLoadingNs)
+    return "{\"host_bound_ns\": " + std::to_string(b.hostBoundNs)
+        + ", \"sync_wait_ns\": " + std::to_string(b.syncWaitNs) + ", \"queued_ns\": " + std::to_string(b.queuedNs)
+        + ", \"data_loading_ns\": " + std::to_string(b.dataLoadingNs)
         + ", \"unattributed_ns\": " + std::to_string(b.unattributedNs) + ", \"gaps\": " + std::to_string(b.gaps) + "}";
 }
 
@@ -93,10 +104,13 @@ std::string idleJson(const IdleBreakdown& b)
 std::string stepWindowsText(StepAxis a)
 {
     switch (a) {
-    case StepAxis::GpuByLaunch: return "; windows on the GPU by launch";
-    case StepAxis::Host: return "; windows: host, launches unknown";
+    case StepAxis::GpuByLaunch:
+        return "; windows on the GPU by launch";
+    case StepAxis::Host:
+        return "; windows: host, launches unknown";
     case StepAxis::KernelPattern:
-    case StepAxis::None: break;
+    case StepAxis::None:
+        break;
     }
     return "";
 }
@@ -114,8 +128,8 @@ std::string percent(const std::optional<double>& r)
 }
 
 // A plain text table: columns right-aligned except the first `leftColumns` (and the last one if lastLeft).
-std::string renderTable(const std::vector<std::vector<std::string>>& rows, std::size_t leftColumns,
-                        bool lastLeft = false)
+std::string renderTable(
+    const std::vector<std::vector<std::string>>& rows, std::size_t leftColumns, bool lastLeft = false)
 {
     std::vector<std::size_t> width;
     auto displayWidth = [](const std::string& s) {
@@ -149,7 +163,10 @@ std::string renderTable(const std::vector<std::vector<std::string>>& rows, std::
     return out;
 }
 
-std::string dur(TimeNs ns) { return formatDuration(ns); }
+std::string dur(TimeNs ns)
+{
+    return formatDuration(ns);
+}
 
 // "; calls by kernels launched: 65 × 1, 5 × 218, 5 × 403" when some call launched several kernels, else "".
 std::string callsByKernels(const RankReport& rank)
@@ -206,10 +223,9 @@ std::string stepMeanNotes(const std::vector<std::pair<std::string, std::string>>
 
 const std::vector<std::string>& statsFieldNames()
 {
-    static const std::vector<std::string> names = {
-        "kernel_count",  "comm_kernel_count", "comm_kernel_sum_ns", "comm_busy_ns", "compute_busy_ns",
-        "overlapped_ns", "exposed_ns",        "overlap_ratio",      "backward_overlapped_ns",
-        "memcpy_busy_ns", "gpu_busy_ns",      "span_ns",            "idle_ns",      "unclassified_ns"};
+    static const std::vector<std::string> names = { "kernel_count", "comm_kernel_count", "comm_kernel_sum_ns",
+        "comm_busy_ns", "compute_busy_ns", "overlapped_ns", "exposed_ns", "overlap_ratio", "backward_overlapped_ns",
+        "memcpy_busy_ns", "gpu_busy_ns", "span_ns", "idle_ns", "unclassified_ns" };
     return names;
 }
 
@@ -266,7 +282,10 @@ std::string clockJson(const StatsReport& report)
     return out + "]}";
 }
 
-double gigabytesPerSecond(double bytesPerSecond) { return bytesPerSecond / 1e9; }
+double gigabytesPerSecond(double bytesPerSecond)
+{
+    return bytesPerSecond / 1e9;
+}
 
 // "collective_summary": per process group, how it was matched, its collectives by type and size, its stragglers.
 std::string collectiveSummaryJson(const StatsReport& report)
@@ -279,16 +298,16 @@ std::string collectiveSummaryJson(const StatsReport& report)
             + ", \"method\": " + quoted(matchMethodName(pg.method)) + ", \"members\": [";
         for (std::size_t m = 0; m < pg.members.size(); ++m)
             out += (m ? ", " : "") + std::to_string(pg.members[m]);
-        out += "], \"instances\": " + std::to_string(pg.instances) + ", \"matched_instances\": "
-            + std::to_string(pg.matchedInstances) + ", \"collectives\": " + std::to_string(pg.collectives)
-            + ",\n     \"count_mismatches\": [";
+        out += "], \"instances\": " + std::to_string(pg.instances)
+            + ", \"matched_instances\": " + std::to_string(pg.matchedInstances)
+            + ", \"collectives\": " + std::to_string(pg.collectives) + ",\n     \"count_mismatches\": [";
         for (std::size_t k = 0; k < pg.mismatches.size(); ++k) {
             const CountMismatch& mm = pg.mismatches[k];
             out += (k ? ", " : "") + std::string("{\"rank\": ") + std::to_string(rankNumber(report, mm.rank))
-                + ", \"count\": " + std::to_string(mm.rankCount) + ", \"reference_rank\": "
-                + std::to_string(rankNumber(report, mm.reference)) + ", \"reference_count\": "
-                + std::to_string(mm.referenceCount) + ", \"unmatched\": " + std::to_string(mm.unmatched)
-                + ", \"first_unmatched_ns\": " + std::to_string(mm.firstUnmatched) + "}";
+                + ", \"count\": " + std::to_string(mm.rankCount)
+                + ", \"reference_rank\": " + std::to_string(rankNumber(report, mm.reference))
+                + ", \"reference_count\": " + std::to_string(mm.referenceCount) + ", \"unmatched\": "
+                + std::to_string(mm.unmatched) + ", \"first_unmatched_ns\": " + std::to_string(mm.firstUnmatched) + "}";
         }
         out += "],\n     \"collectives_by_type\": [";
         bool first = true;
@@ -298,12 +317,12 @@ std::string collectiveSummaryJson(const StatsReport& report)
             out += first ? "\n" : ",\n";
             first = false;
             const double n = double(r.count);
-            out += "       {\"type\": " + quoted(r.type) + ", \"dtype\": " + quoted(r.dtype) + ", \"bytes\": "
-                + std::to_string(r.bytes) + ", \"algorithm\": " + quoted(r.algorithm) + ", \"ranks\": "
-                + std::to_string(r.ranks) + ", \"count\": " + std::to_string(r.count) + ", \"total_ns\": "
-                + std::to_string(r.totalNs) + ", \"mean_ns\": " + number(double(r.totalNs) / n, 1)
-                + ", \"latency_ns\": " + number(double(r.latencyTotalNs) / n, 1) + ", \"min_latency_ns\": "
-                + std::to_string(r.minLatencyNs) + ", \"bus_bandwidth_gbps\": "
+            out += "       {\"type\": " + quoted(r.type) + ", \"dtype\": " + quoted(r.dtype)
+                + ", \"bytes\": " + std::to_string(r.bytes) + ", \"algorithm\": " + quoted(r.algorithm)
+                + ", \"ranks\": " + std::to_string(r.ranks) + ", \"count\": " + std::to_string(r.count)
+                + ", \"total_ns\": " + std::to_string(r.totalNs) + ", \"mean_ns\": " + number(double(r.totalNs) / n, 1)
+                + ", \"latency_ns\": " + number(double(r.latencyTotalNs) / n, 1)
+                + ", \"min_latency_ns\": " + std::to_string(r.minLatencyNs) + ", \"bus_bandwidth_gbps\": "
                 + (r.busBandwidth > 0 ? number(gigabytesPerSecond(r.busBandwidth), 3) : std::string("null"))
                 + ", \"wait_share\": "
                 + (r.memberNs > 0 ? number(double(r.waitNs) / double(r.memberNs)) : std::string("null")) + "}";
@@ -331,8 +350,9 @@ std::string collectiveSummaryText(const StatsReport& report)
                       "waiting;\nbus bandwidth by the nccl-tests formulas over the mean latency):\n";
     for (std::size_t g = 0; g < report.processGroups.size(); ++g) {
         const ProcessGroupMatch& pg = report.processGroups[g];
-        out += "\n" + (pg.name.empty() ? std::string("(no process group: matched by kernel name and end time)")
-                                        : "group " + pg.name + (pg.ranks.empty() ? "" : " ranks " + pg.ranks))
+        out += "\n"
+            + (pg.name.empty() ? std::string("(no process group: matched by kernel name and end time)")
+                               : "group " + pg.name + (pg.ranks.empty() ? "" : " ranks " + pg.ranks))
             + ": " + std::to_string(pg.collectives) + " collectives, " + std::to_string(pg.matchedInstances) + " of "
             + std::to_string(pg.instances) + " kernels matched by " + matchMethodName(pg.method) + "\n";
         for (const CountMismatch& mm : pg.mismatches)
@@ -342,18 +362,17 @@ std::string collectiveSummaryText(const StatsReport& report)
                 + (mm.firstUnmatched >= 0 ? " (the first at " + dur(mm.firstUnmatched) + ")" : std::string())
                 + "; the order was re-synchronised on type, size and end time\n";
         std::vector<std::vector<std::string>> rows;
-        rows.push_back({"type", "dtype", "size", "algorithm", "count", "total", "mean", "latency", "bus bw",
-                        "waiting"});
+        rows.push_back(
+            { "type", "dtype", "size", "algorithm", "count", "total", "mean", "latency", "bus bw", "waiting" });
         for (const CollectiveSummaryRow& r : report.collectiveSummary) {
             if (r.processGroup != g)
                 continue;
             const TimeNs n = TimeNs(r.count);
-            rows.push_back({r.type.empty() ? "?" : r.type, r.dtype.empty() ? "-" : r.dtype,
-                            r.bytes ? std::to_string(r.bytes) + " B" : std::string("-"),
-                            r.algorithm.empty() ? "-" : r.algorithm, std::to_string(r.count), dur(r.totalNs),
-                            dur(r.totalNs / n), dur(r.latencyTotalNs / n),
-                            r.busBandwidth > 0 ? number(gigabytesPerSecond(r.busBandwidth), 2) + " GB/s" : "-",
-                            r.memberNs > 0 ? number(100.0 * double(r.waitNs) / double(r.memberNs), 1) + " %" : "-"});
+            rows.push_back({ r.type.empty() ? "?" : r.type, r.dtype.empty() ? "-" : r.dtype,
+                r.bytes ? std::to_string(r.bytes) + " B" : std::string("-"), r.algorithm.empty() ? "-" : r.algorithm,
+                std::to_string(r.count), dur(r.totalNs), dur(r.totalNs / n), dur(r.latencyTotalNs / n),
+                r.busBandwidth > 0 ? number(gigabytesPerSecond(r.busBandwidth), 2) + " GB/s" : "-",
+                r.memberNs > 0 ? number(100.0 * double(r.waitNs) / double(r.memberNs), 1) + " %" : "-" });
         }
         out += renderTable(rows, 4);
         std::string stragglers;
@@ -365,7 +384,6 @@ std::string collectiveSummaryText(const StatsReport& report)
     }
     return out;
 }
-
 
 } // namespace
 
@@ -414,11 +432,11 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
                 + std::to_string(ld.p90KernelNs) + ", \"median_launch_ns\": " + std::to_string(ld.medianLaunchNs)
                 + ", \"p90_launch_ns\": " + std::to_string(ld.p90LaunchNs) + ", \"shorter_than_launch\": "
                 + number(ld.shorterThanLaunch) + ", \"launches_per_second\": " + number(ld.launchesPerSecond, 1)
-                + ", \"calls\": " + std::to_string(ld.calls) + ", \"multi_kernel_calls\": "
-                + std::to_string(ld.multiKernelCalls) + ", \"multi_kernel_kernels\": "
-                + std::to_string(ld.multiKernelKernels) + ", \"max_kernels_per_call\": "
-                + std::to_string(ld.maxKernelsPerCall) + ", \"graph_launches\": " + std::to_string(ld.graphLaunches)
-                + ", \"graph_kernels\": " + std::to_string(ld.graphKernels) + "},\n";
+                + ", \"calls\": " + std::to_string(ld.calls)
+                + ", \"multi_kernel_calls\": " + std::to_string(ld.multiKernelCalls)
+                + ", \"multi_kernel_kernels\": " + std::to_string(ld.multiKernelKernels)
+                + ", \"max_kernels_per_call\": " + std::to_string(ld.maxKernelsPerCall) + ", \"graph_launches\": "
+                + std::to_string(ld.graphLaunches) + ", \"graph_kernels\": " + std::to_string(ld.graphKernels) + "},\n";
             out += "      \"finding\": " + quoted(idleFinding(rank.stats, idle, ld)) + ",\n";
         }
         out += "      \"step_source\": " + quoted(stepSourceName(rank.stepSource)) + ",\n";
@@ -456,9 +474,8 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
             const RankCollectiveStats& c = rank.collectives;
             out += "      \"collectives\": {\"matched\": " + std::to_string(c.matched)
                 + ", \"unmatched\": " + std::to_string(c.unmatched) + ", \"wait_ns\": " + std::to_string(c.waitNs)
-                + ", \"transfer_ns\": " + std::to_string(c.transferNs)
-                + ", \"exposed_wait_ns\": " + std::to_string(c.exposedWaitNs)
-                + ", \"caused_waits\": " + std::to_string(c.causedWaits)
+                + ", \"transfer_ns\": " + std::to_string(c.transferNs) + ", \"exposed_wait_ns\": "
+                + std::to_string(c.exposedWaitNs) + ", \"caused_waits\": " + std::to_string(c.causedWaits)
                 + ", \"caused_wait_ns\": " + std::to_string(c.causedWaitNs) + "},\n";
         }
         out += "      \"warnings\": [";
@@ -531,8 +548,9 @@ std::string tableHeader(const StatsReport& report, const StatsReportOptions& o)
 {
     std::string out;
     out += "Trace:  " + report.tracePath + "\n";
-    out += "Window: " + (o.windowGiven ? dur(o.window.start) + " to " + dur(o.window.end) + " (" + dur(o.window.duration()) + ")"
-                                       : "whole trace (" + dur(o.window.duration()) + ")")
+    out += "Window: "
+        + (o.windowGiven ? dur(o.window.start) + " to " + dur(o.window.end) + " (" + dur(o.window.duration()) + ")"
+                         : "whole trace (" + dur(o.window.duration()) + ")")
         + "\n";
     out += "Rules:  " + report.rulesSource + "\n";
     for (const auto& w : report.traceWarnings)
@@ -545,14 +563,14 @@ std::string statsSection(const StatsReport& report)
 {
     std::string out;
     std::vector<std::vector<std::string>> rows;
-    rows.push_back({"rank", "host", "span", "mean step", "compute", "comm busy", "comm kernel sum", "hidden", "exposed",
-                    "overlap", "bwd hidden", "memcpy", "idle", "unclassified"});
-    auto statsRow = [&](const std::string& label, const std::string& host, const WindowStats& s,
-                        const std::string& step) {
-        rows.push_back({label, host, dur(s.spanNs), step, dur(s.computeBusyNs), dur(s.commBusyNs),
-                        dur(s.commKernelSumNs), dur(s.overlappedNs), dur(s.exposedNs), percent(s.overlapRatio),
-                        dur(s.backwardOverlappedNs), dur(s.memcpyBusyNs), dur(s.idleNs), dur(s.unclassifiedNs)});
-    };
+    rows.push_back({ "rank", "host", "span", "mean step", "compute", "comm busy", "comm kernel sum", "hidden",
+        "exposed", "overlap", "bwd hidden", "memcpy", "idle", "unclassified" });
+    auto statsRow
+        = [&](const std::string& label, const std::string& host, const WindowStats& s, const std::string& step) {
+              rows.push_back({ label, host, dur(s.spanNs), step, dur(s.computeBusyNs), dur(s.commBusyNs),
+                  dur(s.commKernelSumNs), dur(s.overlappedNs), dur(s.exposedNs), percent(s.overlapRatio),
+                  dur(s.backwardOverlappedNs), dur(s.memcpyBusyNs), dur(s.idleNs), dur(s.unclassifiedNs) });
+          };
     std::vector<std::pair<std::string, std::string>> meanNotes; // rank label, the steps its mean covers
     for (const RankReport& rank : report.ranks) {
         const std::vector<StepWindow> inWindow = windowSteps(rank);
@@ -578,8 +596,7 @@ std::string collectivesSection(const StatsReport& report)
 {
     std::string out;
     std::vector<std::vector<std::string>> crows;
-    crows.push_back(
-        { "rank", "matched", "unmatched", "waiting", "transfer", "exposed waiting", "made others wait" });
+    crows.push_back({ "rank", "matched", "unmatched", "waiting", "transfer", "exposed waiting", "made others wait" });
     for (const RankReport& rank : report.ranks) {
         const RankCollectiveStats& c = rank.collectives;
         crows.push_back({ rank.label, std::to_string(c.matched), std::to_string(c.unmatched), dur(c.waitNs),
@@ -608,7 +625,7 @@ std::string idleSection(const StatsReport& report)
 {
     std::string out;
     std::vector<std::vector<std::string>> irows;
-    irows.push_back({"rank", "idle", "host-bound", "(data loading)", "sync wait", "queued", "unattributed", "gaps"});
+    irows.push_back({ "rank", "idle", "host-bound", "(data loading)", "sync wait", "queued", "unattributed", "gaps" });
     std::string findings;
     for (const RankReport& rank : report.ranks) {
         const IdleBreakdown& b = rank.idle;
@@ -623,8 +640,8 @@ std::string idleSection(const StatsReport& report)
         if (ld.kernels > 0)
             findings += "  kernels with a known launch: " + std::to_string(ld.kernels) + ", median "
                 + dur(ld.medianKernelNs) + " (p90 " + dur(ld.p90KernelNs) + ") against launch calls of median "
-                + dur(ld.medianLaunchNs) + " (p90 " + dur(ld.p90LaunchNs) + "); "
-                + number(ld.launchesPerSecond, 0) + " launches/s\n";
+                + dur(ld.medianLaunchNs) + " (p90 " + dur(ld.p90LaunchNs) + "); " + number(ld.launchesPerSecond, 0)
+                + " launches/s\n";
         if (ld.multiKernelCalls > 0)
             findings += "  calls that launched several kernels: " + std::to_string(ld.multiKernelCalls) + " of "
                 + std::to_string(ld.calls) + " (" + std::to_string(ld.multiKernelKernels) + " kernels, up to "
@@ -650,21 +667,20 @@ std::string rankSections(const StatsReport& report, const StatsReportOptions& o)
             + std::to_string(rank.phaseUnknown) + " kernels; launches paired by "
             + launchPairingName(rank.launchPairing) + ", " + std::to_string(rank.kernelsPaired) + " of "
             + std::to_string(rank.kernelsPaired + rank.kernelsUnpaired) + " kernels" + callsByKernels(rank)
-            + "); steps from "
-            + stepSourceName(rank.stepSource) + " (" + std::to_string(rank.stepCount) + ", kernels assigned by "
-            + stepAssignment(rank) + stepWindowsText(rank.stepAxis) + ")\n";
+            + "); steps from " + stepSourceName(rank.stepSource) + " (" + std::to_string(rank.stepCount)
+            + ", kernels assigned by " + stepAssignment(rank) + stepWindowsText(rank.stepAxis) + ")\n";
         for (const auto& w : rank.warnings)
             out += "  warning: " + w + "\n";
         if (o.perStep && rank.stepCount > 0) {
             std::vector<std::vector<std::string>> srows;
-            srows.push_back({"step", "name", "window", "host step", "span", "compute", "comm busy", "hidden",
-                             "exposed", "overlap", "bwd hidden", "waiting", "transfer", "idle", "kernels"});
+            srows.push_back({ "step", "name", "window", "host step", "span", "compute", "comm busy", "hidden",
+                "exposed", "overlap", "bwd hidden", "waiting", "transfer", "idle", "kernels" });
             for (const StepReport& w : rank.steps) {
                 const WindowStats& s = w.stats;
-                srows.push_back({ std::to_string(w.index), w.name, dur(w.range.duration()),
-                    dur(w.hostRange.duration()), dur(s.spanNs), dur(s.computeBusyNs), dur(s.commBusyNs),
-                    dur(s.overlappedNs), dur(s.exposedNs), percent(s.overlapRatio), dur(s.backwardOverlappedNs),
-                    dur(w.waitNs), dur(w.transferNs), dur(s.idleNs), std::to_string(s.kernelCount) });
+                srows.push_back({ std::to_string(w.index), w.name, dur(w.range.duration()), dur(w.hostRange.duration()),
+                    dur(s.spanNs), dur(s.computeBusyNs), dur(s.commBusyNs), dur(s.overlappedNs), dur(s.exposedNs),
+                    percent(s.overlapRatio), dur(s.backwardOverlappedNs), dur(w.waitNs), dur(w.transferNs),
+                    dur(s.idleNs), std::to_string(s.kernelCount) });
             }
             out += renderTable(srows, 2);
         }
@@ -680,16 +696,16 @@ std::string kernelsSection(const StatsReport& report, const StatsReportOptions& 
     if (!kernels.empty()) {
         out += "\nTop kernels by total time (all ranks):\n";
         std::vector<std::vector<std::string>> krows;
-        krows.push_back({"share", "total", "count", "mean", "min", "max", "category", "phase", "name"});
+        krows.push_back({ "share", "total", "count", "mean", "min", "max", "category", "phase", "name" });
         for (std::size_t i = 0; i < kernels.size() && int(i) < o.topKernels; ++i) {
             const KernelReportRow& k = kernels[i];
             std::string name = k.displayName;
             if (name.size() > 90)
                 name = name.substr(0, 87) + "...";
-            krows.push_back({number(k.gpuShare * 100.0, 1) + " %", dur(k.totalNs), std::to_string(k.count),
-                             dur(TimeNs(k.meanNs + 0.5)), dur(k.minNs), dur(k.maxNs),
-                             std::string(categoryName(k.category)) + (k.subgroup.empty() ? "" : "/" + k.subgroup),
-                             phaseName(k.phase), name});
+            krows.push_back({ number(k.gpuShare * 100.0, 1) + " %", dur(k.totalNs), std::to_string(k.count),
+                dur(TimeNs(k.meanNs + 0.5)), dur(k.minNs), dur(k.maxNs),
+                std::string(categoryName(k.category)) + (k.subgroup.empty() ? "" : "/" + k.subgroup),
+                phaseName(k.phase), name });
         }
         out += renderTable(krows, 0, true);
         if (kernels.size() > std::size_t(o.topKernels))

@@ -12,10 +12,10 @@ namespace exposure {
 
 struct StatsReportOptions
 {
-    TimeRange window;          // trace-relative; usually trace.extent
-    bool windowGiven = false;  // --from/--to were used (the table says so)
-    bool perStep = false;      // table and CSV: add one row per step (JSON always lists the steps)
-    int topKernels = 15;       // table: how many kernel rows to print
+    TimeRange window; // trace-relative; usually trace.extent
+    bool windowGiven = false; // --from/--to were used (the table says so)
+    bool perStep = false; // table and CSV: add one row per step (JSON always lists the steps)
+    int topKernels = 15; // table: how many kernel rows to print
 };
 
 // {"trace": …, "rules": …, "window": {…}, "ranks": [{"rank", "label", "host", "device", <stats>, "phase_source",

@@ -50,8 +50,8 @@ int numberIn(const fs::path& relativeDir)
 
 } // namespace
 
-std::vector<std::string> findFiles(const std::string& dir, bool (*match)(const fs::directory_entry&), bool stopAtMatch,
-    int depth)
+std::vector<std::string> findFiles(
+    const std::string& dir, bool (*match)(const fs::directory_entry&), bool stopAtMatch, int depth)
 {
     std::vector<fs::path> files, subdirs;
     std::error_code ec;
@@ -94,7 +94,7 @@ std::vector<std::string> findKinetoFiles(const std::string& path)
     if (fs::is_directory(path, ec))
         return findFiles(path, isKinetoFile, false);
     if (isKinetoFileName(path) && fs::exists(path, ec))
-        return {path};
+        return { path };
     return {};
 }
 
@@ -106,7 +106,8 @@ std::vector<int> rankNumbers(const std::vector<ArchiveRef>& archives)
     return numbers;
 }
 
-std::vector<ArchiveRef> selectRanks(const std::string& path, std::vector<ArchiveRef> archives, const std::vector<int>& ranks)
+std::vector<ArchiveRef> selectRanks(
+    const std::string& path, std::vector<ArchiveRef> archives, const std::vector<int>& ranks)
 {
     if (ranks.empty())
         return archives;
@@ -116,8 +117,9 @@ std::vector<ArchiveRef> selectRanks(const std::string& path, std::vector<Archive
         if (std::find(ranks.begin(), ranks.end(), numbers[i]) != ranks.end())
             chosen.push_back(archives[i]);
     if (chosen.empty())
-        throw LoadError(path, "none of the ranks " + formatRankList(ranks) + " is among its " + std::to_string(archives.size())
-                                  + " archives");
+        throw LoadError(path,
+            "none of the ranks " + formatRankList(ranks) + " is among its " + std::to_string(archives.size())
+                + " archives");
     return chosen;
 }
 
@@ -185,8 +187,9 @@ std::vector<ArchiveRef> findArchives(const std::string& pathString)
 
     const std::vector<std::string> anchors = findFiles(pathString, isAnchor, true);
     if (anchors.empty())
-        throw LoadError(pathString, "no OTF2 archive (*.otf2 anchor file) in this folder or its sub-folders (up to "
-                                    + std::to_string(kMaxSearchDepth) + " levels)");
+        throw LoadError(pathString,
+            "no OTF2 archive (*.otf2 anchor file) in this folder or its sub-folders (up to "
+                + std::to_string(kMaxSearchDepth) + " levels)");
 
     std::set<int> numbers;
     bool allNumbered = true;
@@ -207,7 +210,8 @@ std::vector<ArchiveRef> findArchives(const std::string& pathString)
         for (auto& a : out)
             a.rankNumber = -1;
     } else {
-        std::stable_sort(out.begin(), out.end(), [](const ArchiveRef& a, const ArchiveRef& b) { return a.rankNumber < b.rankNumber; });
+        std::stable_sort(out.begin(), out.end(),
+            [](const ArchiveRef& a, const ArchiveRef& b) { return a.rankNumber < b.rankNumber; });
     }
     return out;
 }

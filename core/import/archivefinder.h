@@ -11,7 +11,7 @@ namespace exposure {
 struct ArchiveRef
 {
     std::string anchor; // path of the *.otf2 anchor file
-    std::string label;  // path relative to the opened folder ("rank3"), or the anchor's folder name
+    std::string label; // path relative to the opened folder ("rank3"), or the anchor's folder name
     int rankNumber = -1; // from a number in the folder name, -1 if none (or ambiguous: discovery order is used)
 };
 
@@ -28,15 +28,16 @@ inline constexpr int kMaxSearchDepth = 3;
 // The one folder walk of every input kind: the files under `dir` (itself and its sub-folders, up to kMaxSearchDepth
 // levels) for which `match` holds, in natural order, a folder's own files before its sub-folders'. With stopAtMatch,
 // the sub-folders of a folder that holds a match are not searched (an OTF2 archive's traces/ folder).
-std::vector<std::string> findFiles(const std::string& dir, bool (*match)(const std::filesystem::directory_entry&),
-    bool stopAtMatch, int depth = 0);
+std::vector<std::string> findFiles(
+    const std::string& dir, bool (*match)(const std::filesystem::directory_entry&), bool stopAtMatch, int depth = 0);
 
 // The rank number `info` shows for each archive of findArchives(): from its folder name, else its place in the list.
 std::vector<int> rankNumbers(const std::vector<ArchiveRef>& archives);
 
 // The archives of `archives` (findArchives(path)) that hold the given rank numbers (rankNumbers()); all of them
 // when `ranks` is empty. Throws LoadError when none does.
-std::vector<ArchiveRef> selectRanks(const std::string& path, std::vector<ArchiveRef> archives, const std::vector<int>& ranks);
+std::vector<ArchiveRef> selectRanks(
+    const std::string& path, std::vector<ArchiveRef> archives, const std::vector<int>& ranks);
 
 // A file name torch.profiler (Kineto) writes: *.json or *.json.gz (e.g. "rank0.pt.trace.json.gz").
 bool isKinetoFileName(const std::string& path);

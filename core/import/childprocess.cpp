@@ -4,10 +4,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <thread>
-
 #include <signal.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 namespace exposure {

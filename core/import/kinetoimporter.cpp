@@ -86,7 +86,8 @@ int streamOfTid(const std::string& tid)
     if (digit == std::string::npos)
         return 0;
     long v = 0;
-    for (std::size_t i = digit; i < tid.size() && std::isdigit(static_cast<unsigned char>(tid[i])) && v < (1L << 30); ++i)
+    for (std::size_t i = digit; i < tid.size() && std::isdigit(static_cast<unsigned char>(tid[i])) && v < (1L << 30);
+         ++i)
         v = v * 10 + (tid[i] - '0');
     return int(v);
 }
@@ -277,7 +278,7 @@ struct PendingInterval
     std::uint64_t bytes; // copies and memsets
     EventCat cat;
     std::uint32_t collective; // index into Trace::collectiveArgs, kNoCollective if none
-    std::uint64_t seq;        // the collective's "Seq" number, kNoSeq if none
+    std::uint64_t seq; // the collective's "Seq" number, kNoSeq if none
 };
 
 constexpr std::uint64_t kNoSeq = ~0ull;
@@ -745,8 +746,8 @@ Lane gpuLane(Trace& trace, const FileData& data, PendingLane& p, const CpuLinks&
 }
 
 // The file's counted problems as trace warnings.
-void addFileWarnings(Trace& trace, const FileData& data, const std::string& path, std::uint64_t brokenNesting,
-    std::uint64_t unlaunched)
+void addFileWarnings(
+    Trace& trace, const FileData& data, const std::string& path, std::uint64_t brokenNesting, std::uint64_t unlaunched)
 {
     const std::string file = fs::path(path).filename().string();
     if (brokenNesting > 0)

@@ -20,9 +20,9 @@ struct LoadProgress
 {
     std::uint64_t eventsRead = 0;
     std::uint64_t eventsTotal = 0; // from the location definitions (0 if unknown)
-    std::string currentFile;       // the archive (or JSON file) being read
-    std::uint64_t bytesRead = 0;   // JSON traces: file bytes read so far (compressed size for .gz)
-    std::uint64_t bytesTotal = 0;  // JSON traces: size of all files (0 for OTF2, which counts events)
+    std::string currentFile; // the archive (or JSON file) being read
+    std::uint64_t bytesRead = 0; // JSON traces: file bytes read so far (compressed size for .gz)
+    std::uint64_t bytesTotal = 0; // JSON traces: size of all files (0 for OTF2, which counts events)
 };
 
 struct LoadOptions
@@ -57,8 +57,7 @@ public:
         : std::runtime_error(oneLine(file + ": " + problem))
         , m_file(file)
         , m_problem(oneLine(problem))
-    {
-    }
+    { }
     static std::string oneLine(const std::string& text)
     {
         std::string out;
@@ -88,7 +87,9 @@ private:
 class LoadCancelled : public std::runtime_error
 {
 public:
-    LoadCancelled() : std::runtime_error("loading cancelled") {}
+    LoadCancelled()
+        : std::runtime_error("loading cancelled")
+    { }
 };
 
 // "0,2,4-7" -> {0, 2, 4, 5, 6, 7} (in the order given, without repeats); nullopt if it is not such a list.

@@ -16,8 +16,8 @@ namespace exposure {
 inline constexpr std::uint64_t kBytesPerOtf2Event = 16;
 // torch.profiler JSON: peak memory was 0.36x the uncompressed JSON (bench_kineto); the estimate takes 0.5x.
 inline constexpr double kBytesPerJsonByte = 0.5;
-// Nsight Systems SQLite exports: per row of the tables read. Measured: about 80 bytes per row at the peak of `info`, 120
-// with the analysis (`stats`), on 4 M rows (2 M kernels, 2 M launch calls); the estimate takes twice the first.
+// Nsight Systems SQLite exports: per row of the tables read. Measured: about 80 bytes per row at the peak of `info`,
+// 120 with the analysis (`stats`), on 4 M rows (2 M kernels, 2 M launch calls); the estimate takes twice the first.
 inline constexpr std::uint64_t kBytesPerNsysRow = 160;
 inline constexpr std::uint64_t kBaseBytes = 64ull << 20;
 

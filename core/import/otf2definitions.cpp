@@ -11,8 +11,7 @@ namespace {
 
 // ---- global definition callbacks -------------------------------------------------------------------------
 
-template<typename V>
-bool growTo(V& v, std::uint64_t index)
+template <typename V> bool growTo(V& v, std::uint64_t index)
 {
     if (index >= kMaxDefRef)
         return false;
@@ -41,16 +40,16 @@ OTF2_CallbackCode defString(void* user, OTF2_StringRef self, const char* s)
     return OTF2_CALLBACK_SUCCESS;
 }
 
-OTF2_CallbackCode defNode(void* user, OTF2_SystemTreeNodeRef self, OTF2_StringRef name, OTF2_StringRef cls,
-                          OTF2_SystemTreeNodeRef parent)
+OTF2_CallbackCode defNode(
+    void* user, OTF2_SystemTreeNodeRef self, OTF2_StringRef name, OTF2_StringRef cls, OTF2_SystemTreeNodeRef parent)
 {
     auto& a = *static_cast<Otf2ArchiveState*>(user);
-    a.nodes[self] = {a.str(name), a.str(cls), parent};
+    a.nodes[self] = { a.str(name), a.str(cls), parent };
     return OTF2_CALLBACK_SUCCESS;
 }
 
 OTF2_CallbackCode defGroup(void* user, OTF2_LocationGroupRef self, OTF2_StringRef name, OTF2_LocationGroupType type,
-                           OTF2_SystemTreeNodeRef parent, OTF2_LocationGroupRef creator)
+    OTF2_SystemTreeNodeRef parent, OTF2_LocationGroupRef creator)
 {
     auto& a = *static_cast<Otf2ArchiveState*>(user);
     auto& g = a.groups[self];
@@ -64,7 +63,7 @@ OTF2_CallbackCode defGroup(void* user, OTF2_LocationGroupRef self, OTF2_StringRe
 }
 
 OTF2_CallbackCode defLocation(void* user, OTF2_LocationRef self, OTF2_StringRef name, OTF2_LocationType type,
-                              uint64_t events, OTF2_LocationGroupRef group)
+    uint64_t events, OTF2_LocationGroupRef group)
 {
     auto& a = *static_cast<Otf2ArchiveState*>(user);
     // A location defined twice would be read twice, and OTF2 3.0 crashes (NULL location record in
@@ -84,17 +83,16 @@ OTF2_CallbackCode defLocation(void* user, OTF2_LocationRef self, OTF2_StringRef 
     return OTF2_CALLBACK_SUCCESS;
 }
 
-OTF2_CallbackCode defLocationProperty(void* user, OTF2_LocationRef location, OTF2_StringRef name, OTF2_Type type,
-                                      OTF2_AttributeValue value)
+OTF2_CallbackCode defLocationProperty(
+    void* user, OTF2_LocationRef location, OTF2_StringRef name, OTF2_Type type, OTF2_AttributeValue value)
 {
     auto& a = *static_cast<Otf2ArchiveState*>(user);
-    a.locProps.push_back({location, {name, {type, value}}});
+    a.locProps.push_back({ location, { name, { type, value } } });
     return OTF2_CALLBACK_SUCCESS;
 }
 
 OTF2_CallbackCode defRegion(void* user, OTF2_RegionRef self, OTF2_StringRef nameRef, OTF2_StringRef canonicalRef,
-                            OTF2_StringRef, OTF2_RegionRole role, OTF2_Paradigm, OTF2_RegionFlag,
-                            OTF2_StringRef fileRef, uint32_t, uint32_t)
+    OTF2_StringRef, OTF2_RegionRole role, OTF2_Paradigm, OTF2_RegionFlag, OTF2_StringRef fileRef, uint32_t, uint32_t)
 {
     auto& a = *static_cast<Otf2ArchiveState*>(user);
     if (!growTo(a.regions, self) || !growTo(a.regionDefined, self)) {
@@ -143,8 +141,8 @@ OTF2_CallbackCode defRegion(void* user, OTF2_RegionRef self, OTF2_StringRef name
         if (role == kRoleKernel || kernelFile)
             r.cpuKind = RegionKind::Kernel;
         else if (role == OTF2_REGION_ROLE_WRAPPER || role == OTF2_REGION_ROLE_ALLOCATE
-                 || role == OTF2_REGION_ROLE_DEALLOCATE || role == OTF2_REGION_ROLE_REALLOCATE
-                 || role == OTF2_REGION_ROLE_DATA_TRANSFER)
+            || role == OTF2_REGION_ROLE_DEALLOCATE || role == OTF2_REGION_ROLE_REALLOCATE
+            || role == OTF2_REGION_ROLE_DATA_TRANSFER)
             r.cpuKind = RegionKind::HostApi;
         else
             r.cpuKind = RegionKind::HostRegion;
@@ -154,8 +152,7 @@ OTF2_CallbackCode defRegion(void* user, OTF2_RegionRef self, OTF2_StringRef name
     return OTF2_CALLBACK_SUCCESS;
 }
 
-OTF2_CallbackCode defAttribute(void* user, OTF2_AttributeRef self, OTF2_StringRef name, OTF2_StringRef,
-                               OTF2_Type type)
+OTF2_CallbackCode defAttribute(void* user, OTF2_AttributeRef self, OTF2_StringRef name, OTF2_StringRef, OTF2_Type type)
 {
     auto& a = *static_cast<Otf2ArchiveState*>(user);
     if (type == OTF2_TYPE_LOCATION && endsWith(a.str(name), "_STREAM_REF") && !a.haveStreamRefAttr) {
@@ -192,7 +189,7 @@ OTF2_CallbackCode defParameter(void* user, OTF2_ParameterRef self, OTF2_StringRe
 }
 
 OTF2_CallbackCode defCommGroup(void* user, OTF2_GroupRef self, OTF2_StringRef, OTF2_GroupType type,
-                               OTF2_Paradigm paradigm, OTF2_GroupFlag, uint32_t n, const uint64_t* members)
+    OTF2_Paradigm paradigm, OTF2_GroupFlag, uint32_t n, const uint64_t* members)
 {
     auto& a = *static_cast<Otf2ArchiveState*>(user);
     if (type != OTF2_GROUP_TYPE_COMM_LOCATIONS && type != OTF2_GROUP_TYPE_COMM_GROUP)
@@ -204,8 +201,8 @@ OTF2_CallbackCode defCommGroup(void* user, OTF2_GroupRef self, OTF2_StringRef, O
     return OTF2_CALLBACK_SUCCESS;
 }
 
-OTF2_CallbackCode defComm(void* user, OTF2_CommRef self, OTF2_StringRef, OTF2_GroupRef group, OTF2_CommRef,
-                          OTF2_CommFlag)
+OTF2_CallbackCode defComm(
+    void* user, OTF2_CommRef self, OTF2_StringRef, OTF2_GroupRef group, OTF2_CommRef, OTF2_CommFlag)
 {
     auto& a = *static_cast<Otf2ArchiveState*>(user);
     a.commToGroup[self] = group;
@@ -269,8 +266,9 @@ std::unique_ptr<Otf2ArchiveState> Otf2Importer::readGlobalDefinitions(const Arch
     if (fs::file_size(a.defPath, ec) == 0 && !ec)
         throw LoadError(a.defPath, "the global definitions file is empty");
     if (!endsLikeOtf2File(a.defPath)) // OTF2 would wait forever for the rest of a file cut short
-        throw LoadError(a.defPath, "truncated global definitions (the file does not end with OTF2's end-of-file "
-                                   "record)");
+        throw LoadError(a.defPath,
+            "truncated global definitions (the file does not end with OTF2's end-of-file "
+            "record)");
 
     a.reader = std::make_unique<otf2::Reader>(ref.anchor);
     OTF2_Reader* r = a.reader->get();
@@ -293,8 +291,8 @@ std::unique_ptr<Otf2ArchiveState> Otf2Importer::readGlobalDefinitions(const Arch
     OTF2_GlobalDefReaderCallbacks_SetGroupCallback(c, defCommGroup);
     OTF2_GlobalDefReaderCallbacks_SetCommCallback(c, defComm);
     OTF2_GlobalDefReaderCallbacks_SetRmaWinCallback(c, defRmaWin);
-    otf2::check(OTF2_Reader_RegisterGlobalDefCallbacks(r, defReader, c, &a), a.defPath,
-                "cannot register definition callbacks");
+    otf2::check(
+        OTF2_Reader_RegisterGlobalDefCallbacks(r, defReader, c, &a), a.defPath, "cannot register definition callbacks");
     uint64_t n = 0;
     const auto rc = OTF2_Reader_ReadAllGlobalDefinitions(r, defReader, &n);
     if (!a.error.empty())
@@ -332,7 +330,7 @@ std::unique_ptr<Otf2ArchiveState> Otf2Importer::readGlobalDefinitions(const Arch
             const std::string& v = a.str(prop.second.second.stringRef);
             yes = v == "yes" || v == "1" || v == "true";
         } else if (prop.second.first == OTF2_TYPE_UINT8 || prop.second.first == OTF2_TYPE_UINT32
-                   || prop.second.first == OTF2_TYPE_UINT64) {
+            || prop.second.first == OTF2_TYPE_UINT64) {
             yes = prop.second.second.uint64 != 0;
         }
         if (auto it = a.locationIndex.find(loc); it != a.locationIndex.end())
@@ -363,10 +361,11 @@ std::string hostOf(const Otf2ArchiveState& a, OTF2_SystemTreeNodeRef node)
 }
 
 // The PROCESS group a location group belongs to: itself, its creator, else the first process group.
-OTF2_LocationGroupRef rankGroupOf(const Otf2ArchiveState& a, const std::vector<OTF2_LocationGroupRef>& processGroups,
-    OTF2_LocationGroupRef g)
+OTF2_LocationGroupRef rankGroupOf(
+    const Otf2ArchiveState& a, const std::vector<OTF2_LocationGroupRef>& processGroups, OTF2_LocationGroupRef g)
 {
-    const OTF2_LocationGroupRef fallback = processGroups.empty() ? OTF2_UNDEFINED_LOCATION_GROUP : processGroups.front();
+    const OTF2_LocationGroupRef fallback
+        = processGroups.empty() ? OTF2_UNDEFINED_LOCATION_GROUP : processGroups.front();
     auto it = a.groups.find(g);
     if (it == a.groups.end())
         return fallback;
@@ -437,8 +436,8 @@ std::vector<OTF2_LocationGroupRef> createRanks(Trace& trace, Otf2ArchiveState& a
 
 // The locations that become lanes, in lane order: by rank, CPU threads first (definition order), then GPU streams
 // by (device, stream).
-std::vector<PendingLane> pendingLanes(Otf2ArchiveState& a, const std::vector<OTF2_LocationGroupRef>& processGroups,
-    std::size_t firstRank)
+std::vector<PendingLane> pendingLanes(
+    Otf2ArchiveState& a, const std::vector<OTF2_LocationGroupRef>& processGroups, std::size_t firstRank)
 {
     std::vector<PendingLane> pending;
     for (std::uint32_t i = 0; i < a.locations.size(); ++i) {
@@ -457,7 +456,7 @@ std::vector<PendingLane> pendingLanes(Otf2ArchiveState& a, const std::vector<OTF
             if (device < 0)
                 device = deviceOfContext(a, l);
         }
-        pending.push_back({i, rankIndex, gpu, device, stream});
+        pending.push_back({ i, rankIndex, gpu, device, stream });
     }
     std::stable_sort(pending.begin(), pending.end(), [](const PendingLane& x, const PendingLane& y) {
         if (x.rankIndex != y.rankIndex)
@@ -482,7 +481,8 @@ std::vector<PendingLane> pendingLanes(Otf2ArchiveState& a, const std::vector<OTF
 
 // The lanes of `pending`, all created before any LaneState points at one (Lane pointers must stay stable while
 // events are read).
-void createLanes(Trace& trace, const Otf2ArchiveState& a, const std::vector<PendingLane>& pending, std::size_t firstRank)
+void createLanes(
+    Trace& trace, const Otf2ArchiveState& a, const std::vector<PendingLane>& pending, std::size_t firstRank)
 {
     for (const auto& p : pending) {
         const auto& l = a.locations[p.loc];
@@ -500,7 +500,8 @@ void createLanes(Trace& trace, const Otf2ArchiveState& a, const std::vector<Pend
         lane.intervals.reserve(std::size_t(std::min<std::uint64_t>(l.events / perInterval + 1, 1u << 24)));
         trace.ranks[std::size_t(p.rankIndex)].lanes.push_back(std::move(lane));
         auto& rank = trace.ranks[std::size_t(p.rankIndex)];
-        if (p.gpu && p.device >= 0 && std::find(rank.devices.begin(), rank.devices.end(), p.device) == rank.devices.end())
+        if (p.gpu && p.device >= 0
+            && std::find(rank.devices.begin(), rank.devices.end(), p.device) == rank.devices.end())
             rank.devices.push_back(p.device);
     }
     for (std::size_t ri = firstRank; ri < trace.ranks.size(); ++ri)

@@ -103,8 +103,8 @@ void closeFrame(LaneState& s, const Frame& f, TimeNs end)
 
 // ---- event callbacks -------------------------------------------------------------------------------------
 
-OTF2_CallbackCode onEnter(OTF2_LocationRef, OTF2_TimeStamp ticks, uint64_t, void* user, OTF2_AttributeList* attrs,
-                          OTF2_RegionRef region)
+OTF2_CallbackCode onEnter(
+    OTF2_LocationRef, OTF2_TimeStamp ticks, uint64_t, void* user, OTF2_AttributeList* attrs, OTF2_RegionRef region)
 {
     auto& s = *static_cast<LaneState*>(user);
     auto& a = *s.archive;
@@ -120,7 +120,7 @@ OTF2_CallbackCode onEnter(OTF2_LocationRef, OTF2_TimeStamp ticks, uint64_t, void
     }
     s.usedRegions[region] = 1;
     const auto index = openInterval(s, t, a.regions[region].name, s.stack.size());
-    s.stack.push_back({index, std::uint32_t(region)});
+    s.stack.push_back({ index, std::uint32_t(region) });
     if (s.gpu) {
         s.haveParams = false;
         s.params = {};
@@ -136,14 +136,14 @@ OTF2_CallbackCode onEnter(OTF2_LocationRef, OTF2_TimeStamp ticks, uint64_t, void
                     : nullptr;
             }
             if (s.lastTarget)
-                s.outgoing.push_back({t, s.lastTarget->laneIndex, index});
+                s.outgoing.push_back({ t, s.lastTarget->laneIndex, index });
         }
     }
     return OTF2_CALLBACK_SUCCESS;
 }
 
-OTF2_CallbackCode onLeave(OTF2_LocationRef, OTF2_TimeStamp ticks, uint64_t, void* user, OTF2_AttributeList*,
-                          OTF2_RegionRef region)
+OTF2_CallbackCode onLeave(
+    OTF2_LocationRef, OTF2_TimeStamp ticks, uint64_t, void* user, OTF2_AttributeList*, OTF2_RegionRef region)
 {
     auto& s = *static_cast<LaneState*>(user);
     TimeNs t;
@@ -172,7 +172,7 @@ OTF2_CallbackCode onLeave(OTF2_LocationRef, OTF2_TimeStamp ticks, uint64_t, void
 }
 
 OTF2_CallbackCode onParameterUnsigned(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void* user, OTF2_AttributeList*,
-                                      OTF2_ParameterRef parameter, uint64_t value)
+    OTF2_ParameterRef parameter, uint64_t value)
 {
     auto& s = *static_cast<LaneState*>(user); // a stream: registered for GPU lanes only
     if (s.stack.empty())
@@ -181,17 +181,17 @@ OTF2_CallbackCode onParameterUnsigned(OTF2_LocationRef, OTF2_TimeStamp, uint64_t
     if (parameter >= fields.size() || fields[parameter] < 0)
         return OTF2_CALLBACK_SUCCESS;
     // A member-pointer table instead of a switch: one indexed store per parameter event.
-    static constexpr std::uint64_t KernelLaunchParams::*kMembers[6] = {
-        &KernelLaunchParams::blocksPerGrid,       &KernelLaunchParams::threadsPerBlock,
-        &KernelLaunchParams::staticSharedMemory,  &KernelLaunchParams::dynamicSharedMemory,
-        &KernelLaunchParams::localMemory,         &KernelLaunchParams::registersPerThread};
+    static constexpr std::uint64_t KernelLaunchParams::*kMembers[6]
+        = { &KernelLaunchParams::blocksPerGrid, &KernelLaunchParams::threadsPerBlock,
+              &KernelLaunchParams::staticSharedMemory, &KernelLaunchParams::dynamicSharedMemory,
+              &KernelLaunchParams::localMemory, &KernelLaunchParams::registersPerThread };
     s.params.*kMembers[fields[parameter]] = value;
     s.haveParams = true;
     return OTF2_CALLBACK_SUCCESS;
 }
 
-OTF2_CallbackCode startCopy(LaneState& s, OTF2_TimeStamp ticks, StringId name, uint64_t bytes, uint64_t matchingId,
-                            int peerDevice = -1)
+OTF2_CallbackCode startCopy(
+    LaneState& s, OTF2_TimeStamp ticks, StringId name, uint64_t bytes, uint64_t matchingId, int peerDevice = -1)
 {
     TimeNs t;
     OTF2_CallbackCode rc;
@@ -199,15 +199,14 @@ OTF2_CallbackCode startCopy(LaneState& s, OTF2_TimeStamp ticks, StringId name, u
         return rc;
     // Appended at its start like every interval (so the table stays in start order), closed by its completion.
     const auto index = openInterval(s, t, name, s.stack.size());
-    s.copies.push_back({matchingId, index, bytes});
+    s.copies.push_back({ matchingId, index, bytes });
     if (peerDevice >= 0)
         s.lane->copyPeers.emplace_back(index, peerDevice);
     return OTF2_CALLBACK_SUCCESS;
 }
 
-OTF2_CallbackCode onRmaGet(OTF2_LocationRef location, OTF2_TimeStamp ticks, uint64_t, void* user,
-                           OTF2_AttributeList*, OTF2_RmaWinRef win, uint32_t remote, uint64_t bytes,
-                           uint64_t matchingId)
+OTF2_CallbackCode onRmaGet(OTF2_LocationRef location, OTF2_TimeStamp ticks, uint64_t, void* user, OTF2_AttributeList*,
+    OTF2_RmaWinRef win, uint32_t remote, uint64_t bytes, uint64_t matchingId)
 {
     auto& s = *static_cast<LaneState*>(user);
     auto& a = *s.archive;
@@ -224,14 +223,14 @@ OTF2_CallbackCode onRmaGet(OTF2_LocationRef location, OTF2_TimeStamp ticks, uint
 }
 
 OTF2_CallbackCode onRmaPut(OTF2_LocationRef, OTF2_TimeStamp ticks, uint64_t, void* user, OTF2_AttributeList*,
-                           OTF2_RmaWinRef, uint32_t, uint64_t bytes, uint64_t matchingId)
+    OTF2_RmaWinRef, uint32_t, uint64_t bytes, uint64_t matchingId)
 {
     auto& s = *static_cast<LaneState*>(user);
     return startCopy(s, ticks, s.archive->memcpyNames[1], bytes, matchingId);
 }
 
 OTF2_CallbackCode onRmaComplete(OTF2_LocationRef, OTF2_TimeStamp ticks, uint64_t, void* user, OTF2_AttributeList*,
-                                OTF2_RmaWinRef, uint64_t matchingId)
+    OTF2_RmaWinRef, uint64_t matchingId)
 {
     auto& s = *static_cast<LaneState*>(user);
     TimeNs t;
@@ -288,8 +287,8 @@ void Otf2Importer::readLanes(Otf2ArchiveState& a, OTF2_Reader* r, const std::vec
             if (fs::exists(a.locDefPath(s->location), ec)) {
                 if (!endsLikeOtf2File(a.locDefPath(s->location))) // OTF2 would wait forever for the rest
                     throw LoadError(a.locDefPath(s->location),
-                                    "truncated local definitions (the file does not end with OTF2's end-of-file "
-                                    "record)");
+                        "truncated local definitions (the file does not end with OTF2's end-of-file "
+                        "record)");
                 if (OTF2_DefReader* dr = OTF2_Reader_GetDefReader(r, s->location)) {
                     uint64_t n = 0;
                     const auto rc = OTF2_Reader_ReadAllLocalDefinitions(r, dr, &n);
@@ -311,7 +310,7 @@ void Otf2Importer::readLanes(Otf2ArchiveState& a, OTF2_Reader* r, const std::vec
     // callback OTF2 skips those events after decoding them.
     otf2::Callbacks<OTF2_EvtReaderCallbacks, OTF2_EvtReaderCallbacks_Delete> cpuCbs(OTF2_EvtReaderCallbacks_New());
     otf2::Callbacks<OTF2_EvtReaderCallbacks, OTF2_EvtReaderCallbacks_Delete> gpuCbs(OTF2_EvtReaderCallbacks_New());
-    for (auto* c : {cpuCbs.get(), gpuCbs.get()}) {
+    for (auto* c : { cpuCbs.get(), gpuCbs.get() }) {
         OTF2_EvtReaderCallbacks_SetEnterCallback(c, onEnter);
         OTF2_EvtReaderCallbacks_SetLeaveCallback(c, onLeave);
         OTF2_EvtReaderCallbacks_SetRmaGetCallback(c, onRmaGet);
@@ -325,7 +324,7 @@ void Otf2Importer::readLanes(Otf2ArchiveState& a, OTF2_Reader* r, const std::vec
         LaneState& s = *lanes[i];
         OTF2_EvtReader* er = evtReaders[i];
         otf2::check(OTF2_Reader_RegisterEvtCallbacks(r, er, s.gpu ? gpuCbs.get() : cpuCbs.get(), &s), s.evtFile,
-                    "cannot register event callbacks");
+            "cannot register event callbacks");
         for (;;) {
             if (cancelled(a) || m_abort.load(std::memory_order_relaxed))
                 throw LoadCancelled();
@@ -342,9 +341,9 @@ void Otf2Importer::readLanes(Otf2ArchiveState& a, OTF2_Reader* r, const std::vec
             // Every event takes at least one byte of its file: more events than bytes means libotf2 is reading
             // garbage (a damaged chunk header) and would go on allocating.
             if (s.lane->eventCount > s.evtBytes)
-                throw LoadError(s.evtFile, "corrupt event data: " + std::to_string(s.lane->eventCount)
-                                               + " events read from a file of " + std::to_string(s.evtBytes)
-                                               + " bytes");
+                throw LoadError(s.evtFile,
+                    "corrupt event data: " + std::to_string(s.lane->eventCount) + " events read from a file of "
+                        + std::to_string(s.evtBytes) + " bytes");
             reportProgress(a.ref.anchor, false);
             if (got < kEventChunk)
                 break;
@@ -382,8 +381,9 @@ void Otf2Importer::readEvents()
             if (auto p = readableProblem(s->evtFile); !p.empty())
                 throw LoadError(s->evtFile, "cannot read the event file: " + p);
             if (!endsLikeOtf2File(s->evtFile))
-                throw LoadError(s->evtFile, "truncated event file of location '" + s->lane->name
-                                                + "' (it does not end with OTF2's end-of-file record)");
+                throw LoadError(s->evtFile,
+                    "truncated event file of location '" + s->lane->name
+                        + "' (it does not end with OTF2's end-of-file record)");
             all.emplace_back(a.get(), s.get());
         }
     }
@@ -410,7 +410,7 @@ void Otf2Importer::readEvents()
     for (auto& a : m_archives)
         a->reader.reset();
     std::stable_sort(all.begin(), all.end(),
-                     [](const auto& x, const auto& y) { return x.second->definedEvents > y.second->definedEvents; });
+        [](const auto& x, const auto& y) { return x.second->definedEvents > y.second->definedEvents; });
     const auto binCount = static_cast<std::size_t>(threads);
     std::vector<std::vector<std::pair<Otf2ArchiveState*, LaneState*>>> bins(binCount);
     std::vector<std::uint64_t> load(std::size_t(threads), 0);

@@ -58,7 +58,8 @@ void mergeLaunchParams(Trace& trace, const Archives& archives)
                 continue;
             std::vector<std::uint32_t> remap(s->localParams.size());
             for (std::size_t i = 0; i < remap.size(); ++i) {
-                auto [it, inserted] = paramIndex.try_emplace(s->localParams[i], std::uint32_t(trace.launchParams.size()));
+                auto [it, inserted]
+                    = paramIndex.try_emplace(s->localParams[i], std::uint32_t(trace.launchParams.size()));
                 if (inserted)
                     trace.launchParams.push_back(s->localParams[i]);
                 remap[i] = it->second;
@@ -101,7 +102,7 @@ void orderLaunches(Trace& trace, const Archives& archives)
             if (from.size() == 1) {
                 for (const auto& l : from.front()->outgoing)
                     if (l.targetLane == target)
-                        out.push_back({from.front()->laneIndex, l.interval});
+                        out.push_back({ from.front()->laneIndex, l.interval });
                 continue;
             }
             std::vector<OutgoingLaunch> merged; // targetLane holds the source CPU lane here
@@ -109,12 +110,12 @@ void orderLaunches(Trace& trace, const Archives& archives)
             for (const LaneState* src : from)
                 for (const auto& l : src->outgoing)
                     if (l.targetLane == target)
-                        merged.push_back({l.time, src->laneIndex, l.interval});
+                        merged.push_back({ l.time, src->laneIndex, l.interval });
             std::stable_sort(merged.begin(), merged.end(), [](const OutgoingLaunch& x, const OutgoingLaunch& y) {
                 return x.time != y.time ? x.time < y.time : x.targetLane < y.targetLane;
             });
             for (const auto& l : merged)
-                out.push_back({l.targetLane, l.interval});
+                out.push_back({ l.targetLane, l.interval });
         }
         for (const auto& s : a->lanes) {
             s->outgoing.clear();
@@ -138,12 +139,13 @@ std::uint64_t finishLanes(Trace& trace, const Archives& archives)
                 ids.shrink_to_fit();
             const std::string where = a->ref.anchor + ": " + s->lane->name + ": ";
             const std::pair<std::uint64_t, const char*> findings[] = {
-                {s->outOfOrder, " events with a timestamp earlier than the previous one were dropped"},
-                {s->closedAtEnd, " Enter events without a matching Leave were closed at the lane's last timestamp"},
-                {s->unmatchedLeave, " Leave events without a matching Enter were dropped"},
-                {s->unmatchedCopies, " memory copies without a completion event were closed at the lane's last timestamp"},
-                {s->unmatchedCompletions, " copy completion events without a matching start were dropped"},
-                {s->unknownRegions, " events referring to undefined regions were dropped"},
+                { s->outOfOrder, " events with a timestamp earlier than the previous one were dropped" },
+                { s->closedAtEnd, " Enter events without a matching Leave were closed at the lane's last timestamp" },
+                { s->unmatchedLeave, " Leave events without a matching Enter were dropped" },
+                { s->unmatchedCopies,
+                    " memory copies without a completion event were closed at the lane's last timestamp" },
+                { s->unmatchedCompletions, " copy completion events without a matching start were dropped" },
+                { s->unknownRegions, " events referring to undefined regions were dropped" },
             };
             for (const auto& [count, what] : findings)
                 if (count)

@@ -6,7 +6,8 @@
 namespace exposure {
 
 Otf2Importer::Otf2Importer(Trace& trace, const LoadOptions& options)
-    : m_trace(trace), m_options(options)
+    : m_trace(trace)
+    , m_options(options)
 {
     otf2::silenceErrors();
 }

@@ -25,8 +25,9 @@ struct LaneState;
 // ranks, lanes, regions, clock), then readEvents() (per location, in chunks, with only CPU-thread and
 // accelerator-stream locations selected; METRIC locations are never opened). With LoadOptions::threads > 1 the
 // locations are split into disjoint sets, each read by its own OTF2_Reader in its own thread; all state written
-// while reading lives in the location's own LaneState, so the result is the same for any thread count. finish() turns per-region facts
-// into Trace::regionKinds/canonicalNames, orders launch references, writes warnings and calls Trace::finalize.
+// while reading lives in the location's own LaneState, so the result is the same for any thread count. finish() turns
+// per-region facts into Trace::regionKinds/canonicalNames, orders launch references, writes warnings and calls
+// Trace::finalize.
 //
 // Per event the work is a few vector appends: no heap allocation besides amortised vector growth, no maps
 // (regions, parameters and locations are looked up by dense index; launch parameters are interned once per
@@ -52,9 +53,9 @@ private:
     const LoadOptions& m_options;
     std::vector<std::unique_ptr<Otf2ArchiveState>> m_archives;
     std::uint64_t m_totalEvents = 0;
-    std::atomic<std::uint64_t> m_eventsRead{0};
-    std::atomic<bool> m_abort{false}; // a worker failed: the others stop at their next chunk
-    std::mutex m_progressMutex;       // progress callbacks are serialized
+    std::atomic<std::uint64_t> m_eventsRead { 0 };
+    std::atomic<bool> m_abort { false }; // a worker failed: the others stop at their next chunk
+    std::mutex m_progressMutex; // progress callbacks are serialized
     std::int64_t m_lastProgressNs = 0;
     std::unordered_map<std::string, std::string> m_demangled; // shared by all archives of one load
 };

@@ -231,7 +231,7 @@ struct LaneState
     bool gpu = false;
     OTF2_LocationRef location = 0;
     std::uint64_t definedEvents = 0;
-    std::uint64_t evtBytes = 0;      // size of the event file (no file holds more events than bytes)
+    std::uint64_t evtBytes = 0; // size of the event file (no file holds more events than bytes)
     std::string evtFile;
 
     TimeNs lastTime = std::numeric_limits<TimeNs>::min();

@@ -5,22 +5,22 @@
 #include "import/loader.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
-#include <chrono>
 #include <mutex>
 
 namespace exposure::otf2 {
 
 namespace {
-constexpr std::chrono::seconds kAnchorTimeout{3};
+constexpr std::chrono::seconds kAnchorTimeout { 3 };
 
 // OTF2 3.0 trusts the property count of an anchor file: a corrupt count makes OTF2_AnchorFile_Load allocate what it
-// asks for (4 GiB in the fuzz finding) and read strings past the end of the file (found by fuzzing). The anchor's layout up to that
-// count is checked here first: buffer header (chunk byte, endianness 0x42 little / 0x23 big), "OTF2" magic, format
-// byte, 38 bytes of fixed fields, machine, creator and description strings, then (format >= 2) the uint32 property
-// count, each property being two NUL-terminated strings. Returns "" when the file looks fine so far.
+// asks for (4 GiB in the fuzz finding) and read strings past the end of the file (found by fuzzing). The anchor's
+// layout up to that count is checked here first: buffer header (chunk byte, endianness 0x42 little / 0x23 big), "OTF2"
+// magic, format byte, 38 bytes of fixed fields, machine, creator and description strings, then (format >= 2) the uint32
+// property count, each property being two NUL-terminated strings. Returns "" when the file looks fine so far.
 std::string anchorProblem(const std::string& path)
 {
     std::FILE* f = std::fopen(path.c_str(), "rb");
@@ -62,8 +62,7 @@ namespace {
 
 thread_local std::string t_lastError;
 
-OTF2_ErrorCode quietHandler(void*, const char*, uint64_t, const char*, OTF2_ErrorCode code, const char* fmt,
-                            va_list va)
+OTF2_ErrorCode quietHandler(void*, const char*, uint64_t, const char*, OTF2_ErrorCode code, const char* fmt, va_list va)
 {
     char buf[512];
     buf[0] = '\0';
@@ -126,14 +125,15 @@ Reader::Reader(const std::string& anchorPath)
     // OTF2 3.0 can loop forever inside OTF2_AnchorFile_Load on a corrupted anchor file, and a thread stuck there could
     // never be stopped. So OTF2 first reads the anchor in a child process, which is killed after kAnchorTimeout; only
     // when it has finished (reading this anchor ends) does this process read it (the same bytes, the same library).
-    const ChildOutcome probe = runInChild(
-        [&anchorPath] { return OTF2_Reader_Open(anchorPath.c_str()) ? 0 : 1; }, kAnchorTimeout);
+    const ChildOutcome probe
+        = runInChild([&anchorPath] { return OTF2_Reader_Open(anchorPath.c_str()) ? 0 : 1; }, kAnchorTimeout);
     if (probe.state == ChildOutcome::TimedOut)
-        throw LoadError(anchorPath, "corrupt OTF2 anchor file (OTF2 did not finish reading it in "
-                + std::to_string(kAnchorTimeout.count()) + " s)");
+        throw LoadError(anchorPath,
+            "corrupt OTF2 anchor file (OTF2 did not finish reading it in " + std::to_string(kAnchorTimeout.count())
+                + " s)");
     if (probe.state == ChildOutcome::Crashed)
-        throw LoadError(anchorPath, "corrupt OTF2 anchor file (OTF2 crashed reading it: signal "
-                + std::to_string(probe.signal) + ")");
+        throw LoadError(anchorPath,
+            "corrupt OTF2 anchor file (OTF2 crashed reading it: signal " + std::to_string(probe.signal) + ")");
     if (probe.state == ChildOutcome::NotStarted)
         throw LoadError(anchorPath, "cannot check the anchor file: " + probe.error);
     m_reader = OTF2_Reader_Open(anchorPath.c_str());

@@ -6,7 +6,6 @@
 // last message of the calling thread, so that failures become LoadError("<file>: <problem>") instead.
 
 #include <otf2/otf2.h>
-
 #include <string>
 
 namespace exposure::otf2 {
@@ -39,11 +38,12 @@ private:
 };
 
 // Owns a callback table object of the OTF2 API (GlobalDefReaderCallbacks, EvtReaderCallbacks ...).
-template<typename T, void (*Delete)(T*)>
-class Callbacks
+template <typename T, void (*Delete)(T*)> class Callbacks
 {
 public:
-    explicit Callbacks(T* p) : m_p(p) {}
+    explicit Callbacks(T* p)
+        : m_p(p)
+    { }
     ~Callbacks()
     {
         if (m_p)

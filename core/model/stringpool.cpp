@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "model/stringpool.h"
 
-
 namespace exposure {
 
 StringId StringPool::intern(std::string_view s)

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "model/timeformat.h"
 
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -22,13 +21,13 @@ std::optional<TimeNs> parseDuration(std::string_view text)
 
     std::size_t numEnd = 0;
     while (numEnd < text.size()
-           && (std::isdigit(static_cast<unsigned char>(text[numEnd])) || text[numEnd] == '.' || text[numEnd] == '-'
-               || text[numEnd] == '+' || text[numEnd] == 'e' || text[numEnd] == 'E')) {
+        && (std::isdigit(static_cast<unsigned char>(text[numEnd])) || text[numEnd] == '.' || text[numEnd] == '-'
+            || text[numEnd] == '+' || text[numEnd] == 'e' || text[numEnd] == 'E')) {
         // 'e' only counts as exponent if followed by a digit or sign
         if ((text[numEnd] == 'e' || text[numEnd] == 'E')
             && (numEnd + 1 >= text.size()
                 || !(std::isdigit(static_cast<unsigned char>(text[numEnd + 1])) || text[numEnd + 1] == '-'
-                     || text[numEnd + 1] == '+')))
+                    || text[numEnd + 1] == '+')))
             break;
         ++numEnd;
     }

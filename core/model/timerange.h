@@ -22,7 +22,7 @@ struct TimeRange
     constexpr bool intersects(const TimeRange& o) const { return start < o.end && o.start < end; }
     constexpr TimeRange intersected(const TimeRange& o) const
     {
-        return {std::max(start, o.start), std::max(std::max(start, o.start), std::min(end, o.end))};
+        return { std::max(start, o.start), std::max(std::max(start, o.start), std::min(end, o.end)) };
     }
     constexpr bool operator==(const TimeRange&) const = default;
 };

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "model/trace.h"
 
-
 #include <algorithm>
 #include <cctype>
 #include <limits>
@@ -13,13 +12,20 @@ namespace exposure {
 const char* regionKindName(RegionKind k)
 {
     switch (k) {
-    case RegionKind::Kernel: return "kernel";
-    case RegionKind::Memcpy: return "memcpy";
-    case RegionKind::Idle: return "idle";
-    case RegionKind::Sync: return "sync";
-    case RegionKind::HostApi: return "host-api";
-    case RegionKind::HostRegion: return "host-region";
-    case RegionKind::Unknown: break;
+    case RegionKind::Kernel:
+        return "kernel";
+    case RegionKind::Memcpy:
+        return "memcpy";
+    case RegionKind::Idle:
+        return "idle";
+    case RegionKind::Sync:
+        return "sync";
+    case RegionKind::HostApi:
+        return "host-api";
+    case RegionKind::HostRegion:
+        return "host-region";
+    case RegionKind::Unknown:
+        break;
     }
     return "unknown";
 }
@@ -27,9 +33,12 @@ const char* regionKindName(RegionKind k)
 const char* clockMethodName(ClockMethod m)
 {
     switch (m) {
-    case ClockMethod::SingleHost: return "single_host";
-    case ClockMethod::CollectiveEnds: return "collective_ends";
-    case ClockMethod::Recorded: break;
+    case ClockMethod::SingleHost:
+        return "single_host";
+    case ClockMethod::CollectiveEnds:
+        return "collective_ends";
+    case ClockMethod::Recorded:
+        break;
     }
     return "recorded";
 }
@@ -62,15 +71,15 @@ void IntervalTable::setEndSlow(std::size_t i, TimeNs end)
 {
     const TimeNs d = end > m_start[i] ? end - m_start[i] : 0;
     const auto index = std::uint32_t(i);
-    auto it = std::lower_bound(m_long.begin(), m_long.end(), index,
-                               [](const auto& p, std::uint32_t idx) { return p.first < idx; });
+    auto it = std::lower_bound(
+        m_long.begin(), m_long.end(), index, [](const auto& p, std::uint32_t idx) { return p.first < idx; });
     const bool wasLong = m_duration[i] == kLongDuration && it != m_long.end() && it->first == index;
     if (d >= TimeNs(kLongDuration)) {
         m_duration[i] = kLongDuration;
         if (wasLong)
             it->second = d;
         else
-            m_long.insert(it, {index, d}); // rare: keeps m_long sorted by index
+            m_long.insert(it, { index, d }); // rare: keeps m_long sorted by index
     } else {
         if (wasLong)
             m_long.erase(it);
@@ -97,8 +106,8 @@ void IntervalTable::shift(TimeNs delta)
 
 TimeNs IntervalTable::longDuration(std::size_t i) const
 {
-    auto it = std::lower_bound(m_long.begin(), m_long.end(), std::uint32_t(i),
-                               [](const auto& p, std::uint32_t idx) { return p.first < idx; });
+    auto it = std::lower_bound(
+        m_long.begin(), m_long.end(), std::uint32_t(i), [](const auto& p, std::uint32_t idx) { return p.first < idx; });
     return it != m_long.end() && it->first == i ? it->second : TimeNs(kLongDuration);
 }
 
@@ -167,8 +176,7 @@ std::size_t Trace::residentBytes() const
         for (const auto& l : r.lanes)
             n += l.intervals.residentBytes() + l.launches.capacity() * sizeof(LaunchRef)
                 + l.launchByInterval.capacity() * sizeof(LaunchRef)
-                + l.launchParamIds.capacity() * sizeof(std::uint32_t)
-                + l.copyBytes.capacity() * sizeof(l.copyBytes[0]);
+                + l.launchParamIds.capacity() * sizeof(std::uint32_t) + l.copyBytes.capacity() * sizeof(l.copyBytes[0]);
     return n;
 }
 
@@ -240,7 +248,7 @@ void Trace::finalize(bool rebaseToZero)
     }
     if (rebaseToZero)
         originAbsNs += first;
-    extent = {rebaseToZero ? 0 : std::min<TimeNs>(0, first), last};
+    extent = { rebaseToZero ? 0 : std::min<TimeNs>(0, first), last };
     regionKinds.resize(strings.size(), RegionKind::Unknown);
     const auto oldCanon = canonicalNames.size();
     canonicalNames.resize(strings.size());
@@ -250,8 +258,7 @@ void Trace::finalize(bool rebaseToZero)
 
 TraceBuilder::TraceBuilder()
     : m_trace(std::make_shared<Trace>())
-{
-}
+{ }
 
 int TraceBuilder::addRank(std::string label, std::string host, int device, int rankNumber)
 {
@@ -279,8 +286,8 @@ int TraceBuilder::addLane(int rank, std::string name, LaneKind kind, int device,
     return int(lanes.size()) - 1;
 }
 
-std::uint32_t TraceBuilder::addInterval(int rank, int lane, TimeNs start, TimeNs end, std::string_view name,
-                                        RegionKind kind, std::uint8_t depth)
+std::uint32_t TraceBuilder::addInterval(
+    int rank, int lane, TimeNs start, TimeNs end, std::string_view name, RegionKind kind, std::uint8_t depth)
 {
     auto& t = *m_trace;
     const StringId id = t.strings.intern(name);
@@ -295,7 +302,7 @@ std::uint32_t TraceBuilder::addInterval(int rank, int lane, TimeNs start, TimeNs
 
 void TraceBuilder::addLaunch(int rank, int gpuLane, int cpuLane, std::uint32_t cpuInterval)
 {
-    m_trace->ranks.at(rank).lanes.at(gpuLane).launches.push_back({std::uint32_t(cpuLane), cpuInterval});
+    m_trace->ranks.at(rank).lanes.at(gpuLane).launches.push_back({ std::uint32_t(cpuLane), cpuInterval });
 }
 
 void TraceBuilder::setLaunchOf(int rank, int gpuLane, std::uint32_t gpuInterval, int cpuLane, std::uint32_t cpuInterval)
@@ -349,7 +356,7 @@ double busBandwidth(const CollectiveArgs& args, double seconds)
     if (c == "allreduce")
         factor = 2.0 * (n - 1) / n;
     else if (c == "allgather" || c == "allgatherintocoalesced" || c == "reducescatter" || c == "alltoall"
-             || c == "alltoallv" || c == "allgatherbase" || c == "reducescatterbase")
+        || c == "alltoallv" || c == "allgatherbase" || c == "reducescatterbase")
         factor = double(n - 1) / n;
     return double(bytes) / seconds * factor;
 }

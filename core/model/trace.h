@@ -17,11 +17,11 @@ namespace exposure {
 // before any name rule runs. Indexed by StringId in Trace::regionKinds.
 enum class RegionKind : std::uint8_t {
     Unknown = 0,
-    Kernel,   // GPU kernel (role FUNCTION/KERNEL/40 on a stream location, file CUDA_KERNEL/HIP_KERNEL)
-    Memcpy,   // GPU copy rebuilt from RMA events ("memcpy HtoD", "memcpy DtoH", "memcpy DtoD")
-    Idle,     // "COMPUTE IDLE", "GPU IDLE" (artificial)
-    Sync,     // "DEVICE SYNCHRONIZE" and other implicit barriers / flushes
-    HostApi,  // CPU-side CUDA/HIP driver or runtime API call (role WRAPPER)
+    Kernel, // GPU kernel (role FUNCTION/KERNEL/40 on a stream location, file CUDA_KERNEL/HIP_KERNEL)
+    Memcpy, // GPU copy rebuilt from RMA events ("memcpy HtoD", "memcpy DtoH", "memcpy DtoD")
+    Idle, // "COMPUTE IDLE", "GPU IDLE" (artificial)
+    Sync, // "DEVICE SYNCHRONIZE" and other implicit barriers / flushes
+    HostApi, // CPU-side CUDA/HIP driver or runtime API call (role WRAPPER)
     HostRegion, // any other CPU region (user, NVTX, python, pthread ...)
 };
 
@@ -123,7 +123,7 @@ struct IntervalRef
 inline constexpr std::uint32_t kUnknownLaunch = 0xFFFFFFFFu;
 struct LaunchRef
 {
-    std::uint32_t cpuLane = 0;  // lane index within the same rank, or kUnknownLaunch
+    std::uint32_t cpuLane = 0; // lane index within the same rank, or kUnknownLaunch
     std::uint32_t interval = 0; // index of the launch-API interval in that lane's (final, sorted) table
 };
 
@@ -143,14 +143,14 @@ inline constexpr std::uint32_t kNoLaunchParams = 0xFFFFFFFFu;
 // What torch.profiler records about one NCCL kernel (its `args`): the collective, message sizes and process group.
 struct CollectiveArgs
 {
-    std::string collective;          // "allreduce", "broadcast", "allgather", ...
-    std::uint64_t inElements = 0;    // "In msg nelems"
-    std::uint64_t outElements = 0;   // "Out msg nelems"
-    std::string dtype;               // "Float", "BFloat16", "Long", ...
-    int groupSize = 0;               // ranks in the process group
-    std::string processGroup;        // name and description ("0 (default_pg)")
-    std::string groupRanks;          // "[0, 1]"
-    std::string groupName;           // "Process Group Name" alone ("0"); empty if not recorded
+    std::string collective; // "allreduce", "broadcast", "allgather", ...
+    std::uint64_t inElements = 0; // "In msg nelems"
+    std::uint64_t outElements = 0; // "Out msg nelems"
+    std::string dtype; // "Float", "BFloat16", "Long", ...
+    int groupSize = 0; // ranks in the process group
+    std::string processGroup; // name and description ("0 (default_pg)")
+    std::string groupRanks; // "[0, 1]"
+    std::string groupName; // "Process Group Name" alone ("0"); empty if not recorded
     bool operator==(const CollectiveArgs&) const = default;
 };
 
@@ -166,10 +166,10 @@ std::uint64_t collectiveBytes(const CollectiveArgs& args);
 
 struct Lane
 {
-    std::string name;  // "Master thread", "CUDA[0:7]", "HIP[1:0]"
+    std::string name; // "Master thread", "CUDA[0:7]", "HIP[1:0]"
     LaneKind kind = LaneKind::CpuThread;
-    int device = -1;   // GPU lanes: device index from the name or the system tree
-    int stream = -1;   // GPU lanes: stream id from the name
+    int device = -1; // GPU lanes: device index from the name or the system tree
+    int stream = -1; // GPU lanes: stream id from the name
     bool nullStream = false;
     std::uint64_t locationId = 0; // OTF2 location id
     std::uint64_t eventCount = 0; // OTF2 events read for this location
@@ -197,9 +197,9 @@ struct Lane
 
 struct Rank
 {
-    int rank = 0;            // the DDP/MPI rank number (from the folder name, MPI group, or discovery order)
-    std::string label;       // "Rank 0"
-    std::string host;        // system-tree node of class "node"
+    int rank = 0; // the DDP/MPI rank number (from the folder name, MPI group, or discovery order)
+    std::string label; // "Rank 0"
+    std::string host; // system-tree node of class "node"
     std::vector<int> devices;
     std::string archivePath; // the anchor file this rank came from
     std::uint64_t timerResolution = 0; // ticks per second of the archive's clock
@@ -231,31 +231,31 @@ template <typename Fn> void forEachGpuInterval(const Rank& rank, TimeRange windo
 
 // How the ranks' clocks were put on one time base (core/analysis/clockalign.h estimates and applies it).
 enum class ClockMethod : std::uint8_t {
-    Recorded,        // times as recorded (--clock recorded, or nothing to estimate from)
-    SingleHost,      // every rank on one known host: one clock, nothing to align
-    CollectiveEnds,  // offsets estimated from the end times of matched collectives
+    Recorded, // times as recorded (--clock recorded, or nothing to estimate from)
+    SingleHost, // every rank on one known host: one clock, nothing to align
+    CollectiveEnds, // offsets estimated from the end times of matched collectives
 };
 const char* clockMethodName(ClockMethod m);
 
 struct RankClock
 {
-    int rank = 0;               // index into Trace::ranks
+    int rank = 0; // index into Trace::ranks
     std::string host;
-    TimeNs offsetNs = 0;        // subtracted from the rank's recorded times (0: left as recorded)
-    TimeNs estimateNs = 0;      // the estimated offset against the reference rank, applied or not
-    TimeNs uncertaintyNs = 0;   // standard error of the estimate
+    TimeNs offsetNs = 0; // subtracted from the rank's recorded times (0: left as recorded)
+    TimeNs estimateNs = 0; // the estimated offset against the reference rank, applied or not
+    TimeNs uncertaintyNs = 0; // standard error of the estimate
     std::uint64_t collectivesUsed = 0;
-    int alignedTo = 0;          // the rank whose clock this one is put on: the reference, unless no collective
-                                // ties them (then the first rank of its own connected set, or itself)
+    int alignedTo = 0; // the rank whose clock this one is put on: the reference, unless no collective
+                       // ties them (then the first rank of its own connected set, or itself)
 };
 
 struct ClockAlignment
 {
     ClockMethod method = ClockMethod::Recorded;
-    int referenceRank = 0;      // index into Trace::ranks
+    int referenceRank = 0; // index into Trace::ranks
     std::vector<RankClock> ranks; // by rank index; empty when nothing was estimated
-    int hosts = 1;              // clock domains (hosts, or ranks where hosts are not recorded)
-    bool applied = false;       // some rank's times were shifted
+    int hosts = 1; // clock domains (hosts, or ranks where hosts are not recorded)
+    bool applied = false; // some rank's times were shifted
     TimeNs maxUncertaintyNs = 0; // over the shifted ranks
 };
 
@@ -264,21 +264,18 @@ struct Trace
 {
     std::string sourcePath;
     StringPool strings;
-    std::vector<RegionKind> regionKinds;     // by StringId (RegionKind::Unknown when absent)
-    std::vector<StringId> canonicalNames;    // by StringId: mangled/full name, or the same id
+    std::vector<RegionKind> regionKinds; // by StringId (RegionKind::Unknown when absent)
+    std::vector<StringId> canonicalNames; // by StringId: mangled/full name, or the same id
     std::vector<KernelLaunchParams> launchParams;
     std::vector<CollectiveArgs> collectiveArgs; // interned; see Lane::collectiveArgs
     std::vector<Rank> ranks;
     TimeNs originAbsNs = 0; // absolute time of t = 0 (ns since the clocks' epoch)
-    TimeRange extent;       // relative; [0, last event]
+    TimeRange extent; // relative; [0, last event]
     std::vector<std::string> warnings;
     std::uint64_t eventCount = 0;
     ClockAlignment clocks; // set by alignClocks() (core/analysis/clockalign.h)
 
-    RegionKind regionKind(StringId id) const
-    {
-        return id < regionKinds.size() ? regionKinds[id] : RegionKind::Unknown;
-    }
+    RegionKind regionKind(StringId id) const { return id < regionKinds.size() ? regionKinds[id] : RegionKind::Unknown; }
     const std::string& name(StringId id) const { return strings.str(id); }
     std::size_t intervalCount() const;
     std::size_t residentBytes() const;
@@ -297,8 +294,8 @@ public:
     int addRank(std::string label, std::string host = "node0", int device = 0, int rankNumber = -1);
     int addLane(int rank, std::string name, LaneKind kind, int device = -1, int stream = -1);
     // Returns the interval's index in insertion order on that lane.
-    std::uint32_t addInterval(int rank, int lane, TimeNs start, TimeNs end, std::string_view name,
-                              RegionKind kind, std::uint8_t depth = 0);
+    std::uint32_t addInterval(
+        int rank, int lane, TimeNs start, TimeNs end, std::string_view name, RegionKind kind, std::uint8_t depth = 0);
     // Records that cpu interval `cpuInterval` (insertion index) on `cpuLane` launched the next kernel on `gpuLane`.
     void addLaunch(int rank, int gpuLane, int cpuLane, std::uint32_t cpuInterval);
     // Records by identity (a correlation id) that cpu interval `cpuInterval` on `cpuLane` launched interval

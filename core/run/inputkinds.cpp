@@ -149,7 +149,7 @@ public:
         for (const auto& f : m_input.files)
             m_exports.push_back(isNsysReportFileName(f) && !hasSqliteHeader(f) ? exportNsysReport(f, m_options) : f);
         const std::uint64_t rows = countNsysRows(m_exports, m_options);
-        return {kBaseBytes + rows * kBytesPerNsysRow, std::to_string(rows) + " rows of Nsight Systems exports"};
+        return { kBaseBytes + rows * kBytesPerNsysRow, std::to_string(rows) + " rows of Nsight Systems exports" };
     }
     void read() override { importNsys(m_trace, m_exports, m_options); }
 

@@ -91,7 +91,8 @@ std::shared_ptr<const CollectiveMatch> alignStage(OpenedRun& run, const RunOptio
         for (const Rank& rank : trace.ranks) {
             const std::string stale
                 = unalignedRankWarning(rank.archivePath.empty() ? trace.sourcePath : rank.archivePath, rank.label);
-            trace.warnings.erase(std::remove(trace.warnings.begin(), trace.warnings.end(), stale), trace.warnings.end());
+            trace.warnings.erase(
+                std::remove(trace.warnings.begin(), trace.warnings.end(), stale), trace.warnings.end());
         }
         checkRankAlignment(trace);
     }
@@ -118,8 +119,9 @@ void analyseStages(OpenedRun& run, const RunOptions& options)
     }
     if (options.collectives) {
         stage(RunStage::Collectives);
-        run.collectives = matched ? std::move(matched)
-                                  : std::make_shared<const CollectiveMatch>(matchCollectives(*run.trace, *run.analysis));
+        run.collectives = matched
+            ? std::move(matched)
+            : std::make_shared<const CollectiveMatch>(matchCollectives(*run.trace, *run.analysis));
     }
     throwIfCancelled(options.load);
 }

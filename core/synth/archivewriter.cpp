@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "synth/archivewriter.h"
 
-
-#include <otf2/otf2.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <otf2/otf2.h>
 #include <tuple>
 #include <unordered_map>
 
@@ -34,7 +32,7 @@ OTF2_TimeStamp postFlush(void*, OTF2_FileType, OTF2_LocationRef)
     return 0;
 }
 
-OTF2_FlushCallbacks g_flushCallbacks = {preFlush, postFlush};
+OTF2_FlushCallbacks g_flushCallbacks = { preFlush, postFlush };
 
 struct RegionKey
 {
@@ -70,13 +68,13 @@ public:
 
 private:
     // The reference of `key` (the next one when it is new) and whether it is new.
-    template <typename Map, typename Key> static std::pair<typename Map::mapped_type, bool> intern(Map& map,
-        std::vector<Key>& list, const Key& key)
+    template <typename Map, typename Key>
+    static std::pair<typename Map::mapped_type, bool> intern(Map& map, std::vector<Key>& list, const Key& key)
     {
         const auto [it, fresh] = map.try_emplace(key, typename Map::mapped_type(list.size()));
         if (fresh)
             list.push_back(key);
-        return {it->second, fresh};
+        return { it->second, fresh };
     }
 
     std::unordered_map<std::string, OTF2_StringRef> m_strings;
@@ -88,18 +86,22 @@ private:
 OTF2_RegionRole toRole(RegionRole r)
 {
     switch (r) {
-    case RegionRole::Function: return OTF2_REGION_ROLE_FUNCTION;
-    case RegionRole::Wrapper: return OTF2_REGION_ROLE_WRAPPER;
-    case RegionRole::Artificial: return OTF2_REGION_ROLE_ARTIFICIAL;
-    case RegionRole::ImplicitBarrier: return OTF2_REGION_ROLE_IMPLICIT_BARRIER;
-    case RegionRole::User: return OTF2_REGION_ROLE_FUNCTION;
+    case RegionRole::Function:
+        return OTF2_REGION_ROLE_FUNCTION;
+    case RegionRole::Wrapper:
+        return OTF2_REGION_ROLE_WRAPPER;
+    case RegionRole::Artificial:
+        return OTF2_REGION_ROLE_ARTIFICIAL;
+    case RegionRole::ImplicitBarrier:
+        return OTF2_REGION_ROLE_IMPLICIT_BARRIER;
+    case RegionRole::User:
+        return OTF2_REGION_ROLE_FUNCTION;
     }
     return OTF2_REGION_ROLE_FUNCTION;
 }
 
-constexpr const char* kParamNames[7] = {"blocks per grid",      "threads per block",     "threads per kernel",
-                                        "static shared memory", "dynamic shared memory", "total local memory",
-                                        "registers per thread"};
+constexpr const char* kParamNames[7] = { "blocks per grid", "threads per block", "threads per kernel",
+    "static shared memory", "dynamic shared memory", "total local memory", "registers per thread" };
 
 struct LocationDef
 {
@@ -132,9 +134,10 @@ class ArchiveWriter
 {
 public:
     ArchiveWriter(const std::string& dir, const ArchiveSpec& spec, std::vector<const RankSpec*> ranks)
-        : m_dir(dir), m_spec(spec), m_ranks(std::move(ranks))
-    {
-    }
+        : m_dir(dir)
+        , m_spec(spec)
+        , m_ranks(std::move(ranks))
+    { }
 
     std::uint64_t write();
 
@@ -148,7 +151,7 @@ private:
         const U128 scaled = U128(ns) * m_spec.timerResolution;
         if (scaled % 1'000'000'000u != 0)
             throw FixtureError("time " + std::to_string(ns) + " ns is not a whole number of ticks at "
-                               + std::to_string(m_spec.timerResolution) + " ticks/s");
+                + std::to_string(m_spec.timerResolution) + " ticks/s");
         const U128 t = scaled / 1'000'000'000u + m_spec.globalOffsetTicks;
         if (t >= U128(OTF2_UNDEFINED_TIMESTAMP))
             throw FixtureError("time overflows 64-bit ticks");
@@ -159,9 +162,10 @@ private:
     bool hip() const { return m_spec.paradigm == "HIP"; }
     OTF2_Paradigm paradigm() const { return hip() ? OTF2_PARADIGM_HIP : OTF2_PARADIGM_CUDA; }
 
-    void writeCpu(OTF2_EvtWriter* w, LocationDef& loc, const CpuThreadSpec& t, const std::vector<OTF2_LocationRef>& streamLocs);
-    void writeStream(OTF2_EvtWriter* w, LocationDef& loc, const RankSpec& r, const StreamSpec& s, std::uint32_t commIndex,
-                     const std::vector<std::uint32_t>& streamCommIndex);
+    void writeCpu(
+        OTF2_EvtWriter* w, LocationDef& loc, const CpuThreadSpec& t, const std::vector<OTF2_LocationRef>& streamLocs);
+    void writeStream(OTF2_EvtWriter* w, LocationDef& loc, const RankSpec& r, const StreamSpec& s,
+        std::uint32_t commIndex, const std::vector<std::uint32_t>& streamCommIndex);
     void writeMetrics(OTF2_EvtWriter* w, LocationDef& loc, const RankSpec& r);
     OTF2_RegionRef cpuRegion(const std::string& name, RegionRole role);
 
@@ -215,11 +219,11 @@ OTF2_RegionRef ArchiveWriter::cpuRegion(const std::string& name, RegionRole role
         par = OTF2_PARADIGM_COMPILER;
         file = "train.py";
     }
-    return m_defs.region({name, name, toRole(role), par, file});
+    return m_defs.region({ name, name, toRole(role), par, file });
 }
 
-void ArchiveWriter::writeCpu(OTF2_EvtWriter* w, LocationDef& loc, const CpuThreadSpec& t,
-                             const std::vector<OTF2_LocationRef>& streamLocs)
+void ArchiveWriter::writeCpu(
+    OTF2_EvtWriter* w, LocationDef& loc, const CpuThreadSpec& t, const std::vector<OTF2_LocationRef>& streamLocs)
 {
     if (!t.raw.empty()) {
         for (const auto& e : t.raw) {
@@ -278,7 +282,7 @@ void ArchiveWriter::writeCpu(OTF2_EvtWriter* w, LocationDef& loc, const CpuThrea
 }
 
 void ArchiveWriter::writeStream(OTF2_EvtWriter* w, LocationDef& loc, const RankSpec& r, const StreamSpec& s,
-                                std::uint32_t commIndex, const std::vector<std::uint32_t>& streamCommIndex)
+    std::uint32_t commIndex, const std::vector<std::uint32_t>& streamCommIndex)
 {
     // One item per kernel, copy or idle gap; events sorted by (time, phase) so that back-to-back items and
     // zero-length items come out in a valid order.
@@ -286,7 +290,7 @@ void ArchiveWriter::writeStream(OTF2_EvtWriter* w, LocationDef& loc, const RankS
     {
         Ns time;
         int phase; // 0 = end of an item that started earlier, 1 = start
-        int kind;  // 0 kernel, 1 copy, 2 idle; +3: a zero-length item (start and end written together)
+        int kind; // 0 kernel, 1 copy, 2 idle; +3: a zero-length item (start and end written together)
         std::size_t index;
     };
     std::vector<Ev> evs;
@@ -297,10 +301,10 @@ void ArchiveWriter::writeStream(OTF2_EvtWriter* w, LocationDef& loc, const RankS
         // A zero-length item is written as one start event that also writes its end (phase 3), so nothing can
         // come between its Enter and Leave.
         if (b == a) {
-            evs.push_back({a, 1, kind + 3, i});
+            evs.push_back({ a, 1, kind + 3, i });
         } else {
-            evs.push_back({a, 1, kind, i});
-            evs.push_back({b, 0, kind, i});
+            evs.push_back({ a, 1, kind, i });
+            evs.push_back({ b, 0, kind, i });
         }
     };
     for (std::size_t i = 0; i < s.kernels.size(); ++i)
@@ -309,68 +313,67 @@ void ArchiveWriter::writeStream(OTF2_EvtWriter* w, LocationDef& loc, const RankS
         add(s.copies[i].start, s.copies[i].end, 1, i, "copy");
     for (std::size_t i = 0; i < s.idle.size(); ++i)
         add(s.idle[i].start, s.idle[i].end, 2, i, "idle");
-    std::stable_sort(evs.begin(), evs.end(), [](const Ev& a, const Ev& b) {
-        return a.time != b.time ? a.time < b.time : a.phase < b.phase;
-    });
+    std::stable_sort(evs.begin(), evs.end(),
+        [](const Ev& a, const Ev& b) { return a.time != b.time ? a.time < b.time : a.phase < b.phase; });
 
     const OTF2_RegionRef idleRegion = m_defs.region(
-        {"COMPUTE IDLE", "COMPUTE IDLE", OTF2_REGION_ROLE_ARTIFICIAL, paradigm(), hip() ? "HIP_IDLE" : "CUDA_IDLE"});
-    const OTF2_RegionRole kernelRole = m_spec.kernelRole == KernelRole::Raw40 ? OTF2_RegionRole(40) : OTF2_RegionRole(OTF2_REGION_ROLE_FUNCTION);
+        { "COMPUTE IDLE", "COMPUTE IDLE", OTF2_REGION_ROLE_ARTIFICIAL, paradigm(), hip() ? "HIP_IDLE" : "CUDA_IDLE" });
+    const OTF2_RegionRole kernelRole
+        = m_spec.kernelRole == KernelRole::Raw40 ? OTF2_RegionRole(40) : OTF2_RegionRole(OTF2_REGION_ROLE_FUNCTION);
     const std::string kernelFile = hip() ? "HIP_KERNEL" : "CUDA_KERNEL";
     std::uint64_t matching = 0;
     for (const Ev& zero : evs) {
         // Expand a zero-length item into its start and end.
         const int n = zero.kind >= 3 ? 2 : 1;
         for (int part = 0; part < n; ++part) {
-        const Ev e = zero.kind >= 3 ? Ev{zero.time, part == 0 ? 1 : 0, zero.kind - 3, zero.index} : zero;
-        const auto ts = ticks(e.time);
-        m_minTicks = std::min(m_minTicks, ts);
-        if (e.kind == 0) {
-            const KernelSpec& k = s.kernels[e.index];
-            const auto ref = m_defs.region(
-                {k.name, k.mangled.empty() ? k.name : k.mangled, kernelRole, paradigm(), kernelFile});
-            if (e.phase == 1) {
-                check(OTF2_EvtWriter_Enter(w, nullptr, ts, ref), "kernel Enter");
-                ++loc.events;
-                if (r.kernelCounters) {
-                    const std::uint64_t values[7] = {k.blocksPerGrid, k.threadsPerBlock,
-                                                     k.blocksPerGrid * k.threadsPerBlock, 0, 0, 0,
-                                                     k.registersPerThread};
-                    for (std::uint32_t p = 0; p < 7; ++p) {
-                        check(OTF2_EvtWriter_ParameterUnsignedInt(w, nullptr, ts, p, values[p]), "parameter");
-                        ++loc.events;
+            const Ev e = zero.kind >= 3 ? Ev { zero.time, part == 0 ? 1 : 0, zero.kind - 3, zero.index } : zero;
+            const auto ts = ticks(e.time);
+            m_minTicks = std::min(m_minTicks, ts);
+            if (e.kind == 0) {
+                const KernelSpec& k = s.kernels[e.index];
+                const auto ref = m_defs.region(
+                    { k.name, k.mangled.empty() ? k.name : k.mangled, kernelRole, paradigm(), kernelFile });
+                if (e.phase == 1) {
+                    check(OTF2_EvtWriter_Enter(w, nullptr, ts, ref), "kernel Enter");
+                    ++loc.events;
+                    if (r.kernelCounters) {
+                        const std::uint64_t values[7] = { k.blocksPerGrid, k.threadsPerBlock,
+                            k.blocksPerGrid * k.threadsPerBlock, 0, 0, 0, k.registersPerThread };
+                        for (std::uint32_t p = 0; p < 7; ++p) {
+                            check(OTF2_EvtWriter_ParameterUnsignedInt(w, nullptr, ts, p, values[p]), "parameter");
+                            ++loc.events;
+                        }
                     }
+                } else {
+                    check(OTF2_EvtWriter_Leave(w, nullptr, ts, ref), "kernel Leave");
+                    ++loc.events;
                 }
+            } else if (e.kind == 1) {
+                const CopySpec& c = s.copies[e.index];
+                // Copies on one stream never overlap, so a per-stream counter is a valid matching id.
+                if (e.phase == 1) {
+                    ++matching;
+                    if (c.kind == CopyKind::DtoH)
+                        check(OTF2_EvtWriter_RmaPut(w, nullptr, ts, 0, 0, c.bytes, matching), "RmaPut");
+                    else
+                        check(OTF2_EvtWriter_RmaGet(w, nullptr, ts, 0,
+                                  c.kind != CopyKind::DtoD ? 0
+                                      : c.peerStream >= 0 && std::size_t(c.peerStream) < streamCommIndex.size()
+                                      ? streamCommIndex[std::size_t(c.peerStream)]
+                                      : commIndex,
+                                  c.bytes, matching),
+                            "RmaGet");
+                } else {
+                    check(OTF2_EvtWriter_RmaOpCompleteBlocking(w, nullptr, ts, 0, matching), "RmaOpCompleteBlocking");
+                }
+                ++loc.events;
             } else {
-                check(OTF2_EvtWriter_Leave(w, nullptr, ts, ref), "kernel Leave");
+                if (e.phase == 1)
+                    check(OTF2_EvtWriter_Enter(w, nullptr, ts, idleRegion), "idle Enter");
+                else
+                    check(OTF2_EvtWriter_Leave(w, nullptr, ts, idleRegion), "idle Leave");
                 ++loc.events;
             }
-        } else if (e.kind == 1) {
-            const CopySpec& c = s.copies[e.index];
-            // Copies on one stream never overlap, so a per-stream counter is a valid matching id.
-            if (e.phase == 1) {
-                ++matching;
-                if (c.kind == CopyKind::DtoH)
-                    check(OTF2_EvtWriter_RmaPut(w, nullptr, ts, 0, 0, c.bytes, matching), "RmaPut");
-                else
-                    check(OTF2_EvtWriter_RmaGet(w, nullptr, ts, 0,
-                                                c.kind != CopyKind::DtoD ? 0
-                                                    : c.peerStream >= 0 && std::size_t(c.peerStream) < streamCommIndex.size()
-                                                    ? streamCommIndex[std::size_t(c.peerStream)]
-                                                    : commIndex,
-                                                c.bytes, matching),
-                          "RmaGet");
-            } else {
-                check(OTF2_EvtWriter_RmaOpCompleteBlocking(w, nullptr, ts, 0, matching), "RmaOpCompleteBlocking");
-            }
-            ++loc.events;
-        } else {
-            if (e.phase == 1)
-                check(OTF2_EvtWriter_Enter(w, nullptr, ts, idleRegion), "idle Enter");
-            else
-                check(OTF2_EvtWriter_Leave(w, nullptr, ts, idleRegion), "idle Leave");
-            ++loc.events;
-        }
         }
     }
 }
@@ -392,7 +395,7 @@ void ArchiveWriter::writeMetrics(OTF2_EvtWriter* w, LocationDef& loc, const Rank
 // Stage 1: system tree, groups and location ids (streams need their location ids for CUDA_STREAM_REF).
 std::vector<ArchiveWriter::RankLocs> ArchiveWriter::defineLocations()
 {
-    m_nodes.push_back({"Linux", "machine", OTF2_UNDEFINED_SYSTEM_TREE_NODE, OTF2_SYSTEM_TREE_DOMAIN_MACHINE});
+    m_nodes.push_back({ "Linux", "machine", OTF2_UNDEFINED_SYSTEM_TREE_NODE, OTF2_SYSTEM_TREE_DOMAIN_MACHINE });
     std::vector<RankLocs> rankLocs(m_ranks.size());
     for (std::size_t ri = 0; ri < m_ranks.size(); ++ri)
         defineRankLocations(*m_ranks[ri], rankLocs[ri]);
@@ -411,16 +414,16 @@ OTF2_LocationGroupRef ArchiveWriter::streamGroup(const RankSpec& r, const Stream
         return processGroup;
     const std::string deviceClass = hip() ? "ROCm Device" : "CUDA Device";
     const std::string contextName = hip() ? "HIP Context " : "CUDA Context ";
-    auto dn = m_deviceNodes.find({r.host, s.device});
+    auto dn = m_deviceNodes.find({ r.host, s.device });
     if (dn == m_deviceNodes.end()) {
-        m_nodes.push_back({std::to_string(s.device), deviceClass, host, OTF2_SYSTEM_TREE_DOMAIN_ACCELERATOR_DEVICE});
+        m_nodes.push_back({ std::to_string(s.device), deviceClass, host, OTF2_SYSTEM_TREE_DOMAIN_ACCELERATOR_DEVICE });
         dn = m_deviceNodes.emplace(std::make_pair(r.host, s.device), OTF2_SystemTreeNodeRef(m_nodes.size() - 1)).first;
     }
     auto c = contexts.find(s.device);
     if (c == contexts.end()) {
         const auto gid = OTF2_LocationGroupRef(m_groups.size());
-        m_groups.push_back({gid, contextName + std::to_string(contexts.size() + 1),
-                            OTF2_LOCATION_GROUP_TYPE_ACCELERATOR, dn->second, processGroup});
+        m_groups.push_back({ gid, contextName + std::to_string(contexts.size() + 1),
+            OTF2_LOCATION_GROUP_TYPE_ACCELERATOR, dn->second, processGroup });
         c = contexts.emplace(s.device, gid).first;
     }
     return c->second;
@@ -431,12 +434,12 @@ void ArchiveWriter::defineRankLocations(const RankSpec& r, RankLocs& rl)
     const std::uint64_t mpiRank = m_spec.mpi ? std::uint64_t(r.rank) : 0;
     auto hn = m_hostNodes.find(r.host);
     if (hn == m_hostNodes.end()) {
-        m_nodes.push_back({r.host, "node", 0, OTF2_SYSTEM_TREE_DOMAIN_SHARED_MEMORY});
+        m_nodes.push_back({ r.host, "node", 0, OTF2_SYSTEM_TREE_DOMAIN_SHARED_MEMORY });
         hn = m_hostNodes.emplace(r.host, OTF2_SystemTreeNodeRef(m_nodes.size() - 1)).first;
     }
     const auto processGroup = OTF2_LocationGroupRef(m_groups.size());
-    m_groups.push_back({processGroup, m_spec.mpi ? "MPI Rank " + std::to_string(r.rank) : "Process",
-                        OTF2_LOCATION_GROUP_TYPE_PROCESS, hn->second, OTF2_UNDEFINED_LOCATION_GROUP});
+    m_groups.push_back({ processGroup, m_spec.mpi ? "MPI Rank " + std::to_string(r.rank) : "Process",
+        OTF2_LOCATION_GROUP_TYPE_PROCESS, hn->second, OTF2_UNDEFINED_LOCATION_GROUP });
     std::uint64_t local = 0;
     auto newLoc = [&](std::string name, OTF2_LocationType type, OTF2_LocationGroupRef g) {
         LocationDef l;
@@ -530,8 +533,8 @@ void ArchiveWriter::internDefinitionStrings()
         m_defs.str(gr.name);
     for (const auto& l : m_locations)
         m_defs.str(l.name);
-    for (const char* s : {"CUDA_STREAM_REF", "Referenced CUDA stream", "yes", "CUDA_WINDOW", "CUDA_GROUP", "CUDA",
-                          "HIP", "CUDA Memory", "bytes", "", "PCI Bus ID"})
+    for (const char* s : { "CUDA_STREAM_REF", "Referenced CUDA stream", "yes", "CUDA_WINDOW", "CUDA_GROUP", "CUDA",
+             "HIP", "CUDA Memory", "bytes", "", "PCI Bus ID" })
         m_defs.str(s);
     m_defs.str(hip() ? "hipNullStream" : "CUDA_NULL_STREAM");
     for (const char* p : kParamNames)
@@ -549,24 +552,25 @@ void ArchiveWriter::writeGlobalDefinitions(OTF2_Archive* archive)
     if (m_minTicks == ~0ull)
         m_minTicks = m_spec.globalOffsetTicks;
     const std::uint64_t offset = std::min(m_minTicks, m_spec.globalOffsetTicks);
-    check(OTF2_GlobalDefWriter_WriteClockProperties(g, m_spec.timerResolution, offset, m_maxTicks - offset,
-                                                    OTF2_UNDEFINED_TIMESTAMP),
-          "ClockProperties");
+    check(OTF2_GlobalDefWriter_WriteClockProperties(
+              g, m_spec.timerResolution, offset, m_maxTicks - offset, OTF2_UNDEFINED_TIMESTAMP),
+        "ClockProperties");
     const auto& strings = m_defs.strings();
     for (std::size_t i = 0; i < strings.size(); ++i)
         check(OTF2_GlobalDefWriter_WriteString(g, OTF2_StringRef(i), strings[i].c_str()), "String");
-    check(OTF2_GlobalDefWriter_WriteParadigm(g, paradigm(), m_defs.str(m_spec.paradigm), OTF2_PARADIGM_CLASS_ACCELERATOR),
-          "Paradigm");
+    check(
+        OTF2_GlobalDefWriter_WriteParadigm(g, paradigm(), m_defs.str(m_spec.paradigm), OTF2_PARADIGM_CLASS_ACCELERATOR),
+        "Paradigm");
     for (std::size_t i = 0; i < m_nodes.size(); ++i) {
         const auto& n = m_nodes[i];
-        check(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, OTF2_SystemTreeNodeRef(i), m_defs.str(n.name),
-                                                       m_defs.str(n.cls), n.parent),
-              "SystemTreeNode");
+        check(OTF2_GlobalDefWriter_WriteSystemTreeNode(
+                  g, OTF2_SystemTreeNodeRef(i), m_defs.str(n.name), m_defs.str(n.cls), n.parent),
+            "SystemTreeNode");
         check(OTF2_GlobalDefWriter_WriteSystemTreeNodeDomain(g, OTF2_SystemTreeNodeRef(i), n.domain), "Domain");
     }
     for (const auto& gr : m_groups)
         check(OTF2_GlobalDefWriter_WriteLocationGroup(g, gr.id, m_defs.str(gr.name), gr.type, gr.parent, gr.creator),
-              "LocationGroup");
+            "LocationGroup");
     for (const auto& l : m_locations)
         check(OTF2_GlobalDefWriter_WriteLocation(g, l.id, m_defs.str(l.name), l.type, l.events, l.group), "Location");
     for (const auto& l : m_locations) {
@@ -575,15 +579,15 @@ void ArchiveWriter::writeGlobalDefinitions(OTF2_Archive* archive)
         OTF2_AttributeValue v;
         v.stringRef = m_defs.str("yes");
         check(OTF2_GlobalDefWriter_WriteLocationProperty(g, l.id, m_defs.str(nullProp), OTF2_TYPE_STRING, v),
-              "LocationProperty");
+            "LocationProperty");
     }
     const auto& regions = m_defs.regions();
     for (std::size_t i = 0; i < regions.size(); ++i) {
         const auto& r = regions[i];
         check(OTF2_GlobalDefWriter_WriteRegion(g, OTF2_RegionRef(i), m_defs.str(r.name), m_defs.str(r.canonical),
-                                               m_defs.str(""), r.role, r.paradigm, OTF2_REGION_FLAG_NONE,
-                                               r.file.empty() ? OTF2_UNDEFINED_STRING : m_defs.str(r.file), 0, 0),
-              "Region");
+                  m_defs.str(""), r.role, r.paradigm, OTF2_REGION_FLAG_NONE,
+                  r.file.empty() ? OTF2_UNDEFINED_STRING : m_defs.str(r.file), 0, 0),
+            "Region");
     }
     writeGroupsAndMetrics(g);
     check(OTF2_Archive_CloseGlobalDefWriter(archive, g), "close global definitions");
@@ -592,31 +596,31 @@ void ArchiveWriter::writeGlobalDefinitions(OTF2_Archive* archive)
 // The attribute, parameters, communication groups, RMA window and metric definitions the events refer to.
 void ArchiveWriter::writeGroupsAndMetrics(OTF2_GlobalDefWriter* g)
 {
-    check(OTF2_GlobalDefWriter_WriteAttribute(g, 0, m_defs.str("CUDA_STREAM_REF"), m_defs.str("Referenced CUDA stream"),
-                                              OTF2_TYPE_LOCATION),
-          "Attribute");
+    check(OTF2_GlobalDefWriter_WriteAttribute(
+              g, 0, m_defs.str("CUDA_STREAM_REF"), m_defs.str("Referenced CUDA stream"), OTF2_TYPE_LOCATION),
+        "Attribute");
     for (std::uint32_t p = 0; p < 7; ++p)
         check(OTF2_GlobalDefWriter_WriteParameter(g, p, m_defs.str(kParamNames[p]), OTF2_PARAMETER_TYPE_UINT64),
-              "Parameter");
+            "Parameter");
     std::vector<std::uint64_t> ranksIdx(m_commMembers.size());
     for (std::size_t i = 0; i < ranksIdx.size(); ++i)
         ranksIdx[i] = i;
     check(OTF2_GlobalDefWriter_WriteGroup(g, 0, m_defs.str(m_spec.paradigm), OTF2_GROUP_TYPE_COMM_LOCATIONS, paradigm(),
-                                          OTF2_GROUP_FLAG_NONE, std::uint32_t(m_commMembers.size()),
-                                          m_commMembers.data()),
-          "Group");
+              OTF2_GROUP_FLAG_NONE, std::uint32_t(m_commMembers.size()), m_commMembers.data()),
+        "Group");
     check(OTF2_GlobalDefWriter_WriteGroup(g, 1, m_defs.str("CUDA_GROUP"), OTF2_GROUP_TYPE_COMM_GROUP, paradigm(),
-                                          OTF2_GROUP_FLAG_NONE, std::uint32_t(ranksIdx.size()), ranksIdx.data()),
-          "Group");
+              OTF2_GROUP_FLAG_NONE, std::uint32_t(ranksIdx.size()), ranksIdx.data()),
+        "Group");
     check(OTF2_GlobalDefWriter_WriteComm(g, 0, m_defs.str(""), 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE), "Comm");
     check(OTF2_GlobalDefWriter_WriteRmaWin(g, 0, m_defs.str("CUDA_WINDOW"), 0, OTF2_RMA_WIN_FLAG_NONE), "RmaWin");
     check(OTF2_GlobalDefWriter_WriteMetricMember(g, 0, m_defs.str("CUDA Memory"), m_defs.str("CUDA Memory"),
-                                                 OTF2_METRIC_TYPE_OTHER, OTF2_METRIC_ABSOLUTE_NEXT, OTF2_TYPE_UINT64,
-                                                 OTF2_BASE_DECIMAL, 0, m_defs.str("bytes")),
-          "MetricMember");
+              OTF2_METRIC_TYPE_OTHER, OTF2_METRIC_ABSOLUTE_NEXT, OTF2_TYPE_UINT64, OTF2_BASE_DECIMAL, 0,
+              m_defs.str("bytes")),
+        "MetricMember");
     const OTF2_MetricMemberRef member = 0;
-    check(OTF2_GlobalDefWriter_WriteMetricClass(g, 0, 1, &member, OTF2_METRIC_ASYNCHRONOUS, OTF2_RECORDER_KIND_ABSTRACT),
-          "MetricClass");
+    check(
+        OTF2_GlobalDefWriter_WriteMetricClass(g, 0, 1, &member, OTF2_METRIC_ASYNCHRONOUS, OTF2_RECORDER_KIND_ABSTRACT),
+        "MetricClass");
 }
 
 std::uint64_t ArchiveWriter::write()
@@ -628,14 +632,14 @@ std::uint64_t ArchiveWriter::write()
     const std::vector<RankLocs> rankLocs = defineLocations();
 
     OTF2_Archive* archive = OTF2_Archive_Open(m_dir.c_str(), "traces", OTF2_FILEMODE_WRITE, 1024 * 1024,
-                                              4 * 1024 * 1024, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+        4 * 1024 * 1024, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
     if (!archive)
         throw FixtureError("cannot create an OTF2 archive in " + m_dir);
     struct Closer
     {
         OTF2_Archive* a;
         ~Closer() { OTF2_Archive_Close(a); }
-    } closer{archive};
+    } closer { archive };
     check(OTF2_Archive_SetFlushCallbacks(archive, &g_flushCallbacks, nullptr), "flush callbacks");
     check(OTF2_Archive_SetSerialCollectiveCallbacks(archive), "collective callbacks");
     check(OTF2_Archive_SetCreator(archive, "exposure test fixtures (Score-P 9 layout)"), "creator");
@@ -690,7 +694,7 @@ std::uint64_t writeRankArchive(const std::string& dir, const ArchiveSpec& spec, 
         throw FixtureError("rank index out of range");
     ArchiveSpec single = spec;
     single.mpi = false;
-    ArchiveWriter w(dir, single, {&spec.ranks[rankIndex]});
+    ArchiveWriter w(dir, single, { &spec.ranks[rankIndex] });
     return w.write();
 }
 
@@ -710,7 +714,7 @@ std::uint64_t writeArchive(const std::string& dir, const ArchiveSpec& spec)
     for (std::size_t i = 0; i < spec.ranks.size(); ++i) {
         const auto& r = spec.ranks[i];
         const std::string folder = r.folder.empty() ? "rank" + std::to_string(r.rank) : r.folder;
-        ArchiveWriter w(dir + "/" + folder, spec, {&r});
+        ArchiveWriter w(dir + "/" + folder, spec, { &r });
         n += w.write();
     }
     return n;

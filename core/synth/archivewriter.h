@@ -77,10 +77,10 @@ struct CpuThreadSpec
 
 struct KernelSpec
 {
-    std::string name;          // demangled name, e.g. "at::native::vectorized_elementwise_kernel<4, ...>"
+    std::string name; // demangled name, e.g. "at::native::vectorized_elementwise_kernel<4, ...>"
     Ns start = 0;
     Ns end = 0;
-    std::string mangled = {};  // canonical name; empty = same as name (extern "C" kernels such as NCCL's)
+    std::string mangled = {}; // canonical name; empty = same as name (extern "C" kernels such as NCCL's)
     std::uint64_t blocksPerGrid = 80;
     std::uint64_t threadsPerBlock = 256;
     std::uint64_t registersPerThread = 32;
@@ -112,18 +112,18 @@ struct StreamSpec
     bool nullStream = false;
     bool unknownDevice = false; // write "CUDA[?:s]" (the loader must take the device from the system tree)
     std::vector<KernelSpec> kernels; // in time order, non-overlapping
-    std::vector<CopySpec> copies;    // in time order, not overlapping kernels
-    std::vector<Span> idle;          // "COMPUTE IDLE" gaps
+    std::vector<CopySpec> copies; // in time order, not overlapping kernels
+    std::vector<Span> idle; // "COMPUTE IDLE" gaps
 };
 
 struct RankSpec
 {
     int rank = 0;
-    std::string folder;        // sub-folder of writeArchive's dir; default "rank<rank>"
+    std::string folder; // sub-folder of writeArchive's dir; default "rank<rank>"
     std::string host = "node0";
-    std::vector<CpuThreadSpec> threads{CpuThreadSpec{}};
+    std::vector<CpuThreadSpec> threads { CpuThreadSpec {} };
     std::vector<StreamSpec> streams;
-    int metricEvents = 4;      // events on the "Per process metrics" METRIC location (0: no such location)
+    int metricEvents = 4; // events on the "Per process metrics" METRIC location (0: no such location)
     bool kernelCounters = true; // 7 ParameterUnsignedInt events per kernel
     // The rank's host clock reads this much later than the spec's common clock (>= 0; per-rank archives only):
     // added to every timestamp the rank's archive holds, as on a host whose clock is not synchronised.
@@ -143,7 +143,7 @@ struct RankSpec
 
 enum class Layout {
     ScoreP8, // streams in ACCELERATOR groups "CUDA Context N" under "CUDA Device" nodes
-    ScoreP7  // streams in the PROCESS group, no device nodes
+    ScoreP7 // streams in the PROCESS group, no device nodes
 };
 
 enum class KernelRole { Function, Raw40 };

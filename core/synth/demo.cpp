@@ -13,40 +13,46 @@ struct KernelType
 {
     const char* name;
     const char* mangled; // empty: extern "C" (name == canonical name)
-    Ns duration;         // on rank 0, a multiple of 10 ns
+    Ns duration; // on rank 0, a multiple of 10 ns
 };
 
 // Forward kernels of one transformer layer.
 const KernelType kForward[] = {
-    {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
-     "", 62'000},
-    {"fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<cutlass::bfloat16_t, "
-     "cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)",
-     "_Z37fmha_cutlassF_bf16_aligned_64x64_rf_sm80N22PyTorchMemEffAttention15AttentionKernelIN7cutlass10bfloat16_"
-     "tENS1_4arch4Sm80ELb1ELi64ELi64ELi64ELb1ELb1EE6ParamsE",
-     48'000},
-    {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
-     "", 21'000},
-    {"at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float, false>",
-     "_ZN2at6native53_GLOBAL__N__21739cd4_20_layer_norm_kernel_cu_9c5ada8a28vectorized_layer_norm_kernelIffLb0EEEviT0_"
-     "PKT_S8_S8_PS5_S9_PS6_",
-     9'000},
-    {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas",
-     "", 83'000},
-    {"at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, "
-     "at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#4}::operator()() const::{lambda(float)#1}, "
-     "std::array<char*, 2ul> >",
-     "_ZN2at6native29vectorized_elementwise_kernelILi4EZZZNS0_18GeluCUDAKernelImplERNS_18TensorIteratorBaseENS0_"
-     "8GeluTypeEENKUlvE0_clEvENKUlvE2_clEvEUlfE_St5arrayIPcLm2EEEEviT0_T1_",
-     14'000},
-    {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
-     "", 81'000},
-    {"at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >",
-     "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EEEEviT0_T1_", 7'000},
-    {"at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float, false>",
-     "_ZN2at6native53_GLOBAL__N__21739cd4_20_layer_norm_kernel_cu_9c5ada8a28vectorized_layer_norm_kernelIffLb0EEEviT0_"
-     "PKT_S8_S8_PS5_S9_PS6_",
-     9'000},
+    { "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_"
+      "cublas",
+        "", 62'000 },
+    { "fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<cutlass::bfloat16_t, "
+      "cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)",
+        "_Z37fmha_cutlassF_bf16_aligned_64x64_rf_sm80N22PyTorchMemEffAttention15AttentionKernelIN7cutlass10bfloat16_"
+        "tENS1_4arch4Sm80ELb1ELi64ELi64ELi64ELb1ELb1EE6ParamsE",
+        48'000 },
+    { "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_"
+      "cublas",
+        "", 21'000 },
+    { "at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float, false>",
+        "_ZN2at6native53_GLOBAL__N__21739cd4_20_layer_norm_kernel_cu_9c5ada8a28vectorized_layer_norm_"
+        "kernelIffLb0EEEviT0_"
+        "PKT_S8_S8_PS5_S9_PS6_",
+        9'000 },
+    { "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_"
+      "cublas",
+        "", 83'000 },
+    { "at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, "
+      "at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#4}::operator()() const::{lambda(float)#1}, "
+      "std::array<char*, 2ul> >",
+        "_ZN2at6native29vectorized_elementwise_kernelILi4EZZZNS0_18GeluCUDAKernelImplERNS_18TensorIteratorBaseENS0_"
+        "8GeluTypeEENKUlvE0_clEvENKUlvE2_clEvEUlfE_St5arrayIPcLm2EEEEviT0_T1_",
+        14'000 },
+    { "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_"
+      "cublas",
+        "", 81'000 },
+    { "at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >",
+        "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EEEEviT0_T1_", 7'000 },
+    { "at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float, false>",
+        "_ZN2at6native53_GLOBAL__N__21739cd4_20_layer_norm_kernel_cu_9c5ada8a28vectorized_layer_norm_"
+        "kernelIffLb0EEEviT0_"
+        "PKT_S8_S8_PS5_S9_PS6_",
+        9'000 },
 };
 
 struct BackwardOp
@@ -57,70 +63,83 @@ struct BackwardOp
 };
 
 const BackwardOp kBackward[] = {
-    {"NativeLayerNormBackward0",
-     {{"void at::native::(anonymous namespace)::layer_norm_grad_input_kernel<float, float>(float const*, float const*, "
-       "float const*, float const*, float const*, float*, int)",
-       "_ZN2at6native53_GLOBAL__N__21739cd4_20_layer_norm_kernel_cu_9c5ada8a228layer_norm_grad_input_kernelIffEEvPKT_"
-       "S6_PKT0_S9_S6_PS4_i",
-       12'000},
-      {}},
-     1},
-    {"AddmmBackward0",
-     {{"sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_"
-       "cublas_dgrad",
-       "", 80'000},
-      {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_"
-       "cublas_wgrad",
-       "", 84'000}},
-     2},
-    {"GeluBackward0",
-     {{"at::native::vectorized_elementwise_kernel<4, at::native::GeluBackwardCUDAKernelImpl(at::TensorIteratorBase&, "
-       "at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#4}::operator()() const::{lambda(float, "
-       "float)#1}, std::array<char*, 3ul> >",
-       "_ZN2at6native29vectorized_elementwise_kernelILi4EZZZNS0_26GeluBackwardCUDAKernelImplERNS_18TensorIteratorBaseE"
-       "NS0_8GeluTypeEENKUlvE0_clEvENKUlvE2_clEvEUlffE_St5arrayIPcLm3EEEEviT0_T1_",
-       18'000},
-      {}},
-     1},
-    {"AddmmBackward0",
-     {{"sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_"
-       "cublas_dgrad",
-       "", 82'000},
-      {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_"
-       "cublas_wgrad",
-       "", 86'000}},
-     2},
-    {"ScaledDotProductEfficientAttentionBackward0",
-     {{"fmha_cutlassB_bf16_aligned_64x64_k64_sm80(PyTorchMemEffAttention::AttentionBackwardKernel<cutlass::arch::Sm80, "
-       "cutlass::bfloat16_t, true, false, true, 64, 64, 64, false>::Params)",
-       "_Z41fmha_cutlassB_bf16_aligned_64x64_k64_sm80N22PyTorchMemEffAttention23AttentionBackwardKernelIN7cutlass4arch4"
-       "Sm80ENS1_10bfloat16_tELb1ELb0ELb1ELi64ELi64ELi64ELb0EE6ParamsE",
-       96'000},
-      {}},
-     1},
-    {"AddmmBackward0",
-     {{"sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_"
-       "cublas_dgrad",
-       "", 58'000},
-      {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_"
-       "cublas_wgrad",
-       "", 60'000}},
-     2},
+    { "NativeLayerNormBackward0",
+        { { "void at::native::(anonymous namespace)::layer_norm_grad_input_kernel<float, float>(float const*, float "
+            "const*, "
+            "float const*, float const*, float const*, float*, int)",
+              "_ZN2at6native53_GLOBAL__N__21739cd4_20_layer_norm_kernel_cu_9c5ada8a228layer_norm_grad_input_"
+              "kernelIffEEvPKT_"
+              "S6_PKT0_S9_S6_PS4_i",
+              12'000 },
+            {} },
+        1 },
+    { "AddmmBackward0",
+        { { "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_"
+            "kernel__5x_"
+            "cublas_dgrad",
+              "", 80'000 },
+            { "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_"
+              "kernel__5x_"
+              "cublas_wgrad",
+                "", 84'000 } },
+        2 },
+    { "GeluBackward0",
+        { { "at::native::vectorized_elementwise_kernel<4, "
+            "at::native::GeluBackwardCUDAKernelImpl(at::TensorIteratorBase&, "
+            "at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#4}::operator()() const::{lambda(float, "
+            "float)#1}, std::array<char*, 3ul> >",
+              "_ZN2at6native29vectorized_elementwise_kernelILi4EZZZNS0_26GeluBackwardCUDAKernelImplERNS_"
+              "18TensorIteratorBaseE"
+              "NS0_8GeluTypeEENKUlvE0_clEvENKUlvE2_clEvEUlffE_St5arrayIPcLm3EEEEviT0_T1_",
+              18'000 },
+            {} },
+        1 },
+    { "AddmmBackward0",
+        { { "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_"
+            "kernel__5x_"
+            "cublas_dgrad",
+              "", 82'000 },
+            { "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_"
+              "kernel__5x_"
+              "cublas_wgrad",
+                "", 86'000 } },
+        2 },
+    { "ScaledDotProductEfficientAttentionBackward0",
+        { { "fmha_cutlassB_bf16_aligned_64x64_k64_sm80(PyTorchMemEffAttention::AttentionBackwardKernel<cutlass::arch::"
+            "Sm80, "
+            "cutlass::bfloat16_t, true, false, true, 64, 64, 64, false>::Params)",
+              "_Z41fmha_cutlassB_bf16_aligned_64x64_k64_"
+              "sm80N22PyTorchMemEffAttention23AttentionBackwardKernelIN7cutlass4arch4"
+              "Sm80ENS1_10bfloat16_tELb1ELb0ELb1ELi64ELi64ELi64ELb0EE6ParamsE",
+              96'000 },
+            {} },
+        1 },
+    { "AddmmBackward0",
+        { { "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_"
+            "kernel__5x_"
+            "cublas_dgrad",
+              "", 58'000 },
+            { "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_"
+              "kernel__5x_"
+              "cublas_wgrad",
+                "", 60'000 } },
+        2 },
 };
 
 const KernelType kAdam[] = {
-    {"void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
-     "namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4, "
-     "(at::native::ADAM_MODE)1, false>, float*, double, double, double, double, double, bool, float*, float*>",
-     "_ZN2at6native57_GLOBAL__N__7f5a3c39_24_FusedAdamWKernel_cu_multi_tensor_apply_kernelINS1_18TensorListMetadataILi"
-     "4EEENS1_20FusedAdamMathFunctorIfLi4ELNS0_9ADAM_MODEE1ELb0EEEJPfddddbS8_S8_EEEvT_T0_DpT1_",
-     52'000},
+    { "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
+      "namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4, "
+      "(at::native::ADAM_MODE)1, false>, float*, double, double, double, double, double, bool, float*, float*>",
+        "_ZN2at6native57_GLOBAL__N__7f5a3c39_24_FusedAdamWKernel_cu_multi_tensor_apply_kernelINS1_"
+        "18TensorListMetadataILi"
+        "4EEENS1_20FusedAdamMathFunctorIfLi4ELNS0_9ADAM_MODEE1ELb0EEEJPfddddbS8_S8_EEEvT_T0_DpT1_",
+        52'000 },
 };
 
 const char* kNccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
 
-constexpr Ns kLaunch = 4'000;     // CPU time of one cuLaunchKernel
-constexpr Ns kLaunchGap = 1'000;  // CPU time between two launches
+constexpr Ns kLaunch = 4'000; // CPU time of one cuLaunchKernel
+constexpr Ns kLaunchGap = 1'000; // CPU time between two launches
 constexpr Ns kLaunchLatency = 3'000; // earliest GPU start after the launch began
 
 Ns scaled(Ns d, int rank, bool launchBound)
@@ -137,7 +156,7 @@ struct RankState
     StreamSpec* compute = nullptr;
     StreamSpec* nccl = nullptr;
     Ns cpuT = 0;
-    Ns gpuT = 0;  // compute stream free from
+    Ns gpuT = 0; // compute stream free from
     Ns ncclT = 0; // NCCL stream free from
     int rank = 0;
     bool launchBound = false;
@@ -148,14 +167,14 @@ struct RankState
     void idleGap(Ns until)
     {
         if (until > gpuT)
-            compute->idle.push_back({gpuT, until});
+            compute->idle.push_back({ gpuT, until });
     }
 
     // One cuLaunchKernel on the CPU (at cpuT) and its kernel on the compute stream.
     void launch(const KernelType& k, Ns notBefore = 0)
     {
-        cpu->regions.push_back({"cuLaunchKernel", cpuT, cpuT + launchCost(), RegionRole::Wrapper, 0});
-        const Ns start = std::max({gpuT, cpuT + kLaunchLatency, notBefore});
+        cpu->regions.push_back({ "cuLaunchKernel", cpuT, cpuT + launchCost(), RegionRole::Wrapper, 0 });
+        const Ns start = std::max({ gpuT, cpuT + kLaunchLatency, notBefore });
         idleGap(start);
         const Ns end = start + scaled(k.duration, rank, launchBound);
         KernelSpec ks;
@@ -182,7 +201,7 @@ ArchiveSpec makeDemoSpec(const DemoOptions& o)
     spec.ranks.reserve(nRanks);
     for (int r = 0; r < nRanks; ++r) {
         auto& rs = spec.addRank(r, "gpu-node-1");
-        rs.addStream(r, 7);  // compute (NULL stream)
+        rs.addStream(r, 7); // compute (NULL stream)
         if (nRanks > 1)
             rs.addStream(r, 17); // NCCL: a single-GPU run has no communicator and no NCCL kernels
         rs.metricEvents = 16;
@@ -213,10 +232,10 @@ ArchiveSpec makeDemoSpec(const DemoOptions& o)
             s.cpuT += 20'000; // data loader
             // Input batch: two HtoD copies.
             for (int c = 0; c < 2; ++c) {
-                s.cpu->regions.push_back({"cuMemcpyHtoDAsync_v2", s.cpuT, s.cpuT + 6'000, RegionRole::Wrapper, 0});
+                s.cpu->regions.push_back({ "cuMemcpyHtoDAsync_v2", s.cpuT, s.cpuT + 6'000, RegionRole::Wrapper, 0 });
                 const Ns start = std::max(s.gpuT, s.cpuT + kLaunchLatency);
                 s.idleGap(start);
-                s.compute->copies.push_back({CopyKind::HtoD, start, start + 5'000, 32u * 128u * 8u});
+                s.compute->copies.push_back({ CopyKind::HtoD, start, start + 5'000, 32u * 128u * 8u });
                 s.gpuT = start + 5'000;
                 s.cpuT += 7'000;
             }
@@ -226,10 +245,10 @@ ArchiveSpec makeDemoSpec(const DemoOptions& o)
                 const Ns layerStart = s.cpuT;
                 for (const auto& k : kForward)
                     s.launch(k);
-                s.cpu->regions.push_back({"BertLayer_" + std::to_string(l % 12), layerStart, s.cpuT,
-                                          RegionRole::Function, -1});
+                s.cpu->regions.push_back(
+                    { "BertLayer_" + std::to_string(l % 12), layerStart, s.cpuT, RegionRole::Function, -1 });
             }
-            s.cpu->regions.push_back({"forward", fwdStart, s.cpuT, RegionRole::Function, -1});
+            s.cpu->regions.push_back({ "forward", fwdStart, s.cpuT, RegionRole::Function, -1 });
             s.cpuT += 10'000;
             // Backward: layers in reverse; a gradient bucket is ready every layersPerBucket layers.
             backwardStart[r] = s.cpuT;
@@ -239,11 +258,12 @@ ArchiveSpec makeDemoSpec(const DemoOptions& o)
                     const Ns opStart = s.cpuT;
                     for (int k = 0; k < op.count; ++k)
                         s.launch(op.kernels[k]);
-                    s.cpu->regions.push_back({op.region, opStart, s.cpuT, RegionRole::Function, -1});
+                    s.cpu->regions.push_back({ op.region, opStart, s.cpuT, RegionRole::Function, -1 });
                 }
                 if (nRanks > 1 && ((layers - l) % layersPerBucket == 0 || l == 0)) {
                     // DDP's reducer hook launches the all-reduce of the finished bucket.
-                    s.cpu->regions.push_back({"cuLaunchKernel", s.cpuT, s.cpuT + s.launchCost(), RegionRole::Wrapper, 1});
+                    s.cpu->regions.push_back(
+                        { "cuLaunchKernel", s.cpuT, s.cpuT + s.launchCost(), RegionRole::Wrapper, 1 });
                     bucketLaunch[r][bucket] = s.cpuT;
                     bucketReady[r][bucket] = s.gpuT;
                     s.cpuT += s.launchCost() + s.launchGap();
@@ -251,14 +271,14 @@ ArchiveSpec makeDemoSpec(const DemoOptions& o)
                 }
             }
             backwardEnd[r] = s.cpuT;
-            s.cpu->regions.push_back({"backward", backwardStart[r], s.cpuT, RegionRole::Function, -1});
+            s.cpu->regions.push_back({ "backward", backwardStart[r], s.cpuT, RegionRole::Function, -1 });
         }
         // NCCL all-reduce: every rank's kernel ends when the last rank has joined plus the transfer time.
         for (int b = 0; b < buckets && nRanks > 1; ++b) {
             Ns lastJoin = 0;
             std::vector<Ns> start(nRanks);
             for (int r = 0; r < nRanks; ++r) {
-                start[r] = std::max({st[r].ncclT, bucketLaunch[r][b] + kLaunchLatency, bucketReady[r][b]});
+                start[r] = std::max({ st[r].ncclT, bucketLaunch[r][b] + kLaunchLatency, bucketReady[r][b] });
                 lastJoin = std::max(lastJoin, start[r]);
             }
             const Ns transfer = (b + 1 == buckets ? 140'000 : 150'000) / (o.launchBound ? 4 : 1);
@@ -280,14 +300,14 @@ ArchiveSpec makeDemoSpec(const DemoOptions& o)
             for (const auto& k : kAdam)
                 for (int i = 0; i < 2 * std::max(1, o.scale); ++i)
                     s.launch(k, s.ncclT);
-            s.cpu->regions.push_back({"Optimizer.step#AdamW.step", optStart, s.cpuT, RegionRole::Function, -1});
+            s.cpu->regions.push_back({ "Optimizer.step#AdamW.step", optStart, s.cpuT, RegionRole::Function, -1 });
             // loss.item(): the CPU waits for the GPU.
             const Ns syncStart = s.cpuT;
             const Ns syncEnd = std::max(s.cpuT + 2'000, s.gpuT + 2'000);
-            s.cpu->regions.push_back({"cuStreamSynchronize", syncStart, syncEnd, RegionRole::Wrapper, -1});
+            s.cpu->regions.push_back({ "cuStreamSynchronize", syncStart, syncEnd, RegionRole::Wrapper, -1 });
             s.cpuT = syncEnd + 5'000;
-            s.cpu->regions.push_back({"ProfilerStep#" + std::to_string(step), stepStart[r], s.cpuT,
-                                      RegionRole::Function, -1});
+            s.cpu->regions.push_back(
+                { "ProfilerStep#" + std::to_string(step), stepStart[r], s.cpuT, RegionRole::Function, -1 });
             s.cpuT += 1'000;
         }
     }

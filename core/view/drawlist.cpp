@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "view/drawlist.h"
 
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -38,7 +37,7 @@ void LodIndex::build(const IntervalTable& table, const std::vector<std::uint8_t>
     std::vector<Node> level(n / kBaseBlock);
     for (std::size_t b = 0; b < level.size(); ++b) {
         const std::size_t first = b * kBaseBlock;
-        Node node{table.end(first), table.duration(first), std::uint32_t(first)};
+        Node node { table.end(first), table.duration(first), std::uint32_t(first) };
         TimeNs bestDur = node.maxDuration;
         bool bestLow = isLow(lowPriority, table.name(first));
         for (std::size_t i = first + 1; i < first + kBaseBlock; ++i) {
@@ -65,7 +64,7 @@ void LodIndex::build(const IntervalTable& table, const std::vector<std::uint8_t>
             up[b].maxEnd = std::max(l.maxEnd, r.maxEnd);
             up[b].maxDuration = std::max(l.maxDuration, r.maxDuration);
             up[b].longest = beats(table.duration(r.longest), isLow(lowPriority, table.name(r.longest)),
-                                  table.duration(l.longest), isLow(lowPriority, table.name(l.longest)))
+                                table.duration(l.longest), isLow(lowPriority, table.name(l.longest)))
                 ? r.longest
                 : l.longest;
         }
@@ -145,8 +144,8 @@ struct PixelMap
 
 } // namespace
 
-void DrawListBuilder::build(const IntervalTable& table, const LodIndex* lod, const DrawListParams& p,
-                            std::vector<DrawItem>& out)
+void DrawListBuilder::build(
+    const IntervalTable& table, const LodIndex* lod, const DrawListParams& p, std::vector<DrawItem>& out)
 {
     out.clear();
     const std::size_t n = table.size();
@@ -155,7 +154,7 @@ void DrawListBuilder::build(const IntervalTable& table, const LodIndex* lod, con
     if (lod && (lod->intervalCount() != n || lod->lowPriority() != p.lowPriority))
         lod = nullptr; // stale or differently built index: fall back to the exact linear walk
     const double threshold = p.minPixels * p.nsPerPixel;
-    const PixelMap map{p.t0, p.nsPerPixel, std::ceil(double(p.t1 - p.t0) / p.nsPerPixel) + 1};
+    const PixelMap map { p.t0, p.nsPerPixel, std::ceil(double(p.t1 - p.t0) / p.nsPerPixel) + 1 };
 
     auto emit = [&](std::size_t first, std::size_t count, std::size_t largest, TimeNs start, TimeNs end) {
         DrawItem item;

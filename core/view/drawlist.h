@@ -53,8 +53,8 @@ private:
 // intervals starting at `first`, of which `largest` is the longest (it gives the colour).
 struct DrawItem
 {
-    int x0 = 0;  // first pixel column covered
-    int x1 = 0;  // one past the last column (x1 > x0)
+    int x0 = 0; // first pixel column covered
+    int x1 = 0; // one past the last column (x1 > x0)
     std::uint32_t first = 0;
     std::uint32_t count = 0;
     std::uint32_t largest = 0;
@@ -66,10 +66,10 @@ struct DrawItem
 
 struct DrawListParams
 {
-    TimeNs t0 = 0;          // visible range start (pixel column 0 starts here)
-    TimeNs t1 = 0;          // visible range end
-    double nsPerPixel = 1;  // > 0
-    double minPixels = 2;   // intervals narrower than this fold into runs
+    TimeNs t0 = 0; // visible range start (pixel column 0 starts here)
+    TimeNs t1 = 0; // visible range end
+    double nsPerPixel = 1; // > 0
+    double minPixels = 2; // intervals narrower than this fold into runs
     // By StringId, non-zero for names that should not represent a fold (e.g. "COMPUTE IDLE" between
     // kernels): a fold shows its longest interval among the others, if it has any.
     const std::vector<std::uint8_t>* lowPriority = nullptr;
@@ -93,8 +93,8 @@ struct DrawListParams
 class DrawListBuilder
 {
 public:
-    static void build(const IntervalTable& table, const LodIndex* lod, const DrawListParams& params,
-                      std::vector<DrawItem>& out);
+    static void build(
+        const IntervalTable& table, const LodIndex* lod, const DrawListParams& params, std::vector<DrawItem>& out);
     static std::vector<DrawItem> build(const IntervalTable& table, const LodIndex* lod, const DrawListParams& params)
     {
         std::vector<DrawItem> out;

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "view/hittest.h"
 
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -15,7 +14,7 @@ std::optional<std::size_t> HitTester::itemAt(const std::vector<DrawItem>& items,
     // Items are in start order; x0 is non-decreasing except for nested intervals, so scan from the
     // first item that could reach x. Draw lists are bounded by ~2 × width, so this is cheap.
     auto it = std::lower_bound(items.begin(), items.end(), x - tolerancePx - 1,
-                               [](const DrawItem& item, double v) { return double(item.x1) < v; });
+        [](const DrawItem& item, double v) { return double(item.x1) < v; });
     // lower_bound on x1 is only a hint (x1 is not sorted with nesting); step back a little.
     std::size_t from = std::size_t(it - items.begin());
     from = from > 64 ? from - 64 : 0;

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "view/timeaxis.h"
 
-
 #include <cmath>
 #include <cstdio>
 
@@ -50,11 +49,15 @@ TimeUnit unitForStep(double stepNs)
 const char* unitSuffix(TimeUnit unit)
 {
     switch (unit) {
-    case TimeUnit::Seconds: return "s";
-    case TimeUnit::Milliseconds: return "ms";
-    case TimeUnit::Microseconds: return "\xC2\xB5s";
+    case TimeUnit::Seconds:
+        return "s";
+    case TimeUnit::Milliseconds:
+        return "ms";
+    case TimeUnit::Microseconds:
+        return "\xC2\xB5s";
     case TimeUnit::Nanoseconds:
-    case TimeUnit::Auto: break;
+    case TimeUnit::Auto:
+        break;
     }
     return "ns";
 }
@@ -62,11 +65,15 @@ const char* unitSuffix(TimeUnit unit)
 double unitScale(TimeUnit unit)
 {
     switch (unit) {
-    case TimeUnit::Seconds: return 1e9;
-    case TimeUnit::Milliseconds: return 1e6;
-    case TimeUnit::Microseconds: return 1e3;
+    case TimeUnit::Seconds:
+        return 1e9;
+    case TimeUnit::Milliseconds:
+        return 1e6;
+    case TimeUnit::Microseconds:
+        return 1e3;
     case TimeUnit::Nanoseconds:
-    case TimeUnit::Auto: break;
+    case TimeUnit::Auto:
+        break;
     }
     return 1;
 }

@@ -20,7 +20,7 @@ std::vector<double> ticks(double fromNs, double toNs, double stepNs);
 // Unit used to label ticks spaced by stepNs (the largest unit in which the step is >= 0.1).
 TimeUnit unitForStep(double stepNs);
 const char* unitSuffix(TimeUnit unit); // "ns", "µs" (UTF-8), "ms", "s"
-double unitScale(TimeUnit unit);       // ns per unit
+double unitScale(TimeUnit unit); // ns per unit
 // Label of a tick: value in `unit` (Auto: chosen from the step) with just enough decimals for
 // neighbouring ticks to differ, e.g. "0", "2.5 ms", "12.25 ms", "1.5 s".
 std::string label(double tNs, double stepNs, TimeUnit unit = TimeUnit::Auto, bool withSuffix = true);

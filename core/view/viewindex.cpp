@@ -14,11 +14,16 @@ namespace exposure {
 const char* laneRoleName(LaneRole role)
 {
     switch (role) {
-    case LaneRole::Compute: return "compute";
-    case LaneRole::Communication: return "NCCL";
-    case LaneRole::Memcpy: return "memcpy";
-    case LaneRole::Cpu: return "CPU";
-    case LaneRole::Other: break;
+    case LaneRole::Compute:
+        return "compute";
+    case LaneRole::Communication:
+        return "NCCL";
+    case LaneRole::Memcpy:
+        return "memcpy";
+    case LaneRole::Cpu:
+        return "CPU";
+    case LaneRole::Other:
+        break;
     }
     return "";
 }
@@ -32,12 +37,15 @@ Category categoryOf(const Trace& trace, const Analysis* analysis, StringId name)
         static const Rules defaults = Rules::defaults(); // the rules decide, before an analysis as after one
         return defaults.classify(trace.name(name), RegionKind::Kernel).category;
     }
-    case RegionKind::Memcpy: return Category::Memcpy;
+    case RegionKind::Memcpy:
+        return Category::Memcpy;
     case RegionKind::Idle:
-    case RegionKind::Sync: return Category::Idle;
+    case RegionKind::Sync:
+        return Category::Idle;
     case RegionKind::HostApi:
     case RegionKind::HostRegion:
-    case RegionKind::Unknown: break;
+    case RegionKind::Unknown:
+        break;
     }
     return Category::Host;
 }
@@ -62,7 +70,7 @@ void buildPaintClasses(ViewIndex& index, const Analysis* analysis, const std::ve
     }
     for (auto& [key, v] : ids) {
         v = std::uint8_t(index.paintClasses.size());
-        index.paintClasses.push_back({Category(key.first), key.second});
+        index.paintClasses.push_back({ Category(key.first), key.second });
     }
     index.paintClassOfName.resize(nameCount);
     for (std::size_t id = 0; id < nameCount; ++id) {
@@ -196,7 +204,7 @@ const ShareIndex* ViewIndex::laneShares(const Trace& trace, int rank, int lane) 
     if (own.intervalCount() == table.size())
         return &own;
     std::lock_guard<std::mutex> lock(m_lazyMutex);
-    auto& slot = m_lazyShares[{rank, lane}];
+    auto& slot = m_lazyShares[{ rank, lane }];
     if (!slot)
         slot = std::make_unique<ShareIndex>(table, &paintClassOfName);
     return slot.get();
@@ -226,7 +234,7 @@ TimeRange activityRange(const Trace& trace)
     }
     if (lo >= hi)
         return trace.extent;
-    return {std::max(lo, trace.extent.start), std::min(hi, trace.extent.end)};
+    return { std::max(lo, trace.extent.start), std::min(hi, trace.extent.end) };
 }
 
 std::vector<TimelineRow> buildRows(const Trace& trace, const ViewIndex& index, const RowFilter& filter)
@@ -298,8 +306,8 @@ std::vector<TimelineRow> buildRows(const Trace& trace, const ViewIndex& index, c
                 for (int l : cpu) {
                     if (!wanted(ri, l))
                         continue;
-                    const std::size_t depthRows = filter.cpuDepthRows && r < index.depth.size()
-                            && std::size_t(l) < index.depth[r].size()
+                    const std::size_t depthRows
+                        = filter.cpuDepthRows && r < index.depth.size() && std::size_t(l) < index.depth[r].size()
                         ? index.depth[r][std::size_t(l)].tables.size()
                         : 0;
                     if (depthRows < 2) {

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <map>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
@@ -45,18 +45,18 @@ struct NameStats
 // lane roles and per-name instance statistics over all lanes.
 struct ViewIndex
 {
-    std::vector<std::vector<LodIndex>> lod;       // [rank][lane]
-    std::vector<std::vector<LaneRole>> roles;     // [rank][lane]
-    std::vector<IntervalTable> overlap;           // [rank]; empty without analysis
-    std::vector<LodIndex> overlapLod;             // [rank]
+    std::vector<std::vector<LodIndex>> lod; // [rank][lane]
+    std::vector<std::vector<LaneRole>> roles; // [rank][lane]
+    std::vector<IntervalTable> overlap; // [rank]; empty without analysis
+    std::vector<LodIndex> overlapLod; // [rank]
     // Exact time per paint class at any zoom, for the area-true drawing of every row (see ShareIndex).
-    std::vector<PaintClass> paintClasses;          // by class id, in category then sub-group order
-    std::vector<std::uint8_t> paintClassOfName;    // by StringId
+    std::vector<PaintClass> paintClasses; // by class id, in category then sub-group order
+    std::vector<std::uint8_t> paintClassOfName; // by StringId
     // [rank][lane]; empty (intervalCount() 0) for CPU lanes split by depth, whose rows use DepthTables::shares:
     // their whole-lane index (a flattened copy, 16 bytes per piece) is built on first use by laneShares().
     std::vector<std::vector<ShareIndex>> shares;
-    std::vector<ShareIndex> overlapShares;         // [rank]; classes are OverlapState values
-    std::vector<NameStats> nameStats;             // by StringId
+    std::vector<ShareIndex> overlapShares; // [rank]; classes are OverlapState values
+    std::vector<NameStats> nameStats; // by StringId
     // By StringId: 1 for idle / sync names, so that a fold of kernels and the idle gaps between them
     // shows a kernel colour (the lane LODs are built with it; pass it in DrawListParams::lowPriority).
     std::vector<std::uint8_t> lowPriority;
@@ -67,13 +67,13 @@ struct ViewIndex
     static constexpr int kMaxDepthRows = 4;
     struct DepthTables
     {
-        std::vector<IntervalTable> tables;               // [sub-row]; empty: the lane has no nesting
+        std::vector<IntervalTable> tables; // [sub-row]; empty: the lane has no nesting
         std::vector<std::vector<std::uint32_t>> original; // [sub-row][i] = interval index in the lane
-        std::vector<LodIndex> lods;                       // [sub-row]
-        std::vector<ShareIndex> shares;                   // [sub-row]
-        std::vector<std::uint8_t> rowOfInterval;          // [lane interval] = sub-row
+        std::vector<LodIndex> lods; // [sub-row]
+        std::vector<ShareIndex> shares; // [sub-row]
+        std::vector<std::uint8_t> rowOfInterval; // [lane interval] = sub-row
     };
-    std::vector<std::vector<DepthTables>> depth;  // [rank][lane]; empty tables for GPU lanes and flat CPU lanes
+    std::vector<std::vector<DepthTables>> depth; // [rank][lane]; empty tables for GPU lanes and flat CPU lanes
     static int depthRow(std::uint8_t depth) { return std::min<int>(depth, kMaxDepthRows - 1); }
 
     static std::shared_ptr<const ViewIndex> build(const Trace& trace, const Analysis* analysis);
@@ -97,20 +97,20 @@ struct TimelineRow
     enum class Kind : std::uint8_t { Lane, Overlap };
     Kind kind = Kind::Lane;
     int rank = 0;
-    int lane = -1;            // -1 for the overlap row
+    int lane = -1; // -1 for the overlap row
     bool firstOfRank = false; // the row that carries the rank name in its label
-    int depth = -1;           // a CPU lane's nesting sub-row (ViewIndex::depth), -1: the whole lane in one row
-    std::string label;        // "Rank 0 · CUDA[0:7] compute", "CUDA[0:17] NCCL", "overlap"
+    int depth = -1; // a CPU lane's nesting sub-row (ViewIndex::depth), -1: the whole lane in one row
+    std::string label; // "Rank 0 · CUDA[0:7] compute", "CUDA[0:17] NCCL", "overlap"
 };
 
 struct RowFilter
 {
     bool showCpu = true;
     bool showOverlap = true;
-    bool gpuOnly = false;               // hides CPU rows (and overlap rows when showOverlap is false)
-    std::set<int> collapsedRanks;       // rank indexes shown as one row
+    bool gpuOnly = false; // hides CPU rows (and overlap rows when showOverlap is false)
+    std::set<int> collapsedRanks; // rank indexes shown as one row
     std::vector<std::pair<int, int>> only; // if non-empty: only these (rank, lane) rows; lane -1 = overlap
-    bool cpuDepthRows = true;           // CPU lanes with nesting get one sub-row per depth (ViewIndex::depth)
+    bool cpuDepthRows = true; // CPU lanes with nesting get one sub-row per depth (ViewIndex::depth)
 };
 
 // Rows in display order: per rank its GPU streams (compute, then communication, memcpy, others),

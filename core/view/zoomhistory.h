@@ -14,15 +14,17 @@ namespace exposure {
 class ZoomHistory
 {
 public:
-    explicit ZoomHistory(std::size_t limit = 200) : m_limit(limit) {}
+    explicit ZoomHistory(std::size_t limit = 200)
+        : m_limit(limit)
+    { }
 
     void reset(TimeRange initial);
     void push(TimeRange range);
     bool canGoBack() const { return m_pos > 0; }
     bool canGoForward() const { return m_pos + 1 < m_entries.size(); }
-    TimeRange back();    // returns the new current range (unchanged if there is none)
+    TimeRange back(); // returns the new current range (unchanged if there is none)
     TimeRange forward();
-    TimeRange current() const { return m_entries.empty() ? TimeRange{} : m_entries[m_pos]; }
+    TimeRange current() const { return m_entries.empty() ? TimeRange {} : m_entries[m_pos]; }
     std::size_t size() const { return m_entries.size(); }
     std::size_t position() const { return m_pos; }
 

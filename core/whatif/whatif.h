@@ -95,7 +95,7 @@ public:
     // `collectives`: the cross-rank matching of the trace's communication kernels if already computed (openRun's
     // collectives stage); computed here when null.
     WhatIfModel(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
-                std::shared_ptr<const CollectiveMatch> collectives = {});
+        std::shared_ptr<const CollectiveMatch> collectives = {});
 
     const Trace& trace() const { return *m_trace; }
     const Graph& graph() const { return m_graph; }

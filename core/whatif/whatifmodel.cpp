@@ -113,7 +113,7 @@ PathSums meanPath(PathSums sum, std::size_t n)
 } // namespace
 
 WhatIfModel::WhatIfModel(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
-                         std::shared_ptr<const CollectiveMatch> collectives)
+    std::shared_ptr<const CollectiveMatch> collectives)
     : m_trace(std::move(trace))
     , m_analysis(std::move(analysis))
 {

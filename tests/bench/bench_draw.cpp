@@ -5,6 +5,7 @@
 // that many kernels, which is what a user waits for. Not run by CTest.
 // Usage: QT_QPA_PLATFORM=offscreen bench_draw [kernels] (default 10 000 000)
 #include "analysis/analysis.h"
+#include "benchutil.h"
 #include "timeline/timelineplot.h"
 #include "timeline/timelineplottable.h"
 #include "view/drawlist.h"
@@ -13,10 +14,7 @@
 
 #include <QApplication>
 #include <QPixmap>
-
 #include <chrono>
-#include "benchutil.h"
-
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -66,9 +64,9 @@ int main(int argc, char** argv)
         sink = s;
     });
     std::printf("kernels: %zu, trace span: %.3f s, LOD index: %.1f MB built in %.1f ms\n", n, double(now) / 1e9,
-                double(lod.residentBytes()) / 1e6, lodBuildMs);
+        double(lod.residentBytes()) / 1e6, lodBuildMs);
     std::printf("share index (3 classes): %.2f bytes per interval, built in %.1f ms (%.2fx the linear pass)\n",
-                double(shares.residentBytes()) / double(n), shareBuildMs, shareBuildMs / linearPass);
+        double(shares.residentBytes()) / double(n), shareBuildMs, shareBuildMs / linearPass);
     std::printf("%-48s %10s %8s %10s\n", "case (1920 px)", "ms", "items", "vs linear");
     struct Case
     {
@@ -76,27 +74,27 @@ int main(int argc, char** argv)
         TimeNs t0, t1;
     };
     const Case cases[] = {
-        {"whole trace", 0, now},
-        {"1/10 of the trace", now / 2, now / 2 + now / 10},
-        {"1/1000 of the trace", now / 3, now / 3 + now / 1000},
-        {"20 ms window", now / 4, now / 4 + 20'000'000},
-        {"1/5000 of the trace (~4.5 px per kernel)", now / 5, now / 5 + now / 5000},
+        { "whole trace", 0, now },
+        { "1/10 of the trace", now / 2, now / 2 + now / 10 },
+        { "1/1000 of the trace", now / 3, now / 3 + now / 1000 },
+        { "20 ms window", now / 4, now / 4 + 20'000'000 },
+        { "1/5000 of the trace (~4.5 px per kernel)", now / 5, now / 5 + now / 5000 },
     };
     std::printf("%-48s %10.2f %8s %10.2f\n", "baseline: one linear pass over durations", linearPass, "-", 1.0);
     for (const auto& c : cases) {
-        const DrawListParams p{c.t0, c.t1, double(c.t1 - c.t0) / width, 2};
+        const DrawListParams p { c.t0, c.t1, double(c.t1 - c.t0) / width, 2 };
         const double noLod = bestOfMs(3, [&] { DrawListBuilder::build(t, nullptr, p, out); });
         const std::size_t itemsNoLod = out.size();
         const double withLod = bestOfMs(5, [&] { DrawListBuilder::build(t, &lod, p, out); });
         std::printf("%-48s %10.3f %8zu %10.3f\n", (std::string(c.name) + ", LOD").c_str(), withLod, out.size(),
-                    withLod / linearPass);
+            withLod / linearPass);
         std::printf("%-48s %10.3f %8zu %10.3f\n", (std::string(c.name) + ", no LOD").c_str(), noLod, itemsNoLod,
-                    noLod / linearPass);
+            noLod / linearPass);
         std::vector<TimeNs> cols;
-        const ColumnGrid grid{c.t0, double(c.t1 - c.t0) / width, width};
+        const ColumnGrid grid { c.t0, double(c.t1 - c.t0) / width, width };
         const double columns = bestOfMs(5, [&] { shares.columns(t, grid, cols); });
         std::printf("%-48s %10.3f %8d %10.3f\n", (std::string(c.name) + ", exact shares per column").c_str(), columns,
-                    width, columns / linearPass);
+            width, columns / linearPass);
     }
     // Many separate items at the whole-trace zoom: bursts of 20 000 kernels separated by 10 s pauses
     // (each pause is several pixels wide, so ~500 folds must be found, not one).
@@ -110,14 +108,14 @@ int main(int argc, char** argv)
             end += d + (i % 20000 == 19999 ? 10'000'000'000 : gap(rng));
         }
         const LodIndex burstLod(bursts);
-        const DrawListParams p{0, end, double(end) / width, 2};
+        const DrawListParams p { 0, end, double(end) / width, 2 };
         const double noLod = bestOfMs(3, [&] { DrawListBuilder::build(bursts, nullptr, p, out); });
         const std::size_t itemsNoLod = out.size();
         const double withLod = bestOfMs(5, [&] { DrawListBuilder::build(bursts, &burstLod, p, out); });
-        std::printf("%-48s %10.3f %8zu %10.3f\n", "whole trace, 500 bursts, LOD", withLod, out.size(),
-                    withLod / linearPass);
-        std::printf("%-48s %10.3f %8zu %10.3f\n", "whole trace, 500 bursts, no LOD", noLod, itemsNoLod,
-                    noLod / linearPass);
+        std::printf(
+            "%-48s %10.3f %8zu %10.3f\n", "whole trace, 500 bursts, LOD", withLod, out.size(), withLod / linearPass);
+        std::printf(
+            "%-48s %10.3f %8zu %10.3f\n", "whole trace, 500 bursts, no LOD", noLod, itemsNoLod, noLod / linearPass);
     }
 
     // Full timeline: 2 ranks, each a compute stream with n/2 kernels and an NCCL stream.
@@ -136,7 +134,7 @@ int main(int argc, char** argv)
                 table.append(now2, now2 + d, gemm);
                 if (i % 500 == 250)
                     b.addInterval(rank, nccl, now2, now2 + 2'000'000, "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
-                                  RegionKind::Kernel);
+                        RegionKind::Kernel);
                 now2 += d + (i % 500 == 499 ? 3'000'000 : gap(rng));
             }
             b.trace().regionKinds.resize(b.trace().strings.size(), RegionKind::Kernel);
@@ -151,14 +149,24 @@ int main(int argc, char** argv)
         plot.setTrace(trace, analysis, index);
         plot.replot();
         // A frame from scratch: draw lists and column shares rebuilt (as after a zoom), every layer drawn.
-        const double fullView = bestOfMs(5, [&] { plot.plottable()->invalidate(); (void)plot.toPixmap(1920, 1080); });
+        const double fullView = bestOfMs(5, [&] {
+            plot.plottable()->invalidate();
+            (void)plot.toPixmap(1920, 1080);
+        });
         const TimeRange ext = trace->extent;
-        plot.setVisibleRange({ext.start + ext.duration() / 3, ext.start + ext.duration() / 3 + ext.duration() / 1000});
-        const double zoomed = bestOfMs(5, [&] { plot.plottable()->invalidate(); (void)plot.toPixmap(1920, 1080); });
-        std::printf("\nTimelinePlot, 2 ranks x %zu kernels + overlap rows, 1920x1080 offscreen (view index built in %.1f ms):\n",
-                    n / 2, indexMs);
-        std::printf("%-48s %10.2f %8s %10.3f\n", "render (toPixmap), whole trace", fullView, "-", fullView / linearPass);
-        std::printf("%-48s %10.2f %8s %10.3f\n", "render (toPixmap), 1/1000 of the trace", zoomed, "-", zoomed / linearPass);
+        plot.setVisibleRange(
+            { ext.start + ext.duration() / 3, ext.start + ext.duration() / 3 + ext.duration() / 1000 });
+        const double zoomed = bestOfMs(5, [&] {
+            plot.plottable()->invalidate();
+            (void)plot.toPixmap(1920, 1080);
+        });
+        std::printf("\nTimelinePlot, 2 ranks x %zu kernels + overlap rows, 1920x1080 offscreen (view index built in "
+                    "%.1f ms):\n",
+            n / 2, indexMs);
+        std::printf(
+            "%-48s %10.2f %8s %10.3f\n", "render (toPixmap), whole trace", fullView, "-", fullView / linearPass);
+        std::printf(
+            "%-48s %10.2f %8s %10.3f\n", "render (toPixmap), 1/1000 of the trace", zoomed, "-", zoomed / linearPass);
     }
     return sink == 42 ? 1 : 0;
 }

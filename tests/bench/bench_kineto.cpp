@@ -19,8 +19,8 @@
 #include <fstream>
 #include <string>
 #include <sys/resource.h>
-#include <thread>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -182,7 +182,8 @@ int main(int argc, char** argv)
 
     if (!runOnly) {
         // 2. A generated trace of sizeMb MB.
-        const fs::path big = fs::temp_directory_path() / ("exposure-bench-kineto-" + std::to_string(sizeMb) + "MB.json");
+        const fs::path big
+            = fs::temp_directory_path() / ("exposure-bench-kineto-" + std::to_string(sizeMb) + "MB.json");
         if (!fs::exists(big)) {
             const auto t0 = std::chrono::steady_clock::now();
             const auto events = writeTrace(big.string(), sizeMb * 1'000'000);
@@ -204,8 +205,9 @@ int main(int argc, char** argv)
             "| %-58s | %9.3f | %10.2f | %10.1f |\n", "generated JSON: cat (baseline)", readBest, 1.0, mb / readBest);
         std::printf("| %-58s | %9.3f | %10.2f | %10.1f |\n", "generated JSON: loadTrace", loadBest, loadBest / readBest,
             mb / loadBest);
-        std::printf("\ngenerated trace: %.0f MB of JSON, %llu events, %.3g events/s; peak RSS of a process that loads it: "
-                    "%.0f MB (%.2fx the file size)\n",
+        std::printf(
+            "\ngenerated trace: %.0f MB of JSON, %llu events, %.3g events/s; peak RSS of a process that loads it: "
+            "%.0f MB (%.2fx the file size)\n",
             mb, static_cast<unsigned long long>(events), double(events) / loadBest, double(rssKb) / 1024.0,
             double(rssKb) * 1024.0 / (mb * 1e6));
     }

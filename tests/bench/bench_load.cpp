@@ -10,14 +10,13 @@
 #include "run/openrun.h"
 #include "synth/archivewriter.h"
 
-#include <otf2/otf2.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <otf2/otf2.h>
 #include <string>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -37,14 +36,14 @@ double seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_cloc
 // User + system CPU time of this process: robust against other jobs on a shared machine (single-threaded rows).
 double cpuSeconds()
 {
-    rusage u{};
+    rusage u {};
     getrusage(RUSAGE_SELF, &u);
     return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
 long peakRssKb()
 {
-    rusage u{};
+    rusage u {};
     getrusage(RUSAGE_SELF, &u);
     return u.ru_maxrss;
 }
@@ -57,8 +56,7 @@ void die(const char* what)
 
 // ---- (a) the OTF2 library alone: same locations, same callbacks registered, each doing nothing -----------
 
-template<typename... A>
-OTF2_CallbackCode nothing(A...)
+template <typename... A> OTF2_CallbackCode nothing(A...)
 {
     return OTF2_CALLBACK_SUCCESS;
 }
@@ -68,8 +66,8 @@ struct Locations
     std::vector<OTF2_LocationRef> ids;
 };
 
-OTF2_CallbackCode collectLocation(void* user, OTF2_LocationRef self, OTF2_StringRef, OTF2_LocationType type, uint64_t,
-                                  OTF2_LocationGroupRef)
+OTF2_CallbackCode collectLocation(
+    void* user, OTF2_LocationRef self, OTF2_StringRef, OTF2_LocationType type, uint64_t, OTF2_LocationGroupRef)
 {
     if (type == OTF2_LOCATION_TYPE_CPU_THREAD || type == OTF2_LOCATION_TYPE_ACCELERATOR_STREAM)
         static_cast<Locations*>(user)->ids.push_back(self);
@@ -109,18 +107,18 @@ std::uint64_t readBaseline(const std::string& anchor)
     if (defs)
         OTF2_Reader_CloseDefFiles(r);
     OTF2_EvtReaderCallbacks* cb = OTF2_EvtReaderCallbacks_New();
-    OTF2_EvtReaderCallbacks_SetEnterCallback(cb, nothing<OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*,
-                                                         OTF2_AttributeList*, OTF2_RegionRef>);
-    OTF2_EvtReaderCallbacks_SetLeaveCallback(cb, nothing<OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*,
-                                                         OTF2_AttributeList*, OTF2_RegionRef>);
-    OTF2_EvtReaderCallbacks_SetParameterUnsignedIntCallback(
-        cb, nothing<OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*, OTF2_AttributeList*, OTF2_ParameterRef, uint64_t>);
-    OTF2_EvtReaderCallbacks_SetRmaGetCallback(cb, nothing<OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*,
-                                                          OTF2_AttributeList*, OTF2_RmaWinRef, uint32_t, uint64_t,
-                                                          uint64_t>);
-    OTF2_EvtReaderCallbacks_SetRmaPutCallback(cb, nothing<OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*,
-                                                          OTF2_AttributeList*, OTF2_RmaWinRef, uint32_t, uint64_t,
-                                                          uint64_t>);
+    OTF2_EvtReaderCallbacks_SetEnterCallback(
+        cb, nothing<OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*, OTF2_AttributeList*, OTF2_RegionRef>);
+    OTF2_EvtReaderCallbacks_SetLeaveCallback(
+        cb, nothing<OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*, OTF2_AttributeList*, OTF2_RegionRef>);
+    OTF2_EvtReaderCallbacks_SetParameterUnsignedIntCallback(cb,
+        nothing<OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*, OTF2_AttributeList*, OTF2_ParameterRef, uint64_t>);
+    OTF2_EvtReaderCallbacks_SetRmaGetCallback(cb,
+        nothing<OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*, OTF2_AttributeList*, OTF2_RmaWinRef, uint32_t,
+            uint64_t, uint64_t>);
+    OTF2_EvtReaderCallbacks_SetRmaPutCallback(cb,
+        nothing<OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*, OTF2_AttributeList*, OTF2_RmaWinRef, uint32_t,
+            uint64_t, uint64_t>);
     OTF2_EvtReaderCallbacks_SetRmaOpCompleteBlockingCallback(
         cb, nothing<OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*, OTF2_AttributeList*, OTF2_RmaWinRef, uint64_t>);
     std::uint64_t events = 0;
@@ -216,10 +214,10 @@ int main(int argc, char** argv)
         std::size_t resident = 0;
     };
     std::vector<Row> rows;
-    rows.push_back({"(a) OTF2, empty callbacks", 0});
-    rows.push_back({"(b) loadTrace, 1 thread", 1});
+    rows.push_back({ "(a) OTF2, empty callbacks", 0 });
+    rows.push_back({ "(b) loadTrace, 1 thread", 1 });
     if (threads > 1)
-        rows.push_back({"(b) loadTrace, " + std::to_string(threads) + " threads", threads});
+        rows.push_back({ "(b) loadTrace, " + std::to_string(threads) + " threads", threads });
     std::size_t tableBytes = 0;
     long rssBaseline = 0;
     for (int k = 0; k < repeat; ++k) {
@@ -256,24 +254,25 @@ int main(int argc, char** argv)
     const double bestCpu = rows[0].cpu;
 
     std::printf("\narchive: %s (%zu ranks, %.1f MB, %llu events read)\n", dir.c_str(), archives.size(),
-                double(bytes) / 1e6, static_cast<unsigned long long>(events));
+        double(bytes) / 1e6, static_cast<unsigned long long>(events));
     std::printf("best of %d runs, page cache warm; ratios are against (a) measured in this run\n\n", repeat);
-    std::printf("| %-28s | %8s | %8s | %12s | %10s | %9s | %8s | %14s |\n", "what", "wall [s]", "CPU [s]",
-                "events/s", "wall ratio", "CPU ratio", "peak RSS", "bytes/interval");
+    std::printf("| %-28s | %8s | %8s | %12s | %10s | %9s | %8s | %14s |\n", "what", "wall [s]", "CPU [s]", "events/s",
+        "wall ratio", "CPU ratio", "peak RSS", "bytes/interval");
     std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(30, '-').c_str(), std::string(10, '-').c_str(),
-                std::string(10, '-').c_str(), std::string(14, '-').c_str(), std::string(12, '-').c_str(),
-                std::string(11, '-').c_str(), std::string(10, '-').c_str(), std::string(16, '-').c_str());
+        std::string(10, '-').c_str(), std::string(14, '-').c_str(), std::string(12, '-').c_str(),
+        std::string(11, '-').c_str(), std::string(10, '-').c_str(), std::string(16, '-').c_str());
     for (const auto& r : rows) {
         char perInterval[32] = "-";
         if (r.threads > 0)
-            std::snprintf(perInterval, sizeof perInterval, "%.2f", double(r.resident) / double(std::max<std::size_t>(1, r.intervals)));
+            std::snprintf(perInterval, sizeof perInterval, "%.2f",
+                double(r.resident) / double(std::max<std::size_t>(1, r.intervals)));
         std::printf("| %-28s | %8.3f | %8.3f | %12.3e | %10.2f | %9.2f | %5.0f MB | %14s |\n", r.name.c_str(), r.s,
-                    r.cpu, double(events) / r.s, r.s / best, r.cpu / bestCpu, double(r.rssKb) / 1024.0, perInterval);
+            r.cpu, double(events) / r.s, r.s / best, r.cpu / bestCpu, double(r.rssKb) / 1024.0, perInterval);
     }
     std::printf("\nintervals: %zu; resident model: %.1f MB; interval tables alone: %.2f bytes/interval (the rest:\n"
                 "launch-parameter ids, launch references and copy sizes)\n",
-                rows.back().intervals, double(rows.back().resident) / 1e6,
-                double(tableBytes) / double(std::max<std::size_t>(1, rows.back().intervals)));
+        rows.back().intervals, double(rows.back().resident) / 1e6,
+        double(tableBytes) / double(std::max<std::size_t>(1, rows.back().intervals)));
 
     // (c) What a user waits for: the GUI process started on the archive until its first timeline is painted
     // (load, analysis, view index, first frame; Qt start-up included), reported by the GUI itself.
@@ -296,7 +295,7 @@ int main(int argc, char** argv)
         }
         if (bestMs < 1e30)
             std::printf("\n(c) exposure GUI, process start to first timeline painted: %.3f s (%.2fx (a)), best of %d\n",
-                        bestMs / 1000.0, bestMs / 1000.0 / best, repeat);
+                bestMs / 1000.0, bestMs / 1000.0 / best, repeat);
     }
     return 0;
 }

@@ -5,15 +5,13 @@
 // the view index and the analysis are built once, as after loading, and are timed separately.
 // Not run by CTest. Usage: bench_render [kernels] (default 10 000 000)
 #include "analysis/analysis.h"
+#include "benchutil.h"
 #include "figure/figurerenderer.h"
 #include "model/trace.h"
 #include "view/viewindex.h"
 
 #include <QApplication>
-
 #include <chrono>
-#include "benchutil.h"
-
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -46,8 +44,8 @@ int main(int argc, char** argv)
     // one hidden behind the backward half of the step, one exposed at its end.
     auto t0 = Clock::now();
     TraceBuilder b;
-    const char* names[] = {"ampere_sgemm_128x64_nn", "vectorized_elementwise_kernel", "reduce_kernel",
-                           "layer_norm_kernel", "softmax_warp_forward", "ampere_sgemm_64x64_tn_backward"};
+    const char* names[] = { "ampere_sgemm_128x64_nn", "vectorized_elementwise_kernel", "reduce_kernel",
+        "layer_norm_kernel", "softmax_warp_forward", "ampere_sgemm_64x64_tn_backward" };
     std::size_t intervals = 0;
     for (int r = 0; r < ranks; ++r) {
         std::mt19937_64 rng(42 + r);
@@ -65,11 +63,12 @@ int main(int argc, char** argv)
                 const TimeNs d = dur(rng);
                 b.addInterval(rank, compute, now, now + d, names[(i < 100 ? i % 5 : 5)], RegionKind::Kernel);
                 if (i == 140)
-                    b.addInterval(rank, nccl, now, now + 400'000, "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
-                                  RegionKind::Kernel);
+                    b.addInterval(
+                        rank, nccl, now, now + 400'000, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", RegionKind::Kernel);
                 now += d + gap(rng);
             }
-            b.addInterval(rank, nccl, now, now + 300'000, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", RegionKind::Kernel);
+            b.addInterval(
+                rank, nccl, now, now + 300'000, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", RegionKind::Kernel);
             now += 300'000;
             b.addInterval(rank, cpu, stepStart, now, "ProfilerStep#" + std::to_string(step++), RegionKind::HostRegion);
             intervals += 203;
@@ -106,7 +105,7 @@ int main(int argc, char** argv)
 
     std::printf("intervals: %zu (%zu kernels requested), span %.3f s; built in %.0f ms, analysis %.0f ms, "
                 "view index %.0f ms, renderer setup %.0f ms\n",
-                counted, total, double(trace->extent.duration()) / 1e9, buildMs, analysisMs, indexMs, setupMs);
+        counted, total, double(trace->extent.duration()) / 1e9, buildMs, analysisMs, indexMs, setupMs);
     std::printf("%-52s %10s %10s %10s\n", "case", "ms", "bytes", "vs linear");
     std::printf("%-52s %10.1f %10s %10.2f\n", "baseline: one linear pass over all intervals", linearMs, "-", 1.0);
 

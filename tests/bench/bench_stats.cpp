@@ -16,16 +16,18 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
-#include <vector>
-
 #include <unistd.h>
+#include <vector>
 
 using namespace exposure;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double secondsSince(Clock::time_point t0)
+{
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 struct Row
 {
@@ -46,32 +48,32 @@ void measureAnalysis(const Trace& trace, std::vector<Row>& rows)
 {
     auto t0 = Clock::now();
     const auto a = analyze(trace, Rules::defaults());
-    rows.push_back({"analyze() (classify, phases, steps, ICL map)", secondsSince(t0)});
+    rows.push_back({ "analyze() (classify, phases, steps, ICL map)", secondsSince(t0) });
 
     t0 = Clock::now();
     TimeNs check = 0;
     for (std::size_t r = 0; r < trace.ranks.size(); ++r)
         check += computeStats(trace, *a, int(r), trace.extent).exposedNs;
-    rows.push_back({"computeStats, every rank, whole trace", secondsSince(t0)});
+    rows.push_back({ "computeStats, every rank, whole trace", secondsSince(t0) });
 
     t0 = Clock::now();
-    const TimeRange mid{trace.extent.start + trace.extent.duration() / 3,
-                        trace.extent.start + trace.extent.duration() / 3 + trace.extent.duration() / 100};
+    const TimeRange mid { trace.extent.start + trace.extent.duration() / 3,
+        trace.extent.start + trace.extent.duration() / 3 + trace.extent.duration() / 100 };
     for (std::size_t r = 0; r < trace.ranks.size(); ++r)
         check += computeStats(trace, *a, int(r), mid).exposedNs;
-    rows.push_back({"computeStats, every rank, 1 % window", secondsSince(t0)});
+    rows.push_back({ "computeStats, every rank, 1 % window", secondsSince(t0) });
 
     t0 = Clock::now();
     std::size_t steps = 0;
     for (std::size_t r = 0; r < trace.ranks.size(); ++r)
         steps += computeStepStats(trace, *a, int(r)).size();
-    rows.push_back({"computeStepStats, every rank", secondsSince(t0)});
+    rows.push_back({ "computeStepStats, every rank", secondsSince(t0) });
 
     t0 = Clock::now();
     const auto table = kernelTable(trace, *a, trace.extent);
-    rows.push_back({"kernelTable, all ranks", secondsSince(t0)});
+    rows.push_back({ "kernelTable, all ranks", secondsSince(t0) });
     std::printf("  (exposed sum %lld ns, %zu steps, %zu kernel names, %zu overlap segments on rank 0)\n",
-                static_cast<long long>(check), steps, table.size(), a->ranks.empty() ? 0 : a->ranks[0].overlap.size());
+        static_cast<long long>(check), steps, table.size(), a->ranks.empty() ? 0 : a->ranks[0].overlap.size());
 }
 
 std::shared_ptr<Trace> buildTrace(std::size_t targetIntervals)
@@ -116,7 +118,8 @@ std::shared_ptr<Trace> buildTrace(std::size_t targetIntervals)
                 if (isNccl) {
                     b.addInterval(r, s17, gpuT, gpuT + 40, nccl, RegionKind::Kernel);
                 } else {
-                    const std::string& name = i >= bwd ? adam : computeNames[(i * 7 + std::size_t(step)) % computeNames.size()];
+                    const std::string& name
+                        = i >= bwd ? adam : computeNames[(i * 7 + std::size_t(step)) % computeNames.size()];
                     b.addInterval(r, s7, gpuT, gpuT + 6, name, RegionKind::Kernel);
                     gpuT += 8;
                 }
@@ -124,7 +127,7 @@ std::shared_ptr<Trace> buildTrace(std::size_t targetIntervals)
                     b.addInterval(r, cpu, phaseStart, cpuT, "nn.Module: Model", RegionKind::HostRegion, 1);
                 else if (i + 1 == bwd)
                     b.addInterval(r, cpu, phaseStart, cpuT, "autograd::engine::evaluate_function: AddmmBackward0",
-                                  RegionKind::HostRegion, 1);
+                        RegionKind::HostRegion, 1);
                 else if (i + 1 == n)
                     b.addInterval(r, cpu, phaseStart, cpuT, "Optimizer.step#AdamW.step", RegionKind::HostRegion, 1);
             }
@@ -152,7 +155,7 @@ int main(int argc, char** argv)
         std::vector<Row> rows;
         auto t0 = Clock::now();
         const auto trace = buildTrace(intervals);
-        rows.push_back({"baseline: build with TraceBuilder + finish()", secondsSince(t0)});
+        rows.push_back({ "baseline: build with TraceBuilder + finish()", secondsSince(t0) });
         measureAnalysis(*trace, rows);
         printTable("In-memory DDP-like trace, " + std::to_string(trace->intervalCount()) + " intervals", rows);
     }
@@ -167,18 +170,19 @@ int main(int argc, char** argv)
         StringPool pool;
         for (const auto& n : names)
             pool.intern(n);
-        rows.push_back({"baseline: intern 100k distinct names", secondsSince(t0)});
+        rows.push_back({ "baseline: intern 100k distinct names", secondsSince(t0) });
         const Rules rules = Rules::defaults();
         t0 = Clock::now();
         std::size_t unclassified = 0;
         for (const auto& n : names)
             unclassified += rules.classify(n, RegionKind::Kernel).unclassified ? 1 : 0;
-        rows.push_back({"classify them (all rules tried: worst case)", secondsSince(t0)});
+        rows.push_back({ "classify them (all rules tried: worst case)", secondsSince(t0) });
         printTable("Name classification, 100000 names (" + std::to_string(unclassified) + " unclassified)", rows);
     }
 
     if (demoScale > 0) {
-        const auto dir = std::filesystem::temp_directory_path() / ("exposure-bench-stats-" + std::to_string(::getpid()));
+        const auto dir
+            = std::filesystem::temp_directory_path() / ("exposure-bench-stats-" + std::to_string(::getpid()));
         synth::DemoOptions o;
         o.ranks = 2;
         o.steps = 6;
@@ -189,12 +193,12 @@ int main(int argc, char** argv)
         std::vector<Row> rows;
         t0 = Clock::now();
         const auto trace = loadTrace(dir.string());
-        rows.push_back({"baseline: loadTrace() of the OTF2 archives", secondsSince(t0)});
+        rows.push_back({ "baseline: loadTrace() of the OTF2 archives", secondsSince(t0) });
         measureAnalysis(*trace, rows);
         printTable("Demo DDP trace, scale " + std::to_string(demoScale) + ", " + std::to_string(trace->eventCount)
-                       + " OTF2 events, " + std::to_string(trace->intervalCount()) + " intervals (written in "
-                       + std::to_string(writeSeconds).substr(0, 5) + " s)",
-                   rows);
+                + " OTF2 events, " + std::to_string(trace->intervalCount()) + " intervals (written in "
+                + std::to_string(writeSeconds).substr(0, 5) + " s)",
+            rows);
         std::filesystem::remove_all(dir);
     }
     return 0;

@@ -7,8 +7,7 @@
 
 namespace exposure::bench {
 
-template<typename F>
-double bestOfMs(int runs, F&& f)
+template <typename F> double bestOfMs(int runs, F&& f)
 {
     using Clock = std::chrono::steady_clock;
     double best = 1e300;

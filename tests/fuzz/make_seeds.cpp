@@ -199,7 +199,8 @@ int main(int argc, char** argv)
         writeFile(out / "nsys/one-process", report("a.sqlite", { 7 }));
         writeFile(out / "nsys/two-processes", report("b.sqlite", { 7, 8 }));
         writeFile(out / "nsys/two-files",
-            fuzz::packFiles({ { "rank0.sqlite", report("c.sqlite", { 3 }) }, { "rank1.sqlite", report("d.sqlite", { 4 }) } }));
+            fuzz::packFiles(
+                { { "rank0.sqlite", report("c.sqlite", { 3 }) }, { "rank1.sqlite", report("d.sqlite", { 4 }) } }));
     }
 
     // Rules: the built-in file and a small one with every target and category.

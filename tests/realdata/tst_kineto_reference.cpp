@@ -4,8 +4,8 @@
 // checks that Exposure's analysis gives exactly those numbers. Skipped where ../shared is absent (a user's machine).
 #include "analysis/analysis.h"
 #include "analysis/collectives.h"
-#include "run/openrun.h"
 #include "kinetokernels.h"
+#include "run/openrun.h"
 
 #include <QFile>
 #include <QTemporaryDir>
@@ -13,7 +13,6 @@
 
 using namespace exposure;
 using namespace exposure::testing;
-
 
 class TestKinetoReference : public QObject
 {
@@ -53,8 +52,8 @@ private Q_SLOTS:
         QTest::addColumn<qlonglong>("overlapped");
         QTest::addColumn<qlonglong>("exposed");
         // Values from ../shared/traces/kineto-ddp-bert/README.md.
-        QTest::newRow("ws1 rank 0") << "ddp_bert_ws1_rank0.json.gz" << 6570ull << 0ull << 0ll << 0ll << 62731675ll << 0ll
-                                    << 0ll;
+        QTest::newRow("ws1 rank 0") << "ddp_bert_ws1_rank0.json.gz" << 6570ull << 0ull << 0ll << 0ll << 62731675ll
+                                    << 0ll << 0ll;
         QTest::newRow("ws2 rank 0") << "ddp_bert_ws2_rank0.json.gz" << 6694ull << 76ull << 290550619ll << 290550619ll
                                     << 75348398ll << 45772848ll << 244777771ll;
         QTest::newRow("ws2 rank 1") << "ddp_bert_ws2_rank1.json.gz" << 6645ull << 75ull << 9022852ll << 9022852ll
@@ -152,7 +151,7 @@ private Q_SLOTS:
         QTemporaryDir tmp;
         for (int r = 0; r < 2; ++r)
             QVERIFY(QFile::copy(dir + QStringLiteral("ddp_bert_ws2_rank%1.json.gz").arg(r),
-                                tmp.filePath(QStringLiteral("ddp_bert_ws2_rank%1.json.gz").arg(r))));
+                tmp.filePath(QStringLiteral("ddp_bert_ws2_rank%1.json.gz").arg(r))));
         const auto trace = loadTrace(tmp.path().toStdString(), {});
         QCOMPARE(trace->ranks.size(), std::size_t(2));
         QCOMPARE(trace->ranks[1].rank, 1);

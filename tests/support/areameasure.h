@@ -18,7 +18,7 @@ namespace exposure::testing {
 
 // Shows the whole trace in `plot` at `size` (legend off unless the options say otherwise) and draws it.
 inline void showWholeTrace(TimelinePlot& plot, const std::shared_ptr<const Trace>& trace,
-                           const std::shared_ptr<const Analysis>& analysis, QSize size, TimelineOptions options = {})
+    const std::shared_ptr<const Analysis>& analysis, QSize size, TimelineOptions options = {})
 {
     plot.setOptions(options);
     plot.setTrace(trace, analysis);

@@ -35,17 +35,15 @@ inline std::shared_ptr<Trace> makeDdpTrace(int ranks = 2, int steps = 3)
             const TimeNs t = s * L::kStep;
             b.addInterval(rank, cpu, t, t + 9 * L::kMs, "ProfilerStep#" + std::to_string(s), RegionKind::HostRegion);
             for (int k = 0; k < 4; ++k)
-                b.addInterval(rank, compute, t + k * L::kMs, t + k * L::kMs + 800'000,
-                              "ampere_sgemm_128x64_nn", RegionKind::Kernel);
+                b.addInterval(rank, compute, t + k * L::kMs, t + k * L::kMs + 800'000, "ampere_sgemm_128x64_nn",
+                    RegionKind::Kernel);
             for (int k = 0; k < 4; ++k)
                 b.addInterval(rank, compute, t + 4 * L::kMs + k * L::kMs, t + 4 * L::kMs + k * L::kMs + 800'000,
-                              "ampere_sgemm_64x64_tn_backward", RegionKind::Kernel);
+                    "ampere_sgemm_64x64_tn_backward", RegionKind::Kernel);
             b.addInterval(rank, nccl, t + 5'500'000, t + 6'500'000,
-                          "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
-                          RegionKind::Kernel);
+                "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", RegionKind::Kernel);
             b.addInterval(rank, nccl, t + 8'200'000, t + 9'200'000,
-                          "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
-                          RegionKind::Kernel);
+                "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", RegionKind::Kernel);
         }
     }
     return b.finish();
@@ -55,7 +53,9 @@ inline std::shared_ptr<Trace> makeDdpTrace(int ranks = 2, int steps = 3)
 class TraceRng
 {
 public:
-    explicit TraceRng(std::uint64_t seed) : m_state(seed * 2862933555777941757ull + 3037000493ull) {}
+    explicit TraceRng(std::uint64_t seed)
+        : m_state(seed * 2862933555777941757ull + 3037000493ull)
+    { }
     // Uniform integer in [lo, hi].
     TimeNs between(TimeNs lo, TimeNs hi)
     {
@@ -67,7 +67,8 @@ private:
     std::uint64_t m_state;
 };
 
-inline constexpr const char* kNcclAllReduce = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+inline constexpr const char* kNcclAllReduce
+    = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
 
 // Launch-bound (CPU-bound) ranks, as in small-batch DDP: bursts of 5-50 us kernels separated by gaps of
 // similar length, then host gaps of 0.6-1.4 ms, so the GPU is busy about a fifth of the time; sparse NCCL
@@ -89,8 +90,8 @@ inline std::shared_ptr<Trace> makeLaunchBoundTrace(int ranks = 2, TimeNs duratio
             for (int i = 0; i < burst && t < duration; ++i, ++k) {
                 const TimeNs d = rng.between(5'000, 50'000);
                 b.addInterval(rank, cpu, t - 4'000, t - 1'000, "cudaLaunchKernel", RegionKind::HostApi);
-                b.addInterval(rank, compute, t, t + d, k % 3 ? "vectorized_elementwise_kernel" : "ampere_sgemm_128x64_nn",
-                              RegionKind::Kernel);
+                b.addInterval(rank, compute, t, t + d,
+                    k % 3 ? "vectorized_elementwise_kernel" : "ampere_sgemm_128x64_nn", RegionKind::Kernel);
                 t += d + rng.between(5'000, 50'000);
             }
             t += rng.between(600'000, 1'400'000);
@@ -121,9 +122,9 @@ inline std::shared_ptr<Trace> makeGpuBoundTrace(int ranks = 2, int steps = 10)
             for (TimeNs t = t0; t < t0 + 9'000'000; ++k) {
                 const TimeNs d = std::min(rng.between(20'000, 200'000), t0 + 9'000'000 - t);
                 const char* name = k % 4 == 0 ? "ampere_sgemm_128x64_nn"
-                    : k % 4 == 1             ? "fmha_cutlassF_f32_aligned_64x64_rf_sm80"
-                    : k % 4 == 2             ? "vectorized_elementwise_kernel"
-                                             : "layer_norm_kernel";
+                    : k % 4 == 1              ? "fmha_cutlassF_f32_aligned_64x64_rf_sm80"
+                    : k % 4 == 2              ? "vectorized_elementwise_kernel"
+                                              : "layer_norm_kernel";
                 b.addInterval(rank, compute, t, t + d, name, RegionKind::Kernel);
                 t += d + rng.between(1'000, 3'000);
             }

@@ -134,7 +134,7 @@ const std::vector<StructuralEdit>& structuralEdits()
                     deep += "{\"a\":";
                 return replaceFirst(j, "\"args\": ", "\"args\": " + deep);
             } },
-        { "no closing brackets", [](const std::string& j) { return j.substr(0, j.find_last_of("]") ); } },
+        { "no closing brackets", [](const std::string& j) { return j.substr(0, j.find_last_of("]")); } },
         { "no opening bracket", [](const std::string& j) { return replaceFirst(j, "[", ""); } },
         { "extra closing brackets", [](const std::string& j) { return replaceFirst(j, "}", "}]]}}"); } },
         { "missing comma", [](const std::string& j) { return replaceFirst(j, "},", "}"); } },
@@ -144,10 +144,15 @@ const std::vector<StructuralEdit>& structuralEdits()
         { "timestamp as text", [](const std::string& j) { return replaceValue(j, "ts", "\"soon\""); } },
         { "timestamp beyond int64",
             [](const std::string& j) { return replaceValue(j, "ts", "99999999999999999999999"); } },
-        { "invalid UTF-8 in a name", [](const std::string& j) { return replaceFirst(j, "\"name\": \"", "\"name\": \"\xff\xfe\xc0"); } },
+        { "invalid UTF-8 in a name",
+            [](const std::string& j) { return replaceFirst(j, "\"name\": \"", "\"name\": \"\xff\xfe\xc0"); } },
         { "NUL byte", [](const std::string& j) { return replaceFirst(j, "\"ph\"", std::string("\"p\0h\"", 5)); } },
-        { "duplicated traceEvents", [](const std::string& j) { return replaceFirst(j, "\"traceEvents\"", "\"traceEvents\": [], \"traceEvents\""); } },
-        { "traceEvents not an array", [](const std::string& j) { return replaceFirst(j, "\"traceEvents\": [", "\"traceEvents\": {\"x\": ["); } },
+        { "duplicated traceEvents",
+            [](const std::string& j) {
+                return replaceFirst(j, "\"traceEvents\"", "\"traceEvents\": [], \"traceEvents\"");
+            } },
+        { "traceEvents not an array",
+            [](const std::string& j) { return replaceFirst(j, "\"traceEvents\": [", "\"traceEvents\": {\"x\": ["); } },
         { "correlation as object", [](const std::string& j) { return replaceValue(j, "correlation", "{\"id\": 1}"); } },
         { "stream beyond int32", [](const std::string& j) { return replaceValue(j, "stream", "4294967296"); } },
         { "binary garbage", [](const std::string&) { return std::string("\x1f\x8b\x08\0garbage\xff\0\x01", 16); } },
@@ -394,8 +399,7 @@ int main(int argc, char** argv)
     std::printf("%zu files, %zu damaged copies, %d runs in %.1f s ('name it': the error names the damaged file)\n",
         files.size(), matrix.size(), sum.runs, double(total.elapsed()) / 1000.0);
     for (const auto& f : failures) {
-        const std::string what = f.damage.kind == Damage::Truncate
-            ? "cut at " + std::to_string(f.damage.offset)
+        const std::string what = f.damage.kind == Damage::Truncate ? "cut at " + std::to_string(f.damage.offset)
             : f.damage.kind == Damage::Flip
             ? "byte flip at " + std::to_string(f.damage.offset) + " ^" + std::to_string(f.damage.mask)
             : std::string("edit: ") + structuralEdits()[std::size_t(f.damage.offset)].name;

@@ -56,7 +56,7 @@ QString byteCountText(std::uint64_t bytes, bool exact)
 {
     if (bytes < 1000)
         return QObject::tr("%1 B").arg(bytes);
-    static const char* const units[] = {"kB", "MB", "GB", "TB", "PB", "EB"};
+    static const char* const units[] = { "kB", "MB", "GB", "TB", "PB", "EB" };
     double v = double(bytes) / 1000;
     int u = 0;
     while (v >= 999.5 && u < 5) {

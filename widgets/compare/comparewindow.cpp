@@ -2,8 +2,8 @@
 #include "compare/comparewindow.h"
 
 #include "common/theme.h"
-#include "run/openrun.h"
 #include "model/timeformat.h"
+#include "run/openrun.h"
 #include "timeline/palette.h"
 
 #include <QApplication>
@@ -31,7 +31,6 @@
 #include <QTableWidget>
 #include <QToolTip>
 #include <QVBoxLayout>
-
 #include <algorithm>
 #include <cmath>
 
@@ -141,17 +140,22 @@ std::array<TimeNs, CompareChart::PartCount> CompareChart::parts(const RunSummary
     const TimeNs exposed = std::max<TimeNs>(0, s.exposedNs);
     // Whatever of the step is neither compute nor exposed communication: idle GPU, memcpy, host work.
     const TimeNs rest = std::max<TimeNs>(0, s.stepNs - computeOnly - hidden - exposed);
-    return {computeOnly, hidden, exposed, rest};
+    return { computeOnly, hidden, exposed, rest };
 }
 
 QString CompareChart::partName(Part part)
 {
     switch (part) {
-    case ComputeOnly: return tr("compute only");
-    case Hidden: return tr("hidden communication");
-    case Exposed: return tr("exposed communication");
-    case Idle: return tr("idle / other");
-    case PartCount: break;
+    case ComputeOnly:
+        return tr("compute only");
+    case Hidden:
+        return tr("hidden communication");
+    case Exposed:
+        return tr("exposed communication");
+    case Idle:
+        return tr("idle / other");
+    case PartCount:
+        break;
     }
     return {};
 }
@@ -221,8 +225,8 @@ void CompareChart::paintEvent(QPaintEvent*)
     const Palette pal(PaletteKind::Default, palette());
     const QColor text = palette().color(QPalette::Text);
     const QFontMetrics fm(font());
-    const QBrush brushes[PartCount] = {QBrush(pal.overlap(OverlapState::ComputeOnly)), pal.hiddenBrush(),
-                                       pal.exposedBrush(), QBrush(pal.idle())};
+    const QBrush brushes[PartCount]
+        = { QBrush(pal.overlap(OverlapState::ComputeOnly)), pal.hiddenBrush(), pal.exposedBrush(), QBrush(pal.idle()) };
 
     // Legend across the top.
     int lx = 8;
@@ -233,8 +237,8 @@ void CompareChart::paintEvent(QPaintEvent*)
         p.setPen(pal.grid());
         p.drawRect(QRect(lx, ly + 2, 14, fm.height() - 4));
         p.setPen(text);
-        p.drawText(QRect(lx + 20, ly, fm.horizontalAdvance(name) + 2, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                   name);
+        p.drawText(
+            QRect(lx + 20, ly, fm.horizontalAdvance(name) + 2, fm.height()), Qt::AlignLeft | Qt::AlignVCenter, name);
         lx += 20 + fm.horizontalAdvance(name) + 18;
     }
 
@@ -266,7 +270,7 @@ void CompareChart::paintEvent(QPaintEvent*)
         const double y = g.top + i * (g.barH + g.gap);
         p.setPen(text);
         p.drawText(QRectF(0, y, g.labelW - 8, g.barH), Qt::AlignRight | Qt::AlignVCenter,
-                   fm.elidedText(bar.label, Qt::ElideMiddle, g.labelW - 8));
+            fm.elidedText(bar.label, Qt::ElideMiddle, g.labelW - 8));
         const auto parts = CompareChart::parts(bar.summary);
         double x = g.x0;
         for (int k = 0; k < PartCount; ++k) {
@@ -290,8 +294,8 @@ void CompareChart::paintEvent(QPaintEvent*)
         QFont bold = font();
         bold.setBold(true);
         p.setFont(bold);
-        p.drawText(QRectF(x + 6, y, width() - x - 6, g.barH), Qt::AlignLeft | Qt::AlignVCenter,
-                   duration(bar.summary.stepNs));
+        p.drawText(
+            QRectF(x + 6, y, width() - x - 6, g.barH), Qt::AlignLeft | Qt::AlignVCenter, duration(bar.summary.stepNs));
         p.setFont(font());
     }
 }
@@ -307,11 +311,10 @@ bool CompareChart::event(QEvent* e)
                 const auto& s = m_bars[std::size_t(i)].summary;
                 const TimeNs v = parts(s)[std::size_t(k)];
                 QToolTip::showText(help->globalPos(),
-                                   tr("%1\n%2: %3 (%4 of the step)")
-                                       .arg(m_bars[std::size_t(i)].label, partName(Part(k)), duration(v),
-                                            percent(s.stepNs > 0 ? std::optional<double>(double(v) / double(s.stepNs))
-                                                                 : std::nullopt)),
-                                   this);
+                    tr("%1\n%2: %3 (%4 of the step)")
+                        .arg(m_bars[std::size_t(i)].label, partName(Part(k)), duration(v),
+                            percent(s.stepNs > 0 ? std::optional<double>(double(v) / double(s.stepNs)) : std::nullopt)),
+                    this);
                 return true;
             }
         }
@@ -374,12 +377,12 @@ CompareWindow::CompareWindow(QWidget* parent)
     setAcceptDrops(true);
     // A tool window of its own, with minimise/maximise, not a transient message box.
     setWindowFlags(Qt::Window | Qt::WindowTitleHint | Qt::WindowSystemMenuHint | Qt::WindowMinMaxButtonsHint
-                   | Qt::WindowCloseButtonHint);
+        | Qt::WindowCloseButtonHint);
 
     auto* left = buildRunList();
     setUpTable();
     auto* rightSplit = buildTableAndChart();
-    auto* split = splitter(Qt::Horizontal, left, rightSplit, {0, 1}, {200, 1080}, this);
+    auto* split = splitter(Qt::Horizontal, left, rightSplit, { 0, 1 }, { 200, 1080 }, this);
 
     auto* close = new QPushButton(tr("Close"), this);
     auto* bottom = new QHBoxLayout;
@@ -406,7 +409,7 @@ QWidget* CompareWindow::buildRunList()
 {
     auto* addFile = new QPushButton(QIcon::fromTheme(QStringLiteral("list-add")), tr("&Add Run…"), this);
     addFile->setToolTip(tr("Add a run: an OTF2 anchor file (traces.otf2), a torch.profiler trace (.json, .json.gz) or "
-                                 "an Nsight Systems report (.sqlite, .nsys-rep)"));
+                           "an Nsight Systems report (.sqlite, .nsys-rep)"));
     auto* addFolder = new QPushButton(tr("Add &Folder…"), this);
     addFolder->setToolTip(tr("Add a run: a folder holding one OTF2 archive per rank"));
     m_list->setMinimumWidth(150);
@@ -456,23 +459,19 @@ void CompareWindow::setUpTable()
 {
     m_table->setColumnCount(ColCount);
     m_table->setHorizontalHeaderLabels(columnTitles());
-    const QString tips[ColCount] = {
-        tr("Run (hover for the full path)"),
-        tr("Number of ranks (GPUs)"),
+    const QString tips[ColCount] = { tr("Run (hover for the full path)"), tr("Number of ranks (GPUs)"),
         tr("(rank, step) pairs averaged over; '-' when no steps were found (whole trace per rank).\n"
            "Hover a run's name for the steps its means cover."),
-        tr("Mean wall-clock step time"),
-        tr("Mean time per step during which compute kernels run"),
+        tr("Mean wall-clock step time"), tr("Mean time per step during which compute kernels run"),
         tr("Mean time per step during which at least one communication kernel runs"),
         tr("Communication overlapped by compute"),
-        tr("Communication with no compute running: the GPU waits for the network"),
-        tr("Hidden / communication busy"),
+        tr("Communication with no compute running: the GPU waits for the network"), tr("Hidden / communication busy"),
         tr("Exposed communication as a share of the step time"),
         tr("NCCL time spent waiting for the last peer to join a collective (per step)"),
         tr("NCCL time with all peers present (per step)"),
         tr("Weak-scaling efficiency: the baseline's step time / this run's step time.\n"
            "Needs a different GPU count than the baseline and the same per-GPU workload."),
-        tr("Loading state, or what went wrong")};
+        tr("Loading state, or what went wrong") };
     for (int c = 0; c < ColCount; ++c)
         m_table->horizontalHeaderItem(c)->setToolTip(tips[c]);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -531,7 +530,7 @@ QWidget* CompareWindow::buildTableAndChart()
     }
     tableLayout->addWidget(m_errors);
     tableLayout->addWidget(m_caption);
-    auto* rightSplit = splitter(Qt::Vertical, tableBox, chartBox, {1, 2}, {230, 470}, this);
+    auto* rightSplit = splitter(Qt::Vertical, tableBox, chartBox, { 1, 2 }, { 230, 470 }, this);
 
     return rightSplit;
 }
@@ -563,7 +562,6 @@ void CompareWindow::connectButtons()
     connect(m_saveJson, &QPushButton::clicked, this, [this] { saveDialog(true); });
 }
 
-
 CompareWindow::~CompareWindow()
 {
     // Every run's JobSlot is a child: cancelled here, it waits for its job when it is destroyed.
@@ -575,9 +573,9 @@ CompareWindow::~CompareWindow()
 QStringList CompareWindow::columnTitles()
 {
     // Two-line titles keep the thirteen number columns readable without scrolling sideways.
-    return {tr("Run"),           tr("Ranks"),   tr("Steps\nused"),   tr("Step\ntime"), tr("Compute"),
-            tr("Comm.\nbusy"),   tr("Hidden"),  tr("Exposed"),       tr("Overlap"),    tr("Exposed\n/ step"),
-            tr("NCCL\nwaiting"), tr("NCCL\ntransfer"), tr("Efficiency"), tr("Status")};
+    return { tr("Run"), tr("Ranks"), tr("Steps\nused"), tr("Step\ntime"), tr("Compute"), tr("Comm.\nbusy"),
+        tr("Hidden"), tr("Exposed"), tr("Overlap"), tr("Exposed\n/ step"), tr("NCCL\nwaiting"), tr("NCCL\ntransfer"),
+        tr("Efficiency"), tr("Status") };
 }
 
 void CompareWindow::addRun(const QString& path)
@@ -591,8 +589,8 @@ void CompareWindow::addRun(const QString& path)
     refresh();
 }
 
-void CompareWindow::addLoadedRun(const QString& path, std::shared_ptr<const Trace> trace,
-                                 std::shared_ptr<const Analysis> analysis)
+void CompareWindow::addLoadedRun(
+    const QString& path, std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis)
 {
     if (!trace || !analysis) {
         addRun(path);
@@ -660,8 +658,8 @@ void CompareWindow::startJob(Run& run)
     run.error.clear();
     // Everything the job needs is captured by value: it never touches the window.
     run.job->start<JobResult>(
-        [path = run.path, trace = run.trace, analysis = run.analysis,
-         skip = m_skip->value()](const JobContext& job) mutable -> JobResult {
+        [path = run.path, trace = run.trace, analysis = run.analysis, skip = m_skip->value()](
+            const JobContext& job) mutable -> JobResult {
             JobResult result;
             result.skipSteps = skip;
             try {
@@ -788,9 +786,9 @@ void CompareWindow::refresh()
     std::vector<CompareChart::Bar> bars;
     for (const auto& r : m_runs)
         if (r->summary && !r->busy)
-            bars.push_back({r->summary->ranks == 1 ? tr("%1 · 1 GPU").arg(r->name)
-                                                   : tr("%1 · %2 GPUs").arg(r->name).arg(r->summary->ranks),
-                            *r->summary});
+            bars.push_back({ r->summary->ranks == 1 ? tr("%1 · 1 GPU").arg(r->name)
+                                                    : tr("%1 · %2 GPUs").arg(r->name).arg(r->summary->ranks),
+                *r->summary });
     m_chart->setBars(std::move(bars));
     m_errors->setText(errorText());
     m_errors->setVisible(!m_errors->text().isEmpty());
@@ -827,9 +825,8 @@ QString CompareWindow::finding() const
             .arg(gpus(a.ranks), duration(a.stepNs), duration(b.stepNs));
     return tr("From %1 to %2: step time %3 → %4 (efficiency %5); exposed communication %6 → %7 per step "
               "(%8 → %9 of the step).")
-        .arg(gpus(a.ranks), gpus(b.ranks), duration(a.stepNs), duration(b.stepNs),
-             percent(weakScalingEfficiency(a, b)), duration(a.exposedNs), duration(b.exposedNs),
-             percent(exposedShare(a)), percent(exposedShare(b)));
+        .arg(gpus(a.ranks), gpus(b.ranks), duration(a.stepNs), duration(b.stepNs), percent(weakScalingEfficiency(a, b)),
+            duration(a.exposedNs), duration(b.exposedNs), percent(exposedShare(a)), percent(exposedShare(b)));
 }
 
 void CompareWindow::fillTable()
@@ -883,9 +880,8 @@ void CompareWindow::fillTable()
         set(ColHidden, duration(s.hiddenNs), double(s.hiddenNs), num);
         auto* exposed = set(ColExposed, duration(s.exposedNs), double(s.exposedNs), num);
         if (s.worstExposedRank >= 0 && s.ranks > 1)
-            exposed->setToolTip(tr("Worst rank: %1 with %2 exposed per step")
-                                    .arg(s.worstExposedRank)
-                                    .arg(duration(s.worstExposedNs)));
+            exposed->setToolTip(
+                tr("Worst rank: %1 with %2 exposed per step").arg(s.worstExposedRank).arg(duration(s.worstExposedNs)));
         set(ColOverlap, percent(s.overlapRatio), s.overlapRatio, num);
         set(ColExposedShare, percent(exposedShare(s)), exposedShare(s), num);
         const bool multi = s.ranks > 1;
@@ -918,8 +914,7 @@ void CompareWindow::fillTable()
             note += tr("\nMeans over %1 on the first rank").arg(QString::fromStdString(s.stepsCovered));
         if (s.unmatchedCollectives > 0) {
             note += tr("\n%1 collective(s) not matched across ranks.").arg(s.unmatchedCollectives);
-            set(ColStatus, tr("%1 collective(s) not matched").arg(s.unmatchedCollectives), std::nullopt,
-                Qt::AlignLeft);
+            set(ColStatus, tr("%1 collective(s) not matched").arg(s.unmatchedCollectives), std::nullopt, Qt::AlignLeft);
         }
         nameItem->setToolTip(note);
     }
@@ -952,29 +947,20 @@ QString CompareWindow::csv() const
     auto pct = [](std::optional<double> v) { return v ? QString::number(*v * 100.0, 'f', 2) : QString(); };
     const auto loaded = summaries();
     int firstLoaded = 0;
-    while (firstLoaded < runCount() && (!m_runs[std::size_t(firstLoaded)]->summary || m_runs[std::size_t(firstLoaded)]->busy))
+    while (firstLoaded < runCount()
+        && (!m_runs[std::size_t(firstLoaded)]->summary || m_runs[std::size_t(firstLoaded)]->busy))
         ++firstLoaded;
     for (const auto& r : m_runs) {
         if (!r->summary || r->busy)
             continue;
         const RunSummary& s = *r->summary;
         const bool multi = s.ranks > 1;
-        QStringList f{csvField(r->name),
-                      csvField(r->path),
-                      QString::number(s.ranks),
-                      QString::number(s.stepsUsed),
-                      QString::number(s.stepNs),
-                      QString::number(s.computeNs),
-                      QString::number(s.commBusyNs),
-                      QString::number(s.hiddenNs),
-                      QString::number(s.exposedNs),
-                      pct(s.overlapRatio),
-                      pct(exposedShare(s)),
-                      multi ? QString::number(s.waitNs) : QString(),
-                      multi ? QString::number(s.transferNs) : QString(),
-                      &s == &*m_runs[std::size_t(firstLoaded)]->summary
-                          ? pct(1.0)
-                          : pct(weakScalingEfficiency(loaded.front(), s))};
+        QStringList f { csvField(r->name), csvField(r->path), QString::number(s.ranks), QString::number(s.stepsUsed),
+            QString::number(s.stepNs), QString::number(s.computeNs), QString::number(s.commBusyNs),
+            QString::number(s.hiddenNs), QString::number(s.exposedNs), pct(s.overlapRatio), pct(exposedShare(s)),
+            multi ? QString::number(s.waitNs) : QString(), multi ? QString::number(s.transferNs) : QString(),
+            &s == &*m_runs[std::size_t(firstLoaded)]->summary ? pct(1.0)
+                                                              : pct(weakScalingEfficiency(loaded.front(), s)) };
         out += f.join(QLatin1Char(',')) + QLatin1Char('\n');
     }
     return out;
@@ -1003,8 +989,8 @@ QString CompareWindow::lastFolder() const
 void CompareWindow::rememberFolder(const QString& path)
 {
     QFileInfo info(path);
-    QSettings().setValue(QStringLiteral("compare/lastFolder"),
-                         info.isDir() ? info.dir().absolutePath() : info.absolutePath());
+    QSettings().setValue(
+        QStringLiteral("compare/lastFolder"), info.isDir() ? info.dir().absolutePath() : info.absolutePath());
 }
 
 void CompareWindow::addDialog(bool folder)
@@ -1018,7 +1004,7 @@ void CompareWindow::addDialog(bool folder)
         return;
     }
     const QStringList files = QFileDialog::getOpenFileNames(this, tr("Add Run (OTF2 Anchor)"), lastFolder(),
-                                                            tr("Traces (*.otf2 *.json *.json.gz *.sqlite *.nsys-rep *.qdrep);;All files (*)"));
+        tr("Traces (*.otf2 *.json *.json.gz *.sqlite *.nsys-rep *.qdrep);;All files (*)"));
     for (const auto& f : files)
         addRun(f);
     if (!files.isEmpty())
@@ -1027,11 +1013,11 @@ void CompareWindow::addDialog(bool folder)
 
 void CompareWindow::saveDialog(bool asJson)
 {
-    const QString suggested = QDir(lastFolder()).filePath(asJson ? QStringLiteral("compare.json")
-                                                                 : QStringLiteral("compare.csv"));
-    const QString path = QFileDialog::getSaveFileName(
-        this, asJson ? tr("Save Comparison as JSON") : tr("Save Comparison as CSV"), suggested,
-        asJson ? tr("JSON (*.json)") : tr("CSV (*.csv)"));
+    const QString suggested
+        = QDir(lastFolder()).filePath(asJson ? QStringLiteral("compare.json") : QStringLiteral("compare.csv"));
+    const QString path
+        = QFileDialog::getSaveFileName(this, asJson ? tr("Save Comparison as JSON") : tr("Save Comparison as CSV"),
+            suggested, asJson ? tr("JSON (*.json)") : tr("CSV (*.csv)"));
     if (path.isEmpty())
         return;
     QSaveFile file(path);

@@ -12,7 +12,6 @@
 #include <QDialog>
 #include <QString>
 #include <QStringList>
-
 #include <array>
 #include <atomic>
 #include <memory>
@@ -72,8 +71,23 @@ class CompareWindow : public QDialog
 {
     Q_OBJECT
 public:
-    enum Column { ColRun, ColRanks, ColSteps, ColStep, ColCompute, ColCommBusy, ColHidden, ColExposed, ColOverlap,
-                  ColExposedShare, ColWaiting, ColTransfer, ColEfficiency, ColStatus, ColCount };
+    enum Column {
+        ColRun,
+        ColRanks,
+        ColSteps,
+        ColStep,
+        ColCompute,
+        ColCommBusy,
+        ColHidden,
+        ColExposed,
+        ColOverlap,
+        ColExposedShare,
+        ColWaiting,
+        ColTransfer,
+        ColEfficiency,
+        ColStatus,
+        ColCount
+    };
 
     explicit CompareWindow(QWidget* parent = nullptr);
     ~CompareWindow() override; // cancels the loads and waits for them
@@ -81,8 +95,8 @@ public:
     // Loads `path` in the background (loadTrace + analyze with the default rules + summarizeRun).
     void addRun(const QString& path);
     // A run that is already loaded (e.g. the trace open in the main window): only summarised.
-    void addLoadedRun(const QString& path, std::shared_ptr<const Trace> trace,
-                      std::shared_ptr<const Analysis> analysis);
+    void addLoadedRun(
+        const QString& path, std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis);
     void removeRun(int index);
     void moveRun(int from, int to);
     int runCount() const { return int(m_runs.size()); }
@@ -102,7 +116,8 @@ public:
     QListWidget* runList() const { return m_list; }
     // The errors of the runs that failed, one "<file>: <problem>" a line, shown under the table.
     QString errorText() const;
-    // One sentence comparing the run with the most GPUs (the last of them) with the baseline (shown under the chart); empty with fewer than two.
+    // One sentence comparing the run with the most GPUs (the last of them) with the baseline (shown under the chart);
+    // empty with fewer than two.
     QString finding() const;
 
     static QStringList columnTitles();
@@ -143,6 +158,7 @@ private:
     void updateButtons();
     void addDialog(bool folder);
     void saveDialog(bool json);
+
 public:
     // Where Add Run… / Add Folder… / Save start (also for tests).
     QString lastFolder() const;

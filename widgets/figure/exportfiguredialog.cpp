@@ -10,8 +10,8 @@
 #include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
-#include <QDir>
 #include <QDialogButtonBox>
+#include <QDir>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -21,8 +21,8 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QMainWindow>
 #include <QListWidget>
+#include <QMainWindow>
 #include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
@@ -31,7 +31,6 @@
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QVBoxLayout>
-
 #include <cmath>
 
 namespace exposure {
@@ -50,8 +49,7 @@ QString timeText(TimeNs ns)
     return QString::number(ns) + QStringLiteral("ns");
 }
 
-template<typename T>
-void selectData(QComboBox* box, T value)
+template <typename T> void selectData(QComboBox* box, T value)
 {
     const int i = box->findData(int(value));
     if (i >= 0)
@@ -61,7 +59,7 @@ void selectData(QComboBox* box, T value)
 } // namespace
 
 ExportFigureDialog::ExportFigureDialog(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
-                                       std::shared_ptr<const ViewIndex> index, TimeRange visible, QWidget* parent)
+    std::shared_ptr<const ViewIndex> index, TimeRange visible, QWidget* parent)
     : QDialog(parent)
     , m_trace(std::move(trace))
     , m_analysis(std::move(analysis))
@@ -181,8 +179,8 @@ void ExportFigureDialog::addSizeFields(QFormLayout* form)
     m_dpi->setRange(30, 2400);
     m_dpi->setSuffix(tr(" dpi"));
     auto* sizeRow = new QHBoxLayout;
-    for (QWidget* w : std::initializer_list<QWidget*>{m_widthPx, m_widthMm, new QLabel(QStringLiteral("×")), m_heightPx,
-                                                      m_heightMm, m_dpi})
+    for (QWidget* w : std::initializer_list<QWidget*> {
+             m_widthPx, m_widthMm, new QLabel(QStringLiteral("×")), m_heightPx, m_heightMm, m_dpi })
         sizeRow->addWidget(w);
     sizeRow->addStretch();
     form->addRow(tr("Width × height:"), sizeRow);
@@ -199,8 +197,8 @@ void ExportFigureDialog::addRangeFields(QFormLayout* form)
     m_rangeKind->addItem(tr("Whole trace"), int(FigureSpec::RangeKind::Whole));
     m_rangeKind->addItem(tr("Visible range (%1 – %2)")
                              .arg(QString::fromStdString(formatDuration(m_visible.start)),
-                                  QString::fromStdString(formatDuration(m_visible.end))),
-                         int(FigureSpec::RangeKind::Visible));
+                                 QString::fromStdString(formatDuration(m_visible.end))),
+        int(FigureSpec::RangeKind::Visible));
     m_rangeKind->addItem(tr("One training step"), int(FigureSpec::RangeKind::Step));
     m_rangeKind->addItem(tr("From – to"), int(FigureSpec::RangeKind::Custom));
     m_step = new QComboBox;
@@ -212,8 +210,8 @@ void ExportFigureDialog::addRangeFields(QFormLayout* form)
                 continue;
             for (const auto& st : ra.steps)
                 m_step->addItem(QStringLiteral("%1 (%2)").arg(QString::fromStdString(st.name),
-                                                            QString::fromStdString(formatDuration(st.range.duration()))),
-                                st.index);
+                                    QString::fromStdString(formatDuration(st.range.duration()))),
+                    st.index);
             break;
         }
     }
@@ -236,8 +234,8 @@ void ExportFigureDialog::addRowFields(QFormLayout* form)
     // Rows.
     m_rows = new QComboBox;
     m_rows->setObjectName(QStringLiteral("rows"));
-    m_rows->addItem(tr("Automatic (all rows that are legible; GPU and overlap rows first)"),
-                    int(FigureSpec::RowsKind::Auto));
+    m_rows->addItem(
+        tr("Automatic (all rows that are legible; GPU and overlap rows first)"), int(FigureSpec::RowsKind::Auto));
     m_rows->addItem(tr("All rows"), int(FigureSpec::RowsKind::All));
     m_rows->addItem(tr("GPU streams only"), int(FigureSpec::RowsKind::Gpu));
     m_rows->addItem(tr("Overlap rows only"), int(FigureSpec::RowsKind::Overlap));
@@ -262,9 +260,11 @@ void ExportFigureDialog::addRowFields(QFormLayout* form)
                 item->setCheckState(Qt::Unchecked);
             };
             for (std::size_t l = 0; l < rank.lanes.size(); ++l)
-                add(QStringLiteral("%1:%2").arg(r).arg(l), QStringLiteral("%1 · %2").arg(QString::fromStdString(rank.label),
-                                                                                     QString::fromStdString(rank.lanes[l].name)));
-            add(QStringLiteral("%1:overlap").arg(r), QStringLiteral("%1 · overlap").arg(QString::fromStdString(rank.label)));
+                add(QStringLiteral("%1:%2").arg(r).arg(l),
+                    QStringLiteral("%1 · %2").arg(
+                        QString::fromStdString(rank.label), QString::fromStdString(rank.lanes[l].name)));
+            add(QStringLiteral("%1:overlap").arg(r),
+                QStringLiteral("%1 · overlap").arg(QString::fromStdString(rank.label)));
         }
     }
     form->addRow(QString(), m_rowList);
@@ -332,15 +332,15 @@ void ExportFigureDialog::connectChanges()
         updateEnabled();
         schedulePreview();
     };
-    for (QComboBox* c : {m_format, m_rangeKind, m_step, m_rows, m_palette, m_legendPosition, m_timeUnit})
+    for (QComboBox* c : { m_format, m_rangeKind, m_step, m_rows, m_palette, m_legendPosition, m_timeUnit })
         connect(c, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
-    for (QSpinBox* s : {m_widthPx, m_heightPx, m_dpi})
+    for (QSpinBox* s : { m_widthPx, m_heightPx, m_dpi })
         connect(s, qOverload<int>(&QSpinBox::valueChanged), this, changed);
-    for (QDoubleSpinBox* s : {m_widthMm, m_heightMm, m_fontSize})
+    for (QDoubleSpinBox* s : { m_widthMm, m_heightMm, m_fontSize })
         connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, changed);
-    for (QLineEdit* e : {m_from, m_to, m_title, m_axisLabel})
+    for (QLineEdit* e : { m_from, m_to, m_title, m_axisLabel })
         connect(e, &QLineEdit::textChanged, this, changed);
-    for (QAbstractButton* b : std::initializer_list<QAbstractButton*>{m_sizePx, m_sizeMm, m_overlapLanes, m_legend})
+    for (QAbstractButton* b : std::initializer_list<QAbstractButton*> { m_sizePx, m_sizeMm, m_overlapLanes, m_legend })
         connect(b, &QAbstractButton::toggled, this, changed);
     connect(m_fontFamily, &QFontComboBox::currentFontChanged, this, changed);
     connect(m_rowList, &QListWidget::itemChanged, this, changed);
@@ -398,7 +398,7 @@ FigureSpec ExportFigureDialog::spec() const
     } else if (s.rangeKind == FigureSpec::RangeKind::Custom) {
         const auto a = parseDuration(m_from->text().trimmed().toStdString());
         const auto b = parseDuration(m_to->text().trimmed().toStdString());
-        s.range = {a.value_or(0), b.value_or(0)};
+        s.range = { a.value_or(0), b.value_or(0) };
     } else if (s.rangeKind == FigureSpec::RangeKind::Step) {
         s.step = m_step->currentData().toInt();
     }
@@ -442,9 +442,8 @@ void ExportFigureDialog::setSpec(const FigureSpec& spec)
     selectData(m_step, spec.step);
     selectData(m_rows, spec.rows);
     for (int i = 0; i < m_rowList->count(); ++i)
-        m_rowList->item(i)->setCheckState(spec.rowList.contains(m_rowList->item(i)->data(Qt::UserRole).toString())
-                                              ? Qt::Checked
-                                              : Qt::Unchecked);
+        m_rowList->item(i)->setCheckState(
+            spec.rowList.contains(m_rowList->item(i)->data(Qt::UserRole).toString()) ? Qt::Checked : Qt::Unchecked);
     m_overlapLanes->setChecked(spec.overlapLanes);
     selectData(m_palette, spec.palette);
     m_fontFamily->setCurrentFont(QFont(spec.fontFamily));
@@ -481,8 +480,8 @@ void ExportFigureDialog::renderPreview()
         const QString warning = m_renderer->crowdingWarning();
         m_status->setText(warning.isEmpty() ? m_renderer->selectionNote() : warning);
         const QSize box = m_previewLabel->contentsRect().size().expandedTo(QSize(kPreviewWidth, kPreviewHeight) / 2);
-        m_previewLabel->setPixmap(QPixmap::fromImage(
-            m_preview.scaled(box, Qt::KeepAspectRatio, Qt::SmoothTransformation)));
+        m_previewLabel->setPixmap(
+            QPixmap::fromImage(m_preview.scaled(box, Qt::KeepAspectRatio, Qt::SmoothTransformation)));
     } catch (const std::exception& e) {
         m_preview = QImage();
         m_previewLabel->setPixmap(QPixmap());
@@ -571,11 +570,11 @@ void ExportFigureDialog::accept()
                                  : QStringLiteral("figure");
     QSettings settings;
     const QString dir = settings.value(QStringLiteral("ExportFigure/dir")).toString();
-    const QString suggested = (dir.isEmpty() ? QString() : dir + QLatin1Char('/')) + base + QStringLiteral("-timeline.") + ext;
+    const QString suggested
+        = (dir.isEmpty() ? QString() : dir + QLatin1Char('/')) + base + QStringLiteral("-timeline.") + ext;
     // We ask about replacing ourselves (below), so the question is the same on every platform dialog.
     QString path = QFileDialog::getSaveFileName(this, tr("Export Figure"), suggested,
-                                                tr("%1 files (*.%2)").arg(ext.toUpper(), ext), nullptr,
-                                                QFileDialog::DontConfirmOverwrite);
+        tr("%1 files (*.%2)").arg(ext.toUpper(), ext), nullptr, QFileDialog::DontConfirmOverwrite);
     if (path.isEmpty())
         return;
     if (QFileInfo(path).suffix().isEmpty())
@@ -583,8 +582,8 @@ void ExportFigureDialog::accept()
     bool overwrite = false;
     if (QFileInfo::exists(path)) {
         if (QMessageBox::question(this, tr("Replace File?"),
-                                  tr("%1 already exists. Replace it?").arg(QFileInfo(path).fileName()),
-                                  QMessageBox::Yes | QMessageBox::No, QMessageBox::No)
+                tr("%1 already exists. Replace it?").arg(QFileInfo(path).fileName()),
+                QMessageBox::Yes | QMessageBox::No, QMessageBox::No)
             != QMessageBox::Yes)
             return;
         overwrite = true;
@@ -630,22 +629,22 @@ void ExportFigureDialog::applyProposal(const FigureProposal& p)
 
 void ExportFigureDialog::saveSpecInteractively()
 {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save Figure Spec"), QStringLiteral("figure.json"),
-                                                      tr("Figure specs (*.json)"));
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Save Figure Spec"), QStringLiteral("figure.json"), tr("Figure specs (*.json)"));
     if (!path.isEmpty() && !saveSpecTo(path))
         QMessageBox::warning(this, tr("Save Figure Spec"), m_error);
 }
 
 void ExportFigureDialog::loadSpecInteractively()
 {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Load Figure Spec"), QString(),
-                                                      tr("Figure specs (*.json);;All files (*)"));
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Load Figure Spec"), QString(), tr("Figure specs (*.json);;All files (*)"));
     if (!path.isEmpty() && !loadSpecFrom(path))
         QMessageBox::warning(this, tr("Load Figure Spec"), m_error);
 }
 
-QAction* ExportFigureDialog::installAction(QMenu* menu, QAction* before, QWidget* window,
-                                          std::function<FigureSource()> source)
+QAction* ExportFigureDialog::installAction(
+    QMenu* menu, QAction* before, QWidget* window, std::function<FigureSource()> source)
 {
     auto* action = new QAction(tr("Export &Figure…"), window);
     action->setObjectName(QStringLiteral("exportFigure"));
@@ -670,7 +669,7 @@ QAction* ExportFigureDialog::installAction(QMenu* menu, QAction* before, QWidget
                 main->statusBar()->showMessage(tr("Saved figure %1 (%2 KB)")
                                                    .arg(QDir::toNativeSeparators(info.absoluteFilePath()))
                                                    .arg((info.size() + 1023) / 1024),
-                                               15000);
+                    15000);
             });
         dialog.exec();
     });

@@ -7,7 +7,6 @@
 #include <QDialog>
 #include <QImage>
 #include <QTimer>
-
 #include <functional>
 #include <memory>
 #include <optional>
@@ -38,7 +37,7 @@ struct FigureSource
     std::shared_ptr<const Trace> trace; // null: nothing to export (the action is disabled)
     std::shared_ptr<const Analysis> analysis;
     std::shared_ptr<const ViewIndex> index;
-    TimeRange visible{0, 0};
+    TimeRange visible { 0, 0 };
 };
 
 // File ▸ Export Figure…: every setting of a figure spec, a live preview rendered by the same FigureRenderer as
@@ -56,7 +55,7 @@ public:
     // `visible` is the timeline's visible range (used by the "Visible range" choice). Starts from the
     // remembered settings.
     ExportFigureDialog(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
-                       std::shared_ptr<const ViewIndex> index, TimeRange visible, QWidget* parent = nullptr);
+        std::shared_ptr<const ViewIndex> index, TimeRange visible, QWidget* parent = nullptr);
     ~ExportFigureDialog() override;
 
     FigureSpec spec() const;

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "figure/figurerenderer.h"
 
-#include "common/atomicwrite.h"
-
 #include "analysis/analysis.h"
+#include "common/atomicwrite.h"
 #include "timeline/timelineplot.h"
 #include "view/viewindex.h"
 
@@ -16,7 +15,6 @@
 #include <QRegularExpression>
 #include <QScreen>
 #include <QSvgGenerator>
-
 #include <cmath>
 
 namespace exposure {
@@ -27,7 +25,7 @@ namespace {
 QPalette figurePalette()
 {
     QPalette p;
-    for (auto group : {QPalette::Active, QPalette::Inactive, QPalette::Disabled}) {
+    for (auto group : { QPalette::Active, QPalette::Inactive, QPalette::Disabled }) {
         p.setColor(group, QPalette::Base, Qt::white);
         p.setColor(group, QPalette::Window, Qt::white);
         p.setColor(group, QPalette::WindowText, Qt::black);
@@ -62,13 +60,13 @@ void replaceSameLength(QByteArray& data, const QRegularExpression& re, const QBy
 // UUID; a figure must be byte-identical when remade, so those become fixed values.
 void makePdfDeterministic(QByteArray& pdf)
 {
-    replaceSameLength(pdf, QRegularExpression(QStringLiteral("/CreationDate \\(D:([^)]*)\\)")),
-                      QByteArrayLiteral("20000101000000Z"));
-    replaceSameLength(pdf, QRegularExpression(QStringLiteral("/ModDate \\(D:([^)]*)\\)")),
-                      QByteArrayLiteral("20000101000000Z"));
+    replaceSameLength(
+        pdf, QRegularExpression(QStringLiteral("/CreationDate \\(D:([^)]*)\\)")), QByteArrayLiteral("20000101000000Z"));
+    replaceSameLength(
+        pdf, QRegularExpression(QStringLiteral("/ModDate \\(D:([^)]*)\\)")), QByteArrayLiteral("20000101000000Z"));
     replaceSameLength(pdf, QRegularExpression(QStringLiteral("/ID \\[\\s*<([0-9a-fA-F]*)>")), QByteArrayLiteral("0"));
     replaceSameLength(pdf, QRegularExpression(QStringLiteral("/ID \\[\\s*<[0-9a-fA-F]*>\\s*<([0-9a-fA-F]*)>")),
-                      QByteArrayLiteral("0"));
+        QByteArrayLiteral("0"));
 }
 
 // A minimal XMP packet without dates or UUIDs (Qt would otherwise generate both).
@@ -132,7 +130,7 @@ int figureLayoutDpi()
 }
 
 FigureRenderer::FigureRenderer(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
-                               std::shared_ptr<const ViewIndex> index)
+    std::shared_ptr<const ViewIndex> index)
     : m_plot(std::make_unique<TimelinePlot>())
 {
     m_plot->setAttribute(Qt::WA_DontShowOnScreen);
@@ -149,8 +147,8 @@ void FigureRenderer::prepare(const FigureSpec& spec, QSize device)
         throw FigureRenderError("no trace to render");
     spec.validate(spec.tracePath.isEmpty() ? QStringLiteral("figure") : spec.tracePath);
     const double scale = double(spec.dpi) / figureLayoutDpi();
-    m_logical = QSize(std::max(1, int(std::lround(device.width() / scale))),
-                      std::max(1, int(std::lround(device.height() / scale))));
+    m_logical = QSize(
+        std::max(1, int(std::lround(device.width() / scale))), std::max(1, int(std::lround(device.height() / scale))));
     // Separate x/y factors make the logical canvas fill the device exactly (they differ by < 1 px).
     m_sx = double(device.width()) / m_logical.width();
     m_sy = double(device.height()) / m_logical.height();
@@ -161,9 +159,9 @@ void FigureRenderer::prepare(const FigureSpec& spec, QSize device)
     m_tried.clear();
     // Auto: every row when all are legible, else what a paper needs most: GPU streams and overlap rows, else
     // the overlap rows alone.
-    std::vector<FigureSpec::RowsKind> ladder{spec.rows};
+    std::vector<FigureSpec::RowsKind> ladder { spec.rows };
     if (spec.rows == FigureSpec::RowsKind::Auto)
-        ladder = {FigureSpec::RowsKind::All, FigureSpec::RowsKind::Gpu, FigureSpec::RowsKind::Overlap};
+        ladder = { FigureSpec::RowsKind::All, FigureSpec::RowsKind::Gpu, FigureSpec::RowsKind::Overlap };
     for (const FigureSpec::RowsKind rows : ladder) {
         m_check = tryRows(spec, rows);
         m_rowsUsed = rows;
@@ -173,8 +171,8 @@ void FigureRenderer::prepare(const FigureSpec& spec, QSize device)
     }
     // Rows too thin under a legend of several lines: the legend moves right of the plot, if it takes at most
     // 45 % of the width there (every row is worth less than a time axis of half the width).
-    const bool legendAbove = spec.legend
-        && (spec.legendPosition == LegendPosition::Top || spec.legendPosition == LegendPosition::Bottom);
+    const bool legendAbove
+        = spec.legend && (spec.legendPosition == LegendPosition::Top || spec.legendPosition == LegendPosition::Bottom);
     if (legendAbove) {
         FigureSpec right = spec;
         right.legendPosition = LegendPosition::Right;
@@ -301,8 +299,8 @@ QString FigureCheck::problem() const
     if (!overlaps.empty())
         p << QObject::tr("%1 texts overlap ('%2' and '%3')")
                  .arg(overlaps.size() * 2)
-                 .arg(texts[std::size_t(overlaps.front().first)].text,
-                      texts[std::size_t(overlaps.front().second)].text);
+                 .arg(
+                     texts[std::size_t(overlaps.front().first)].text, texts[std::size_t(overlaps.front().second)].text);
     if (!clipped.empty())
         p << QObject::tr("text cut at the edge ('%1')").arg(texts[std::size_t(clipped.front())].text);
     if (minFontPt + 1e-9 < kMinFontPt)
@@ -325,7 +323,7 @@ FigureProposal FigureRenderer::proposal(const FigureSpec& spec)
         p.heightMm = std::ceil(spec.sizeMm().height() + extra + 1);
     }
     if (spec.rows != FigureSpec::RowsKind::Auto) {
-        for (const FigureSpec::RowsKind rows : {FigureSpec::RowsKind::Gpu, FigureSpec::RowsKind::Overlap}) {
+        for (const FigureSpec::RowsKind rows : { FigureSpec::RowsKind::Gpu, FigureSpec::RowsKind::Overlap }) {
             if (rows == spec.rows)
                 break;
             FigureSpec right = spec;
@@ -351,13 +349,12 @@ QString FigureProposal::text(bool commandLine) const
                           : QObject::tr("a height of %1 mm").arg(heightMm));
     if (hasRows) {
         const QString name = rows == FigureSpec::RowsKind::Overlap ? QStringLiteral("overlap") : QStringLiteral("gpu");
-        p << (commandLine ? QStringLiteral("--rows %1").arg(name)
-                          : rows == FigureSpec::RowsKind::Overlap ? QObject::tr("overlap rows only")
-                                                                  : QObject::tr("GPU streams only"));
+        p << (commandLine                               ? QStringLiteral("--rows %1").arg(name)
+                : rows == FigureSpec::RowsKind::Overlap ? QObject::tr("overlap rows only")
+                                                        : QObject::tr("GPU streams only"));
     }
     if (fontPt > 0)
-        p << (commandLine ? QStringLiteral("--font-size %1").arg(fontPt)
-                          : QObject::tr("a font of %1 pt").arg(fontPt));
+        p << (commandLine ? QStringLiteral("--font-size %1").arg(fontPt) : QObject::tr("a font of %1 pt").arg(fontPt));
     if (p.isEmpty())
         return commandLine ? QStringLiteral("a larger size") : QObject::tr("a larger size");
     return p.join(commandLine ? QStringLiteral(" or ") : QObject::tr(" or "));
@@ -387,7 +384,8 @@ QString FigureRenderer::selectionNote() const
         rows = QObject::tr("the overlap rows (GPU streams would be thinner than %1 mm)");
     QString note = rows.isEmpty() ? QString() : QObject::tr("Rows: %1.").arg(rows.arg(FigureCheck::kMinRowMm));
     if (m_spec.legendPosition != m_requestedLegend)
-        note += (note.isEmpty() ? QString() : QStringLiteral(" ")) + QObject::tr("The legend is right of the plot, where the rows have room.");
+        note += (note.isEmpty() ? QString() : QStringLiteral(" "))
+            + QObject::tr("The legend is right of the plot, where the rows have room.");
     return note;
 }
 
@@ -465,7 +463,7 @@ QByteArray FigureRenderer::render(const FigureSpec& spec)
         const auto m = root.match(QString::fromUtf8(out.left(400)));
         if (m.hasMatch())
             out.replace(m.capturedStart(), m.capturedLength(),
-                        QStringLiteral("<svg width=\"%1mm\" height=\"%2mm\"").arg(mm.width()).arg(mm.height()).toUtf8());
+                QStringLiteral("<svg width=\"%1mm\" height=\"%2mm\"").arg(mm.width()).arg(mm.height()).toUtf8());
         return out;
     }
     case FigureSpec::Format::Pdf: {
@@ -478,7 +476,7 @@ QByteArray FigureRenderer::render(const FigureSpec& spec)
         pdf.setDocumentXmpMetadata(xmpPacket(spec.title));
         const QSizeF mm = spec.sizeMm();
         pdf.setPageLayout(QPageLayout(QPageSize(mm, QPageSize::Millimeter, QString(), QPageSize::ExactMatch),
-                                      QPageLayout::Portrait, QMarginsF(0, 0, 0, 0)));
+            QPageLayout::Portrait, QMarginsF(0, 0, 0, 0)));
         // The device unit is the layout pixel (see the class comment: points convert like QFontMetrics's).
         pdf.setResolution(figureLayoutDpi());
         QCPPainter painter;
@@ -509,9 +507,8 @@ void FigureRenderer::renderToFile(const FigureSpec& spec, const QString& path, b
     try {
         data = render(spec);
     } catch (const FigureLegibilityError& e) {
-        throw FigureLegibilityError(QString(path + QStringLiteral(": not written, ") + QString::fromUtf8(e.what()))
-                                        .toStdString(),
-                                    e.proposal);
+        throw FigureLegibilityError(
+            QString(path + QStringLiteral(": not written, ") + QString::fromUtf8(e.what())).toStdString(), e.proposal);
     }
     const QString problem = writeFileAtomically(path, data);
     if (!problem.isEmpty())

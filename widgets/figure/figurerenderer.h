@@ -6,7 +6,6 @@
 
 #include <QByteArray>
 #include <QImage>
-
 #include <memory>
 #include <stdexcept>
 #include <utility>
@@ -36,9 +35,9 @@ struct FigureCheck
 
     std::vector<PlotText> texts;
     std::vector<std::pair<int, int>> overlaps; // indexes into texts
-    std::vector<int> clipped;                   // indexes into texts
+    std::vector<int> clipped; // indexes into texts
     double minFontPt = 0;
-    double rowMm = 0;  // height of a row in the output, mm
+    double rowMm = 0; // height of a row in the output, mm
     int rowCount = 0;
     double plotMm = 0; // height of the rows' area, mm
 
@@ -68,8 +67,7 @@ public:
     FigureLegibilityError(const std::string& message, FigureProposal p)
         : FigureRenderError(message)
         , proposal(p)
-    {
-    }
+    { }
     FigureProposal proposal;
 };
 
@@ -91,7 +89,7 @@ class FigureRenderer
 {
 public:
     FigureRenderer(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
-                   std::shared_ptr<const ViewIndex> index = {});
+        std::shared_ptr<const ViewIndex> index = {});
     ~FigureRenderer();
     FigureRenderer(const FigureRenderer&) = delete;
     FigureRenderer& operator=(const FigureRenderer&) = delete;

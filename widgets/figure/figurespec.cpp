@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "figure/figurespec.h"
 
-#include "common/atomicwrite.h"
-
 #include "analysis/analysis.h"
+#include "common/atomicwrite.h"
 #include "model/timeformat.h"
 
 #include <QFile>
@@ -11,7 +10,6 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSet>
-
 #include <cmath>
 
 namespace exposure {
@@ -35,10 +33,14 @@ namespace {
 QString rangeKindName(FigureSpec::RangeKind k)
 {
     switch (k) {
-    case FigureSpec::RangeKind::Visible: return QStringLiteral("visible");
-    case FigureSpec::RangeKind::Custom: return QStringLiteral("range");
-    case FigureSpec::RangeKind::Step: return QStringLiteral("step");
-    case FigureSpec::RangeKind::Whole: break;
+    case FigureSpec::RangeKind::Visible:
+        return QStringLiteral("visible");
+    case FigureSpec::RangeKind::Custom:
+        return QStringLiteral("range");
+    case FigureSpec::RangeKind::Step:
+        return QStringLiteral("step");
+    case FigureSpec::RangeKind::Whole:
+        break;
     }
     return QStringLiteral("whole");
 }
@@ -46,18 +48,23 @@ QString rangeKindName(FigureSpec::RangeKind k)
 QString rowsKindName(FigureSpec::RowsKind k)
 {
     switch (k) {
-    case FigureSpec::RowsKind::Gpu: return QStringLiteral("gpu");
-    case FigureSpec::RowsKind::Overlap: return QStringLiteral("overlap");
-    case FigureSpec::RowsKind::List: return QStringLiteral("list");
-    case FigureSpec::RowsKind::All: return QStringLiteral("all");
-    case FigureSpec::RowsKind::Auto: break;
+    case FigureSpec::RowsKind::Gpu:
+        return QStringLiteral("gpu");
+    case FigureSpec::RowsKind::Overlap:
+        return QStringLiteral("overlap");
+    case FigureSpec::RowsKind::List:
+        return QStringLiteral("list");
+    case FigureSpec::RowsKind::All:
+        return QStringLiteral("all");
+    case FigureSpec::RowsKind::Auto:
+        break;
     }
     return QStringLiteral("auto");
 }
 
 // Rejects keys the format does not know: a misspelt "heigth" must not silently give the default height.
-void checkKeys(const QJsonObject& o, std::initializer_list<const char*> known, const QString& where,
-               const QString& source)
+void checkKeys(
+    const QJsonObject& o, std::initializer_list<const char*> known, const QString& where, const QString& source)
 {
     for (auto it = o.begin(); it != o.end(); ++it) {
         bool ok = false;
@@ -130,8 +137,8 @@ TimeNs timeAt(const QJsonObject& o, const char* nsKey, const char* textKey, cons
         fail(source, QStringLiteral("range needs '%1' (or '%2')").arg(QLatin1String(nsKey), QLatin1String(textKey)));
     const auto v = parseDuration(text.toStdString());
     if (!v)
-        fail(source, QStringLiteral("'%1': '%2' is not a time (use 120ns, 350us, 1.5ms, 2s)")
-                         .arg(QLatin1String(textKey), text));
+        fail(source,
+            QStringLiteral("'%1': '%2' is not a time (use 120ns, 350us, 1.5ms, 2s)").arg(QLatin1String(textKey), text));
     // The same bound as the integer form, which toJson() writes (found by fuzzing: a larger time did not read back).
     if (std::abs(double(*v)) > 9e15)
         fail(source, QStringLiteral("'%1': '%2' is out of range (at most 9e15 ns)").arg(QLatin1String(textKey), text));
@@ -143,9 +150,12 @@ TimeNs timeAt(const QJsonObject& o, const char* nsKey, const char* textKey, cons
 QString figureFormatName(FigureSpec::Format f)
 {
     switch (f) {
-    case FigureSpec::Format::Svg: return QStringLiteral("svg");
-    case FigureSpec::Format::Pdf: return QStringLiteral("pdf");
-    case FigureSpec::Format::Png: break;
+    case FigureSpec::Format::Svg:
+        return QStringLiteral("svg");
+    case FigureSpec::Format::Pdf:
+        return QStringLiteral("pdf");
+    case FigureSpec::Format::Png:
+        break;
     }
     return QStringLiteral("png");
 }
@@ -167,10 +177,14 @@ bool figureFormatFromName(const QString& name, FigureSpec::Format* f)
 QString legendPositionName(LegendPosition p)
 {
     switch (p) {
-    case LegendPosition::Bottom: return QStringLiteral("bottom");
-    case LegendPosition::Right: return QStringLiteral("right");
-    case LegendPosition::InsideTopRight: return QStringLiteral("inside");
-    case LegendPosition::Top: break;
+    case LegendPosition::Bottom:
+        return QStringLiteral("bottom");
+    case LegendPosition::Right:
+        return QStringLiteral("right");
+    case LegendPosition::InsideTopRight:
+        return QStringLiteral("inside");
+    case LegendPosition::Top:
+        break;
     }
     return QStringLiteral("top");
 }
@@ -194,11 +208,16 @@ bool legendPositionFromName(const QString& name, LegendPosition* p)
 QString timeUnitName(TimeUnit u)
 {
     switch (u) {
-    case TimeUnit::Nanoseconds: return QStringLiteral("ns");
-    case TimeUnit::Microseconds: return QStringLiteral("us");
-    case TimeUnit::Milliseconds: return QStringLiteral("ms");
-    case TimeUnit::Seconds: return QStringLiteral("s");
-    case TimeUnit::Auto: break;
+    case TimeUnit::Nanoseconds:
+        return QStringLiteral("ns");
+    case TimeUnit::Microseconds:
+        return QStringLiteral("us");
+    case TimeUnit::Milliseconds:
+        return QStringLiteral("ms");
+    case TimeUnit::Seconds:
+        return QStringLiteral("s");
+    case TimeUnit::Auto:
+        break;
     }
     return QStringLiteral("auto");
 }
@@ -280,23 +299,29 @@ void FigureSpec::validate(const QString& source) const
         fail(source, QStringLiteral("dpi %1 is out of range (30 to 2400)").arg(dpi));
     if (sizeUnit == SizeUnit::Pixels) {
         if (widthPx < 100 || heightPx < 60 || widthPx > 20000 || heightPx > 20000)
-            fail(source, QStringLiteral("size %1×%2 px is out of range (100×60 to 20000×20000)")
-                             .arg(widthPx).arg(heightPx));
+            fail(source,
+                QStringLiteral("size %1×%2 px is out of range (100×60 to 20000×20000)").arg(widthPx).arg(heightPx));
     } else {
         if (!(widthMm >= 20 && heightMm >= 10 && widthMm <= 2000 && heightMm <= 2000))
-            fail(source, QStringLiteral("size %1×%2 mm is out of range (20×10 to 2000×2000)")
-                             .arg(widthMm).arg(heightMm));
+            fail(source,
+                QStringLiteral("size %1×%2 mm is out of range (20×10 to 2000×2000)").arg(widthMm).arg(heightMm));
         const QSize px = pixelSize();
         if (px.width() > 20000 || px.height() > 20000)
-            fail(source, QStringLiteral("%1×%2 mm at %3 dpi is %4×%5 px, more than 20000 px")
-                             .arg(widthMm).arg(heightMm).arg(dpi).arg(px.width()).arg(px.height()));
+            fail(source,
+                QStringLiteral("%1×%2 mm at %3 dpi is %4×%5 px, more than 20000 px")
+                    .arg(widthMm)
+                    .arg(heightMm)
+                    .arg(dpi)
+                    .arg(px.width())
+                    .arg(px.height()));
     }
     if (!(fontSize >= 2 && fontSize <= 72))
         fail(source, QStringLiteral("font size %1 pt is out of range (2 to 72)").arg(fontSize));
     if ((rangeKind == RangeKind::Custom || rangeKind == RangeKind::Visible) && range.end <= range.start)
-        fail(source, QStringLiteral("the range %1 to %2 is empty")
-                         .arg(QString::fromStdString(formatDuration(range.start)),
-                              QString::fromStdString(formatDuration(range.end))));
+        fail(source,
+            QStringLiteral("the range %1 to %2 is empty")
+                .arg(QString::fromStdString(formatDuration(range.start)),
+                    QString::fromStdString(formatDuration(range.end))));
     if (rows == RowsKind::List && rowList.isEmpty())
         fail(source, QStringLiteral("the row list is empty"));
 }
@@ -373,11 +398,14 @@ FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
         fail(src, QStringLiteral("not a figure spec (no \"exposureFigure\" version key)"));
     const int version = intAt(o, "exposureFigure", 0, src);
     if (version < 1 || version > kVersion)
-        fail(src, QStringLiteral("figure spec version %1 is not supported (this build reads version %2)")
-                      .arg(version).arg(kVersion));
-    checkKeys(o, {"exposureFigure", "trace", "format", "range", "rows", "palette", "size", "font", "legend", "title",
-                  "timeAxis", "clock"},
-              QStringLiteral("the spec"), src);
+        fail(src,
+            QStringLiteral("figure spec version %1 is not supported (this build reads version %2)")
+                .arg(version)
+                .arg(kVersion));
+    checkKeys(o,
+        { "exposureFigure", "trace", "format", "range", "rows", "palette", "size", "font", "legend", "title",
+            "timeAxis", "clock" },
+        QStringLiteral("the spec"), src);
 
     FigureSpec s;
     s.tracePath = stringAt(o, "trace", s.tracePath, src);
@@ -390,7 +418,7 @@ FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
         fail(src, QStringLiteral("format '%1' is not png, svg or pdf").arg(fmt));
 
     const QJsonObject r = objectAt(o, "range", src);
-    checkKeys(r, {"kind", "fromNs", "toNs", "from", "to", "step"}, QStringLiteral("'range'"), src);
+    checkKeys(r, { "kind", "fromNs", "toNs", "from", "to", "step" }, QStringLiteral("'range'"), src);
     const QString kind = stringAt(r, "kind", QStringLiteral("whole"), src);
     if (kind == QLatin1String("whole")) {
         s.rangeKind = RangeKind::Whole;
@@ -408,7 +436,7 @@ FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
     }
 
     const QJsonObject rw = objectAt(o, "rows", src);
-    checkKeys(rw, {"select", "list", "overlapLanes"}, QStringLiteral("'rows'"), src);
+    checkKeys(rw, { "select", "list", "overlapLanes" }, QStringLiteral("'rows'"), src);
     const QString select = stringAt(rw, "select", QStringLiteral("auto"), src);
     QString rowsText = select;
     if (select == QLatin1String("list")) {
@@ -423,7 +451,7 @@ FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
         }
         rowsText = parts.join(QLatin1Char(','));
     } else if (select != QLatin1String("auto") && select != QLatin1String("all") && select != QLatin1String("gpu")
-               && select != QLatin1String("overlap")) {
+        && select != QLatin1String("overlap")) {
         fail(src, QStringLiteral("rows 'select' '%1' is not auto, all, gpu, overlap or list").arg(select));
     }
     QString rowError;
@@ -438,7 +466,7 @@ FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
         fail(src, QStringLiteral("palette '%1' is not default, colorblind or grayscale").arg(pal));
 
     const QJsonObject sz = objectAt(o, "size", src);
-    checkKeys(sz, {"unit", "width", "height", "dpi"}, QStringLiteral("'size'"), src);
+    checkKeys(sz, { "unit", "width", "height", "dpi" }, QStringLiteral("'size'"), src);
     const QString unit = stringAt(sz, "unit", QStringLiteral("px"), src);
     if (unit == QLatin1String("px")) {
         s.sizeUnit = SizeUnit::Pixels;
@@ -454,12 +482,12 @@ FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
     s.dpi = intAt(sz, "dpi", s.dpi, src);
 
     const QJsonObject f = objectAt(o, "font", src);
-    checkKeys(f, {"family", "size"}, QStringLiteral("'font'"), src);
+    checkKeys(f, { "family", "size" }, QStringLiteral("'font'"), src);
     s.fontFamily = stringAt(f, "family", s.fontFamily, src);
     s.fontSize = numberAt(f, "size", s.fontSize, src);
 
     const QJsonObject l = objectAt(o, "legend", src);
-    checkKeys(l, {"show", "position"}, QStringLiteral("'legend'"), src);
+    checkKeys(l, { "show", "position" }, QStringLiteral("'legend'"), src);
     s.legend = boolAt(l, "show", s.legend, src);
     const QString pos = stringAt(l, "position", legendPositionName(s.legendPosition), src);
     if (!legendPositionFromName(pos, &s.legendPosition))
@@ -467,7 +495,7 @@ FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
 
     s.title = stringAt(o, "title", s.title, src);
     const QJsonObject ta = objectAt(o, "timeAxis", src);
-    checkKeys(ta, {"label", "unit"}, QStringLiteral("'timeAxis'"), src);
+    checkKeys(ta, { "label", "unit" }, QStringLiteral("'timeAxis'"), src);
     s.timeAxisLabel = stringAt(ta, "label", s.timeAxisLabel, src);
     const QString tu = stringAt(ta, "unit", timeUnitName(s.timeUnit), src);
     if (!timeUnitFromName(tu, &s.timeUnit))
@@ -498,18 +526,20 @@ TimeRange FigureSpec::resolveRange(const Trace& trace, const Analysis* analysis)
 {
     const QString src = QString::fromStdString(trace.sourcePath);
     switch (rangeKind) {
-    case RangeKind::Whole: return trace.extent.isEmpty() ? TimeRange{0, 1000} : trace.extent;
+    case RangeKind::Whole:
+        return trace.extent.isEmpty() ? TimeRange { 0, 1000 } : trace.extent;
     case RangeKind::Visible:
     case RangeKind::Custom:
         if (range.end <= trace.extent.start || range.start >= trace.extent.end)
-            fail(src, QStringLiteral("the range %1 to %2 lies outside the trace (0 to %3)")
-                          .arg(QString::fromStdString(formatDuration(range.start)),
-                               QString::fromStdString(formatDuration(range.end)),
-                               QString::fromStdString(formatDuration(trace.extent.end))));
+            fail(src,
+                QStringLiteral("the range %1 to %2 lies outside the trace (0 to %3)")
+                    .arg(QString::fromStdString(formatDuration(range.start)),
+                        QString::fromStdString(formatDuration(range.end)),
+                        QString::fromStdString(formatDuration(trace.extent.end))));
         return range;
     case RangeKind::Step: {
         // The step window of all ranks together: ranks are aligned by step index.
-        TimeRange r{0, 0};
+        TimeRange r { 0, 0 };
         bool found = false;
         QStringList available;
         if (analysis) {
@@ -519,16 +549,18 @@ TimeRange FigureSpec::resolveRange(const Trace& trace, const Analysis* analysis)
                         available << QString::number(st.index);
                     if (st.index != step)
                         continue;
-                    r = found ? TimeRange{std::min(r.start, st.range.start), std::max(r.end, st.range.end)}
+                    r = found ? TimeRange { std::min(r.start, st.range.start), std::max(r.end, st.range.end) }
                               : st.range;
                     found = true;
                 }
             }
         }
         if (!found || r.isEmpty())
-            fail(src, available.isEmpty()
-                          ? QStringLiteral("step %1: the trace has no training steps").arg(step)
-                          : QStringLiteral("step %1 is not in the trace (steps: %2)").arg(step).arg(available.join(QStringLiteral(", "))));
+            fail(src,
+                available.isEmpty() ? QStringLiteral("step %1: the trace has no training steps").arg(step)
+                                    : QStringLiteral("step %1 is not in the trace (steps: %2)")
+                                          .arg(step)
+                                          .arg(available.join(QStringLiteral(", "))));
         return r;
     }
     }
@@ -552,8 +584,12 @@ TimelineOptions FigureSpec::timelineOptions(const Trace& trace, const Analysis* 
     const int rankCount = int(trace.ranks.size());
     switch (rows) {
     case RowsKind::Auto: // FigureRenderer narrows the selection when not every row is legible
-    case RowsKind::All: o.rows = RowSelection::All; break;
-    case RowsKind::Gpu: o.rows = RowSelection::GpuOnly; break;
+    case RowsKind::All:
+        o.rows = RowSelection::All;
+        break;
+    case RowsKind::Gpu:
+        o.rows = RowSelection::GpuOnly;
+        break;
     case RowsKind::Overlap:
         o.rows = RowSelection::Custom;
         o.showOverlap = true;
@@ -579,7 +615,8 @@ TimelineOptions FigureSpec::timelineOptions(const Trace& trace, const Analysis* 
             } else {
                 const int l = p[1].toInt();
                 if (l < 0 || l >= laneCount)
-                    fail(src, QStringLiteral("row '%1': rank %2 has lanes 0 to %3").arg(entry).arg(r).arg(laneCount - 1));
+                    fail(src,
+                        QStringLiteral("row '%1': rank %2 has lanes 0 to %3").arg(entry).arg(r).arg(laneCount - 1));
                 o.customRows.emplace_back(r, l);
             }
         }

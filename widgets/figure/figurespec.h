@@ -6,7 +6,6 @@
 
 #include <QString>
 #include <QStringList>
-
 #include <stdexcept>
 
 namespace exposure {
@@ -49,8 +48,8 @@ struct FigureSpec
     Format format = Format::Png;
 
     RangeKind rangeKind = RangeKind::Whole;
-    TimeRange range{0, 0}; // Visible / Custom: trace-relative ns
-    int step = 0;          // Step: the StepWindow::index of the step (the same step on every rank)
+    TimeRange range { 0, 0 }; // Visible / Custom: trace-relative ns
+    int step = 0; // Step: the StepWindow::index of the step (the same step on every rank)
 
     RowsKind rows = RowsKind::Auto;
     // RowsKind::List: "R" (every row of rank R), "R:L" (lane L of rank R), "R:overlap" (its overlap row).
@@ -108,11 +107,11 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-QString figureFormatName(FigureSpec::Format f);                       // "png", "svg", "pdf"
+QString figureFormatName(FigureSpec::Format f); // "png", "svg", "pdf"
 bool figureFormatFromName(const QString& name, FigureSpec::Format* f); // also accepts upper case
-QString legendPositionName(LegendPosition p);                         // "top", "bottom", "right", "inside"
+QString legendPositionName(LegendPosition p); // "top", "bottom", "right", "inside"
 bool legendPositionFromName(const QString& name, LegendPosition* p);
-QString timeUnitName(TimeUnit u);                                     // "auto", "ns", "us", "ms", "s"
+QString timeUnitName(TimeUnit u); // "auto", "ns", "us", "ms", "s"
 bool timeUnitFromName(const QString& name, TimeUnit* u);
 // Parses "auto" | "all" | "gpu" | "overlap" | a comma-separated list ("0,1:2,1:overlap") into the spec.
 bool parseRowsArgument(const QString& text, FigureSpec* spec, QString* error);

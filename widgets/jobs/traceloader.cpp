@@ -47,10 +47,10 @@ std::function<void(const LoadProgress&)> progressReporter(const JobContext& job)
         const QString file = QFileInfo(QString::fromStdString(p.currentFile)).fileName();
         if (p.bytesTotal > 0) { // JSON traces count bytes
             job.progress(int(std::min<std::uint64_t>(1000, p.bytesRead * 1000 / p.bytesTotal)),
-                         QObject::tr("Reading %1 (%2 of %3 MB)")
-                             .arg(file)
-                             .arg(double(p.bytesRead) / 1e6, 0, 'f', 1)
-                             .arg(double(p.bytesTotal) / 1e6, 0, 'f', 1));
+                QObject::tr("Reading %1 (%2 of %3 MB)")
+                    .arg(file)
+                    .arg(double(p.bytesRead) / 1e6, 0, 'f', 1)
+                    .arg(double(p.bytesTotal) / 1e6, 0, 'f', 1));
             return;
         }
         const int permille

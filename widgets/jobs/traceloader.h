@@ -5,13 +5,12 @@
 #include "analysis/clockalign.h"
 #include "analysis/collectives.h"
 #include "import/loader.h"
-#include "run/openrun.h"
 #include "jobs/jobslot.h"
+#include "run/openrun.h"
 #include "view/viewindex.h"
 
 #include <QObject>
 #include <QString>
-
 #include <atomic>
 #include <functional>
 #include <memory>

@@ -30,7 +30,7 @@ QString groupTitle(const ProcessGroupMatch& pg)
         return CollectivesPanel::tr("No process group (matched by kernel name and end time)");
     return CollectivesPanel::tr("Group %1%2")
         .arg(QString::fromStdString(pg.name),
-             pg.ranks.empty() ? QString() : CollectivesPanel::tr(" ranks %1").arg(QString::fromStdString(pg.ranks)));
+            pg.ranks.empty() ? QString() : CollectivesPanel::tr(" ranks %1").arg(QString::fromStdString(pg.ranks)));
 }
 
 void addRows(QTreeWidgetItem* parent, const std::vector<CollectiveSummaryRow>& rows, std::uint32_t group)
@@ -49,12 +49,11 @@ void addRows(QTreeWidgetItem* parent, const std::vector<CollectiveSummaryRow>& r
         item->setText(CollectivesPanel::Mean, duration(r.totalNs / n));
         item->setText(CollectivesPanel::Latency, duration(r.latencyTotalNs / n));
         item->setText(CollectivesPanel::BusBandwidth,
-                      r.busBandwidth > 0 ? QString::number(r.busBandwidth / 1e9, 'f', 2) + QStringLiteral(" GB/s")
-                                         : QString());
+            r.busBandwidth > 0 ? QString::number(r.busBandwidth / 1e9, 'f', 2) + QStringLiteral(" GB/s") : QString());
         item->setText(CollectivesPanel::Waiting,
-                      r.memberNs > 0 ? QString::number(100.0 * double(r.waitNs) / double(r.memberNs), 'f', 1)
-                              + QStringLiteral(" %")
-                                     : QString());
+            r.memberNs > 0
+                ? QString::number(100.0 * double(r.waitNs) / double(r.memberNs), 'f', 1) + QStringLiteral(" %")
+                : QString());
         for (int c = CollectivesPanel::Count; c < CollectivesPanel::ColumnCount; ++c)
             item->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
     }
@@ -69,8 +68,8 @@ CollectivesPanel::CollectivesPanel(QWidget* parent)
 {
     m_summary->setWordWrap(true);
     m_tree->setColumnCount(ColumnCount);
-    m_tree->setHeaderLabels({tr("Type"), tr("Data type"), tr("Size"), tr("Algorithm"), tr("Count"), tr("Total"),
-                             tr("Mean"), tr("Latency"), tr("Bus bandwidth"), tr("Waiting")});
+    m_tree->setHeaderLabels({ tr("Type"), tr("Data type"), tr("Size"), tr("Algorithm"), tr("Count"), tr("Total"),
+        tr("Mean"), tr("Latency"), tr("Bus bandwidth"), tr("Waiting") });
     m_tree->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_tree->setToolTip(tr("Latency: the shortest member's duration (the last arrival's, without waiting). Bus "
                           "bandwidth: message size / mean latency × the nccl-tests factor (2(n−1)/n all-reduce, "
@@ -96,21 +95,23 @@ void CollectivesPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_
         const ProcessGroupMatch& pg = match->processGroups[g];
         auto* top = new QTreeWidgetItem(m_tree);
         top->setFirstColumnSpanned(true);
-        top->setText(0, tr("%1: %2 collectives, %3 of %4 kernels matched by %5")
-                            .arg(groupTitle(pg))
-                            .arg(pg.collectives)
-                            .arg(pg.matchedInstances)
-                            .arg(pg.instances)
-                            .arg(QString::fromLatin1(matchMethodName(pg.method))));
+        top->setText(0,
+            tr("%1: %2 collectives, %3 of %4 kernels matched by %5")
+                .arg(groupTitle(pg))
+                .arg(pg.collectives)
+                .arg(pg.matchedInstances)
+                .arg(pg.instances)
+                .arg(QString::fromLatin1(matchMethodName(pg.method))));
         for (const CountMismatch& mm : pg.mismatches) {
             auto* item = new QTreeWidgetItem(top);
             item->setFirstColumnSpanned(true);
-            item->setText(0, tr("Count mismatch: %1 has %2 against %3 on %4; %5 without a counterpart")
-                                 .arg(rankLabel(*trace, mm.rank))
-                                 .arg(mm.rankCount)
-                                 .arg(mm.referenceCount)
-                                 .arg(rankLabel(*trace, mm.reference))
-                                 .arg(mm.unmatched));
+            item->setText(0,
+                tr("Count mismatch: %1 has %2 against %3 on %4; %5 without a counterpart")
+                    .arg(rankLabel(*trace, mm.rank))
+                    .arg(mm.rankCount)
+                    .arg(mm.referenceCount)
+                    .arg(rankLabel(*trace, mm.reference))
+                    .arg(mm.unmatched));
         }
         addRows(top, rows, g);
         QStringList last;
@@ -125,7 +126,8 @@ void CollectivesPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_
         s->setText(0, tr("Stragglers: %1").arg(last.isEmpty() ? tr("none") : last.join(QStringLiteral(", "))));
         top->setExpanded(true);
     }
-    m_summary->setText(tr("%1 process groups, %2 collectives matched").arg(match->processGroups.size()).arg(match->groups.size()));
+    m_summary->setText(
+        tr("%1 process groups, %2 collectives matched").arg(match->processGroups.size()).arg(match->groups.size()));
 }
 
 QString CollectivesPanel::summary() const

@@ -5,7 +5,6 @@
 #include "model/trace.h"
 
 #include <QWidget>
-
 #include <memory>
 
 class QLabel;

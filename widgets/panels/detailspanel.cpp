@@ -16,10 +16,14 @@ namespace exposure {
 QString phaseLabel(Phase p)
 {
     switch (p) {
-    case Phase::Forward: return DetailsPanel::tr("forward");
-    case Phase::Backward: return DetailsPanel::tr("backward");
-    case Phase::Optimizer: return DetailsPanel::tr("optimizer");
-    case Phase::Unknown: break;
+    case Phase::Forward:
+        return DetailsPanel::tr("forward");
+    case Phase::Backward:
+        return DetailsPanel::tr("backward");
+    case Phase::Optimizer:
+        return DetailsPanel::tr("optimizer");
+    case Phase::Unknown:
+        break;
     }
     return DetailsPanel::tr("unknown");
 }
@@ -174,7 +178,7 @@ QString DetailsPanel::field(const QString& label) const
 
 void DetailsPanel::add(const QString& label, const QString& value)
 {
-    m_fields.append({label, value});
+    m_fields.append({ label, value });
 }
 
 void DetailsPanel::section(const QString& title)
@@ -185,7 +189,8 @@ void DetailsPanel::section(const QString& title)
 
 void DetailsPanel::render()
 {
-    QString html = QStringLiteral("<h3 style='margin-bottom:4px'>%1</h3>").arg(withNameBreaks(m_heading).toHtmlEscaped());
+    QString html
+        = QStringLiteral("<h3 style='margin-bottom:4px'>%1</h3>").arg(withNameBreaks(m_heading).toHtmlEscaped());
     if (!m_summary.isEmpty()) // the answer to "why is this kernel long", above the long classification list
         html += QStringLiteral("<p style='margin-top:0'>%1</p>").arg(m_summary.toHtmlEscaped());
     html += QStringLiteral("<table cellspacing='0' cellpadding='2'>");
@@ -226,7 +231,7 @@ void DetailsPanel::render()
 }
 
 void DetailsPanel::showInterval(const Trace& trace, const Analysis* analysis, const ViewIndex* index, IntervalRef ref,
-                                const CollectiveMatch* collectives)
+    const CollectiveMatch* collectives)
 {
     clear();
     const Subject s = subject(trace, analysis, index, ref, collectives);
@@ -248,21 +253,13 @@ void DetailsPanel::showInterval(const Trace& trace, const Analysis* analysis, co
 }
 
 DetailsPanel::Subject DetailsPanel::subject(const Trace& trace, const Analysis* analysis, const ViewIndex* index,
-                                            IntervalRef ref, const CollectiveMatch* collectives)
+    IntervalRef ref, const CollectiveMatch* collectives)
 {
     const Lane& l = trace.ranks.at(std::size_t(ref.rank)).lanes.at(std::size_t(ref.lane));
     const StringId id = l.intervals.name(ref.interval);
     const NameClass* nc = analysis && id < analysis->names.size() ? &analysis->names[id] : nullptr;
-    return Subject{trace,
-                   analysis,
-                   index,
-                   collectives,
-                   ref,
-                   l,
-                   id,
-                   nc,
-                   categoryOf(trace, analysis, id),
-                   QString::fromStdString(displayName(trace, analysis, id))};
+    return Subject { trace, analysis, index, collectives, ref, l, id, nc, categoryOf(trace, analysis, id),
+        QString::fromStdString(displayName(trace, analysis, id)) };
 }
 
 void DetailsPanel::addIdentity(const Subject& s)
@@ -309,16 +306,18 @@ void DetailsPanel::addProfilerArgs(const Subject& s)
         return;
     const CollectiveArgs& ca = s.trace.collectiveArgs[it->second];
     add(tr("Collective (profiler)"), QString::fromStdString(ca.collective));
-    add(tr("Elements in / out"), QStringLiteral("%1 / %2").arg(groupDigits(ca.inElements), groupDigits(ca.outElements)));
+    add(tr("Elements in / out"),
+        QStringLiteral("%1 / %2").arg(groupDigits(ca.inElements), groupDigits(ca.outElements)));
     if (!ca.dtype.empty())
         add(tr("Element type"), QString::fromStdString(ca.dtype));
     if (const std::uint64_t bytes = collectiveBytes(ca))
         add(tr("Message size"), byteCountText(bytes, true));
     if (ca.groupSize > 0)
-        add(tr("Process group"), tr("%1, %2 ranks %3")
-                                     .arg(QString::fromStdString(ca.processGroup))
-                                     .arg(ca.groupSize)
-                                     .arg(QString::fromStdString(ca.groupRanks)));
+        add(tr("Process group"),
+            tr("%1, %2 ranks %3")
+                .arg(QString::fromStdString(ca.processGroup))
+                .arg(ca.groupSize)
+                .arg(QString::fromStdString(ca.groupRanks)));
     const double seconds = double(s.lane.intervals.duration(s.ref.interval)) / 1e9;
     if (const double bw = busBandwidth(ca, seconds); bw > 0)
         add(tr("Bus bandwidth"), tr("%1 GB/s over the kernel's duration").arg(bw / 1e9, 0, 'f', 2));
@@ -375,9 +374,10 @@ void DetailsPanel::addPlacement(const Subject& s)
         const int step = stepOfInterval(s.trace, *s.analysis, s.ref);
         const auto& steps = std::size_t(s.ref.rank) < s.analysis->ranks.size()
             ? s.analysis->ranks[std::size_t(s.ref.rank)].steps
-            : std::vector<StepWindow>{};
-        add(tr("Step"), step >= 0 && std::size_t(step) < steps.size() ? QString::fromStdString(steps[std::size_t(step)].name)
-                                                                       : tr("none"));
+            : std::vector<StepWindow> {};
+        add(tr("Step"),
+            step >= 0 && std::size_t(step) < steps.size() ? QString::fromStdString(steps[std::size_t(step)].name)
+                                                          : tr("none"));
     }
 }
 
@@ -414,8 +414,9 @@ void DetailsPanel::addAcrossRanks(const Subject& s)
     const CollectiveGroup* g = s.collectives->groupOf(s.ref);
     const CollectiveMember* me = s.collectives->member(s.ref);
     if (!g || !me) {
-        add(tr("Peers"), s.trace.ranks.size() > 1 ? tr("no matching instance on other ranks")
-                                                  : tr("single-rank trace: no peers to wait for"));
+        add(tr("Peers"),
+            s.trace.ranks.size() > 1 ? tr("no matching instance on other ranks")
+                                     : tr("single-rank trace: no peers to wait for"));
         return;
     }
     const int rank = s.ref.rank;
@@ -423,23 +424,25 @@ void DetailsPanel::addAcrossRanks(const Subject& s)
     add(tr("Waiting for peers"), partOf(me->waitNs, dur));
     add(tr("Transfer"), partOf(me->transferNs, dur));
     auto labelOf = [&](int r) {
-        return r >= 0 && std::size_t(r) < s.trace.ranks.size() ? QString::fromStdString(s.trace.ranks[std::size_t(r)].label)
-                                                                : QString::number(r);
+        return r >= 0 && std::size_t(r) < s.trace.ranks.size()
+            ? QString::fromStdString(s.trace.ranks[std::size_t(r)].label)
+            : QString::number(r);
     };
     const QString lastLabel = g->lastRank >= 0 ? labelOf(g->lastRank) : tr("?");
     if (g->lastRank == rank) {
         TimeNs firstStart = me->start;
         for (const auto& m : g->members)
             firstStart = std::min(firstStart, m.start);
-        add(tr("Arrived last"), tr("this rank (%1), %2 after the first rank; the others waited for it")
-                                    .arg(lastLabel, durationText(me->start - firstStart)));
+        add(tr("Arrived last"),
+            tr("this rank (%1), %2 after the first rank; the others waited for it")
+                .arg(lastLabel, durationText(me->start - firstStart)));
     } else {
         add(tr("Arrived last"),
             tr("%1 arrived last, %2 after this rank").arg(lastLabel, durationText(g->lastArrival - me->start)));
     }
     m_summary = tr("Waiting for peers %1 (%2) · transfer %3 · %4 arrived last")
                     .arg(durationText(me->waitNs), percent(me->waitNs, dur), durationText(me->transferNs),
-                         g->lastRank == rank ? tr("this rank") : lastLabel);
+                        g->lastRank == rank ? tr("this rank") : lastLabel);
     if (g->processGroup < s.collectives->processGroups.size()) {
         const ProcessGroupMatch& pg = s.collectives->processGroups[g->processGroup];
         add(tr("Matched by"),
@@ -455,7 +458,7 @@ void DetailsPanel::addAcrossRanks(const Subject& s)
     for (const auto& m : g->members) {
         if (m.rank == rank)
             continue;
-        m_peers.append({m.rank, m.lane, m.interval});
+        m_peers.append({ m.rank, m.lane, m.interval });
         m_peerLabels.append(tr("%1 (waited %2)").arg(labelOf(m.rank), durationText(m.waitNs)));
     }
 }
@@ -498,28 +501,31 @@ void DetailsPanel::addInstances(const Subject& s)
 }
 
 void DetailsPanel::showFold(const Trace& trace, const Analysis* analysis, const ViewIndex* index,
-                            const TimelineHit& hit, const FoldComposition& composition,
-                            const CollectiveMatch* collectives)
+    const TimelineHit& hit, const FoldComposition& composition, const CollectiveMatch* collectives)
 {
-    showInterval(trace, analysis, index, {hit.rank, hit.lane, hit.largest}, collectives);
+    showInterval(trace, analysis, index, { hit.rank, hit.lane, hit.largest }, collectives);
     const bool cpu = !trace.ranks[hit.rank].lanes[hit.lane].isGpu();
     const QString things = cpu ? tr("regions") : tr("kernels");
     const auto& t = trace.ranks[hit.rank].lanes[hit.lane].intervals;
     const QString name = m_heading;
     const TimeNs span = std::max<TimeNs>(1, composition.span);
-    auto percent = [&](TimeNs ns) -> QString { return QString::number(100.0 * double(ns) / double(span), 'f', 1) + QStringLiteral(" %"); };
+    auto percent = [&](TimeNs ns) -> QString {
+        return QString::number(100.0 * double(ns) / double(span), 'f', 1) + QStringLiteral(" %");
+    };
     m_heading = composition.classes.empty()
         ? tr("%1 %2").arg(groupDigits(hit.count), things)
         : tr("%1 %2, mostly %3").arg(groupDigits(hit.count), things, composition.dominant());
     QList<QPair<QString, QString>> foldFields = {
-        {tr("Folded block"), tr("%1 %2 narrower than %3 px each").arg(groupDigits(hit.count), things).arg(2)},
-        {tr("Block span"), QStringLiteral("%1 – %2 (%3)").arg(durationText(hit.start), durationText(hit.end),
-                                                             durationText(hit.end - hit.start))},
-        {tr("Busy"), QStringLiteral("%1 (%2)").arg(percent(composition.busy), durationText(composition.busy))},
+        { tr("Folded block"), tr("%1 %2 narrower than %3 px each").arg(groupDigits(hit.count), things).arg(2) },
+        { tr("Block span"),
+            QStringLiteral("%1 – %2 (%3)")
+                .arg(durationText(hit.start), durationText(hit.end), durationText(hit.end - hit.start)) },
+        { tr("Busy"), QStringLiteral("%1 (%2)").arg(percent(composition.busy), durationText(composition.busy)) },
     };
     for (const auto& [label, ns] : composition.classes)
-        foldFields.append({QStringLiteral("  ") + label, QStringLiteral("%1 (%2)").arg(percent(ns), durationText(ns))});
-    foldFields.append({tr("Longest"), QStringLiteral("%1 (%2)").arg(name, durationText(t.duration(hit.largest)))});
+        foldFields.append(
+            { QStringLiteral("  ") + label, QStringLiteral("%1 (%2)").arg(percent(ns), durationText(ns)) });
+    foldFields.append({ tr("Longest"), QStringLiteral("%1 (%2)").arg(name, durationText(t.duration(hit.largest))) });
     for (int i = 0; i < m_sections.size(); ++i)
         m_sections[i] += int(foldFields.size());
     m_sections.prepend(0);

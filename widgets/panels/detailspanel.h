@@ -27,10 +27,10 @@ public:
     // `collectives` (may be null) adds, for a communication kernel, its split into waiting for peers and transfer
     // and links to the same collective on the other ranks.
     void showInterval(const Trace& trace, const Analysis* analysis, const ViewIndex* index, IntervalRef ref,
-                      const CollectiveMatch* collectives = nullptr);
+        const CollectiveMatch* collectives = nullptr);
     // A folded block: its composition (exact time per class in its span), then its longest interval.
     void showFold(const Trace& trace, const Analysis* analysis, const ViewIndex* index, const TimelineHit& hit,
-                  const FoldComposition& composition, const CollectiveMatch* collectives = nullptr);
+        const FoldComposition& composition, const CollectiveMatch* collectives = nullptr);
     void clear();
 
     // Shown fields in order (label, plain text) and one of them by label ("" if absent): for tests.
@@ -66,17 +66,17 @@ private:
         QString display; // the name shown
     };
     static Subject subject(const Trace& trace, const Analysis* analysis, const ViewIndex* index, IntervalRef ref,
-                           const CollectiveMatch* collectives);
-    void addIdentity(const Subject& s);       // name, classification (section Kernel / Copy / Region)
-    void addCommunication(const Subject& s);  // collective, algorithm, protocol parsed from the name
-    void addProfilerArgs(const Subject& s);   // what torch.profiler recorded about a collective
-    void addPhase(const Subject& s);          // phase and what decided it
-    void addPlacement(const Subject& s);      // rank, host, device, stream or thread, step
-    void addLaunch(const Subject& s);         // the call that launched GPU work (graph node k of n)
-    void addTiming(const Subject& s);         // start, end, duration, hidden / exposed
-    void addAcrossRanks(const Subject& s);    // waiting for peers, transfer, who arrived last
+        const CollectiveMatch* collectives);
+    void addIdentity(const Subject& s); // name, classification (section Kernel / Copy / Region)
+    void addCommunication(const Subject& s); // collective, algorithm, protocol parsed from the name
+    void addProfilerArgs(const Subject& s); // what torch.profiler recorded about a collective
+    void addPhase(const Subject& s); // phase and what decided it
+    void addPlacement(const Subject& s); // rank, host, device, stream or thread, step
+    void addLaunch(const Subject& s); // the call that launched GPU work (graph node k of n)
+    void addTiming(const Subject& s); // start, end, duration, hidden / exposed
+    void addAcrossRanks(const Subject& s); // waiting for peers, transfer, who arrived last
     void addLaunchParameters(const Subject& s);
-    void addInstances(const Subject& s);      // statistics over all instances of the name
+    void addInstances(const Subject& s); // statistics over all instances of the name
 
     void add(const QString& label, const QString& value);
     void section(const QString& title);

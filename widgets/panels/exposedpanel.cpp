@@ -11,7 +11,6 @@
 #include <QPainter>
 #include <QTableWidget>
 #include <QVBoxLayout>
-
 #include <algorithm>
 #include <set>
 
@@ -19,8 +18,21 @@ namespace exposure {
 
 namespace {
 
-enum Column { ColSpan, ColCompute, ColCommBusy, ColCommSum, ColHidden, ColExposed, ColWaiting, ColExposedWaiting,
-              ColRatio, ColBackward, ColIdle, ColUnclassified, ColCount };
+enum Column {
+    ColSpan,
+    ColCompute,
+    ColCommBusy,
+    ColCommSum,
+    ColHidden,
+    ColExposed,
+    ColWaiting,
+    ColExposedWaiting,
+    ColRatio,
+    ColBackward,
+    ColIdle,
+    ColUnclassified,
+    ColCount
+};
 
 struct ScopeResult
 {
@@ -89,10 +101,9 @@ void RankBarChart::paintEvent(QPaintEvent*)
         QString name;
         QBrush brush;
     };
-    const Part parts[] = {{tr("compute only"), QBrush(pal.overlap(OverlapState::ComputeOnly))},
-                          {tr("hidden comm."), pal.hiddenBrush()},
-                          {tr("exposed comm."), pal.exposedBrush()},
-                          {tr("idle"), QBrush(pal.idle())}};
+    const Part parts[] = { { tr("compute only"), QBrush(pal.overlap(OverlapState::ComputeOnly)) },
+        { tr("hidden comm."), pal.hiddenBrush() }, { tr("exposed comm."), pal.exposedBrush() },
+        { tr("idle"), QBrush(pal.idle()) } };
     // The legend wraps onto as many lines as the width needs.
     int lx = x0, ly = 0;
     for (const auto& part : parts) {
@@ -114,8 +125,8 @@ void RankBarChart::paintEvent(QPaintEvent*)
         p.setPen(palette().color(QPalette::WindowText));
         p.drawText(QRect(0, y, labelW - 6, barH), Qt::AlignRight | Qt::AlignVCenter, m_labels.value(i));
         const double span = double(std::max<TimeNs>(1, s.spanNs));
-        const TimeNs values[] = {std::max<TimeNs>(0, s.computeBusyNs - s.overlappedNs), s.overlappedNs, s.exposedNs,
-                                 s.idleNs};
+        const TimeNs values[]
+            = { std::max<TimeNs>(0, s.computeBusyNs - s.overlappedNs), s.overlappedNs, s.exposedNs, s.idleNs };
         double x = x0;
         for (int k = 0; k < 4; ++k) {
             const double pw = w * double(values[k]) / span;
@@ -144,9 +155,9 @@ ExposedPanel::ExposedPanel(QWidget* parent)
     top->addWidget(m_caption, 1);
     m_table->setColumnCount(ColCount);
     // Two-line titles: the table fits beside the chart at 1400 px without scrolling sideways.
-    m_table->setHorizontalHeaderLabels({tr("Span"), tr("Compute\nbusy"), tr("Comm.\nbusy"), tr("Comm.\nkernel sum"),
-                                        tr("Hidden"), tr("Exposed"), tr("Waiting"), tr("Exposed\nwaiting"),
-                                        tr("Overlap"), tr("Backward\noverlap"), tr("Idle"), tr("Unclassified")});
+    m_table->setHorizontalHeaderLabels({ tr("Span"), tr("Compute\nbusy"), tr("Comm.\nbusy"), tr("Comm.\nkernel sum"),
+        tr("Hidden"), tr("Exposed"), tr("Waiting"), tr("Exposed\nwaiting"), tr("Overlap"), tr("Backward\noverlap"),
+        tr("Idle"), tr("Unclassified") });
     m_table->horizontalHeaderItem(ColUnclassified)
         ->setToolTip(tr("Compute time only a catch-all rule matched (the column is hidden while it is 0 everywhere)"));
     m_table->horizontalHeaderItem(ColWaiting)
@@ -176,7 +187,7 @@ ExposedPanel::ExposedPanel(QWidget* parent)
 }
 
 void ExposedPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
-                            std::shared_ptr<const CollectiveMatch> collectives)
+    std::shared_ptr<const CollectiveMatch> collectives)
 {
     m_trace = std::move(trace);
     m_analysis = std::move(analysis);
@@ -189,7 +200,7 @@ void ExposedPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
         std::set<std::pair<int, std::string>> steps;
         for (const auto& ra : m_analysis->ranks)
             for (const auto& st : ra.steps)
-                steps.insert({st.index, st.name});
+                steps.insert({ st.index, st.name });
         std::set<int> seen;
         for (const auto& [idx, name] : steps)
             if (seen.insert(idx).second)
@@ -244,13 +255,14 @@ void ExposedPanel::recompute()
     // A step scope reports each rank's step time; the other scopes report the window's length.
     m_table->horizontalHeaderItem(ColSpan)->setText(m_scope == Scope::Step ? tr("Step time") : tr("Span"));
     m_table->horizontalHeaderItem(ColSpan)->setToolTip(m_scope == Scope::Step
-                                                           ? tr("Length of the step on each rank")
-                                                           : tr("Length of the window (whole trace or visible range)"));
-    m_caption->setText(m_scope == Scope::Step ? tr("step %1 on each rank's GPU: from the end of the previous step's GPU "
-                                                   "work to the end of the work launched in this step")
-                                                    .arg(m_step)
-                                              : tr("%1 – %2 (%3)").arg(durationText(window.start), durationText(window.end),
-                                                                       durationText(window.duration())));
+            ? tr("Length of the step on each rank")
+            : tr("Length of the window (whole trace or visible range)"));
+    m_caption->setText(m_scope == Scope::Step
+            ? tr("step %1 on each rank's GPU: from the end of the previous step's GPU "
+                 "work to the end of the work launched in this step")
+                  .arg(m_step)
+            : tr("%1 – %2 (%3)")
+                  .arg(durationText(window.start), durationText(window.end), durationText(window.duration())));
     auto trace = m_trace;
     auto analysis = m_analysis;
     auto collectives = m_collectives;
@@ -306,7 +318,7 @@ void ExposedPanel::recompute()
                 }
                 out.push_back(computeTotal(*trace, *analysis, window));
             }
-            return ScopeResult{window, std::move(out), std::move(waits), std::move(lengths)};
+            return ScopeResult { window, std::move(out), std::move(waits), std::move(lengths) };
         },
         [this](const ScopeResult& result) {
             m_window = result.window;
@@ -330,21 +342,18 @@ void ExposedPanel::show(const std::vector<WindowStats>& stats, const std::vector
             labels << label;
         const WindowStats& s = stats[i];
         const bool hasWait = std::size_t(i) < waits.size();
-        const CollectiveWaitStats ws = hasWait ? waits[std::size_t(i)] : CollectiveWaitStats{};
+        const CollectiveWaitStats ws = hasWait ? waits[std::size_t(i)] : CollectiveWaitStats {};
         const QString none = QStringLiteral("–");
         // A rank's step time or span; for all ranks the longest of them (the ranks run side by side: their times
         // are not added up).
         TimeNs length = std::size_t(i) < m_lengths.size() ? m_lengths[std::size_t(i)] : s.spanNs;
         if (total)
             length = m_lengths.empty() ? 0 : *std::max_element(m_lengths.begin(), m_lengths.end());
-        const QString cells[ColCount] = {total ? tr("%1 (longest)").arg(durationText(length)) : durationText(length),
-                                         durationText(s.computeBusyNs),
-                                         durationText(s.commBusyNs),      durationText(s.commKernelSumNs),
-                                         durationText(s.overlappedNs),    durationText(s.exposedNs),
-                                         hasWait ? durationText(ws.waitNs) : none,
-                                         hasWait ? durationText(ws.exposedWaitNs) : none,
-                                         pct(s.overlapRatio),             durationText(s.backwardOverlappedNs),
-                                         durationText(s.idleNs),          durationText(s.unclassifiedNs)};
+        const QString cells[ColCount] = { total ? tr("%1 (longest)").arg(durationText(length)) : durationText(length),
+            durationText(s.computeBusyNs), durationText(s.commBusyNs), durationText(s.commKernelSumNs),
+            durationText(s.overlappedNs), durationText(s.exposedNs), hasWait ? durationText(ws.waitNs) : none,
+            hasWait ? durationText(ws.exposedWaitNs) : none, pct(s.overlapRatio), durationText(s.backwardOverlappedNs),
+            durationText(s.idleNs), durationText(s.unclassifiedNs) };
         for (int c = 0; c < ColCount; ++c) {
             auto* item = new QTableWidgetItem(cells[c]);
             item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
@@ -355,20 +364,19 @@ void ExposedPanel::show(const std::vector<WindowStats>& stats, const std::vector
             }
             if (total && c == ColSpan)
                 item->setToolTip(m_scope == Scope::Step
-                                     ? tr("The longest rank's step time: ranks run their steps side by side, so their "
-                                          "step times are not added up. The other columns are sums over the ranks.")
-                                     : tr("The longest rank's span: ranks run side by side, so their spans are not "
-                                          "added up. The other columns are sums over the ranks."));
+                        ? tr("The longest rank's step time: ranks run their steps side by side, so their "
+                             "step times are not added up. The other columns are sums over the ranks.")
+                        : tr("The longest rank's span: ranks run side by side, so their spans are not "
+                             "added up. The other columns are sums over the ranks."));
             if ((c == ColExposed && s.exposedNs > 0) || (c == ColExposedWaiting && ws.exposedWaitNs > 0))
                 item->setForeground(readableOn(Palette(PaletteKind::Default, palette()).overlap(OverlapState::Exposed),
-                                               m_table->palette().color(QPalette::Base)));
+                    m_table->palette().color(QPalette::Base)));
             m_table->setItem(i, c, item);
         }
     }
     // Unclassified time is the exception (a kernel renamed past the rules); its column shows when there is some.
-    m_table->setColumnHidden(ColUnclassified, std::all_of(stats.begin(), stats.end(), [](const WindowStats& s) {
-                                 return s.unclassifiedNs == 0;
-                             }));
+    m_table->setColumnHidden(ColUnclassified,
+        std::all_of(stats.begin(), stats.end(), [](const WindowStats& s) { return s.unclassifiedNs == 0; }));
     std::vector<WindowStats> perRank(stats.begin(), stats.end() - (n > 0 ? 1 : 0));
     m_chart->setData(labels, perRank);
     emit updated();

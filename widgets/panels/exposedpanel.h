@@ -8,7 +8,6 @@
 #include "timeline/palette.h"
 
 #include <QWidget>
-
 #include <memory>
 #include <vector>
 
@@ -49,7 +48,7 @@ public:
 
     // `collectives` (optional) adds the "Waiting" / "Exposed waiting" columns: NCCL time spent waiting for peers.
     void setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
-                  std::shared_ptr<const CollectiveMatch> collectives = nullptr);
+        std::shared_ptr<const CollectiveMatch> collectives = nullptr);
     void setVisibleRange(TimeRange range);
     void setScope(Scope scope, int step = 0);
     Scope scope() const { return m_scope; }

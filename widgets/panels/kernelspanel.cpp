@@ -13,8 +13,8 @@
 
 namespace exposure {
 
-void KernelsModel::setRows(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
-                           std::vector<KernelRow> rows)
+void KernelsModel::setRows(
+    std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis, std::vector<KernelRow> rows)
 {
     beginResetModel();
     m_trace = std::move(trace);
@@ -53,16 +53,26 @@ QVariant KernelsModel::data(const QModelIndex& index, int role) const
         return {};
     const bool raw = role == Qt::UserRole;
     switch (index.column()) {
-    case Name: return nameOf(r);
-    case Category: return categoryLabel(r.category);
-    case Subgroup: return QString::fromStdString(r.subgroup);
-    case Phase: return phaseLabel(r.phase);
-    case Count: return raw ? QVariant(qulonglong(r.count)) : QVariant(groupDigits(r.count));
-    case Total: return raw ? QVariant(qlonglong(r.totalNs)) : QVariant(durationText(r.totalNs));
-    case Mean: return raw ? QVariant(r.meanNs) : QVariant(durationText(TimeNs(std::llround(r.meanNs))));
-    case Min: return raw ? QVariant(qlonglong(r.minNs)) : QVariant(durationText(r.minNs));
-    case Max: return raw ? QVariant(qlonglong(r.maxNs)) : QVariant(durationText(r.maxNs));
-    case Share: return raw ? QVariant(r.gpuShare) : QVariant(QString::number(r.gpuShare * 100, 'f', 1) + QStringLiteral(" %"));
+    case Name:
+        return nameOf(r);
+    case Category:
+        return categoryLabel(r.category);
+    case Subgroup:
+        return QString::fromStdString(r.subgroup);
+    case Phase:
+        return phaseLabel(r.phase);
+    case Count:
+        return raw ? QVariant(qulonglong(r.count)) : QVariant(groupDigits(r.count));
+    case Total:
+        return raw ? QVariant(qlonglong(r.totalNs)) : QVariant(durationText(r.totalNs));
+    case Mean:
+        return raw ? QVariant(r.meanNs) : QVariant(durationText(TimeNs(std::llround(r.meanNs))));
+    case Min:
+        return raw ? QVariant(qlonglong(r.minNs)) : QVariant(durationText(r.minNs));
+    case Max:
+        return raw ? QVariant(qlonglong(r.maxNs)) : QVariant(durationText(r.maxNs));
+    case Share:
+        return raw ? QVariant(r.gpuShare) : QVariant(QString::number(r.gpuShare * 100, 'f', 1) + QStringLiteral(" %"));
     }
     return {};
 }
@@ -71,8 +81,8 @@ QVariant KernelsModel::headerData(int section, Qt::Orientation orientation, int 
 {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
-    static const char* names[] = {"Kernel", "Category", "Sub-group", "Phase", "Count", "Total", "Mean", "Min", "Max",
-                                  "GPU share"};
+    static const char* names[]
+        = { "Kernel", "Category", "Sub-group", "Phase", "Count", "Total", "Mean", "Min", "Max", "GPU share" };
     return section >= 0 && section < ColumnCount ? tr(names[section]) : QVariant();
 }
 
@@ -103,10 +113,10 @@ KernelsPanel::KernelsPanel(QWidget* parent)
     m_view->horizontalHeader()->setSectionResizeMode(KernelsModel::Name, QHeaderView::Stretch);
     m_view->setWordWrap(false);
     m_view->setTextElideMode(Qt::ElideMiddle);
-    connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            [this](const QModelIndex& current) {
-                emit kernelSelected(current.isValid() ? current.data(Qt::UserRole + 1).toUInt() : kInvalidString);
-            });
+    connect(
+        m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
+            emit kernelSelected(current.isValid() ? current.data(Qt::UserRole + 1).toUInt() : kInvalidString);
+        });
     auto* top = new QHBoxLayout;
     top->addWidget(m_filter, 1);
     top->addWidget(m_caption);
@@ -149,23 +159,23 @@ void KernelsPanel::recompute()
     const TimeRange range = m_range;
     m_caption->setText(tr("visible range: %1").arg(durationText(range.duration())));
     m_jobs->run<std::vector<KernelRow>>([trace, analysis, range] { return kernelTable(*trace, *analysis, range); },
-                                        [this, trace, analysis](const std::vector<KernelRow>& rows) {
-                                            // Keep the selected kernel selected across recomputations.
-                                            const QModelIndex cur = m_view->currentIndex();
-                                            const QVariant sel = cur.isValid() ? cur.data(Qt::UserRole + 1) : QVariant();
-                                            m_model->setRows(trace, analysis, rows);
-                                            if (sel.isValid()) {
-                                                for (int r = 0; r < m_proxy->rowCount(); ++r) {
-                                                    const QModelIndex i = m_proxy->index(r, 0);
-                                                    if (i.data(Qt::UserRole + 1) == sel) {
-                                                        const QSignalBlocker block(m_view->selectionModel());
-                                                        m_view->setCurrentIndex(i);
-                                                        m_view->selectRow(r);
-                                                        break;
-                                                    }
-                                                }
-                                            }
-                                        });
+        [this, trace, analysis](const std::vector<KernelRow>& rows) {
+            // Keep the selected kernel selected across recomputations.
+            const QModelIndex cur = m_view->currentIndex();
+            const QVariant sel = cur.isValid() ? cur.data(Qt::UserRole + 1) : QVariant();
+            m_model->setRows(trace, analysis, rows);
+            if (sel.isValid()) {
+                for (int r = 0; r < m_proxy->rowCount(); ++r) {
+                    const QModelIndex i = m_proxy->index(r, 0);
+                    if (i.data(Qt::UserRole + 1) == sel) {
+                        const QSignalBlocker block(m_view->selectionModel());
+                        m_view->setCurrentIndex(i);
+                        m_view->selectRow(r);
+                        break;
+                    }
+                }
+            }
+        });
 }
 
 } // namespace exposure

@@ -8,7 +8,6 @@
 #include <QAbstractTableModel>
 #include <QSortFilterProxyModel>
 #include <QWidget>
-
 #include <memory>
 #include <vector>
 
@@ -27,8 +26,8 @@ public:
     enum Column { Name, Category, Subgroup, Phase, Count, Total, Mean, Min, Max, Share, ColumnCount };
     using QAbstractTableModel::QAbstractTableModel;
 
-    void setRows(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
-                 std::vector<KernelRow> rows);
+    void setRows(
+        std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis, std::vector<KernelRow> rows);
     const KernelRow& row(int i) const { return m_rows[i]; }
 
     int rowCount(const QModelIndex& parent = {}) const override;

@@ -16,8 +16,8 @@ RulesPanel::RulesPanel(QWidget* parent)
     , m_table(new QTableWidget(this))
 {
     m_table->setColumnCount(8);
-    m_table->setHorizontalHeaderLabels({tr("#"), tr("Rule"), tr("Pattern"), tr("Applies to"), tr("Category"),
-                                        tr("Sub-group"), tr("Matched"), tr("Time")});
+    m_table->setHorizontalHeaderLabels({ tr("#"), tr("Rule"), tr("Pattern"), tr("Applies to"), tr("Category"),
+        tr("Sub-group"), tr("Matched"), tr("Time") });
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->verticalHeader()->hide();
@@ -56,11 +56,10 @@ void RulesPanel::setRules(const Rules* rules, const std::vector<RuleUsage>& usag
         const auto& r = list[i];
         if (r.catchAll)
             m_unclassified += byRule[i].timeNs;
-        const QString cells[] = {QString::number(i), QString::fromStdString(r.id), QString::fromStdString(r.pattern),
-                                 QLatin1String(ruleTargetName(r.target)),
-                                 QString::fromStdString(r.category) + (r.catchAll ? tr(" (catch-all)") : QString()),
-                                 QString::fromStdString(r.subgroup), groupDigits(byRule[i].count),
-                                 durationText(byRule[i].timeNs)};
+        const QString cells[] = { QString::number(i), QString::fromStdString(r.id), QString::fromStdString(r.pattern),
+            QLatin1String(ruleTargetName(r.target)),
+            QString::fromStdString(r.category) + (r.catchAll ? tr(" (catch-all)") : QString()),
+            QString::fromStdString(r.subgroup), groupDigits(byRule[i].count), durationText(byRule[i].timeNs) };
         for (int c = 0; c < 8; ++c) {
             auto* item = new QTableWidgetItem(cells[c]);
             if (c == 6 || c == 7 || c == 0)
@@ -70,11 +69,12 @@ void RulesPanel::setRules(const Rules* rules, const std::vector<RuleUsage>& usag
             m_table->setItem(int(i), c, item);
         }
     }
-    m_summary->setText(tr("%1 rules from %2. Unclassified time (catch-all or no rule): %3 in %4 regions without a rule.")
-                           .arg(list.size())
-                           .arg(QString::fromStdString(rules->source()))
-                           .arg(durationText(m_unclassified))
-                           .arg(groupDigits(none.count)));
+    m_summary->setText(
+        tr("%1 rules from %2. Unclassified time (catch-all or no rule): %3 in %4 regions without a rule.")
+            .arg(list.size())
+            .arg(QString::fromStdString(rules->source()))
+            .arg(durationText(m_unclassified))
+            .arg(groupDigits(none.count)));
 }
 
 } // namespace exposure

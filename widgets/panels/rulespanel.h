@@ -4,7 +4,6 @@
 #include "analysis/analysis.h"
 
 #include <QWidget>
-
 #include <vector>
 
 class QLabel;

@@ -41,8 +41,9 @@ EmptyState::EmptyState(QWidget* parent)
     m_open->setDefault(true);
     m_open->setToolTip(tr("An OTF2 anchor file (traces.otf2), a torch.profiler trace or an Nsight Systems report "
                           "(Ctrl+O)"));
-    m_openFolder->setToolTip(tr("A folder holding one OTF2 archive, torch.profiler file or Nsight Systems report per rank "
-                                "(Ctrl+Shift+O)"));
+    m_openFolder->setToolTip(
+        tr("A folder holding one OTF2 archive, torch.profiler file or Nsight Systems report per rank "
+           "(Ctrl+Shift+O)"));
     m_demo->setToolTip(tr("The bundled 2-rank demo trace"));
     auto* buttons = new QHBoxLayout;
     buttons->addStretch(1);

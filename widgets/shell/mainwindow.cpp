@@ -4,16 +4,16 @@
 #include "common/labels.h"
 #include "compare/comparewindow.h"
 #include "figure/exportfiguredialog.h"
-#include "run/openrun.h"
 #include "jobs/jobslot.h"
+#include "panels/collectivespanel.h"
 #include "panels/detailspanel.h"
 #include "panels/exposedpanel.h"
 #include "panels/idlepanel.h"
-#include "panels/whatifpanel.h"
 #include "panels/kernelspanel.h"
-#include "panels/collectivespanel.h"
 #include "panels/rulespanel.h"
 #include "panels/transferspanel.h"
+#include "panels/whatifpanel.h"
+#include "run/openrun.h"
 #include "shell/emptystate.h"
 #include "shell/recentfilesmenu.h"
 #include "timeline/timelineplot.h"
@@ -25,7 +25,6 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QDockWidget>
-#include <QScrollArea>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
@@ -36,6 +35,7 @@
 #include <QMimeData>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
@@ -165,35 +165,36 @@ void MainWindow::connectLoader()
 // The timeline, the panels and the details talk to each other through the window.
 void MainWindow::connectPanels()
 {
-    connect(m_timeline, &TimelinePlot::intervalSelected, this,
-            [this](int rank, int lane, quint32 interval) { onIntervalSelected({rank, lane, interval}); });
+    connect(m_timeline, &TimelinePlot::intervalSelected, this, [this](int rank, int lane, quint32 interval) {
+        onIntervalSelected({ rank, lane, interval });
+    });
     connect(m_timeline, &TimelinePlot::foldClicked, this, [this](const TimelineHit& hit) {
         if (m_current.trace)
             m_details->showFold(*m_current.trace, m_current.analysis.get(), m_current.index.get(), hit,
-                                m_timeline->foldComposition(hit), m_current.collectives.get());
+                m_timeline->foldComposition(hit), m_current.collectives.get());
     });
     connect(m_timeline, &TimelinePlot::selectionCleared, m_details, &DetailsPanel::clear);
     connect(m_timeline, &TimelinePlot::visibleRangeChanged, this, &MainWindow::onVisibleRangeChanged);
     connect(m_timeline, &QCustomPlot::afterReplot, this, [this] {
         // Without a trace the timeline's placeholder range means nothing.
-        m_rangeLabel->setText(m_current.trace
-                                  ? tr("visible: %1").arg(durationText(m_timeline->visibleRange().duration()))
-                                  : QString());
+        m_rangeLabel->setText(
+            m_current.trace ? tr("visible: %1").arg(durationText(m_timeline->visibleRange().duration())) : QString());
     });
     connect(m_timeline, &TimelinePlot::cursorTimeChanged, this,
-            [this](qint64 ns) { m_cursorLabel->setText(tr("cursor: %1").arg(durationText(ns))); });
+        [this](qint64 ns) { m_cursorLabel->setText(tr("cursor: %1").arg(durationText(ns))); });
     connect(m_details, &DetailsPanel::previousInstanceRequested, this, [this] { selectInstance(-1); });
     connect(m_details, &DetailsPanel::nextInstanceRequested, this, [this] { selectInstance(+1); });
     connect(m_details, &DetailsPanel::zoomToSelectionRequested, m_timeline, &TimelinePlot::zoomToSelection);
-    connect(m_details, &DetailsPanel::peerInstanceRequested, this,
-            [this](int rank, int lane, quint32 interval) { showPeerInstance({rank, lane, interval}); });
+    connect(m_details, &DetailsPanel::peerInstanceRequested, this, [this](int rank, int lane, quint32 interval) {
+        showPeerInstance({ rank, lane, interval });
+    });
     connect(m_idle, &IdlePanel::zoomRequested, this, [this](TimeRange r) { m_timeline->setVisibleRange(r); });
     connect(m_transfers, &TransfersPanel::transferSelected, this, [this](int rank, int lane, quint32 interval) {
-        m_timeline->select({rank, lane, interval}, true);
-        onIntervalSelected({rank, lane, interval});
+        m_timeline->select({ rank, lane, interval }, true);
+        onIntervalSelected({ rank, lane, interval });
     });
     connect(m_kernels, &KernelsPanel::kernelSelected, m_timeline,
-            [this](quint32 name) { m_timeline->setHighlightedName(StringId(name)); });
+        [this](quint32 name) { m_timeline->setHighlightedName(StringId(name)); });
 }
 
 void MainWindow::createActions()
@@ -206,8 +207,8 @@ void MainWindow::createActions()
 void MainWindow::createFileMenu()
 {
     m_fileMenu = menuBar()->addMenu(tr("&File"));
-    QAction* open = m_fileMenu->addAction(QIcon::fromTheme(QStringLiteral("document-open")), tr("&Open Trace…"), this,
-                                          [this] { openDialog(false); });
+    QAction* open = m_fileMenu->addAction(
+        QIcon::fromTheme(QStringLiteral("document-open")), tr("&Open Trace…"), this, [this] { openDialog(false); });
     open->setShortcut(QKeySequence::Open);
     open->setToolTip(tr("Open an OTF2 anchor file (traces.otf2)"));
     m_fileMenu->addAction(tr("Open Trace &Folder…"), this, [this] { openDialog(true); })
@@ -215,8 +216,8 @@ void MainWindow::createFileMenu()
     m_recent = new RecentFilesMenu(this);
     m_fileMenu->addMenu(m_recent);
     connect(m_recent, &RecentFilesMenu::fileSelected, this, &MainWindow::openTrace);
-    m_reloadAction = m_fileMenu->addAction(QIcon::fromTheme(QStringLiteral("view-refresh")), tr("&Reload"), this,
-                                           &MainWindow::reload);
+    m_reloadAction = m_fileMenu->addAction(
+        QIcon::fromTheme(QStringLiteral("view-refresh")), tr("&Reload"), this, &MainWindow::reload);
     m_reloadAction->setShortcut(QKeySequence::Refresh);
     QAction* close = m_fileMenu->addAction(tr("&Close Trace"), this, &MainWindow::closeTrace);
     close->setShortcut(QKeySequence::Close);
@@ -241,7 +242,7 @@ void MainWindow::createFileMenu()
         w->activateWindow();
     });
     ExportFigureDialog::installAction(m_fileMenu, m_fileExtensionAnchor, this, [this] {
-        return FigureSource{trace(), analysis(), m_timeline->viewIndex(), visibleRange()};
+        return FigureSource { trace(), analysis(), m_timeline->viewIndex(), visibleRange() };
     });
     QAction* quit = m_fileMenu->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
@@ -264,18 +265,20 @@ void MainWindow::createViewMenu()
         addAction(a);
         return a;
     };
-    add(tr("&Back"), {QKeySequence::Back}, [this] { m_timeline->back(); });
-    add(tr("&Forward"), {QKeySequence::Forward}, [this] { m_timeline->forward(); });
+    add(tr("&Back"), { QKeySequence::Back }, [this] { m_timeline->back(); });
+    add(tr("&Forward"), { QKeySequence::Forward }, [this] { m_timeline->forward(); });
     m_viewMenu->addSeparator();
-    add(tr("Zoom &In"), {QKeySequence(Qt::CTRL | Qt::Key_Equal), QKeySequence::ZoomIn}, [this] { m_timeline->zoomIn(); });
-    add(tr("Zoom &Out"), {QKeySequence(Qt::CTRL | Qt::Key_Minus), QKeySequence::ZoomOut},
+    add(tr("Zoom &In"), { QKeySequence(Qt::CTRL | Qt::Key_Equal), QKeySequence::ZoomIn },
+        [this] { m_timeline->zoomIn(); });
+    add(tr("Zoom &Out"), { QKeySequence(Qt::CTRL | Qt::Key_Minus), QKeySequence::ZoomOut },
         [this] { m_timeline->zoomOut(); });
-    add(tr("Zoom to &Fit"), {QKeySequence(Qt::CTRL | Qt::Key_0)}, [this] { m_timeline->zoomToFit(); });
-    add(tr("Zoom to S&tep…"), {QKeySequence(Qt::CTRL | Qt::Key_G)}, [this] { zoomToStepDialog(); });
+    add(tr("Zoom to &Fit"), { QKeySequence(Qt::CTRL | Qt::Key_0) }, [this] { m_timeline->zoomToFit(); });
+    add(tr("Zoom to S&tep…"), { QKeySequence(Qt::CTRL | Qt::Key_G) }, [this] { zoomToStepDialog(); });
     // Plain keys act only while the timeline has focus, so they never steal typing or table navigation.
-    for (QAction* a : {add(tr("Zoom to &Selection"), {QKeySequence(Qt::Key_Z)}, [this] { m_timeline->zoomToSelection(); }),
-                       add(tr("Pan &Left"), {QKeySequence(Qt::Key_Left)}, [this] { m_timeline->panLeft(); }),
-                       add(tr("Pan &Right"), {QKeySequence(Qt::Key_Right)}, [this] { m_timeline->panRight(); })}) {
+    for (QAction* a :
+        { add(tr("Zoom to &Selection"), { QKeySequence(Qt::Key_Z) }, [this] { m_timeline->zoomToSelection(); }),
+            add(tr("Pan &Left"), { QKeySequence(Qt::Key_Left) }, [this] { m_timeline->panLeft(); }),
+            add(tr("Pan &Right"), { QKeySequence(Qt::Key_Right) }, [this] { m_timeline->panRight(); }) }) {
         removeAction(a);
         a->setShortcutContext(Qt::WidgetShortcut);
         m_timeline->addAction(a);
@@ -310,9 +313,8 @@ void MainWindow::createViewMenu()
     });
     QMenu* paletteMenu = m_viewMenu->addMenu(tr("&Palette"));
     auto* group = new QActionGroup(this);
-    const std::pair<PaletteKind, QString> kinds[] = {{PaletteKind::Default, tr("&Default (colour-blind safe)")},
-                                                     {PaletteKind::ColorBlind, tr("&One colour per category")},
-                                                     {PaletteKind::Grayscale, tr("&Greyscale")}};
+    const std::pair<PaletteKind, QString> kinds[] = { { PaletteKind::Default, tr("&Default (colour-blind safe)") },
+        { PaletteKind::ColorBlind, tr("&One colour per category") }, { PaletteKind::Grayscale, tr("&Greyscale") } };
     for (const auto& [kind, text] : kinds) {
         QAction* a = paletteMenu->addAction(text);
         a->setCheckable(true);
@@ -331,15 +333,15 @@ void MainWindow::createHelpMenu()
     help->addAction(tr("Open &Demo Trace"), this, [this] {
         if (!openDemoTrace())
             showError(tr("No demo trace"),
-                      tr("The demo trace was not found next to the program or in the build folder. "
-                         "Create one with: exposure-make-demo OUTDIR"));
+                tr("The demo trace was not found next to the program or in the build folder. "
+                   "Create one with: exposure-make-demo OUTDIR"));
     });
     help->addAction(tr("&About Exposure"), this, [this] {
         QMessageBox::about(this, tr("About Exposure"),
-                           tr("<h3>Exposure %1</h3><p>Where does the wall-clock time of multi-GPU training go: "
-                              "compute, or communication that is not hidden behind compute?</p>"
-                              "<p>Licensed under the GNU GPL version 3 or later.</p>")
-                               .arg(QCoreApplication::applicationVersion()));
+            tr("<h3>Exposure %1</h3><p>Where does the wall-clock time of multi-GPU training go: "
+               "compute, or communication that is not hidden behind compute?</p>"
+               "<p>Licensed under the GNU GPL version 3 or later.</p>")
+                .arg(QCoreApplication::applicationVersion()));
     });
 }
 
@@ -353,7 +355,7 @@ void MainWindow::addPanel(QWidget* widget, const QString& title, const QString& 
     m_viewMenu->addAction(d->toggleViewAction());
     if (!m_panels.empty())
         tabifyDockWidget(m_panels.back().dock, d);
-    m_panels.push_back({d, std::move(load), std::move(followRange)});
+    m_panels.push_back({ d, std::move(load), std::move(followRange) });
 }
 
 void MainWindow::createDocks()
@@ -364,38 +366,42 @@ void MainWindow::createDocks()
     addDockWidget(Qt::RightDockWidgetArea, m_detailsDock);
     m_viewMenu->addAction(m_detailsDock->toggleViewAction());
 
-    addPanel(m_exposed, tr("Exposed Communication"), QStringLiteral("exposedDock"),
+    addPanel(
+        m_exposed, tr("Exposed Communication"), QStringLiteral("exposedDock"),
         [this](const LoadedTrace& l) { m_exposed->setTrace(l.trace, l.analysis, l.collectives); },
         [this](TimeRange r) { m_exposed->setVisibleRange(r); });
-    addPanel(m_kernels, tr("Kernels"), QStringLiteral("kernelsDock"),
+    addPanel(
+        m_kernels, tr("Kernels"), QStringLiteral("kernelsDock"),
         [this](const LoadedTrace& l) { m_kernels->setTrace(l.trace, l.analysis); },
         [this](TimeRange r) { m_kernels->setVisibleRange(r); });
-    addPanel(m_idle, tr("Idle"), QStringLiteral("idleDock"),
+    addPanel(
+        m_idle, tr("Idle"), QStringLiteral("idleDock"),
         [this](const LoadedTrace& l) {
             m_idle->setCollectives(l.collectives);
             m_idle->setTrace(l.trace, l.analysis);
         },
         [this](TimeRange r) { m_idle->setVisibleRange(r); });
-    addPanel(m_transfers, tr("Transfers"), QStringLiteral("transfersDock"),
+    addPanel(
+        m_transfers, tr("Transfers"), QStringLiteral("transfersDock"),
         [this](const LoadedTrace& l) { m_transfers->setTrace(l.trace, l.analysis); },
         [this](TimeRange r) { m_transfers->setVisibleRange(r); });
-    addPanel(m_rules, tr("Rules"), QStringLiteral("rulesDock"), [this](const LoadedTrace& l) {
-        m_rules->setRules(l.analysis ? &l.analysis->rules : nullptr, l.ruleUsage);
-    });
+    addPanel(m_rules, tr("Rules"), QStringLiteral("rulesDock"),
+        [this](const LoadedTrace& l) { m_rules->setRules(l.analysis ? &l.analysis->rules : nullptr, l.ruleUsage); });
     // Edits, table and predicted timeline need more height than the bottom area has: they scroll instead of making
     // the whole bottom area taller.
     auto* whatIfScroll = new QScrollArea(this);
     whatIfScroll->setWidget(m_whatIf);
     whatIfScroll->setWidgetResizable(true);
     whatIfScroll->setFrameShape(QFrame::NoFrame);
-    addPanel(whatIfScroll, tr("What If"), QStringLiteral("whatIfDock"),
+    addPanel(
+        whatIfScroll, tr("What If"), QStringLiteral("whatIfDock"),
         [this](const LoadedTrace& l) { m_whatIf->setTrace(l.trace, l.analysis); },
         [this](TimeRange r) { m_whatIf->setVisibleRange(r); });
     addPanel(m_collectives, tr("Collectives"), QStringLiteral("collectivesDock"),
         [this](const LoadedTrace& l) { m_collectives->setTrace(l.trace, l.collectives); });
     m_panels.front().dock->raise();
-    resizeDocks({m_detailsDock}, {380}, Qt::Horizontal);
-    resizeDocks({m_panels.front().dock}, {260}, Qt::Vertical);
+    resizeDocks({ m_detailsDock }, { 380 }, Qt::Horizontal);
+    resizeDocks({ m_panels.front().dock }, { 260 }, Qt::Vertical);
 }
 
 void MainWindow::createStatusBar()
@@ -469,28 +475,27 @@ void MainWindow::offerRanks(const QString& path, const QString& message)
         emit loadFailed(path, message);
         return;
     }
-    RankChooser chooser = m_rankChooser ? m_rankChooser : [this](const QString&, const QString& text,
-                                                                  const std::vector<int>& ranks) {
-        std::optional<std::vector<int>> chosen;
-        QMessageBox box(QMessageBox::Warning, tr("Trace too large"), text, QMessageBox::Cancel, this);
-        QPushButton* some = box.addButton(tr("Load Some Ranks…"), QMessageBox::AcceptRole);
-        box.setInformativeText(tr("The folder holds %n rank(s) (%1). Ranks are independent up to collective "
-                                  "matching: loading some of them shows those ranks exactly.",
-                                  nullptr, int(ranks.size()))
-                                   .arg(QString::fromStdString(formatRankList(ranks))));
-        box.setDefaultButton(some);
-        box.exec();
-        if (box.clickedButton() != some)
-            return chosen;
-        const std::vector<int> half(ranks.begin(), ranks.begin() + std::ptrdiff_t(ranks.size() / 2));
-        bool ok = false;
-        const QString list = QInputDialog::getText(this, tr("Load Some Ranks"), tr("Ranks to load (e.g. 0-3,6):"),
-                                                   QLineEdit::Normal, QString::fromStdString(formatRankList(half)),
-                                                   &ok);
-        if (ok)
-            chosen = parseRankList(list.toStdString());
-        return chosen;
-    };
+    RankChooser chooser
+        = m_rankChooser ? m_rankChooser : [this](const QString&, const QString& text, const std::vector<int>& ranks) {
+              std::optional<std::vector<int>> chosen;
+              QMessageBox box(QMessageBox::Warning, tr("Trace too large"), text, QMessageBox::Cancel, this);
+              QPushButton* some = box.addButton(tr("Load Some Ranks…"), QMessageBox::AcceptRole);
+              box.setInformativeText(tr("The folder holds %n rank(s) (%1). Ranks are independent up to collective "
+                                        "matching: loading some of them shows those ranks exactly.",
+                  nullptr, int(ranks.size()))
+                                         .arg(QString::fromStdString(formatRankList(ranks))));
+              box.setDefaultButton(some);
+              box.exec();
+              if (box.clickedButton() != some)
+                  return chosen;
+              const std::vector<int> half(ranks.begin(), ranks.begin() + std::ptrdiff_t(ranks.size() / 2));
+              bool ok = false;
+              const QString list = QInputDialog::getText(this, tr("Load Some Ranks"), tr("Ranks to load (e.g. 0-3,6):"),
+                  QLineEdit::Normal, QString::fromStdString(formatRankList(half)), &ok);
+              if (ok)
+                  chosen = parseRankList(list.toStdString());
+              return chosen;
+          };
     m_statusText->setText(tr("%1 is too large to load whole").arg(QFileInfo(path).fileName()));
     const auto ranks = chooser(path, message, available);
     if (!ranks) {
@@ -504,7 +509,7 @@ void MainWindow::reload()
 {
     if (m_current.path.isEmpty())
         return;
-    m_reloadState = ReloadState{m_current.path, m_timeline->visibleRange(), m_timeline->selection()};
+    m_reloadState = ReloadState { m_current.path, m_timeline->visibleRange(), m_timeline->selection() };
     openTraceRanks(m_current.path, m_current.ranks);
 }
 
@@ -516,7 +521,7 @@ void MainWindow::restoreAfterReload(const QString& path)
     const Trace& trace = *m_current.trace;
     // The zoom, when the reloaded trace still covers it (clipped to its extent).
     const TimeRange extent = trace.extent;
-    const TimeRange visible{std::max(state->visible.start, extent.start), std::min(state->visible.end, extent.end)};
+    const TimeRange visible { std::max(state->visible.start, extent.start), std::min(state->visible.end, extent.end) };
     if (visible.duration() > 0)
         m_timeline->setVisibleRange(visible, false);
     // The selection, when that interval still exists.
@@ -550,7 +555,7 @@ void MainWindow::clearStatusLater()
 void MainWindow::closeTrace()
 {
     m_loader->cancel();
-    applyLoaded(LoadedTrace{});
+    applyLoaded(LoadedTrace {});
     m_statusText->clear();
 }
 
@@ -585,9 +590,8 @@ bool MainWindow::openDemoTrace()
 void MainWindow::whenIdle(std::function<void()> fn)
 {
     const auto slots_ = findChildren<JobSlot*>();
-    auto pending = [slots_] {
-        return std::any_of(slots_.begin(), slots_.end(), [](const JobSlot* s) { return s->busy(); });
-    };
+    auto pending
+        = [slots_] { return std::any_of(slots_.begin(), slots_.end(), [](const JobSlot* s) { return s->busy(); }); };
     if (!pending()) {
         QTimer::singleShot(0, this, std::move(fn));
         return;
@@ -612,9 +616,9 @@ void MainWindow::openDialog(bool folder)
     const QString path = folder
         ? QFileDialog::getExistingDirectory(this, tr("Open Trace Folder"), start)
         : QFileDialog::getOpenFileName(this, tr("Open Trace"), start,
-                                       tr("Traces (*.otf2 *.json *.json.gz *.sqlite *.nsys-rep *.qdrep);;OTF2 archive anchors (*.otf2);;"
-                                          "torch.profiler traces (*.json *.json.gz);;"
-                                          "Nsight Systems reports (*.sqlite *.nsys-rep *.qdrep);;All files (*)"));
+            tr("Traces (*.otf2 *.json *.json.gz *.sqlite *.nsys-rep *.qdrep);;OTF2 archive anchors (*.otf2);;"
+               "torch.profiler traces (*.json *.json.gz);;"
+               "Nsight Systems reports (*.sqlite *.nsys-rep *.qdrep);;All files (*)"));
     openTrace(path);
 }
 
@@ -672,8 +676,8 @@ void MainWindow::showError(const QString& title, const QString& text)
 void MainWindow::onIntervalSelected(IntervalRef ref)
 {
     if (m_current.trace)
-        m_details->showInterval(*m_current.trace, m_current.analysis.get(), m_current.index.get(), ref,
-                                m_current.collectives.get());
+        m_details->showInterval(
+            *m_current.trace, m_current.analysis.get(), m_current.index.get(), ref, m_current.collectives.get());
 }
 
 void MainWindow::showPeerInstance(IntervalRef ref)
@@ -683,17 +687,17 @@ void MainWindow::showPeerInstance(IntervalRef ref)
         return;
     // Show the whole collective (every member, with a margin) so the waiting is visible next to the peer's
     // instance, then select the peer's instance.
-    TimeRange span{0, 0};
+    TimeRange span { 0, 0 };
     if (const CollectiveGroup* g = m_current.collectives ? m_current.collectives->groupOf(ref) : nullptr) {
-        span = {g->members.front().start, g->members.front().end};
+        span = { g->members.front().start, g->members.front().end };
         for (const auto& m : g->members)
-            span = {std::min(span.start, m.start), std::max(span.end, m.end)};
+            span = { std::min(span.start, m.start), std::max(span.end, m.end) };
     } else {
         const auto& t = m_current.trace->ranks.at(rank).lanes.at(lane).intervals;
-        span = {t.start(interval), t.end(interval)};
+        span = { t.start(interval), t.end(interval) };
     }
     const TimeNs margin = std::max<TimeNs>(span.duration() / 4, 1000);
-    m_timeline->setVisibleRange({span.start - margin, span.end + margin});
+    m_timeline->setVisibleRange({ span.start - margin, span.end + margin });
     m_timeline->select(ref);
 }
 
@@ -712,13 +716,15 @@ void MainWindow::selectInstance(int direction)
         return;
     const auto& t = m_current.trace->ranks[sel->rank].lanes[sel->lane].intervals;
     const StringId name = t.name(sel->interval);
-    for (std::int64_t i = std::int64_t(sel->interval) + direction; i >= 0 && std::size_t(i) < t.size(); i += direction) {
+    for (std::int64_t i = std::int64_t(sel->interval) + direction; i >= 0 && std::size_t(i) < t.size();
+         i += direction) {
         if (t.name(std::size_t(i)) == name) {
-            m_timeline->select({sel->rank, sel->lane, std::uint32_t(i)}, true);
+            m_timeline->select({ sel->rank, sel->lane, std::uint32_t(i) }, true);
             return;
         }
     }
-    m_statusText->setText(direction > 0 ? tr("No later instance on this stream") : tr("No earlier instance on this stream"));
+    m_statusText->setText(
+        direction > 0 ? tr("No later instance on this stream") : tr("No earlier instance on this stream"));
 }
 
 void MainWindow::zoomToStepDialog()
@@ -770,10 +776,10 @@ void MainWindow::showTraceWarnings()
     if (!m_current.trace || m_current.trace->warnings.empty())
         return;
     QMessageBox box(QMessageBox::Warning, tr("Trace warnings"),
-                    tr("%n finding(s) about the data of this trace. Numbers change only where a warning says what "
-                       "was clipped or dropped.",
-                       nullptr, int(m_current.trace->warnings.size())),
-                    QMessageBox::Close, this);
+        tr("%n finding(s) about the data of this trace. Numbers change only where a warning says what "
+           "was clipped or dropped.",
+            nullptr, int(m_current.trace->warnings.size())),
+        QMessageBox::Close, this);
     box.setDetailedText(traceWarningsText());
     box.exec();
 }

@@ -7,7 +7,6 @@
 #include "timeline/timelineoptions.h"
 
 #include <QMainWindow>
-
 #include <functional>
 #include <memory>
 #include <optional>
@@ -49,8 +48,8 @@ public:
     void openTraceRanks(const QString& path, const std::vector<int>& ranks);
     // What the window asks when a trace would not fit in memory: which ranks to load (nullopt: none). Tests replace
     // the dialog; `available` are the folder's rank numbers.
-    using RankChooser = std::function<std::optional<std::vector<int>>(const QString& path, const QString& message,
-                                                                      const std::vector<int>& available)>;
+    using RankChooser = std::function<std::optional<std::vector<int>>(
+        const QString& path, const QString& message, const std::vector<int>& available)>;
     void setRankChooser(RankChooser chooser) { m_rankChooser = std::move(chooser); }
     // Calls `fn` once (on the GUI thread) when no background job of the window runs: loading, the panels'
     // recomputations. What a screenshot waits for instead of a timer.

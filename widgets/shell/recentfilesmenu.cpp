@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "shell/recentfilesmenu.h"
 
-
 #include <QDir>
 #include <QFileInfo>
 #include <QSettings>

@@ -7,26 +7,30 @@
 #include <array>
 #include <cmath>
 
-
 namespace exposure {
 
 namespace {
 
 // Okabe & Ito (2008) colour-blind-safe set. The default sub-group colours (resources/rules.json) are chosen around it
 // so that every two classes differ by a CIELAB ΔE of at least 15 (tst_legibility checks every pair, both palettes).
-constexpr QRgb kOrange = 0xE69F00, kGreen = 0x009E73, kBlue = 0x0072B2,
-               kVermillion = 0xD55E00, kPurple = 0xCC79A7;
+constexpr QRgb kOrange = 0xE69F00, kGreen = 0x009E73, kBlue = 0x0072B2, kVermillion = 0xD55E00, kPurple = 0xCC79A7;
 
-QColor rgb(QRgb v) { return QColor::fromRgb(v); }
+QColor rgb(QRgb v)
+{
+    return QColor::fromRgb(v);
+}
 
 } // namespace
 
 QString paletteKindName(PaletteKind kind)
 {
     switch (kind) {
-    case PaletteKind::ColorBlind: return QStringLiteral("colorblind");
-    case PaletteKind::Grayscale: return QStringLiteral("grayscale");
-    case PaletteKind::Default: break;
+    case PaletteKind::ColorBlind:
+        return QStringLiteral("colorblind");
+    case PaletteKind::Grayscale:
+        return QStringLiteral("grayscale");
+    case PaletteKind::Default:
+        break;
     }
     return QStringLiteral("default");
 }
@@ -77,20 +81,35 @@ QColor Palette::block(Category category, const std::string& sg) const
     };
     QColor c;
     switch (category) {
-    case Category::Compute: c = ruled(kBlue); break;
-    case Category::Communication: c = ruled(kOrange); break;
-    case Category::Memcpy: c = ruled(kPurple); break;
-    case Category::Idle: c = idle(); break;
-    case Category::Host: c = rgb(0xB3A58F); break;
+    case Category::Compute:
+        c = ruled(kBlue);
+        break;
+    case Category::Communication:
+        c = ruled(kOrange);
+        break;
+    case Category::Memcpy:
+        c = ruled(kPurple);
+        break;
+    case Category::Idle:
+        c = idle();
+        break;
+    case Category::Host:
+        c = rgb(0xB3A58F);
+        break;
     }
     if (m_kind == PaletteKind::Grayscale) {
         // Keep categories apart by lightness: compute dark, communication mid, memcpy light.
         switch (category) {
-        case Category::Compute: return QColor(70, 70, 70);
-        case Category::Communication: return QColor(140, 140, 140);
-        case Category::Memcpy: return QColor(185, 185, 185);
-        case Category::Idle: return QColor(215, 215, 215);
-        case Category::Host: return QColor(165, 165, 165);
+        case Category::Compute:
+            return QColor(70, 70, 70);
+        case Category::Communication:
+            return QColor(140, 140, 140);
+        case Category::Memcpy:
+            return QColor(185, 185, 185);
+        case Category::Idle:
+            return QColor(215, 215, 215);
+        case Category::Host:
+            return QColor(165, 165, 165);
         }
     }
     return c;
@@ -100,17 +119,25 @@ QColor Palette::overlap(OverlapState state) const
 {
     if (m_kind == PaletteKind::Grayscale) {
         switch (state) {
-        case OverlapState::ComputeOnly: return QColor(110, 110, 110);
-        case OverlapState::Hidden: return QColor(170, 170, 170);
-        case OverlapState::Exposed: return QColor(25, 25, 25);
-        case OverlapState::Other: return QColor(205, 205, 205);
+        case OverlapState::ComputeOnly:
+            return QColor(110, 110, 110);
+        case OverlapState::Hidden:
+            return QColor(170, 170, 170);
+        case OverlapState::Exposed:
+            return QColor(25, 25, 25);
+        case OverlapState::Other:
+            return QColor(205, 205, 205);
         }
     }
     switch (state) {
-    case OverlapState::ComputeOnly: return rgb(0x9CC8E8);
-    case OverlapState::Hidden: return rgb(kGreen);
-    case OverlapState::Exposed: return rgb(kVermillion);
-    case OverlapState::Other: return rgb(0x8C8C8C);
+    case OverlapState::ComputeOnly:
+        return rgb(0x9CC8E8);
+    case OverlapState::Hidden:
+        return rgb(kGreen);
+    case OverlapState::Exposed:
+        return rgb(kVermillion);
+    case OverlapState::Other:
+        return rgb(0x8C8C8C);
     }
     return rgb(0x8C8C8C);
 }
@@ -134,14 +161,14 @@ QColor Palette::waitingHatch() const
 std::vector<Palette::ClassColour> Palette::classColours() const
 {
     std::vector<ClassColour> out;
-    auto add = [&](const QString& name, const QColor& c) { out.push_back({name, c}); };
+    auto add = [&](const QString& name, const QColor& c) { out.push_back({ name, c }); };
     if (m_kind == PaletteKind::Default) {
-        for (const char* sg : {"gemm", "attention", "elementwise", "reduction", "normalization", "optimizer", "convolution",
-                 "layout", "pooling", "other"})
+        for (const char* sg : { "gemm", "attention", "elementwise", "reduction", "normalization", "optimizer",
+                 "convolution", "layout", "pooling", "other" })
             add(QString::fromLatin1(sg), block(Category::Compute, sg));
-        for (const char* sg : {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "SendRecv"})
+        for (const char* sg : { "AllReduce", "AllGather", "ReduceScatter", "Broadcast", "SendRecv" })
             add(QString::fromLatin1(sg), block(Category::Communication, sg));
-        for (const char* sg : {"HtoD", "DtoH", "DtoD", "PtoP"})
+        for (const char* sg : { "HtoD", "DtoH", "DtoD", "PtoP" })
             add(QString::fromLatin1(sg), block(Category::Memcpy, sg));
     } else {
         add(QStringLiteral("compute"), block(Category::Compute, std::string()));
@@ -170,7 +197,7 @@ std::array<double, 3> toLab(const QColor& c)
     const double z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883;
     auto f = [](double t) { return t > 216.0 / 24389.0 ? std::cbrt(t) : (24389.0 / 27.0 * t + 16.0) / 116.0; };
     const double fx = f(x), fy = f(y), fz = f(z);
-    return {116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)};
+    return { 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz) };
 }
 
 } // namespace
@@ -178,8 +205,8 @@ std::array<double, 3> toLab(const QColor& c)
 double deltaE76(const QColor& a, const QColor& b)
 {
     const auto la = toLab(a), lb = toLab(b);
-    return std::sqrt((la[0] - lb[0]) * (la[0] - lb[0]) + (la[1] - lb[1]) * (la[1] - lb[1])
-                     + (la[2] - lb[2]) * (la[2] - lb[2]));
+    return std::sqrt(
+        (la[0] - lb[0]) * (la[0] - lb[0]) + (la[1] - lb[1]) * (la[1] - lb[1]) + (la[2] - lb[2]) * (la[2] - lb[2]));
 }
 
 QBrush Palette::hiddenBrush() const

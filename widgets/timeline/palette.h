@@ -7,18 +7,17 @@
 #include <QColor>
 #include <QPalette>
 #include <QString>
-
 #include <string>
 #include <vector>
 
 namespace exposure {
 
 enum class PaletteKind {
-    Default,    // colour-blind-safe (Okabe–Ito based) with related hues per compute sub-group
+    Default, // colour-blind-safe (Okabe–Ito based) with related hues per compute sub-group
     ColorBlind, // strict Okabe–Ito: one colour per category, maximal contrast
-    Grayscale,  // grey levels; hidden vs exposed communication distinguished by hatching
+    Grayscale, // grey levels; hidden vs exposed communication distinguished by hatching
 };
-QString paletteKindName(PaletteKind kind);          // "default", "colorblind", "grayscale"
+QString paletteKindName(PaletteKind kind); // "default", "colorblind", "grayscale"
 PaletteKind paletteKindFromName(const QString& name, bool* ok = nullptr);
 
 // All colours of the timeline. Block colours come from the category / sub-group tables; chrome
@@ -48,12 +47,12 @@ public:
     std::vector<ClassColour> classColours() const;
 
     QColor background() const { return m_background; }
-    QColor rowShade() const { return m_rowShade; }   // alternate rank band
+    QColor rowShade() const { return m_rowShade; } // alternate rank band
     QColor text() const { return m_text; }
     QColor grid() const { return m_grid; }
     QColor selection() const { return m_selection; }
     QColor hover() const { return m_hover; }
-    QColor outline() const { return m_outline; }      // backward kernels overlapping communication
+    QColor outline() const { return m_outline; } // backward kernels overlapping communication
     // Black or white, whichever reads better on `fill`.
     static QColor textOn(const QColor& fill);
 

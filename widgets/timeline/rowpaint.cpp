@@ -366,8 +366,8 @@ namespace {
 // The flags of DrawnClasses in a fixed order, for its byte string.
 template <typename D> auto drawnFlags(D& d)
 {
-    return std::array {&d.compute, &d.communication, &d.idleBlocks, &d.hidden, &d.exposed, &d.computeOnly,
-        &d.otherGpu, &d.idle};
+    return std::array { &d.compute, &d.communication, &d.idleBlocks, &d.hidden, &d.exposed, &d.computeOnly, &d.otherGpu,
+        &d.idle };
 }
 
 } // namespace
@@ -405,7 +405,7 @@ std::pair<int, std::string> legendKey(Category c, std::string subgroup, PaletteK
     if (palette == PaletteKind::ColorBlind || palette == PaletteKind::Grayscale || c == Category::Idle
         || c == Category::Host)
         subgroup.clear();
-    return {int(c), subgroup};
+    return { int(c), subgroup };
 }
 
 namespace {
@@ -420,10 +420,18 @@ void addRowClasses(const TimelineScene& scene, int row, TimeRange range, DrawnCl
         for (const auto& [cls, ns] : times) {
             busy += ns;
             switch (OverlapState(cls)) {
-            case OverlapState::ComputeOnly: d.computeOnly = true; break;
-            case OverlapState::Hidden: d.hidden = true; break;
-            case OverlapState::Exposed: d.exposed = true; break;
-            case OverlapState::Other: d.otherGpu = true; break;
+            case OverlapState::ComputeOnly:
+                d.computeOnly = true;
+                break;
+            case OverlapState::Hidden:
+                d.hidden = true;
+                break;
+            case OverlapState::Exposed:
+                d.exposed = true;
+                break;
+            case OverlapState::Other:
+                d.otherGpu = true;
+                break;
             }
         }
         const TimeRange extent = scene.trace->extent;

@@ -2,10 +2,8 @@
 #include "timeline/timeaxisticker.h"
 
 #include <QFontMetrics>
-
 #include <algorithm>
 #include <cmath>
-
 
 namespace exposure {
 
@@ -16,7 +14,8 @@ double TimeAxisTicker::getTickStep(const QCPRange& range)
     int count = tickCount();
     if (m_axis && m_axis->axisRect()) {
         const QFontMetrics fm(m_axis->tickLabelFont());
-        const int labelPx = std::max(1, fm.horizontalAdvance(QStringLiteral("88.8 ms")) + fm.horizontalAdvance(QStringLiteral("MM")));
+        const int labelPx
+            = std::max(1, fm.horizontalAdvance(QStringLiteral("88.8 ms")) + fm.horizontalAdvance(QStringLiteral("MM")));
         count = std::max(2, std::min(m_axis->axisRect()->width() / 110, m_axis->axisRect()->width() / labelPx));
     }
     m_step = timeaxis::niceStep(range.size(), count);

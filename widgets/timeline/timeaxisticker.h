@@ -12,7 +12,9 @@ class TimeAxisTicker : public QCPAxisTicker
 {
 public:
     // With an axis, the tick count follows its pixel length (about one tick per 110 px).
-    explicit TimeAxisTicker(QCPAxis* axis = nullptr) : m_axis(axis) {}
+    explicit TimeAxisTicker(QCPAxis* axis = nullptr)
+        : m_axis(axis)
+    { }
     void setUnit(TimeUnit unit) { m_unit = unit; }
     TimeUnit unit() const { return m_unit; }
     double lastStep() const { return m_step; }

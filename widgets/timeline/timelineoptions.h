@@ -6,7 +6,6 @@
 #include "view/viewindex.h"
 
 #include <QString>
-
 #include <optional>
 #include <set>
 #include <utility>
@@ -21,32 +20,32 @@ enum class RowSelection { All, GpuOnly, Custom };
 // TimelinePlot + savePng/savePdf/toPainter) use the same struct, so a figure looks like the view.
 struct TimelineOptions
 {
-    std::optional<TimeRange> range;         // visible range; nullopt = the whole trace
+    std::optional<TimeRange> range; // visible range; nullopt = the whole trace
     RowSelection rows = RowSelection::All;
     std::vector<std::pair<int, int>> customRows; // RowSelection::Custom: (rank, lane); lane -1 = overlap row
-    bool showCpu = true;                    // CPU thread rows (ignored for GpuOnly)
-    bool showOverlap = true;                // per-rank derived overlap rows
-    bool cpuDepthRows = true;               // nested CPU regions: one sub-row per depth (else all in one row)
-    std::set<int> collapsedRanks;           // rank indexes drawn as a single row
+    bool showCpu = true; // CPU thread rows (ignored for GpuOnly)
+    bool showOverlap = true; // per-rank derived overlap rows
+    bool cpuDepthRows = true; // nested CPU regions: one sub-row per depth (else all in one row)
+    std::set<int> collapsedRanks; // rank indexes drawn as a single row
     PaletteKind palette = PaletteKind::Default;
     bool legend = true;
     LegendPosition legendPosition = LegendPosition::Top;
-    QString title;                          // empty: no title
-    QString fontFamily;                     // empty: the application font
-    double fontPointSize = 0;               // <= 0: the application font size
+    QString title; // empty: no title
+    QString fontFamily; // empty: the application font
+    double fontPointSize = 0; // <= 0: the application font size
     QString timeAxisLabel = QStringLiteral("Time since trace start");
-    TimeUnit timeUnit = TimeUnit::Auto;     // unit of tick labels
-    bool twoToneCommunication = true;       // split communication blocks into hidden / exposed parts
-    bool outlineBackwardOverlap = true;     // outline backward kernels that overlap communication
-    bool blockLabels = true;                // write names into blocks wide enough for them
-    bool disclosureMarks = true;            // ▾/▸ before rank labels (clickable on screen; off in figures)
-    double minFoldPixels = 2;               // intervals narrower than this fold into counted runs
-    double maxRowPixels = 64;               // rows never get taller (spare height stays empty); <= 0: fill
+    TimeUnit timeUnit = TimeUnit::Auto; // unit of tick labels
+    bool twoToneCommunication = true; // split communication blocks into hidden / exposed parts
+    bool outlineBackwardOverlap = true; // outline backward kernels that overlap communication
+    bool blockLabels = true; // write names into blocks wide enough for them
+    bool disclosureMarks = true; // ▾/▸ before rank labels (clickable on screen; off in figures)
+    double minFoldPixels = 2; // intervals narrower than this fold into counted runs
+    double maxRowPixels = 64; // rows never get taller (spare height stays empty); <= 0: fill
     // Rows never get thinner: when they do not all fit, the plot shows a window of rows that scrolls vertically
     // (TimelinePlot::setFirstRow). <= 0: every row is shown, however thin (figures, which check their rows).
     double minRowPixels = 14;
-    bool legendDrawnOnly = false;           // the legend names only classes drawn in the visible range (figures)
-    int maxRowLabelPixels = 0;              // row labels wider than this are elided in the middle; <= 0: never
+    bool legendDrawnOnly = false; // the legend names only classes drawn in the visible range (figures)
+    int maxRowLabelPixels = 0; // row labels wider than this are elided in the middle; <= 0: never
 
     RowFilter rowFilter() const
     {

@@ -6,11 +6,10 @@
 #include "timeline/timeaxisticker.h"
 #include "view/hittest.h"
 
-#include <QFontMetricsF>
 #include <QApplication>
+#include <QFontMetricsF>
 #include <QScrollBar>
 #include <QToolTip>
-
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -20,7 +19,6 @@
 namespace exposure {
 
 namespace {
-
 
 // A colour swatch and a text; the legend lists categories, not plottables.
 class SwatchLegendItem : public QCPAbstractLegendItem
@@ -57,9 +55,8 @@ protected:
         painter->setFont(mParentLegend->font());
         painter->setPen(mParentLegend->textColor());
         // Not clipped to the line: scaled for print, glyph descenders can reach below the font's nominal height.
-        painter->drawText(QRect(swatch.right() + 1 + mParentLegend->iconTextPadding(), r.top(),
-                                r.width(), r.height()),
-                          Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, m_text);
+        painter->drawText(QRect(swatch.right() + 1 + mParentLegend->iconTextPadding(), r.top(), r.width(), r.height()),
+            Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, m_text);
     }
     QSize minimumOuterSizeHint() const override
     {
@@ -94,8 +91,7 @@ public:
     explicit TimelineOverlay(TimelinePlot* plot)
         : QCPLayerable(plot, QStringLiteral("highlight"))
         , m_plot(plot)
-    {
-    }
+    { }
 
 protected:
     void applyDefaultAntialiasingHint(QCPPainter* painter) const override { painter->setAntialiasing(false); }
@@ -179,7 +175,7 @@ TimelinePlot::TimelinePlot(QWidget* parent)
         const double a = xAxis->pixelToCoord(rect.left());
         const double b = xAxis->pixelToCoord(rect.right());
         if (std::abs(rect.width()) >= 3)
-            setVisibleRange({TimeNs(std::llround(std::min(a, b))), TimeNs(std::llround(std::max(a, b)))});
+            setVisibleRange({ TimeNs(std::llround(std::min(a, b))), TimeNs(std::llround(std::max(a, b))) });
     });
     connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, &TimelinePlot::onKeyRangeChanged);
 
@@ -233,7 +229,7 @@ TimelinePlot::~TimelinePlot()
 }
 
 void TimelinePlot::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
-                            std::shared_ptr<const ViewIndex> index)
+    std::shared_ptr<const ViewIndex> index)
 {
     m_selection.reset();
     m_hover.reset();
@@ -315,9 +311,11 @@ void TimelinePlot::rebuildRows()
     for (std::size_t i = 0; i < m_scene.rows.size(); ++i) {
         const auto& row = m_scene.rows[i];
         QString label = QString::fromStdString(row.label);
-        if (row.firstOfRank && m_scene.options.disclosureMarks) // a disclosure mark: clicking the label collapses / expands the rank
+        if (row.firstOfRank
+            && m_scene.options.disclosureMarks) // a disclosure mark: clicking the label collapses / expands the rank
             label = (m_scene.options.collapsedRanks.count(row.rank) ? QStringLiteral("\u25B8 ")
-                                                                    : QStringLiteral("\u25BE ")) + label;
+                                                                    : QStringLiteral("\u25BE "))
+                + label;
         ticks.insert(double(i), label + QLatin1Char(' '));
     }
     m_rowLabels = ticks;
@@ -516,25 +514,25 @@ std::vector<TimelinePlot::LegendEntry> TimelinePlot::legendEntries() const
             text = cat == Category::Compute ? tr("other compute") : tr("other %1").arg(text);
         else if (!key.second.empty())
             text = QString::fromStdString(key.second);
-        out.push_back({QBrush(pal.block(cat, key.second)), text, false, Qt::white});
+        out.push_back({ QBrush(pal.block(cat, key.second)), text, false, Qt::white });
     }
     if (drawn.hidden)
-        out.push_back({pal.hiddenBrush(), tr("hidden comm."), false, Qt::white});
+        out.push_back({ pal.hiddenBrush(), tr("hidden comm."), false, Qt::white });
     if (drawn.exposed)
-        out.push_back({pal.exposedBrush(), tr("exposed comm."), false, Qt::white});
+        out.push_back({ pal.exposedBrush(), tr("exposed comm."), false, Qt::white });
     if (drawn.computeOnly)
-        out.push_back({QBrush(pal.overlap(OverlapState::ComputeOnly)), tr("compute only"), false, Qt::white});
+        out.push_back({ QBrush(pal.overlap(OverlapState::ComputeOnly)), tr("compute only"), false, Qt::white });
     if (drawn.otherGpu)
-        out.push_back({QBrush(pal.overlap(OverlapState::Other)), tr("other GPU"), false, Qt::white});
+        out.push_back({ QBrush(pal.overlap(OverlapState::Other)), tr("other GPU"), false, Qt::white });
     if (drawn.idle && !drawn.idleBlocks)
-        out.push_back({QBrush(pal.idle()), tr("idle"), false, Qt::white});
+        out.push_back({ QBrush(pal.idle()), tr("idle"), false, Qt::white });
     const bool comm = drawn.hidden || drawn.exposed;
     if (comm && drawn.communication && m_scene.collectives && !m_scene.collectives->groups.empty()) {
         const QColor base = pal.block(Category::Communication, std::string());
-        out.push_back({waitingBrush(pal), tr("waiting for peers"), false, base});
+        out.push_back({ waitingBrush(pal), tr("waiting for peers"), false, base });
     }
     if (comm && drawn.compute && o.outlineBackwardOverlap)
-        out.push_back({QBrush(pal.block(Category::Compute, "gemm")), tr("overlaps comm."), true, Qt::white});
+        out.push_back({ QBrush(pal.block(Category::Compute, "gemm")), tr("overlaps comm."), true, Qt::white });
     return out;
 }
 
@@ -556,8 +554,9 @@ DrawnClasses TimelinePlot::presentClasses() const
         d.communication = d.communication || c == Category::Communication;
         d.idleBlocks = d.idleBlocks || c == Category::Idle;
     }
-    const bool hasOverlap = m_scene.index && std::any_of(m_scene.index->overlap.begin(), m_scene.index->overlap.end(),
-                                                         [](const IntervalTable& t) { return !t.empty(); });
+    const bool hasOverlap = m_scene.index
+        && std::any_of(m_scene.index->overlap.begin(), m_scene.index->overlap.end(),
+            [](const IntervalTable& t) { return !t.empty(); });
     if (!hasOverlap)
         return d;
     for (const IntervalTable& t : m_scene.index->overlap)
@@ -609,7 +608,8 @@ void TimelinePlot::fillLegend(bool horizontal)
     if (!horizontal || m_scene.options.legendDrawnOnly || legend->itemCount() == 0 || height() <= 0)
         return;
     const int line = legend->item(0)->minimumOuterSizeHint().height() + legend->rowSpacing();
-    const int rows = std::max(1, (height() / 5 - legend->margins().top() - legend->margins().bottom()) / std::max(1, line));
+    const int rows
+        = std::max(1, (height() / 5 - legend->margins().top() - legend->margins().bottom()) / std::max(1, line));
     const int fit = rows * std::max(1, m_legendWrap);
     if (int(m_legendEntries.size()) <= fit)
         return;
@@ -620,8 +620,7 @@ void TimelinePlot::fillLegend(bool horizontal)
         legend->addItem(new SwatchLegendItem(legend, e.brush, e.text, e.outlined, e.base));
     }
     legend->addItem(new SwatchLegendItem(legend, QBrush(Qt::NoBrush),
-                                         tr("+%1 more").arg(int(m_legendEntries.size()) - shown), false,
-                                         QColor(Qt::transparent)));
+        tr("+%1 more").arg(int(m_legendEntries.size()) - shown), false, QColor(Qt::transparent)));
     m_legendWrap = wrapLegend(width());
 }
 
@@ -734,7 +733,7 @@ void TimelinePlot::applyStyle()
     if (o.fontPointSize > 0)
         font.setPointSizeF(o.fontPointSize);
     setBackground(pal.background());
-    for (QCPAxis* axis : {xAxis, yAxis}) {
+    for (QCPAxis* axis : { xAxis, yAxis }) {
         axis->setTickLabelFont(font);
         axis->setLabelFont(font);
         axis->setTickLabelColor(pal.text());
@@ -758,13 +757,13 @@ void TimelinePlot::applyStyle()
 TimeRange TimelinePlot::visibleRange() const
 {
     const QCPRange r = xAxis->range();
-    return {TimeNs(std::llround(r.lower)), TimeNs(std::llround(r.upper))};
+    return { TimeNs(std::llround(r.lower)), TimeNs(std::llround(r.upper)) };
 }
 
 TimeRange TimelinePlot::fullRange() const
 {
     if (!m_scene.trace || m_scene.trace->extent.isEmpty())
-        return {0, 1000};
+        return { 0, 1000 };
     return m_scene.trace->extent;
 }
 
@@ -825,7 +824,7 @@ void TimelinePlot::zoomIn()
 {
     const TimeRange r = visibleRange();
     const TimeNs quarter = r.duration() / 4;
-    setVisibleRange({r.start + quarter, r.end - quarter});
+    setVisibleRange({ r.start + quarter, r.end - quarter });
 }
 
 void TimelinePlot::zoomOut()
@@ -833,13 +832,13 @@ void TimelinePlot::zoomOut()
     const TimeRange r = visibleRange();
     const TimeRange full = fullRange();
     const TimeNs half = r.duration() / 2;
-    TimeRange n{r.start - half, r.end + half};
+    TimeRange n { r.start - half, r.end + half };
     if (n.duration() >= full.duration()) {
         n = full;
     } else if (n.start < full.start) {
-        n = {full.start, full.start + n.duration()};
+        n = { full.start, full.start + n.duration() };
     } else if (n.end > full.end) {
-        n = {full.end - n.duration(), full.end};
+        n = { full.end - n.duration(), full.end };
     }
     setVisibleRange(n);
 }
@@ -861,7 +860,7 @@ void TimelinePlot::panLeft()
     const TimeRange r = visibleRange();
     const TimeNs step = std::max<TimeNs>(1, r.duration() / 5);
     const TimeNs shift = std::min(step, std::max<TimeNs>(0, r.start - fullRange().start));
-    setVisibleRange({r.start - shift, r.end - shift});
+    setVisibleRange({ r.start - shift, r.end - shift });
 }
 
 void TimelinePlot::panRight()
@@ -869,7 +868,7 @@ void TimelinePlot::panRight()
     const TimeRange r = visibleRange();
     const TimeNs step = std::max<TimeNs>(1, r.duration() / 5);
     const TimeNs shift = std::min(step, std::max<TimeNs>(0, fullRange().end - r.end));
-    setVisibleRange({r.start + shift, r.end + shift});
+    setVisibleRange({ r.start + shift, r.end + shift });
 }
 
 bool TimelinePlot::back()
@@ -895,7 +894,7 @@ bool TimelinePlot::zoomToSelection()
     const auto& t = m_scene.trace->ranks[m_selection->rank].lanes[m_selection->lane].intervals;
     const TimeNs s = t.start(m_selection->interval), e = t.end(m_selection->interval);
     const TimeNs pad = std::max<TimeNs>(50, (e - s) / 5);
-    setVisibleRange({s - pad, e + pad});
+    setVisibleRange({ s - pad, e + pad });
     return true;
 }
 
@@ -904,13 +903,13 @@ bool TimelinePlot::zoomToStep(int stepIndex)
     if (!m_scene.analysis)
         return false;
     // The step window of all ranks together: steps are aligned by index.
-    TimeRange r{0, 0};
+    TimeRange r { 0, 0 };
     bool found = false;
     for (const auto& ra : m_scene.analysis->ranks) {
         for (const auto& st : ra.steps) {
             if (st.index != stepIndex)
                 continue;
-            r = found ? TimeRange{std::min(r.start, st.range.start), std::max(r.end, st.range.end)} : st.range;
+            r = found ? TimeRange { std::min(r.start, st.range.start), std::max(r.end, st.range.end) } : st.range;
             found = true;
         }
     }
@@ -983,11 +982,12 @@ std::vector<PlotText> TimelinePlot::textBoxes() const
             continue;
         const QRectF b = boundsOf(rowFont, it.value());
         const double y = yAxis->coordToPixel(it.key());
-        out.push_back({QRectF(right - b.width(), y - b.height() / 2, b.width(), b.height()), it.value().trimmed(),
-                       rowFont.pointSizeF(), PlotText::Role::RowLabel});
+        out.push_back({ QRectF(right - b.width(), y - b.height() / 2, b.width(), b.height()), it.value().trimmed(),
+            rowFont.pointSizeF(), PlotText::Role::RowLabel });
     }
     const QFont tickFont = xAxis->tickLabelFont();
-    const double top = ar.bottom() + 1 + xAxis->offset() + std::max(0, xAxis->tickLengthOut()) + xAxis->tickLabelPadding();
+    const double top
+        = ar.bottom() + 1 + xAxis->offset() + std::max(0, xAxis->tickLengthOut()) + xAxis->tickLabelPadding();
     double tickHeight = 0;
     const QVector<double> ticks = xAxis->tickVector();
     const QVector<QString> labels = xAxis->tickVectorLabels();
@@ -996,15 +996,15 @@ std::vector<PlotText> TimelinePlot::textBoxes() const
             continue;
         const QRectF b = boundsOf(tickFont, labels[i]);
         const double x = xAxis->coordToPixel(ticks[i]);
-        out.push_back({QRectF(x - b.width() / 2, top, b.width(), b.height()), labels[i], tickFont.pointSizeF(),
-                       PlotText::Role::TickLabel});
+        out.push_back({ QRectF(x - b.width() / 2, top, b.width(), b.height()), labels[i], tickFont.pointSizeF(),
+            PlotText::Role::TickLabel });
         tickHeight = std::max(tickHeight, b.height());
     }
     if (!xAxis->label().isEmpty()) {
         const QRectF b = boundsOf(xAxis->labelFont(), xAxis->label());
-        out.push_back({QRectF(ar.center().x() - b.width() / 2, top + tickHeight + xAxis->labelPadding(), b.width(),
-                              b.height()),
-                       xAxis->label(), xAxis->labelFont().pointSizeF(), PlotText::Role::AxisLabel});
+        out.push_back(
+            { QRectF(ar.center().x() - b.width() / 2, top + tickHeight + xAxis->labelPadding(), b.width(), b.height()),
+                xAxis->label(), xAxis->labelFont().pointSizeF(), PlotText::Role::AxisLabel });
     }
     if (legend->visible()) {
         const QFont f = legend->font();
@@ -1015,16 +1015,16 @@ std::vector<PlotText> TimelinePlot::textBoxes() const
             const QRect r = item->rect();
             const QRectF b = boundsOf(f, item->text());
             const double x = r.left() + legend->iconSize().width() + 1 + legend->iconTextPadding();
-            out.push_back({QRectF(x, r.center().y() + 0.5 - b.height() / 2, b.width(), b.height()), item->text(),
-                           f.pointSizeF(), PlotText::Role::Legend});
+            out.push_back({ QRectF(x, r.center().y() + 0.5 - b.height() / 2, b.width(), b.height()), item->text(),
+                f.pointSizeF(), PlotText::Role::Legend });
         }
     }
     if (m_title->visible() && !m_title->text().isEmpty()) {
         const QRectF b = boundsOf(m_title->font(), m_title->text());
         const QRect r = m_title->rect();
-        out.push_back({QRectF(r.center().x() + 0.5 - b.width() / 2, r.center().y() + 0.5 - b.height() / 2, b.width(),
-                              b.height()),
-                       m_title->text(), m_title->font().pointSizeF(), PlotText::Role::Title});
+        out.push_back({ QRectF(r.center().x() + 0.5 - b.width() / 2, r.center().y() + 0.5 - b.height() / 2, b.width(),
+                            b.height()),
+            m_title->text(), m_title->font().pointSizeF(), PlotText::Role::Title });
     }
     for (const PlotText& t : m_plottable->drawnLabels())
         out.push_back(t);
@@ -1039,7 +1039,8 @@ QString FoldComposition::sharesText(int max) const
             parts << QStringLiteral("…");
             break;
         }
-        parts << QStringLiteral("%1 %2 %").arg(label, QString::number(100.0 * double(ns) / double(std::max<TimeNs>(1, span)), 'f', 1));
+        parts << QStringLiteral("%1 %2 %").arg(
+            label, QString::number(100.0 * double(ns) / double(std::max<TimeNs>(1, span)), 'f', 1));
     }
     return parts.join(QStringLiteral(", "));
 }
@@ -1070,7 +1071,8 @@ QString TimelinePlot::tooltipFor(const TimelineHit& h) const
             // A fold: the exact time of each state in its span (what its column stacks paint), idle included.
             const FoldComposition fc = foldComposition(h);
             QString text = fc.sharesText();
-            const double idle = 100.0 * double(std::max<TimeNs>(0, fc.span - fc.busy)) / double(std::max<TimeNs>(1, fc.span));
+            const double idle
+                = 100.0 * double(std::max<TimeNs>(0, fc.span - fc.busy)) / double(std::max<TimeNs>(1, fc.span));
             if (idle >= 0.05)
                 text += QStringLiteral(", %1 %2 %").arg(tr("idle"), QString::number(idle, 'f', 1));
             return tr("%1 overlap segments in %2\n%3").arg(groupDigits(h.count), durationText(h.end - h.start), text);
@@ -1093,8 +1095,8 @@ QString TimelinePlot::tooltipFor(const TimelineHit& h) const
         const FoldComposition fc = foldComposition(h);
         return tr("%1 %2 in %3, %4 % busy\n%5\nlongest: %6 (%7, %8)")
             .arg(groupDigits(h.count), gpu ? tr("kernels") : tr("regions"), durationText(h.end - h.start),
-                 QString::number(100.0 * fc.busy / double(std::max<TimeNs>(1, fc.span)), 'f', 1), fc.sharesText(), name,
-                 durationText(table.duration(h.largest)), catText);
+                QString::number(100.0 * fc.busy / double(std::max<TimeNs>(1, fc.span)), 'f', 1), fc.sharesText(), name,
+                durationText(table.duration(h.largest)), catText);
     }
     return tr("%1\n%2 · %3").arg(name, durationText(table.duration(h.largest)), catText);
 }
@@ -1115,10 +1117,10 @@ void TimelinePlot::select(const TimelineSelection& sel, bool ensureVisible)
         const TimeNs s = t.start(sel.interval), e = t.end(sel.interval);
         if (e - s > v.duration()) {
             const TimeNs pad = (e - s) / 10;
-            setVisibleRange({s - pad, e + pad});
+            setVisibleRange({ s - pad, e + pad });
         } else if (s < v.start || e > v.end) {
             const TimeNs mid = s + (e - s) / 2;
-            setVisibleRange({mid - v.duration() / 2, mid - v.duration() / 2 + v.duration()});
+            setVisibleRange({ mid - v.duration() / 2, mid - v.duration() / 2 + v.duration() });
         }
         if (const int row = m_scene.rowOf(sel.rank, sel.lane, sel.interval); row >= 0)
             ensureRowVisible(row);
@@ -1224,11 +1226,11 @@ void TimelinePlot::mouseReleaseEvent(QMouseEvent* event)
     if (hit->overlapRow)
         return;
     if (hit->count > 1) {
-        select({hit->rank, hit->lane, hit->largest});
+        select({ hit->rank, hit->lane, hit->largest });
         emit foldClicked(*hit);
         return;
     }
-    select({hit->rank, hit->lane, hit->first});
+    select({ hit->rank, hit->lane, hit->first });
 }
 
 void TimelinePlot::wheelEvent(QWheelEvent* event)

@@ -8,13 +8,11 @@
 #include "view/viewindex.h"
 #include "view/zoomhistory.h"
 
-#include <qcustomplot.h>
-
 #include <QTimer>
 #include <functional>
-
 #include <memory>
 #include <optional>
+#include <qcustomplot.h>
 #include <set>
 #include <string>
 #include <vector>
@@ -31,7 +29,7 @@ struct TimelineHit
 {
     int row = -1;
     int rank = -1;
-    int lane = -1;           // -1: the overlap row
+    int lane = -1; // -1: the overlap row
     bool overlapRow = false;
     std::uint32_t first = 0; // first interval of the item
     std::uint32_t count = 0; // > 1 for a folded run
@@ -66,7 +64,7 @@ public:
     ~TimelinePlot() override;
 
     void setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
-                  std::shared_ptr<const ViewIndex> index = {});
+        std::shared_ptr<const ViewIndex> index = {});
     void clearTrace();
     // Matched collectives of the current trace (setTrace clears them): hatches the waiting part of communication
     // blocks and adds a legend entry when there is at least one matched collective.
@@ -164,7 +162,7 @@ private:
     // overprint.
     bool updateRowTicks(); // true if the labels changed
     std::vector<std::pair<int, int>> rankBands() const; // (first row, row count) of each rank's rows
-    QString rankLabel(int row) const;                   // "Rank 0": the rank of a row
+    QString rankLabel(int row) const; // "Rank 0": the rank of a row
     void updateRowScrollBar();
     void rebuildLegend();
     void fillLegend(bool horizontal); // the items of m_legendEntries, wrapped (and, on screen, capped in height)
@@ -211,7 +209,6 @@ private:
 
     friend class TimelineOverlay;
 };
-
 
 // How many columns of a row-by-row legend with entries of these widths fit in `available` pixels (at least 1).
 int legendColumnsThatFit(const std::vector<int>& widths, int available, int spacing);

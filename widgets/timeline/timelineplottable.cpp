@@ -2,11 +2,9 @@
 #include "timeline/timelineplottable.h"
 
 #include <QFontMetrics>
-
-#include <limits>
-
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace exposure {
 
@@ -121,10 +119,14 @@ QString TimelineScene::classLabel(int row, std::uint8_t cls) const
 {
     if (row >= 0 && std::size_t(row) < rows.size() && rows[row].kind == TimelineRow::Kind::Overlap) {
         switch (OverlapState(cls)) {
-        case OverlapState::ComputeOnly: return QObject::tr("compute only");
-        case OverlapState::Hidden: return QObject::tr("hidden comm.");
-        case OverlapState::Exposed: return QObject::tr("exposed comm.");
-        case OverlapState::Other: return QObject::tr("other GPU");
+        case OverlapState::ComputeOnly:
+            return QObject::tr("compute only");
+        case OverlapState::Hidden:
+            return QObject::tr("hidden comm.");
+        case OverlapState::Exposed:
+            return QObject::tr("exposed comm.");
+        case OverlapState::Other:
+            return QObject::tr("other GPU");
         }
         return {};
     }
@@ -134,11 +136,16 @@ QString TimelineScene::classLabel(int row, std::uint8_t cls) const
     if (!pc.subgroup.empty() && pc.subgroup != "other")
         return QString::fromStdString(pc.subgroup);
     switch (pc.category) {
-    case Category::Compute: return QObject::tr("other compute");
-    case Category::Communication: return QObject::tr("communication");
-    case Category::Memcpy: return QObject::tr("memcpy");
-    case Category::Idle: return QObject::tr("idle / sync");
-    case Category::Host: return QObject::tr("host");
+    case Category::Compute:
+        return QObject::tr("other compute");
+    case Category::Communication:
+        return QObject::tr("communication");
+    case Category::Memcpy:
+        return QObject::tr("memcpy");
+    case Category::Idle:
+        return QObject::tr("idle / sync");
+    case Category::Host:
+        return QObject::tr("host");
     }
     return {};
 }
@@ -176,8 +183,8 @@ QCPRange TimelinePlottable::getKeyRange(bool& foundRange, QCP::SignDomain) const
     foundRange = m_scene->trace != nullptr;
     if (!foundRange)
         return QCPRange(0, 1);
-    return QCPRange(double(m_scene->trace->extent.start), double(std::max(m_scene->trace->extent.end,
-                                                                         m_scene->trace->extent.start + 1)));
+    return QCPRange(double(m_scene->trace->extent.start),
+        double(std::max(m_scene->trace->extent.end, m_scene->trace->extent.start + 1)));
 }
 
 QCPRange TimelinePlottable::getValueRange(bool& foundRange, QCP::SignDomain, const QCPRange&) const
@@ -274,7 +281,7 @@ int TimelinePlottable::rowAtPixel(double y) const
 }
 
 void buildRowData(const TimelineScene& scene, int row, const DrawListParams& params, const ColumnGrid& grid,
-                  double valueLower, double valueUpper, std::vector<DrawItem>& list, std::vector<TimeNs>& columns)
+    double valueLower, double valueUpper, std::vector<DrawItem>& list, std::vector<TimeNs>& columns)
 {
     const double lo = std::min(valueLower, valueUpper) - 0.5, hi = std::max(valueLower, valueUpper) + 0.5;
     const IntervalTable* t = scene.table(row);
@@ -340,8 +347,8 @@ const std::vector<TimeNs>& TimelinePlottable::overlapColumns(int rank) const
         if (row >= 0 && std::size_t(row) < m_columns.size() && !m_columns[row].empty())
             m_overlapColumns[rank] = m_columns[row];
         else
-            m_scene->index->overlapShares[rank].columns(m_scene->index->overlap[rank], currentGrid(),
-                                                        m_overlapColumns[rank]);
+            m_scene->index->overlapShares[rank].columns(
+                m_scene->index->overlap[rank], currentGrid(), m_overlapColumns[rank]);
     }
     return m_overlapColumns[rank];
 }
@@ -352,9 +359,8 @@ std::vector<RowPaint> TimelinePlottable::computeRowPaints(const std::vector<char
     const DrawListParams params = currentParams();
     const ColumnGrid grid = currentGrid();
     std::vector<RowPaint> out(m_scene->rows.size());
-    const std::function<const std::vector<TimeNs>&(int)> overlap = [this](int rank) -> const std::vector<TimeNs>& {
-        return overlapColumns(rank);
-    };
+    const std::function<const std::vector<TimeNs>&(int)> overlap
+        = [this](int rank) -> const std::vector<TimeNs>& { return overlapColumns(rank); };
     for (std::size_t row = 0; row < out.size(); ++row) {
         if (wanted && (row >= wanted->size() || !(*wanted)[row]))
             continue;
@@ -393,7 +399,7 @@ struct StackSlot
     std::size_t local;
     QColor color;
     QBrush pattern = Qt::NoBrush; // drawn over the colour (greyscale hatching)
-    bool split = false;           // communication: lower half split into exposed / hidden
+    bool split = false; // communication: lower half split into exposed / hidden
 };
 
 // Stack order, from the bottom: overlap rows put exposed communication on the baseline so that it reads like a bar
@@ -403,12 +409,13 @@ std::vector<StackSlot> stackSlotsOf(const TimelineScene& s, bool overlapRow, con
     const bool grey = s.palette.kind() == PaletteKind::Grayscale;
     std::vector<StackSlot> stackSlots;
     if (overlapRow) {
-        for (OverlapState st : {OverlapState::Exposed, OverlapState::Hidden, OverlapState::ComputeOnly, OverlapState::Other}) {
+        for (OverlapState st :
+            { OverlapState::Exposed, OverlapState::Hidden, OverlapState::ComputeOnly, OverlapState::Other }) {
             const auto it = std::find_if(paint.classes.begin(), paint.classes.end(),
-                                         [st](const RowPaint::Class& c) { return c.kind == std::uint8_t(st); });
+                [st](const RowPaint::Class& c) { return c.kind == std::uint8_t(st); });
             if (it == paint.classes.end())
                 continue;
-            StackSlot slot{std::size_t(it - paint.classes.begin()), s.palette.overlap(st)};
+            StackSlot slot { std::size_t(it - paint.classes.begin()), s.palette.overlap(st) };
             if (grey && st == OverlapState::Hidden)
                 slot.pattern = s.palette.hiddenBrush();
             stackSlots.push_back(slot);
@@ -420,7 +427,7 @@ std::vector<StackSlot> stackSlotsOf(const TimelineScene& s, bool overlapRow, con
             const Category cat = Category(paint.classes[l].kind);
             if ((cat == Category::Idle) != (pass == 1))
                 continue;
-            StackSlot slot{l, s.palette.block(cat, paint.classes[l].subgroup)};
+            StackSlot slot { l, s.palette.block(cat, paint.classes[l].subgroup) };
             slot.split = s.options.twoToneCommunication && cat == Category::Communication;
             stackSlots.push_back(slot);
         }
@@ -467,7 +474,9 @@ void TimelinePlottable::drawColumns(QCPPainter* painter, int row, const RowPaint
             if (slot.pattern.style() != Qt::NoBrush)
                 painter->fillRect(rect, slot.pattern);
             break;
-        case 1: painter->fillRect(rect, exposedBrush); break;
+        case 1:
+            painter->fillRect(rect, exposedBrush);
+            break;
         case 2:
             if (hiddenBrush.style() != Qt::SolidPattern)
                 painter->fillRect(rect, slot.color);
@@ -486,7 +495,7 @@ void TimelinePlottable::drawColumns(QCPPainter* painter, int row, const RowPaint
             return;
         }
         flush(piece);
-        r = {x, x + 1, y, height};
+        r = { x, x + 1, y, height };
         open[piece] = 1;
     };
 
@@ -507,7 +516,7 @@ void TimelinePlottable::drawColumns(QCPPainter* painter, int row, const RowPaint
             int lowerExposed = 0, lowerHidden = 0;
             if (hi >= 2 && stackSlots[i].split && ov) {
                 const TimeNs* split = &(*ov)[std::size_t(x) * 2];
-                int sh[2] = {0, 0};
+                int sh[2] = { 0, 0 };
                 splitters[i].stack(split, split[0] + split[1], sh, hi / 2);
                 lowerExposed = sh[0];
                 lowerHidden = sh[1];
@@ -551,8 +560,8 @@ void TimelinePlottable::draw(QCPPainter* painter)
     QFont labelFont = painter->font();
     if (!s.options.fontFamily.isEmpty())
         labelFont.setFamily(s.options.fontFamily);
-    labelFont.setPointSizeF(std::max(6.0, (s.options.fontPointSize > 0 ? s.options.fontPointSize
-                                                                       : labelFont.pointSizeF()) - 1));
+    labelFont.setPointSizeF(
+        std::max(6.0, (s.options.fontPointSize > 0 ? s.options.fontPointSize : labelFont.pointSizeF()) - 1));
     const QFontMetrics fm(labelFont);
 
     const std::vector<RowPaint>& paints = rowPaints();
@@ -566,8 +575,8 @@ void TimelinePlottable::draw(QCPPainter* painter)
         int labelsEnd = std::numeric_limits<int>::min();
         const bool overlapRow = s.rows[row].kind == TimelineRow::Kind::Overlap;
         if (overlapRow) // idle is the absence of segments: show it as a faint band over the trace
-            painter->fillRect(boxRect(int(row), trace.extent.start, trace.extent.end).intersected(ar),
-                              s.palette.idle());
+            painter->fillRect(
+                boxRect(int(row), trace.extent.start, trace.extent.end).intersected(ar), s.palette.idle());
         // Every column painted by time share (area-true at every zoom); blocks wide enough to read get their
         // decorations on the columns they fill completely.
         drawColumns(painter, int(row), paint);
@@ -607,8 +616,8 @@ void TimelinePlottable::draw(QCPPainter* painter)
                     painter->drawText(textBox, Qt::AlignVCenter | Qt::AlignLeft, text);
                     painter->setPen(Qt::NoPen);
                     const QRectF drawn(textBox.left(), textBox.center().y() + 0.5 - fm.height() / 2.0,
-                                       fm.horizontalAdvance(text), fm.height());
-                    m_drawnLabels.push_back({drawn, text, labelFont.pointSizeF(), PlotText::Role::BlockLabel});
+                        fm.horizontalAdvance(text), fm.height());
+                    m_drawnLabels.push_back({ drawn, text, labelFont.pointSizeF(), PlotText::Role::BlockLabel });
                     labelsEnd = box.right() + 1;
                 }
             }
@@ -643,7 +652,7 @@ void TimelinePlottable::drawPeerCopies(QCPPainter* painter, const std::vector<Ro
             painter->drawLine(QPoint(x, y0), QPoint(x, y1));
             const int head = 4 * (down ? 1 : -1);
             const QPoint tip(x, y1);
-            const QPolygon arrow({tip, QPoint(x - 3, y1 - head), QPoint(x + 3, y1 - head)});
+            const QPolygon arrow({ tip, QPoint(x - 3, y1 - head), QPoint(x + 3, y1 - head) });
             painter->drawPolygon(arrow);
             ++drawn;
         }

@@ -10,10 +10,9 @@
 #include "view/drawlist.h"
 #include "view/viewindex.h"
 
-#include <qcustomplot.h>
-
 #include <functional>
 #include <memory>
+#include <qcustomplot.h>
 #include <vector>
 
 namespace exposure {
@@ -41,7 +40,7 @@ struct TimelineScene
     Palette palette;
     std::vector<QColor> nameColors; // by StringId
     std::vector<QColor> classColors; // by paint class (ViewIndex::paintClasses)
-    std::uint64_t generation = 0;   // bumped whenever rows/data/colours change
+    std::uint64_t generation = 0; // bumped whenever rows/data/colours change
 
     // Interval table drawn in a row (the lane's, or the rank's overlap segments).
     const IntervalTable* table(int row) const;
@@ -67,7 +66,7 @@ struct TimelineScene
 // The draw list and the exact time per class and pixel column (ShareIndex::columns) of one row of a scene for an
 // axis state; rows outside the value range [valueLower, valueUpper] (± half a row) get neither.
 void buildRowData(const TimelineScene& scene, int row, const DrawListParams& params, const ColumnGrid& grid,
-                  double valueLower, double valueUpper, std::vector<DrawItem>& list, std::vector<TimeNs>& columns);
+    double valueLower, double valueUpper, std::vector<DrawItem>& list, std::vector<TimeNs>& columns);
 
 // The single plottable that draws every row of the timeline from bounded draw lists.
 // Never one QCP item per kernel: a 10-million-interval trace still costs O(width · log n) per row.
@@ -83,12 +82,12 @@ public:
     double selectTest(const QPointF& pos, bool onlySelectable, QVariant* details = nullptr) const override;
     QCPRange getKeyRange(bool& foundRange, QCP::SignDomain inSignDomain = QCP::sdBoth) const override;
     QCPRange getValueRange(bool& foundRange, QCP::SignDomain inSignDomain = QCP::sdBoth,
-                           const QCPRange& inKeyRange = QCPRange()) const override;
+        const QCPRange& inKeyRange = QCPRange()) const override;
 
     // Draw lists for the current axis state (rebuilt lazily; also used for hit testing).
     const std::vector<DrawItem>& items(int row) const;
     // Pixel geometry of the current axis state.
-    double xOrigin() const;     // pixel x of column 0
+    double xOrigin() const; // pixel x of column 0
     QRect rowBand(int row) const; // full row height
     // The painted box of a row across the axis rect: where column stacks grow from the bottom.
     QRect rowBox(int row) const;
@@ -110,8 +109,8 @@ public:
     std::vector<RowPaint> computeRowPaints(const std::vector<char>* wanted = nullptr) const;
     // Where draw() takes the rows' RowPaints from: by default computeRowPaints(); a source replaces that (by row,
     // for the axis state given: see buildRowData), e.g. rows computed by other processes of an MPI job. Unset with {}.
-    using PaintSource = std::function<std::vector<RowPaint>(const DrawListParams& params, const ColumnGrid& grid,
-                                                            double valueLower, double valueUpper)>;
+    using PaintSource = std::function<std::vector<RowPaint>(
+        const DrawListParams& params, const ColumnGrid& grid, double valueLower, double valueUpper)>;
     bool hasPaintSource() const { return bool(m_paintSource); }
     void setPaintSource(PaintSource source)
     {
@@ -138,11 +137,11 @@ private:
     mutable DrawListParams m_cacheParams;
     mutable std::uint64_t m_cacheGeneration = ~0ull;
     mutable QCPRange m_cacheValueRange;
-    mutable std::vector<std::vector<DrawItem>> m_lists;        // by row
-    mutable std::vector<std::vector<TimeNs>> m_columns;        // by row, ShareIndex::columns layout
+    mutable std::vector<std::vector<DrawItem>> m_lists; // by row
+    mutable std::vector<std::vector<TimeNs>> m_columns; // by row, ShareIndex::columns layout
     mutable std::vector<std::vector<TimeNs>> m_overlapColumns; // by rank, ShareIndex::columns layout
-    mutable std::vector<char> m_overlapColumnsValid;            // by rank
-    mutable std::vector<RowPaint> m_paints;                    // by row, for the cached axis state
+    mutable std::vector<char> m_overlapColumnsValid; // by rank
+    mutable std::vector<RowPaint> m_paints; // by row, for the cached axis state
     mutable bool m_paintsValid = false;
     PaintSource m_paintSource;
     std::vector<PlotText> m_drawnLabels;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // 'exposure-cli info' end to end: text and --json output on a generated archive, exit codes, one-line errors.
 #include "support/nsystraces.h"
+#include "support/processrun.h"
 #include "synth/archivewriter.h"
 
 #include <QFile>
@@ -9,10 +10,7 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
-#include "support/processrun.h"
-
 #include <QTest>
-
 #include <filesystem>
 
 using namespace exposure::synth;
@@ -31,14 +29,14 @@ ArchiveSpec twoRanks()
     ArchiveSpec spec;
     for (int rank = 0; rank < 2; ++rank) {
         auto& r = spec.addRank(rank, "host-a");
-        r.threads[0].regions = {{"ProfilerStep#1", 0, 90'000},
-                                {"cuLaunchKernel", 1'000, 2'000, RegionRole::Wrapper, 0},
-                                {"cuLaunchKernel", 3'000, 4'000, RegionRole::Wrapper, 1}};
+        r.threads[0].regions
+            = { { "ProfilerStep#1", 0, 90'000 }, { "cuLaunchKernel", 1'000, 2'000, RegionRole::Wrapper, 0 },
+                  { "cuLaunchKernel", 3'000, 4'000, RegionRole::Wrapper, 1 } };
         auto& s = r.addStream(rank, 7);
-        s.kernels = {{"gemm", 5'000, 15'000}, {"gelu", 15'000, 16'000}};
-        s.copies = {{CopyKind::HtoD, 20'000, 21'000, 64}};
+        s.kernels = { { "gemm", 5'000, 15'000 }, { "gelu", 15'000, 16'000 } };
+        s.copies = { { CopyKind::HtoD, 20'000, 21'000, 64 } };
         auto& n = r.addStream(rank, 17);
-        n.kernels = {{"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 10'000, 30'000 + rank * 1'000}};
+        n.kernels = { { "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 10'000, 30'000 + rank * 1'000 } };
     }
     return spec;
 }
@@ -62,7 +60,7 @@ void TestCliInfo::text()
 {
     QTemporaryDir dir;
     writeArchive(dir.path().toStdString(), twoRanks());
-    const Run r = runCli({QStringLiteral("info"), dir.path()});
+    const Run r = runCli({ QStringLiteral("info"), dir.path() });
     QCOMPARE(r.exitCode, 0);
     QVERIFY(r.err.isEmpty());
     const QString out = QString::fromUtf8(r.out);
@@ -78,7 +76,7 @@ void TestCliInfo::json()
 {
     QTemporaryDir dir;
     writeArchive(dir.path().toStdString(), twoRanks());
-    const Run r = runCli({QStringLiteral("info"), QStringLiteral("--json"), dir.path()});
+    const Run r = runCli({ QStringLiteral("info"), QStringLiteral("--json"), dir.path() });
     QCOMPARE(r.exitCode, 0);
     QJsonParseError perr;
     const auto doc = QJsonDocument::fromJson(r.out, &perr);
@@ -95,7 +93,7 @@ void TestCliInfo::json()
     const QJsonObject r1 = ranks[1].toObject();
     QCOMPARE(r1[QStringLiteral("rank")].toInt(), 1);
     QCOMPARE(r1[QStringLiteral("host")].toString(), QStringLiteral("host-a"));
-    QCOMPARE(r1[QStringLiteral("devices")].toArray(), QJsonArray{1});
+    QCOMPARE(r1[QStringLiteral("devices")].toArray(), QJsonArray { 1 });
     QVERIFY(r1[QStringLiteral("archive")].toString().endsWith(QLatin1String("rank1/traces.otf2")));
     const QJsonArray lanes = r1[QStringLiteral("lanes")].toArray();
     QCOMPARE(lanes.size(), 3);
@@ -115,7 +113,7 @@ void TestCliInfo::json()
 
 void TestCliInfo::help()
 {
-    const Run r = runCli({QStringLiteral("info"), QStringLiteral("--help")});
+    const Run r = runCli({ QStringLiteral("info"), QStringLiteral("--help") });
     QCOMPARE(r.exitCode, 0);
     QVERIFY(r.out.contains("--json"));
     QVERIFY(r.out.contains("TRACE"));
@@ -124,23 +122,23 @@ void TestCliInfo::help()
 void TestCliInfo::badInput()
 {
     QTemporaryDir dir;
-    const Run empty = runCli({QStringLiteral("info"), dir.path()});
+    const Run empty = runCli({ QStringLiteral("info"), dir.path() });
     QCOMPARE(empty.exitCode, 2);
     QCOMPARE(QString::fromUtf8(empty.err),
-             QStringLiteral("exposure-cli: ") + dir.path() + QStringLiteral(": the folder is empty\n"));
+        QStringLiteral("exposure-cli: ") + dir.path() + QStringLiteral(": the folder is empty\n"));
     QVERIFY(empty.out.isEmpty());
 
     writeArchive(dir.path().toStdString(), twoRanks());
     const std::string def = dir.path().toStdString() + "/rank1/traces.def";
     std::filesystem::resize_file(def, std::filesystem::file_size(def) / 3);
-    const Run truncated = runCli({QStringLiteral("info"), QStringLiteral("--json"), dir.path()});
+    const Run truncated = runCli({ QStringLiteral("info"), QStringLiteral("--json"), dir.path() });
     QCOMPARE(truncated.exitCode, 2);
     const QByteArray prefix = QByteArray("exposure-cli: ") + QByteArray::fromStdString(def) + QByteArray(": ");
     QVERIFY2(truncated.err.startsWith(prefix), truncated.err.constData());
     QCOMPARE(truncated.err.count('\n'), 1); // one line, and OTF2's own error printing is silenced
     QVERIFY(truncated.out.isEmpty());
 
-    const Run noArg = runCli({QStringLiteral("info")});
+    const Run noArg = runCli({ QStringLiteral("info") });
     QCOMPARE(noArg.exitCode, 2);
     QVERIFY(noArg.err.startsWith("exposure-cli: "));
 }
@@ -150,7 +148,7 @@ void TestCliInfo::demoTrace()
     const QString demo = QStringLiteral(EXPOSURE_DEMO_TRACE);
     if (!std::filesystem::exists(demo.toStdString() + "/rank1/traces.otf2"))
         QSKIP("demo trace not generated");
-    const Run r = runCli({QStringLiteral("info"), QStringLiteral("--json"), demo});
+    const Run r = runCli({ QStringLiteral("info"), QStringLiteral("--json"), demo });
     QCOMPARE(r.exitCode, 0);
     const QJsonObject o = QJsonDocument::fromJson(r.out).object();
     QCOMPARE(o[QStringLiteral("ranks")].toArray().size(), 2);
@@ -177,19 +175,20 @@ void TestCliInfo::nsightReports()
     report(one.filePath(QStringLiteral("run.sqlite")), 10);
     report(two.filePath(QStringLiteral("run_rank0.sqlite")), 20);
     report(two.filePath(QStringLiteral("run_rank1.sqlite")), 30);
-    const Run info = runCli({QStringLiteral("info"), two.path()});
+    const Run info = runCli({ QStringLiteral("info"), two.path() });
     QCOMPARE(info.exitCode, 0);
     const QString out = QString::fromUtf8(info.out);
     QVERIFY2(out.contains(QLatin1String("Ranks:      2")), qPrintable(out));
     QVERIFY(out.contains(QLatin1String("Kernels:    4")));
-    const Run stats = runCli({QStringLiteral("stats"), QStringLiteral("--json"), one.filePath(QStringLiteral("run.sqlite"))});
+    const Run stats
+        = runCli({ QStringLiteral("stats"), QStringLiteral("--json"), one.filePath(QStringLiteral("run.sqlite")) });
     QCOMPARE(stats.exitCode, 0);
     const QJsonObject total = QJsonDocument::fromJson(stats.out).object().value(QStringLiteral("total")).toObject();
     QVERIFY2(!total.isEmpty(), stats.out.constData());
     // Compute [3, 53) us, communication [40, 70) us: 13 us hidden, 17 us exposed.
     QCOMPARE(total.value(QStringLiteral("compute_busy_ns")).toInteger(), 50'000);
     QCOMPARE(total.value(QStringLiteral("exposed_ns")).toInteger(), 17'000);
-    const Run compare = runCli({QStringLiteral("compare"), one.filePath(QStringLiteral("run.sqlite")), two.path()});
+    const Run compare = runCli({ QStringLiteral("compare"), one.filePath(QStringLiteral("run.sqlite")), two.path() });
     QCOMPARE(compare.exitCode, 0);
     // Not an export: one line naming the file, exit status 2.
     const QString bad = one.filePath(QStringLiteral("bad.sqlite"));
@@ -197,7 +196,7 @@ void TestCliInfo::nsightReports()
     QVERIFY(f.open(QIODevice::WriteOnly));
     f.write("not a database");
     f.close();
-    const Run refused = runCli({QStringLiteral("info"), bad});
+    const Run refused = runCli({ QStringLiteral("info"), bad });
     QCOMPARE(refused.exitCode, 2);
     QCOMPARE(refused.err.count('\n'), 1);
     QVERIFY(refused.err.contains(QByteArray(bad.toUtf8() + ": not an SQLite database")));

@@ -1,18 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // End to end: write a Score-P-like OTF2 archive whose answer is known by construction, run the real
 // `exposure-cli stats`, and check its JSON, CSV, table and error exits.
+#include "support/processrun.h"
 #include "synth/archivewriter.h"
 
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include "support/processrun.h"
-
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
-
 #include <cstring>
 
 using namespace exposure::synth;
@@ -23,10 +21,13 @@ using Run = ProcessResult;
 
 Run cli(const QStringList& args)
 {
-    return runProcess(QStringLiteral(EXPOSURE_CLI), QStringList{QStringLiteral("stats")} + args);
+    return runProcess(QStringLiteral(EXPOSURE_CLI), QStringList { QStringLiteral("stats") } + args);
 }
 
-qint64 num(const QJsonObject& o, const char* key) { return o.value(QLatin1String(key)).toInteger(-1); }
+qint64 num(const QJsonObject& o, const char* key)
+{
+    return o.value(QLatin1String(key)).toInteger(-1);
+}
 
 } // namespace
 
@@ -44,42 +45,44 @@ private Q_SLOTS:
         // Rank 0: a backward region launches a GEMM on stream 7 and an all-reduce on stream 17.
         RankSpec& r0 = spec.addRank(0);
         auto& cpu = r0.threads[0].regions;
-        cpu.push_back({"ProfilerStep#1", 0, 100'000});
-        cpu.push_back({"autograd::engine::evaluate_function: AddmmBackward0", 10'000, 20'000});
-        cpu.push_back({"cuLaunchKernel", 11'000, 11'500, RegionRole::Wrapper, 0});
-        cpu.push_back({"cuLaunchKernel", 12'000, 12'500, RegionRole::Wrapper, 1});
+        cpu.push_back({ "ProfilerStep#1", 0, 100'000 });
+        cpu.push_back({ "autograd::engine::evaluate_function: AddmmBackward0", 10'000, 20'000 });
+        cpu.push_back({ "cuLaunchKernel", 11'000, 11'500, RegionRole::Wrapper, 0 });
+        cpu.push_back({ "cuLaunchKernel", 12'000, 12'500, RegionRole::Wrapper, 1 });
         StreamSpec& s7 = r0.addStream(0, 7);
-        s7.copies.push_back({CopyKind::HtoD, 1'000, 2'000, 4096});
-        s7.idle.push_back({2'000, 20'000});
-        s7.kernels.push_back({"nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_NNT", 20'000, 30'000});
+        s7.copies.push_back({ CopyKind::HtoD, 1'000, 2'000, 4096 });
+        s7.idle.push_back({ 2'000, 20'000 });
+        s7.kernels.push_back({ "nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_NNT", 20'000, 30'000 });
         StreamSpec& s17 = r0.addStream(0, 17);
-        s17.kernels.push_back({"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 25'000, 40'000});
+        s17.kernels.push_back(
+            { "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 25'000, 40'000 });
         // Rank 1: compute only.
         RankSpec& r1 = spec.addRank(1);
-        r1.addStream(1, 7).kernels.push_back({"my_renamed_kernel", 50'000, 60'000});
+        r1.addStream(1, 7).kernels.push_back({ "my_renamed_kernel", 50'000, 60'000 });
         writeArchive(m_dir.path().toStdString(), spec);
         m_trace = m_dir.path();
     }
 
     void json()
     {
-        const Run r = cli({QStringLiteral("--json"), m_trace});
+        const Run r = cli({ QStringLiteral("--json"), m_trace });
         QCOMPARE(r.exitCode, 0);
         QVERIFY2(r.err.isEmpty(), r.err.constData());
         QJsonParseError e;
         const QJsonDocument doc = QJsonDocument::fromJson(r.out, &e);
         QVERIFY2(e.error == QJsonParseError::NoError, qPrintable(e.errorString()));
         const QJsonObject top = doc.object();
-        QCOMPARE(top.keys(), (QStringList{QStringLiteral("clock_alignment"), QStringLiteral("collective_summary"),
-                                          QStringLiteral("kernels"), QStringLiteral("ranks"), QStringLiteral("rules"),
-                                          QStringLiteral("total"), QStringLiteral("trace"),
-                                          QStringLiteral("trace_warnings"), QStringLiteral("window")}));
+        QCOMPARE(top.keys(),
+            (QStringList { QStringLiteral("clock_alignment"), QStringLiteral("collective_summary"),
+                QStringLiteral("kernels"), QStringLiteral("ranks"), QStringLiteral("rules"), QStringLiteral("total"),
+                QStringLiteral("trace"), QStringLiteral("trace_warnings"), QStringLiteral("window") }));
         // Both ranks on one host: one clock, nothing shifted.
         const QJsonObject clock = top.value(QLatin1String("clock_alignment")).toObject();
         QCOMPARE(clock.value(QLatin1String("method")).toString(), QStringLiteral("single_host"));
         QCOMPARE(clock.value(QLatin1String("reference_rank")).toInt(), 0);
         QCOMPARE(clock.value(QLatin1String("ranks")).toArray().size(), 2);
-        QCOMPARE(clock.value(QLatin1String("ranks")).toArray()[1].toObject().value(QLatin1String("offset_ns")).toInt(), 0);
+        QCOMPARE(
+            clock.value(QLatin1String("ranks")).toArray()[1].toObject().value(QLatin1String("offset_ns")).toInt(), 0);
         const QJsonArray ranks = top.value(QLatin1String("ranks")).toArray();
         QCOMPARE(ranks.size(), 2);
         const QJsonObject r0 = ranks[0].toObject();
@@ -145,8 +148,8 @@ private Q_SLOTS:
         QCOMPARE(k0.value(QLatin1String("phase")).toString(), QStringLiteral("backward"));
         QCOMPARE(num(k0, "total_ns"), 15'000);
         QCOMPARE(num(k0, "count"), 1);
-        for (const char* key : {"name", "category", "subgroup", "phase", "count", "total_ns", "mean_ns", "min_ns",
-                                "max_ns", "gpu_share"})
+        for (const char* key : { "name", "category", "subgroup", "phase", "count", "total_ns", "mean_ns", "min_ns",
+                 "max_ns", "gpu_share" })
             QVERIFY2(k0.contains(QLatin1String(key)), key);
     }
 
@@ -154,8 +157,8 @@ private Q_SLOTS:
     void window()
     {
         // Relative time 0 is the earliest event of the folder: the ProfilerStep#1 region at 0.
-        const Run r = cli({QStringLiteral("--json"), QStringLiteral("--from"), QStringLiteral("30us"),
-                           QStringLiteral("--to"), QStringLiteral("35000ns"), m_trace});
+        const Run r = cli({ QStringLiteral("--json"), QStringLiteral("--from"), QStringLiteral("30us"),
+            QStringLiteral("--to"), QStringLiteral("35000ns"), m_trace });
         QCOMPARE(r.exitCode, 0);
         const QJsonObject top = QJsonDocument::fromJson(r.out).object();
         const QJsonObject w = top.value(QLatin1String("window")).toObject();
@@ -172,7 +175,7 @@ private Q_SLOTS:
 
     void csvAndTable()
     {
-        const Run c = cli({QStringLiteral("--csv"), QStringLiteral("--per-step"), m_trace});
+        const Run c = cli({ QStringLiteral("--csv"), QStringLiteral("--per-step"), m_trace });
         QCOMPARE(c.exitCode, 0);
         const QList<QByteArray> lines = c.out.trimmed().split('\n');
         QCOMPARE(lines.size(), 5); // header, rank 0, its step, rank 1, total
@@ -185,7 +188,7 @@ private Q_SLOTS:
         QCOMPARE(rank0[header.indexOf("overlapped_ns")], QByteArray("5000"));
         QCOMPARE(lines[3].split(',')[header.indexOf("overlap_ratio")], QByteArray()); // null
 
-        const Run t = cli({m_trace});
+        const Run t = cli({ m_trace });
         QCOMPARE(t.exitCode, 0);
         QVERIFY(t.out.contains("Rank 0"));
         QVERIFY(t.out.contains("33.3 %"));
@@ -196,19 +199,18 @@ private Q_SLOTS:
     {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("message");
-        QTest::newRow("bad time") << QStringList{QStringLiteral("--from"), QStringLiteral("3 parsecs"), QStringLiteral("T")}
-                                  << "exposure-cli: --from '3 parsecs': not a time";
-        QTest::newRow("from after to") << QStringList{QStringLiteral("--from"), QStringLiteral("2ms"), QStringLiteral("--to"),
-                                                      QStringLiteral("1ms"), QStringLiteral("T")}
+        QTest::newRow("bad time") << QStringList { QStringLiteral("--from"), QStringLiteral("3 parsecs"),
+            QStringLiteral("T") } << "exposure-cli: --from '3 parsecs': not a time";
+        QTest::newRow("from after to") << QStringList { QStringLiteral("--from"), QStringLiteral("2ms"),
+            QStringLiteral("--to"), QStringLiteral("1ms"), QStringLiteral("T") }
                                        << "exposure-cli: --from 2 ms is not before --to 1 ms";
-        QTest::newRow("missing rules") << QStringList{QStringLiteral("--rules"), QStringLiteral("/nonexistent.json"),
-                                                      QStringLiteral("T")}
-                                       << "exposure-cli: /nonexistent.json: cannot open the rules file";
-        QTest::newRow("no trace") << QStringList{} << "exposure-cli: stats: expected exactly one TRACE argument";
-        QTest::newRow("bad trace") << QStringList{QStringLiteral("/nonexistent/trace")}
+        QTest::newRow("missing rules") << QStringList { QStringLiteral("--rules"), QStringLiteral("/nonexistent.json"),
+            QStringLiteral("T") } << "exposure-cli: /nonexistent.json: cannot open the rules file";
+        QTest::newRow("no trace") << QStringList {} << "exposure-cli: stats: expected exactly one TRACE argument";
+        QTest::newRow("bad trace") << QStringList { QStringLiteral("/nonexistent/trace") }
                                    << "exposure-cli: /nonexistent/trace: ";
-        QTest::newRow("window past the end") << QStringList{QStringLiteral("--from"), QStringLiteral("10s"), QStringLiteral("T")}
-                                             << "is empty (the trace spans";
+        QTest::newRow("window past the end") << QStringList { QStringLiteral("--from"), QStringLiteral("10s"),
+            QStringLiteral("T") } << "is empty (the trace spans";
     }
     void errors()
     {
@@ -234,8 +236,8 @@ private Q_SLOTS:
         f.write("{\"description\": \"test\", \"rules\": [{\"id\": \"mine\", \"pattern\": \"^my_renamed\", "
                 "\"category\": \"communication\", \"subgroup\": \"AllToAll\"}]}");
         f.close();
-        for (const char* option : {"--extend-rules", "--rules"}) {
-            const Run r = cli({QString::fromLatin1(option), path, QStringLiteral("--json"), m_trace});
+        for (const char* option : { "--extend-rules", "--rules" }) {
+            const Run r = cli({ QString::fromLatin1(option), path, QStringLiteral("--json"), m_trace });
             QCOMPARE(r.exitCode, 0);
             const QJsonObject top = QJsonDocument::fromJson(r.out).object();
             const QJsonObject r1 = top.value(QLatin1String("ranks")).toArray()[1].toObject();
@@ -257,9 +259,10 @@ private Q_SLOTS:
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write("{\"rules\": [{\"id\": \"x\", \"pattern\": \"[\", \"category\": \"compute\"}]}");
         f.close();
-        const Run r = cli({QStringLiteral("--extend-rules"), path, m_trace});
+        const Run r = cli({ QStringLiteral("--extend-rules"), path, m_trace });
         QCOMPARE(r.exitCode, 2);
-        const QByteArray expected = QByteArray("exposure-cli: ") + path.toUtf8() + QByteArray(": rule 1 (\"x\"): bad pattern");
+        const QByteArray expected
+            = QByteArray("exposure-cli: ") + path.toUtf8() + QByteArray(": rule 1 (\"x\"): bad pattern");
         QVERIFY2(r.err.startsWith(expected), r.err.constData());
     }
 };

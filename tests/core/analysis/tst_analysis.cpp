@@ -5,7 +5,6 @@
 
 #include <QTemporaryDir>
 #include <QTest>
-
 #include <fstream>
 
 using namespace exposure;
@@ -29,10 +28,10 @@ struct Fixture
     void nccl(int lane, TimeNs s, TimeNs e)
     {
         b.addInterval(rank, lane, s, e, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
-                      RegionKind::Kernel);
+            RegionKind::Kernel);
     }
-    std::uint32_t region(TimeNs s, TimeNs e, std::string_view name, std::uint8_t depth = 0,
-                         RegionKind kind = RegionKind::HostRegion)
+    std::uint32_t region(
+        TimeNs s, TimeNs e, std::string_view name, std::uint8_t depth = 0, RegionKind kind = RegionKind::HostRegion)
     {
         return b.addInterval(rank, cpu, s, e, name, kind, depth);
     }
@@ -66,17 +65,36 @@ private Q_SLOTS:
         QTest::addColumn<QString>("algorithm");
         QTest::addColumn<QString>("protocol");
         QTest::addColumn<QString>("dataType");
-        QTest::newRow("ncclKernel") << "ncclKernel_AllReduce_RING_LL_Sum_float" << "AllReduce" << "RING" << "LL"
+        QTest::newRow("ncclKernel") << "ncclKernel_AllReduce_RING_LL_Sum_float"
+                                    << "AllReduce"
+                                    << "RING"
+                                    << "LL"
                                     << "float";
         QTest::newRow("ncclDevKernel") << "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
-                                       << "AllReduce" << "RING" << "LL" << "f32";
+                                       << "AllReduce"
+                                       << "RING"
+                                       << "LL"
+                                       << "f32";
         QTest::newRow("broadcast") << "ncclDevKernel_Broadcast_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
-                                   << "Broadcast" << "RING" << "LL" << "";
-        QTest::newRow("sendrecv") << "ncclDevKernel_SendRecv" << "SendRecv" << "" << "" << "";
+                                   << "Broadcast"
+                                   << "RING"
+                                   << "LL"
+                                   << "";
+        QTest::newRow("sendrecv") << "ncclDevKernel_SendRecv"
+                                  << "SendRecv"
+                                  << ""
+                                  << ""
+                                  << "";
         QTest::newRow("void prefix, LL128, tree") << "void ncclDevKernel_ReduceScatter_Sum_bf16_TREE_LL128(int)"
-                                                  << "ReduceScatter" << "TREE" << "LL128" << "bf16";
-        QTest::newRow("collnet") << "ncclKernel_AllGather_COLLNET_DIRECT_SIMPLE_Sum_int8_t" << "AllGather"
-                                 << "COLLNET_DIRECT" << "SIMPLE" << "int8_t";
+                                                  << "ReduceScatter"
+                                                  << "TREE"
+                                                  << "LL128"
+                                                  << "bf16";
+        QTest::newRow("collnet") << "ncclKernel_AllGather_COLLNET_DIRECT_SIMPLE_Sum_int8_t"
+                                 << "AllGather"
+                                 << "COLLNET_DIRECT"
+                                 << "SIMPLE"
+                                 << "int8_t";
     }
     void classifyNccl()
     {
@@ -109,26 +127,37 @@ private Q_SLOTS:
         // Names as they appear in the Score-P H200 and Kineto traces in ../shared/traces.
         QTest::newRow("nvjet") << "nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_bias_TNT" << K << C << "gemm" << false
                                << U;
-        QTest::newRow("cutlass") << "cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x2_tn_align2>"
-                                 << K << C << "gemm" << false << U;
-        QTest::newRow("sdpa fprop") << "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1_cga1x1x1_kernel0_0"
-                                    << K << C << "attention" << false << int(Phase::Forward);
-        QTest::newRow("sdpa bprop") << "cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_26_64x64x64_1x4x1_cga1x1x1_kernel0_0"
-                                    << K << C << "attention" << false << int(Phase::Backward);
-        QTest::newRow("layer norm") << "at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float, false>"
-                                    << K << C << "normalization" << false << U;
-        QTest::newRow("layer norm grad") << "void at::native::(anonymous namespace)::layer_norm_grad_input_kernel_vectorized<float, float, false>(float const*)"
-                                         << K << C << "normalization" << false << int(Phase::Backward);
-        QTest::newRow("adam") << "at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4>>"
-                              << K << C << "optimizer" << false << int(Phase::Optimizer);
+        QTest::newRow("cutlass")
+            << "cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x2_tn_align2>" << K << C
+            << "gemm" << false << U;
+        QTest::newRow("sdpa fprop")
+            << "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1_cga1x1x1_kernel0_0"
+            << K << C << "attention" << false << int(Phase::Forward);
+        QTest::newRow("sdpa bprop")
+            << "cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_26_64x64x64_1x4x1_cga1x1x1_kernel0_0"
+            << K << C << "attention" << false << int(Phase::Backward);
+        QTest::newRow("layer norm")
+            << "at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float, false>" << K << C
+            << "normalization" << false << U;
+        QTest::newRow("layer norm grad")
+            << "void at::native::(anonymous namespace)::layer_norm_grad_input_kernel_vectorized<float, float, "
+               "false>(float const*)"
+            << K << C << "normalization" << false << int(Phase::Backward);
+        QTest::newRow("adam")
+            << "at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
+               "namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4>>"
+            << K << C << "optimizer" << false << int(Phase::Optimizer);
         QTest::newRow("reduce") << "at::native::reduce_kernel<512, 1, at::native::ReduceOp<bool>>" << K << C
                                 << "reduction" << false << U;
-        QTest::newRow("elementwise") << "at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >"
+        QTest::newRow("elementwise") << "at::native::vectorized_elementwise_kernel<4, "
+                                        "at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >"
                                      << K << C << "elementwise" << false << U;
-        QTest::newRow("gelu backward") << "at::native::vectorized_elementwise_kernel<8, at::native::GeluBackwardCUDAKernelImpl(at::TensorIteratorBase&)>"
+        QTest::newRow("gelu backward") << "at::native::vectorized_elementwise_kernel<8, "
+                                          "at::native::GeluBackwardCUDAKernelImpl(at::TensorIteratorBase&)>"
                                        << K << C << "elementwise" << false << int(Phase::Backward);
-        QTest::newRow("softmax backward") << "(anonymous namespace)::softmax_warp_backward<c10::BFloat16, c10::BFloat16, float, 1, true, false>"
-                                          << K << C << "attention" << false << int(Phase::Backward);
+        QTest::newRow("softmax backward")
+            << "(anonymous namespace)::softmax_warp_backward<c10::BFloat16, c10::BFloat16, float, 1, true, false>" << K
+            << C << "attention" << false << int(Phase::Backward);
         QTest::newRow("unknown kernel") << "my_renamed_kernel_v2" << K << C << "other" << true << U;
         QTest::newRow("memcpy kind") << "memcpy HtoD" << int(RegionKind::Memcpy) << int(Category::Memcpy) << "HtoD"
                                      << false << U;
@@ -141,8 +170,8 @@ private Q_SLOTS:
         QTest::newRow("device sync") << "DEVICE SYNCHRONIZE" << int(RegionKind::Sync) << int(Category::Idle) << "sync"
                                      << false << U;
         QTest::newRow("buffer flush") << "BUFFER FLUSH" << K << int(Category::Idle) << "sync" << false << U;
-        QTest::newRow("sync kind beats name") << "some_backward_kernel" << int(RegionKind::Sync)
-                                              << int(Category::Idle) << "sync" << false << U;
+        QTest::newRow("sync kind beats name")
+            << "some_backward_kernel" << int(RegionKind::Sync) << int(Category::Idle) << "sync" << false << U;
     }
     void classifyRealNames()
     {
@@ -166,59 +195,105 @@ private Q_SLOTS:
         QTest::addColumn<int>("phase");
         const int U = int(Phase::Unknown), F = int(Phase::Forward), B = int(Phase::Backward);
         // Convolutions: implicit GEMM (cuDNN xmma, CUTLASS), winograd, direct and FFT convolutions.
-        QTest::newRow("cudnn implicit gemm") << "sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16_stage4_warpsize2x2x1_g1_tensor16x8x8_kernel_cudnn"
-                                             << "convolution" << F;
-        QTest::newRow("cudnn dgrad") << "sm86_xmma_dgrad_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize64x64x64_stage4_warpsize2x2x1_g1_tensor16x8x16_kernel"
+        QTest::newRow("cudnn implicit gemm")
+            << "sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16_stage4_"
+               "warpsize2x2x1_g1_tensor16x8x8_kernel_cudnn"
+            << "convolution" << F;
+        QTest::newRow("cudnn dgrad") << "sm86_xmma_dgrad_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_"
+                                        "tilesize64x64x64_stage4_warpsize2x2x1_g1_tensor16x8x16_kernel"
                                      << "convolution" << B;
-        QTest::newRow("cutlass wgrad") << "cutlass::Kernel<cutlass_tensorop_s1688wgrad_optimized_tf32_128x128_32x3_nhwc_align4>"
-                                       << "convolution" << B;
-        QTest::newRow("cutlass fprop") << "cutlass_tensorop_h16816fprop_optimized_256x128_32x3_nhwc_align8" << "convolution" << F;
-        QTest::newRow("implicit convolve") << "void cudnn::detail::implicit_convolve_sgemm<float, float, 128, 5, 5, 3, 3, 3, 1, true, false, true>(int, int, int, float const*, int, float*, float const*, kernel_conv_params, unsigned long long, int, float, float, int, float const*, float const*, bool, int, int)"
-                                           << "convolution" << U;
-        QTest::newRow("winograd") << "void cudnn::winograd_nonfused::winogradForwardData4x4<float, float>(cudnn::winograd_nonfused::WinogradDataParams<float, float>)"
+        QTest::newRow("cutlass wgrad")
+            << "cutlass::Kernel<cutlass_tensorop_s1688wgrad_optimized_tf32_128x128_32x3_nhwc_align4>"
+            << "convolution" << B;
+        QTest::newRow("cutlass fprop") << "cutlass_tensorop_h16816fprop_optimized_256x128_32x3_nhwc_align8"
+                                       << "convolution" << F;
+        QTest::newRow("implicit convolve")
+            << "void cudnn::detail::implicit_convolve_sgemm<float, float, 128, 5, 5, 3, 3, 3, 1, true, false, "
+               "true>(int, int, int, float const*, int, float*, float const*, kernel_conv_params, unsigned long long, "
+               "int, float, float, int, float const*, float const*, bool, int, int)"
+            << "convolution" << U;
+        QTest::newRow("winograd") << "void cudnn::winograd_nonfused::winogradForwardData4x4<float, "
+                                     "float>(cudnn::winograd_nonfused::WinogradDataParams<float, float>)"
                                   << "convolution" << F;
-        QTest::newRow("scudnn") << "volta_scudnn_128x64_relu_interior_nn_v1" << "convolution" << U;
-        QTest::newRow("fft") << "void fft2d_r2c_32x32<float, false, 1u, true>(float2*, float const*, int, int, int, int, int, int, int, int, int, cudnn::reduced_divisor, bool, int2, int, int)"
+        QTest::newRow("scudnn") << "volta_scudnn_128x64_relu_interior_nn_v1"
+                                << "convolution" << U;
+        QTest::newRow("fft") << "void fft2d_r2c_32x32<float, false, 1u, true>(float2*, float const*, int, int, int, "
+                                "int, int, int, int, int, int, cudnn::reduced_divisor, bool, int2, int, int)"
                              << "convolution" << U;
-        QTest::newRow("depthwise") << "void at::native::(anonymous namespace)::conv_depthwise2d_forward_kernel<3, float, int>(at::GenericPackedTensorAccessor<float const, 4ul, at::DefaultPtrTraits, int>, int, int)"
-                                   << "convolution" << F;
-        QTest::newRow("miopen asm conv") << "miopenSp3AsmConv_v21_1_3_gfx9_fp32_stride1" << "convolution" << U;
-        QTest::newRow("miopen igemm") << "igemm_fwd_gtcx_nhwc_fp16_bx0_ex1_bt256x128x32_wt32x32x8_ws2x1_wr2x2_ta1x8x4x1_1x4x1x64_tb1x8x2x1_1x4x1x64"
+        QTest::newRow("depthwise")
+            << "void at::native::(anonymous namespace)::conv_depthwise2d_forward_kernel<3, float, "
+               "int>(at::GenericPackedTensorAccessor<float const, 4ul, at::DefaultPtrTraits, int>, int, int)"
+            << "convolution" << F;
+        QTest::newRow("miopen asm conv") << "miopenSp3AsmConv_v21_1_3_gfx9_fp32_stride1"
+                                         << "convolution" << U;
+        QTest::newRow("miopen igemm") << "igemm_fwd_gtcx_nhwc_fp16_bx0_ex1_bt256x128x32_wt32x32x8_ws2x1_wr2x2_"
+                                         "ta1x8x4x1_1x4x1x64_tb1x8x2x1_1x4x1x64"
                                       << "convolution" << F;
-        QTest::newRow("miopen naive") << "naive_conv_fwd_nchw_float_double_float" << "convolution" << F;
-        QTest::newRow("composable kernel") << "gridwise_convolution_implicit_gemm_v4r4_nchw_kcyx_nkhw" << "convolution" << U;
+        QTest::newRow("miopen naive") << "naive_conv_fwd_nchw_float_double_float"
+                                      << "convolution" << F;
+        QTest::newRow("composable kernel") << "gridwise_convolution_implicit_gemm_v4r4_nchw_kcyx_nkhw"
+                                           << "convolution" << U;
         // Normalization: cuDNN batch norm (bn_fw / bn_bw), PyTorch batch and group norm, MIOpen batch norm.
-        QTest::newRow("bn_fw") << "void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, int, 512, true, 1>(cudnnTensorStruct, float const*, cudnnTensorStruct, float*, float const*, float const*, float, float, float*, float*, float*, float*, float, float)"
+        QTest::newRow("bn_fw") << "void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, int, 512, true, "
+                                  "1>(cudnnTensorStruct, float const*, cudnnTensorStruct, float*, float const*, float "
+                                  "const*, float, float, float*, float*, float*, float*, float, float)"
                                << "normalization" << U;
-        QTest::newRow("bn_bw") << "void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 512, true, 1>(float, float, float, float, cudnnTensorStruct, float const*, cudnnTensorStruct, float const*, cudnnTensorStruct, float*, float const*, float*, float*, float const*, float const*, float)"
-                               << "normalization" << U;
-        QTest::newRow("torch batch norm") << "void at::native::batch_norm_collect_statistics_kernel<at::native::InvStd, float, float, float, int>(at::GenericPackedTensorAccessor<float const, 3ul, at::RestrictPtrTraits, int>, float, float, at::GenericPackedTensorAccessor<float, 1ul, at::RestrictPtrTraits, int>)"
-                                          << "normalization" << U;
-        QTest::newRow("nhwc batch norm") << "void cudnn::ops::nhwcBatchNormFwd<float, float, 256, 4, 1, true>(cudnn::ops::NhwcBatchNormFwdParams)"
-                                         << "normalization" << F;
-        QTest::newRow("group norm") << "void at::native::(anonymous namespace)::RowwiseMomentsCUDAKernel<float>(long, float, float const*, float*, float*)"
+        QTest::newRow("bn_bw")
+            << "void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 512, true, 1>(float, float, float, float, "
+               "cudnnTensorStruct, float const*, cudnnTensorStruct, float const*, cudnnTensorStruct, float*, float "
+               "const*, float*, float*, float const*, float const*, float)"
+            << "normalization" << U;
+        QTest::newRow("torch batch norm")
+            << "void at::native::batch_norm_collect_statistics_kernel<at::native::InvStd, float, float, float, "
+               "int>(at::GenericPackedTensorAccessor<float const, 3ul, at::RestrictPtrTraits, int>, float, float, "
+               "at::GenericPackedTensorAccessor<float, 1ul, at::RestrictPtrTraits, int>)"
+            << "normalization" << U;
+        QTest::newRow("nhwc batch norm")
+            << "void cudnn::ops::nhwcBatchNormFwd<float, float, 256, 4, 1, true>(cudnn::ops::NhwcBatchNormFwdParams)"
+            << "normalization" << F;
+        QTest::newRow("group norm") << "void at::native::(anonymous namespace)::RowwiseMomentsCUDAKernel<float>(long, "
+                                       "float, float const*, float*, float*)"
                                     << "normalization" << U;
-        QTest::newRow("miopen bn") << "MIOpenBatchNormFwdTrainSpatial" << "normalization" << F;
+        QTest::newRow("miopen bn") << "MIOpenBatchNormFwdTrainSpatial"
+                                   << "normalization" << F;
         // Layout transforms.
-        QTest::newRow("nchwToNhwc") << "void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true, (cudnnKernelDataType_t)2>(cudnn::ops::nchw2nhwc_params_t<float>, float const*, float*)"
-                                    << "layout" << U;
-        QTest::newRow("nhwcToNchw") << "void cudnn::ops::nhwcToNchwKernel<__half, __half, float, true, false, (cudnnKernelDataType_t)0>(cudnn::ops::nhwc2nchw_params_t<float>, __half const*, __half*)"
-                                    << "layout" << U;
-        QTest::newRow("transpose") << "void cudnn::ops::transpose_readWrite_alignment_kernel<float, float, 1, false, 6, 5, 3>(cudnn::ops::TransposeParams<float>, float const*, float*)"
+        QTest::newRow("nchwToNhwc")
+            << "void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true, "
+               "(cudnnKernelDataType_t)2>(cudnn::ops::nchw2nhwc_params_t<float>, float const*, float*)"
+            << "layout" << U;
+        QTest::newRow("nhwcToNchw")
+            << "void cudnn::ops::nhwcToNchwKernel<__half, __half, float, true, false, "
+               "(cudnnKernelDataType_t)0>(cudnn::ops::nhwc2nchw_params_t<float>, __half const*, __half*)"
+            << "layout" << U;
+        QTest::newRow("transpose") << "void cudnn::ops::transpose_readWrite_alignment_kernel<float, float, 1, false, "
+                                      "6, 5, 3>(cudnn::ops::TransposeParams<float>, float const*, float*)"
                                    << "layout" << U;
-        QTest::newRow("miopen transpose") << "transpose_NCHW2CNHW_opt_fp32" << "layout" << U;
+        QTest::newRow("miopen transpose") << "transpose_NCHW2CNHW_opt_fp32"
+                                          << "layout" << U;
         // Pooling.
-        QTest::newRow("max pool") << "void at::native::(anonymous namespace)::max_pool_forward_nchw<float, float>(int, float const*, long, long, long, int, int, int, int, int, int, int, int, int, int, float*, long*)"
-                                  << "pooling" << F;
-        QTest::newRow("adaptive avg pool") << "void at::native::(anonymous namespace)::adaptive_average_pool<float>(float const*, float*, int, int, int, int, long, long, long)"
-                                           << "pooling" << U;
-        QTest::newRow("cudnn pooling") << "void cudnn::ops::pooling_fw_4d_kernel<float, float, cudnn::maxpooling_func<float, (cudnnNanPropagation_t)0>, (cudnnPoolingMode_t)0, false>(cudnnTensorStruct, float const*, cudnnTensorStruct, float*, cudnnPoolingStruct, float, float, int, cudnn::reduced_divisor, cudnn::reduced_divisor)"
-                                       << "pooling" << U;
-        QTest::newRow("miopen pooling") << "mloPoolingG" << "pooling" << U;
+        QTest::newRow("max pool")
+            << "void at::native::(anonymous namespace)::max_pool_forward_nchw<float, float>(int, float const*, long, "
+               "long, long, int, int, int, int, int, int, int, int, int, int, float*, long*)"
+            << "pooling" << F;
+        QTest::newRow("adaptive avg pool")
+            << "void at::native::(anonymous namespace)::adaptive_average_pool<float>(float const*, float*, int, int, "
+               "int, int, long, long, long)"
+            << "pooling" << U;
+        QTest::newRow("cudnn pooling")
+            << "void cudnn::ops::pooling_fw_4d_kernel<float, float, cudnn::maxpooling_func<float, "
+               "(cudnnNanPropagation_t)0>, (cudnnPoolingMode_t)0, false>(cudnnTensorStruct, float const*, "
+               "cudnnTensorStruct, float*, cudnnPoolingStruct, float, float, int, cudnn::reduced_divisor, "
+               "cudnn::reduced_divisor)"
+            << "pooling" << U;
+        QTest::newRow("miopen pooling") << "mloPoolingG"
+                                        << "pooling" << U;
         // Unchanged: GEMMs stay gemm, conversions are not convolutions.
-        QTest::newRow("gemm") << "ampere_sgemm_128x64_nn" << "gemm" << U;
-        QTest::newRow("rocm gemm") << "Cijk_Ailk_Bljk_SB_MT64x64x16_MI32x32x2x1_SN_K1" << "gemm" << U;
-        QTest::newRow("conversion") << "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::convert_kernel>(int)"
+        QTest::newRow("gemm") << "ampere_sgemm_128x64_nn"
+                              << "gemm" << U;
+        QTest::newRow("rocm gemm") << "Cijk_Ailk_Bljk_SB_MT64x64x16_MI32x32x2x1_SN_K1"
+                                   << "gemm" << U;
+        QTest::newRow("conversion") << "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous "
+                                       "namespace)::convert_kernel>(int)"
                                     << "elementwise" << U;
     }
     void classifyConvNetNames()
@@ -238,7 +313,7 @@ private Q_SLOTS:
         const Rules r = Rules::defaults();
         QCOMPARE(r.classify("NllLossBackward0", RegionKind::HostRegion).regionPhase, Phase::Backward);
         QCOMPARE(r.classify("autograd::engine::evaluate_function: AddmmBackward0", RegionKind::HostRegion).regionPhase,
-                 Phase::Backward);
+            Phase::Backward);
         QCOMPARE(r.classify("backward", RegionKind::HostRegion).regionPhase, Phase::Backward);
         QCOMPARE(r.classify("Optimizer.step#AdamW.step", RegionKind::HostRegion).regionPhase, Phase::Optimizer);
         QCOMPARE(r.classify("optimizer.step", RegionKind::HostRegion).regionPhase, Phase::Optimizer);
@@ -258,11 +333,11 @@ private Q_SLOTS:
         // A CPU region never becomes a GPU category.
         QCOMPARE(r.classify("ncclDevKernel_AllReduce_Sum_f32_RING_LL", RegionKind::HostApi).category, Category::Host);
 
-        const NameClass m = r.classify("_ZN2at6native24vectorized_gather_kernelILi16ElEEvPcS2_PT0_illllb",
-                                       RegionKind::Kernel);
+        const NameClass m
+            = r.classify("_ZN2at6native24vectorized_gather_kernelILi16ElEEvPcS2_PT0_illllb", RegionKind::Kernel);
         QCOMPARE(QString::fromStdString(m.displayName),
-                 QStringLiteral("void at::native::vectorized_gather_kernel<16, long>(char*, char*, long*, int, long, "
-                                "long, long, long, bool)"));
+            QStringLiteral("void at::native::vectorized_gather_kernel<16, long>(char*, char*, long*, int, long, "
+                           "long, long, long, bool)"));
         QCOMPARE(QString::fromStdString(m.subgroup), QStringLiteral("elementwise"));
         QVERIFY(r.rules().size() > 10);
         QCOMPARE(QString::fromStdString(r.rules()[std::size_t(m.rule)].id), QStringLiteral("elementwise"));
@@ -336,7 +411,7 @@ private Q_SLOTS:
         QCOMPARE(ov[2].end, 300);
 
         // Window clipping.
-        const WindowStats w = computeStats(*t, *a, 0, {150, 250});
+        const WindowStats w = computeStats(*t, *a, 0, { 150, 250 });
         QCOMPARE(w.kernelCount, 3ull);
         QCOMPARE(w.commKernelSumNs, 100);
         QCOMPARE(w.commBusyNs, 100);
@@ -345,13 +420,13 @@ private Q_SLOTS:
         QCOMPARE(w.exposedNs, 0);
         QCOMPARE(*w.overlapRatio, 1.0);
         QCOMPARE(w.spanNs, 100);
-        const WindowStats tail = computeStats(*t, *a, 0, {250, 300});
+        const WindowStats tail = computeStats(*t, *a, 0, { 250, 300 });
         QCOMPARE(tail.kernelCount, 1ull); // [150,250) ends where the window starts
         QCOMPARE(tail.commBusyNs, 50);
         QCOMPARE(tail.computeBusyNs, 0);
         QCOMPARE(tail.exposedNs, 50);
         QCOMPARE(*tail.overlapRatio, 0.0);
-        const WindowStats empty = computeStats(*t, *a, 0, {1000, 2000});
+        const WindowStats empty = computeStats(*t, *a, 0, { 1000, 2000 });
         QCOMPARE(empty.kernelCount, 0ull);
         QCOMPARE(empty.spanNs, 0);
         QVERIFY(!empty.overlapRatio.has_value());
@@ -362,19 +437,19 @@ private Q_SLOTS:
     {
         Fixture f;
         f.kernel(f.s7, 0, 1000);
-        f.nccl(f.s17, 100, 200);   // hidden
-        f.nccl(f.s17, 900, 1100);  // half hidden
+        f.nccl(f.s17, 100, 200); // hidden
+        f.nccl(f.s17, 900, 1100); // half hidden
         f.nccl(f.s17, 1500, 1600); // exposed
         auto t = f.b.finish();
         auto a = analyze(*t, Rules::defaults());
         const int s17 = laneOf(*t, "CUDA[0:17]");
-        const InstanceOverlap hidden = instanceOverlap(*t, *a, {0, s17, 0});
+        const InstanceOverlap hidden = instanceOverlap(*t, *a, { 0, s17, 0 });
         QCOMPARE(hidden.hiddenNs, 100);
         QCOMPARE(hidden.exposedNs, 0);
-        const InstanceOverlap half = instanceOverlap(*t, *a, {0, s17, 1});
+        const InstanceOverlap half = instanceOverlap(*t, *a, { 0, s17, 1 });
         QCOMPARE(half.hiddenNs, 100);
         QCOMPARE(half.exposedNs, 100);
-        const InstanceOverlap exposed = instanceOverlap(*t, *a, {0, s17, 2});
+        const InstanceOverlap exposed = instanceOverlap(*t, *a, { 0, s17, 2 });
         QCOMPARE(exposed.hiddenNs, 0);
         QCOMPARE(exposed.exposedNs, 100);
         const WindowStats s = computeStats(*t, *a, 0, t->extent);
@@ -422,14 +497,14 @@ private Q_SLOTS:
         QCOMPARE(s.memcpyBusyNs, 100);
         QCOMPARE(s.unclassifiedNs, 200);
         QCOMPARE(s.computeBusyNs, 300);
-        QCOMPARE(s.overlappedNs, 250);  // [100,350)
-        QCOMPARE(s.exposedNs, 50);      // [50,100): only a copy runs
+        QCOMPARE(s.overlappedNs, 250); // [100,350)
+        QCOMPARE(s.exposedNs, 50); // [50,100): only a copy runs
         QCOMPARE(s.gpuBusyNs, 400);
 
         const auto rows = kernelTable(*t, *a, t->extent);
         QCOMPARE(rows.size(), std::size_t(4));
         QCOMPARE(QString::fromStdString(t->name(rows[0].name)),
-                 QStringLiteral("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"));
+            QStringLiteral("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"));
         QCOMPARE(rows[0].totalNs, 300);
         QCOMPARE(rows[0].category, Category::Communication);
         QCOMPARE(rows[0].gpuShare, 300.0 / 700.0); // 300 of 700 ns of kernel and copy time
@@ -463,7 +538,7 @@ private Q_SLOTS:
         QCOMPARE(rows[1].meanNs, 20.0);
         QCOMPARE(rows[0].gpuShare, 100.0 / 160.0);
         // Window: only instances that start in it.
-        rows = kernelTable(*t, *a, {15, 70}, 0);
+        rows = kernelTable(*t, *a, { 15, 70 }, 0);
         QCOMPARE(rows.size(), std::size_t(1));
         QCOMPARE(rows[0].count, 2ull);
         QCOMPARE(rows[0].gpuShare, 1.0);
@@ -481,7 +556,7 @@ private Q_SLOTS:
             const auto copy = f.b.addInterval(f.rank, f.cpu, 205, 208, "cuMemcpyAsync", RegionKind::HostApi, 2);
             f.b.addLaunch(f.rank, f.s7, f.cpu, copy);
         }
-        f.launch(f.s7, 210, 2);  // B backward
+        f.launch(f.s7, 210, 2); // B backward
         f.launch(f.s17, 250, 2); // NCCL backward
         f.region(500, 600, "Optimizer.step#AdamW.step", 0);
         f.launch(f.s7, 510, 1); // C optimizer
@@ -507,7 +582,7 @@ private Q_SLOTS:
 
         const WindowStats s = computeStats(*t, *a, 0, t->extent);
         QCOMPARE(s.commBusyNs, 350);
-        QCOMPARE(s.overlappedNs, 150);         // [1100,1200) with B, [1400,1450) with C
+        QCOMPARE(s.overlappedNs, 150); // [1100,1200) with B, [1400,1450) with C
         QCOMPARE(s.backwardOverlappedNs, 100); // only B is backward compute
         QCOMPARE(s.exposedNs, 200);
         QCOMPARE(s.memcpyBusyNs, 50);
@@ -554,7 +629,7 @@ private Q_SLOTS:
         QCOMPARE(ra.launchPairing, LaunchPairing::StreamReferencesPartly);
         QCOMPARE(ra.warnings.size(), std::size_t(1));
         QVERIFY2(QString::fromStdString(ra.warnings[0]).startsWith(QStringLiteral("CUDA[0:7]: 1 of 2 kernels paired")),
-                 ra.warnings[0].c_str());
+            ra.warnings[0].c_str());
         QCOMPARE(ra.phases[std::size_t(laneOf(*t, "CUDA[0:7]"))][0], Phase::Backward);
         QCOMPARE(ra.phases[std::size_t(laneOf(*t, "CUDA[0:17]"))][0], Phase::Backward);
         QCOMPARE(ra.phaseFromLaunch, 2ull);
@@ -599,16 +674,16 @@ private Q_SLOTS:
         launch(900, 905);
         f.kernel(f.s7, 1000, 1100, "k1");
         launch(1150, 1200);
-        f.kernel(f.s7, 1250, 1300, "k2");    // gap [1100, 1250): 100 host-bound, 50 queued
+        f.kernel(f.s7, 1250, 1300, "k2"); // gap [1100, 1250): 100 host-bound, 50 queued
         f.region(1290, 1420, "cudaStreamSynchronize", 0, RegionKind::HostApi);
         launch(1430, 1440);
-        f.kernel(f.s7, 1450, 1500, "k3");    // gap [1300, 1450): 140 sync wait, 10 queued
+        f.kernel(f.s7, 1450, 1500, "k3"); // gap [1300, 1450): 140 sync wait, 10 queued
         f.region(1510, 1590, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 0);
         launch(1600, 1650);
-        f.kernel(f.s7, 1700, 1800, "k4");    // gap [1500, 1700): 150 host-bound (80 of it loading data), 50 queued
+        f.kernel(f.s7, 1700, 1800, "k4"); // gap [1500, 1700): 150 host-bound (80 of it loading data), 50 queued
         f.b.addInterval(f.rank, f.s7, 1900, 1950, "memcpy HtoD", RegionKind::Memcpy); // gap [1800, 1900): unattributed
         launch(1960, 1970);
-        f.kernel(f.s7, 2000, 2100, "k5");    // gap [1950, 2000): 20 host-bound, 30 queued
+        f.kernel(f.s7, 2000, 2100, "k5"); // gap [1950, 2000): 20 host-bound, 30 queued
         auto t = f.b.finish();
         auto a = analyze(*t, Rules::defaults());
         QCOMPARE(a->ranks[0].kernelsPaired, 5ull);
@@ -623,8 +698,8 @@ private Q_SLOTS:
         QCOMPARE(s.idleNs, TimeNs(650));
         QCOMPARE(b.totalNs(), s.idleNs);
         // A window clips the busy time: in [1260, 1480) the one gap is [1300, 1450), between k2 and k3.
-        const IdleBreakdown w = computeIdleBreakdown(*t, *a, 0, {1260, 1480});
-        QCOMPARE(w.totalNs(), computeStats(*t, *a, 0, {1260, 1480}).idleNs);
+        const IdleBreakdown w = computeIdleBreakdown(*t, *a, 0, { 1260, 1480 });
+        QCOMPARE(w.totalNs(), computeStats(*t, *a, 0, { 1260, 1480 }).idleNs);
         QCOMPARE(w.syncWaitNs, TimeNs(140));
 
         // Launch diagnosis: kernels 100, 50, 50, 100, 100 ns against launches of 5, 50, 10, 50, 10 ns.
@@ -635,12 +710,13 @@ private Q_SLOTS:
         QCOMPARE(d.p90LaunchNs, TimeNs(50));
         QCOMPARE(d.shorterThanLaunch, 0.0);
         QCOMPARE(QString::fromStdString(idleFinding(s, b, d)),
-                 QStringLiteral("GPU idle 59 %: 42 % of it waiting for the CPU to launch; 0 % of kernels run shorter than "
-                                "their launch (hint: larger batches, CUDA graphs or torch.compile, i.e. fewer and larger "
-                                "kernels, usually help)"));
+            QStringLiteral("GPU idle 59 %: 42 % of it waiting for the CPU to launch; 0 % of kernels run shorter than "
+                           "their launch (hint: larger batches, CUDA graphs or torch.compile, i.e. fewer and larger "
+                           "kernels, usually help)"));
     }
 
-    // A copy whose call references its stream feeds its gap like a launch: host-bound until the call ended, queued after.
+    // A copy whose call references its stream feeds its gap like a launch: host-bound until the call ended, queued
+    // after.
     void copyCallsAttributeGaps()
     {
         Fixture f;
@@ -674,7 +750,7 @@ private Q_SLOTS:
         auto a = analyze(*t, Rules::defaults());
         const RankAnalysis& ra = a->ranks[0];
         const auto& ph = ra.phases[std::size_t(laneOf(*t, "CUDA[0:7]"))];
-        QCOMPARE(ph[0], Phase::Forward);  // heuristic: before the first backward kernel
+        QCOMPARE(ph[0], Phase::Forward); // heuristic: before the first backward kernel
         QCOMPARE(ph[1], Phase::Backward); // name
         QCOMPARE(ph[2], Phase::Backward); // heuristic: between backward and optimizer
         QCOMPARE(ph[3], Phase::Optimizer); // name
@@ -705,17 +781,17 @@ private Q_SLOTS:
         const RankAnalysis& ra = a->ranks[0];
         QCOMPARE(ra.steps.size(), std::size_t(2));
         QCOMPARE(QString::fromStdString(ra.steps[0].name), QStringLiteral("ProfilerStep#1"));
-        QCOMPARE(ra.steps[0].hostRange, (TimeRange{0, 1000}));
-        QCOMPARE(ra.steps[1].hostRange, (TimeRange{1000, 2000}));
+        QCOMPARE(ra.steps[0].hostRange, (TimeRange { 0, 1000 }));
+        QCOMPARE(ra.steps[1].hostRange, (TimeRange { 1000, 2000 }));
         // On the GPU: to the end of the work each host step launched.
-        QCOMPARE(ra.steps[0].range, (TimeRange{0, 1200}));
-        QCOMPARE(ra.steps[1].range, (TimeRange{1200, 1800}));
+        QCOMPARE(ra.steps[0].range, (TimeRange { 0, 1200 }));
+        QCOMPARE(ra.steps[1].range, (TimeRange { 1200, 1800 }));
         QCOMPARE(ra.stepAxis, StepAxis::GpuByLaunch);
         QCOMPARE(ra.steps[1].index, 1);
         QVERIFY(ra.stepsByLaunch);
         const int s7 = laneOf(*t, "CUDA[0:7]");
-        QCOMPARE(stepOfInterval(*t, *a, {0, s7, 0}), 0);
-        QCOMPARE(stepOfInterval(*t, *a, {0, s7, 1}), 1);
+        QCOMPARE(stepOfInterval(*t, *a, { 0, s7, 0 }), 0);
+        QCOMPARE(stepOfInterval(*t, *a, { 0, s7, 1 }), 1);
         const auto steps = computeStepStats(*t, *a, 0);
         QCOMPARE(steps.size(), std::size_t(2));
         QCOMPARE(steps[0].kernelCount, 1ull);
@@ -730,7 +806,7 @@ private Q_SLOTS:
         QCOMPARE(steps[1].spanNs, 600); // the whole window lies between the rank's first and last GPU work
         QCOMPARE(steps[1].idleNs, 300);
         // Clipped to a window.
-        const auto clipped = computeStepStats(*t, *a, 0, {1600, 2000});
+        const auto clipped = computeStepStats(*t, *a, 0, { 1600, 2000 });
         QCOMPARE(clipped[0].kernelCount, 0ull);
         QCOMPARE(clipped[1].computeBusyNs, 100);
         QCOMPARE(clipped[1].commBusyNs, 150);
@@ -756,9 +832,9 @@ private Q_SLOTS:
         const RankAnalysis& ra = a->ranks[0];
         QCOMPARE(ra.stepSource, StepSource::KernelPattern);
         QCOMPARE(ra.steps.size(), std::size_t(3));
-        QCOMPARE(ra.steps[0].range, (TimeRange{0, 225}));
-        QCOMPARE(ra.steps[1].range, (TimeRange{225, 455}));
-        QCOMPARE(ra.steps[2].range, (TimeRange{455, 685}));
+        QCOMPARE(ra.steps[0].range, (TimeRange { 0, 225 }));
+        QCOMPARE(ra.steps[1].range, (TimeRange { 225, 455 }));
+        QCOMPARE(ra.steps[2].range, (TimeRange { 455, 685 }));
         QCOMPARE(QString::fromStdString(ra.steps[2].name), QStringLiteral("step 2"));
         QVERIFY(!ra.stepsByLaunch);
         const auto steps = computeStepStats(*t, *a, 0);
@@ -791,18 +867,18 @@ private Q_SLOTS:
             t7 += i % 2 ? rnd(20) : 0; // back-to-back kernels: chunk borders inside busy time
             const TimeNs d7 = 1 + rnd(15);
             f.kernel(f.s7, t7, t7 + d7, i % 3 ? "nvjet_gemm" : "renamed_kernel");
-            all.push_back({t7, t7 + d7, std::uint8_t(ActivityCompute | (i % 3 ? 0 : ActivityUnclassified))});
+            all.push_back({ t7, t7 + d7, std::uint8_t(ActivityCompute | (i % 3 ? 0 : ActivityUnclassified)) });
             t7 += d7;
             t8 += rnd(40);
             const TimeNs d8 = rnd(10); // some zero-length
             f.b.addInterval(f.rank, s8, t8, t8 + d8, "memcpy DtoD", RegionKind::Memcpy);
             if (d8 > 0)
-                all.push_back({t8, t8 + d8, ActivityMemcpy});
+                all.push_back({ t8, t8 + d8, ActivityMemcpy });
             t8 += d8;
             if (i % 50 == 0) {
                 const TimeNs d17 = 1 + rnd(i % 500 == 0 ? 60000 : 300); // some span many chunks
                 f.nccl(f.s17, t17, t17 + d17);
-                all.push_back({t17, t17 + d17, ActivityComm});
+                all.push_back({ t17, t17 + d17, ActivityComm });
                 t17 += d17 + rnd(100);
             }
         }
@@ -821,9 +897,9 @@ private Q_SLOTS:
             ++k;
         }
         // And a window statistic against the reference map.
-        const TimeRange w{t7 / 3, t7 / 2};
+        const TimeRange w { t7 / 3, t7 / 2 };
         TimeNs comm = 0, overlap = 0;
-        for (const auto& [iv, m] : ref & boost::icl::right_open_interval<TimeNs>(w.start, w.end)) {
+        for (const auto& [iv, m] : ref& boost::icl::right_open_interval<TimeNs>(w.start, w.end)) {
             const TimeNs len = boost::icl::upper(iv) - boost::icl::lower(iv);
             if (m & ActivityComm)
                 comm += len;
@@ -886,21 +962,27 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("content");
         QTest::addColumn<QString>("problem");
-        QTest::newRow("not json") << "{ \"rules\": [ }" << "not valid JSON at line 1, column 15";
-        QTest::newRow("no rules") << "{ \"description\": \"x\" }" << "missing \"rules\" array";
-        QTest::newRow("bad regex") << "{\"rules\":[{\"id\":\"a\",\"pattern\":\"(nccl\",\"category\":\"communication\"}]}"
-                                   << "rule 1 (\"a\"): bad pattern at offset 5";
+        QTest::newRow("not json") << "{ \"rules\": [ }"
+                                  << "not valid JSON at line 1, column 15";
+        QTest::newRow("no rules") << "{ \"description\": \"x\" }"
+                                  << "missing \"rules\" array";
+        QTest::newRow("bad regex")
+            << "{\"rules\":[{\"id\":\"a\",\"pattern\":\"(nccl\",\"category\":\"communication\"}]}"
+            << "rule 1 (\"a\"): bad pattern at offset 5";
         QTest::newRow("bad category") << "{\"rules\":[{\"id\":\"a\",\"pattern\":\"x\",\"category\":\"gpu\"}]}"
                                       << "rule 1 (\"a\"): unknown category \"gpu\"";
-        QTest::newRow("bad target") << "{\"rules\":[{\"id\":\"a\",\"pattern\":\"x\",\"category\":\"compute\",\"target\":\"cpu\"}]}"
-                                    << "unknown target \"cpu\"";
-        QTest::newRow("phase without subgroup") << "{\"rules\":[{\"id\":\"a\",\"pattern\":\"x\",\"category\":\"phase\"}]}"
-                                                << "a phase rule needs subgroup forward, backward or optimizer";
-        QTest::newRow("duplicate id")
-            << "{\"rules\":[{\"id\":\"a\",\"pattern\":\"x\",\"category\":\"compute\"},{\"id\":\"a\",\"pattern\":\"y\",\"category\":\"compute\"}]}"
-            << "rule 2: duplicate id \"a\"";
-        QTest::newRow("typo key") << "{\"rules\":[{\"id\":\"a\",\"pattern\":\"x\",\"category\":\"compute\",\"catchall\":true}]}"
-                                  << "rule 1: unknown key \"catchall\"";
+        QTest::newRow("bad target")
+            << "{\"rules\":[{\"id\":\"a\",\"pattern\":\"x\",\"category\":\"compute\",\"target\":\"cpu\"}]}"
+            << "unknown target \"cpu\"";
+        QTest::newRow("phase without subgroup")
+            << "{\"rules\":[{\"id\":\"a\",\"pattern\":\"x\",\"category\":\"phase\"}]}"
+            << "a phase rule needs subgroup forward, backward or optimizer";
+        QTest::newRow("duplicate id") << "{\"rules\":[{\"id\":\"a\",\"pattern\":\"x\",\"category\":\"compute\"},{"
+                                         "\"id\":\"a\",\"pattern\":\"y\",\"category\":\"compute\"}]}"
+                                      << "rule 2: duplicate id \"a\"";
+        QTest::newRow("typo key")
+            << "{\"rules\":[{\"id\":\"a\",\"pattern\":\"x\",\"category\":\"compute\",\"catchall\":true}]}"
+            << "rule 1: unknown key \"catchall\"";
         QTest::newRow("missing pattern") << "{\"rules\":[{\"id\":\"a\",\"category\":\"compute\"}]}"
                                          << "rule 1: missing \"pattern\"";
     }
@@ -927,7 +1009,7 @@ private Q_SLOTS:
             QFAIL("no error");
         } catch (const std::runtime_error& e) {
             QCOMPARE(QString::fromStdString(e.what()),
-                     QStringLiteral("/nonexistent/rules.json: cannot open the rules file"));
+                QStringLiteral("/nonexistent/rules.json: cannot open the rules file"));
         }
     }
 
@@ -937,13 +1019,15 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const std::string path = dir.filePath(QStringLiteral("rules.json")).toStdString();
         std::ofstream(path) << "{\"description\":\"mine\",\"rules\":[\n"
-"            {\"id\":\"custom-comm\",\"pattern\":\"^my_allreduce\",\"target\":\"kernel\",\"category\":\"communication\",\n"
-"             \"subgroup\":\"AllReduce\"}]}";
+                               "            "
+                               "{\"id\":\"custom-comm\",\"pattern\":\"^my_allreduce\",\"target\":\"kernel\","
+                               "\"category\":\"communication\",\n"
+                               "             \"subgroup\":\"AllReduce\"}]}";
         const Rules replaced = Rules::fromFile(path, false);
         QCOMPARE(replaced.rules().size(), std::size_t(1));
         QCOMPARE(replaced.classify("my_allreduce_v3", RegionKind::Kernel).category, Category::Communication);
         QCOMPARE(QString::fromStdString(replaced.classify("my_allreduce_v3", RegionKind::Kernel).subgroup),
-                 QStringLiteral("AllReduce"));
+            QStringLiteral("AllReduce"));
         // Without a catch-all rule, an unmatched kernel is still compute, and unclassified.
         const NameClass nvjet = replaced.classify("nvjet_sm90", RegionKind::Kernel);
         QCOMPARE(nvjet.category, Category::Compute);
@@ -954,7 +1038,7 @@ private Q_SLOTS:
         QCOMPARE(extended.rules().size(), Rules::defaults().rules().size() + 1);
         QCOMPARE(extended.classify("my_allreduce_v3", RegionKind::Kernel).category, Category::Communication);
         QCOMPARE(QString::fromStdString(extended.classify("nvjet_sm90", RegionKind::Kernel).subgroup),
-                 QStringLiteral("gemm"));
+            QStringLiteral("gemm"));
 
         const Rules again = Rules::fromJson(Rules::defaults().toJson(), "round trip");
         QCOMPARE(again.rules().size(), Rules::defaults().rules().size());

@@ -12,7 +12,6 @@
 #include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
-
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -84,8 +83,8 @@ std::string micros(TimeNs ns) // Kineto's microseconds with 3 decimals, exact
 // A torch.profiler file of one rank whose clock reads `offset` later. With `argsOnKernel` false, the NCCL kernels
 // carry only their correlation id and the collective's arguments sit on the record_param_comms op around the
 // launch (older PyTorch); the description then comes from distributedInfo.pg_config.
-QByteArray kinetoRank(int rank, int world, TimeNs offset, const std::vector<Instance>& instances,
-                      bool argsOnKernel = true)
+QByteArray kinetoRank(
+    int rank, int world, TimeNs offset, const std::vector<Instance>& instances, bool argsOnKernel = true)
 {
     std::string ev;
     std::uint64_t corr = 1000;
@@ -98,22 +97,26 @@ QByteArray kinetoRank(int rank, int world, TimeNs offset, const std::vector<Inst
         const TimeNs launch = in.start + offset - 20'000;
         if (!argsOnKernel) {
             ev += ",\n{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": 1, \"tid\": 1, "
-                  "\"ts\": " + micros(launch - 5000) + ", \"dur\": 15.000, \"args\": {" + args + "}}";
+                  "\"ts\": "
+                + micros(launch - 5000) + ", \"dur\": 15.000, \"args\": {" + args + "}}";
         }
         ev += ",\n{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, "
-              "\"ts\": " + micros(launch) + ", \"dur\": 3.000, \"args\": {\"correlation\": " + std::to_string(corr) + "}}";
+              "\"ts\": "
+            + micros(launch) + ", \"dur\": 3.000, \"args\": {\"correlation\": " + std::to_string(corr) + "}}";
         ev += ",\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" + std::string(kAllReduce)
-            + "\", \"pid\": 0, \"tid\": 17, \"ts\": " + micros(in.start + offset) + ", \"dur\": "
-            + micros(in.end - in.start) + ", \"args\": {\"device\": 0, \"stream\": 17, \"correlation\": "
-            + std::to_string(corr) + (argsOnKernel ? ", " + args + ", \"Process Group Description\": \"default_pg\"" : "")
-            + "}}";
+            + "\", \"pid\": 0, \"tid\": 17, \"ts\": " + micros(in.start + offset)
+            + ", \"dur\": " + micros(in.end - in.start)
+            + ", \"args\": {\"device\": 0, \"stream\": 17, \"correlation\": " + std::to_string(corr)
+            + (argsOnKernel ? ", " + args + ", \"Process Group Description\": \"default_pg\"" : "") + "}}";
     }
     const std::string info = "\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": " + std::to_string(rank)
         + ", \"world_size\": " + std::to_string(world) + ", \"pg_config\": [{\"pg_name\": \"" + instances.front().group
         + "\", \"pg_desc\": \"default_pg\", \"pg_size\": 2, \"ranks\": " + instances.front().groupRanks + "}]}";
-    return QByteArray::fromStdString("{\"schemaVersion\": 1, " + info + ", \"traceEvents\": [\n"
-                                     "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": 1, \"args\": "
-                                     "{\"name\": \"main\"}}" + ev + "\n]}");
+    return QByteArray::fromStdString("{\"schemaVersion\": 1, " + info
+        + ", \"traceEvents\": [\n"
+          "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": 1, \"args\": "
+          "{\"name\": \"main\"}}"
+        + ev + "\n]}");
 }
 
 void writeFile(const QString& path, const QByteArray& text)
@@ -172,7 +175,7 @@ private Q_SLOTS:
         QCOMPARE(clocks.ranks.size(), std::size_t(2));
         QCOMPARE(clocks.ranks[0].offsetNs, TimeNs(0));
         QVERIFY2(std::abs(clocks.ranks[1].offsetNs - offset) <= kJitter,
-                 qPrintable(QString::number(clocks.ranks[1].offsetNs)));
+            qPrintable(QString::number(clocks.ranks[1].offsetNs)));
         QCOMPARE(clocks.ranks[1].collectivesUsed, std::uint64_t(40));
         QVERIFY(clocks.ranks[1].uncertaintyNs < kJitter);
 
@@ -186,10 +189,10 @@ private Q_SLOTS:
         for (int r = 0; r < 2; ++r) {
             QCOMPARE(m.ranks[std::size_t(r)].matched, std::uint64_t(40));
             QVERIFY2(std::abs(m.ranks[std::size_t(r)].waitNs - truth[std::size_t(r)]) <= 40 * kJitter,
-                     qPrintable(QString::number(m.ranks[std::size_t(r)].waitNs - truth[std::size_t(r)])));
+                qPrintable(QString::number(m.ranks[std::size_t(r)].waitNs - truth[std::size_t(r)])));
         }
         QVERIFY(std::none_of(l.trace->warnings.begin(), l.trace->warnings.end(),
-                             [](const std::string& w) { return w.rfind("collectives:", 0) == 0; }));
+            [](const std::string& w) { return w.rfind("collectives:", 0) == 0; }));
         // Recorded: the same estimate, nothing applied; identity still matches every collective.
         const Loaded rec = loadAligned(dir.path(), ClockMode::Recorded);
         QCOMPARE(rec.trace->clocks.method, ClockMethod::Recorded);
@@ -242,7 +245,8 @@ private Q_SLOTS:
         QCOMPARE(m.ranks[3].waitNs, tb[1]);
         // No collective ties ranks 2 and 3 to rank 0's clock: said so.
         QVERIFY(std::any_of(l.trace->warnings.begin(), l.trace->warnings.end(), [](const std::string& w) {
-            return w.rfind("clocks: no collective", 0) == 0 && w.find("Rank 2, Rank 3 (aligned to Rank 2)") != std::string::npos;
+            return w.rfind("clocks: no collective", 0) == 0
+                && w.find("Rank 2, Rank 3 (aligned to Rank 2)") != std::string::npos;
         }));
     }
 
@@ -294,7 +298,7 @@ private Q_SLOTS:
                 const TimeNs t = 1'000'000 + TimeNs(k) * 400'000;
                 const TimeNs start = t + noise(std::uint64_t(k * 13 + r), 100'000) / 10 * 10;
                 const TimeNs end = t + 200'000 + noise(std::uint64_t(k * 7 + r + 99), kJitter) / 10 * 10;
-                s.kernels.push_back({kSendRecv, start, end});
+                s.kernels.push_back({ kSendRecv, start, end });
             }
         }
         synth::writeArchive(dir.path().toStdString(), spec);
@@ -304,7 +308,7 @@ private Q_SLOTS:
         QVERIFY(clocks.applied);
         QCOMPARE(clocks.ranks[1].offsetNs, TimeNs(0));
         QVERIFY2(std::abs(clocks.ranks[2].offsetNs - offset) <= kJitter,
-                 qPrintable(QString::number(clocks.ranks[2].offsetNs - offset)));
+            qPrintable(QString::number(clocks.ranks[2].offsetNs - offset)));
         QCOMPARE(clocks.ranks[3].offsetNs, clocks.ranks[2].offsetNs);
         const CollectiveMatch& m = *l.run.collectives;
         QCOMPARE(m.processGroups.size(), std::size_t(1));
@@ -330,8 +334,8 @@ private Q_SLOTS:
             synth::StreamSpec& s = rs.addStream(r, 20);
             for (int k = 0; k < 10; ++k) {
                 const TimeNs t = 1'000'000 + TimeNs(k) * 400'000;
-                s.kernels.push_back({kAllReduce, t + noise(std::uint64_t(k + 10 * r), 100'000) / 10 * 10,
-                                     t + 200'000 + TimeNs(r) * 30});
+                s.kernels.push_back({ kAllReduce, t + noise(std::uint64_t(k + 10 * r), 100'000) / 10 * 10,
+                    t + 200'000 + TimeNs(r) * 30 });
             }
         }
         synth::writeArchive(dir.path().toStdString(), spec);
@@ -342,14 +346,15 @@ private Q_SLOTS:
         QCOMPARE(l.trace->originAbsNs, recorded->originAbsNs);
         for (std::size_t r = 0; r < 2; ++r)
             for (std::size_t ln = 0; ln < recorded->ranks[r].lanes.size(); ++ln)
-                QCOMPARE(l.trace->ranks[r].lanes[ln].intervals.starts(), recorded->ranks[r].lanes[ln].intervals.starts());
+                QCOMPARE(
+                    l.trace->ranks[r].lanes[ln].intervals.starts(), recorded->ranks[r].lanes[ln].intervals.starts());
         // The same groups as clustering by end time (candidates without identity).
         std::vector<CollectiveCandidate> plain;
         for (std::size_t r = 0; r < 2; ++r) {
             const Lane& lane = l.trace->ranks[r].lanes.back();
             for (std::uint32_t i = 0; i < lane.intervals.size(); ++i)
-                plain.push_back({lane.intervals.start(i), lane.intervals.end(i), int(r),
-                                 int(l.trace->ranks[r].lanes.size() - 1), i, lane.intervals.name(i)});
+                plain.push_back({ lane.intervals.start(i), lane.intervals.end(i), int(r),
+                    int(l.trace->ranks[r].lanes.size() - 1), i, lane.intervals.name(i) });
         }
         const CollectiveMatch byTime = matchCandidates(plain, 2, false);
         const CollectiveMatch& m = *l.run.collectives;
@@ -379,7 +384,7 @@ private Q_SLOTS:
         QCOMPARE(run.collectives->groups.size(), std::size_t(0));
         QCOMPARE(run.collectives->processGroups[0].method, MatchMethod::Time);
         const auto w = std::find_if(trace->warnings.begin(), trace->warnings.end(),
-                                    [](const std::string& s) { return s.rfind("collectives:", 0) == 0; });
+            [](const std::string& s) { return s.rfind("collectives:", 0) == 0; });
         QVERIFY(w != trace->warnings.end());
         QVERIFY(w->find("only 0 of 20") != std::string::npos);
         QVERIFY(w->find("Rank 0: 10 of 10 unmatched, no process group or stream identity") != std::string::npos);

@@ -67,21 +67,21 @@ private Q_SLOTS:
         QCOMPARE(m.ranks[2].matched, 1ull);
         QCOMPARE(m.ranks[2].unmatched, 0ull);
 
-        const auto* mem = m.member({0, comm[0], 0});
+        const auto* mem = m.member({ 0, comm[0], 0 });
         QVERIFY(mem);
         QCOMPARE(mem->waitNs, TimeNs(3000));
-        QCOMPARE(m.member({0, comm[0], 2}), nullptr); // C
-        QCOMPARE(m.groupOf({2, comm[2], 0}), &m.groups[0]);
+        QCOMPARE(m.member({ 0, comm[0], 2 }), nullptr); // C
+        QCOMPARE(m.groupOf({ 2, comm[2], 0 }), &m.groups[0]);
         QCOMPARE(m.maxWaitNs, TimeNs(5000));
 
         // Window-clipped waiting. Rank 0's wait parts [1000, 4000) and [20000, 25000) clipped to [2000, 22000):
         // 2000 + 2000; compute [0, 3000) hides [2000, 3000) of it.
-        auto w = collectiveWaitInWindow(m, *analysis, 0, {2000, 22'000});
+        auto w = collectiveWaitInWindow(m, *analysis, 0, { 2000, 22'000 });
         QCOMPARE(w.waitNs, TimeNs(4000));
         QCOMPARE(w.exposedWaitNs, TimeNs(3000));
         QCOMPARE(w.members, 2ull);
         // Rank 2 waits [2000, 4000); no compute on rank 2.
-        w = collectiveWaitInWindow(m, *analysis, 2, {3500, 100'000});
+        w = collectiveWaitInWindow(m, *analysis, 2, { 3500, 100'000 });
         QCOMPARE(w.waitNs, TimeNs(500));
         QCOMPARE(w.exposedWaitNs, TimeNs(500));
         // Rank 1 arrived last in both collectives: it never waits.
@@ -89,7 +89,7 @@ private Q_SLOTS:
         QCOMPARE(w.waitNs, TimeNs(0));
         QCOMPARE(w.members, 0ull);
         // Between the wait parts, and touching their ends only: nothing.
-        w = collectiveWaitInWindow(m, *analysis, 0, {4000, 20'000});
+        w = collectiveWaitInWindow(m, *analysis, 0, { 4000, 20'000 });
         QCOMPARE(w.waitNs, TimeNs(0));
         QCOMPARE(w.exposedWaitNs, TimeNs(0));
         // The whole trace reproduces the per-rank totals of matchCollectives.
@@ -99,7 +99,7 @@ private Q_SLOTS:
             QCOMPARE(w.exposedWaitNs, m.ranks[std::size_t(r)].exposedWaitNs);
         }
         // An empty window.
-        QCOMPARE(collectiveWaitInWindow(m, *analysis, 0, {3000, 3000}).waitNs, TimeNs(0));
+        QCOMPARE(collectiveWaitInWindow(m, *analysis, 0, { 3000, 3000 }).waitNs, TimeNs(0));
     }
 
     // Two wait parts of one rank that overlap (two communication streams): the sum counts both, the exposed part is
@@ -114,16 +114,16 @@ private Q_SLOTS:
             b.addLane(r, "CUDA[0:18]", LaneKind::GpuStream, r, 18);
             b.addLane(r, "CUDA[0:7]", LaneKind::GpuStream, r, 7);
         }
-        b.addInterval(0, 0, 0, 10'000, kAllReduce, RegionKind::Kernel);      // waits [0, 6000)
+        b.addInterval(0, 0, 0, 10'000, kAllReduce, RegionKind::Kernel); // waits [0, 6000)
         b.addInterval(1, 0, 6000, 10'000, kAllReduce, RegionKind::Kernel);
-        b.addInterval(0, 1, 2000, 12'000, kAllGather, RegionKind::Kernel);   // waits [2000, 8000)
+        b.addInterval(0, 1, 2000, 12'000, kAllGather, RegionKind::Kernel); // waits [2000, 8000)
         b.addInterval(1, 1, 8000, 12'000, kAllGather, RegionKind::Kernel);
-        b.addInterval(0, 2, 5000, 7000, kGemm, RegionKind::Kernel);          // hides [5000, 7000)
+        b.addInterval(0, 2, 5000, 7000, kGemm, RegionKind::Kernel); // hides [5000, 7000)
         const auto trace = b.finish();
         const auto analysis = analyze(*trace, Rules::defaults());
         const auto m = matchCollectives(*trace, *analysis);
         QCOMPARE(m.groups.size(), std::size_t(2));
-        const auto w = collectiveWaitInWindow(m, *analysis, 0, {1000, 100'000});
+        const auto w = collectiveWaitInWindow(m, *analysis, 0, { 1000, 100'000 });
         QCOMPARE(w.waitNs, TimeNs(5000 + 6000));
         // U = [1000, 8000) = 7000, minus compute [5000, 7000) = 5000.
         QCOMPARE(w.exposedWaitNs, TimeNs(5000));

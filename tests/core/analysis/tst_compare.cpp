@@ -29,8 +29,8 @@ std::shared_ptr<Trace> makeRun(int ranks, TimeNs stepLen = 1000)
             b.addInterval(r, compute, t0 + 100, t0 + 700, "ampere_sgemm_128x64_tn", RegionKind::Kernel);
             if (ranks > 1) {
                 const TimeNs wait = (ranks - 1 - r) * 10;
-                b.addInterval(r, comm, t0 + 500 - wait, t0 + 800, "ncclKernel_AllReduce_RING_LL_Sum_float",
-                              RegionKind::Kernel);
+                b.addInterval(
+                    r, comm, t0 + 500 - wait, t0 + 800, "ncclKernel_AllReduce_RING_LL_Sum_float", RegionKind::Kernel);
             }
         }
     }
@@ -74,7 +74,7 @@ private Q_SLOTS:
     // `compare` skipped it. One rule now serves both, and both say which steps the mean covers.
     void startupStepLeftOutByStatsAndCompare()
     {
-        std::vector<TimeNs> lengths{8'200'000'000};
+        std::vector<TimeNs> lengths { 8'200'000'000 };
         for (int i = 0; i < 14; ++i)
             lengths.push_back(131'000'000 + 300'000 * i); // 131.0 … 134.9 ms
         const auto t = makeSteps(lengths);
@@ -89,13 +89,15 @@ private Q_SLOTS:
         o.window = t->extent;
         const std::string table = statsTable(*t, *a, o);
         QCOMPARE(meanStepCell(table), QString::fromStdString(formatDuration(mean)) + QStringLiteral(" ×14"));
-        QVERIFY2(table.find("steps 1\xE2\x80\x93" "14 (step 0 left out: start-up, 8.2 s)") != std::string::npos,
-                 table.c_str());
+        QVERIFY2(table.find("steps 1\xE2\x80\x93"
+                            "14 (step 0 left out: start-up, 8.2 s)")
+                != std::string::npos,
+            table.c_str());
         const std::string json = statsJson(*t, *a, o);
         QVERIFY2(json.find("\"step_mean\": {\"mean_ns\": " + std::to_string(mean)
-                           + ", \"steps_used\": 14, \"first_step\": 1, \"last_step\": 14, \"startup_steps\": [0]")
-                     != std::string::npos,
-                 json.c_str());
+                     + ", \"steps_used\": 14, \"first_step\": 1, \"last_step\": 14, \"startup_steps\": [0]")
+                != std::string::npos,
+            json.c_str());
         QCOMPARE(QString::fromStdString(json).count(QStringLiteral("\"startup\": true")), 1);
         QCOMPARE(QString::fromStdString(json).count(QStringLiteral("\"startup\": false")), 14);
 
@@ -103,15 +105,17 @@ private Q_SLOTS:
         QCOMPARE(s.stepNs, mean); // the same mean as stats
         QCOMPARE(s.stepsUsed, 14);
         QCOMPARE(s.stepsLeftOut, 1);
-        QCOMPARE(QString::fromStdString(s.stepsCovered),
-                 QStringLiteral("steps 1–14 (step 0 left out: start-up, 8.2 s)"));
-        QVERIFY(compareTable({s, s}).find("steps 1\xE2\x80\x93" "14 (step 0 left out") != std::string::npos);
+        QCOMPARE(
+            QString::fromStdString(s.stepsCovered), QStringLiteral("steps 1–14 (step 0 left out: start-up, 8.2 s)"));
+        QVERIFY(compareTable({ s, s }).find("steps 1\xE2\x80\x93"
+                                            "14 (step 0 left out")
+            != std::string::npos);
     }
 
     // Steps of one length: none is start-up, in stats and in compare alike (compare used to drop the first).
     void evenStepsAllCounted()
     {
-        const auto t = makeSteps({1000, 1000, 1000, 1000});
+        const auto t = makeSteps({ 1000, 1000, 1000, 1000 });
         const auto a = analyze(*t, Rules::defaults());
         StatsReportOptions o;
         o.window = t->extent;
@@ -125,7 +129,7 @@ private Q_SLOTS:
         skip2.skipSteps = 2;
         QCOMPARE(summarizeRun(*t, *a, skip2).stepsUsed, 2);
         QCOMPARE(QString::fromStdString(summarizeRun(*t, *a, skip2).stepsCovered),
-                 QStringLiteral("steps 2–3 (steps 0–1 left out: skipped on request, 2 µs)"));
+            QStringLiteral("steps 2–3 (steps 0–1 left out: skipped on request, 2 µs)"));
     }
 
     void summaryOfOneRank()
@@ -164,11 +168,11 @@ private Q_SLOTS:
 
         const auto base = summarizeRun(*makeRun(1, 800), *analyze(*makeRun(1, 800), Rules::defaults()));
         QCOMPARE(*weakScalingEfficiency(base, s), 0.8);
-        const std::string json = compareJson({base, s});
+        const std::string json = compareJson({ base, s });
         QVERIFY(json.find("\"comm_wait_ns\": 15") != std::string::npos);
         QVERIFY(json.find("\"efficiency\": 0.800000") != std::string::npos);
         QVERIFY(json.find("\"overlap_ratio\": null") != std::string::npos); // the 1-rank base
-        const std::string table = compareTable({base, s});
+        const std::string table = compareTable({ base, s });
         QVERIFY(table.find("80.0 %") != std::string::npos);
     }
 
@@ -183,18 +187,18 @@ private Q_SLOTS:
         QCOMPARE(efficiencyNote(slow4, fast4, false), EfficiencyNote::SameGpuCount);
         QCOMPARE(efficiencyNote(slow4, slow4, true), EfficiencyNote::Baseline);
         QCOMPARE(std::string(efficiencyNoteText(EfficiencyNote::SameGpuCount)), "same GPU count as the baseline");
-        const std::string json = compareJson({slow4, fast4});
+        const std::string json = compareJson({ slow4, fast4 });
         QVERIFY2(json.find("\"efficiency\": null, \"efficiency_note\": \"same GPU count as the baseline\"")
-                     != std::string::npos,
-                 json.c_str());
+                != std::string::npos,
+            json.c_str());
         QVERIFY(json.find("\"efficiency\": 1.000000, \"efficiency_note\": \"baseline\"") != std::string::npos);
         QVERIFY(json.find("\"efficiency\": 2.000000") == std::string::npos); // no 200 %
-        const std::string table = compareTable({slow4, fast4});
+        const std::string table = compareTable({ slow4, fast4 });
         QVERIFY(table.find("200.0 %") == std::string::npos);
         QVERIFY(table.find("runs with the baseline's GPU count have no efficiency") != std::string::npos);
 
         // Runs are ordered by GPU count (stable); the first is the baseline.
-        std::vector<RunSummary> runs{slow4, one, fast4};
+        std::vector<RunSummary> runs { slow4, one, fast4 };
         orderByGpuCount(runs);
         QCOMPARE(runs[0].ranks, 1);
         QCOMPARE(runs[1].stepNs, slow4.stepNs);
@@ -205,12 +209,12 @@ private Q_SLOTS:
     void cliNeedsTwoRuns()
     {
         QProcess p;
-        p.start(QStringLiteral(EXPOSURE_CLI), {QStringLiteral("compare"), QStringLiteral("/nonexistent")});
+        p.start(QStringLiteral(EXPOSURE_CLI), { QStringLiteral("compare"), QStringLiteral("/nonexistent") });
         QVERIFY(p.waitForFinished(20000));
         QCOMPARE(p.exitCode(), 2);
         QVERIFY(p.readAllStandardError().contains("at least two RUN"));
         p.start(QStringLiteral(EXPOSURE_CLI),
-                {QStringLiteral("compare"), QStringLiteral("/nonexistent-a"), QStringLiteral("/nonexistent-b")});
+            { QStringLiteral("compare"), QStringLiteral("/nonexistent-a"), QStringLiteral("/nonexistent-b") });
         QVERIFY(p.waitForFinished(20000));
         QCOMPARE(p.exitCode(), 2);
         QVERIFY(p.readAllStandardError().contains("/nonexistent-a"));
@@ -219,17 +223,18 @@ private Q_SLOTS:
     void cliComparesDemoRuns()
     {
         QTemporaryDir dir;
-        for (const char* n : {"1", "2"}) {
+        for (const char* n : { "1", "2" }) {
             QProcess gen;
             gen.start(QStringLiteral(EXPOSURE_MAKE_DEMO),
-                      {dir.filePath(QStringLiteral("run") + QLatin1String(n)), QStringLiteral("--ranks"),
-                       QLatin1String(n), QStringLiteral("--steps"), QStringLiteral("3")});
+                { dir.filePath(QStringLiteral("run") + QLatin1String(n)), QStringLiteral("--ranks"), QLatin1String(n),
+                    QStringLiteral("--steps"), QStringLiteral("3") });
             QVERIFY(gen.waitForFinished(60000));
             QCOMPARE(gen.exitCode(), 0);
         }
         QProcess p;
-        p.start(QStringLiteral(EXPOSURE_CLI), {QStringLiteral("compare"), QStringLiteral("--json"),
-                                              dir.filePath(QStringLiteral("run1")), dir.filePath(QStringLiteral("run2"))});
+        p.start(QStringLiteral(EXPOSURE_CLI),
+            { QStringLiteral("compare"), QStringLiteral("--json"), dir.filePath(QStringLiteral("run1")),
+                dir.filePath(QStringLiteral("run2")) });
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), 0);
         const QByteArray out = p.readAllStandardOutput();
@@ -241,8 +246,9 @@ private Q_SLOTS:
         QVERIFY(out.contains("\"efficiency_note\": \"baseline\""));
 
         // Given in the other order, the runs still come out by GPU count, the 1-GPU run first (the baseline).
-        p.start(QStringLiteral(EXPOSURE_CLI), {QStringLiteral("compare"), QStringLiteral("--json"),
-                                              dir.filePath(QStringLiteral("run2")), dir.filePath(QStringLiteral("run1"))});
+        p.start(QStringLiteral(EXPOSURE_CLI),
+            { QStringLiteral("compare"), QStringLiteral("--json"), dir.filePath(QStringLiteral("run2")),
+                dir.filePath(QStringLiteral("run1")) });
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), 0);
         const QByteArray swapped = p.readAllStandardOutput();
@@ -251,14 +257,15 @@ private Q_SLOTS:
 
         // The stats JSON carries the same matching per rank: both ranks matched the same number of collectives,
         // and the waits of one are caused by the other.
-        p.start(QStringLiteral(EXPOSURE_CLI), {QStringLiteral("stats"), QStringLiteral("--json"),
-                                              dir.filePath(QStringLiteral("run2"))});
+        p.start(QStringLiteral(EXPOSURE_CLI),
+            { QStringLiteral("stats"), QStringLiteral("--json"), dir.filePath(QStringLiteral("run2")) });
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), 0);
         const QString stats = QString::fromUtf8(p.readAllStandardOutput());
-        static const QRegularExpression re(QStringLiteral(
-            "\"collectives\": \\{\"matched\": (\\d+), \"unmatched\": (\\d+), \"wait_ns\": (\\d+), "
-            "\"transfer_ns\": (\\d+), \"exposed_wait_ns\": (\\d+), \"caused_waits\": (\\d+), \"caused_wait_ns\": (\\d+)\\}"));
+        static const QRegularExpression re(
+            QStringLiteral("\"collectives\": \\{\"matched\": (\\d+), \"unmatched\": (\\d+), \"wait_ns\": (\\d+), "
+                           "\"transfer_ns\": (\\d+), \"exposed_wait_ns\": (\\d+), \"caused_waits\": (\\d+), "
+                           "\"caused_wait_ns\": (\\d+)\\}"));
         QList<QRegularExpressionMatch> ranks;
         for (auto it = re.globalMatch(stats); it.hasNext();)
             ranks.append(it.next());

@@ -11,10 +11,9 @@
 #include "support/kinetotraces.h"
 #include "synth/archivewriter.h"
 
-#include <algorithm>
-
 #include <QTemporaryDir>
 #include <QTest>
+#include <algorithm>
 
 using namespace exposure;
 
@@ -26,8 +25,8 @@ constexpr const char* kNccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKe
 // reaches into, and the ratio).
 struct Sums
 {
-    TimeNs compute = 0, comm = 0, commSum = 0, hidden = 0, exposed = 0, bwdHidden = 0, memcpy = 0, busy = 0,
-           span = 0, idle = 0;
+    TimeNs compute = 0, comm = 0, commSum = 0, hidden = 0, exposed = 0, bwdHidden = 0, memcpy = 0, busy = 0, span = 0,
+           idle = 0;
     void add(const WindowStats& s)
     {
         compute += s.computeBusyNs;
@@ -105,8 +104,10 @@ std::shared_ptr<Trace> twoRanksWaiting()
         for (int s = 0; s < 3; ++s) {
             const TimeNs t = s * 10'000;
             b.addInterval(rank, cpu, t, t + 10'000, "ProfilerStep#" + std::to_string(s), RegionKind::HostRegion);
-            b.addLaunch(rank, compute, cpu, b.addInterval(rank, cpu, t + 100, t + 150, "cuLaunchKernel", RegionKind::HostApi, 1));
-            b.addLaunch(rank, nccl, cpu, b.addInterval(rank, cpu, t + 200, t + 250, "cuLaunchKernel", RegionKind::HostApi, 1));
+            b.addLaunch(rank, compute, cpu,
+                b.addInterval(rank, cpu, t + 100, t + 150, "cuLaunchKernel", RegionKind::HostApi, 1));
+            b.addLaunch(
+                rank, nccl, cpu, b.addInterval(rank, cpu, t + 200, t + 250, "cuLaunchKernel", RegionKind::HostApi, 1));
             b.addInterval(rank, compute, t + 2'000, t + 8'000, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
             const TimeNs ncclStart = r == 1 ? 7'000 : s == 0 ? 4'000 : 6'000;
             b.addInterval(rank, nccl, t + ncclStart, t + 9'000, kNccl, RegionKind::Kernel);
@@ -127,19 +128,20 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        const auto trace = loadTrace(testing::write(dir, QStringLiteral("r.json"), laggingKinetoRank()).toStdString(), {});
+        const auto trace
+            = loadTrace(testing::write(dir, QStringLiteral("r.json"), laggingKinetoRank()).toStdString(), {});
         const auto a = analyze(*trace, Rules::defaults());
         const RankAnalysis& ra = a->ranks[0];
         QCOMPARE(ra.steps.size(), std::size_t(3));
         QCOMPARE(ra.stepAxis, StepAxis::GpuByLaunch);
         const TimeNs t0 = ra.steps[0].hostRange.start - 1'100'000; // the trace's time of 0 µs
         auto us = [&](TimeNs v) { return t0 + v * 1000; };
-        QCOMPARE(ra.steps[0].hostRange, (TimeRange{us(1100), us(2100)}));
-        QCOMPARE(ra.steps[2].hostRange, (TimeRange{us(3100), us(4100)}));
+        QCOMPARE(ra.steps[0].hostRange, (TimeRange { us(1100), us(2100) }));
+        QCOMPARE(ra.steps[2].hostRange, (TimeRange { us(3100), us(4100) }));
         // The pre-recording kernel K0 belongs to no step: the first window starts after it (and after #4 began).
-        QCOMPARE(ra.steps[0].range, (TimeRange{us(1300), us(3500)}));
-        QCOMPARE(ra.steps[1].range, (TimeRange{us(3500), us(4600)}));
-        QCOMPARE(ra.steps[2].range, (TimeRange{us(4600), us(5400)}));
+        QCOMPARE(ra.steps[0].range, (TimeRange { us(1300), us(3500) }));
+        QCOMPARE(ra.steps[1].range, (TimeRange { us(3500), us(4600) }));
+        QCOMPARE(ra.steps[2].range, (TimeRange { us(4600), us(5400) }));
 
         const auto steps = computeStepStats(*trace, *a, 0);
         QCOMPARE(steps.size(), std::size_t(3));
@@ -167,7 +169,7 @@ private Q_SLOTS:
         Sums sums;
         for (const auto& s : steps)
             sums.add(s);
-        const TimeRange covered{ra.steps.front().range.start, ra.steps.back().range.end};
+        const TimeRange covered { ra.steps.front().range.start, ra.steps.back().range.end };
         const WindowStats whole = computeStepWindowStats(*trace, *a, 0, covered);
         COMPARE_SUMS(sums, whole);
         QCOMPARE(sums.compute, 3'500'000);
@@ -216,9 +218,9 @@ private Q_SLOTS:
         const auto a = analyze(*trace, Rules::defaults());
         for (int r = 0; r < 2; ++r) {
             QCOMPARE(a->ranks[std::size_t(r)].stepAxis, StepAxis::GpuByLaunch);
-            QCOMPARE(a->ranks[std::size_t(r)].steps[0].range, (TimeRange{0, 9'000}));
-            QCOMPARE(a->ranks[std::size_t(r)].steps[1].range, (TimeRange{9'000, 19'000}));
-            QCOMPARE(a->ranks[std::size_t(r)].steps[2].range, (TimeRange{19'000, 29'000}));
+            QCOMPARE(a->ranks[std::size_t(r)].steps[0].range, (TimeRange { 0, 9'000 }));
+            QCOMPARE(a->ranks[std::size_t(r)].steps[1].range, (TimeRange { 9'000, 19'000 }));
+            QCOMPARE(a->ranks[std::size_t(r)].steps[2].range, (TimeRange { 19'000, 29'000 }));
         }
         const CollectiveMatch match = matchCollectives(*trace, *a);
         QCOMPARE(match.groups.size(), std::size_t(3));
@@ -226,7 +228,7 @@ private Q_SLOTS:
         StatsReportOptions o;
         o.window = trace->extent;
         const StatsReport report = buildStatsReport(*trace, *a, o);
-        const std::vector<TimeNs> wait0 = {3'000, 1'000, 1'000}, comm0 = {5'000, 3'000, 3'000};
+        const std::vector<TimeNs> wait0 = { 3'000, 1'000, 1'000 }, comm0 = { 5'000, 3'000, 3'000 };
         for (std::size_t r = 0; r < 2; ++r) {
             const RankReport& rank = report.ranks[r];
             TimeNs wait = 0, transfer = 0;
@@ -263,7 +265,7 @@ private Q_SLOTS:
         QCOMPARE(s1.transferNs, 2'000);
         QCOMPARE(s1.computeNs, 6'000);
         QCOMPARE(summarizeRun(*trace, *a).waitNs, s0.waitNs); // the start-up rule keeps the 9 µs first step
-        for (const RunSummary& s : {s0, s1}) {
+        for (const RunSummary& s : { s0, s1 }) {
             QVERIFY(s.computeNs <= s.stepNs);
             QVERIFY(s.waitNs <= s.commBusyNs);
         }
@@ -278,10 +280,10 @@ private Q_SLOTS:
         busy.idleNs = 100;
         busy.commKernelSumNs = 5'200;
         QCOMPARE(QString::fromStdString(idleFinding(busy, {}, {}, &peers)),
-                 QStringLiteral("GPU busy, but 96 % of its NCCL time waits for Rank 1 (the rank that arrives last at "
-                                "the collectives: look at what delays it)"));
+            QStringLiteral("GPU busy, but 96 % of its NCCL time waits for Rank 1 (the rank that arrives last at "
+                           "the collectives: look at what delays it)"));
         QCOMPARE(QString::fromStdString(idleFinding(busy, {}, {})),
-                 QStringLiteral("GPU idle 1 %: the GPU is kept busy (not launch-bound)"));
+            QStringLiteral("GPU idle 1 %: the GPU is kept busy (not launch-bound)"));
     }
 
     // The demo trace (Score-P-like, written by core/synth): in every rank's step nothing exceeds the step, waiting
@@ -319,7 +321,7 @@ private Q_SLOTS:
                 sums.add(steps[k]);
                 wait += split.waitNs;
             }
-            const TimeRange covered{ra.steps.front().range.start, ra.steps.back().range.end};
+            const TimeRange covered { ra.steps.front().range.start, ra.steps.back().range.end };
             const WindowStats whole = computeStepWindowStats(*trace, *a, r, covered);
             COMPARE_SUMS(sums, whole);
             QVERIFY(sums.compute > 0 && sums.comm > 0 && sums.memcpy > 0);

@@ -203,8 +203,7 @@ void TestLaunchPairing::idleSplitByTheLaunchingCall()
     QCOMPARE(b.syncWaitNs, TimeNs(0));
     QCOMPARE(computeStats(*m_trace, *m_analysis, 0, m_trace->extent).idleNs, 114 * us);
     // Over step 1's GPU window [130, 195): the gaps cut to it, [130,160) 20 / 10 and [178,190) 6 / 6.
-    const IdleBreakdown s1
-        = sumIdleGaps(idleGapsCut(*m_trace, *m_analysis, 0, m_analysis->ranks[0].steps[1].range));
+    const IdleBreakdown s1 = sumIdleGaps(idleGapsCut(*m_trace, *m_analysis, 0, m_analysis->ranks[0].steps[1].range));
     QCOMPARE(s1.hostBoundNs, 26 * us);
     QCOMPARE(s1.queuedNs, 16 * us);
     QCOMPARE(s1.unattributedNs, TimeNs(0));

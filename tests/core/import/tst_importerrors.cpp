@@ -2,19 +2,18 @@
 // Bad input: every case must give a LoadError naming the file and the problem (or a counted warning), never a
 // crash, a hang or silently wrong numbers.
 #include "import/childprocess.h"
-#include "run/openrun.h"
 #include "import/memorybudget.h"
 #include "model/trace.h"
+#include "run/openrun.h"
 #include "synth/archivewriter.h"
 
 #include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QTest>
-
 #include <csignal>
 #include <filesystem>
-#include <map>
 #include <fstream>
+#include <map>
 #include <unistd.h>
 
 using namespace exposure;
@@ -35,19 +34,19 @@ ArchiveSpec smallSpec()
 {
     ArchiveSpec spec;
     auto& r = spec.addRank(0);
-    r.threads[0].regions = {{"step", 0, 50'000}, {"cuLaunchKernel", 1'000, 2'000, RegionRole::Wrapper, 0}};
+    r.threads[0].regions = { { "step", 0, 50'000 }, { "cuLaunchKernel", 1'000, 2'000, RegionRole::Wrapper, 0 } };
     auto& s = r.addStream(0, 7);
-    s.kernels = {{"k1", 3'000, 4'000}, {"k2", 5'000, 9'000}};
+    s.kernels = { { "k1", 3'000, 4'000 }, { "k2", 5'000, 9'000 } };
     return spec;
 }
 
 struct Archive
 {
     QTemporaryDir tmp;
-    std::string root;   // the trace folder (holds rank0/)
-    std::string dir;    // rank0/
+    std::string root; // the trace folder (holds rank0/)
+    std::string dir; // rank0/
     std::string anchor; // rank0/traces.otf2
-    std::string def;    // rank0/traces.def
+    std::string def; // rank0/traces.def
     std::string streamEvt;
 
     explicit Archive(const ArchiveSpec& spec = smallSpec())
@@ -69,20 +68,21 @@ void truncateTo(const std::string& file, std::uintmax_t size)
 
 // Runs loadTrace and checks the LoadError: the file it names, a fragment of its problem, one line (fails the test
 // if loading succeeds).
-#define EXPECT_LOAD_ERROR_OPTS(pathExpr, opts, fileExpr, fragment)                                                 \
-    do {                                                                                                            \
-        bool thrown_ = false;                                                                                       \
-        try {                                                                                                       \
-            loadTrace(pathExpr, opts);                                                                              \
-        } catch (const LoadError& e) {                                                                              \
-            thrown_ = true;                                                                                         \
-            QVERIFY2(e.file() == (fileExpr), e.what());                                                             \
-            QVERIFY2(e.problem().find(fragment) != std::string::npos, e.what());                                    \
-            QVERIFY2(std::string(e.what()).find('\n') == std::string::npos, e.what());                              \
-        }                                                                                                           \
-        QVERIFY2(thrown_, "expected a LoadError");                                                                  \
+#define EXPECT_LOAD_ERROR_OPTS(pathExpr, opts, fileExpr, fragment)                                                     \
+    do {                                                                                                               \
+        bool thrown_ = false;                                                                                          \
+        try {                                                                                                          \
+            loadTrace(pathExpr, opts);                                                                                 \
+        } catch (const LoadError& e) {                                                                                 \
+            thrown_ = true;                                                                                            \
+            QVERIFY2(e.file() == (fileExpr), e.what());                                                                \
+            QVERIFY2(e.problem().find(fragment) != std::string::npos, e.what());                                       \
+            QVERIFY2(std::string(e.what()).find('\n') == std::string::npos, e.what());                                 \
+        }                                                                                                              \
+        QVERIFY2(thrown_, "expected a LoadError");                                                                     \
     } while (false)
-#define EXPECT_LOAD_ERROR(pathExpr, fileExpr, fragment) EXPECT_LOAD_ERROR_OPTS(pathExpr, LoadOptions{}, fileExpr, fragment)
+#define EXPECT_LOAD_ERROR(pathExpr, fileExpr, fragment)                                                                \
+    EXPECT_LOAD_ERROR_OPTS(pathExpr, LoadOptions {}, fileExpr, fragment)
 
 } // namespace
 
@@ -263,7 +263,7 @@ void TestImportErrors::anchorThatHangsOtf2()
         bytes.assign(std::istreambuf_iterator<char>(in), {});
     }
     QVERIFY(bytes.size() > 103);
-    for (const auto& [offset, bit] : {std::pair{66, 6}, std::pair{103, 4}, std::pair{46, 4}})
+    for (const auto& [offset, bit] : { std::pair { 66, 6 }, std::pair { 103, 4 }, std::pair { 46, 4 } })
         bytes[std::size_t(offset)] = char(bytes[std::size_t(offset)] ^ (1 << bit));
     {
         std::ofstream out(anchor, std::ios::binary | std::ios::trunc);
@@ -293,7 +293,12 @@ void TestImportErrors::workThatNeverEndsIsKilled()
     QCOMPARE(int(loop.state), int(ChildOutcome::TimedOut));
     QVERIFY(timer.elapsed() >= 200);
     QCOMPARE(threadCount(), before);
-    const ChildOutcome crash = runInChild([] { std::abort(); return 0; }, std::chrono::milliseconds(5000));
+    const ChildOutcome crash = runInChild(
+        [] {
+            std::abort();
+            return 0;
+        },
+        std::chrono::milliseconds(5000));
     QCOMPARE(int(crash.state), int(ChildOutcome::Crashed));
     QCOMPARE(crash.signal, SIGABRT);
     const ChildOutcome done = runInChild([] { return 7; }, std::chrono::milliseconds(5000));
@@ -370,9 +375,9 @@ void TestImportErrors::unmatchedEnterIsClosedAtLastTimestamp()
 {
     ArchiveSpec spec;
     auto& r = spec.addRank(0);
-    r.threads[0].raw = {{RawEvent::Enter, 1'000, "outer"}, {RawEvent::Enter, 2'000, "inner"},
-                        {RawEvent::Leave, 3'000, "inner"}, {RawEvent::Enter, 4'000, "open"},
-                        {RawEvent::Enter, 5'000, "inner"}, {RawEvent::Leave, 7'000, "inner"}};
+    r.threads[0].raw = { { RawEvent::Enter, 1'000, "outer" }, { RawEvent::Enter, 2'000, "inner" },
+        { RawEvent::Leave, 3'000, "inner" }, { RawEvent::Enter, 4'000, "open" }, { RawEvent::Enter, 5'000, "inner" },
+        { RawEvent::Leave, 7'000, "inner" } };
     Archive a(spec);
     const auto t = loadTrace(a.root);
     const auto& iv = t->ranks[0].lanes[0].intervals;
@@ -385,8 +390,8 @@ void TestImportErrors::unmatchedEnterIsClosedAtLastTimestamp()
     QCOMPARE(iv.end(2), TimeNs(6'000));
     QCOMPARE(int(iv.depth(3)), 2);
     QCOMPARE(t->warnings.size(), 1u);
-    QVERIFY2(t->warnings[0].find("2 Enter events without a matching Leave") != std::string::npos,
-             t->warnings[0].c_str());
+    QVERIFY2(
+        t->warnings[0].find("2 Enter events without a matching Leave") != std::string::npos, t->warnings[0].c_str());
     QVERIFY(t->warnings[0].find("Master thread") != std::string::npos);
 }
 
@@ -394,8 +399,8 @@ void TestImportErrors::unmatchedLeaveIsDropped()
 {
     ArchiveSpec spec;
     auto& r = spec.addRank(0);
-    r.threads[0].raw = {{RawEvent::Leave, 500, "stray"}, {RawEvent::Enter, 1'000, "a"},
-                        {RawEvent::Leave, 2'000, "b"}, {RawEvent::Leave, 3'000, "a"}};
+    r.threads[0].raw = { { RawEvent::Leave, 500, "stray" }, { RawEvent::Enter, 1'000, "a" },
+        { RawEvent::Leave, 2'000, "b" }, { RawEvent::Leave, 3'000, "a" } };
     Archive a(spec);
     const auto t = loadTrace(a.root);
     const auto& iv = t->ranks[0].lanes[0].intervals;
@@ -403,7 +408,7 @@ void TestImportErrors::unmatchedLeaveIsDropped()
     QCOMPARE(iv.duration(0), TimeNs(2'000));
     QCOMPARE(t->warnings.size(), 1u);
     QVERIFY2(t->warnings[0].find("2 Leave events without a matching Enter were dropped") != std::string::npos,
-             t->warnings[0].c_str());
+        t->warnings[0].c_str());
 }
 
 void TestImportErrors::outOfOrderEventsAreDropped()
@@ -411,9 +416,9 @@ void TestImportErrors::outOfOrderEventsAreDropped()
     // OTF2's writer refuses decreasing times, so write b at 6.0/6.5 us and patch its Enter back to 4 us.
     ArchiveSpec spec;
     auto& r = spec.addRank(0);
-    r.threads[0].raw = {{RawEvent::Enter, 1'000, "a"}, {RawEvent::Leave, 5'000, "a"},
-                        {RawEvent::Enter, 6'000, "b"}, {RawEvent::Leave, 6'500, "b"},
-                        {RawEvent::Enter, 7'000, "c"}, {RawEvent::Leave, 8'000, "c"}};
+    r.threads[0].raw
+        = { { RawEvent::Enter, 1'000, "a" }, { RawEvent::Leave, 5'000, "a" }, { RawEvent::Enter, 6'000, "b" },
+              { RawEvent::Leave, 6'500, "b" }, { RawEvent::Enter, 7'000, "c" }, { RawEvent::Leave, 8'000, "c" } };
     Archive a(spec);
     QCOMPARE(patchTimestamp(a.dir + "/traces/0.evt", toTicks(spec, 6'000), toTicks(spec, 4'000)), 1);
     const auto t = loadTrace(a.root);
@@ -426,10 +431,10 @@ void TestImportErrors::outOfOrderEventsAreDropped()
     QCOMPARE(iv.duration(1), TimeNs(1'000));
     QCOMPARE(t->warnings.size(), 2u);
     QVERIFY2(t->warnings[0].find("1 events with a timestamp earlier than the previous one were dropped")
-                 != std::string::npos,
-             t->warnings[0].c_str());
+            != std::string::npos,
+        t->warnings[0].c_str());
     QVERIFY2(t->warnings[1].find("1 Leave events without a matching Enter were dropped") != std::string::npos,
-             t->warnings[1].c_str());
+        t->warnings[1].c_str());
 }
 
 void TestImportErrors::zeroLengthKernels()
@@ -437,7 +442,7 @@ void TestImportErrors::zeroLengthKernels()
     ArchiveSpec spec;
     auto& r = spec.addRank(0);
     auto& s = r.addStream(0, 7);
-    s.kernels = {{"z", 1'000, 1'000}, {"z", 1'000, 1'000}, {"k", 1'000, 3'000}};
+    s.kernels = { { "z", 1'000, 1'000 }, { "z", 1'000, 1'000 }, { "k", 1'000, 3'000 } };
     Archive a(spec);
     const auto t = loadTrace(a.root);
     const auto& iv = t->ranks[0].lanes[1].intervals;
@@ -455,7 +460,7 @@ void TestImportErrors::timestampsNearThe64BitLimit()
     spec.timerResolution = 1'000'000'000;
     auto& r = spec.addRank(0);
     const std::uint64_t big = (1ull << 63) + 10;
-    r.threads[0].raw = {{RawEvent::Enter, 0, "a", big}, {RawEvent::Leave, 0, "a", big + 100}};
+    r.threads[0].raw = { { RawEvent::Enter, 0, "a", big }, { RawEvent::Leave, 0, "a", big + 100 } };
     Archive a(spec);
     const std::string cpuEvt = a.dir + "/traces/0.evt";
     EXPECT_LOAD_ERROR(a.root, cpuEvt, "does not fit in 64-bit nanoseconds");
@@ -463,7 +468,7 @@ void TestImportErrors::timestampsNearThe64BitLimit()
     // At 3.7 GHz the same ticks are fine (ticks * 1e9 is computed in 128 bits) and keep their exact duration.
     ArchiveSpec fast = spec;
     fast.timerResolution = 3'700'000'000ull;
-    fast.ranks[0].threads[0].raw = {{RawEvent::Enter, 0, "a", big}, {RawEvent::Leave, 0, "a", big + 37}};
+    fast.ranks[0].threads[0].raw = { { RawEvent::Enter, 0, "a", big }, { RawEvent::Leave, 0, "a", big + 37 } };
     Archive b(fast);
     const auto t = loadTrace(b.root);
     QCOMPARE(t->ranks[0].lanes[0].intervals.size(), 1u);
@@ -489,19 +494,20 @@ void TestImportErrors::clockJumpIsReported()
     auto& r = spec.addRank(0);
     auto& s = r.addStream(0, 7);
     const Ns hour = 3600LL * 1'000'000'000LL;
-    s.kernels = {{"k", 1'000, 2'000}, {"k", 3'000, 4'000}, {"k", 2 * hour, 2 * hour + 1'000}};
+    s.kernels = { { "k", 1'000, 2'000 }, { "k", 3'000, 4'000 }, { "k", 2 * hour, 2 * hour + 1'000 } };
     Archive a(spec);
     const auto t = loadTrace(a.root);
     const auto jumps = warningsContaining(*t, "the clock jumps forward");
     QCOMPARE(jumps.size(), 1u);
-    QVERIFY2(jumps[0].find("jumps forward 1 time (by up to 7200 s between two events)") != std::string::npos, jumps[0].c_str());
+    QVERIFY2(jumps[0].find("jumps forward 1 time (by up to 7200 s between two events)") != std::string::npos,
+        jumps[0].c_str());
     // Nothing was changed: the kernel after the jump keeps its time.
     const auto& iv = t->ranks[0].lanes[1].intervals;
     QCOMPARE(iv.size(), 3u);
     QCOMPARE(iv.start(2) - iv.start(0), TimeNs(2 * hour - 1'000));
     // An hour exactly is a pause, not a jump.
     ArchiveSpec calm;
-    calm.addRank(0).addStream(0, 7).kernels = {{"k", 0, 1'000}, {"k", 1'000 + hour, 2'000 + hour}};
+    calm.addRank(0).addStream(0, 7).kernels = { { "k", 0, 1'000 }, { "k", 1'000 + hour, 2'000 + hour } };
     Archive b(calm);
     QCOMPARE(warningsContaining(*loadTrace(b.root), "clock").size(), 0u);
 }
@@ -509,9 +515,9 @@ void TestImportErrors::clockJumpIsReported()
 void TestImportErrors::rankWithUnalignedClock()
 {
     ArchiveSpec spec;
-    spec.addRank(0).addStream(0, 7).kernels = {{"k", 1'000, 2'000}, {"k", 3'000, 9'000}};
-    spec.addRank(1).addStream(0, 7).kernels = {{"k", 50'000, 60'000}};
-    spec.addRank(2).addStream(0, 7).kernels = {{"k", 55'000, 58'000}};
+    spec.addRank(0).addStream(0, 7).kernels = { { "k", 1'000, 2'000 }, { "k", 3'000, 9'000 } };
+    spec.addRank(1).addStream(0, 7).kernels = { { "k", 50'000, 60'000 } };
+    spec.addRank(2).addStream(0, 7).kernels = { { "k", 55'000, 58'000 } };
     Archive a(spec);
     const auto t = loadTrace(a.root);
     const auto w = warningsContaining(*t, "not aligned");
@@ -531,9 +537,9 @@ void TestImportErrors::tooLargeForTheMemoryLimit()
         QCOMPARE(e.file(), a.root);
         QVERIFY2(e.problem().rfind("needs about 64 MiB of memory to load (0.0 M events), more than the 1 MiB allowed "
                                    "by the given memory limit; open fewer ranks",
-                                   0)
-                     == 0,
-                 e.what());
+                     0)
+                == 0,
+            e.what());
         QCOMPARE(e.available(), std::uint64_t(1 << 20));
         QVERIFY(e.needed() > (64u << 20));
     }
@@ -551,16 +557,16 @@ void TestImportErrors::chosenRanksOnly()
     ArchiveSpec spec;
     spec.timerResolution = 1'000'000'000;
     for (int r = 0; r < 4; ++r)
-        spec.addRank(r).addStream(r, 7).kernels = {{"k", 1'000, 2'000 + r}};
+        spec.addRank(r).addStream(r, 7).kernels = { { "k", 1'000, 2'000 + r } };
     Archive a(spec);
     LoadOptions o;
-    o.ranks = {3, 1};
+    o.ranks = { 3, 1 };
     const auto t = loadTrace(a.root, o);
     QCOMPARE(t->ranks.size(), 2u);
     QCOMPARE(t->ranks[0].rank, 1);
     QCOMPARE(t->ranks[1].rank, 3);
     QCOMPARE(t->ranks[1].lanes.back().intervals.duration(0), TimeNs(1'003));
-    o.ranks = {7};
+    o.ranks = { 7 };
     EXPECT_LOAD_ERROR_OPTS(a.root, o, a.root, "none of the ranks 7 is among its 4 archives");
 }
 

@@ -10,7 +10,6 @@
 #include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTest>
-
 #include <map>
 #include <mutex>
 
@@ -180,12 +179,11 @@ void TestKinetoImport::overlappingKernelsOnOneStream()
     // other tools' maxima to seconds), so its end is clipped to the start of "inside"; "after" follows cleanly.
     QTemporaryDir dir;
     QByteArray extra;
-    const char* kernels[][3] = {{"a", "1100.0", "1.0"},   {"b", "1100.5", "1.5"},     {"long", "1103.0", "895.0"},
-                                {"inside", "1104.0", "1.0"}, {"after", "1999.0", "10.0"}};
+    const char* kernels[][3] = { { "a", "1100.0", "1.0" }, { "b", "1100.5", "1.5" }, { "long", "1103.0", "895.0" },
+        { "inside", "1104.0", "1.0" }, { "after", "1999.0", "10.0" } };
     for (const auto& k : kernels)
-        extra += QByteArray(R"(, {"ph": "X", "cat": "kernel", "name": ")") + k[0]
-            + R"(", "pid": 0, "tid": 9, "ts": )" + k[1] + R"(, "dur": )" + k[2]
-            + R"(, "args": {"device": 0, "stream": 9}})";
+        extra += QByteArray(R"(, {"ph": "X", "cat": "kernel", "name": ")") + k[0] + R"(", "pid": 0, "tid": 9, "ts": )"
+            + k[1] + R"(, "dur": )" + k[2] + R"(, "args": {"device": 0, "stream": 9}})";
     const auto t = loadTrace(write(dir, QStringLiteral("r.json"), rankTrace(0, 1, true, extra)).toStdString(), {});
     const Lane* lane = nullptr;
     for (const auto& l : t->ranks[0].lanes)
@@ -194,13 +192,13 @@ void TestKinetoImport::overlappingKernelsOnOneStream()
     QVERIFY(lane);
     std::map<std::string, std::pair<TimeNs, TimeNs>> byName;
     for (std::size_t i = 0; i < lane->intervals.size(); ++i)
-        byName[t->name(lane->intervals.name(i))] = {lane->intervals.start(i), lane->intervals.end(i)};
+        byName[t->name(lane->intervals.name(i))] = { lane->intervals.start(i), lane->intervals.end(i) };
     QCOMPARE(byName.size(), std::size_t(5));
     const TimeNs o = byName["a"].first;
     QCOMPARE(byName["a"].second - o, TimeNs(1'000));
     QCOMPARE(byName["b"].first - o, TimeNs(500));
-    QCOMPARE(byName["b"].second - o, TimeNs(2'000));     // partial overlap: kept as recorded
-    QCOMPARE(byName["long"].second - o, TimeNs(4'000));  // clipped from 898 us to the start of "inside"
+    QCOMPARE(byName["b"].second - o, TimeNs(2'000)); // partial overlap: kept as recorded
+    QCOMPARE(byName["long"].second - o, TimeNs(4'000)); // clipped from 898 us to the start of "inside"
     QCOMPARE(byName["inside"].second - o, TimeNs(5'000));
     QCOMPARE(byName["after"].second - o, TimeNs(909'000));
     std::vector<std::string> clipped, kept;
@@ -215,11 +213,12 @@ void TestKinetoImport::overlappingKernelsOnOneStream()
     const std::string file = dir.filePath(QStringLiteral("r.json")).toStdString();
     QVERIFY2(clipped[0].rfind(file + ": ", 0) == 0, clipped[0].c_str());
     QVERIFY2(clipped[0].find(": 1 kernels or copies end after a later one on the same stream") != std::string::npos,
-             clipped[0].c_str());
+        clipped[0].c_str());
     QVERIFY2(clipped[0].find("removing 894 µs (the longest clip 894 µs)") != std::string::npos, clipped[0].c_str());
     QVERIFY2(kept[0].find(": 1 kernels or copies start before the previous one on the same stream ended (by up to "
-                          "500 ns)") != std::string::npos,
-             kept[0].c_str());
+                          "500 ns)")
+            != std::string::npos,
+        kept[0].c_str());
     // The glitch no longer inflates the longest kernel: nothing on the stream lasts more than 10 us.
     for (const auto& [name, range] : byName)
         QVERIFY2(range.second - range.first <= 10'000, name.c_str());
@@ -254,11 +253,12 @@ void TestKinetoImport::badInput_data()
         << "no GPU events";
     QTest::newRow("empty file") << "empty.json" << QByteArray() << "invalid JSON at byte 0";
     // 100 000 nested '[' (200 KB): the reader recursed once per level and overflowed the stack.
-    QTest::newRow("deep nesting") << "deep.json" << QByteArray(100'000, '[') << "JSON nested deeper than 64 levels at byte 65";
-    QTest::newRow("deep nesting inside an event")
-        << "deep-args.json"
-        << QByteArray(R"({"traceEvents": [{"ph": "X", "args": {"a": )") + QByteArray(100'000, '{').replace("{", "{\"k\": ")
-        << "JSON nested deeper than 64 levels";
+    QTest::newRow("deep nesting") << "deep.json" << QByteArray(100'000, '[')
+                                  << "JSON nested deeper than 64 levels at byte 65";
+    QTest::newRow("deep nesting inside an event") << "deep-args.json"
+                                                  << QByteArray(R"({"traceEvents": [{"ph": "X", "args": {"a": )")
+            + QByteArray(100'000, '{').replace("{", "{\"k\": ")
+                                                  << "JSON nested deeper than 64 levels";
     QTest::newRow("invalid UTF-8 in a name is kept, not a crash")
         << "utf8.json"
         << QByteArray("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\xff\xfe\", \"pid\": 0, "
@@ -403,7 +403,8 @@ void TestKinetoImport::progressCountsBytesAndCancelStops()
 void TestKinetoImport::schema2021ReadsLikeTheCurrentOne()
 {
     QTemporaryDir dir;
-    const auto trace = loadTrace(write(dir, QStringLiteral("worker0.pt.trace.json"), rankTrace2021()).toStdString(), {});
+    const auto trace
+        = loadTrace(write(dir, QStringLiteral("worker0.pt.trace.json"), rankTrace2021()).toStdString(), {});
     QCOMPARE(trace->ranks.size(), std::size_t(1));
     const Rank& r = trace->ranks[0];
     // The same lanes as the current schema: threads (named by metadata), then streams from "stream N" tids.

@@ -2,13 +2,12 @@
 // Loads archives written by the fixture generator and checks every interval the importer builds.
 #include "analysis/analysis.h"
 #include "analysis/transfers.h"
-#include "run/openrun.h"
 #include "model/trace.h"
+#include "run/openrun.h"
 #include "synth/archivewriter.h"
 
 #include <QTemporaryDir>
 #include <QTest>
-
 #include <atomic>
 #include <filesystem>
 
@@ -24,30 +23,30 @@ ArchiveSpec basicSpec()
     auto& r = spec.addRank(0, "node7");
     auto& cpu = r.threads[0];
     cpu.regions = {
-        {"ProfilerStep#1", 0, 100'000},
-        {"forward", 1'000, 40'000, RegionRole::User},
-        {"cuLaunchKernel", 2'000, 6'000, RegionRole::Wrapper, 0},
-        {"cuLaunchKernel", 10'000, 14'000, RegionRole::Wrapper, 0},
-        {"backward", 50'000, 90'000, RegionRole::User},
-        {"AddmmBackward0", 51'000, 60'000},
-        {"cuLaunchKernel", 52'000, 56'000, RegionRole::Wrapper, 0},
-        {"cuLaunchKernel", 61'000, 65'000, RegionRole::Wrapper, 1},
-        {"cuMemcpyHtoDAsync_v2", 95'000, 96'000, RegionRole::Wrapper},
+        { "ProfilerStep#1", 0, 100'000 },
+        { "forward", 1'000, 40'000, RegionRole::User },
+        { "cuLaunchKernel", 2'000, 6'000, RegionRole::Wrapper, 0 },
+        { "cuLaunchKernel", 10'000, 14'000, RegionRole::Wrapper, 0 },
+        { "backward", 50'000, 90'000, RegionRole::User },
+        { "AddmmBackward0", 51'000, 60'000 },
+        { "cuLaunchKernel", 52'000, 56'000, RegionRole::Wrapper, 0 },
+        { "cuLaunchKernel", 61'000, 65'000, RegionRole::Wrapper, 1 },
+        { "cuMemcpyHtoDAsync_v2", 95'000, 96'000, RegionRole::Wrapper },
     };
     auto& s0 = r.addStream(0, 7);
-    KernelSpec k0{"gemm_kernel", 8'000, 20'000};
-    KernelSpec k1{"at::native::add_kernel(float*)", 20'000, 20'000, "_ZN2at6native10add_kernelEPf"};
-    KernelSpec k2{"_Z5dgradPf", 58'000, 80'000};
+    KernelSpec k0 { "gemm_kernel", 8'000, 20'000 };
+    KernelSpec k1 { "at::native::add_kernel(float*)", 20'000, 20'000, "_ZN2at6native10add_kernelEPf" };
+    KernelSpec k2 { "_Z5dgradPf", 58'000, 80'000 };
     k2.blocksPerGrid = 4;
     k2.threadsPerBlock = 64;
     k2.registersPerThread = 40;
-    s0.kernels = {k0, k1, k2};
-    s0.idle = {{20'000, 58'000}};
-    s0.copies = {{CopyKind::HtoD, 97'000, 99'000, 4096}, {CopyKind::DtoH, 99'000, 99'500, 1024},
-                 {CopyKind::DtoD, 99'500, 99'800, 2048}};
+    s0.kernels = { k0, k1, k2 };
+    s0.idle = { { 20'000, 58'000 } };
+    s0.copies = { { CopyKind::HtoD, 97'000, 99'000, 4096 }, { CopyKind::DtoH, 99'000, 99'500, 1024 },
+        { CopyKind::DtoD, 99'500, 99'800, 2048 } };
     auto& s1 = r.addStream(0, 17);
-    s1.kernels = {{"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 66'000, 85'000},
-                  {"ncclKernel_AllReduce_RING_LL_Sum_float", 85'000, 92'000}};
+    s1.kernels = { { "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 66'000, 85'000 },
+        { "ncclKernel_AllReduce_RING_LL_Sum_float", 85'000, 92'000 } };
     return spec;
 }
 
@@ -120,7 +119,7 @@ void TestOtf2Import::basicArchive()
     const Rank& r = t->ranks[0];
     QCOMPARE(r.rank, 0);
     QCOMPARE(r.host, std::string("node7"));
-    QCOMPARE(r.devices, std::vector<int>{0});
+    QCOMPARE(r.devices, std::vector<int> { 0 });
     QCOMPARE(r.timerResolution, 3'700'000'000ull);
     QVERIFY(r.archivePath.find("rank0/traces.otf2") != std::string::npos);
     QCOMPARE(r.lanes.size(), 3u); // METRIC location skipped
@@ -141,9 +140,9 @@ void TestOtf2Import::basicArchive()
 
     const auto& cpu = r.lanes[0].intervals;
     QCOMPARE(cpu.size(), 9u);
-    const TimeNs starts[] = {0, 1'000, 2'000, 10'000, 50'000, 51'000, 52'000, 61'000, 95'000};
-    const TimeNs ends[] = {100'000, 40'000, 6'000, 14'000, 90'000, 60'000, 56'000, 65'000, 96'000};
-    const int depths[] = {0, 1, 2, 2, 1, 2, 3, 2, 1};
+    const TimeNs starts[] = { 0, 1'000, 2'000, 10'000, 50'000, 51'000, 52'000, 61'000, 95'000 };
+    const TimeNs ends[] = { 100'000, 40'000, 6'000, 14'000, 90'000, 60'000, 56'000, 65'000, 96'000 };
+    const int depths[] = { 0, 1, 2, 2, 1, 2, 3, 2, 1 };
     for (std::size_t i = 0; i < cpu.size(); ++i) {
         QCOMPARE(cpu.start(i), starts[i]);
         QCOMPARE(cpu.end(i), ends[i]);
@@ -168,7 +167,7 @@ void TestOtf2Import::basicArchive()
     QCOMPARE(t->name(gpu.name(3)), std::string("dgrad(float*)")); // demangled from its mangled name
     QCOMPARE(gpu.start(3), TimeNs(58'000));
     QCOMPARE(gpu.end(3), TimeNs(80'000));
-    for (std::size_t i : {0u, 1u, 3u})
+    for (std::size_t i : { 0u, 1u, 3u })
         QCOMPARE(t->regionKind(gpu.name(i)), RegionKind::Kernel);
     QCOMPARE(t->name(t->canonicalNames[gpu.name(1)]), std::string("_ZN2at6native10add_kernelEPf"));
     QCOMPARE(t->name(t->canonicalNames[gpu.name(3)]), std::string("_Z5dgradPf"));
@@ -182,10 +181,10 @@ void TestOtf2Import::basicArchive()
     QCOMPARE(gpu.duration(4), TimeNs(2'000));
     QCOMPARE(gpu.duration(5), TimeNs(500));
     QCOMPARE(gpu.duration(6), TimeNs(300));
-    for (std::size_t i : {4u, 5u, 6u})
+    for (std::size_t i : { 4u, 5u, 6u })
         QCOMPARE(t->regionKind(gpu.name(i)), RegionKind::Memcpy);
     using CB = std::pair<std::uint32_t, std::uint64_t>;
-    QCOMPARE(r.lanes[1].copyBytes, (std::vector<CB>{{4, 4096}, {5, 1024}, {6, 2048}}));
+    QCOMPARE(r.lanes[1].copyBytes, (std::vector<CB> { { 4, 4096 }, { 5, 1024 }, { 6, 2048 } }));
     // 3 kernels x (Enter + 7 parameters + Leave) + idle 2 + copies 6.
     QCOMPARE(r.lanes[1].eventCount, 35u);
 
@@ -202,7 +201,7 @@ void TestOtf2Import::launchesAndParameters()
     // Launch references point at the cuLaunchKernel intervals (final, sorted indices) in launch order.
     const auto& l7 = r.lanes[1].launches;
     QCOMPARE(l7.size(), 3u);
-    const std::uint32_t expected[] = {2, 3, 6};
+    const std::uint32_t expected[] = { 2, 3, 6 };
     for (std::size_t k = 0; k < 3; ++k) {
         QCOMPARE(l7[k].cpuLane, 0u);
         QCOMPARE(l7[k].interval, expected[k]);
@@ -261,15 +260,15 @@ void TestOtf2Import::perRankFoldersKeepAbsoluteTime()
     ArchiveSpec spec;
     for (int rank = 0; rank < 2; ++rank) {
         auto& r = spec.addRank(rank);
-        r.threads[0].regions = {{"ProfilerStep#1", 5'000 + rank * 3'000, 50'000}};
+        r.threads[0].regions = { { "ProfilerStep#1", 5'000 + rank * 3'000, 50'000 } };
         auto& s = r.addStream(rank, 7);
-        s.kernels = {{"k", 10'000 + rank * 1'000, 20'000}};
+        s.kernels = { { "k", 10'000 + rank * 1'000, 20'000 } };
     }
     writeArchive(path(dir), spec);
     const auto t = loadTrace(path(dir));
     QCOMPARE(t->ranks.size(), 2u);
     QCOMPARE(t->ranks[1].rank, 1);
-    QCOMPARE(t->ranks[1].devices, std::vector<int>{1});
+    QCOMPARE(t->ranks[1].devices, std::vector<int> { 1 });
     // One clock for the node: rank 1 keeps its 3 us offset relative to rank 0.
     QCOMPARE(t->originAbsNs, TimeNs(1'650'000'000'005'000));
     QCOMPARE(t->ranks[0].lanes[0].intervals.start(0), TimeNs(0));
@@ -283,11 +282,11 @@ void TestOtf2Import::rankNumbersFromFolderNames()
 {
     QTemporaryDir dir;
     ArchiveSpec spec;
-    const char* folders[] = {"job_rank10", "job_rank2", "job_rank1"};
+    const char* folders[] = { "job_rank10", "job_rank2", "job_rank1" };
     for (int i = 0; i < 3; ++i) {
         auto& r = spec.addRank(i, "host" + std::to_string(i));
         r.folder = std::string("exp/") + folders[i];
-        r.threads[0].regions = {{"step", 1'000, 2'000}};
+        r.threads[0].regions = { { "step", 1'000, 2'000 } };
     }
     writeArchive(path(dir), spec);
     const auto t = loadTrace(path(dir));
@@ -304,11 +303,11 @@ void TestOtf2Import::discoveryOrderWithoutNumbers()
 {
     QTemporaryDir dir;
     ArchiveSpec spec;
-    const char* folders[] = {"beta", "alpha"};
+    const char* folders[] = { "beta", "alpha" };
     for (int i = 0; i < 2; ++i) {
         auto& r = spec.addRank(i, folders[i]);
         r.folder = folders[i];
-        r.threads[0].regions = {{"step", 1'000, 2'000}};
+        r.threads[0].regions = { { "step", 1'000, 2'000 } };
     }
     writeArchive(path(dir), spec);
     const auto t = loadTrace(path(dir));
@@ -324,7 +323,7 @@ void TestOtf2Import::searchDepthIsLimited()
     QTemporaryDir dir;
     ArchiveSpec spec;
     auto& r = spec.addRank(0);
-    r.threads[0].regions = {{"step", 1'000, 2'000}};
+    r.threads[0].regions = { { "step", 1'000, 2'000 } };
     r.folder = "a/b/rank0"; // 3 levels: found
     writeArchive(path(dir), spec);
     QCOMPARE(loadTrace(path(dir))->ranks.size(), 1u);
@@ -380,14 +379,14 @@ void TestOtf2Import::unknownDeviceFromSystemTree()
     auto& r = spec.addRank(0);
     auto& s = r.addStream(3, 7);
     s.unknownDevice = true;
-    s.kernels = {{"k", 1'000, 2'000}};
+    s.kernels = { { "k", 1'000, 2'000 } };
     writeArchive(path(dir), spec);
     const auto t = loadTrace(path(dir));
     const Lane* l = laneNamed(t->ranks[0], "CUDA[?:7]");
     QVERIFY(l);
     QCOMPARE(l->device, 3);
     QCOMPARE(l->stream, 7);
-    QCOMPARE(t->ranks[0].devices, std::vector<int>{3});
+    QCOMPARE(t->ranks[0].devices, std::vector<int> { 3 });
 }
 
 void TestOtf2Import::hipCustomParadigm()
@@ -412,9 +411,10 @@ void TestOtf2Import::mpiArchiveOneRankPerGroup()
     spec.mpi = true;
     for (int rank = 0; rank < 3; ++rank) {
         auto& r = spec.addRank(rank, rank < 2 ? "n0" : "n1");
-        r.threads[0].regions = {{"step", 1'000 * (rank + 1), 9'000}, {"cuLaunchKernel", 5'000, 6'000, RegionRole::Wrapper, 0}};
+        r.threads[0].regions
+            = { { "step", 1'000 * (rank + 1), 9'000 }, { "cuLaunchKernel", 5'000, 6'000, RegionRole::Wrapper, 0 } };
         auto& s = r.addStream(rank % 2, 7);
-        s.kernels = {{"k", 7'000, 8'000 + 100 * rank}};
+        s.kernels = { { "k", 7'000, 8'000 + 100 * rank } };
     }
     writeArchive(path(dir), spec);
     const auto t = loadTrace(path(dir));
@@ -441,7 +441,7 @@ void TestOtf2Import::demoTrace()
     const auto t = loadTrace(path(dir));
     QCOMPARE(t->ranks.size(), 2u);
     QCOMPARE(t->warnings.size(), 0u);
-    TimeNs ncclTotal[2] = {0, 0};
+    TimeNs ncclTotal[2] = { 0, 0 };
     for (int r = 0; r < 2; ++r) {
         const Rank& rank = t->ranks[std::size_t(r)];
         QCOMPARE(rank.lanes.size(), 3u);
@@ -451,8 +451,8 @@ void TestOtf2Import::demoTrace()
         QCOMPARE(nccl.intervals.size(), 18u); // 3 gradient buckets x 6 steps
         QCOMPARE(nccl.launches.size(), 18u);
         // One launch per kernel and one copy call per input copy (2 per step) reference the compute stream.
-        QCOMPARE(compute.launches.size(), spec.ranks[std::size_t(r)].streams[0].kernels.size()
-                                              + spec.ranks[std::size_t(r)].streams[0].copies.size());
+        QCOMPARE(compute.launches.size(),
+            spec.ranks[std::size_t(r)].streams[0].kernels.size() + spec.ranks[std::size_t(r)].streams[0].copies.size());
         std::size_t steps = 0;
         for (std::size_t i = 0; i < rank.lanes[0].intervals.size(); ++i)
             steps += t->name(rank.lanes[0].intervals.name(i)).rfind("ProfilerStep#", 0) == 0;
@@ -485,13 +485,13 @@ void TestOtf2Import::progressAndCancel()
     for (std::size_t i = 1; i < seen.size(); ++i)
         QVERIFY(seen[i].eventsRead >= seen[i - 1].eventsRead);
 
-    std::atomic<bool> cancel{false};
+    std::atomic<bool> cancel { false };
     LoadOptions c;
     c.cancel = &cancel;
     c.progress = [&](const LoadProgress&) { cancel = true; };
     QVERIFY_THROWS_EXCEPTION(LoadCancelled, loadTrace(path(dir), c));
 
-    std::atomic<bool> early{true};
+    std::atomic<bool> early { true };
     LoadOptions e;
     e.cancel = &early;
     QVERIFY_THROWS_EXCEPTION(LoadCancelled, loadTrace(path(dir), e));
@@ -507,15 +507,15 @@ void TestOtf2Import::threadCountDoesNotChangeTheResult()
     // A second CPU thread that also launches on the compute stream, so that launches interleave across threads.
     auto& extra = spec.ranks[0].threads.emplace_back();
     extra.name = "Pthread thread 1";
-    extra.regions = {{"cuLaunchKernel", 1'000'500, 1'001'000, RegionRole::Wrapper, 0}};
-    spec.ranks[0].streams[0].kernels.insert(spec.ranks[0].streams[0].kernels.begin(),
-                                            KernelSpec{"early", 1'001'200, 1'001'300});
+    extra.regions = { { "cuLaunchKernel", 1'000'500, 1'001'000, RegionRole::Wrapper, 0 } };
+    spec.ranks[0].streams[0].kernels.insert(
+        spec.ranks[0].streams[0].kernels.begin(), KernelSpec { "early", 1'001'200, 1'001'300 });
     writeArchive(path(dir), spec);
 
     LoadOptions one;
     one.threads = 1;
     const auto a = loadTrace(path(dir), one);
-    for (int threads : {2, 3, 5}) {
+    for (int threads : { 2, 3, 5 }) {
         LoadOptions many;
         many.threads = threads;
         const auto b = loadTrace(path(dir), many);
@@ -572,8 +572,8 @@ void TestOtf2Import::ticksConvertExactlyAtAnOddResolution()
         ticks.push_back(t);
     }
     for (std::size_t i = 0; i + 1 < ticks.size(); i += 2) {
-        r.threads[0].raw.push_back({RawEvent::Enter, 0, "r", ticks[i]});
-        r.threads[0].raw.push_back({RawEvent::Leave, 0, "r", ticks[i + 1]});
+        r.threads[0].raw.push_back({ RawEvent::Enter, 0, "r", ticks[i] });
+        r.threads[0].raw.push_back({ RawEvent::Leave, 0, "r", ticks[i + 1] });
     }
     QTemporaryDir dir;
     writeArchive(path(dir), spec);
@@ -602,13 +602,13 @@ void TestOtf2Import::peerToPeerCopiesAndDataParallelPattern()
     auto& s1 = r.streams[1];
     for (int step = 0; step < 3; ++step) {
         const Ns t = step * 100'000;
-        r.threads[0].regions.push_back({"ProfilerStep#" + std::to_string(step), t, t + 90'000});
-        CopySpec scatter{CopyKind::DtoD, t + 1'000, t + 3'000, 1'000'000};
+        r.threads[0].regions.push_back({ "ProfilerStep#" + std::to_string(step), t, t + 90'000 });
+        CopySpec scatter { CopyKind::DtoD, t + 1'000, t + 3'000, 1'000'000 };
         scatter.peerStream = 1;
         s0.copies.push_back(scatter);
-        s0.kernels.push_back({"gemm_kernel", t + 4'000, t + 40'000});
-        s1.kernels.push_back({"gemm_kernel", t + 4'000, t + 40'000});
-        CopySpec gather{CopyKind::DtoD, t + 41'000, t + 42'000, 500'000};
+        s0.kernels.push_back({ "gemm_kernel", t + 4'000, t + 40'000 });
+        s1.kernels.push_back({ "gemm_kernel", t + 4'000, t + 40'000 });
+        CopySpec gather { CopyKind::DtoD, t + 41'000, t + 42'000, 500'000 };
         gather.peerStream = 0;
         s1.copies.push_back(gather);
     }

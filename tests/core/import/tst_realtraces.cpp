@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Loads the real Score-P archives in ../shared/traces (skipped when they are absent). The expected numbers were
 // read off with OTF2's own otf2-print.
-#include "run/openrun.h"
 #include "model/trace.h"
+#include "run/openrun.h"
 
 #include <QTest>
-
 #include <filesystem>
 
 using namespace exposure;
@@ -46,7 +45,7 @@ void TestRealTraces::mi300Simple()
     const Rank& r = t->ranks[0];
     QCOMPARE(r.rank, 0);
     QCOMPARE(r.host, std::string("faraday.ftpn.ornl.gov"));
-    QCOMPARE(r.devices, (std::vector<int>{0, 1}));
+    QCOMPARE(r.devices, (std::vector<int> { 0, 1 }));
     QCOMPARE(r.timerResolution, 3'699'958'577ull);
     QCOMPARE(r.lanes.size(), 3u); // 30 METRIC locations are not lanes
     QCOMPARE(r.lanes[0].name, std::string("Master thread"));
@@ -57,11 +56,11 @@ void TestRealTraces::mi300Simple()
     QCOMPARE(t->regionKind(t->strings.find("hipLaunchKernel")), RegionKind::HostApi);
     QCOMPARE(t->regionKind(t->strings.find("hipMalloc")), RegionKind::HostApi);
 
-    const char* names[] = {"HIP[0:0]", "HIP[1:0]"};
-    const char* kernels[] = {"heavy_kernel(float*, float const*)", "light_kernel(float*, float const*)"};
-    const char* mangled[] = {"_Z12heavy_kernelPfPKf", "_Z12light_kernelPfPKf"};
+    const char* names[] = { "HIP[0:0]", "HIP[1:0]" };
+    const char* kernels[] = { "heavy_kernel(float*, float const*)", "light_kernel(float*, float const*)" };
+    const char* mangled[] = { "_Z12heavy_kernelPfPKf", "_Z12light_kernelPfPKf" };
     // Durations: floor(ticks * 1e9 / 3699958577) of the Leave minus that of the Enter.
-    const TimeNs durations[] = {4'735'383'814, 1'628'332'847};
+    const TimeNs durations[] = { 4'735'383'814, 1'628'332'847 };
     for (int d = 0; d < 2; ++d) {
         const Lane& l = r.lanes[std::size_t(1 + d)];
         QCOMPARE(l.name, std::string(names[d]));
@@ -92,12 +91,12 @@ void TestRealTraces::h200Ddp()
     QCOMPARE(t->ranks.size(), 1u);
     const Rank& r = t->ranks[0];
     QCOMPARE(r.host, std::string("vm"));
-    QCOMPARE(r.devices, std::vector<int>{0});
+    QCOMPARE(r.devices, std::vector<int> { 0 });
     QCOMPARE(r.timerResolution, 1'000'000'000ull);
-    const char* lanes[] = {"Master thread", "Orphan thread 1", "Orphan thread 2", "Orphan thread 3", "Orphan thread 4",
-                           "CUDA[0:7]"};
-    const std::uint64_t events[] = {400'820, 4, 4, 4'776, 606'600, 320'546};
-    const std::size_t intervals[] = {196'593, 1, 1, 2'387, 296'429, 53'425};
+    const char* lanes[]
+        = { "Master thread", "Orphan thread 1", "Orphan thread 2", "Orphan thread 3", "Orphan thread 4", "CUDA[0:7]" };
+    const std::uint64_t events[] = { 400'820, 4, 4, 4'776, 606'600, 320'546 };
+    const std::size_t intervals[] = { 196'593, 1, 1, 2'387, 296'429, 53'425 };
     QCOMPARE(r.lanes.size(), 6u);
     for (std::size_t i = 0; i < 6; ++i) {
         QCOMPARE(r.lanes[i].name, std::string(lanes[i]));

@@ -49,11 +49,11 @@ private Q_SLOTS:
         IntervalTable t;
         const TimeNs tenSeconds = 10'000'000'000;
         t.append(500, 600, 1);
-        t.append(0, tenSeconds, 2);          // longer than 2^32 ns
+        t.append(0, tenSeconds, 2); // longer than 2^32 ns
         t.append(100, 100 + tenSeconds * 2, 3, 1);
         t.append(100, 150, 4, 0);
         const auto order = t.sortByStart();
-        QCOMPARE(order, (std::vector<std::uint32_t>{1, 3, 2, 0}));
+        QCOMPARE(order, (std::vector<std::uint32_t> { 1, 3, 2, 0 }));
         QCOMPARE(t.duration(0), tenSeconds);
         QCOMPARE(t.name(0), StringId(2));
         QCOMPARE(t.name(1), StringId(4));
@@ -86,7 +86,7 @@ private Q_SLOTS:
         QCOMPARE(t.name(lanes[cpu].intervals.name(1)), std::string("cuLaunchKernel"));
         QCOMPARE(lanes[gpu].intervals.start(0), TimeNs(300));
         QCOMPARE(t.originAbsNs, TimeNs(5'001'000));
-        QCOMPARE(t.extent, (TimeRange{0, 1000}));
+        QCOMPARE(t.extent, (TimeRange { 0, 1000 }));
         QCOMPARE(t.regionKind(lanes[gpu].intervals.name(0)), RegionKind::Kernel);
         QCOMPARE(t.canonicalNames.size(), t.strings.size());
         QCOMPARE(t.intervalCount(), std::size_t(3));

@@ -6,7 +6,6 @@
 #include "view/zoomhistory.h"
 
 #include <QTest>
-
 #include <random>
 
 using namespace exposure;
@@ -36,7 +35,13 @@ QString describe(const std::vector<DrawItem>& items)
     QStringList out;
     for (const auto& i : items)
         out << QStringLiteral("[%1,%2) first=%3 count=%4 largest=%5 t=%6..%7")
-                   .arg(i.x0).arg(i.x1).arg(i.first).arg(i.count).arg(i.largest).arg(i.start).arg(i.end);
+                   .arg(i.x0)
+                   .arg(i.x1)
+                   .arg(i.first)
+                   .arg(i.count)
+                   .arg(i.largest)
+                   .arg(i.start)
+                   .arg(i.end);
     return out.join(QStringLiteral("; "));
 }
 
@@ -73,39 +78,31 @@ void TestView::folding_data()
     using S = Spans;
     using E = Rows;
     // 10 ns per pixel, minimum 2 px = 20 ns.
-    QTest::newRow("wide intervals stay single")
-        << S{{0, 100}, {200, 300}} << qint64(0) << qint64(1000) << 10.0 << 2.0
-        << E{{0, 10, 0, 1, 0}, {20, 30, 1, 1, 1}};
-    QTest::newRow("exactly minPixels is wide")
-        << S{{0, 20}, {25, 45}} << qint64(0) << qint64(1000) << 10.0 << 2.0
-        << E{{0, 2, 0, 1, 0}, {2, 4, 1, 1, 1}};
-    QTest::newRow("narrow neighbours fold, largest is the longest")
-        << S{{0, 5}, {10, 22 - 3}, {30, 35}} << qint64(0) << qint64(1000) << 10.0 << 2.0
-        << E{{0, 3, 0, 3, 1}};
+    QTest::newRow("wide intervals stay single") << S { { 0, 100 }, { 200, 300 } } << qint64(0) << qint64(1000) << 10.0
+                                                << 2.0 << E { { 0, 10, 0, 1, 0 }, { 20, 30, 1, 1, 1 } };
+    QTest::newRow("exactly minPixels is wide") << S { { 0, 20 }, { 25, 45 } } << qint64(0) << qint64(1000) << 10.0
+                                               << 2.0 << E { { 0, 2, 0, 1, 0 }, { 2, 4, 1, 1, 1 } };
+    QTest::newRow("narrow neighbours fold, largest is the longest") << S { { 0, 5 }, { 10, 22 - 3 },
+        { 30, 35 } } << qint64(0) << qint64(1000) << 10.0 << 2.0 << E { { 0, 3, 0, 3, 1 } };
     QTest::newRow("gap of minPixels splits runs")
-        << S{{0, 5}, {10, 15}, {35, 40}, {45, 50}} << qint64(0) << qint64(1000) << 10.0 << 2.0
-        << E{{0, 1, 0, 2, 0}, {3, 5, 2, 2, 2}};
+        << S { { 0, 5 }, { 10, 15 }, { 35, 40 }, { 45, 50 } } << qint64(0) << qint64(1000) << 10.0 << 2.0
+        << E { { 0, 1, 0, 2, 0 }, { 3, 5, 2, 2, 2 } };
     QTest::newRow("gap just under minPixels joins")
-        << S{{0, 5}, {24, 29}} << qint64(0) << qint64(1000) << 10.0 << 2.0
-        << E{{0, 2, 0, 2, 0}};
+        << S { { 0, 5 }, { 24, 29 } } << qint64(0) << qint64(1000) << 10.0 << 2.0 << E { { 0, 2, 0, 2, 0 } };
     QTest::newRow("single narrow interval is one pixel wide")
-        << S{{101, 103}} << qint64(0) << qint64(1000) << 10.0 << 2.0
-        << E{{10, 11, 0, 1, 0}};
+        << S { { 101, 103 } } << qint64(0) << qint64(1000) << 10.0 << 2.0 << E { { 10, 11, 0, 1, 0 } };
     QTest::newRow("wide interval ends a run")
-        << S{{0, 5}, {8, 12}, {14, 100}, {101, 104}} << qint64(0) << qint64(1000) << 10.0 << 2.0
-        << E{{0, 1, 0, 2, 0}, {1, 10, 2, 1, 2}, {10, 11, 3, 1, 3}};
+        << S { { 0, 5 }, { 8, 12 }, { 14, 100 }, { 101, 104 } } << qint64(0) << qint64(1000) << 10.0 << 2.0
+        << E { { 0, 1, 0, 2, 0 }, { 1, 10, 2, 1, 2 }, { 10, 11, 3, 1, 3 } };
     QTest::newRow("equal durations: first longest wins")
-        << S{{0, 4}, {6, 10}, {12, 16}} << qint64(0) << qint64(1000) << 10.0 << 2.0
-        << E{{0, 1, 0, 3, 0}};
+        << S { { 0, 4 }, { 6, 10 }, { 12, 16 } } << qint64(0) << qint64(1000) << 10.0 << 2.0 << E { { 0, 1, 0, 3, 0 } };
     QTest::newRow("outside the range is culled, overlap at t0 kept")
-        << S{{0, 50}, {90, 150}, {400, 500}, {1000, 1100}} << qint64(100) << qint64(1000) << 10.0 << 2.0
-        << E{{-1, 5, 1, 1, 1}, {30, 40, 2, 1, 2}};
+        << S { { 0, 50 }, { 90, 150 }, { 400, 500 }, { 1000, 1100 } } << qint64(100) << qint64(1000) << 10.0 << 2.0
+        << E { { -1, 5, 1, 1, 1 }, { 30, 40, 2, 1, 2 } };
     QTest::newRow("fractional pixels floor")
-        << S{{15, 47}} << qint64(0) << qint64(1000) << 10.0 << 2.0
-        << E{{1, 4, 0, 1, 0}};
-    QTest::newRow("one pixel folding threshold")
-        << S{{0, 5}, {6, 9}, {20, 40}} << qint64(0) << qint64(1000) << 10.0 << 1.0
-        << E{{0, 1, 0, 2, 0}, {2, 4, 2, 1, 2}};
+        << S { { 15, 47 } } << qint64(0) << qint64(1000) << 10.0 << 2.0 << E { { 1, 4, 0, 1, 0 } };
+    QTest::newRow("one pixel folding threshold") << S { { 0, 5 }, { 6, 9 }, { 20, 40 } } << qint64(0) << qint64(1000)
+                                                 << 10.0 << 1.0 << E { { 0, 1, 0, 2, 0 }, { 2, 4, 2, 1, 2 } };
 }
 
 void TestView::folding()
@@ -117,15 +114,14 @@ void TestView::folding()
     QFETCH(double, minPixels);
     QFETCH(Rows, expected);
     const IntervalTable t = table(spans);
-    const DrawListParams p{t0, t1, nsPerPixel, minPixels};
+    const DrawListParams p { t0, t1, nsPerPixel, minPixels };
     const auto items = DrawListBuilder::build(t, nullptr, p);
     QVERIFY2(items.size() == std::size_t(expected.size()), qPrintable(describe(items)));
     for (int k = 0; k < expected.size(); ++k) {
         const auto& e = expected[k];
         const auto& i = items[k];
-        QVERIFY2(i.x0 == e[0] && i.x1 == e[1] && int(i.first) == e[2] && int(i.count) == e[3]
-                     && int(i.largest) == e[4],
-                 qPrintable(QStringLiteral("item %1: %2").arg(k).arg(describe(items))));
+        QVERIFY2(i.x0 == e[0] && i.x1 == e[1] && int(i.first) == e[2] && int(i.count) == e[3] && int(i.largest) == e[4],
+            qPrintable(QStringLiteral("item %1: %2").arg(k).arg(describe(items))));
     }
     // The LOD path must give the same answer (these tables are smaller than one block, so also
     // check with a table padded beyond one block below).
@@ -160,9 +156,9 @@ void TestView::lodMatchesLinearWalk()
         now += d + (rare(rng) < 5 ? 100000 : gap(rng));
     }
     const LodIndex lod(t);
-    for (const auto& [a, b] : {std::pair<TimeNs, TimeNs>{0, now}, {now / 3, now / 3 + TimeNs(nsPerPixel * 1920)},
-                               {now / 2 + 17, now}}) {
-        const DrawListParams p{a, b, nsPerPixel, 2};
+    for (const auto& [a, b] : { std::pair<TimeNs, TimeNs> { 0, now }, { now / 3, now / 3 + TimeNs(nsPerPixel * 1920) },
+             { now / 2 + 17, now } }) {
+        const DrawListParams p { a, b, nsPerPixel, 2 };
         const auto linear = DrawListBuilder::build(t, nullptr, p);
         const auto fast = DrawListBuilder::build(t, &lod, p);
         QCOMPARE(fast.size(), linear.size());
@@ -185,7 +181,7 @@ void TestView::foldingBoundsTheListAtMillions()
     for (TimeNs i = 0; i < 2000000; ++i)
         t.append(i * 110, i * 110 + 100, 0);
     const LodIndex lod(t);
-    const DrawListParams p{0, 2000000 * 110, 2000000.0 * 110 / 1000, 2};
+    const DrawListParams p { 0, 2000000 * 110, 2000000.0 * 110 / 1000, 2 };
     const auto items = DrawListBuilder::build(t, &lod, p);
     QCOMPARE(items.size(), std::size_t(1));
     QCOMPARE(items[0].count, 2000000u);
@@ -202,8 +198,8 @@ void TestView::lowPriorityNamesDoNotRepresentFolds()
         t.append(i * 10 + 3, i * 10 + 9, 1);
     }
     t.append(40000, 40005, 0); // a kernel ending the run
-    const std::vector<std::uint8_t> low = {0, 1};
-    DrawListParams p{0, 50000, 1000.0, 2};
+    const std::vector<std::uint8_t> low = { 0, 1 };
+    DrawListParams p { 0, 50000, 1000.0, 2 };
     auto plain = DrawListBuilder::build(t, nullptr, p);
     QCOMPARE(plain.size(), std::size_t(1));
     QCOMPARE(t.name(plain[0].largest), StringId(1)); // without priorities the idle gaps win
@@ -249,8 +245,8 @@ void TestView::hitItem()
     QFETCH(double, tolerance);
     QFETCH(int, expected);
     std::vector<DrawItem> items(2);
-    items[0] = {0, 10, 0, 1, 0, 0, 100};
-    items[1] = {20, 30, 1, 5, 3, 200, 300};
+    items[0] = { 0, 10, 0, 1, 0, 0, 100 };
+    items[1] = { 20, 30, 1, 5, 3, 200, 300 };
     const auto hit = HitTester::itemAt(items, x, tolerance);
     QCOMPARE(hit ? int(*hit) : -1, expected);
 }
@@ -258,8 +254,8 @@ void TestView::hitItem()
 void TestView::hitInterval()
 {
     IntervalTable t;
-    t.append(0, 1000, 0, 0);   // outer
-    t.append(100, 200, 1, 1);  // nested
+    t.append(0, 1000, 0, 0); // outer
+    t.append(100, 200, 1, 1); // nested
     t.append(2000, 2100, 2, 0);
     QCOMPARE(HitTester::intervalAt(t, 150, 0).value(), std::size_t(1)); // deepest wins
     QCOMPARE(HitTester::intervalAt(t, 500, 0).value(), std::size_t(0));
@@ -271,25 +267,25 @@ void TestView::hitInterval()
 void TestView::zoomHistory()
 {
     ZoomHistory h(4);
-    h.reset({0, 1000});
+    h.reset({ 0, 1000 });
     QVERIFY(!h.canGoBack());
-    h.push({100, 200});
-    h.push({100, 200}); // duplicate ignored
-    h.push({120, 150});
+    h.push({ 100, 200 });
+    h.push({ 100, 200 }); // duplicate ignored
+    h.push({ 120, 150 });
     QCOMPARE(h.size(), std::size_t(3));
-    QCOMPARE(h.back(), (TimeRange{100, 200}));
-    QCOMPARE(h.back(), (TimeRange{0, 1000}));
-    QCOMPARE(h.back(), (TimeRange{0, 1000})); // stays at the oldest
-    QCOMPARE(h.forward(), (TimeRange{100, 200}));
-    h.push({500, 600}); // drops {120, 150}
+    QCOMPARE(h.back(), (TimeRange { 100, 200 }));
+    QCOMPARE(h.back(), (TimeRange { 0, 1000 }));
+    QCOMPARE(h.back(), (TimeRange { 0, 1000 })); // stays at the oldest
+    QCOMPARE(h.forward(), (TimeRange { 100, 200 }));
+    h.push({ 500, 600 }); // drops {120, 150}
     QVERIFY(!h.canGoForward());
     QCOMPARE(h.size(), std::size_t(3));
-    h.push({1, 2});
-    h.push({3, 4}); // limit 4: oldest dropped
+    h.push({ 1, 2 });
+    h.push({ 3, 4 }); // limit 4: oldest dropped
     QCOMPARE(h.size(), std::size_t(4));
-    QCOMPARE(h.back(), (TimeRange{1, 2}));
-    QCOMPARE(h.back(), (TimeRange{500, 600}));
-    QCOMPARE(h.back(), (TimeRange{100, 200}));
+    QCOMPARE(h.back(), (TimeRange { 1, 2 }));
+    QCOMPARE(h.back(), (TimeRange { 500, 600 }));
+    QCOMPARE(h.back(), (TimeRange { 100, 200 }));
     QVERIFY(!h.canGoBack());
 }
 
@@ -325,7 +321,7 @@ void TestView::niceSteps()
     QCOMPARE(timeaxis::niceStep(30e3, 10), 5e3);
     QCOMPARE(timeaxis::niceStep(5, 10), 1.0);
     const auto ticks = timeaxis::ticks(1.5e6, 7.2e6, 2e6);
-    QCOMPARE(ticks, (std::vector<double>{2e6, 4e6, 6e6}));
+    QCOMPARE(ticks, (std::vector<double> { 2e6, 4e6, 6e6 }));
 }
 
 QTEST_APPLESS_MAIN(TestView)

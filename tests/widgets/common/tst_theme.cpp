@@ -30,9 +30,8 @@ QString describe(const char* what, const QColor& a, const QColor& b)
 std::vector<QColor> labelFills(const Palette& p)
 {
     std::vector<QColor> fills;
-    for (const char* sg :
-        { "gemm", "convolution", "attention", "elementwise", "reduction", "normalization", "layout", "pooling",
-            "optimizer", "other", "" })
+    for (const char* sg : { "gemm", "convolution", "attention", "elementwise", "reduction", "normalization", "layout",
+             "pooling", "optimizer", "other", "" })
         fills.push_back(p.block(Category::Compute, sg));
     for (const char* sg : { "AllReduce", "AllGather", "ReduceScatter", "Broadcast", "SendRecv", "" })
         fills.push_back(p.block(Category::Communication, sg));
@@ -133,7 +132,7 @@ private slots:
         DetailsPanel panel;
         panel.setPalette(darkPalette());
         panel.resize(380, 700);
-        panel.showInterval(*trace, analysis.get(), nullptr, {0, testing::DdpTraceLayout::kNccl, 1});
+        panel.showInterval(*trace, analysis.get(), nullptr, { 0, testing::DdpTraceLayout::kNccl, 1 });
         panel.grab().save(QDir(m_out).filePath(QStringLiteral("details-dark.png")));
         const QString html = panel.browser()->toHtml();
         static const QRegularExpression colour(QStringLiteral("color:(#[0-9a-fA-F]{6})"));

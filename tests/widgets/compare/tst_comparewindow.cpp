@@ -2,16 +2,16 @@
 // Compare Runs window on demo runs of 1 and 2 ranks made by exposure-make-demo: the table equals summarizeRun,
 // a bad path is reported in its row, the CSV is complete, and the chart draws exposed communication.
 #include "compare/comparewindow.h"
-#include "run/openrun.h"
 #include "model/timeformat.h"
+#include "run/openrun.h"
 #include "shell/mainwindow.h"
 #include "timeline/palette.h"
 
 #include <QAction>
 #include <QDir>
 #include <QFutureWatcher>
-#include <QMenu>
 #include <QListWidget>
+#include <QMenu>
 #include <QProcess>
 #include <QSettings>
 #include <QStandardPaths>
@@ -52,11 +52,11 @@ void TestCompareWindow::initTestCase()
 {
     QStandardPaths::setTestModeEnabled(true);
     QVERIFY(m_dir.isValid());
-    for (const char* n : {"1", "2"}) {
+    for (const char* n : { "1", "2" }) {
         QProcess gen;
         const QString out = m_dir.filePath(QStringLiteral("gpus") + QLatin1String(n));
         gen.start(QStringLiteral(EXPOSURE_MAKE_DEMO),
-                  {out, QStringLiteral("--ranks"), QLatin1String(n), QStringLiteral("--steps"), QStringLiteral("4")});
+            { out, QStringLiteral("--ranks"), QLatin1String(n), QStringLiteral("--steps"), QStringLiteral("4") });
         QVERIFY(gen.waitForFinished(60000));
         QCOMPARE(gen.exitCode(), 0);
     }
@@ -114,7 +114,7 @@ void TestCompareWindow::tableEqualsSummaries()
     QVERIFY(s1.exposedNs == 0);
     QVERIFY(s2.exposedNs > 0);
     auto d = [](TimeNs ns) { return QString::fromStdString(formatDuration(ns)); };
-    for (const auto& [row, s] : {std::pair{r1, s1}, std::pair{r2, s2}}) {
+    for (const auto& [row, s] : { std::pair { r1, s1 }, std::pair { r2, s2 } }) {
         QCOMPARE(cell(t, row, CompareWindow::ColRanks), QString::number(s.ranks));
         QCOMPARE(cell(t, row, CompareWindow::ColSteps), QString::number(s.stepsUsed));
         QCOMPARE(cell(t, row, CompareWindow::ColStep), d(s.stepNs));
@@ -123,28 +123,29 @@ void TestCompareWindow::tableEqualsSummaries()
         QCOMPARE(cell(t, row, CompareWindow::ColHidden), d(s.hiddenNs));
         QCOMPARE(cell(t, row, CompareWindow::ColExposed), d(s.exposedNs));
         QCOMPARE(cell(t, row, CompareWindow::ColExposedShare),
-                 QString::asprintf("%.1f %%", 100.0 * double(s.exposedNs) / double(s.stepNs)));
+            QString::asprintf("%.1f %%", 100.0 * double(s.exposedNs) / double(s.stepNs)));
     }
     QCOMPARE(cell(t, r1, CompareWindow::ColWaiting), QStringLiteral("-")); // one rank: nobody to wait for
     QCOMPARE(cell(t, r1, CompareWindow::ColOverlap), QStringLiteral("-")); // and no communication at all
     QCOMPARE(cell(t, r2, CompareWindow::ColWaiting), d(s2.waitNs));
     QCOMPARE(cell(t, r2, CompareWindow::ColTransfer), d(s2.transferNs));
     QCOMPARE(cell(t, r2, CompareWindow::ColOverlap),
-             QString::asprintf("%.1f %%", 100.0 * double(s2.hiddenNs) / double(s2.commBusyNs)));
+        QString::asprintf("%.1f %%", 100.0 * double(s2.hiddenNs) / double(s2.commBusyNs)));
     // Efficiency against the first run (the baseline).
     QCOMPARE(cell(t, r1, CompareWindow::ColEfficiency), QStringLiteral("baseline"));
     QCOMPARE(cell(t, r2, CompareWindow::ColEfficiency),
-             QString::asprintf("%.1f %%", 100.0 * double(s1.stepNs) / double(s2.stepNs)));
+        QString::asprintf("%.1f %%", 100.0 * double(s1.stepNs) / double(s2.stepNs)));
     QVERIFY(cell(t, r2, CompareWindow::ColEfficiency) != QStringLiteral("100.0 %"));
     QCOMPARE(w.finding(),
-             QStringLiteral("From 1 GPU to 2 GPUs: step time %1 → %2 (efficiency %3); exposed communication 0 ns → %4 "
-                            "per step (0.0 % → %5 of the step).")
-                 .arg(d(s1.stepNs), d(s2.stepNs), cell(t, r2, CompareWindow::ColEfficiency), d(s2.exposedNs),
-                      cell(t, r2, CompareWindow::ColExposedShare)));
+        QStringLiteral("From 1 GPU to 2 GPUs: step time %1 → %2 (efficiency %3); exposed communication 0 ns → %4 "
+                       "per step (0.0 % → %5 of the step).")
+            .arg(d(s1.stepNs), d(s2.stepNs), cell(t, r2, CompareWindow::ColEfficiency), d(s2.exposedNs),
+                cell(t, r2, CompareWindow::ColExposedShare)));
 
     // Sorting by step time puts the faster run first, whatever the run order.
     const_cast<QTableWidget*>(t)->sortByColumn(CompareWindow::ColStep, Qt::DescendingOrder);
-    QCOMPARE(cell(t, 0, CompareWindow::ColRun), s2.stepNs > s1.stepNs ? QStringLiteral("gpus2") : QStringLiteral("gpus1"));
+    QCOMPARE(
+        cell(t, 0, CompareWindow::ColRun), s2.stepNs > s1.stepNs ? QStringLiteral("gpus2") : QStringLiteral("gpus1"));
 }
 
 void TestCompareWindow::badPathShowsError()
@@ -178,7 +179,7 @@ void TestCompareWindow::badPathShowsError()
     QVERIFY2(err2.contains(QStringLiteral(": missing")), qPrintable(err2));
     // The good run is unaffected and is still the (only) bar of the chart.
     QCOMPARE(cell(w.table(), rowOf(w.table(), QStringLiteral("gpus1")), CompareWindow::ColEfficiency),
-             QStringLiteral("baseline"));
+        QStringLiteral("baseline"));
     QCOMPARE(w.chart()->barCount(), 1);
 }
 
@@ -190,9 +191,10 @@ void TestCompareWindow::csvAndJson()
     QVERIFY(QTest::qWaitFor([&] { return !w.isLoading(); }, 60000));
     const QStringList lines = w.csv().split(QLatin1Char('\n'), Qt::SkipEmptyParts);
     QCOMPARE(lines.size(), 3);
-    QCOMPARE(lines.at(0), QStringLiteral("run,trace,ranks,steps_used,step_ns,compute_ns,comm_busy_ns,hidden_ns,"
-                                         "exposed_ns,overlap_pct,exposed_pct_of_step,waiting_ns,transfer_ns,"
-                                         "efficiency_pct"));
+    QCOMPARE(lines.at(0),
+        QStringLiteral("run,trace,ranks,steps_used,step_ns,compute_ns,comm_busy_ns,hidden_ns,"
+                       "exposed_ns,overlap_pct,exposed_pct_of_step,waiting_ns,transfer_ns,"
+                       "efficiency_pct"));
     const RunSummary s2 = summary(m_run2);
     const QStringList f = lines.at(2).split(QLatin1Char(','));
     QCOMPARE(f.size(), 14);
@@ -236,7 +238,7 @@ void TestCompareWindow::chartShowsExposedBar()
     QCOMPARE(c.pixelColor(inside).rgb(), exposedColour.rgb());
     const QRectF co = chart->partRect(1, CompareChart::ComputeOnly);
     QCOMPARE(c.pixelColor(QPoint(int(co.left() + 1.5), int(co.top() + 2))).rgb(),
-             pal.overlap(OverlapState::ComputeOnly).rgb());
+        pal.overlap(OverlapState::ComputeOnly).rgb());
     // The parts add up to the step time.
     const RunSummary s2 = w.summaries().at(1);
     const auto p = CompareChart::parts(s2);
@@ -254,18 +256,16 @@ void TestCompareWindow::orderAndSkipSteps()
     QCOMPARE(w.runPath(0), m_run2);
     const RunSummary s1 = summary(m_run1), s2 = summary(m_run2);
     QCOMPARE(cell(w.table(), rowOf(w.table(), QStringLiteral("gpus1")), CompareWindow::ColEfficiency),
-             QString::asprintf("%.1f %%", 100.0 * double(s2.stepNs) / double(s1.stepNs)));
+        QString::asprintf("%.1f %%", 100.0 * double(s2.stepNs) / double(s1.stepNs)));
     // The default is the start-up rule (no start-up step in the demo: all 2 x 4 steps); skipping one step is
     // recomputed from the kept analysis.
     QCOMPARE(w.skipSteps(), -1);
-    QCOMPARE(cell(w.table(), rowOf(w.table(), QStringLiteral("gpus2")), CompareWindow::ColSteps),
-             QStringLiteral("8"));
+    QCOMPARE(cell(w.table(), rowOf(w.table(), QStringLiteral("gpus2")), CompareWindow::ColSteps), QStringLiteral("8"));
     w.setSkipSteps(1);
     QVERIFY(QTest::qWaitFor([&] { return !w.isLoading(); }, 60000));
-    QCOMPARE(cell(w.table(), rowOf(w.table(), QStringLiteral("gpus2")), CompareWindow::ColSteps),
-             QStringLiteral("6"));
+    QCOMPARE(cell(w.table(), rowOf(w.table(), QStringLiteral("gpus2")), CompareWindow::ColSteps), QStringLiteral("6"));
     QCOMPARE(cell(w.table(), rowOf(w.table(), QStringLiteral("gpus2")), CompareWindow::ColStep),
-             QString::fromStdString(formatDuration(summary(m_run2, 1).stepNs)));
+        QString::fromStdString(formatDuration(summary(m_run2, 1).stepNs)));
     // Changing skip-steps while a run is still loading applies to that run too.
     w.addRun(m_run2);
     w.setSkipSteps(2);
@@ -337,7 +337,7 @@ void TestCompareWindow::runsByGpuCount()
     QVERIFY(w.runList()->item(0)->text().endsWith(QStringLiteral("(baseline)")));
     const RunSummary s1 = summary(m_run1), s2 = summary(m_run2);
     QCOMPARE(cell(w.table(), rowOf(w.table(), QStringLiteral("gpus2")), CompareWindow::ColEfficiency),
-             QString::asprintf("%.1f %%", 100.0 * double(s1.stepNs) / double(s2.stepNs)));
+        QString::asprintf("%.1f %%", 100.0 * double(s1.stepNs) / double(s2.stepNs)));
     QVERIFY(w.json().indexOf(QStringLiteral("\"ranks\": 1,")) < w.json().indexOf(QStringLiteral("\"ranks\": 2,")));
 }
 
@@ -355,7 +355,7 @@ void TestCompareWindow::sameGpuCountHasNoEfficiency()
     QVERIFY2(second->toolTip().contains(QStringLiteral("different GPU counts")), qPrintable(second->toolTip()));
     QCOMPARE(cell(w.table(), 0, CompareWindow::ColEfficiency), QStringLiteral("baseline"));
     QVERIFY2(w.finding().contains(QStringLiteral("Scaling efficiency needs runs with different GPU counts")),
-             qPrintable(w.finding()));
+        qPrintable(w.finding()));
     QVERIFY(!w.finding().contains(QStringLiteral("(efficiency")));
     QVERIFY(w.csv().split(QLatin1Char('\n')).at(2).endsWith(QLatin1Char(','))); // no efficiency_pct
 }
@@ -365,7 +365,7 @@ void TestCompareWindow::addFolderStartsBesideTheRuns()
 {
     QSettings().remove(QStringLiteral("compare/lastFolder"));
     CompareWindow w;
-    QSettings().setValue(QStringLiteral("recentFiles"), QStringList{m_run2});
+    QSettings().setValue(QStringLiteral("recentFiles"), QStringList { m_run2 });
     QCOMPARE(QDir(w.lastFolder()), QDir(m_dir.path())); // no run yet: beside the last trace opened
     QSettings().remove(QStringLiteral("recentFiles"));
     w.addRun(m_run1);

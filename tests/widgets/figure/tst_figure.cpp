@@ -12,24 +12,23 @@
 #include "timeline/timelineplot.h"
 
 #include <QBuffer>
-#include <QComboBox>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QImageReader>
 #include <QLineEdit>
 #include <QMenu>
+#include <QPainter>
 #include <QProcess>
 #include <QRadioButton>
 #include <QRegularExpression>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QSvgRenderer>
-#include <QPainter>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QXmlStreamReader>
-
 #include <set>
 
 using namespace exposure;
@@ -52,7 +51,7 @@ std::shared_ptr<Trace> makeComputeOnlyTrace()
     for (int k = 0; k < 40; ++k) {
         const TimeNs t = k * 500'000;
         b.addInterval(rank, gpu, t, t + 300'000, k % 2 ? "ampere_sgemm_128x64_nn" : "vectorized_elementwise_kernel",
-                      RegionKind::Kernel);
+            RegionKind::Kernel);
         b.addInterval(rank, cpu, t, t + 50'000, "cudaLaunchKernel", RegionKind::HostRegion);
     }
     return b.finish();
@@ -90,7 +89,7 @@ CliResult runCli(const QStringList& args)
     p.start(cliPath(), args);
     if (!p.waitForFinished(120000))
         return {};
-    return {p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError()};
+    return { p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError() };
 }
 
 QByteArray readAll(const QString& path)
@@ -205,9 +204,9 @@ void TestFigure::kernelHasCategoryColourAndGapIsBackground()
     s.dpi = 96; // 1:1 with the layout, so plot geometry is image geometry
     s.legend = false;
     s.rangeKind = FigureSpec::RangeKind::Custom;
-    s.range = {0, L::kStep};
+    s.range = { 0, L::kStep };
     s.rows = FigureSpec::RowsKind::List;
-    s.rowList = {QStringLiteral("0:0"), QStringLiteral("0:1")};
+    s.rowList = { QStringLiteral("0:0"), QStringLiteral("0:1") };
     const QImage img = r.renderImage(s);
     QCOMPARE(r.plot()->rowLabels().size(), 2);
     const auto* p = r.plot()->plottable();
@@ -231,9 +230,9 @@ void TestFigure::kernelHasCategoryColourAndGapIsBackground()
     // exposed colour in the lower half (two-tone).
     const QRect comm = p->boxRect(1, 8'200'000, 9'200'000);
     QCOMPARE(QColor(img.pixel(comm.center().x(), comm.top() + 2)).name(),
-             r.plot()->scene().palette.block(Category::Communication, "AllReduce").name());
+        r.plot()->scene().palette.block(Category::Communication, "AllReduce").name());
     QCOMPARE(QColor(img.pixel(comm.center().x(), comm.bottom() - 1)).name(),
-             r.plot()->scene().palette.overlap(OverlapState::Exposed).name());
+        r.plot()->scene().palette.overlap(OverlapState::Exposed).name());
 
     // The SVG of the same figure, drawn back with QSvgRenderer, has the same colours at the same places
     // (user units are layout pixels; at 96 DPI those are the PNG's pixels).
@@ -252,7 +251,7 @@ void TestFigure::kernelHasCategoryColourAndGapIsBackground()
     QCOMPARE(QColor(back.pixel(inKernel)).name(), gemm.name());
     QCOMPARE(QColor(back.pixel(gap.center())).name(), QStringLiteral("#ffffff"));
     QCOMPARE(QColor(back.pixel(comm.center().x(), comm.bottom() - 1)).name(),
-             r.plot()->scene().palette.overlap(OverlapState::Exposed).name());
+        r.plot()->scene().palette.overlap(OverlapState::Exposed).name());
 }
 
 void TestFigure::noCommunicationColourWithoutNccl()
@@ -266,7 +265,7 @@ void TestFigure::noCommunicationColourWithoutNccl()
     const QImage img = r.renderImage(s).convertToFormat(QImage::Format_RGB32);
     const Palette& pal = r.plot()->scene().palette;
     std::set<QRgb> forbidden;
-    for (const char* sg : {"", "AllReduce", "AllGather", "ReduceScatter", "Broadcast", "SendRecv"})
+    for (const char* sg : { "", "AllReduce", "AllGather", "ReduceScatter", "Broadcast", "SendRecv" })
         forbidden.insert(pal.block(Category::Communication, sg).rgb() & 0xFFFFFF);
     forbidden.insert(pal.overlap(OverlapState::Hidden).rgb() & 0xFFFFFF);
     forbidden.insert(pal.overlap(OverlapState::Exposed).rgb() & 0xFFFFFF);
@@ -353,7 +352,7 @@ void TestFigure::svgIsXmlWithVectorsAndLegendText()
     QCOMPARE(rootWidth, QStringLiteral("178mm"));
     QCOMPARE(images, 0); // real vector, no embedded bitmap
     QVERIFY(rects > 50);
-    for (const char* legend : {"hidden comm.", "exposed comm.", "compute only", "AllReduce"})
+    for (const char* legend : { "hidden comm.", "exposed comm.", "compute only", "AllReduce" })
         QVERIFY2(texts.contains(QString::fromLatin1(legend)), legend);
     QVERIFY(texts.contains(QStringLiteral("DDP & <overlap>")));
     QVERIFY(texts.contains(QStringLiteral("Time since trace start")));
@@ -378,7 +377,7 @@ void TestFigure::pdfHasHeaderAndRequestedPageSize()
     QCOMPARE(m.captured(1).toDouble(), 241.0);
     QCOMPARE(m.captured(2).toDouble(), 113.0);
     QVERIFY(!pdf.contains("/Subtype /Image")); // vector: no bitmap
-    QVERIFY(pdf.contains("/FontFile"));        // text is text, with an embedded font
+    QVERIFY(pdf.contains("/FontFile")); // text is text, with an embedded font
     QVERIFY(pdf.contains("(D:20000101000000Z)") || !pdf.contains("/CreationDate"));
 }
 
@@ -433,23 +432,24 @@ void TestFigure::rowSelections()
     s.heightPx = 400;
     r.renderImage(s);
     QCOMPARE(r.plot()->rowLabels(),
-             QStringList({QStringLiteral("Rank 0 \u00B7 CUDA[0:7] compute"), QStringLiteral("CUDA[0:17] NCCL"),
-                          QStringLiteral("overlap"), QStringLiteral("Master thread"),
-                          QStringLiteral("Rank 1 \u00B7 CUDA[1:7] compute"), QStringLiteral("CUDA[1:17] NCCL"),
-                          QStringLiteral("overlap"), QStringLiteral("Master thread")}));
+        QStringList({ QStringLiteral("Rank 0 \u00B7 CUDA[0:7] compute"), QStringLiteral("CUDA[0:17] NCCL"),
+            QStringLiteral("overlap"), QStringLiteral("Master thread"),
+            QStringLiteral("Rank 1 \u00B7 CUDA[1:7] compute"), QStringLiteral("CUDA[1:17] NCCL"),
+            QStringLiteral("overlap"), QStringLiteral("Master thread") }));
     s.rows = FigureSpec::RowsKind::Gpu;
     s.overlapLanes = false;
     r.renderImage(s);
     QCOMPARE(r.plot()->rowLabels().size(), 4);
     s.rows = FigureSpec::RowsKind::Overlap;
     r.renderImage(s);
-    QCOMPARE(r.plot()->rowLabels(), QStringList({QStringLiteral("Rank 0 \u00B7 overlap"), QStringLiteral("Rank 1 \u00B7 overlap")}));
+    QCOMPARE(r.plot()->rowLabels(),
+        QStringList({ QStringLiteral("Rank 0 \u00B7 overlap"), QStringLiteral("Rank 1 \u00B7 overlap") }));
     QString err;
     QVERIFY(parseRowsArgument(QStringLiteral("1:1,0:overlap"), &s, &err));
     s.overlapLanes = true;
     r.renderImage(s);
-    QCOMPARE(r.plot()->rowLabels(), QStringList({QStringLiteral("Rank 0 \u00B7 overlap"),
-                                                 QStringLiteral("Rank 1 \u00B7 CUDA[1:17] NCCL")}));
+    QCOMPARE(r.plot()->rowLabels(),
+        QStringList({ QStringLiteral("Rank 0 \u00B7 overlap"), QStringLiteral("Rank 1 \u00B7 CUDA[1:17] NCCL") }));
     QVERIFY(!parseRowsArgument(QStringLiteral("1:x"), &s, &err));
     QVERIFY(err.contains(QStringLiteral("'1:x'")));
     QVERIFY(parseRowsArgument(QStringLiteral("5"), &s, &err));
@@ -500,9 +500,9 @@ void TestFigure::specRoundTrip()
     s.tracePath = QStringLiteral("/data/run 3/trace");
     s.format = FigureSpec::Format::Pdf;
     s.rangeKind = FigureSpec::RangeKind::Custom;
-    s.range = {1'500'000, 123'456'789'012};
+    s.range = { 1'500'000, 123'456'789'012 };
     s.rows = FigureSpec::RowsKind::List;
-    s.rowList = {QStringLiteral("0"), QStringLiteral("1:2"), QStringLiteral("1:overlap")};
+    s.rowList = { QStringLiteral("0"), QStringLiteral("1:2"), QStringLiteral("1:overlap") };
     s.overlapLanes = false;
     s.palette = PaletteKind::Grayscale;
     s.sizeUnit = FigureSpec::SizeUnit::Millimetres;
@@ -540,14 +540,16 @@ void TestFigure::specErrorsNameTheFile_data()
     QTest::addColumn<QString>("problem");
     QTest::newRow("not json") << QByteArray("{") << QStringLiteral("not valid JSON");
     QTest::newRow("no version") << QByteArray("{}") << QStringLiteral("no \"exposureFigure\" version key");
-    QTest::newRow("future version") << QByteArray(R"({"exposureFigure": 2})") << QStringLiteral("version 2 is not supported");
+    QTest::newRow("future version") << QByteArray(R"({"exposureFigure": 2})")
+                                    << QStringLiteral("version 2 is not supported");
     QTest::newRow("typo") << QByteArray(R"({"exposureFigure": 1, "size": {"heigth": 3}})")
                           << QStringLiteral("unknown key 'heigth' in 'size'");
     QTest::newRow("palette") << QByteArray(R"({"exposureFigure": 1, "palette": "rainbow"})")
                              << QStringLiteral("palette 'rainbow' is not default, colorblind or grayscale");
     QTest::newRow("dpi") << QByteArray(R"({"exposureFigure": 1, "size": {"dpi": 5}})")
                          << QStringLiteral("dpi 5 is out of range");
-    QTest::newRow("empty range") << QByteArray(R"({"exposureFigure": 1, "range": {"kind": "range", "fromNs": 5, "toNs": 5}})")
+    QTest::newRow("empty range") << QByteArray(
+        R"({"exposureFigure": 1, "range": {"kind": "range", "fromNs": 5, "toNs": 5}})")
                                  << QStringLiteral("is empty");
     QTest::newRow("bad row") << QByteArray(R"({"exposureFigure": 1, "rows": {"select": "list", "list": ["a:b"]}})")
                              << QStringLiteral("'a:b' is not a row");
@@ -577,7 +579,7 @@ void TestFigure::dialogSpecRendersSameThroughCli()
 {
     std::shared_ptr<Trace> trace = loadTrace(m_archive.toStdString());
     auto analysis = analysisOf(*trace);
-    ExportFigureDialog dialog(trace, analysis, nullptr, TimeRange{0, trace->extent.end / 2});
+    ExportFigureDialog dialog(trace, analysis, nullptr, TimeRange { 0, trace->extent.end / 2 });
     dialog.setSpec(FigureSpec()); // start from the defaults, whatever the settings say
     // Drive the widgets as a user would.
     dialog.findChild<QComboBox*>(QStringLiteral("format"))->setCurrentIndex(0); // PNG
@@ -617,7 +619,8 @@ void TestFigure::dialogSpecRendersSameThroughCli()
 
     const QString viaCli = m_dir.filePath(QStringLiteral("cli.png"));
     QFile::remove(viaCli);
-    const CliResult res = runCli({QStringLiteral("render"), QStringLiteral("--spec"), specPath, QStringLiteral("-o"), viaCli});
+    const CliResult res
+        = runCli({ QStringLiteral("render"), QStringLiteral("--spec"), specPath, QStringLiteral("-o"), viaCli });
     QVERIFY2(res.exitCode == 0, res.err.constData());
     QVERIFY2(res.err.isEmpty(), res.err.constData());
     const QImage a = decodePng(readAll(inProcess));
@@ -673,40 +676,40 @@ void TestFigure::cliErrors_data()
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("message");
     const QString out = QStringLiteral("/nonexistent-dir/x.png");
-    QTest::newRow("no output") << QStringList{QStringLiteral("TRACE")} << QStringLiteral("-o FILE is required");
-    QTest::newRow("palette") << QStringList{QStringLiteral("TRACE"), QStringLiteral("-o"), out, QStringLiteral("--palette"),
-                                            QStringLiteral("rainbow")}
+    QTest::newRow("no output") << QStringList { QStringLiteral("TRACE") } << QStringLiteral("-o FILE is required");
+    QTest::newRow("palette") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out,
+        QStringLiteral("--palette"), QStringLiteral("rainbow") }
                              << QStringLiteral("--palette 'rainbow': expected default, colorblind or grayscale");
-    QTest::newRow("format") << QStringList{QStringLiteral("TRACE"), QStringLiteral("-o"), out, QStringLiteral("--format"),
-                                           QStringLiteral("gif")}
+    QTest::newRow("format") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out,
+        QStringLiteral("--format"), QStringLiteral("gif") }
                             << QStringLiteral("--format 'gif': expected png, svg or pdf");
-    QTest::newRow("width alone") << QStringList{QStringLiteral("TRACE"), QStringLiteral("-o"), out, QStringLiteral("--width"),
-                                                QStringLiteral("800")}
+    QTest::newRow("width alone") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out,
+        QStringLiteral("--width"), QStringLiteral("800") }
                                  << QStringLiteral("--width and --height go together");
-    QTest::newRow("px and mm") << QStringList{QStringLiteral("TRACE"), QStringLiteral("-o"), out, QStringLiteral("--width"),
-                                              QStringLiteral("800"), QStringLiteral("--height"), QStringLiteral("600"),
-                                              QStringLiteral("--width-mm"), QStringLiteral("85")}
+    QTest::newRow("px and mm") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out,
+        QStringLiteral("--width"), QStringLiteral("800"), QStringLiteral("--height"), QStringLiteral("600"),
+        QStringLiteral("--width-mm"), QStringLiteral("85") }
                                << QStringLiteral("exclude each other");
-    QTest::newRow("bad time") << QStringList{QStringLiteral("TRACE"), QStringLiteral("-o"), out, QStringLiteral("--from"),
-                                             QStringLiteral("soon"), QStringLiteral("--to"), QStringLiteral("2ms")}
+    QTest::newRow("bad time") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out,
+        QStringLiteral("--from"), QStringLiteral("soon"), QStringLiteral("--to"), QStringLiteral("2ms") }
                               << QStringLiteral("--from 'soon': not a time");
-    QTest::newRow("step and range") << QStringList{QStringLiteral("TRACE"), QStringLiteral("-o"), out, QStringLiteral("--from"),
-                                                   QStringLiteral("1ms"), QStringLiteral("--to"), QStringLiteral("2ms"),
-                                                   QStringLiteral("--step"), QStringLiteral("1")}
+    QTest::newRow("step and range") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out,
+        QStringLiteral("--from"), QStringLiteral("1ms"), QStringLiteral("--to"), QStringLiteral("2ms"),
+        QStringLiteral("--step"), QStringLiteral("1") }
                                     << QStringLiteral("--from/--to and --step exclude each other");
-    QTest::newRow("dpi") << QStringList{QStringLiteral("TRACE"), QStringLiteral("-o"), out, QStringLiteral("--width-mm"),
-                                        QStringLiteral("85"), QStringLiteral("--dpi"), QStringLiteral("0")}
+    QTest::newRow("dpi") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out,
+        QStringLiteral("--width-mm"), QStringLiteral("85"), QStringLiteral("--dpi"), QStringLiteral("0") }
                          << QStringLiteral("--dpi '0': expected a whole number from 30 to 2400");
-    QTest::newRow("rows") << QStringList{QStringLiteral("TRACE"), QStringLiteral("-o"), out, QStringLiteral("--rows"),
-                                         QStringLiteral("gpu,cpu")}
+    QTest::newRow("rows") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out, QStringLiteral("--rows"),
+        QStringLiteral("gpu,cpu") }
                           << QStringLiteral("--rows: 'gpu' is not a row");
-    QTest::newRow("missing trace") << QStringList{QStringLiteral("/nonexistent/trace"), QStringLiteral("-o"), out}
+    QTest::newRow("missing trace") << QStringList { QStringLiteral("/nonexistent/trace"), QStringLiteral("-o"), out }
                                    << QStringLiteral("/nonexistent/trace");
-    QTest::newRow("missing spec") << QStringList{QStringLiteral("--spec"), QStringLiteral("/nonexistent/spec.json"),
-                                                 QStringLiteral("-o"), out}
+    QTest::newRow("missing spec") << QStringList { QStringLiteral("--spec"), QStringLiteral("/nonexistent/spec.json"),
+        QStringLiteral("-o"), out }
                                   << QStringLiteral("/nonexistent/spec.json: cannot read the figure spec");
-    QTest::newRow("unknown step") << QStringList{QStringLiteral("TRACE"), QStringLiteral("-o"), QStringLiteral("OUT"),
-                                                 QStringLiteral("--step"), QStringLiteral("777")}
+    QTest::newRow("unknown step") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), QStringLiteral("OUT"),
+        QStringLiteral("--step"), QStringLiteral("777") }
                                   << QStringLiteral("step 777 is not in the trace");
 }
 
@@ -739,8 +742,8 @@ void TestFigure::cliRefusesExistingFileUnlessForced()
         QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
         f.write("old");
     }
-    const QStringList args = {QStringLiteral("render"), m_archive, QStringLiteral("-o"), out, QStringLiteral("--rows"),
-                              QStringLiteral("overlap"), QStringLiteral("--legend")};
+    const QStringList args = { QStringLiteral("render"), m_archive, QStringLiteral("-o"), out, QStringLiteral("--rows"),
+        QStringLiteral("overlap"), QStringLiteral("--legend") };
     CliResult r = runCli(args);
     QCOMPARE(r.exitCode, 2);
     QVERIFY2(r.err.contains("already exists"), r.err.constData());
@@ -753,15 +756,15 @@ void TestFigure::cliRefusesExistingFileUnlessForced()
     // Rendering again gives the same bytes.
     const QString again = m_dir.filePath(QStringLiteral("cli-again.svg"));
     QFile::remove(again);
-    r = runCli({QStringLiteral("render"), m_archive, QStringLiteral("-o"), again, QStringLiteral("--rows"),
-                QStringLiteral("overlap"), QStringLiteral("--legend")});
+    r = runCli({ QStringLiteral("render"), m_archive, QStringLiteral("-o"), again, QStringLiteral("--rows"),
+        QStringLiteral("overlap"), QStringLiteral("--legend") });
     QCOMPARE(r.exitCode, 0);
     QCOMPARE(readAll(again), svg);
     // PDF bytes are the same from one process to the next too (font objects, dates, document id).
     const QString pdf1 = m_dir.filePath(QStringLiteral("cli1.pdf")), pdf2 = m_dir.filePath(QStringLiteral("cli2.pdf"));
-    for (const QString& p : {pdf1, pdf2}) {
-        r = runCli({QStringLiteral("render"), m_archive, QStringLiteral("-o"), p, QStringLiteral("--title"),
-                    QStringLiteral("Bold title, regular labels"), QStringLiteral("--force")});
+    for (const QString& p : { pdf1, pdf2 }) {
+        r = runCli({ QStringLiteral("render"), m_archive, QStringLiteral("-o"), p, QStringLiteral("--title"),
+            QStringLiteral("Bold title, regular labels"), QStringLiteral("--force") });
         QVERIFY2(r.exitCode == 0, r.err.constData());
     }
     QVERIFY(readAll(pdf1).startsWith("%PDF-"));

@@ -18,7 +18,6 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
-
 #include <map>
 
 using namespace exposure;
@@ -83,7 +82,7 @@ const Demo& TestLegibility::demo(int ranks)
     const QString path = m_dir.filePath(QStringLiteral("demo%1").arg(ranks));
     synth::writeArchive(path.toStdString(), synth::makeDemoSpec(o));
     Demo d;
-    d.trace = loadTrace(path.toStdString(), LoadOptions{});
+    d.trace = loadTrace(path.toStdString(), LoadOptions {});
     d.analysis = analyze(*d.trace, Rules::defaults());
     return m_demos.emplace(ranks, d).first->second;
 }
@@ -94,9 +93,9 @@ void TestLegibility::presetsAreLegible_data()
     QTest::addColumn<double>("widthMm");
     QTest::addColumn<double>("heightMm");
     QTest::addColumn<bool>("step");
-    for (int ranks : {2, 4, 8})
-        for (const auto& [w, h] : {std::pair{85.0, 34.0}, std::pair{85.0, 60.0}, std::pair{178.0, 80.0}})
-            for (bool step : {false, true})
+    for (int ranks : { 2, 4, 8 })
+        for (const auto& [w, h] : { std::pair { 85.0, 34.0 }, std::pair { 85.0, 60.0 }, std::pair { 178.0, 80.0 } })
+            for (bool step : { false, true })
                 QTest::addRow("%d ranks, %gx%g mm, %s", ranks, w, h, step ? "step 0" : "whole")
                     << ranks << w << h << step;
 }
@@ -141,7 +140,7 @@ void TestLegibility::presetsAreLegible()
         for (std::size_t j = i + 1; j < texts.size(); ++j) {
             const QRectF both = texts[i].rect.intersected(texts[j].rect);
             QVERIFY2(both.width() <= 0.5 || both.height() <= 0.5,
-                     qPrintable(describe(texts[i]) + QStringLiteral(" overlaps ") + describe(texts[j])));
+                qPrintable(describe(texts[i]) + QStringLiteral(" overlaps ") + describe(texts[j])));
         }
     }
     QVERIFY(legend >= 3);
@@ -173,7 +172,7 @@ void TestLegibility::svgTextLint()
         QSKIP("../shared/tools/svg_text_lint.py is not there");
     const Demo& d = demo(4);
     FigureRenderer r(d.trace, d.analysis);
-    for (const auto& [w, h] : {std::pair{85.0, 34.0}, std::pair{85.0, 60.0}, std::pair{178.0, 80.0}}) {
+    for (const auto& [w, h] : { std::pair { 85.0, 34.0 }, std::pair { 85.0, 60.0 }, std::pair { 178.0, 80.0 } }) {
         FigureSpec s;
         s.format = FigureSpec::Format::Svg;
         s.sizeUnit = FigureSpec::SizeUnit::Millimetres;
@@ -183,7 +182,7 @@ void TestLegibility::svgTextLint()
         const QString path = m_dir.filePath(QStringLiteral("lint-%1x%2.svg").arg(w).arg(h));
         r.renderToFile(s, path, true);
         QProcess p;
-        p.start(QStringLiteral("/usr/bin/python3"), {lint, path});
+        p.start(QStringLiteral("/usr/bin/python3"), { lint, path });
         QVERIFY(p.waitForFinished(60000));
         const QJsonObject o = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
         QVERIFY2(o.contains(QStringLiteral("overlaps")), qPrintable(QString::fromUtf8(p.readAllStandardError())));
@@ -224,7 +223,7 @@ void TestLegibility::legendNamesOnlyWhatIsDrawn()
     // The first 50 µs of the trace: no communication drawn, so none in the legend.
     s.rows = FigureSpec::RowsKind::Gpu;
     s.rangeKind = FigureSpec::RangeKind::Custom;
-    s.range = {0, 50'000};
+    s.range = { 0, 50'000 };
     const QStringList start = legendOf(s);
     QVERIFY2(!start.contains(QStringLiteral("AllReduce")), qPrintable(start.join(QLatin1Char('|'))));
     QVERIFY(!start.contains(QStringLiteral("hidden comm.")));
@@ -270,8 +269,8 @@ void TestLegibility::illegibleFigureIsRefusedWithProposal()
         QFAIL("an illegible figure was written");
     } catch (const FigureLegibilityError& e) {
         const QString message = QString::fromUtf8(e.what());
-        QVERIFY2(message.startsWith(path + QStringLiteral(": not written, not legible at 85 × 34 mm")),
-                 qPrintable(message));
+        QVERIFY2(
+            message.startsWith(path + QStringLiteral(": not written, not legible at 85 × 34 mm")), qPrintable(message));
         QVERIFY2(message.contains(QStringLiteral("--height-mm")), qPrintable(message));
         QVERIFY(!message.contains(QLatin1Char('\n')));
         QVERIFY(e.proposal.heightMm > 34);
@@ -297,8 +296,8 @@ void TestLegibility::cliRefusesIllegibleFigure()
     const QString out = m_dir.filePath(QStringLiteral("cli-refused.png"));
     QProcess p;
     p.start(QStringLiteral(EXPOSURE_CLI),
-            {QStringLiteral("render"), m_dir.filePath(QStringLiteral("demo8")), QStringLiteral("-o"), out,
-             QStringLiteral("--width-mm"), QStringLiteral("60"), QStringLiteral("--rows"), QStringLiteral("all")});
+        { QStringLiteral("render"), m_dir.filePath(QStringLiteral("demo8")), QStringLiteral("-o"), out,
+            QStringLiteral("--width-mm"), QStringLiteral("60"), QStringLiteral("--rows"), QStringLiteral("all") });
     QVERIFY(p.waitForFinished(120000));
     QCOMPARE(p.exitCode(), 2);
     const QString err = QString::fromUtf8(p.readAllStandardError()).trimmed();
@@ -308,8 +307,9 @@ void TestLegibility::cliRefusesIllegibleFigure()
     QVERIFY(!QFileInfo::exists(out));
     // The default rows (auto) make the same size legible.
     QProcess ok;
-    ok.start(QStringLiteral(EXPOSURE_CLI), {QStringLiteral("render"), m_dir.filePath(QStringLiteral("demo8")),
-                                            QStringLiteral("-o"), out, QStringLiteral("--width-mm"), QStringLiteral("85")});
+    ok.start(QStringLiteral(EXPOSURE_CLI),
+        { QStringLiteral("render"), m_dir.filePath(QStringLiteral("demo8")), QStringLiteral("-o"), out,
+            QStringLiteral("--width-mm"), QStringLiteral("85") });
     QVERIFY(ok.waitForFinished(120000));
     QVERIFY2(ok.exitCode() == 0, ok.readAllStandardError().constData());
     QVERIFY(QFileInfo::exists(out));
@@ -343,10 +343,11 @@ void TestLegibility::classColoursDifferByDeltaE15()
     for (std::size_t i = 0; i < classes.size(); ++i)
         for (std::size_t j = i + 1; j < classes.size(); ++j) {
             const double d = deltaE76(classes[i].colour, classes[j].colour);
-            QVERIFY2(d >= 15, qPrintable(QStringLiteral("%1 %2 and %3 %4: ΔE %5")
-                                             .arg(classes[i].name, classes[i].colour.name(), classes[j].name,
-                                                  classes[j].colour.name())
-                                             .arg(d, 0, 'f', 1)));
+            QVERIFY2(d >= 15,
+                qPrintable(
+                    QStringLiteral("%1 %2 and %3 %4: ΔE %5")
+                        .arg(classes[i].name, classes[i].colour.name(), classes[j].name, classes[j].colour.name())
+                        .arg(d, 0, 'f', 1)));
         }
     // The pairs the issue named: waiting hatch and exposed communication against the AllReduce fill, compute only
     // on overlap rows against normalization kernels.
@@ -393,12 +394,13 @@ void TestLegibility::windowScrollsRowsInsteadOfSquashing()
     // Selecting an instance in a row out of view scrolls it in.
     plot.setFirstRow(0);
     const TimelineRow& target = plot.rows()[std::size_t(rows - 2)];
-    if (target.kind == TimelineRow::Kind::Lane && !d.trace->ranks[std::size_t(target.rank)].lanes[std::size_t(target.lane)].intervals.empty()) {
+    if (target.kind == TimelineRow::Kind::Lane
+        && !d.trace->ranks[std::size_t(target.rank)].lanes[std::size_t(target.lane)].intervals.empty()) {
         const int lane = target.lane;
         const auto& t = d.trace->ranks[std::size_t(target.rank)].lanes[std::size_t(lane)].intervals;
         for (std::uint32_t i = 0; i < t.size(); ++i)
             if (plot.scene().rowOf(target.rank, lane, i) == rows - 2) {
-                plot.select({target.rank, lane, i}, true);
+                plot.select({ target.rank, lane, i }, true);
                 break;
             }
         QVERIFY(plot.firstRow() > 0);

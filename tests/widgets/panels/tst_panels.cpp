@@ -61,22 +61,22 @@ private slots:
         const auto graph = b.addInterval(0, cpu, 1'000, 11'000, "cudaGraphLaunch", RegionKind::HostApi);
         const auto single = b.addInterval(0, cpu, 20'000, 25'000, "cudaLaunchKernel", RegionKind::HostApi);
         for (int k = 0; k < 3; ++k)
-            b.setLaunchOf(0, gpu, b.addInterval(0, gpu, 12'000 + 2'000 * k, 13'000 + 2'000 * k, "gemm", RegionKind::Kernel),
-                cpu, graph);
+            b.setLaunchOf(0, gpu,
+                b.addInterval(0, gpu, 12'000 + 2'000 * k, 13'000 + 2'000 * k, "gemm", RegionKind::Kernel), cpu, graph);
         b.setLaunchOf(0, gpu, b.addInterval(0, gpu, 30'000, 31'000, "gemm", RegionKind::Kernel), cpu, single);
         b.addInterval(0, gpu, 40'000, 41'000, "gemm", RegionKind::Kernel); // no call in the trace
         const auto trace = b.finish();
         const auto analysis = analyze(*trace, Rules::defaults());
         DetailsPanel panel;
-        panel.showInterval(*trace, analysis.get(), nullptr, {0, gpu, 1});
+        panel.showInterval(*trace, analysis.get(), nullptr, { 0, gpu, 1 });
         QCOMPARE(panel.field(QStringLiteral("Launched by")),
             QStringLiteral("replayed from a CUDA graph launched at %1 (cudaGraphLaunch on main), node 2 of 3")
                 .arg(durationText(1'000)));
-        panel.showInterval(*trace, analysis.get(), nullptr, {0, gpu, 3});
+        panel.showInterval(*trace, analysis.get(), nullptr, { 0, gpu, 3 });
         QCOMPARE(panel.field(QStringLiteral("Launched by")),
             QStringLiteral("cudaLaunchKernel at %1 on main").arg(durationText(20'000)));
         QCOMPARE(panel.field(QStringLiteral("Same call")), QString());
-        panel.showInterval(*trace, analysis.get(), nullptr, {0, gpu, 4});
+        panel.showInterval(*trace, analysis.get(), nullptr, { 0, gpu, 4 });
         QCOMPARE(panel.field(QStringLiteral("Launched by")), QStringLiteral("unknown (no launch call in the trace)"));
     }
 
@@ -86,7 +86,7 @@ private slots:
         const auto trace = longNameTrace();
         const auto analysis = analyze(*trace, Rules::defaults());
         DetailsPanel panel;
-        panel.showInterval(*trace, analysis.get(), nullptr, {0, 1, 0});
+        panel.showInterval(*trace, analysis.get(), nullptr, { 0, 1, 0 });
         // The AllReduce [100 000, 444 323) overlaps compute until 335 323: 235 323 ns hidden, 109 000 exposed.
         QCOMPARE(panel.field(QStringLiteral("Hidden")),
             QStringLiteral("%1 (235 323 ns, 68.3 %)").arg(durationText(235'323)));
@@ -105,7 +105,7 @@ private slots:
         const int cpu = b.addLane(0, "Master thread", LaneKind::CpuThread);
         b.addInterval(0, cpu, 0, 900'000, "autograd::engine::evaluate_function: MmBackward0", RegionKind::HostRegion);
         b.addInterval(0, gpu, 10'000, 60'000, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_dgrad",
-                      RegionKind::Kernel);
+            RegionKind::Kernel);
         b.addInterval(0, gpu, 70'000, 90'000, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
         auto trace = b.finish();
         KernelLaunchParams p;
@@ -115,10 +115,10 @@ private slots:
         p.dynamicSharedMemory = 98'304;
         trace->launchParams.push_back(p);
         const int g = trace->ranks[0].lanes[0].isGpu() ? 0 : 1;
-        trace->ranks[0].lanes[std::size_t(g)].launchParamIds = {0, kNoLaunchParams};
+        trace->ranks[0].lanes[std::size_t(g)].launchParamIds = { 0, kNoLaunchParams };
         const auto analysis = analyze(*trace, Rules::defaults());
         DetailsPanel panel;
-        panel.showInterval(*trace, analysis.get(), nullptr, {0, g, 0});
+        panel.showInterval(*trace, analysis.get(), nullptr, { 0, g, 0 });
         QCOMPARE(panel.field(QStringLiteral("Phase")), QStringLiteral("backward"));
         QCOMPARE(panel.field(QStringLiteral("Phase decided by")), QStringLiteral("kernel name (no launch record)"));
         QCOMPARE(panel.field(QStringLiteral("Blocks per grid")), QStringLiteral("1 320"));
@@ -129,10 +129,10 @@ private slots:
         QVERIFY(panel.field(QStringLiteral("Static shared memory")).isEmpty());
         QVERIFY(panel.field(QStringLiteral("Local memory")).isEmpty());
         // The second kernel has no parameters: no such section.
-        panel.showInterval(*trace, analysis.get(), nullptr, {0, g, 1});
+        panel.showInterval(*trace, analysis.get(), nullptr, { 0, g, 1 });
         QVERIFY(panel.field(QStringLiteral("Blocks per grid")).isEmpty());
         // A CPU region: its section says Region, and it has no phase line.
-        panel.showInterval(*trace, analysis.get(), nullptr, {0, 1 - g, 0});
+        panel.showInterval(*trace, analysis.get(), nullptr, { 0, 1 - g, 0 });
         QVERIFY(panel.browser()->toHtml().contains(QStringLiteral(">Region<")));
         QVERIFY(!panel.browser()->toHtml().contains(QStringLiteral(">Kernel<")));
         QVERIFY(panel.field(QStringLiteral("Phase")).isEmpty());
@@ -179,17 +179,17 @@ private slots:
                 }
             }
         };
-        panel.showInterval(*trace, analysis.get(), nullptr, {0, 0, 0});
+        panel.showInterval(*trace, analysis.get(), nullptr, { 0, 0, 0 });
         QCOMPARE(panel.field(QStringLiteral("Full name")), QString::fromStdString(kLongName)); // the text is intact
         int breaks = 0;
         checkBreaks(breaks);
         QVERIFY2(breaks >= 6, qPrintable(QString::number(breaks))); // the name does wrap, many times
         // An NCCL kernel's one long identifier (ncclDevKernel_AllReduce_Sum_f32_RING_LL) stays whole too.
-        panel.showInterval(*trace, analysis.get(), nullptr, {0, 1, 0});
+        panel.showInterval(*trace, analysis.get(), nullptr, { 0, 1, 0 });
         int ncclBreaks = 0;
         checkBreaks(ncclBreaks);
         QVERIFY(ncclBreaks >= 1);
-        panel.showInterval(*trace, analysis.get(), nullptr, {0, 0, 0});
+        panel.showInterval(*trace, analysis.get(), nullptr, { 0, 0, 0 });
         // Copying gives the name without the invisible break marks.
         panel.browser()->selectAll();
         panel.browser()->copy();

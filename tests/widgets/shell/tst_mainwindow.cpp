@@ -18,29 +18,28 @@
 #include "support/testtraces.h"
 #include "timeline/timelineplot.h"
 
+#include <QDropEvent>
 #include <QHeaderView>
 #include <QInputDialog>
 #include <QJsonArray>
-#include <QLabel>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
+#include <QMimeData>
 #include <QProcess>
-#include <QTimer>
 #include <QPushButton>
 #include <QScrollBar>
-#include <QStatusBar>
-#include <QMimeData>
-#include <QDropEvent>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTextBrowser>
+#include <QTimer>
 #include <QTreeWidget>
 #include <QUrl>
-
 #include <thread>
 
 using namespace exposure;
@@ -54,7 +53,8 @@ static QByteArray shiftedRank(int rank, TimeNs offsetNs)
     for (int k = 0; k < 10; ++k) {
         const TimeNs start = 1'000'000 + TimeNs(k) * 400'000 + (rank == 0 ? 0 : 50'000) + offsetNs;
         const TimeNs end = 1'000'000 + TimeNs(k) * 400'000 + 200'000 + offsetNs;
-        events += QByteArray(k ? ",\n" : "\n") + R"({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 17, "ts": )"
+        events += QByteArray(k ? ",\n" : "\n")
+            + R"({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 17, "ts": )"
             + QByteArray::number(double(start) / 1000.0, 'f', 3) + R"(, "dur": )"
             + QByteArray::number(double(end - start) / 1000.0, 'f', 3)
             + R"(, "args": {"device": 0, "stream": 17, "Collective name": "allreduce", "In msg nelems": 1048576, "Out msg nelems": 1048576, "Group size": 2, "dtype": "Float", "Process Group Name": "0", "Process Group Description": "default_pg", "Process Group Ranks": "[0, 1]"}})";
@@ -124,10 +124,20 @@ void TestMainWindow::opensDemoTraceRows()
     w.resize(1400, 900);
     QVERIFY(loadDemo(w));
     const QStringList expected = {
-        QStringLiteral("Rank 0 \u00B7 CUDA[0:7] compute"), QStringLiteral("CUDA[0:17] NCCL"), QStringLiteral("overlap"),
-        QStringLiteral("Master thread"), QString(), QString(), QString(), // nesting depths 0..3 (3: 3 and deeper)
-        QStringLiteral("Rank 1 \u00B7 CUDA[1:7] compute"), QStringLiteral("CUDA[1:17] NCCL"), QStringLiteral("overlap"),
-        QStringLiteral("Master thread"), QString(), QString(), QString(),
+        QStringLiteral("Rank 0 \u00B7 CUDA[0:7] compute"),
+        QStringLiteral("CUDA[0:17] NCCL"),
+        QStringLiteral("overlap"),
+        QStringLiteral("Master thread"),
+        QString(),
+        QString(),
+        QString(), // nesting depths 0..3 (3: 3 and deeper)
+        QStringLiteral("Rank 1 \u00B7 CUDA[1:7] compute"),
+        QStringLiteral("CUDA[1:17] NCCL"),
+        QStringLiteral("overlap"),
+        QStringLiteral("Master thread"),
+        QString(),
+        QString(),
+        QString(),
     };
     QCOMPARE(w.timeline()->rowLabels(), expected);
     // The top CPU sub-row shows the ProfilerStep regions (depth 0), which the deeper regions no longer hide.
@@ -140,7 +150,7 @@ void TestMainWindow::opensDemoTraceRows()
     while (nested < cpu.size() && cpu.depth(nested) != 1)
         ++nested;
     QVERIFY(nested < cpu.size());
-    w.timeline()->select({0, cpuLane, nested});
+    w.timeline()->select({ 0, cpuLane, nested });
     QCOMPARE(w.detailsPanel()->field(QStringLiteral("Nesting depth")), QStringLiteral("1"));
     QVERIFY(w.windowTitle().contains(QStringLiteral("demo-trace")));
     QCOMPARE(w.visibleRange(), w.trace()->extent);
@@ -172,7 +182,7 @@ void TestMainWindow::clickFillsDetails()
     const auto& t = r0.lanes[ncclLane].intervals;
     QVERIFY(t.size() > 1);
     const std::uint32_t k = 1;
-    w.timeline()->setVisibleRange({t.start(k) - 200'000, t.end(k) + 200'000});
+    w.timeline()->setVisibleRange({ t.start(k) - 200'000, t.end(k) + 200'000 });
     w.timeline()->replot();
     const auto p = w.timeline()->pixelOf(0, ncclLane, k);
     QVERIFY(p);
@@ -188,8 +198,8 @@ void TestMainWindow::clickFillsDetails()
     QCOMPARE(d->field(QStringLiteral("Rank")), QStringLiteral("Rank 0"));
     QCOMPARE(d->field(QStringLiteral("Stream")), QStringLiteral("CUDA[0:17] (stream 17)"));
     QCOMPARE(d->field(QStringLiteral("Duration")),
-             QStringLiteral("%1 (%2 ns)").arg(durationText(t.duration(k)), groupDigits(std::uint64_t(t.duration(k)))));
-    const InstanceOverlap ov = instanceOverlap(*trace, *w.analysis(), {0, ncclLane, std::uint32_t(k)});
+        QStringLiteral("%1 (%2 ns)").arg(durationText(t.duration(k)), groupDigits(std::uint64_t(t.duration(k)))));
+    const InstanceOverlap ov = instanceOverlap(*trace, *w.analysis(), { 0, ncclLane, std::uint32_t(k) });
     QCOMPARE(ov.hiddenNs + ov.exposedNs, t.duration(k));
     // Like every other time: "335.3 µs (335 323 ns, 97.4 %)".
     auto part = [&](TimeNs ns) {
@@ -225,7 +235,7 @@ void TestMainWindow::exposedPanelEqualsCliStats()
     QCOMPARE(panel->stats().size(), w.trace()->ranks.size() + 1);
 
     QProcess cli;
-    cli.start(QStringLiteral(EXPOSURE_CLI), {QStringLiteral("stats"), m_demo, QStringLiteral("--json")});
+    cli.start(QStringLiteral(EXPOSURE_CLI), { QStringLiteral("stats"), m_demo, QStringLiteral("--json") });
     QVERIFY(cli.waitForFinished(30000));
     QCOMPARE(cli.exitCode(), 0);
     const QJsonObject json = QJsonDocument::fromJson(cli.readAllStandardOutput()).object();
@@ -265,9 +275,8 @@ void TestMainWindow::exposedPanelEqualsCliStats()
     panel->setScope(ExposedPanel::Scope::Step, step.index);
     QTRY_COMPARE_WITH_TIMEOUT(panel->table()->horizontalHeaderItem(0)->text(), QStringLiteral("Step time"), 10000);
     QTRY_VERIFY_WITH_TIMEOUT(panel->waits().size() == w.trace()->ranks.size() + 1
-                                 && panel->waits()[0].waitNs
-                                     == collectiveWaitInWindow(*match, *w.analysis(), 0, step.range).waitNs,
-                             10000);
+            && panel->waits()[0].waitNs == collectiveWaitInWindow(*match, *w.analysis(), 0, step.range).waitNs,
+        10000);
     for (std::size_t r = 0; r < w.trace()->ranks.size(); ++r) {
         TimeRange range;
         for (const auto& st : w.analysis()->ranks[r].steps)
@@ -292,7 +301,8 @@ void TestMainWindow::exposedPanelEqualsCliStats()
         QCOMPARE(panel->table()->item(int(r), 0)->text(), durationText(panel->lengths()[r]));
         longest = std::max(longest, panel->lengths()[r]);
     }
-    QCOMPARE(panel->table()->item(int(rankCount), 0)->text(), QStringLiteral("%1 (longest)").arg(durationText(longest)));
+    QCOMPARE(
+        panel->table()->item(int(rankCount), 0)->text(), QStringLiteral("%1 (longest)").arg(durationText(longest)));
 }
 
 void TestMainWindow::visibleRangeStatsFollowZoom()
@@ -301,10 +311,10 @@ void TestMainWindow::visibleRangeStatsFollowZoom()
     QVERIFY(loadDemo(w));
     ExposedPanel* panel = w.exposedPanel();
     panel->setScope(ExposedPanel::Scope::VisibleRange);
-    const TimeRange half{w.trace()->extent.start, w.trace()->extent.end / 2};
+    const TimeRange half { w.trace()->extent.start, w.trace()->extent.end / 2 };
     // Several quick zooms: only the newest result may be delivered.
-    w.timeline()->setVisibleRange({0, w.trace()->extent.end / 4});
-    w.timeline()->setVisibleRange({0, w.trace()->extent.end / 3});
+    w.timeline()->setVisibleRange({ 0, w.trace()->extent.end / 4 });
+    w.timeline()->setVisibleRange({ 0, w.trace()->extent.end / 3 });
     w.timeline()->setVisibleRange(half);
     QTRY_COMPARE_WITH_TIMEOUT(panel->statsWindow(), half, 10000);
     QTest::qWait(200);
@@ -368,7 +378,7 @@ void TestMainWindow::cancelKeepsPreviousTrace()
 {
     MainWindow w;
     // First a small trace, then a "large" one whose generation only stops when cancelled.
-    std::atomic<bool> sawCancel{false};
+    std::atomic<bool> sawCancel { false };
     w.loader()->setLoadFunction([&](const std::string& path, const LoadOptions& o) -> std::shared_ptr<Trace> {
         if (path == "small")
             return testing::makeDdpTrace(2, 3);
@@ -382,7 +392,7 @@ void TestMainWindow::cancelKeepsPreviousTrace()
             }
             b.addInterval(r, lane, i * 100, i * 100 + 50, "k", RegionKind::Kernel);
             if (i % 100000 == 0 && o.progress)
-                o.progress(LoadProgress{std::uint64_t(i), 100'000'000, "large"});
+                o.progress(LoadProgress { std::uint64_t(i), 100'000'000, "large" });
             if (i > 50'000'000) // never reached in the test; bounded just in case
                 return b.finish();
         }
@@ -435,8 +445,9 @@ void TestMainWindow::stalledLoadFailsAndWindowStaysUsable()
     QVERIFY(failed.wait(10000));
     QVERIFY(timer.elapsed() >= 1000);
     QCOMPARE(messages.size(), 1);
-    QCOMPARE(messages.first(), QStringLiteral("stuck: reading stopped making progress for 1 s inside the OTF2 library "
-                                              "(a damaged event file: check it with otf2-print)"));
+    QCOMPARE(messages.first(),
+        QStringLiteral("stuck: reading stopped making progress for 1 s inside the OTF2 library "
+                       "(a damaged event file: check it with otf2-print)"));
     QVERIFY(!w.loader()->isLoading());
     QVERIFY(!w.trace());
 
@@ -479,30 +490,31 @@ void TestMainWindow::collectivesInDetailsAndExposed()
     QCOMPARE(w.collectives()->groups.size(), std::size_t(1));
 
     DetailsPanel* d = w.detailsPanel();
-    w.timeline()->select({0, 1, 0});
+    w.timeline()->select({ 0, 1, 0 });
     QCOMPARE(d->field(QStringLiteral("Ranks in collective")), QStringLiteral("2"));
     QCOMPARE(d->field(QStringLiteral("Waiting for peers")),
-             QStringLiteral("%1 (2 000 000 ns, 50.0 %)").arg(durationText(2 * L::kMs)));
+        QStringLiteral("%1 (2 000 000 ns, 50.0 %)").arg(durationText(2 * L::kMs)));
     QCOMPARE(d->field(QStringLiteral("Transfer")),
-             QStringLiteral("%1 (2 000 000 ns, 50.0 %)").arg(durationText(2 * L::kMs)));
+        QStringLiteral("%1 (2 000 000 ns, 50.0 %)").arg(durationText(2 * L::kMs)));
     QCOMPARE(d->field(QStringLiteral("Arrived last")),
-             QStringLiteral("Rank 1 arrived last, %1 after this rank").arg(durationText(2 * L::kMs)));
-    QCOMPARE(d->summary(), QStringLiteral("Waiting for peers %1 (50.0 %) · transfer %1 · Rank 1 arrived last")
-                               .arg(durationText(2 * L::kMs)));
+        QStringLiteral("Rank 1 arrived last, %1 after this rank").arg(durationText(2 * L::kMs)));
+    QCOMPARE(d->summary(),
+        QStringLiteral("Waiting for peers %1 (50.0 %) · transfer %1 · Rank 1 arrived last")
+            .arg(durationText(2 * L::kMs)));
     QCOMPARE(d->peers().size(), 1);
-    QCOMPARE(d->peers().front(), (TimelineSelection{1, 1, 0}));
+    QCOMPARE(d->peers().front(), (TimelineSelection { 1, 1, 0 }));
     QVERIFY(d->browser()->toHtml().contains(QStringLiteral("peer:0")));
     // Following the peer link selects rank 1's instance and shows the whole collective.
     emit d->browser()->anchorClicked(QUrl(QStringLiteral("peer:0")));
     QVERIFY(w.timeline()->selection());
-    QCOMPARE(*w.timeline()->selection(), (TimelineSelection{1, 1, 0}));
+    QCOMPARE(*w.timeline()->selection(), (TimelineSelection { 1, 1, 0 }));
     QVERIFY(w.visibleRange().start <= 1 * L::kMs && w.visibleRange().end >= 5 * L::kMs + 1000);
     QVERIFY(w.visibleRange().duration() < 8 * L::kMs);
     QCOMPARE(d->field(QStringLiteral("Rank")), QStringLiteral("Rank 1"));
     QCOMPARE(d->field(QStringLiteral("Waiting for peers")), QStringLiteral("%1 (0 ns, 0.0 %)").arg(durationText(0)));
     QVERIFY(d->field(QStringLiteral("Arrived last")).startsWith(QStringLiteral("this rank (Rank 1)")));
     // The unmatched one.
-    w.timeline()->select({0, 1, 1});
+    w.timeline()->select({ 0, 1, 1 });
     QCOMPARE(d->field(QStringLiteral("Peers")), QStringLiteral("no matching instance on other ranks"));
     QVERIFY(d->peers().isEmpty());
     QVERIFY(d->summary().isEmpty());
@@ -523,8 +535,8 @@ void TestMainWindow::collectivesInDetailsAndExposed()
     QCOMPARE(panel->table()->item(0, 7)->text(), durationText(1 * L::kMs));
     // Visible range [2.5 ms, 11 ms): 0.5 ms of waiting, all of it exposed.
     panel->setScope(ExposedPanel::Scope::VisibleRange);
-    w.timeline()->setVisibleRange({2'500'000, 11 * L::kMs});
-    QTRY_COMPARE_WITH_TIMEOUT(panel->statsWindow(), (TimeRange{2'500'000, 11 * L::kMs}), 10000);
+    w.timeline()->setVisibleRange({ 2'500'000, 11 * L::kMs });
+    QTRY_COMPARE_WITH_TIMEOUT(panel->statsWindow(), (TimeRange { 2'500'000, 11 * L::kMs }), 10000);
     QCOMPARE(panel->waits()[0].waitNs, TimeNs(500'000));
     QCOMPARE(panel->waits()[0].exposedWaitNs, TimeNs(500'000));
     QCOMPARE(panel->table()->horizontalHeaderItem(0)->text(), QStringLiteral("Span"));
@@ -541,14 +553,14 @@ void TestMainWindow::keyboardZoomAndHistory()
     w.openTrace(QStringLiteral("generated"));
     QVERIFY(loaded.wait(10000));
     const TimeRange full = w.visibleRange();
-    QCOMPARE(full, (TimeRange{0, 3 * L::kStep + 9'200'000}));
+    QCOMPARE(full, (TimeRange { 0, 3 * L::kStep + 9'200'000 }));
     w.timeline()->setFocus();
     QTest::keyClick(&w, Qt::Key_Equal, Qt::ControlModifier);
-    const TimeRange in{full.duration() / 4, full.end - full.duration() / 4};
+    const TimeRange in { full.duration() / 4, full.end - full.duration() / 4 };
     QCOMPARE(w.visibleRange(), in);
     QTest::keyClick(w.timeline(), Qt::Key_Right);
     const TimeNs shift = in.duration() / 5;
-    QCOMPARE(w.visibleRange(), (TimeRange{in.start + shift, in.end + shift}));
+    QCOMPARE(w.visibleRange(), (TimeRange { in.start + shift, in.end + shift }));
     QTest::keyClick(&w, Qt::Key_Left, Qt::AltModifier);
     QCOMPARE(w.visibleRange(), in);
     QTest::keyClick(&w, Qt::Key_Left, Qt::AltModifier);
@@ -619,9 +631,9 @@ void TestMainWindow::clickOnFoldExplainsIt()
         busy += lane.duration(i);
     const QString busyText = QString::number(100.0 * double(busy) / double(item.end - item.start), 'f', 1);
     QVERIFY2(w.detailsPanel()->field(QStringLiteral("Busy")).startsWith(busyText + QStringLiteral(" %")),
-             qPrintable(w.detailsPanel()->field(QStringLiteral("Busy"))));
+        qPrintable(w.detailsPanel()->field(QStringLiteral("Busy"))));
     QVERIFY2(w.detailsPanel()->field(QStringLiteral("  gemm")).startsWith(busyText + QStringLiteral(" %")),
-             qPrintable(w.detailsPanel()->field(QStringLiteral("  gemm"))));
+        qPrintable(w.detailsPanel()->field(QStringLiteral("  gemm"))));
     // The tooltip of the same block.
     const auto hit = w.timeline()->hitAt(box.center());
     QVERIFY(hit);
@@ -643,8 +655,8 @@ void TestMainWindow::screenshotCommandLine()
     env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
     env.insert(QStringLiteral("XDG_CONFIG_HOME"), dir.path()); // no settings from (or for) the user
     gui.setProcessEnvironment(env);
-    gui.start(QStringLiteral(EXPOSURE_GUI), {QStringLiteral("--screenshot"), png, QStringLiteral("--size"),
-                                             QStringLiteral("1024x700"), m_demo});
+    gui.start(QStringLiteral(EXPOSURE_GUI),
+        { QStringLiteral("--screenshot"), png, QStringLiteral("--size"), QStringLiteral("1024x700"), m_demo });
     QVERIFY(gui.waitForFinished(60000));
     QCOMPARE(gui.exitCode(), 0);
     const QImage image(png);
@@ -656,12 +668,14 @@ void TestMainWindow::screenshotCommandLine()
             coloured += QColor(image.pixel(x, y)).saturation() > 80;
     QVERIFY(coloured > 500);
 
-    gui.start(QStringLiteral(EXPOSURE_GUI), {QStringLiteral("--screenshot"), png, dir.filePath(QStringLiteral("missing"))});
+    gui.start(
+        QStringLiteral(EXPOSURE_GUI), { QStringLiteral("--screenshot"), png, dir.filePath(QStringLiteral("missing")) });
     QVERIFY(gui.waitForFinished(60000));
     QCOMPARE(gui.exitCode(), 2);
     const QString err = QString::fromUtf8(gui.readAllStandardError());
-    QVERIFY2(err.contains(QStringLiteral("exposure: ") + dir.filePath(QStringLiteral("missing")) + QStringLiteral(": ")),
-             qPrintable(err));
+    QVERIFY2(
+        err.contains(QStringLiteral("exposure: ") + dir.filePath(QStringLiteral("missing")) + QStringLiteral(": ")),
+        qPrintable(err));
 }
 
 // Issue 13.5: F5 reset the zoom and cleared the selection. Both stay when the reloaded trace still has them.
@@ -670,13 +684,14 @@ void TestMainWindow::reloadKeepsZoomAndSelection()
     MainWindow w;
     w.resize(1400, 900);
     int steps = 3;
-    w.loader()->setLoadFunction([&steps](const std::string&, const LoadOptions&) { return testing::makeDdpTrace(2, steps); });
+    w.loader()->setLoadFunction(
+        [&steps](const std::string&, const LoadOptions&) { return testing::makeDdpTrace(2, steps); });
     QSignalSpy loaded(&w, &MainWindow::traceLoaded);
     w.openTrace(QStringLiteral("ddp"));
     QVERIFY(loaded.wait(10000));
-    const TimeRange zoom{12 * L::kMs, 19 * L::kMs};
+    const TimeRange zoom { 12 * L::kMs, 19 * L::kMs };
     w.timeline()->setVisibleRange(zoom);
-    const TimelineSelection sel{1, L::kNccl, 3}; // rank 1's second-step exposed AllReduce
+    const TimelineSelection sel { 1, L::kNccl, 3 }; // rank 1's second-step exposed AllReduce
     w.timeline()->select(sel);
     QCOMPARE(w.detailsPanel()->field(QStringLiteral("Rank")), QStringLiteral("Rank 1"));
     w.reload();
@@ -685,8 +700,10 @@ void TestMainWindow::reloadKeepsZoomAndSelection()
     QVERIFY(w.timeline()->selection());
     QCOMPARE(*w.timeline()->selection(), sel);
     QCOMPARE(w.detailsPanel()->field(QStringLiteral("Rank")), QStringLiteral("Rank 1"));
-    QVERIFY(w.detailsPanel()->field(QStringLiteral("Start"))
-                .startsWith(durationText(w.trace()->ranks[1].lanes[L::kNccl].intervals.start(3)) + QStringLiteral(" (")));
+    QVERIFY(
+        w.detailsPanel()
+            ->field(QStringLiteral("Start"))
+            .startsWith(durationText(w.trace()->ranks[1].lanes[L::kNccl].intervals.start(3)) + QStringLiteral(" (")));
     // A shorter trace no longer has that interval nor all of that range: the range is clipped, the selection goes.
     steps = 1;
     w.reload();
@@ -695,7 +712,7 @@ void TestMainWindow::reloadKeepsZoomAndSelection()
     QCOMPARE(w.visibleRange(), w.trace()->extent); // [12, 19) ms lies past its 9.2 ms: the whole trace
     // A plain open (not a reload) starts from the whole trace, as before.
     steps = 3;
-    w.timeline()->setVisibleRange({1 * L::kMs, 2 * L::kMs});
+    w.timeline()->setVisibleRange({ 1 * L::kMs, 2 * L::kMs });
     w.openTrace(QStringLiteral("ddp"));
     QVERIFY(loaded.wait(10000));
     QCOMPARE(w.visibleRange(), w.trace()->extent);
@@ -723,7 +740,7 @@ void TestMainWindow::emptyStateInsteadOfEmptyTimeline()
     for (QLabel* label : w.emptyState()->findChildren<QLabel*>()) // the explanation is not cut off
         if (label->wordWrap())
             QVERIFY2(label->height() >= label->heightForWidth(label->width()),
-                     qPrintable(QStringLiteral("%1 < %2").arg(label->height()).arg(label->heightForWidth(label->width()))));
+                qPrintable(QStringLiteral("%1 < %2").arg(label->height()).arg(label->heightForWidth(label->width()))));
     QVERIFY(w.emptyState()->openFolderButton()->isVisible());
     QCOMPARE(w.emptyState()->demoButton()->isVisible(), !MainWindow::demoTracePath().isEmpty());
     // Open Demo Trace from the page loads the demo and shows the timeline.
@@ -763,7 +780,8 @@ void TestMainWindow::exposedTableFitsAt1400x900()
     int columns = table->verticalHeader()->width();
     for (int c = 0; c < table->columnCount(); ++c)
         columns += table->isColumnHidden(c) ? 0 : table->columnWidth(c);
-    QVERIFY2(columns <= table->width(), qPrintable(QStringLiteral("columns %1 px in a %2 px table").arg(columns).arg(table->width())));
+    QVERIFY2(columns <= table->width(),
+        qPrintable(QStringLiteral("columns %1 px in a %2 px table").arg(columns).arg(table->width())));
     QVERIFY(!table->horizontalScrollBar()->isVisible());
     QVERIFY(table->isColumnHidden(table->columnCount() - 1)); // Unclassified: 0 everywhere in the demo
 }
@@ -796,7 +814,8 @@ void TestMainWindow::savedFigureIsConfirmed()
     QVERIFY(exported);
     QVERIFY(QFileInfo(png).size() > 0);
     const QString message = w.statusBar()->currentMessage();
-    QVERIFY2(message.startsWith(QStringLiteral("Saved figure %1 (").arg(QDir::toNativeSeparators(png))), qPrintable(message));
+    QVERIFY2(message.startsWith(QStringLiteral("Saved figure %1 (").arg(QDir::toNativeSeparators(png))),
+        qPrintable(message));
     QVERIFY(message.endsWith(QStringLiteral(" KB)")));
 }
 
@@ -813,35 +832,37 @@ void TestMainWindow::clocksAlignedAcrossHosts()
     QSignalSpy loaded(&w, &MainWindow::traceLoaded);
     w.openTrace(dir.path());
     QVERIFY(loaded.wait(10000));
-    QCOMPARE(w.clockNote(), QStringLiteral("clocks aligned across 2 ranks (hosts not recorded) from collective end "
-                                           "times (offsets up to 5 ms, ±0 ns)"));
+    QCOMPARE(w.clockNote(),
+        QStringLiteral("clocks aligned across 2 ranks (hosts not recorded) from collective end "
+                       "times (offsets up to 5 ms, ±0 ns)"));
     QCOMPARE(w.trace()->clocks.ranks[1].offsetNs, TimeNs(5'000'000));
     QTreeWidget* tree = w.collectivesPanel()->tree();
     QCOMPARE(tree->topLevelItemCount(), 1);
     QCOMPARE(tree->topLevelItem(0)->text(0),
-             QStringLiteral("Group 0 (default_pg) ranks [0, 1]: 10 collectives, 20 of 20 kernels matched by "
-                            "process_group"));
+        QStringLiteral("Group 0 (default_pg) ranks [0, 1]: 10 collectives, 20 of 20 kernels matched by "
+                       "process_group"));
     // Rows: the collective row, then the stragglers (rank 1 arrives 50 us after rank 0 each time).
     QCOMPARE(tree->topLevelItem(0)->childCount(), 2);
     QCOMPARE(tree->topLevelItem(0)->child(0)->text(CollectivesPanel::Type), QStringLiteral("allreduce"));
     QCOMPARE(tree->topLevelItem(0)->child(0)->text(CollectivesPanel::Count), QStringLiteral("10"));
     QCOMPARE(tree->topLevelItem(0)->child(0)->text(CollectivesPanel::Latency), QStringLiteral("150 µs"));
     QCOMPARE(tree->topLevelItem(0)->child(1)->text(0),
-             QStringLiteral("Stragglers: Rank 1 last in 10 (others waited 500 µs)"));
+        QStringLiteral("Stragglers: Rank 1 last in 10 (others waited 500 µs)"));
     int ncclLane = -1;
     for (std::size_t l = 0; l < w.trace()->ranks[0].lanes.size(); ++l)
         if (w.trace()->ranks[0].lanes[l].name == "CUDA[0:17]")
             ncclLane = int(l);
     QVERIFY(ncclLane >= 0);
-    w.detailsPanel()->showInterval(*w.trace(), w.analysis().get(), w.timeline()->viewIndex().get(), {0, ncclLane, 2},
-                                   w.collectives().get());
+    w.detailsPanel()->showInterval(
+        *w.trace(), w.analysis().get(), w.timeline()->viewIndex().get(), { 0, ncclLane, 2 }, w.collectives().get());
     QCOMPARE(w.detailsPanel()->field(QStringLiteral("Matched by")),
-             QStringLiteral("process group 0 (default_pg) [0, 1]: collective 3 of its order"));
+        QStringLiteral("process group 0 (default_pg) [0, 1]: collective 3 of its order"));
     QCOMPARE(w.detailsPanel()->field(QStringLiteral("Waiting for peers")).left(5), QStringLiteral("50 µs"));
 
     w.alignClocksAction()->setChecked(false);
     QVERIFY(loaded.wait(10000));
-    QVERIFY(w.clockNote().startsWith(QStringLiteral("clocks as recorded (--clock recorded; estimated offsets up to 5 ms")));
+    QVERIFY(
+        w.clockNote().startsWith(QStringLiteral("clocks as recorded (--clock recorded; estimated offsets up to 5 ms")));
     QCOMPARE(w.trace()->clocks.ranks[1].offsetNs, TimeNs(0));
 }
 
@@ -864,9 +885,9 @@ void TestMainWindow::opensTorchProfilerFolder()
         if (w.trace()->ranks[0].lanes[l].name == "CUDA[0:17]")
             ncclLane = int(l);
     QVERIFY(ncclLane >= 0);
-    w.timeline()->select({0, ncclLane, 0});
-    w.detailsPanel()->showInterval(*w.trace(), w.analysis().get(), w.timeline()->viewIndex().get(), {0, ncclLane, 0},
-                                   w.collectives().get());
+    w.timeline()->select({ 0, ncclLane, 0 });
+    w.detailsPanel()->showInterval(
+        *w.trace(), w.analysis().get(), w.timeline()->viewIndex().get(), { 0, ncclLane, 0 }, w.collectives().get());
     const DetailsPanel* d = w.detailsPanel();
     QCOMPARE(d->field(QStringLiteral("Collective (profiler)")), QStringLiteral("allreduce"));
     QCOMPARE(d->field(QStringLiteral("Message size")), QStringLiteral("4.00 MB (4 000 000 bytes)"));
@@ -874,7 +895,7 @@ void TestMainWindow::opensTorchProfilerFolder()
     // 4 MB in 30 us among 2 ranks: 133.33 GB/s; both ranks run it at the same time, so nothing waits.
     QCOMPARE(d->field(QStringLiteral("Bus bandwidth")), QStringLiteral("133.33 GB/s over the kernel's duration"));
     QCOMPARE(d->field(QStringLiteral("Bus bandwidth (transfer)")),
-             QStringLiteral("133.33 GB/s over the transfer, after the last rank joined"));
+        QStringLiteral("133.33 GB/s over the transfer, after the last rank joined"));
 }
 
 void TestMainWindow::opensDroppedNsightReport()
@@ -953,7 +974,8 @@ void TestMainWindow::transfersPanelListsCopies()
     QCOMPARE(t->item(0, TransfersPanel::Bytes)->text(), QStringLiteral("4.10 kB"));
     QCOMPARE(t->item(0, TransfersPanel::Bandwidth)->text(), QStringLiteral("2.05 GB/s"));
     QCOMPARE(t->item(0, TransfersPanel::Step)->text(), QStringLiteral("ProfilerStep#4"));
-    QVERIFY2(p->summary().startsWith(QStringLiteral("HtoD: 1 copies, 4.10 kB in 2 µs (2.05 GB/s)")), qPrintable(p->summary()));
+    QVERIFY2(p->summary().startsWith(QStringLiteral("HtoD: 1 copies, 4.10 kB in 2 µs (2.05 GB/s)")),
+        qPrintable(p->summary()));
     // Activating the copy selects it on the timeline and shows its details.
     emit t->cellActivated(0, 0);
     QVERIFY(w.timeline()->selection());
@@ -971,7 +993,8 @@ void TestMainWindow::everyShortcutIsBoundOnce()
             const QString key = k.toString(QKeySequence::PortableText);
             const QString scope = a->shortcutContext() == Qt::WidgetShortcut ? QStringLiteral("widget:") : QString();
             QVERIFY2(!owner.contains(scope + key),
-                     qPrintable(QStringLiteral("%1 is bound to '%2' and '%3'").arg(key, owner.value(scope + key), a->text())));
+                qPrintable(
+                    QStringLiteral("%1 is bound to '%2' and '%3'").arg(key, owner.value(scope + key), a->text())));
             owner.insert(scope + key, a->text());
             ++keys;
         }

@@ -2,9 +2,9 @@
 // The main window under load and with damaged state: the event loop keeps turning while a 10 M-event trace loads,
 // Cancel returns at once, a second Open supersedes the first, damaged settings and vanished recent files fall back
 // or say so, and import warnings are shown.
-#include "run/openrun.h"
 #include "import/memorybudget.h"
 #include "jobs/traceloader.h"
+#include "run/openrun.h"
 #include "shell/mainwindow.h"
 #include "shell/recentfilesmenu.h"
 #include "support/kinetotraces.h"

@@ -71,7 +71,7 @@ TimelinePlot::DrawnClassesSource drawnViaBytes(const TimelinePlot* plot, int* ca
         for (std::size_t i = 0; i < plot->rows().size(); ++i)
             (i % 2 ? odd : even).push_back(int(i));
         DrawnClasses merged;
-        for (const auto* part : {&even, &odd})
+        for (const auto* part : { &even, &odd })
             merged.merge(DrawnClasses::fromBytes(drawnClasses(plot->scene(), *part, range).toBytes()));
         return merged;
     };
@@ -203,11 +203,11 @@ private Q_SLOTS:
         const TimeRange extent = m_demo->extent;
         const DrawnClasses whole = drawnClasses(scene, all, extent);
         const auto key = [](Category c, const char* sg) { return std::pair<int, std::string>(int(c), sg); };
-        const std::set<std::pair<int, std::string>> expected {key(Category::Compute, "attention"),
+        const std::set<std::pair<int, std::string>> expected { key(Category::Compute, "attention"),
             key(Category::Compute, "elementwise"), key(Category::Compute, "gemm"),
             key(Category::Compute, "normalization"), key(Category::Compute, "optimizer"),
             key(Category::Communication, "AllReduce"), key(Category::Memcpy, "HtoD"), key(Category::Idle, ""),
-            key(Category::Host, "")};
+            key(Category::Host, "") };
         const auto text = [](const std::set<std::pair<int, std::string>>& set) {
             QStringList out;
             for (const auto& [c, sg] : set)
@@ -222,7 +222,7 @@ private Q_SLOTS:
         QVERIFY(merged == whole);
         QVERIFY(DrawnClasses::fromBytes(whole.toBytes()) == whole);
         // After the trace's end nothing is drawn; no row is listed, nothing is.
-        const DrawnClasses after = drawnClasses(scene, all, {extent.end + 1000, extent.end + 2000});
+        const DrawnClasses after = drawnClasses(scene, all, { extent.end + 1000, extent.end + 2000 });
         QVERIFY(after.blocks.empty());
         QVERIFY(!after.compute && !after.communication && !after.hidden && !after.exposed && !after.computeOnly);
         QVERIFY(drawnClasses(scene, {}, extent) == DrawnClasses());

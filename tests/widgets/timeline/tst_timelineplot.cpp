@@ -43,9 +43,11 @@ void TestTimelinePlot::rowsOfGeneratedTrace()
     TimelinePlot plot;
     plot.setTrace(testing::makeDdpTrace(2, 3), nullptr);
     const QStringList expected = {
-        QStringLiteral("Rank 0 \u00B7 CUDA[0:7] compute"), QStringLiteral("CUDA[0:17] NCCL"),
+        QStringLiteral("Rank 0 \u00B7 CUDA[0:7] compute"),
+        QStringLiteral("CUDA[0:17] NCCL"),
         QStringLiteral("Master thread"),
-        QStringLiteral("Rank 1 \u00B7 CUDA[1:7] compute"), QStringLiteral("CUDA[1:17] NCCL"),
+        QStringLiteral("Rank 1 \u00B7 CUDA[1:7] compute"),
+        QStringLiteral("CUDA[1:17] NCCL"),
         QStringLiteral("Master thread"),
     };
     QCOMPARE(plot.rowLabels(), expected);
@@ -67,7 +69,7 @@ void TestTimelinePlot::rendersKernelColoursAndGaps()
     o.legend = false;
     o.blockLabels = false; // text inside boxes would make the centre pixel depend on the font
     plot.setOptions(o);
-    plot.setVisibleRange({0, L::kStep});
+    plot.setVisibleRange({ 0, L::kStep });
     plot.replot();
     const QImage img = plot.toPixmap().toImage();
 
@@ -113,7 +115,7 @@ void TestTimelinePlot::clickSelectsKernel()
     plot.show();
     QVERIFY(QTest::qWaitForWindowExposed(&plot));
     plot.setTrace(testing::makeDdpTrace(2, 2), nullptr);
-    plot.setVisibleRange({0, L::kStep});
+    plot.setVisibleRange({ 0, L::kStep });
     plot.replot();
     QSignalSpy spy(&plot, &TimelinePlot::intervalSelected);
     // Backward kernel 1 of step 0 on rank 1: interval index 5 of the compute lane.
@@ -154,18 +156,18 @@ void TestTimelinePlot::zoomHistoryRestoresExactRanges()
     TimelinePlot plot;
     plot.resize(800, 300);
     plot.setTrace(testing::makeDdpTrace(1, 4), nullptr);
-    const TimeRange full{0, 3 * L::kStep + 9'200'000};
+    const TimeRange full { 0, 3 * L::kStep + 9'200'000 };
     QCOMPARE(plot.visibleRange(), full);
-    plot.setVisibleRange({L::kStep, 2 * L::kStep});
+    plot.setVisibleRange({ L::kStep, 2 * L::kStep });
     plot.zoomIn();
-    const TimeRange zoomed{L::kStep + L::kStep / 4, 2 * L::kStep - L::kStep / 4};
+    const TimeRange zoomed { L::kStep + L::kStep / 4, 2 * L::kStep - L::kStep / 4 };
     QCOMPARE(plot.visibleRange(), zoomed);
     plot.zoomOut();
-    QCOMPARE(plot.visibleRange(), (TimeRange{L::kStep, 2 * L::kStep}));
+    QCOMPARE(plot.visibleRange(), (TimeRange { L::kStep, 2 * L::kStep }));
     QVERIFY(plot.back());
     QCOMPARE(plot.visibleRange(), zoomed);
     QVERIFY(plot.back());
-    QCOMPARE(plot.visibleRange(), (TimeRange{L::kStep, 2 * L::kStep}));
+    QCOMPARE(plot.visibleRange(), (TimeRange { L::kStep, 2 * L::kStep }));
     QVERIFY(plot.back());
     QCOMPARE(plot.visibleRange(), full);
     QVERIFY(!plot.back());
@@ -200,7 +202,7 @@ void TestTimelinePlot::twoToneAndOverlapColoursWithAnalysis()
     o.legend = false;
     o.blockLabels = false;
     plot.setOptions(o);
-    plot.setVisibleRange({0, L::kStep});
+    plot.setVisibleRange({ 0, L::kStep });
     plot.replot();
     const QImage img = plot.toPixmap().toImage();
     const Palette& pal = plot.scene().palette;
@@ -275,8 +277,8 @@ void TestTimelinePlot::rubberBandAndDrag()
     QTest::mouseRelease(&plot, Qt::LeftButton, Qt::ShiftModifier, QPoint(xb, y));
     const TimeRange zoomed = plot.visibleRange();
     QVERIFY2(std::abs(double(zoomed.start) - ta) < 2 * (tb - ta) / ar.width()
-                 && std::abs(double(zoomed.end) - tb) < 2 * (tb - ta) / ar.width(),
-             qPrintable(QStringLiteral("%1..%2 vs %3..%4").arg(zoomed.start).arg(zoomed.end).arg(ta).arg(tb)));
+            && std::abs(double(zoomed.end) - tb) < 2 * (tb - ta) / ar.width(),
+        qPrintable(QStringLiteral("%1..%2 vs %3..%4").arg(zoomed.start).arg(zoomed.end).arg(ta).arg(tb)));
     QCOMPARE(plot.history().current(), zoomed);
     // Plain drag pans (keeping the duration) and is committed to the history on release.
     QTest::mousePress(&plot, Qt::LeftButton, Qt::NoModifier, QPoint(xb, y));
@@ -328,15 +330,16 @@ void TestTimelinePlot::cpuRowsShowNesting()
     o.legend = false;
     o.blockLabels = false;
     plot.setOptions(o);
-    QCOMPARE(plot.rowLabels(), (QStringList{QStringLiteral("Rank 0 \u00B7 CUDA[0:7] compute"),
-                                            QStringLiteral("Master thread"), QString(), QString(), QString()}));
+    QCOMPARE(plot.rowLabels(),
+        (QStringList { QStringLiteral("Rank 0 \u00B7 CUDA[0:7] compute"), QStringLiteral("Master thread"), QString(),
+            QString(), QString() }));
     QCOMPARE(plot.scene().rowOf(0, cpu), 1);
     QCOMPARE(plot.scene().rowOf(0, cpu, step), 1);
     QCOMPARE(plot.scene().rowOf(0, cpu, fwd), 2);
     QCOMPARE(plot.scene().rowOf(0, cpu, sync), 3);
     QCOMPARE(plot.scene().rowOf(0, cpu, deep), 4);
 
-    plot.setVisibleRange({0, 10 * L::kMs});
+    plot.setVisibleRange({ 0, 10 * L::kMs });
     plot.replot();
     const QImage img = plot.toPixmap().toImage();
     const auto& sc = plot.scene();
@@ -416,7 +419,7 @@ void TestTimelinePlot::waitingPartIsHatched()
     const int legendWithout = legendItems();
     plot.setCollectives(match);
     QCOMPARE(legendItems(), legendWithout + 1);
-    plot.setVisibleRange({0, 6 * L::kMs});
+    plot.setVisibleRange({ 0, 6 * L::kMs });
     plot.replot();
     const QImage img = plot.toPixmap().toImage();
     const auto& nc = analysis->names[trace->ranks[0].lanes[0].intervals.name(0)];
@@ -429,7 +432,8 @@ void TestTimelinePlot::waitingPartIsHatched()
         const QRect box = plot.plottable()->boxRect(row, 0, 1);
         int hatched = 0, plain = 0;
         for (int y = box.top(); y < box.top() + box.height() / 2 - 1; ++y) {
-            for (int x = int(plot.xAxis->coordToPixel(fromMs * L::kMs)); x < int(plot.xAxis->coordToPixel(toMs * L::kMs)); ++x) {
+            for (int x = int(plot.xAxis->coordToPixel(fromMs * L::kMs));
+                 x < int(plot.xAxis->coordToPixel(toMs * L::kMs)); ++x) {
                 const QString c = QColor(img.pixel(x, y)).name();
                 hatched += c == hatch.name();
                 plain += c == comm.name();
