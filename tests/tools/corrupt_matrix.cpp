@@ -155,7 +155,7 @@ const std::vector<StructuralEdit>& structuralEdits()
             [](const std::string& j) { return replaceFirst(j, "\"traceEvents\": [", "\"traceEvents\": {\"x\": ["); } },
         { "correlation as object", [](const std::string& j) { return replaceValue(j, "correlation", "{\"id\": 1}"); } },
         { "stream beyond int32", [](const std::string& j) { return replaceValue(j, "stream", "4294967296"); } },
-        { "binary garbage", [](const std::string&) { return std::string("\x1f\x8b\x08\0garbage\xff\0\x01", 16); } },
+        { "binary garbage", [](const std::string&) { return std::string("\x1f\x8b\x08\0garbage\xff\0\x01", 14); } },
         { "empty file", [](const std::string&) { return std::string(); } },
     };
     return edits;
