@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "timeline/timelineplottable.h"
 
+#include "common/labels.h"
+
 #include <QFontMetrics>
 #include <algorithm>
 #include <cmath>
@@ -135,19 +137,7 @@ QString TimelineScene::classLabel(int row, std::uint8_t cls) const
     const PaintClass& pc = index->paintClasses[cls];
     if (!pc.subgroup.empty() && pc.subgroup != "other")
         return QString::fromStdString(pc.subgroup);
-    switch (pc.category) {
-    case Category::Compute:
-        return QObject::tr("other compute");
-    case Category::Communication:
-        return QObject::tr("communication");
-    case Category::Memcpy:
-        return QObject::tr("memcpy");
-    case Category::Idle:
-        return QObject::tr("idle / sync");
-    case Category::Host:
-        return QObject::tr("host");
-    }
-    return {};
+    return pc.category == Category::Compute ? QObject::tr("other compute") : categoryLabel(pc.category);
 }
 
 bool TimelineScene::classIsBusy(int row, std::uint8_t cls) const
