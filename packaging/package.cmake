@@ -5,7 +5,7 @@
 
 # The installed programs: no RUNPATH (qt_standard_project_setup sets $ORIGIN/../lib, where nothing of ours lives),
 # and Debian's hardening link flags (full RELRO, bind now).
-foreach(target IN ITEMS exposure exposure-cli exposure-cli-render)
+foreach(target IN ITEMS exposure exposure-cli exposure-cli-render exposure-otf2-probe)
   set_target_properties(${target} PROPERTIES INSTALL_RPATH "")
   target_link_options(${target} PRIVATE LINKER:-z,relro LINKER:-z,now)
 endforeach()

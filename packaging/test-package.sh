@@ -93,7 +93,7 @@ for cmd in info stats render compare; do
 done
 
 # Stripped executables without a RUNPATH; their debug sections in the dbgsym package, found by build id.
-for bin in usr/bin/exposure usr/bin/exposure-cli usr/libexec/exposure/exposure-cli-render; do
+for bin in usr/bin/exposure usr/bin/exposure-cli usr/libexec/exposure/exposure-cli-render usr/libexec/exposure/exposure-otf2-probe; do
     f=$root/$bin
     [ -x "$f" ] || fail "the package lacks the executable /$bin"
     ! readelf -S "$f" | grep -q '\.debug_info' || fail "/$bin is not stripped (it has .debug_info)"

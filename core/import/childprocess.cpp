@@ -4,24 +4,32 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
+#include <filesystem>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
+extern char** environ;
+
 namespace exposure {
 
-ChildOutcome runInChild(const std::function<int()>& work, std::chrono::milliseconds timeout)
+namespace {
+
+ChildOutcome notStarted(const std::string& why)
 {
     ChildOutcome out;
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-        out.state = ChildOutcome::NotStarted;
-        out.error = std::strerror(errno);
-        return out;
-    }
-    if (pid == 0)
-        ::_exit(work() & 0xff);
+    out.state = ChildOutcome::NotStarted;
+    out.error = why;
+    return out;
+}
+
+// Polls with a growing pause (100 µs to 10 ms) until the child ends or the deadline passes.
+ChildOutcome waitFor(pid_t pid, std::chrono::milliseconds timeout)
+{
+    ChildOutcome out;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     auto pause = std::chrono::microseconds(100);
     int status = 0;
@@ -29,11 +37,8 @@ ChildOutcome runInChild(const std::function<int()>& work, std::chrono::milliseco
         const pid_t done = ::waitpid(pid, &status, WNOHANG);
         if (done == pid)
             break;
-        if (done < 0 && errno != EINTR) { // reaped by someone else: its outcome is unknown here
-            out.state = ChildOutcome::NotStarted;
-            out.error = std::string("lost the checking process: ") + std::strerror(errno);
-            return out;
-        }
+        if (done < 0 && errno != EINTR) // reaped by someone else: its outcome is unknown here
+            return notStarted(std::string("lost the checking process: ") + std::strerror(errno));
         if (std::chrono::steady_clock::now() >= deadline) {
             ::kill(pid, SIGKILL);
             while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) { }
@@ -50,6 +55,57 @@ ChildOutcome runInChild(const std::function<int()>& work, std::chrono::milliseco
         out.exitCode = WEXITSTATUS(status);
     }
     return out;
+}
+
+bool isExecutable(const std::string& path)
+{
+    return !path.empty() && ::access(path.c_str(), X_OK) == 0 && !std::filesystem::is_directory(path);
+}
+
+} // namespace
+
+ChildOutcome runProgram(const std::vector<std::string>& argv, std::chrono::milliseconds timeout)
+{
+    if (argv.empty())
+        return notStarted("no program given");
+    std::vector<char*> args;
+    for (const auto& a : argv)
+        args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    for (int fd = 0; fd <= 2; ++fd)
+        posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
+    pid_t pid = 0;
+    const int rc = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0)
+        return notStarted("cannot start " + argv[0] + ": " + std::strerror(rc));
+    return waitFor(pid, timeout);
+}
+
+std::string otf2ProbeProgram()
+{
+    static const std::string found = [] {
+        const char* name = "exposure-otf2-probe";
+        if (const char* env = std::getenv("EXPOSURE_OTF2_PROBE"); env && *env)
+            return std::string(env);
+        std::error_code ec;
+        const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+        std::vector<std::string> candidates;
+        if (!ec) {
+            candidates.push_back((self.parent_path() / name).string());
+            candidates.push_back((self.parent_path().parent_path() / "libexec" / "exposure" / name).string());
+        }
+#ifdef EXPOSURE_OTF2_PROBE_BUILD
+        candidates.push_back(EXPOSURE_OTF2_PROBE_BUILD);
+#endif
+        for (const auto& c : candidates)
+            if (isExecutable(c))
+                return c;
+        return std::string();
+    }();
+    return found;
 }
 
 } // namespace exposure

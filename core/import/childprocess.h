@@ -1,26 +1,30 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Runs a piece of work that may never return (a library reading a corrupt file) in a child process, so that it can
-// be stopped: the child is killed when it has not finished in time, and nothing of it keeps running in this process.
+// Runs a piece of work that may never return (a library reading a corrupt file) in a separate program, so that it can
+// be stopped: the program is killed when it has not finished in time, and nothing of it keeps running in this process.
 #pragma once
 
 #include <chrono>
-#include <functional>
 #include <string>
+#include <vector>
 
 namespace exposure {
 
 struct ChildOutcome
 {
     enum State { Finished, TimedOut, Crashed, NotStarted } state = Finished;
-    int exitCode = 0; // Finished: what the work returned
-    int signal = 0; // Crashed: the signal that ended the child
-    std::string error; // NotStarted: why (fork failed)
+    int exitCode = 0; // Finished: the program's exit status
+    int signal = 0; // Crashed: the signal that ended it
+    std::string error; // NotStarted: why (no such program, spawn failed)
 };
 
-// Forks; the child runs `work` and leaves with its return value (through _exit: no exit handlers, no flushing of the
-// parent's buffers). The parent waits at most `timeout`, then kills the child (SIGKILL) and reaps it. The work must
-// only read (its effects stay in the child) and should not use locks that other threads of the parent may hold at
-// the moment of the fork (malloc is safe with glibc).
-ChildOutcome runInChild(const std::function<int()>& work, std::chrono::milliseconds timeout);
+// Starts argv[0] with the arguments argv[1..] (posix_spawn: a new program, so unlike a bare fork it is safe in a
+// process whose other threads hold locks), its standard input, output and error on /dev/null. Waits at most `timeout`,
+// then kills it (SIGKILL) and reaps it.
+ChildOutcome runProgram(const std::vector<std::string>& argv, std::chrono::milliseconds timeout);
+
+// The program that reads an OTF2 anchor file on Exposure's behalf (exposure-otf2-probe), or "" when it is not
+// installed. Looked for in $EXPOSURE_OTF2_PROBE, beside this executable, in ../libexec/exposure/ from it (the
+// installed layout), and where the build tree put it.
+std::string otf2ProbeProgram();
 
 } // namespace exposure

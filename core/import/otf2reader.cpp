@@ -14,7 +14,7 @@
 namespace exposure::otf2 {
 
 namespace {
-constexpr std::chrono::seconds kAnchorTimeout { 3 };
+constexpr std::chrono::seconds kAnchorTimeout { 5 };
 
 // OTF2 3.0 trusts the property count of an anchor file: a corrupt count makes OTF2_AnchorFile_Load allocate what it
 // asks for (4 GiB in the fuzz finding) and read strings past the end of the file (found by fuzzing). The anchor's
@@ -123,19 +123,21 @@ Reader::Reader(const std::string& anchorPath)
     if (const auto problem = anchorProblem(anchorPath); !problem.empty())
         throw LoadError(anchorPath, problem);
     // OTF2 3.0 can loop forever inside OTF2_AnchorFile_Load on a corrupted anchor file, and a thread stuck there could
-    // never be stopped. So OTF2 first reads the anchor in a child process, which is killed after kAnchorTimeout; only
-    // when it has finished (reading this anchor ends) does this process read it (the same bytes, the same library).
-    const ChildOutcome probe
-        = runInChild([&anchorPath] { return OTF2_Reader_Open(anchorPath.c_str()) ? 0 : 1; }, kAnchorTimeout);
-    if (probe.state == ChildOutcome::TimedOut)
-        throw LoadError(anchorPath,
-            "corrupt OTF2 anchor file (OTF2 did not finish reading it in " + std::to_string(kAnchorTimeout.count())
-                + " s)");
-    if (probe.state == ChildOutcome::Crashed)
-        throw LoadError(anchorPath,
-            "corrupt OTF2 anchor file (OTF2 crashed reading it: signal " + std::to_string(probe.signal) + ")");
-    if (probe.state == ChildOutcome::NotStarted)
-        throw LoadError(anchorPath, "cannot check the anchor file: " + probe.error);
+    // never be stopped. So exposure-otf2-probe (the same library) first reads the anchor in a process of its own, which
+    // is killed after kAnchorTimeout; only when it has finished does this process read it. Without the probe program
+    // (not installed) the anchor is read here directly, and only the stall watchdog guards it.
+    if (const std::string probeProgram = otf2ProbeProgram(); !probeProgram.empty()) {
+        const ChildOutcome probe = runProgram({ probeProgram, anchorPath }, kAnchorTimeout);
+        if (probe.state == ChildOutcome::TimedOut)
+            throw LoadError(anchorPath,
+                "corrupt OTF2 anchor file (OTF2 did not finish reading it in " + std::to_string(kAnchorTimeout.count())
+                    + " s)");
+        if (probe.state == ChildOutcome::Crashed)
+            throw LoadError(anchorPath,
+                "corrupt OTF2 anchor file (OTF2 crashed reading it: signal " + std::to_string(probe.signal) + ")");
+        if (probe.state == ChildOutcome::NotStarted)
+            throw LoadError(anchorPath, "cannot check the anchor file: " + probe.error);
+    }
     m_reader = OTF2_Reader_Open(anchorPath.c_str());
     if (!m_reader) {
         const std::string error = takeLastError();

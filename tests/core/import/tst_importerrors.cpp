@@ -275,35 +275,38 @@ void TestImportErrors::anchorThatHangsOtf2()
     QCOMPARE(threadCount(), before);
 }
 
-// What OTF2 may never finish (an anchor no check foresees) runs in a child process: one that loops is killed at its
-// deadline and leaves no thread behind; one that crashes or returns says so.
+// What OTF2 may never finish (an anchor no check foresees) runs in a program of its own: one that never ends is killed
+// at its deadline and leaves no thread behind; one that crashes, ends or cannot start says so.
 void TestImportErrors::workThatNeverEndsIsKilled()
 {
     const auto before = threadCount();
     QElapsedTimer timer;
     timer.start();
-    const ChildOutcome loop = runInChild(
-        [] {
-            volatile std::uint64_t n = 0;
-            while (true)
-                n = n + 1;
-            return 0;
-        },
-        std::chrono::milliseconds(200));
+    const ChildOutcome loop = runProgram({ "/bin/sh", "-c", "while :; do :; done" }, std::chrono::milliseconds(200));
     QCOMPARE(int(loop.state), int(ChildOutcome::TimedOut));
     QVERIFY(timer.elapsed() >= 200);
     QCOMPARE(threadCount(), before);
-    const ChildOutcome crash = runInChild(
-        [] {
-            std::abort();
-            return 0;
-        },
-        std::chrono::milliseconds(5000));
+    const ChildOutcome crash = runProgram({ "/bin/sh", "-c", "kill -ABRT $$" }, std::chrono::milliseconds(5000));
     QCOMPARE(int(crash.state), int(ChildOutcome::Crashed));
     QCOMPARE(crash.signal, SIGABRT);
-    const ChildOutcome done = runInChild([] { return 7; }, std::chrono::milliseconds(5000));
+    const ChildOutcome done = runProgram({ "/bin/sh", "-c", "exit 7" }, std::chrono::milliseconds(5000));
     QCOMPARE(int(done.state), int(ChildOutcome::Finished));
     QCOMPARE(done.exitCode, 7);
+    const ChildOutcome missing = runProgram({ "/nonexistent/program" }, std::chrono::milliseconds(5000));
+    QCOMPARE(int(missing.state), int(ChildOutcome::NotStarted));
+    QVERIFY(missing.error.find("/nonexistent/program") != std::string::npos);
+    // The anchor reader of the build tree is found and reads a good anchor (exit 0) and refuses a text file (exit 1).
+    const std::string probe = otf2ProbeProgram();
+    QVERIFY2(!probe.empty(), "exposure-otf2-probe not found");
+    Archive a;
+    const ChildOutcome good = runProgram({ probe, a.anchor }, std::chrono::milliseconds(5000));
+    QCOMPARE(int(good.state), int(ChildOutcome::Finished));
+    QCOMPARE(good.exitCode, 0);
+    const std::string text = a.root + "/not-an-anchor.otf2";
+    std::ofstream(text) << "plain text\n";
+    const ChildOutcome bad = runProgram({ probe, text }, std::chrono::milliseconds(5000));
+    QCOMPARE(int(bad.state), int(ChildOutcome::Finished));
+    QCOMPARE(bad.exitCode, 1);
 }
 
 // An anchor file whose property count was corrupted (found by fuzz_otf2): OTF2 3.0 would calloc 2^29 pointers and
