@@ -222,12 +222,19 @@ TimeRange activityRange(const Trace& trace)
     for (const Rank& rank : trace.ranks) {
         std::vector<char> launching(rank.lanes.size(), 0);
         bool anyLaunch = false;
-        for (const Lane& lane : rank.lanes)
+        // Launches in launch order (Score-P) and per interval by correlation id (torch.profiler, Nsight Systems).
+        auto mark = [&](const LaunchRef& l) {
+            if (l.cpuLane != kUnknownLaunch && l.cpuLane < launching.size()) {
+                launching[l.cpuLane] = 1;
+                anyLaunch = true;
+            }
+        };
+        for (const Lane& lane : rank.lanes) {
             for (const LaunchRef& l : lane.launches)
-                if (l.cpuLane != kUnknownLaunch && l.cpuLane < launching.size()) {
-                    launching[l.cpuLane] = 1;
-                    anyLaunch = true;
-                }
+                mark(l);
+            for (const LaunchRef& l : lane.launchByInterval)
+                mark(l);
+        }
         for (std::size_t l = 0; l < rank.lanes.size(); ++l)
             if (rank.lanes[l].isGpu() || !anyLaunch || launching[l])
                 cover(rank.lanes[l].intervals);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Pure view logic: draw-list folding (data-driven), LOD equivalence, hit testing, zoom history, ticks.
+// Pure view logic: draw-list folding (data-driven), LOD equivalence, hit testing, zoom history, ticks, the recorded
+// activity that Zoom to Fit shows.
 #include "view/drawlist.h"
 #include "view/hittest.h"
 #include "view/timeaxis.h"
+#include "view/viewindex.h"
 #include "view/zoomhistory.h"
 
 #include <QTest>
@@ -64,6 +66,8 @@ private slots:
     void tickLabels_data();
     void tickLabels();
     void niceSteps();
+    void activityLeavesOutPollingThreads_data();
+    void activityLeavesOutPollingThreads();
 };
 
 void TestView::folding_data()
@@ -322,6 +326,44 @@ void TestView::niceSteps()
     QCOMPARE(timeaxis::niceStep(5, 10), 1.0);
     const auto ticks = timeaxis::ticks(1.5e6, 7.2e6, 2e6);
     QCOMPARE(ticks, (std::vector<double> { 2e6, 4e6, 6e6 }));
+}
+
+// A NCCL watchdog thread polls (cudaEventQuery) long after the last step: Zoom to Fit and whole-trace figures show
+// the GPU streams and the threads that launch work. Launches are known in launch order (Score-P), per interval by
+// correlation id (torch.profiler, Nsight Systems: the watchdog tail of a real 2-rank run stretched the view from 440
+// to 500 ms), or not at all (every thread counts).
+void TestView::activityLeavesOutPollingThreads_data()
+{
+    QTest::addColumn<int>("launchKind");
+    QTest::addColumn<qint64>("end");
+    QTest::newRow("launch order") << 0 << qint64(100);
+    QTest::newRow("by correlation id") << 1 << qint64(100);
+    QTest::newRow("no launches") << 2 << qint64(1000);
+}
+
+void TestView::activityLeavesOutPollingThreads()
+{
+    QFETCH(int, launchKind);
+    QFETCH(qint64, end);
+    Trace trace;
+    Rank rank;
+    Lane main;
+    main.intervals = table({ { 0, 100 } });
+    Lane watchdog;
+    watchdog.intervals = table({ { 5, 8 }, { 990, 1000 } });
+    Lane gpu;
+    gpu.kind = LaneKind::GpuStream;
+    gpu.intervals = table({ { 10, 90 } });
+    if (launchKind == 0)
+        gpu.launches = { LaunchRef { 0, 0 } };
+    else if (launchKind == 1)
+        gpu.launchByInterval = { LaunchRef { 0, 0 } };
+    rank.lanes = { main, watchdog, gpu };
+    trace.ranks.push_back(rank);
+    trace.extent = { 0, 1000 };
+    const TimeRange r = activityRange(trace);
+    QCOMPARE(r.start, TimeNs(0));
+    QCOMPARE(r.end, TimeNs(end));
 }
 
 QTEST_APPLESS_MAIN(TestView)
