@@ -109,7 +109,7 @@ QVariant TableModel::data(const QModelIndex& index, int role) const
         return f;
     }
     case Qt::DecorationRole:
-        return c.icon.isNull() ? QVariant() : QVariant(c.icon);
+        return c.icon ? QVariant(*c.icon) : QVariant();
     case SortRole:
         return c.sortKey.isValid() ? c.sortKey : QVariant(c.text);
     case TagRole:

@@ -6,6 +6,7 @@
 #include <QIcon>
 #include <QStringList>
 #include <QVariant>
+#include <optional>
 #include <vector>
 
 namespace exposure {
@@ -21,10 +22,11 @@ struct TableCell
     QString toolTip;
     QColor foreground; // invalid: the view's text colour
     bool bold = false;
-    QIcon icon;
+    // Set (even to a null icon, as QIcon::fromTheme gives where the theme lacks it): the view keeps room for it.
+    std::optional<QIcon> icon;
 
     // A cell with no text, no key and no icon is absent: it sorts after every present cell in either order.
-    bool present() const { return !text.isEmpty() || sortKey.isValid() || !icon.isNull(); }
+    bool present() const { return !text.isEmpty() || sortKey.isValid() || icon.has_value(); }
 };
 
 // A read-only table of rows of TableCells behind a QTableView: column titles (and tooltips), optional row titles,

@@ -907,6 +907,10 @@ void CompareWindow::fillTable()
     m_table->resizeColumnToContents(ColRun);
     m_table->setColumnWidth(ColRun, std::min(m_table->columnWidth(ColRun), 180));
     m_table->setColumnHidden(ColStatus, !anyStatus);
+    // The last section only stretches into free room; without room it keeps the width it had (after the reset
+    // above, the default), so the status is sized to its text.
+    if (anyStatus)
+        m_table->resizeColumnToContents(ColStatus);
 }
 
 void CompareWindow::updateButtons()

@@ -3,10 +3,10 @@
 // scales (1, 4, 8 GPUs ...), as a table and a stacked bar chart of where each run's step time goes.
 #pragma once
 
-#include "common/tablemodel.h"
 #include "analysis/analysis.h"
 #include "analysis/compare.h"
 #include "analysis/stepmean.h"
+#include "common/tablemodel.h"
 #include "jobs/jobslot.h"
 #include "model/trace.h"
 

@@ -54,8 +54,7 @@ QStringList summaryCells(const CollectiveSummaryRow& r)
 
 CollectivesModel::CollectivesModel(QObject* parent)
     : QAbstractItemModel(parent)
-{
-}
+{ }
 
 void CollectivesModel::clear()
 {

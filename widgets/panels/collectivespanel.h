@@ -2,8 +2,8 @@
 #pragma once
 
 #include "analysis/collectives.h"
-#include "panels/collectivesmodel.h"
 #include "model/trace.h"
+#include "panels/collectivesmodel.h"
 
 #include <QWidget>
 #include <memory>

@@ -144,8 +144,8 @@ ExposedPanel::ExposedPanel(QWidget* parent)
     , m_scopeBox(new QComboBox(this))
     , m_caption(new QLabel(this))
     // Two-line titles: the table fits beside the chart at 1400 px without scrolling sideways.
-    , m_model(new TableModel({ tr("Span"), tr("Compute\nbusy"), tr("Comm.\nbusy"), tr("Comm.\nkernel sum"), tr("Hidden"),
-                                 tr("Exposed"), tr("Waiting"), tr("Exposed\nwaiting"), tr("Overlap"),
+    , m_model(new TableModel({ tr("Span"), tr("Compute\nbusy"), tr("Comm.\nbusy"), tr("Comm.\nkernel sum"),
+                                 tr("Hidden"), tr("Exposed"), tr("Waiting"), tr("Exposed\nwaiting"), tr("Overlap"),
                                  tr("Backward\noverlap"), tr("Idle"), tr("Unclassified") },
           this))
     , m_table(new QTableView(this))
@@ -164,7 +164,8 @@ ExposedPanel::ExposedPanel(QWidget* parent)
     m_model->setColumnToolTip(ColWaiting,
         tr("Time NCCL kernels spent waiting for the last peer to join the collective (sum over the rank's kernels, "
            "clipped to the scope)"));
-    m_model->setColumnToolTip(ColExposedWaiting, tr("Waiting for peers during which no compute kernel of the rank runs"));
+    m_model->setColumnToolTip(
+        ColExposedWaiting, tr("Waiting for peers during which no compute kernel of the rank runs"));
     m_model->setColumnToolTip(ColCommBusy, tr("Time at least one communication kernel runs"));
     m_model->setColumnToolTip(ColCommSum, tr("Sum of communication kernel durations"));
     m_model->setColumnToolTip(ColHidden, tr("Communication time during which compute runs"));
@@ -333,8 +334,8 @@ void ExposedPanel::show(const std::vector<WindowStats>& stats, const std::vector
     const int n = int(stats.size());
     QStringList labels, titles;
     std::vector<TableModel::Row> rows;
-    const QColor exposedColour = readableOn(
-        Palette(PaletteKind::Default, palette()).overlap(OverlapState::Exposed), m_table->palette().color(QPalette::Base));
+    const QColor exposedColour = readableOn(Palette(PaletteKind::Default, palette()).overlap(OverlapState::Exposed),
+        m_table->palette().color(QPalette::Base));
     for (int i = 0; i < n; ++i) {
         const bool total = i == n - 1;
         const QString label = total ? tr("All ranks") : QString::fromStdString(m_trace->ranks[i].label);

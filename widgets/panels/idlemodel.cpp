@@ -31,9 +31,8 @@ TableCell gapCell(const QString& text, qlonglong sortKey, bool right)
 IdleModel::IdleModel(QObject* parent)
     : TableModel({ tr("Rank"), tr("Start"), tr("Gap"), tr("Cause"), tr("Host-bound"), tr("Sync wait"), tr("Queued"),
                      tr("CPU was in"), tr("Ended by launch") },
-          parent)
-{
-}
+        parent)
+{ }
 
 QString IdleModel::causeText(const IdleGap& g)
 {
@@ -58,7 +57,8 @@ void IdleModel::setGaps(const Trace& trace, const Analysis& analysis, const std:
         rows.push_back({ gapCell(QString::fromStdString(trace.ranks[std::size_t(rank)].label), rank, false),
             gapCell(durationText(g.range.start), g.range.start, true),
             gapCell(durationText(g.range.duration()), g.range.duration(), true), gapCell(causeText(g), 0, false),
-            gapCell(durationText(g.hostBoundNs), g.hostBoundNs, true), gapCell(durationText(g.syncWaitNs), g.syncWaitNs, true),
+            gapCell(durationText(g.hostBoundNs), g.hostBoundNs, true),
+            gapCell(durationText(g.syncWaitNs), g.syncWaitNs, true),
             gapCell(durationText(g.queuedNs), g.queuedNs, true),
             gapCell(regionName(trace, analysis, rank, g.cpuRegion), 0, false),
             gapCell(regionName(trace, analysis, rank, g.launch), 0, false) });

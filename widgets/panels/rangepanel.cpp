@@ -19,6 +19,8 @@ RangePanel::RangePanel(TableModel* model, QWidget* parent)
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_model->setParent(this);
     m_table->setModel(m_model);
+    // No sort until a column is clicked (a panel that enables sorting shows its rows in their order first).
+    m_table->horizontalHeader()->setSortIndicator(-1, Qt::DescendingOrder);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);

@@ -28,9 +28,8 @@ TableCell plain(const QString& text)
 TransfersModel::TransfersModel(QObject* parent)
     : TableModel({ tr("Rank"), tr("Stream"), tr("Direction"), tr("Bytes"), tr("Duration"), tr("Bandwidth"), tr("Step"),
                      tr("Start") },
-          parent)
-{
-}
+        parent)
+{ }
 
 QString TransfersModel::bandwidthText(double bytesPerSecond)
 {

@@ -46,7 +46,7 @@ QString changeText(TimeNs now, TimeNs before)
 
 WhatIfPanel::WhatIfPanel(QWidget* parent)
     : RangePanel(new TableModel({ tr("Rank"), tr("Measured"), tr("Replay"), tr("Predicted"), tr("Change"),
-                                     tr("Fidelity"), tr("Critical path (predicted)") }),
+                     tr("Fidelity"), tr("Critical path (predicted)") }),
         parent)
 {
     auto* layout = qobject_cast<QVBoxLayout*>(this->layout());

@@ -1144,7 +1144,8 @@ std::optional<QPoint> TimelinePlot::pixelOf(IntervalRef ref) const
     if (row < 0 || !m_scene.trace)
         return std::nullopt;
     const auto& t = m_scene.trace->ranks[std::size_t(ref.rank)].lanes[std::size_t(ref.lane)].intervals;
-    const QRect box = m_plottable->boxRect(row, t.start(ref.interval), t.end(ref.interval)).intersected(axisRect()->rect());
+    const QRect box
+        = m_plottable->boxRect(row, t.start(ref.interval), t.end(ref.interval)).intersected(axisRect()->rect());
     if (box.isEmpty())
         return std::nullopt;
     return box.center();

@@ -17,6 +17,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QFont>
+#include <QHeaderView>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -58,8 +59,7 @@ synth::ArchiveSpec spec()
     return s;
 }
 
-template <typename Done>
-bool waitFor(Done done)
+template <typename Done> bool waitFor(Done done)
 {
     return QTest::qWaitFor(done, 10000);
 }
@@ -213,27 +213,30 @@ void TestTableModels::transfersPanelRefills()
     panel.setTrace(m_trace, m_analysis);
     QVERIFY(waitFor([&] { return panel.jobs()->deliveredCount() == 1 && !panel.jobs()->busy(); }));
     QCOMPARE(panel.model()->rowCount(), 3);
-    // The view sorts by its sort indicator (QHeaderView's default: the first column, descending): rank 1's copy
-    // first, then rank 0's in their order.
-    QCOMPARE(panel.model()->sortColumn(), int(TransfersPanel::Rank));
-    QCOMPARE(panel.model()->sortOrder(), Qt::DescendingOrder);
-    QCOMPARE(panel.model()->text(0, TransfersPanel::Direction), QStringLiteral("DtoD"));
-    QCOMPARE(panel.model()->text(1, TransfersPanel::Direction), QStringLiteral("HtoD"));
-    QCOMPARE(panel.model()->text(2, TransfersPanel::Direction), QStringLiteral("DtoH"));
+    // Unsorted until a column is clicked: in rank, lane and time order.
+    QCOMPARE(panel.model()->sortColumn(), -1);
+    QCOMPARE(panel.model()->text(0, TransfersPanel::Direction), QStringLiteral("HtoD"));
+    QCOMPARE(panel.model()->text(1, TransfersPanel::Direction), QStringLiteral("DtoH"));
+    QCOMPARE(panel.model()->text(2, TransfersPanel::Direction), QStringLiteral("DtoD"));
     QVERIFY2(panel.summary().contains(QStringLiteral("HtoD: 1 copies, 4.10 kB in 2 µs (2.05 GB/s)")),
         qPrintable(panel.summary()));
     QSignalSpy selected(&panel, &TransfersPanel::transferSelected);
-    emit panel.table()->activated(panel.model()->index(2, 0));
+    // A click on the Bytes title sorts by value, descending on the second: the 1 MB copy is then the second row.
+    panel.table()->horizontalHeader()->setSortIndicator(TransfersPanel::Bytes, Qt::DescendingOrder);
+    QCOMPARE(panel.model()->text(0, TransfersPanel::Bytes), QStringLiteral("2.00 MB"));
+    QCOMPARE(panel.model()->text(1, TransfersPanel::Bytes), QStringLiteral("1.00 MB"));
+    emit panel.table()->activated(panel.model()->index(1, 0));
     QCOMPARE(selected.size(), 1);
     const auto ref = selected.at(0).at(0).value<IntervalRef>();
     QCOMPARE(ref.rank, 0);
-    QVERIFY(ref == panel.transfersModel()->transferAt(2));
+    QVERIFY(ref == panel.transfersModel()->transferAt(1));
     QCOMPARE(m_trace->ranks[0].lanes[std::size_t(ref.lane)].intervals.start(ref.interval), m_origin + 50'000);
     // A visible range with only the HtoD copy in it.
     panel.setVisibleRange({ m_origin + 39'000, m_origin + 45'000 });
     QVERIFY(waitFor([&] { return panel.jobs()->deliveredCount() == 2 && !panel.jobs()->busy(); }));
     QCOMPARE(panel.model()->rowCount(), 1);
     QCOMPARE(panel.model()->text(0, TransfersPanel::Bytes), QStringLiteral("4.10 kB"));
+    QCOMPARE(panel.model()->sortColumn(), int(TransfersPanel::Bytes)); // the sort survives the refill
     panel.setTrace(nullptr, nullptr);
     QCOMPARE(panel.model()->rowCount(), 0);
 }
@@ -247,8 +250,8 @@ void TestTableModels::idlePanel()
     const IdleModel* m = panel.gapsModel();
     QCOMPARE(m->rowCount(), 5);
     // Longest first: rank 1 [36, 60) us, rank 0 [30, 40), [42, 50), rank 1 [30, 35), rank 0 [58, 60).
-    const TimeRange expected[] = { { 36'000, 60'000 }, { 30'000, 40'000 }, { 42'000, 50'000 }, { 30'000, 35'000 },
-        { 58'000, 60'000 } };
+    const TimeRange expected[]
+        = { { 36'000, 60'000 }, { 30'000, 40'000 }, { 42'000, 50'000 }, { 30'000, 35'000 }, { 58'000, 60'000 } };
     const int rank[] = { 1, 0, 0, 1, 0 };
     for (int r = 0; r < 5; ++r) {
         const TimeRange g = m->gapAt(r);
@@ -357,7 +360,8 @@ void TestTableModels::collectivesPanel()
     QCOMPARE(m->columnCount(), int(CollectivesModel::ColumnCount));
     const QModelIndex group = m->index(0, 0);
     // No process group in a Score-P archive: matched by the stream the kernels ran on.
-    QCOMPARE(group.data().toString(), QStringLiteral("Group stream 13: 1 collectives, 2 of 2 kernels matched by stream"));
+    QCOMPARE(
+        group.data().toString(), QStringLiteral("Group stream 13: 1 collectives, 2 of 2 kernels matched by stream"));
     QVERIFY(m->isSpanned(group));
     QVERIFY(panel.tree()->isFirstColumnSpanned(0, {}));
     QVERIFY(panel.tree()->isExpanded(group));

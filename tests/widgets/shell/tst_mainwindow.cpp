@@ -38,7 +38,6 @@
 #include <QTest>
 #include <QTextBrowser>
 #include <QTimer>
-#include <QTableView>
 #include <QTreeView>
 #include <QUrl>
 #include <thread>
@@ -274,7 +273,8 @@ void TestMainWindow::exposedPanelEqualsCliStats()
     QCOMPARE(panel->model()->headerData(0, Qt::Horizontal).toString(), QStringLiteral("Span"));
     const StepWindow step = w.analysis()->ranks[0].steps.at(1);
     panel->setScope(ExposedPanel::Scope::Step, step.index);
-    QTRY_COMPARE_WITH_TIMEOUT(panel->model()->headerData(0, Qt::Horizontal).toString(), QStringLiteral("Step time"), 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(
+        panel->model()->headerData(0, Qt::Horizontal).toString(), QStringLiteral("Step time"), 10000);
     QTRY_VERIFY_WITH_TIMEOUT(panel->waits().size() == w.trace()->ranks.size() + 1
             && panel->waits()[0].waitNs == collectiveWaitInWindow(*match, *w.analysis(), 0, step.range).waitNs,
         10000);
@@ -854,8 +854,7 @@ void TestMainWindow::clocksAlignedAcrossHosts()
     QVERIFY(tree->isSpanned(tree->index(1, 0, group)));
     QVERIFY(w.collectivesPanel()->tree()->isFirstColumnSpanned(1, group));
     QVERIFY(w.collectivesPanel()->tree()->isExpanded(group));
-    QCOMPARE(text(1, 0),
-        QStringLiteral("Stragglers: Rank 1 last in 10 (others waited 500 µs)"));
+    QCOMPARE(text(1, 0), QStringLiteral("Stragglers: Rank 1 last in 10 (others waited 500 µs)"));
     int ncclLane = -1;
     for (std::size_t l = 0; l < w.trace()->ranks[0].lanes.size(); ++l)
         if (w.trace()->ranks[0].lanes[l].name == "CUDA[0:17]")
