@@ -10,6 +10,7 @@
 #include "panels/collectivespanel.h"
 #include "panels/exposedpanel.h"
 #include "panels/idlepanel.h"
+#include "panels/kernelspanel.h"
 #include "panels/rulespanel.h"
 #include "panels/transferspanel.h"
 #include "run/openrun.h"
@@ -19,6 +20,7 @@
 #include <QFont>
 #include <QHeaderView>
 #include <QSignalSpy>
+#include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
@@ -78,6 +80,7 @@ private slots:
     void exposedPanel();
     void rulesPanel();
     void collectivesPanel();
+    void kernelsPanel();
 
 private:
     QTemporaryDir m_dir;
@@ -391,6 +394,36 @@ void TestTableModels::collectivesPanel()
     QCOMPARE(m->rowCount(), 0);
     panel.setTrace(m_trace, match);
     QCOMPARE(m->rowCount(), 1);
+}
+
+// The kernels table (a model of its own, behind a filter proxy).
+void TestTableModels::kernelsPanel()
+{
+    KernelsPanel panel;
+    Tester tester(panel.model(), kMode);
+    Tester proxyTester(panel.proxy(), kMode);
+    panel.setTrace(m_trace, m_analysis);
+    QVERIFY(waitFor([&] { return panel.model()->rowCount() > 0 && !panel.jobs()->busy(); }));
+    const KernelsModel* m = panel.model();
+    QCOMPARE(std::size_t(m->rowCount()), kernelTable(*m_trace, *m_analysis, m_trace->extent).size());
+    int gemm = -1;
+    for (int r = 0; r < m->rowCount(); ++r)
+        if (m->index(r, KernelsModel::Name).data().toString() == QStringLiteral("gemm"))
+            gemm = r;
+    QVERIFY(gemm >= 0);
+    // Two GEMMs of 20 and 30 us on each rank.
+    auto text = [&](int column) { return m->index(gemm, column).data().toString(); };
+    QCOMPARE(text(KernelsModel::Count), QStringLiteral("4"));
+    QCOMPARE(text(KernelsModel::Total), QStringLiteral("100 µs"));
+    QCOMPARE(text(KernelsModel::Mean), QStringLiteral("25 µs"));
+    QCOMPARE(text(KernelsModel::Min), QStringLiteral("20 µs"));
+    QCOMPARE(text(KernelsModel::Max), QStringLiteral("30 µs"));
+    panel.setFilterText(QStringLiteral("gemm"));
+    QCOMPARE(panel.proxy()->rowCount(), 1);
+    QCOMPARE(panel.proxy()->index(0, KernelsModel::Total).data().toString(), QStringLiteral("100 µs"));
+    panel.setFilterText(QString());
+    panel.setTrace(nullptr, nullptr);
+    QCOMPARE(m->rowCount(), 0);
 }
 
 QTEST_MAIN(TestTableModels)
