@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "panels/idlepanel.h"
 
-#include "common/labels.h"
-
 #include <QHeaderView>
 #include <QLabel>
 #include <QTableView>

@@ -4,7 +4,6 @@
 #include "analysis/analysis.h"
 #include "common/labels.h"
 
-#include <QHeaderView>
 #include <QLabel>
 #include <QTableView>
 
