@@ -4,6 +4,7 @@
 #include "analysis/analysis.h"
 #include "common/atomicwrite.h"
 #include "model/timeformat.h"
+#include "view/viewindex.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -526,8 +527,11 @@ TimeRange FigureSpec::resolveRange(const Trace& trace, const Analysis* analysis)
 {
     const QString src = QString::fromStdString(trace.sourcePath);
     switch (rangeKind) {
-    case RangeKind::Whole:
-        return trace.extent.isEmpty() ? TimeRange { 0, 1000 } : trace.extent;
+    case RangeKind::Whole: {
+        // What Zoom to Fit shows: the recorded activity, without a tail in which only a NCCL watchdog polls.
+        const TimeRange activity = activityRange(trace);
+        return activity.isEmpty() ? TimeRange { 0, 1000 } : activity;
+    }
     case RangeKind::Visible:
     case RangeKind::Custom:
         if (range.end <= trace.extent.start || range.start >= trace.extent.end)
