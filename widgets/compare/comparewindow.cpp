@@ -28,7 +28,7 @@
 #include <QSettings>
 #include <QSpinBox>
 #include <QSplitter>
-#include <QTableWidget>
+#include <QTableView>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -83,22 +83,6 @@ QString csvField(const QString& s)
     q.replace(QLatin1String("\""), QLatin1String("\"\""));
     return QLatin1Char('"') + q + QLatin1Char('"');
 }
-
-// Sorts by a numeric key (Qt::UserRole) when it has one, so "812 µs" sorts below "1.2 ms".
-class SortItem : public QTableWidgetItem
-{
-public:
-    using QTableWidgetItem::QTableWidgetItem;
-    bool operator<(const QTableWidgetItem& other) const override
-    {
-        const QVariant a = data(Qt::UserRole), b = other.data(Qt::UserRole);
-        if (a.isValid() && b.isValid())
-            return a.toDouble() < b.toDouble();
-        if (a.isValid() != b.isValid())
-            return a.isValid(); // rows without a value (failed, loading) go last in ascending order
-        return text() < other.text();
-    }
-};
 
 // A tick spacing of 1, 2 or 5 × 10^k giving about `target` ticks over `range`.
 TimeNs niceStep(TimeNs range, int target)
@@ -358,7 +342,8 @@ struct CompareWindow::JobResult
 CompareWindow::CompareWindow(QWidget* parent)
     : QDialog(parent)
     , m_list(new QListWidget(this))
-    , m_table(new QTableWidget(this))
+    , m_model(new TableModel(columnTitles(), this))
+    , m_table(new QTableView(this))
     , m_chart(new CompareChart(this))
     , m_skip(new QSpinBox(this))
     , m_caption(new QLabel(this))
@@ -457,8 +442,9 @@ QWidget* CompareWindow::buildRunList()
 // The table: one row per run, sortable, with a tooltip per column.
 void CompareWindow::setUpTable()
 {
-    m_table->setColumnCount(ColCount);
-    m_table->setHorizontalHeaderLabels(columnTitles());
+    // Numbers sort by their value (TableModel::SortRole), so "812 µs" sorts below "1.2 ms"; rows without a value
+    // (failed, loading) go last in ascending order.
+    m_table->setModel(m_model);
     const QString tips[ColCount] = { tr("Run (hover for the full path)"), tr("Number of ranks (GPUs)"),
         tr("(rank, step) pairs averaged over; '-' when no steps were found (whole trace per rank).\n"
            "Hover a run's name for the steps its means cover."),
@@ -473,7 +459,7 @@ void CompareWindow::setUpTable()
            "Needs a different GPU count than the baseline and the same per-GPU workload."),
         tr("Loading state, or what went wrong") };
     for (int c = 0; c < ColCount; ++c)
-        m_table->horizontalHeaderItem(c)->setToolTip(tips[c]);
+        m_model->setColumnToolTip(c, tips[c]);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setAlternatingRowColors(true);
@@ -832,8 +818,7 @@ QString CompareWindow::finding() const
 void CompareWindow::fillTable()
 {
     m_table->setSortingEnabled(false);
-    m_table->clearContents();
-    m_table->setRowCount(runCount());
+    std::vector<TableModel::Row> rows(static_cast<std::size_t>(runCount()), TableModel::Row(ColCount));
     const auto loaded = summaries();
     const RunSummary* base = loaded.empty() ? nullptr : &loaded.front();
     const Run* baseRun = nullptr; // the run whose summary is `base`
@@ -843,31 +828,28 @@ void CompareWindow::fillTable()
     const QColor errorColour = readableOn(QColor(0xC0, 0x20, 0x20), m_table->palette().color(QPalette::Base));
     for (int row = 0; row < runCount(); ++row) {
         const Run& r = *m_runs[std::size_t(row)];
-        auto set = [&](int col, const QString& text, std::optional<double> key, Qt::Alignment align) {
-            auto* item = new SortItem(text);
+        TableModel::Row& cells = rows[std::size_t(row)];
+        auto set = [&](int col, const QString& text, std::optional<double> key, Qt::Alignment align) -> TableCell& {
+            TableCell& cell = cells[std::size_t(col)];
+            cell.text = text;
             if (key)
-                item->setData(Qt::UserRole, *key);
-            item->setTextAlignment(align | Qt::AlignVCenter);
-            m_table->setItem(row, col, item);
-            return item;
+                cell.sortKey = *key;
+            cell.alignment = align | Qt::AlignVCenter;
+            return cell;
         };
-        auto* nameItem = set(ColRun, r.name, double(row), Qt::AlignLeft);
-        nameItem->setToolTip(r.path);
-        if (row == 0) {
-            QFont f = nameItem->font();
-            f.setBold(true);
-            nameItem->setFont(f);
-        }
+        TableCell& nameItem = set(ColRun, r.name, double(row), Qt::AlignLeft);
+        nameItem.toolTip = r.path;
+        nameItem.bold = row == 0;
         if (r.busy) {
             set(ColStatus, tr("loading…"), std::nullopt, Qt::AlignLeft);
             continue;
         }
         if (!r.summary) {
-            auto* item = set(ColStatus, r.error, std::nullopt, Qt::AlignLeft);
-            item->setForeground(errorColour);
-            item->setToolTip(r.error);
-            item->setIcon(QIcon::fromTheme(QStringLiteral("dialog-error")));
-            nameItem->setForeground(errorColour);
+            TableCell& item = set(ColStatus, r.error, std::nullopt, Qt::AlignLeft);
+            item.foreground = errorColour;
+            item.toolTip = r.error;
+            item.icon = QIcon::fromTheme(QStringLiteral("dialog-error"));
+            nameItem.foreground = errorColour;
             continue;
         }
         const RunSummary& s = *r.summary;
@@ -878,10 +860,10 @@ void CompareWindow::fillTable()
         set(ColCompute, duration(s.computeNs), double(s.computeNs), num);
         set(ColCommBusy, duration(s.commBusyNs), double(s.commBusyNs), num);
         set(ColHidden, duration(s.hiddenNs), double(s.hiddenNs), num);
-        auto* exposed = set(ColExposed, duration(s.exposedNs), double(s.exposedNs), num);
+        TableCell& exposed = set(ColExposed, duration(s.exposedNs), double(s.exposedNs), num);
         if (s.worstExposedRank >= 0 && s.ranks > 1)
-            exposed->setToolTip(
-                tr("Worst rank: %1 with %2 exposed per step").arg(s.worstExposedRank).arg(duration(s.worstExposedNs)));
+            exposed.toolTip
+                = tr("Worst rank: %1 with %2 exposed per step").arg(s.worstExposedRank).arg(duration(s.worstExposedNs));
         set(ColOverlap, percent(s.overlapRatio), s.overlapRatio, num);
         set(ColExposedShare, percent(exposedShare(s)), exposedShare(s), num);
         const bool multi = s.ranks > 1;
@@ -899,11 +881,11 @@ void CompareWindow::fillTable()
             effText = percent(*eff);
             effKey = *eff;
         }
-        auto* effItem = set(ColEfficiency, effText, effKey, num);
+        TableCell& effItem = set(ColEfficiency, effText, effKey, num);
         if (why != EfficiencyNote::None && !isBase)
-            effItem->setToolTip(tr("No efficiency: %1. Scaling efficiency compares runs with different GPU counts "
-                                   "and the same per-GPU workload.")
-                                    .arg(QLatin1String(efficiencyNoteText(why))));
+            effItem.toolTip = tr("No efficiency: %1. Scaling efficiency compares runs with different GPU counts "
+                                 "and the same per-GPU workload.")
+                                  .arg(QLatin1String(efficiencyNoteText(why)));
         // Notes on a run that loaded go in the tooltip: the Status column is only shown for loading and errors.
         QString note = r.path;
         if (s.stepsUsed == 0)
@@ -916,15 +898,19 @@ void CompareWindow::fillTable()
             note += tr("\n%1 collective(s) not matched across ranks.").arg(s.unmatchedCollectives);
             set(ColStatus, tr("%1 collective(s) not matched").arg(s.unmatchedCollectives), std::nullopt, Qt::AlignLeft);
         }
-        nameItem->setToolTip(note);
+        nameItem.toolTip = note;
     }
+    const bool anyStatus
+        = std::any_of(rows.begin(), rows.end(), [](const TableModel::Row& r) { return r[ColStatus].present(); });
+    m_model->setRows(std::move(rows));
     m_table->setSortingEnabled(true);
     m_table->resizeColumnToContents(ColRun);
     m_table->setColumnWidth(ColRun, std::min(m_table->columnWidth(ColRun), 180));
-    bool anyStatus = false;
-    for (int row = 0; row < m_table->rowCount(); ++row)
-        anyStatus = anyStatus || m_table->item(row, ColStatus);
     m_table->setColumnHidden(ColStatus, !anyStatus);
+    // The last section only stretches into free room; without room it keeps the width it had (after the reset
+    // above, the default), so the status is sized to its text.
+    if (anyStatus)
+        m_table->resizeColumnToContents(ColStatus);
 }
 
 void CompareWindow::updateButtons()

@@ -6,6 +6,7 @@
 #include "analysis/analysis.h"
 #include "analysis/compare.h"
 #include "analysis/stepmean.h"
+#include "common/tablemodel.h"
 #include "jobs/jobslot.h"
 #include "model/trace.h"
 
@@ -22,7 +23,7 @@ class QLabel;
 class QListWidget;
 class QPushButton;
 class QSpinBox;
-class QTableWidget;
+class QTableView;
 
 namespace exposure {
 
@@ -111,7 +112,9 @@ public:
     QString csv() const;
     QString json() const;
 
-    QTableWidget* table() const { return m_table; }
+    QTableView* table() const { return m_table; }
+    // The table's rows, one per run (in the order the table shows them: sorted like the view).
+    TableModel* model() const { return m_model; }
     CompareChart* chart() const { return m_chart; }
     QListWidget* runList() const { return m_list; }
     // The errors of the runs that failed, one "<file>: <problem>" a line, shown under the table.
@@ -169,7 +172,8 @@ private:
     std::vector<std::unique_ptr<Run>> m_runs;
     quint64 m_nextId = 1;
     QListWidget* m_list;
-    QTableWidget* m_table;
+    TableModel* m_model;
+    QTableView* m_table;
     CompareChart* m_chart;
     QSpinBox* m_skip;
     QLabel* m_caption;

@@ -3,12 +3,13 @@
 
 #include "analysis/collectives.h"
 #include "model/trace.h"
+#include "panels/collectivesmodel.h"
 
 #include <QWidget>
 #include <memory>
 
 class QLabel;
-class QTreeWidget;
+class QTreeView;
 
 namespace exposure {
 
@@ -20,17 +21,20 @@ class CollectivesPanel : public QWidget
 {
     Q_OBJECT
 public:
-    enum Column { Type, DataType, Size, Algorithm, Count, Total, Mean, Latency, BusBandwidth, Waiting, ColumnCount };
+    using Column = CollectivesModel::Column;
+    using enum CollectivesModel::Column;
 
     explicit CollectivesPanel(QWidget* parent = nullptr);
     void setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const CollectiveMatch> match);
 
-    QTreeWidget* tree() const { return m_tree; }
+    QTreeView* tree() const { return m_tree; }
+    CollectivesModel* model() const { return m_model; }
     QString summary() const;
 
 private:
     QLabel* m_summary;
-    QTreeWidget* m_tree;
+    CollectivesModel* m_model;
+    QTreeView* m_tree;
 };
 
 } // namespace exposure

@@ -147,7 +147,7 @@ DetailsPanel::DetailsPanel(QWidget* parent)
         bool ok = false;
         const int i = url.path().toInt(&ok);
         if (ok && i >= 0 && i < m_peers.size())
-            emit peerInstanceRequested(m_peers[i].rank, m_peers[i].lane, m_peers[i].interval);
+            emit peerInstanceRequested(m_peers[i]);
     });
     clear();
 }

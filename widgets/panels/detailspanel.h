@@ -48,7 +48,7 @@ signals:
     void nextInstanceRequested();
     void zoomToSelectionRequested();
     // A peer link was clicked: select (and show) that instance of the collective on another rank.
-    void peerInstanceRequested(int rank, int lane, quint32 interval);
+    void peerInstanceRequested(exposure::IntervalRef ref);
 
 private:
     // What showInterval() describes, looked up once; each topic below adds its section or fields.

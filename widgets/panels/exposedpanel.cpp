@@ -9,7 +9,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPainter>
-#include <QTableWidget>
+#include <QTableView>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <set>
@@ -143,7 +143,12 @@ ExposedPanel::ExposedPanel(QWidget* parent)
     : QWidget(parent)
     , m_scopeBox(new QComboBox(this))
     , m_caption(new QLabel(this))
-    , m_table(new QTableWidget(this))
+    // Two-line titles: the table fits beside the chart at 1400 px without scrolling sideways.
+    , m_model(new TableModel({ tr("Span"), tr("Compute\nbusy"), tr("Comm.\nbusy"), tr("Comm.\nkernel sum"),
+                                 tr("Hidden"), tr("Exposed"), tr("Waiting"), tr("Exposed\nwaiting"), tr("Overlap"),
+                                 tr("Backward\noverlap"), tr("Idle"), tr("Unclassified") },
+          this))
+    , m_table(new QTableView(this))
     , m_chart(new RankBarChart(this))
     , m_jobs(new JobSlot(this))
 {
@@ -153,24 +158,20 @@ ExposedPanel::ExposedPanel(QWidget* parent)
     m_scopeBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     top->addWidget(m_scopeBox);
     top->addWidget(m_caption, 1);
-    m_table->setColumnCount(ColCount);
-    // Two-line titles: the table fits beside the chart at 1400 px without scrolling sideways.
-    m_table->setHorizontalHeaderLabels({ tr("Span"), tr("Compute\nbusy"), tr("Comm.\nbusy"), tr("Comm.\nkernel sum"),
-        tr("Hidden"), tr("Exposed"), tr("Waiting"), tr("Exposed\nwaiting"), tr("Overlap"), tr("Backward\noverlap"),
-        tr("Idle"), tr("Unclassified") });
-    m_table->horizontalHeaderItem(ColUnclassified)
-        ->setToolTip(tr("Compute time only a catch-all rule matched (the column is hidden while it is 0 everywhere)"));
-    m_table->horizontalHeaderItem(ColWaiting)
-        ->setToolTip(tr("Time NCCL kernels spent waiting for the last peer to join the collective (sum over the "
-                        "rank's kernels, clipped to the scope)"));
-    m_table->horizontalHeaderItem(ColExposedWaiting)
-        ->setToolTip(tr("Waiting for peers during which no compute kernel of the rank runs"));
-    m_table->horizontalHeaderItem(ColCommBusy)->setToolTip(tr("Time at least one communication kernel runs"));
-    m_table->horizontalHeaderItem(ColCommSum)->setToolTip(tr("Sum of communication kernel durations"));
-    m_table->horizontalHeaderItem(ColHidden)->setToolTip(tr("Communication time during which compute runs"));
-    m_table->horizontalHeaderItem(ColExposed)->setToolTip(tr("Communication time with no compute running"));
-    m_table->horizontalHeaderItem(ColRatio)->setToolTip(tr("Hidden / communication busy"));
-    m_table->horizontalHeaderItem(ColBackward)->setToolTip(tr("Communication time overlapped by backward kernels"));
+    m_table->setModel(m_model);
+    m_model->setColumnToolTip(ColUnclassified,
+        tr("Compute time only a catch-all rule matched (the column is hidden while it is 0 everywhere)"));
+    m_model->setColumnToolTip(ColWaiting,
+        tr("Time NCCL kernels spent waiting for the last peer to join the collective (sum over the rank's kernels, "
+           "clipped to the scope)"));
+    m_model->setColumnToolTip(
+        ColExposedWaiting, tr("Waiting for peers during which no compute kernel of the rank runs"));
+    m_model->setColumnToolTip(ColCommBusy, tr("Time at least one communication kernel runs"));
+    m_model->setColumnToolTip(ColCommSum, tr("Sum of communication kernel durations"));
+    m_model->setColumnToolTip(ColHidden, tr("Communication time during which compute runs"));
+    m_model->setColumnToolTip(ColExposed, tr("Communication time with no compute running"));
+    m_model->setColumnToolTip(ColRatio, tr("Hidden / communication busy"));
+    m_model->setColumnToolTip(ColBackward, tr("Communication time overlapped by backward kernels"));
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionMode(QAbstractItemView::NoSelection);
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
@@ -209,7 +210,7 @@ void ExposedPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
     m_stats.clear();
     m_waits.clear();
     m_lengths.clear();
-    m_table->setRowCount(0);
+    m_model->clear();
     m_chart->setData({}, {});
     if (m_trace)
         m_visible = m_trace->extent;
@@ -253,10 +254,9 @@ void ExposedPanel::recompute()
     }
     const TimeRange window = m_scope == Scope::VisibleRange ? m_visible : m_trace->extent;
     // A step scope reports each rank's step time; the other scopes report the window's length.
-    m_table->horizontalHeaderItem(ColSpan)->setText(m_scope == Scope::Step ? tr("Step time") : tr("Span"));
-    m_table->horizontalHeaderItem(ColSpan)->setToolTip(m_scope == Scope::Step
-            ? tr("Length of the step on each rank")
-            : tr("Length of the window (whole trace or visible range)"));
+    m_model->setColumnTitle(ColSpan, m_scope == Scope::Step ? tr("Step time") : tr("Span"),
+        m_scope == Scope::Step ? tr("Length of the step on each rank")
+                               : tr("Length of the window (whole trace or visible range)"));
     m_caption->setText(m_scope == Scope::Step
             ? tr("step %1 on each rank's GPU: from the end of the previous step's GPU "
                  "work to the end of the work launched in this step")
@@ -332,12 +332,14 @@ void ExposedPanel::show(const std::vector<WindowStats>& stats, const std::vector
     m_stats = stats;
     m_waits = waits;
     const int n = int(stats.size());
-    m_table->setRowCount(n);
-    QStringList labels;
+    QStringList labels, titles;
+    std::vector<TableModel::Row> rows;
+    const QColor exposedColour = readableOn(Palette(PaletteKind::Default, palette()).overlap(OverlapState::Exposed),
+        m_table->palette().color(QPalette::Base));
     for (int i = 0; i < n; ++i) {
         const bool total = i == n - 1;
         const QString label = total ? tr("All ranks") : QString::fromStdString(m_trace->ranks[i].label);
-        m_table->setVerticalHeaderItem(i, new QTableWidgetItem(label));
+        titles << label;
         if (!total)
             labels << label;
         const WindowStats& s = stats[i];
@@ -354,26 +356,25 @@ void ExposedPanel::show(const std::vector<WindowStats>& stats, const std::vector
             durationText(s.overlappedNs), durationText(s.exposedNs), hasWait ? durationText(ws.waitNs) : none,
             hasWait ? durationText(ws.exposedWaitNs) : none, pct(s.overlapRatio), durationText(s.backwardOverlappedNs),
             durationText(s.idleNs), durationText(s.unclassifiedNs) };
+        TableModel::Row row(ColCount);
         for (int c = 0; c < ColCount; ++c) {
-            auto* item = new QTableWidgetItem(cells[c]);
-            item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-            if (total) {
-                QFont f = item->font();
-                f.setBold(true);
-                item->setFont(f);
-            }
+            TableCell& cell = row[std::size_t(c)];
+            cell.text = cells[c];
+            cell.alignment = Qt::AlignRight | Qt::AlignVCenter;
+            cell.bold = total;
             if (total && c == ColSpan)
-                item->setToolTip(m_scope == Scope::Step
+                cell.toolTip = (m_scope == Scope::Step
                         ? tr("The longest rank's step time: ranks run their steps side by side, so their "
                              "step times are not added up. The other columns are sums over the ranks.")
                         : tr("The longest rank's span: ranks run side by side, so their spans are not "
                              "added up. The other columns are sums over the ranks."));
             if ((c == ColExposed && s.exposedNs > 0) || (c == ColExposedWaiting && ws.exposedWaitNs > 0))
-                item->setForeground(readableOn(Palette(PaletteKind::Default, palette()).overlap(OverlapState::Exposed),
-                    m_table->palette().color(QPalette::Base)));
-            m_table->setItem(i, c, item);
+                cell.foreground = exposedColour;
         }
+        rows.push_back(std::move(row));
     }
+    m_model->setRowTitles(titles);
+    m_model->setRows(std::move(rows));
     // Unclassified time is the exception (a kernel renamed past the rules); its column shows when there is some.
     m_table->setColumnHidden(ColUnclassified,
         std::all_of(stats.begin(), stats.end(), [](const WindowStats& s) { return s.unclassifiedNs == 0; }));

@@ -3,6 +3,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/collectives.h"
+#include "common/tablemodel.h"
 #include "jobs/jobslot.h"
 #include "model/trace.h"
 #include "timeline/palette.h"
@@ -13,7 +14,7 @@
 
 class QComboBox;
 class QLabel;
-class QTableWidget;
+class QTableView;
 
 namespace exposure {
 
@@ -60,7 +61,9 @@ public:
     TimeRange statsWindow() const { return m_window; }
     // Per rank: its step's length on the GPU (step scope) or its span; the "All ranks" row shows the longest.
     const std::vector<TimeNs>& lengths() const { return m_lengths; }
-    QTableWidget* table() const { return m_table; }
+    QTableView* table() const { return m_table; }
+    // Rows: the ranks, then "All ranks"; the rank labels are the row titles (vertical header).
+    TableModel* model() const { return m_model; }
     JobSlot* jobs() const { return m_jobs; }
 
 signals:
@@ -83,7 +86,8 @@ private:
     std::vector<TimeNs> m_lengths; // per rank: step time (step scope) or span
     QComboBox* m_scopeBox;
     QLabel* m_caption;
-    QTableWidget* m_table;
+    TableModel* m_model;
+    QTableView* m_table;
     RankBarChart* m_chart;
     JobSlot* m_jobs;
 };

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "analysis/collectives.h"
+#include "panels/idlemodel.h"
 #include "panels/rangepanel.h"
 
 #include <memory>
@@ -17,10 +18,12 @@ class IdlePanel : public RangePanel
     Q_OBJECT
 public:
     static constexpr int kMaxGaps = 200;
-    enum Column { Rank, Start, Duration, Cause, HostBound, SyncWait, Queued, Region, Launch, ColumnCount };
+    using Column = IdleModel::Column;
+    using enum IdleModel::Column;
 
     explicit IdlePanel(QWidget* parent = nullptr);
     QString findings() const;
+    IdleModel* gapsModel() const { return m_gaps; }
     // The cross-rank matching of the trace set next (may be null): a rank whose GPU is busy but whose NCCL time is
     // mostly waiting for a peer is then named as such. Call before setTrace().
     void setCollectives(std::shared_ptr<const CollectiveMatch> collectives) { m_collectives = std::move(collectives); }
@@ -38,7 +41,7 @@ private:
     void clear() override { show({}); }
     void show(const Result& r);
 
-    std::vector<TimeRange> m_rowRanges;
+    IdleModel* m_gaps;
     std::shared_ptr<const CollectiveMatch> m_collectives;
 };
 

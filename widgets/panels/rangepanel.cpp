@@ -3,21 +3,24 @@
 
 #include <QHeaderView>
 #include <QLabel>
-#include <QTableWidget>
+#include <QTableView>
 #include <QVBoxLayout>
 
 namespace exposure {
 
-RangePanel::RangePanel(const QStringList& columns, QWidget* parent)
+RangePanel::RangePanel(TableModel* model, QWidget* parent)
     : QWidget(parent)
     , m_summary(new QLabel(this))
-    , m_table(new QTableWidget(this))
+    , m_model(model)
+    , m_table(new QTableView(this))
     , m_jobs(new JobSlot(this))
 {
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_table->setColumnCount(int(columns.size()));
-    m_table->setHorizontalHeaderLabels(columns);
+    m_model->setParent(this);
+    m_table->setModel(m_model);
+    // No sort until a column is clicked (a panel that enables sorting shows its rows in their order first).
+    m_table->horizontalHeader()->setSortIndicator(-1, Qt::DescendingOrder);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "analysis/analysis.h"
+#include "common/tablemodel.h"
 #include "jobs/jobslot.h"
 
 #include <QStringList>
@@ -9,12 +10,13 @@
 #include <memory>
 
 class QLabel;
-class QTableWidget;
+class QTableView;
 
 namespace exposure {
 
-// A dock panel about the visible range: a summary line over a read-only table of rows, recomputed in a JobSlot
-// whenever the trace or the range changes (a newer range supersedes the older job).
+// A dock panel about the visible range: a summary line over a read-only table of rows (a TableModel in a
+// QTableView), recomputed in a JobSlot whenever the trace or the range changes (a newer range supersedes the older
+// job).
 class RangePanel : public QWidget
 {
     Q_OBJECT
@@ -22,11 +24,13 @@ public:
     void setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis);
     void setVisibleRange(TimeRange range);
 
-    QTableWidget* table() const { return m_table; }
+    QTableView* table() const { return m_table; }
+    TableModel* model() const { return m_model; }
     JobSlot* jobs() const { return m_jobs; }
 
 protected:
-    RangePanel(const QStringList& columns, QWidget* parent);
+    // Takes `model` over (its columns are the table's).
+    RangePanel(TableModel* model, QWidget* parent);
     // Starts the job for the current trace and range (both set).
     virtual void recompute() = 0;
     // Empties the panel (a new trace is coming).
@@ -40,7 +44,8 @@ protected:
 
 private:
     QLabel* m_summary;
-    QTableWidget* m_table;
+    TableModel* m_model;
+    QTableView* m_table;
     JobSlot* m_jobs;
 };
 

@@ -5,7 +5,7 @@
 
 #include <QHeaderView>
 #include <QLabel>
-#include <QTableWidget>
+#include <QTableView>
 #include <QVBoxLayout>
 
 namespace exposure {
@@ -13,11 +13,12 @@ namespace exposure {
 RulesPanel::RulesPanel(QWidget* parent)
     : QWidget(parent)
     , m_summary(new QLabel(this))
-    , m_table(new QTableWidget(this))
+    , m_model(new TableModel({ tr("#"), tr("Rule"), tr("Pattern"), tr("Applies to"), tr("Category"), tr("Sub-group"),
+                                 tr("Matched"), tr("Time") },
+          this))
+    , m_table(new QTableView(this))
 {
-    m_table->setColumnCount(8);
-    m_table->setHorizontalHeaderLabels({ tr("#"), tr("Rule"), tr("Pattern"), tr("Applies to"), tr("Category"),
-        tr("Sub-group"), tr("Matched"), tr("Time") });
+    m_table->setModel(m_model);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->verticalHeader()->hide();
@@ -35,7 +36,7 @@ RulesPanel::RulesPanel(QWidget* parent)
 
 void RulesPanel::setRules(const Rules* rules, const std::vector<RuleUsage>& usage)
 {
-    m_table->setRowCount(0);
+    m_model->clear();
     m_unclassified = 0;
     if (!rules) {
         m_summary->setText(tr("No trace loaded."));
@@ -51,7 +52,7 @@ void RulesPanel::setRules(const Rules* rules, const std::vector<RuleUsage>& usag
             none = u;
     }
     m_unclassified = none.timeNs;
-    m_table->setRowCount(int(list.size()));
+    std::vector<TableModel::Row> rows;
     for (std::size_t i = 0; i < list.size(); ++i) {
         const auto& r = list[i];
         if (r.catchAll)
@@ -60,15 +61,18 @@ void RulesPanel::setRules(const Rules* rules, const std::vector<RuleUsage>& usag
             QLatin1String(ruleTargetName(r.target)),
             QString::fromStdString(r.category) + (r.catchAll ? tr(" (catch-all)") : QString()),
             QString::fromStdString(r.subgroup), groupDigits(byRule[i].count), durationText(byRule[i].timeNs) };
+        TableModel::Row row(8);
         for (int c = 0; c < 8; ++c) {
-            auto* item = new QTableWidgetItem(cells[c]);
+            TableCell& cell = row[std::size_t(c)];
+            cell.text = cells[c];
             if (c == 6 || c == 7 || c == 0)
-                item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+                cell.alignment = Qt::AlignRight | Qt::AlignVCenter;
             if (byRule[i].count == 0)
-                item->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
-            m_table->setItem(int(i), c, item);
+                cell.foreground = palette().color(QPalette::Disabled, QPalette::Text);
         }
+        rows.push_back(std::move(row));
     }
+    m_model->setRows(std::move(rows));
     m_summary->setText(
         tr("%1 rules from %2. Unclassified time (catch-all or no rule): %3 in %4 regions without a rule.")
             .arg(list.size())

@@ -2,12 +2,13 @@
 #pragma once
 
 #include "analysis/analysis.h"
+#include "common/tablemodel.h"
 
 #include <QWidget>
 #include <vector>
 
 class QLabel;
-class QTableWidget;
+class QTableView;
 
 namespace exposure {
 
@@ -19,12 +20,14 @@ class RulesPanel : public QWidget
 public:
     explicit RulesPanel(QWidget* parent = nullptr);
     void setRules(const Rules* rules, const std::vector<RuleUsage>& usage);
-    QTableWidget* table() const { return m_table; }
+    QTableView* table() const { return m_table; }
+    TableModel* model() const { return m_model; }
     TimeNs unclassifiedNs() const { return m_unclassified; }
 
 private:
     QLabel* m_summary;
-    QTableWidget* m_table;
+    TableModel* m_model;
+    QTableView* m_table;
     TimeNs m_unclassified = 0;
 };
 

@@ -3,6 +3,7 @@
 
 #include "analysis/transfers.h"
 #include "panels/rangepanel.h"
+#include "panels/transfersmodel.h"
 
 #include <memory>
 #include <vector>
@@ -17,13 +18,15 @@ class TransfersPanel : public RangePanel
     Q_OBJECT
 public:
     static constexpr int kMaxRows = 2000;
-    enum Column { Rank, Stream, Direction, Bytes, Duration, Bandwidth, Step, Start, ColumnCount };
+    using Column = TransfersModel::Column;
+    using enum TransfersModel::Column;
 
     explicit TransfersPanel(QWidget* parent = nullptr);
     QString summary() const;
+    TransfersModel* transfersModel() const { return m_transfers; }
 
 signals:
-    void transferSelected(int rank, int lane, quint32 interval);
+    void transferSelected(exposure::IntervalRef ref);
 
 private:
     struct Result
@@ -35,7 +38,7 @@ private:
     void clear() override { show({}); }
     void show(const Result& r);
 
-    std::vector<IntervalRef> m_refs;
+    TransfersModel* m_transfers;
 };
 
 } // namespace exposure

@@ -15,7 +15,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
-#include <QTableWidget>
+#include <QTableView>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <stdexcept>
@@ -45,8 +45,8 @@ QString changeText(TimeNs now, TimeNs before)
 } // namespace
 
 WhatIfPanel::WhatIfPanel(QWidget* parent)
-    : RangePanel({ tr("Rank"), tr("Measured"), tr("Replay"), tr("Predicted"), tr("Change"), tr("Fidelity"),
-                     tr("Critical path (predicted)") },
+    : RangePanel(new TableModel({ tr("Rank"), tr("Measured"), tr("Replay"), tr("Predicted"), tr("Change"),
+                     tr("Fidelity"), tr("Critical path (predicted)") }),
         parent)
 {
     auto* layout = qobject_cast<QVBoxLayout*>(this->layout());
@@ -175,7 +175,7 @@ void WhatIfPanel::clear()
     m_predIndex.reset();
     m_plot->clearTrace();
     m_export->setEnabled(false);
-    table()->setRowCount(0);
+    model()->clear();
     summaryLabel()->setText(tr("Open a trace, choose edits and press Replay: the predicted step time per rank."));
 }
 
@@ -237,14 +237,13 @@ void WhatIfPanel::show(const Result& r)
     m_predIndex = r.index;
     m_recordedSteps = r.recordedSteps;
     m_predictedSteps = r.predictedSteps;
-    table()->setRowCount(int(r.result.ranks.size()));
-    for (int row = 0; row < int(r.result.ranks.size()); ++row) {
-        const whatif::RankWhatIf& w = r.result.ranks[std::size_t(row)];
+    std::vector<TableModel::Row> rows;
+    for (const whatif::RankWhatIf& w : r.result.ranks) {
+        TableModel::Row row(ColumnCount);
         auto set = [&](int col, const QString& text) {
-            auto* item = new QTableWidgetItem(text);
+            row[std::size_t(col)].text = text;
             if (col != Rank && col != Path)
-                item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-            table()->setItem(row, col, item);
+                row[std::size_t(col)].alignment = Qt::AlignRight | Qt::AlignVCenter;
         };
         set(Rank, QString::fromStdString(w.label));
         set(Measured, w.steps.empty() ? QStringLiteral("–") : durationText(w.measuredMean));
@@ -256,7 +255,9 @@ void WhatIfPanel::show(const Result& r)
                 ? QStringLiteral("%1 %").arg(100.0 * double(w.replayMean) / double(w.measuredMean), 0, 'f', 1)
                 : QStringLiteral("–"));
         set(Path, pathText(w.predictedPath));
+        rows.push_back(std::move(row));
     }
+    model()->setRows(std::move(rows));
     table()->resizeColumnsToContents();
     QString text
         = tr("Edits: %1. Mean step over the steps 'stats' averages; fidelity = replay / measured; the plot shows the "

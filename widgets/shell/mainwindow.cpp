@@ -165,9 +165,7 @@ void MainWindow::connectLoader()
 // The timeline, the panels and the details talk to each other through the window.
 void MainWindow::connectPanels()
 {
-    connect(m_timeline, &TimelinePlot::intervalSelected, this, [this](int rank, int lane, quint32 interval) {
-        onIntervalSelected({ rank, lane, interval });
-    });
+    connect(m_timeline, &TimelinePlot::intervalSelected, this, &MainWindow::onIntervalSelected);
     connect(m_timeline, &TimelinePlot::foldClicked, this, [this](const TimelineHit& hit) {
         if (m_current.trace)
             m_details->showFold(*m_current.trace, m_current.analysis.get(), m_current.index.get(), hit,
@@ -185,13 +183,11 @@ void MainWindow::connectPanels()
     connect(m_details, &DetailsPanel::previousInstanceRequested, this, [this] { selectInstance(-1); });
     connect(m_details, &DetailsPanel::nextInstanceRequested, this, [this] { selectInstance(+1); });
     connect(m_details, &DetailsPanel::zoomToSelectionRequested, m_timeline, &TimelinePlot::zoomToSelection);
-    connect(m_details, &DetailsPanel::peerInstanceRequested, this, [this](int rank, int lane, quint32 interval) {
-        showPeerInstance({ rank, lane, interval });
-    });
+    connect(m_details, &DetailsPanel::peerInstanceRequested, this, &MainWindow::showPeerInstance);
     connect(m_idle, &IdlePanel::zoomRequested, this, [this](TimeRange r) { m_timeline->setVisibleRange(r); });
-    connect(m_transfers, &TransfersPanel::transferSelected, this, [this](int rank, int lane, quint32 interval) {
-        m_timeline->select({ rank, lane, interval }, true);
-        onIntervalSelected({ rank, lane, interval });
+    connect(m_transfers, &TransfersPanel::transferSelected, this, [this](IntervalRef ref) {
+        m_timeline->select(ref, true);
+        onIntervalSelected(ref);
     });
     connect(m_kernels, &KernelsPanel::kernelSelected, m_timeline,
         [this](quint32 name) { m_timeline->setHighlightedName(StringId(name)); });

@@ -125,7 +125,7 @@ protected:
         }
         if (m_plot->m_selection) {
             const auto& sel = *m_plot->m_selection;
-            const int row = s.rowOf(sel.rank, sel.lane, sel.interval);
+            const int row = s.rowOf(sel);
             if (row >= 0) {
                 const auto& t = s.trace->ranks[sel.rank].lanes[sel.lane].intervals;
                 const QRect box = p->boxRect(row, t.start(sel.interval), t.end(sel.interval));
@@ -1122,11 +1122,11 @@ void TimelinePlot::select(const TimelineSelection& sel, bool ensureVisible)
             const TimeNs mid = s + (e - s) / 2;
             setVisibleRange({ mid - v.duration() / 2, mid - v.duration() / 2 + v.duration() });
         }
-        if (const int row = m_scene.rowOf(sel.rank, sel.lane, sel.interval); row >= 0)
+        if (const int row = m_scene.rowOf(sel); row >= 0)
             ensureRowVisible(row);
     }
     refreshOverlay();
-    emit intervalSelected(sel.rank, sel.lane, sel.interval);
+    emit intervalSelected(sel);
 }
 
 void TimelinePlot::clearSelection()
@@ -1138,13 +1138,14 @@ void TimelinePlot::clearSelection()
     emit selectionCleared();
 }
 
-std::optional<QPoint> TimelinePlot::pixelOf(int rank, int lane, std::uint32_t interval) const
+std::optional<QPoint> TimelinePlot::pixelOf(IntervalRef ref) const
 {
-    const int row = m_scene.rowOf(rank, lane, interval);
+    const int row = m_scene.rowOf(ref);
     if (row < 0 || !m_scene.trace)
         return std::nullopt;
-    const auto& t = m_scene.trace->ranks[rank].lanes[lane].intervals;
-    const QRect box = m_plottable->boxRect(row, t.start(interval), t.end(interval)).intersected(axisRect()->rect());
+    const auto& t = m_scene.trace->ranks[std::size_t(ref.rank)].lanes[std::size_t(ref.lane)].intervals;
+    const QRect box
+        = m_plottable->boxRect(row, t.start(ref.interval), t.end(ref.interval)).intersected(axisRect()->rect());
     if (box.isEmpty())
         return std::nullopt;
     return box.center();

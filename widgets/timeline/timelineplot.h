@@ -129,7 +129,7 @@ public:
     void select(const TimelineSelection& sel, bool ensureVisible = false);
     void clearSelection();
     // Widget pixel at the centre of an interval's box (the part of it that is visible).
-    std::optional<QPoint> pixelOf(int rank, int lane, std::uint32_t interval) const;
+    std::optional<QPoint> pixelOf(IntervalRef ref) const;
     // Outline every visible instance of a name (kInvalidString to clear).
     void setHighlightedName(StringId name);
     StringId highlightedName() const { return m_highlightName; }
@@ -137,7 +137,7 @@ public:
 
 signals:
     void visibleRangeChanged(exposure::TimeRange range); // committed ranges (after a gesture ends)
-    void intervalSelected(int rank, int lane, quint32 interval);
+    void intervalSelected(exposure::IntervalRef ref);
     void foldClicked(const exposure::TimelineHit& hit);
     void selectionCleared();
     void cursorTimeChanged(qint64 ns);

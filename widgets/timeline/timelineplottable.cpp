@@ -41,17 +41,17 @@ std::uint32_t TimelineScene::laneInterval(int row, std::uint32_t i) const
     return i;
 }
 
-int TimelineScene::rowOf(int rank, int lane, std::uint32_t interval) const
+int TimelineScene::rowOf(IntervalRef ref) const
 {
-    const int first = rowOf(rank, lane);
-    if (first < 0 || lane < 0)
+    const int first = rowOf(ref.rank, ref.lane);
+    if (first < 0 || ref.lane < 0)
         return first;
     const auto* d = depthTables(first);
-    if (!d || interval >= d->rowOfInterval.size())
+    if (!d || ref.interval >= d->rowOfInterval.size())
         return first;
     // Sub-rows of a lane are consecutive, depth 0 first.
-    const int row = first + d->rowOfInterval[interval];
-    return std::size_t(row) < rows.size() && rows[row].lane == lane && rows[row].rank == rank ? row : first;
+    const int row = first + d->rowOfInterval[ref.interval];
+    return std::size_t(row) < rows.size() && rows[row].lane == ref.lane && rows[row].rank == ref.rank ? row : first;
 }
 
 const LodIndex* TimelineScene::lod(int row) const

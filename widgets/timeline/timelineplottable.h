@@ -49,7 +49,7 @@ struct TimelineScene
     const ShareIndex* shares(int row) const;
     int rowOf(int rank, int lane) const; // -1 if not shown (a CPU lane split by depth: its top sub-row)
     // The row that draws one interval of a lane (its depth's sub-row for nested CPU lanes); -1 if not shown.
-    int rowOf(int rank, int lane, std::uint32_t interval) const;
+    int rowOf(IntervalRef ref) const;
     // Index in the lane's table of item index `i` of table(row) (they differ in depth sub-rows).
     std::uint32_t laneInterval(int row, std::uint32_t i) const;
     // The depth tables of a row's lane, or nullptr if the row draws the lane's own table.

@@ -7,6 +7,7 @@
 #include "shell/mainwindow.h"
 #include "timeline/palette.h"
 
+#include <QAbstractItemModelTester>
 #include <QAction>
 #include <QDir>
 #include <QFutureWatcher>
@@ -15,7 +16,7 @@
 #include <QProcess>
 #include <QSettings>
 #include <QStandardPaths>
-#include <QTableWidget>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -39,8 +40,8 @@ private slots:
 
 private:
     // Row of the table whose Run cell is `name` (the table may be sorted), or -1.
-    static int rowOf(const QTableWidget* table, const QString& name);
-    static QString cell(const QTableWidget* table, int row, int col);
+    static int rowOf(const TableModel* table, const QString& name);
+    static QString cell(const TableModel* table, int row, int col);
     bool addDemoRuns(CompareWindow& w);
     RunSummary summary(const QString& path, int skip = -1) const;
 
@@ -64,18 +65,18 @@ void TestCompareWindow::initTestCase()
     m_run2 = m_dir.filePath(QStringLiteral("gpus2"));
 }
 
-int TestCompareWindow::rowOf(const QTableWidget* table, const QString& name)
+int TestCompareWindow::rowOf(const TableModel* table, const QString& name)
 {
     for (int r = 0; r < table->rowCount(); ++r)
-        if (table->item(r, CompareWindow::ColRun) && table->item(r, CompareWindow::ColRun)->text() == name)
+        if (table->cell(r, CompareWindow::ColRun).present() && table->text(r, CompareWindow::ColRun) == name)
             return r;
     return -1;
 }
 
-QString TestCompareWindow::cell(const QTableWidget* table, int row, int col)
+// The text the view shows (the model's DisplayRole).
+QString TestCompareWindow::cell(const TableModel* table, int row, int col)
 {
-    const auto* item = table->item(row, col);
-    return item ? item->text() : QString();
+    return table->data(table->index(row, col)).toString();
 }
 
 bool TestCompareWindow::addDemoRuns(CompareWindow& w)
@@ -97,13 +98,15 @@ RunSummary TestCompareWindow::summary(const QString& path, int skip) const
 void TestCompareWindow::tableEqualsSummaries()
 {
     CompareWindow w;
+    QAbstractItemModelTester tester(w.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
     w.addRun(m_run1);
     w.addRun(m_run2);
-    QCOMPARE(w.table()->rowCount(), 2);
+    QCOMPARE(w.model()->rowCount(), 2);
     QTRY_COMPARE_WITH_TIMEOUT(w.summaries().size(), std::size_t(2), 60000);
     QVERIFY(!w.isLoading());
-    const auto* t = w.table();
-    QVERIFY(t->isColumnHidden(CompareWindow::ColStatus)); // nothing to report: both loaded
+    QVERIFY(w.table()->isColumnHidden(CompareWindow::ColStatus)); // nothing to report: both loaded
+    const TableModel* t = w.model();
+    QVERIFY(w.table()->model() == t);
     const int r1 = rowOf(t, QStringLiteral("gpus1")), r2 = rowOf(t, QStringLiteral("gpus2"));
     QVERIFY(r1 >= 0 && r2 >= 0);
 
@@ -143,7 +146,7 @@ void TestCompareWindow::tableEqualsSummaries()
                 cell(t, r2, CompareWindow::ColExposedShare)));
 
     // Sorting by step time puts the faster run first, whatever the run order.
-    const_cast<QTableWidget*>(t)->sortByColumn(CompareWindow::ColStep, Qt::DescendingOrder);
+    w.table()->sortByColumn(CompareWindow::ColStep, Qt::DescendingOrder);
     QCOMPARE(
         cell(t, 0, CompareWindow::ColRun), s2.stepNs > s1.stepNs ? QStringLiteral("gpus2") : QStringLiteral("gpus1"));
 }
@@ -151,6 +154,7 @@ void TestCompareWindow::tableEqualsSummaries()
 void TestCompareWindow::badPathShowsError()
 {
     CompareWindow w;
+    QAbstractItemModelTester tester(w.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
     const QString bad = m_dir.filePath(QStringLiteral("no-such-run"));
     QFile junk(m_dir.filePath(QStringLiteral("junk.otf2")));
     QVERIFY(junk.open(QIODevice::WriteOnly));
@@ -160,25 +164,28 @@ void TestCompareWindow::badPathShowsError()
     w.addRun(bad);
     w.addRun(junk.fileName());
     QVERIFY(QTest::qWaitFor([&] { return !w.isLoading(); }, 60000));
-    QCOMPARE(w.table()->rowCount(), 3);
+    QCOMPARE(w.model()->rowCount(), 3);
     QCOMPARE(w.summaries().size(), std::size_t(1));
     QVERIFY(!w.table()->isColumnHidden(CompareWindow::ColStatus));
-    const int rb = rowOf(w.table(), QStringLiteral("no-such-run"));
+    const int rb = rowOf(w.model(), QStringLiteral("no-such-run"));
     QVERIFY(rb >= 0);
-    const QString err = cell(w.table(), rb, CompareWindow::ColStatus);
+    // A failed run: its status in the error colour with an error icon, its numbers absent.
+    QVERIFY(w.model()->index(rb, CompareWindow::ColStatus).data(Qt::ForegroundRole).isValid());
+    QVERIFY(!w.model()->cell(rb, CompareWindow::ColStep).present());
+    const QString err = cell(w.model(), rb, CompareWindow::ColStatus);
     QVERIFY2(err.startsWith(bad + QStringLiteral(": ")), qPrintable(err));
-    QVERIFY(cell(w.table(), rb, CompareWindow::ColStep).isEmpty());
+    QVERIFY(cell(w.model(), rb, CompareWindow::ColStep).isEmpty());
     // Also listed under the table, one line per failed run.
     QCOMPARE(w.errorText().split(QLatin1Char('\n')).size(), 2);
     QVERIFY(w.errorText().split(QLatin1Char('\n')).contains(err));
-    const int rj = rowOf(w.table(), QStringLiteral("%1/junk.otf2").arg(QDir(m_dir.path()).dirName()));
+    const int rj = rowOf(w.model(), QStringLiteral("%1/junk.otf2").arg(QDir(m_dir.path()).dirName()));
     QVERIFY(rj >= 0);
-    const QString err2 = cell(w.table(), rj, CompareWindow::ColStatus);
+    const QString err2 = cell(w.model(), rj, CompareWindow::ColStatus);
     // The loader names the archive file it could not read (junk.def beside the anchor) and the problem.
     QVERIFY2(err2.startsWith(m_dir.filePath(QStringLiteral("junk."))), qPrintable(err2));
     QVERIFY2(err2.contains(QStringLiteral(": missing")), qPrintable(err2));
     // The good run is unaffected and is still the (only) bar of the chart.
-    QCOMPARE(cell(w.table(), rowOf(w.table(), QStringLiteral("gpus1")), CompareWindow::ColEfficiency),
+    QCOMPARE(cell(w.model(), rowOf(w.model(), QStringLiteral("gpus1")), CompareWindow::ColEfficiency),
         QStringLiteral("baseline"));
     QCOMPARE(w.chart()->barCount(), 1);
 }
@@ -255,16 +262,16 @@ void TestCompareWindow::orderAndSkipSteps()
     w.moveRun(1, 0);
     QCOMPARE(w.runPath(0), m_run2);
     const RunSummary s1 = summary(m_run1), s2 = summary(m_run2);
-    QCOMPARE(cell(w.table(), rowOf(w.table(), QStringLiteral("gpus1")), CompareWindow::ColEfficiency),
+    QCOMPARE(cell(w.model(), rowOf(w.model(), QStringLiteral("gpus1")), CompareWindow::ColEfficiency),
         QString::asprintf("%.1f %%", 100.0 * double(s2.stepNs) / double(s1.stepNs)));
     // The default is the start-up rule (no start-up step in the demo: all 2 x 4 steps); skipping one step is
     // recomputed from the kept analysis.
     QCOMPARE(w.skipSteps(), -1);
-    QCOMPARE(cell(w.table(), rowOf(w.table(), QStringLiteral("gpus2")), CompareWindow::ColSteps), QStringLiteral("8"));
+    QCOMPARE(cell(w.model(), rowOf(w.model(), QStringLiteral("gpus2")), CompareWindow::ColSteps), QStringLiteral("8"));
     w.setSkipSteps(1);
     QVERIFY(QTest::qWaitFor([&] { return !w.isLoading(); }, 60000));
-    QCOMPARE(cell(w.table(), rowOf(w.table(), QStringLiteral("gpus2")), CompareWindow::ColSteps), QStringLiteral("6"));
-    QCOMPARE(cell(w.table(), rowOf(w.table(), QStringLiteral("gpus2")), CompareWindow::ColStep),
+    QCOMPARE(cell(w.model(), rowOf(w.model(), QStringLiteral("gpus2")), CompareWindow::ColSteps), QStringLiteral("6"));
+    QCOMPARE(cell(w.model(), rowOf(w.model(), QStringLiteral("gpus2")), CompareWindow::ColStep),
         QString::fromStdString(formatDuration(summary(m_run2, 1).stepNs)));
     // Changing skip-steps while a run is still loading applies to that run too.
     w.addRun(m_run2);
@@ -275,8 +282,8 @@ void TestCompareWindow::orderAndSkipSteps()
     w.removeRun(2);
     w.removeRun(0);
     QCOMPARE(w.runCount(), 1);
-    QCOMPARE(w.table()->rowCount(), 1);
-    QCOMPARE(cell(w.table(), 0, CompareWindow::ColEfficiency), QStringLiteral("baseline"));
+    QCOMPARE(w.model()->rowCount(), 1);
+    QCOMPARE(cell(w.model(), 0, CompareWindow::ColEfficiency), QStringLiteral("baseline"));
 }
 
 void TestCompareWindow::mainWindowAction()
@@ -318,7 +325,7 @@ void TestCompareWindow::removeWhileLoading()
     QCOMPARE(w.runCount(), 1);
     QCOMPARE(w.runPath(0), m_run1);
     QVERIFY(QTest::qWaitFor([&] { return w.findChildren<QFutureWatcherBase*>().isEmpty(); }, 60000));
-    QCOMPARE(w.table()->rowCount(), 1);
+    QCOMPARE(w.model()->rowCount(), 1);
     QCOMPARE(w.summaries().size(), std::size_t(1));
     QCOMPARE(w.summaries().front().ranks, 1);
     QCOMPARE(w.chart()->barCount(), 1);
@@ -336,7 +343,7 @@ void TestCompareWindow::runsByGpuCount()
     QCOMPARE(w.summaries().front().ranks, 1);
     QVERIFY(w.runList()->item(0)->text().endsWith(QStringLiteral("(baseline)")));
     const RunSummary s1 = summary(m_run1), s2 = summary(m_run2);
-    QCOMPARE(cell(w.table(), rowOf(w.table(), QStringLiteral("gpus2")), CompareWindow::ColEfficiency),
+    QCOMPARE(cell(w.model(), rowOf(w.model(), QStringLiteral("gpus2")), CompareWindow::ColEfficiency),
         QString::asprintf("%.1f %%", 100.0 * double(s1.stepNs) / double(s2.stepNs)));
     QVERIFY(w.json().indexOf(QStringLiteral("\"ranks\": 1,")) < w.json().indexOf(QStringLiteral("\"ranks\": 2,")));
 }
@@ -348,12 +355,13 @@ void TestCompareWindow::sameGpuCountHasNoEfficiency()
     w.addRun(m_run2);
     w.addRun(m_run2);
     QVERIFY(QTest::qWaitFor([&] { return !w.isLoading(); }, 60000));
-    QCOMPARE(w.table()->rowCount(), 2);
-    QTableWidgetItem* second = w.table()->item(1, CompareWindow::ColEfficiency);
-    QVERIFY(second);
-    QCOMPARE(second->text(), QStringLiteral("-"));
-    QVERIFY2(second->toolTip().contains(QStringLiteral("different GPU counts")), qPrintable(second->toolTip()));
-    QCOMPARE(cell(w.table(), 0, CompareWindow::ColEfficiency), QStringLiteral("baseline"));
+    QCOMPARE(w.model()->rowCount(), 2);
+    const TableCell& second = w.model()->cell(1, CompareWindow::ColEfficiency);
+    QVERIFY(second.present());
+    QCOMPARE(second.text, QStringLiteral("-"));
+    const QString tip = w.model()->data(w.model()->index(1, CompareWindow::ColEfficiency), Qt::ToolTipRole).toString();
+    QVERIFY2(tip.contains(QStringLiteral("different GPU counts")), qPrintable(tip));
+    QCOMPARE(cell(w.model(), 0, CompareWindow::ColEfficiency), QStringLiteral("baseline"));
     QVERIFY2(w.finding().contains(QStringLiteral("Scaling efficiency needs runs with different GPU counts")),
         qPrintable(w.finding()));
     QVERIFY(!w.finding().contains(QStringLiteral("(efficiency")));

@@ -429,7 +429,7 @@ void TestLegibility::windowScrollsRowsInsteadOfSquashing()
         const int lane = target.lane;
         const auto& t = d.trace->ranks[std::size_t(target.rank)].lanes[std::size_t(lane)].intervals;
         for (std::uint32_t i = 0; i < t.size(); ++i)
-            if (plot.scene().rowOf(target.rank, lane, i) == rows - 2) {
+            if (plot.scene().rowOf({ target.rank, lane, i }) == rows - 2) {
                 plot.select({ target.rank, lane, i }, true);
                 break;
             }

@@ -38,7 +38,7 @@
 #include <QTest>
 #include <QTextBrowser>
 #include <QTimer>
-#include <QTreeWidget>
+#include <QTreeView>
 #include <QUrl>
 #include <thread>
 
@@ -144,7 +144,7 @@ void TestMainWindow::opensDemoTraceRows()
     const int cpuLane = w.timeline()->scene().rows[3].lane;
     const auto& cpu = w.trace()->ranks[0].lanes[std::size_t(cpuLane)].intervals;
     for (std::uint32_t i = 0; i < cpu.size(); ++i)
-        QCOMPARE(w.timeline()->scene().rowOf(0, cpuLane, i), 3 + std::min<int>(cpu.depth(i), 3));
+        QCOMPARE(w.timeline()->scene().rowOf({ 0, cpuLane, i }), 3 + std::min<int>(cpu.depth(i), 3));
     // The details panel says which depth a selected CPU region has.
     std::uint32_t nested = 0;
     while (nested < cpu.size() && cpu.depth(nested) != 1)
@@ -184,7 +184,7 @@ void TestMainWindow::clickFillsDetails()
     const std::uint32_t k = 1;
     w.timeline()->setVisibleRange({ t.start(k) - 200'000, t.end(k) + 200'000 });
     w.timeline()->replot();
-    const auto p = w.timeline()->pixelOf(0, ncclLane, k);
+    const auto p = w.timeline()->pixelOf({ 0, ncclLane, k });
     QVERIFY(p);
     QTest::mouseClick(w.timeline(), Qt::LeftButton, Qt::NoModifier, *p);
     const DetailsPanel* d = w.detailsPanel();
@@ -257,7 +257,7 @@ void TestMainWindow::exposedPanelEqualsCliStats()
         check(panel->stats()[r], ranks[r].toObject());
     check(panel->stats().back(), json.value(QStringLiteral("total")).toObject());
     // The table shows the same numbers.
-    QCOMPARE(panel->table()->item(0, 5)->text(), durationText(panel->stats()[0].exposedNs));
+    QCOMPARE(panel->model()->text(0, 5), durationText(panel->stats()[0].exposedNs));
     // Waiting for peers: whole trace = matchCollectives' per-rank totals; a step scope clips to each rank's step.
     const auto match = w.collectives();
     QVERIFY(match && !match->groups.empty());
@@ -270,10 +270,11 @@ void TestMainWindow::exposedPanelEqualsCliStats()
     }
     QVERIFY(waitSum > 0); // the demo's ranks do wait for each other
     QCOMPARE(panel->waits().back().waitNs, waitSum);
-    QCOMPARE(panel->table()->horizontalHeaderItem(0)->text(), QStringLiteral("Span"));
+    QCOMPARE(panel->model()->headerData(0, Qt::Horizontal).toString(), QStringLiteral("Span"));
     const StepWindow step = w.analysis()->ranks[0].steps.at(1);
     panel->setScope(ExposedPanel::Scope::Step, step.index);
-    QTRY_COMPARE_WITH_TIMEOUT(panel->table()->horizontalHeaderItem(0)->text(), QStringLiteral("Step time"), 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(
+        panel->model()->headerData(0, Qt::Horizontal).toString(), QStringLiteral("Step time"), 10000);
     QTRY_VERIFY_WITH_TIMEOUT(panel->waits().size() == w.trace()->ranks.size() + 1
             && panel->waits()[0].waitNs == collectiveWaitInWindow(*match, *w.analysis(), 0, step.range).waitNs,
         10000);
@@ -298,11 +299,10 @@ void TestMainWindow::exposedPanelEqualsCliStats()
         QVERIFY(panel->waits()[r].waitNs <= s.commBusyNs);
         QVERIFY(s.computeBusyNs <= panel->lengths()[r] && s.gpuBusyNs <= panel->lengths()[r]);
         QCOMPARE(panel->lengths()[r], w.analysis()->ranks[r].steps.at(1).range.duration());
-        QCOMPARE(panel->table()->item(int(r), 0)->text(), durationText(panel->lengths()[r]));
+        QCOMPARE(panel->model()->text(int(r), 0), durationText(panel->lengths()[r]));
         longest = std::max(longest, panel->lengths()[r]);
     }
-    QCOMPARE(
-        panel->table()->item(int(rankCount), 0)->text(), QStringLiteral("%1 (longest)").arg(durationText(longest)));
+    QCOMPARE(panel->model()->text(int(rankCount), 0), QStringLiteral("%1 (longest)").arg(durationText(longest)));
 }
 
 void TestMainWindow::visibleRangeStatsFollowZoom()
@@ -528,18 +528,18 @@ void TestMainWindow::collectivesInDetailsAndExposed()
     QCOMPARE(panel->waits()[0].exposedWaitNs, 1 * L::kMs);
     QCOMPARE(panel->waits()[1].waitNs, TimeNs(0));
     QCOMPARE(panel->waits()[2].waitNs, 2 * L::kMs);
-    QCOMPARE(panel->table()->horizontalHeaderItem(0)->text(), QStringLiteral("Span"));
-    QCOMPARE(panel->table()->horizontalHeaderItem(6)->text(), QStringLiteral("Waiting"));
-    QCOMPARE(panel->table()->horizontalHeaderItem(7)->text(), QStringLiteral("Exposed\nwaiting"));
-    QCOMPARE(panel->table()->item(0, 6)->text(), durationText(2 * L::kMs));
-    QCOMPARE(panel->table()->item(0, 7)->text(), durationText(1 * L::kMs));
+    QCOMPARE(panel->model()->headerData(0, Qt::Horizontal).toString(), QStringLiteral("Span"));
+    QCOMPARE(panel->model()->headerData(6, Qt::Horizontal).toString(), QStringLiteral("Waiting"));
+    QCOMPARE(panel->model()->headerData(7, Qt::Horizontal).toString(), QStringLiteral("Exposed\nwaiting"));
+    QCOMPARE(panel->model()->text(0, 6), durationText(2 * L::kMs));
+    QCOMPARE(panel->model()->text(0, 7), durationText(1 * L::kMs));
     // Visible range [2.5 ms, 11 ms): 0.5 ms of waiting, all of it exposed.
     panel->setScope(ExposedPanel::Scope::VisibleRange);
     w.timeline()->setVisibleRange({ 2'500'000, 11 * L::kMs });
     QTRY_COMPARE_WITH_TIMEOUT(panel->statsWindow(), (TimeRange { 2'500'000, 11 * L::kMs }), 10000);
     QCOMPARE(panel->waits()[0].waitNs, TimeNs(500'000));
     QCOMPARE(panel->waits()[0].exposedWaitNs, TimeNs(500'000));
-    QCOMPARE(panel->table()->horizontalHeaderItem(0)->text(), QStringLiteral("Span"));
+    QCOMPARE(panel->model()->headerData(0, Qt::Horizontal).toString(), QStringLiteral("Span"));
 }
 
 void TestMainWindow::keyboardZoomAndHistory()
@@ -776,14 +776,15 @@ void TestMainWindow::exposedTableFitsAt1400x900()
     QVERIFY(loadDemo(w));
     QTRY_COMPARE_WITH_TIMEOUT(w.exposedPanel()->stats().size(), std::size_t(3), 10000);
     QApplication::processEvents();
-    const QTableWidget* table = w.exposedPanel()->table();
+    const QTableView* table = w.exposedPanel()->table();
     int columns = table->verticalHeader()->width();
-    for (int c = 0; c < table->columnCount(); ++c)
+    const int columnCount = table->model()->columnCount();
+    for (int c = 0; c < columnCount; ++c)
         columns += table->isColumnHidden(c) ? 0 : table->columnWidth(c);
     QVERIFY2(columns <= table->width(),
         qPrintable(QStringLiteral("columns %1 px in a %2 px table").arg(columns).arg(table->width())));
     QVERIFY(!table->horizontalScrollBar()->isVisible());
-    QVERIFY(table->isColumnHidden(table->columnCount() - 1)); // Unclassified: 0 everywhere in the demo
+    QVERIFY(table->isColumnHidden(columnCount - 1)); // Unclassified: 0 everywhere in the demo
 }
 
 // Issue 13.5: saving a figure gave no confirmation.
@@ -836,18 +837,24 @@ void TestMainWindow::clocksAlignedAcrossHosts()
         QStringLiteral("clocks aligned across 2 ranks (hosts not recorded) from collective end "
                        "times (offsets up to 5 ms, ±0 ns)"));
     QCOMPARE(w.trace()->clocks.ranks[1].offsetNs, TimeNs(5'000'000));
-    QTreeWidget* tree = w.collectivesPanel()->tree();
-    QCOMPARE(tree->topLevelItemCount(), 1);
-    QCOMPARE(tree->topLevelItem(0)->text(0),
+    const CollectivesModel* tree = w.collectivesPanel()->model();
+    QVERIFY(w.collectivesPanel()->tree()->model() == tree);
+    QCOMPARE(tree->rowCount(), 1);
+    const QModelIndex group = tree->index(0, 0);
+    auto text = [&](int row, int column) { return tree->index(row, column, group).data().toString(); };
+    QCOMPARE(group.data().toString(),
         QStringLiteral("Group 0 (default_pg) ranks [0, 1]: 10 collectives, 20 of 20 kernels matched by "
                        "process_group"));
     // Rows: the collective row, then the stragglers (rank 1 arrives 50 us after rank 0 each time).
-    QCOMPARE(tree->topLevelItem(0)->childCount(), 2);
-    QCOMPARE(tree->topLevelItem(0)->child(0)->text(CollectivesPanel::Type), QStringLiteral("allreduce"));
-    QCOMPARE(tree->topLevelItem(0)->child(0)->text(CollectivesPanel::Count), QStringLiteral("10"));
-    QCOMPARE(tree->topLevelItem(0)->child(0)->text(CollectivesPanel::Latency), QStringLiteral("150 µs"));
-    QCOMPARE(tree->topLevelItem(0)->child(1)->text(0),
-        QStringLiteral("Stragglers: Rank 1 last in 10 (others waited 500 µs)"));
+    QCOMPARE(tree->rowCount(group), 2);
+    QCOMPARE(text(0, CollectivesPanel::Type), QStringLiteral("allreduce"));
+    QCOMPARE(text(0, CollectivesPanel::Count), QStringLiteral("10"));
+    QCOMPARE(text(0, CollectivesPanel::Latency), QStringLiteral("150 µs"));
+    QVERIFY(!tree->isSpanned(tree->index(0, 0, group)));
+    QVERIFY(tree->isSpanned(tree->index(1, 0, group)));
+    QVERIFY(w.collectivesPanel()->tree()->isFirstColumnSpanned(1, group));
+    QVERIFY(w.collectivesPanel()->tree()->isExpanded(group));
+    QCOMPARE(text(1, 0), QStringLiteral("Stragglers: Rank 1 last in 10 (others waited 500 µs)"));
     int ncclLane = -1;
     for (std::size_t l = 0; l < w.trace()->ranks[0].lanes.size(); ++l)
         if (w.trace()->ranks[0].lanes[l].name == "CUDA[0:17]")
@@ -946,14 +953,16 @@ void TestMainWindow::idlePanelListsGapsAndZooms()
     IdlePanel* p = w.idlePanel();
     QTRY_VERIFY(p->jobs()->deliveredCount() > 0 && !p->jobs()->busy());
     QVERIFY2(p->findings().startsWith(QStringLiteral("Rank 0: GPU idle ")), qPrintable(p->findings()));
-    QTableWidget* t = p->table();
+    const IdleModel* t = p->gapsModel();
+    QVERIFY(p->table()->model() == t);
     QCOMPARE(t->rowCount(), 2);
-    QCOMPARE(t->item(0, IdlePanel::Duration)->text(), durationText(19'877));
-    QCOMPARE(t->item(0, IdlePanel::HostBound)->text(), durationText(17'877));
-    QCOMPARE(t->item(0, IdlePanel::Queued)->text(), durationText(2'000));
-    QCOMPARE(t->item(0, IdlePanel::Cause)->text(), QStringLiteral("host-bound"));
-    QCOMPARE(t->item(0, IdlePanel::Launch)->text(), QStringLiteral("cudaLaunchKernel"));
-    emit t->cellActivated(0, 0);
+    QCOMPARE(t->text(0, IdlePanel::Duration), durationText(19'877));
+    QCOMPARE(t->text(0, IdlePanel::HostBound), durationText(17'877));
+    QCOMPARE(t->text(0, IdlePanel::Queued), durationText(2'000));
+    QCOMPARE(t->text(0, IdlePanel::Cause), QStringLiteral("host-bound"));
+    QCOMPARE(t->text(0, IdlePanel::Launch), QStringLiteral("cudaLaunchKernel"));
+    QCOMPARE(t->gapAt(0), (TimeRange { 15'123, 35'000 }));
+    emit p->table()->activated(t->index(0, 0));
     const TimeRange v = w.timeline()->visibleRange();
     QVERIFY(v.start <= 15'123 && v.end >= 35'000);
     QVERIFY(v.duration() < 200'000);
@@ -968,17 +977,19 @@ void TestMainWindow::transfersPanelListsCopies()
     QVERIFY(openGeneratedRank(w, dir));
     TransfersPanel* p = w.transfersPanel();
     QTRY_VERIFY(p->jobs()->deliveredCount() > 0 && !p->jobs()->busy());
-    QTableWidget* t = p->table();
+    const TransfersModel* t = p->transfersModel();
+    QVERIFY(p->table()->model() == t);
     QCOMPARE(t->rowCount(), 1);
-    QCOMPARE(t->item(0, TransfersPanel::Direction)->text(), QStringLiteral("HtoD"));
-    QCOMPARE(t->item(0, TransfersPanel::Bytes)->text(), QStringLiteral("4.10 kB"));
-    QCOMPARE(t->item(0, TransfersPanel::Bandwidth)->text(), QStringLiteral("2.05 GB/s"));
-    QCOMPARE(t->item(0, TransfersPanel::Step)->text(), QStringLiteral("ProfilerStep#4"));
+    QCOMPARE(t->text(0, TransfersPanel::Direction), QStringLiteral("HtoD"));
+    QCOMPARE(t->text(0, TransfersPanel::Bytes), QStringLiteral("4.10 kB"));
+    QCOMPARE(t->text(0, TransfersPanel::Bandwidth), QStringLiteral("2.05 GB/s"));
+    QCOMPARE(t->text(0, TransfersPanel::Step), QStringLiteral("ProfilerStep#4"));
     QVERIFY2(p->summary().startsWith(QStringLiteral("HtoD: 1 copies, 4.10 kB in 2 µs (2.05 GB/s)")),
         qPrintable(p->summary()));
     // Activating the copy selects it on the timeline and shows its details.
-    emit t->cellActivated(0, 0);
+    emit p->table()->activated(t->index(0, 0));
     QVERIFY(w.timeline()->selection());
+    QVERIFY(*w.timeline()->selection() == t->transferAt(0));
     QCOMPARE(w.detailsPanel()->field(QStringLiteral("Category")), QStringLiteral("memcpy"));
 }
 

@@ -74,14 +74,14 @@ void TestTimelinePlot::rendersKernelColoursAndGaps()
     const QImage img = plot.toPixmap().toImage();
 
     // Forward GEMM 2 of step 0 on the compute stream: compute colour (no analysis: no sub-group).
-    const auto p = plot.pixelOf(0, L::kCompute, 2);
+    const auto p = plot.pixelOf({ 0, L::kCompute, 2 });
     QVERIFY(p);
     const QColor compute = plot.scene().palette.block(Category::Compute, std::string());
     QCOMPARE(pixel(img, *p).name(), compute.name());
     QCOMPARE(compute.name(), QStringLiteral("#6c9bcb"));
 
     // The first AllReduce: communication colour in its upper half.
-    const auto q = plot.pixelOf(0, L::kNccl, 0);
+    const auto q = plot.pixelOf({ 0, L::kNccl, 0 });
     QVERIFY(q);
     const QColor comm = plot.scene().palette.block(Category::Communication, std::string());
     QCOMPARE(pixel(img, *q - QPoint(0, 4)).name(), comm.name());
@@ -119,13 +119,14 @@ void TestTimelinePlot::clickSelectsKernel()
     plot.replot();
     QSignalSpy spy(&plot, &TimelinePlot::intervalSelected);
     // Backward kernel 1 of step 0 on rank 1: interval index 5 of the compute lane.
-    const auto p = plot.pixelOf(1, L::kCompute, 5);
+    const auto p = plot.pixelOf({ 1, L::kCompute, 5 });
     QVERIFY(p);
     QTest::mouseClick(&plot, Qt::LeftButton, Qt::NoModifier, *p);
     QCOMPARE(spy.count(), 1);
-    QCOMPARE(spy.at(0).at(0).toInt(), 1);
-    QCOMPARE(spy.at(0).at(1).toInt(), L::kCompute);
-    QCOMPARE(spy.at(0).at(2).toUInt(), 5u);
+    const auto ref = spy.at(0).at(0).value<IntervalRef>();
+    QCOMPARE(ref.rank, 1);
+    QCOMPARE(ref.lane, L::kCompute);
+    QCOMPARE(ref.interval, 5u);
     QVERIFY(plot.selection());
     QCOMPARE(plot.selection()->interval, 5u);
     const auto hit = plot.hitAt(*p);
@@ -334,10 +335,10 @@ void TestTimelinePlot::cpuRowsShowNesting()
         (QStringList { QStringLiteral("Rank 0 \u00B7 CUDA[0:7] compute"), QStringLiteral("Master thread"), QString(),
             QString(), QString() }));
     QCOMPARE(plot.scene().rowOf(0, cpu), 1);
-    QCOMPARE(plot.scene().rowOf(0, cpu, step), 1);
-    QCOMPARE(plot.scene().rowOf(0, cpu, fwd), 2);
-    QCOMPARE(plot.scene().rowOf(0, cpu, sync), 3);
-    QCOMPARE(plot.scene().rowOf(0, cpu, deep), 4);
+    QCOMPARE(plot.scene().rowOf({ 0, cpu, step }), 1);
+    QCOMPARE(plot.scene().rowOf({ 0, cpu, fwd }), 2);
+    QCOMPARE(plot.scene().rowOf({ 0, cpu, sync }), 3);
+    QCOMPARE(plot.scene().rowOf({ 0, cpu, deep }), 4);
 
     plot.setVisibleRange({ 0, 10 * L::kMs });
     plot.replot();
@@ -372,19 +373,19 @@ void TestTimelinePlot::cpuRowsShowNesting()
     QVERIFY(hit);
     QCOMPARE(hit->largest, fwd);
     QVERIFY(plot.tooltipFor(*hit).startsWith(QStringLiteral("forward\n3 ms")));
-    const auto p = plot.pixelOf(0, cpu, sync);
+    const auto p = plot.pixelOf({ 0, cpu, sync });
     QVERIFY(p);
     QCOMPARE(plot.plottable()->rowAtPixel(p->y()), 3);
     QSignalSpy spy(&plot, &TimelinePlot::intervalSelected);
     QTest::mouseClick(&plot, Qt::LeftButton, Qt::NoModifier, *p);
     QCOMPARE(spy.count(), 1);
-    QCOMPARE(spy.at(0).at(2).toUInt(), sync);
+    QCOMPARE(spy.at(0).at(0).value<IntervalRef>().interval, sync);
 
     // The old single-row drawing is still available.
     o.cpuDepthRows = false;
     plot.setOptions(o);
     QCOMPARE(plot.rowLabels().size(), 2);
-    QCOMPARE(plot.scene().rowOf(0, cpu, fwd), 1);
+    QCOMPARE(plot.scene().rowOf({ 0, cpu, fwd }), 1);
 }
 
 // Rank 0 starts an AllReduce at 1 ms, rank 1 at 3 ms; both end at 5 ms. Rank 0's block is hatched over [1, 3) ms

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "panels/idlemodel.h"
+
+#include "common/labels.h"
+
+namespace exposure {
+
+namespace {
+
+QString regionName(const Trace& trace, const Analysis& analysis, int rank, const LaunchRef& ref)
+{
+    if (ref.cpuLane == kUnknownLaunch)
+        return {};
+    const auto& t = trace.ranks[std::size_t(rank)].lanes[ref.cpuLane].intervals;
+    const StringId id = t.name(ref.interval);
+    return QString::fromStdString(displayName(trace, &analysis, id));
+}
+
+TableCell gapCell(const QString& text, qlonglong sortKey, bool right)
+{
+    TableCell c;
+    c.text = text;
+    c.sortKey = sortKey;
+    if (right)
+        c.alignment = Qt::AlignRight | Qt::AlignVCenter;
+    return c;
+}
+
+} // namespace
+
+IdleModel::IdleModel(QObject* parent)
+    : TableModel({ tr("Rank"), tr("Start"), tr("Gap"), tr("Cause"), tr("Host-bound"), tr("Sync wait"), tr("Queued"),
+                     tr("CPU was in"), tr("Ended by launch") },
+        parent)
+{ }
+
+QString IdleModel::causeText(const IdleGap& g)
+{
+    const std::pair<TimeNs, QString> parts[] = { { g.hostBoundNs, tr("host-bound") }, { g.syncWaitNs, tr("sync wait") },
+        { g.queuedNs, tr("queued") }, { g.unattributedNs, tr("unattributed") } };
+    const auto* top = &parts[0];
+    for (const auto& p : parts)
+        if (p.first > top->first)
+            top = &p;
+    QString text = top->second;
+    if (top == &parts[0] && g.dataLoadingNs * 2 > g.hostBoundNs)
+        text += tr(" (data loading)");
+    return text;
+}
+
+void IdleModel::setGaps(const Trace& trace, const Analysis& analysis, const std::vector<std::pair<int, IdleGap>>& gaps)
+{
+    std::vector<Row> rows;
+    rows.reserve(gaps.size());
+    m_ranges.clear();
+    for (const auto& [rank, g] : gaps) {
+        rows.push_back({ gapCell(QString::fromStdString(trace.ranks[std::size_t(rank)].label), rank, false),
+            gapCell(durationText(g.range.start), g.range.start, true),
+            gapCell(durationText(g.range.duration()), g.range.duration(), true), gapCell(causeText(g), 0, false),
+            gapCell(durationText(g.hostBoundNs), g.hostBoundNs, true),
+            gapCell(durationText(g.syncWaitNs), g.syncWaitNs, true),
+            gapCell(durationText(g.queuedNs), g.queuedNs, true),
+            gapCell(regionName(trace, analysis, rank, g.cpuRegion), 0, false),
+            gapCell(regionName(trace, analysis, rank, g.launch), 0, false) });
+        m_ranges.push_back(g.range);
+    }
+    setRows(std::move(rows));
+}
+
+TimeRange IdleModel::gapAt(int row) const
+{
+    const qint64 k = tag(row);
+    return k >= 0 && std::size_t(k) < m_ranges.size() ? m_ranges[std::size_t(k)] : TimeRange {};
+}
+
+} // namespace exposure
