@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/collectives.h"
 
+#include "model/enumnames.h"
+
 #include <algorithm>
 #include <boost/icl/interval_set.hpp>
 #include <cstring>
@@ -43,15 +45,9 @@ const CollectiveMember* CollectiveMatch::member(IntervalRef ref) const
 
 const char* matchMethodName(MatchMethod m)
 {
-    switch (m) {
-    case MatchMethod::ProcessGroup:
-        return "process_group";
-    case MatchMethod::Stream:
-        return "stream";
-    case MatchMethod::Time:
-        break;
-    }
-    return "time";
+    static constexpr EnumName<MatchMethod> names[]
+        = { { MatchMethod::ProcessGroup, "process_group" }, { MatchMethod::Stream, "stream" } };
+    return nameIn(names, m, "time");
 }
 
 const CollectiveArgs* collectiveArgsOf(const Trace& trace, const Lane& lane, std::uint32_t interval)

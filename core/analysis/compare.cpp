@@ -3,6 +3,7 @@
 
 #include "analysis/statsreport.h"
 #include "analysis/stepmean.h"
+#include "model/enumnames.h"
 #include "model/timeformat.h"
 
 #include <algorithm>
@@ -115,17 +116,10 @@ EfficiencyNote efficiencyNote(const RunSummary& base, const RunSummary& r, bool 
 
 const char* efficiencyNoteText(EfficiencyNote note)
 {
-    switch (note) {
-    case EfficiencyNote::None:
-        return "";
-    case EfficiencyNote::Baseline:
-        return "baseline";
-    case EfficiencyNote::SameGpuCount:
-        return "same GPU count as the baseline";
-    case EfficiencyNote::NoStepTime:
-        return "no step time";
-    }
-    return "";
+    static constexpr EnumName<EfficiencyNote> names[] = { { EfficiencyNote::None, "" },
+        { EfficiencyNote::Baseline, "baseline" }, { EfficiencyNote::SameGpuCount, "same GPU count as the baseline" },
+        { EfficiencyNote::NoStepTime, "no step time" } };
+    return nameIn(names, note, "");
 }
 
 void orderByGpuCount(std::vector<RunSummary>& runs)

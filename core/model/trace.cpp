@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "model/trace.h"
 
+#include "model/enumnames.h"
+
 #include <algorithm>
 #include <cctype>
 #include <limits>
@@ -11,36 +13,17 @@ namespace exposure {
 
 const char* regionKindName(RegionKind k)
 {
-    switch (k) {
-    case RegionKind::Kernel:
-        return "kernel";
-    case RegionKind::Memcpy:
-        return "memcpy";
-    case RegionKind::Idle:
-        return "idle";
-    case RegionKind::Sync:
-        return "sync";
-    case RegionKind::HostApi:
-        return "host-api";
-    case RegionKind::HostRegion:
-        return "host-region";
-    case RegionKind::Unknown:
-        break;
-    }
-    return "unknown";
+    static constexpr EnumName<RegionKind> names[] = { { RegionKind::Kernel, "kernel" },
+        { RegionKind::Memcpy, "memcpy" }, { RegionKind::Idle, "idle" }, { RegionKind::Sync, "sync" },
+        { RegionKind::HostApi, "host-api" }, { RegionKind::HostRegion, "host-region" } };
+    return nameIn(names, k, "unknown");
 }
 
 const char* clockMethodName(ClockMethod m)
 {
-    switch (m) {
-    case ClockMethod::SingleHost:
-        return "single_host";
-    case ClockMethod::CollectiveEnds:
-        return "collective_ends";
-    case ClockMethod::Recorded:
-        break;
-    }
-    return "recorded";
+    static constexpr EnumName<ClockMethod> names[]
+        = { { ClockMethod::SingleHost, "single_host" }, { ClockMethod::CollectiveEnds, "collective_ends" } };
+    return nameIn(names, m, "recorded");
 }
 
 void IntervalTable::append(TimeNs start, TimeNs end, StringId name, std::uint8_t depth)

@@ -2,6 +2,7 @@
 #include "view/viewindex.h"
 
 #include "analysis/rules.h"
+#include "model/enumnames.h"
 
 #include <algorithm>
 #include <array>
@@ -13,19 +14,9 @@ namespace exposure {
 
 const char* laneRoleName(LaneRole role)
 {
-    switch (role) {
-    case LaneRole::Compute:
-        return "compute";
-    case LaneRole::Communication:
-        return "NCCL";
-    case LaneRole::Memcpy:
-        return "memcpy";
-    case LaneRole::Cpu:
-        return "CPU";
-    case LaneRole::Other:
-        break;
-    }
-    return "";
+    static constexpr EnumName<LaneRole> names[] = { { LaneRole::Compute, "compute" },
+        { LaneRole::Communication, "NCCL" }, { LaneRole::Memcpy, "memcpy" }, { LaneRole::Cpu, "CPU" } };
+    return nameIn(names, role, "");
 }
 
 Category categoryOf(const Trace& trace, const Analysis* analysis, StringId name)

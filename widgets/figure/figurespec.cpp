@@ -3,6 +3,7 @@
 
 #include "analysis/analysis.h"
 #include "common/atomicwrite.h"
+#include "model/enumnames.h"
 #include "model/timeformat.h"
 
 #include <QFile>
@@ -147,97 +148,57 @@ TimeNs timeAt(const QJsonObject& o, const char* nsKey, const char* textKey, cons
 
 } // namespace
 
+namespace {
+
+constexpr EnumName<FigureSpec::Format> kFormatNames[]
+    = { { FigureSpec::Format::Png, "png" }, { FigureSpec::Format::Svg, "svg" }, { FigureSpec::Format::Pdf, "pdf" } };
+constexpr EnumName<LegendPosition> kLegendPositionNames[]
+    = { { LegendPosition::Top, "top" }, { LegendPosition::Bottom, "bottom" }, { LegendPosition::Right, "right" },
+          { LegendPosition::InsideTopRight, "inside" } };
+// "\u00B5s" (micro sign) is read as well as "us", never written.
+constexpr EnumName<TimeUnit> kTimeUnitNames[]
+    = { { TimeUnit::Auto, "auto" }, { TimeUnit::Nanoseconds, "ns" }, { TimeUnit::Microseconds, "us" },
+          { TimeUnit::Microseconds, "\xC2\xB5s" }, { TimeUnit::Milliseconds, "ms" }, { TimeUnit::Seconds, "s" } };
+
+// Stores the value named `name` (trimmed, any case) in `*out`; false, leaving it, where no row names it.
+template <class E, std::size_t N> bool readName(const EnumName<E> (&table)[N], const QString& name, E* out)
+{
+    const auto value = valueIn(table, name.trimmed().toLower().toStdString());
+    if (value)
+        *out = *value;
+    return value.has_value();
+}
+
+} // namespace
+
 QString figureFormatName(FigureSpec::Format f)
 {
-    switch (f) {
-    case FigureSpec::Format::Svg:
-        return QStringLiteral("svg");
-    case FigureSpec::Format::Pdf:
-        return QStringLiteral("pdf");
-    case FigureSpec::Format::Png:
-        break;
-    }
-    return QStringLiteral("png");
+    return QString::fromLatin1(nameIn(kFormatNames, f, "png"));
 }
 
 bool figureFormatFromName(const QString& name, FigureSpec::Format* f)
 {
-    const QString n = name.trimmed().toLower();
-    if (n == QLatin1String("png"))
-        *f = FigureSpec::Format::Png;
-    else if (n == QLatin1String("svg"))
-        *f = FigureSpec::Format::Svg;
-    else if (n == QLatin1String("pdf"))
-        *f = FigureSpec::Format::Pdf;
-    else
-        return false;
-    return true;
+    return readName(kFormatNames, name, f);
 }
 
 QString legendPositionName(LegendPosition p)
 {
-    switch (p) {
-    case LegendPosition::Bottom:
-        return QStringLiteral("bottom");
-    case LegendPosition::Right:
-        return QStringLiteral("right");
-    case LegendPosition::InsideTopRight:
-        return QStringLiteral("inside");
-    case LegendPosition::Top:
-        break;
-    }
-    return QStringLiteral("top");
+    return QString::fromLatin1(nameIn(kLegendPositionNames, p, "top"));
 }
 
 bool legendPositionFromName(const QString& name, LegendPosition* p)
 {
-    const QString n = name.trimmed().toLower();
-    if (n == QLatin1String("top"))
-        *p = LegendPosition::Top;
-    else if (n == QLatin1String("bottom"))
-        *p = LegendPosition::Bottom;
-    else if (n == QLatin1String("right"))
-        *p = LegendPosition::Right;
-    else if (n == QLatin1String("inside"))
-        *p = LegendPosition::InsideTopRight;
-    else
-        return false;
-    return true;
+    return readName(kLegendPositionNames, name, p);
 }
 
 QString timeUnitName(TimeUnit u)
 {
-    switch (u) {
-    case TimeUnit::Nanoseconds:
-        return QStringLiteral("ns");
-    case TimeUnit::Microseconds:
-        return QStringLiteral("us");
-    case TimeUnit::Milliseconds:
-        return QStringLiteral("ms");
-    case TimeUnit::Seconds:
-        return QStringLiteral("s");
-    case TimeUnit::Auto:
-        break;
-    }
-    return QStringLiteral("auto");
+    return QString::fromLatin1(nameIn(kTimeUnitNames, u, "auto"));
 }
 
 bool timeUnitFromName(const QString& name, TimeUnit* u)
 {
-    const QString n = name.trimmed().toLower();
-    if (n == QLatin1String("auto"))
-        *u = TimeUnit::Auto;
-    else if (n == QLatin1String("ns"))
-        *u = TimeUnit::Nanoseconds;
-    else if (n == QLatin1String("us") || n == QStringLiteral("\u00B5s"))
-        *u = TimeUnit::Microseconds;
-    else if (n == QLatin1String("ms"))
-        *u = TimeUnit::Milliseconds;
-    else if (n == QLatin1String("s"))
-        *u = TimeUnit::Seconds;
-    else
-        return false;
-    return true;
+    return readName(kTimeUnitNames, name, u);
 }
 
 bool parseRowsArgument(const QString& text, FigureSpec* spec, QString* error)
