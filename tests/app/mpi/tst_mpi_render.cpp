@@ -2,8 +2,9 @@
 // End to end: `mpirun -n K exposure-mpi render` on generated multi-rank traces writes the same bytes as
 // `exposure-cli render` (PNG, and SVG/PDF) for K = 1, 2, 3 and more processes than archives; bad input ends every
 // process with the serial tool's one-line message and status 2; torch.profiler traces are drawn by process 0.
+#include "support/demoarchive.h"
 #include "support/kinetotraces.h"
-#include "support/processrun.h"
+#include "support/mpiprocess.h"
 #include "synth/archivewriter.h"
 
 #include <QDir>
@@ -13,31 +14,19 @@
 #include <QTest>
 #include <set>
 
+using namespace exposure;
 using namespace exposure::synth;
 
 namespace {
 
 ProcessResult serial(const QStringList& args)
 {
-    return runProcess(QStringLiteral(EXPOSURE_CLI), QStringList { QStringLiteral("render") } + args, 120'000);
+    return testing::runSerial(QStringLiteral("render"), args, 120'000);
 }
 
 ProcessResult parallel(int processes, const QStringList& args)
 {
-    // Root needs OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM), set by CTest; --oversubscribe: more processes than cores.
-    const QStringList mpi { QStringLiteral(MPIEXEC_NUMPROC_FLAG), QString::number(processes),
-        QStringLiteral("--oversubscribe"), QStringLiteral(EXPOSURE_MPI), QStringLiteral("render") };
-    return runProcess(QStringLiteral(MPIEXEC), mpi + args, 180'000);
-}
-
-QString writeDemo(const QString& dir, int ranks, int steps, bool launchBound)
-{
-    DemoOptions o;
-    o.ranks = ranks;
-    o.steps = steps;
-    o.launchBound = launchBound;
-    writeArchive(dir.toStdString(), makeDemoSpec(o));
-    return dir;
+    return testing::runParallel(QStringLiteral("render"), processes, args, 180'000);
 }
 
 QByteArray readAll(const QString& path)
@@ -66,9 +55,9 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        writeDemo(m_dir.filePath(QStringLiteral("two")), 2, 4, false);
-        writeDemo(m_dir.filePath(QStringLiteral("three")), 3, 5, false);
-        writeDemo(m_dir.filePath(QStringLiteral("five")), 5, 3, true);
+        testing::writeDemoRun(m_dir.filePath(QStringLiteral("two")), 2, 4, false);
+        testing::writeDemoRun(m_dir.filePath(QStringLiteral("three")), 3, 5, false);
+        testing::writeDemoRun(m_dir.filePath(QStringLiteral("five")), 5, 3, true);
     }
 
     void sameBytes_data()

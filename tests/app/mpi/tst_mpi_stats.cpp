@@ -2,8 +2,9 @@
 // End to end: `mpirun -n K exposure-mpi stats` on generated multi-rank traces prints the same bytes as
 // `exposure-cli stats` for K = 1, 2, 3 (fewer, as many and more processes than archives), and a truncated archive on
 // one process ends every process with the serial tool's one-line message and status 2.
+#include "support/demoarchive.h"
 #include "support/kinetotraces.h"
-#include "support/processrun.h"
+#include "support/mpiprocess.h"
 #include "synth/archivewriter.h"
 
 #include <QDir>
@@ -14,31 +15,19 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+using namespace exposure;
 using namespace exposure::synth;
 
 namespace {
 
 ProcessResult serial(const QStringList& args)
 {
-    return runProcess(QStringLiteral(EXPOSURE_CLI), QStringList { QStringLiteral("stats") } + args);
+    return testing::runSerial(QStringLiteral("stats"), args, 60'000);
 }
 
 ProcessResult parallel(int processes, const QStringList& args)
 {
-    // Root needs OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM), set by CTest; --oversubscribe: more processes than cores.
-    const QStringList mpi { QStringLiteral(MPIEXEC_NUMPROC_FLAG), QString::number(processes),
-        QStringLiteral("--oversubscribe"), QStringLiteral(EXPOSURE_MPI), QStringLiteral("stats") };
-    return runProcess(QStringLiteral(MPIEXEC), mpi + args, 120'000);
-}
-
-QString writeDemo(const QString& dir, int ranks, int steps, bool launchBound)
-{
-    DemoOptions o;
-    o.ranks = ranks;
-    o.steps = steps;
-    o.launchBound = launchBound;
-    writeArchive(dir.toStdString(), makeDemoSpec(o));
-    return dir;
+    return testing::runParallel(QStringLiteral("stats"), processes, args, 120'000);
 }
 
 // Four ranks whose data the loader warns about: rank 0's stream has overlapping kernels (written as an Enter without
@@ -83,9 +72,9 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        m_two = writeDemo(m_dir.filePath(QStringLiteral("two")), 2, 4, false);
-        m_three = writeDemo(m_dir.filePath(QStringLiteral("three")), 3, 5, false);
-        m_five = writeDemo(m_dir.filePath(QStringLiteral("five")), 5, 3, true);
+        m_two = testing::writeDemoRun(m_dir.filePath(QStringLiteral("two")), 2, 4, false);
+        m_three = testing::writeDemoRun(m_dir.filePath(QStringLiteral("three")), 3, 5, false);
+        m_five = testing::writeDemoRun(m_dir.filePath(QStringLiteral("five")), 5, 3, true);
         m_warnings = writeWarnings(m_dir.filePath(QStringLiteral("warnings")));
     }
 
@@ -223,7 +212,7 @@ private Q_SLOTS:
         QFETCH(int, processes);
         const QString bad = m_dir.filePath(QStringLiteral("bad"));
         if (!QDir(bad).exists()) {
-            writeDemo(bad, 3, 3, false);
+            testing::writeDemoRun(bad, 3, 3, false);
             // Cut the event file of one GPU stream of rank 1 in half: the loader refuses it.
             const QStringList evts = QDir(bad + QStringLiteral("/rank1/traces"))
                                          .entryList({ QStringLiteral("*.evt") }, QDir::Files, QDir::Size);

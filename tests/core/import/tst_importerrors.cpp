@@ -5,6 +5,7 @@
 #include "import/memorybudget.h"
 #include "model/trace.h"
 #include "run/openrun.h"
+#include "support/demoarchive.h"
 #include "synth/archivewriter.h"
 
 #include <QElapsedTimer>
@@ -60,6 +61,17 @@ struct Archive
         streamEvt = dir + "/traces/" + std::to_string(2ull << 32) + ".evt";
     }
 };
+
+std::string readBytes(const std::string& file)
+{
+    std::ifstream in(file, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void writeBytes(const std::string& file, const std::string& bytes)
+{
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+}
 
 void truncateTo(const std::string& file, std::uintmax_t size)
 {
@@ -213,10 +225,7 @@ void TestImportErrors::everyFileCutAnywhere()
 {
     QTemporaryDir tmp;
     const std::string root = tmp.path().toStdString();
-    DemoOptions demo;
-    demo.ranks = 2;
-    demo.steps = 2;
-    writeArchive(root, makeDemoSpec(demo));
+    testing::writeDemoRun(root, 2, 2);
     std::vector<std::string> files;
     for (const auto& e : fs::recursive_directory_iterator(root))
         if (e.is_regular_file())
@@ -252,23 +261,13 @@ void TestImportErrors::anchorThatHangsOtf2()
 {
     QTemporaryDir tmp;
     const std::string root = tmp.path().toStdString();
-    DemoOptions demo;
-    demo.ranks = 2;
-    demo.steps = 2;
-    writeArchive(root, makeDemoSpec(demo));
+    testing::writeDemoRun(root, 2, 2);
     const std::string anchor = root + "/rank1/traces.otf2";
-    std::string bytes;
-    {
-        std::ifstream in(anchor, std::ios::binary);
-        bytes.assign(std::istreambuf_iterator<char>(in), {});
-    }
+    std::string bytes = readBytes(anchor);
     QVERIFY(bytes.size() > 103);
     for (const auto& [offset, bit] : { std::pair { 66, 6 }, std::pair { 103, 4 }, std::pair { 46, 4 } })
         bytes[std::size_t(offset)] = char(bytes[std::size_t(offset)] ^ (1 << bit));
-    {
-        std::ofstream out(anchor, std::ios::binary | std::ios::trunc);
-        out << bytes;
-    }
+    writeBytes(anchor, bytes);
     // Refused by the property-count check before OTF2 reads it; this process runs no more threads than before.
     const auto before = threadCount();
     EXPECT_LOAD_ERROR(root, anchor, "anchor file");
@@ -314,11 +313,7 @@ void TestImportErrors::workThatNeverEndsIsKilled()
 void TestImportErrors::anchorWithHugePropertyCount()
 {
     Archive a;
-    std::string bytes;
-    {
-        std::ifstream in(a.anchor, std::ios::binary);
-        bytes.assign(std::istreambuf_iterator<char>(in), {});
-    }
+    std::string bytes = readBytes(a.anchor);
     QCOMPARE(bytes.substr(1, 6), std::string("\x42OTF2\0", 6)); // little-endian buffer, magic
     // Format byte, 38 bytes of fixed fields, machine, creator and description, then the uint32 property count.
     std::size_t pos = 2 + 5 + 1 + 38;
@@ -326,10 +321,7 @@ void TestImportErrors::anchorWithHugePropertyCount()
         pos = bytes.find('\0', pos) + 1;
     QCOMPARE(bytes.substr(pos, 4), std::string(4, '\0')); // the writer sets no property
     bytes[pos + 3] = char(0x10);
-    {
-        std::ofstream out(a.anchor, std::ios::binary | std::ios::trunc);
-        out << bytes;
-    }
+    writeBytes(a.anchor, bytes);
     EXPECT_LOAD_ERROR(a.root, a.anchor, "announces 268435456 properties");
 }
 
@@ -339,10 +331,7 @@ void TestImportErrors::eventFilesCutAnywhere()
 {
     QTemporaryDir tmp;
     const std::string root = tmp.path().toStdString();
-    DemoOptions demo;
-    demo.ranks = 1;
-    demo.steps = 2;
-    writeArchive(root, makeDemoSpec(demo));
+    testing::writeDemoRun(root, 1, 2);
     std::vector<std::string> evts;
     for (const auto& e : fs::directory_iterator(root + "/rank0/traces"))
         if (e.path().extension() == ".evt" && e.path().filename() != std::to_string(1ull << 32) + ".evt") // not metrics

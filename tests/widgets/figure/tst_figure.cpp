@@ -7,6 +7,7 @@
 #include "figure/figurespec.h"
 #include "run/openrun.h"
 #include "shell/mainwindow.h"
+#include "support/figurespecs.h"
 #include "support/testtraces.h"
 #include "synth/archivewriter.h"
 #include "timeline/timelineplot.h"
@@ -319,12 +320,7 @@ void TestFigure::svgIsXmlWithVectorsAndLegendText()
 {
     auto trace = testing::makeDdpTrace(2, 3);
     FigureRenderer r(trace, analysisOf(*trace));
-    FigureSpec s;
-    s.format = FigureSpec::Format::Svg;
-    s.sizeUnit = FigureSpec::SizeUnit::Millimetres;
-    s.widthMm = 178;
-    s.heightMm = 70;
-    s.dpi = 300;
+    FigureSpec s = testing::millimetreSpec(178, 70, 300, FigureSpec::Format::Svg);
     s.title = QStringLiteral("DDP & <overlap>");
     const QByteArray svg = r.render(s);
     QXmlStreamReader xml(svg);
@@ -362,12 +358,7 @@ void TestFigure::pdfHasHeaderAndRequestedPageSize()
 {
     auto trace = testing::makeDdpTrace(2, 3);
     FigureRenderer r(trace, analysisOf(*trace));
-    FigureSpec s;
-    s.format = FigureSpec::Format::Pdf;
-    s.sizeUnit = FigureSpec::SizeUnit::Millimetres;
-    s.widthMm = 85;
-    s.heightMm = 40;
-    s.dpi = 600;
+    FigureSpec s = testing::millimetreSpec(85, 40, 600, FigureSpec::Format::Pdf);
     const QByteArray pdf = r.render(s);
     QVERIFY(pdf.startsWith("%PDF-"));
     const auto m = QRegularExpression(QStringLiteral("/MediaBox \\[\\s*0 0 ([0-9.]+) ([0-9.]+)\\s*\\]"))
