@@ -28,7 +28,8 @@ RunSummary summarizeRun(const Trace& trace, const Analysis& analysis, const Comp
     // Sums over the (rank, step) pairs used, all over each step's window; per-rank sums of exposed time to find the
     // worst rank.
     const auto match = matchCollectives(trace, analysis);
-    TimeNs step = 0, compute = 0, comm = 0, commSum = 0, hidden = 0, exposed = 0, idle = 0, wait = 0, transfer = 0;
+    WindowStats sum; // over every pair
+    TimeNs step = 0, wait = 0, transfer = 0;
     int pairs = 0;
     for (int r = 0; r < s.ranks; ++r) {
         const RankCollectiveParts collectives(match, r);
@@ -60,12 +61,7 @@ RunSummary summarizeRun(const Trace& trace, const Analysis& analysis, const Comp
         TimeNs rankExposed = 0;
         for (const auto& [range, w] : rows) {
             step += range.duration();
-            compute += w.computeBusyNs;
-            comm += w.commBusyNs;
-            commSum += w.commKernelSumNs;
-            hidden += w.overlappedNs;
-            exposed += w.exposedNs;
-            idle += w.idleNs;
+            accumulate(sum, w);
             rankExposed += w.exposedNs;
             ++pairs;
         }
@@ -79,17 +75,17 @@ RunSummary summarizeRun(const Trace& trace, const Analysis& analysis, const Comp
     }
     if (pairs > 0) {
         s.stepNs = TimeNs(step / pairs);
-        s.computeNs = TimeNs(compute / pairs);
-        s.commBusyNs = TimeNs(comm / pairs);
-        s.commKernelSumNs = TimeNs(commSum / pairs);
-        s.hiddenNs = TimeNs(hidden / pairs);
-        s.exposedNs = TimeNs(exposed / pairs);
-        s.idleNs = TimeNs(idle / pairs);
+        s.computeNs = TimeNs(sum.computeBusyNs / pairs);
+        s.commBusyNs = TimeNs(sum.commBusyNs / pairs);
+        s.commKernelSumNs = TimeNs(sum.commKernelSumNs / pairs);
+        s.hiddenNs = TimeNs(sum.overlappedNs / pairs);
+        s.exposedNs = TimeNs(sum.exposedNs / pairs);
+        s.idleNs = TimeNs(sum.idleNs / pairs);
         s.waitNs = TimeNs(wait / pairs);
         s.transferNs = TimeNs(transfer / pairs);
     }
-    if (comm > 0)
-        s.overlapRatio = double(hidden) / double(comm);
+    if (sum.commBusyNs > 0)
+        s.overlapRatio = double(sum.overlappedNs) / double(sum.commBusyNs);
 
     for (const auto& rc : match.ranks)
         s.unmatchedCollectives += rc.unmatched;

@@ -33,34 +33,17 @@ namespace {
 
 QString rangeKindName(FigureSpec::RangeKind k)
 {
-    switch (k) {
-    case FigureSpec::RangeKind::Visible:
-        return QStringLiteral("visible");
-    case FigureSpec::RangeKind::Custom:
-        return QStringLiteral("range");
-    case FigureSpec::RangeKind::Step:
-        return QStringLiteral("step");
-    case FigureSpec::RangeKind::Whole:
-        break;
-    }
-    return QStringLiteral("whole");
+    static constexpr EnumName<FigureSpec::RangeKind> names[] = { { FigureSpec::RangeKind::Visible, "visible" },
+        { FigureSpec::RangeKind::Custom, "range" }, { FigureSpec::RangeKind::Step, "step" } };
+    return QString::fromLatin1(nameIn(names, k, "whole"));
 }
 
 QString rowsKindName(FigureSpec::RowsKind k)
 {
-    switch (k) {
-    case FigureSpec::RowsKind::Gpu:
-        return QStringLiteral("gpu");
-    case FigureSpec::RowsKind::Overlap:
-        return QStringLiteral("overlap");
-    case FigureSpec::RowsKind::List:
-        return QStringLiteral("list");
-    case FigureSpec::RowsKind::All:
-        return QStringLiteral("all");
-    case FigureSpec::RowsKind::Auto:
-        break;
-    }
-    return QStringLiteral("auto");
+    static constexpr EnumName<FigureSpec::RowsKind> names[]
+        = { { FigureSpec::RowsKind::Gpu, "gpu" }, { FigureSpec::RowsKind::Overlap, "overlap" },
+              { FigureSpec::RowsKind::List, "list" }, { FigureSpec::RowsKind::All, "all" } };
+    return QString::fromLatin1(nameIn(names, k, "auto"));
 }
 
 // Rejects keys the format does not know: a misspelt "heigth" must not silently give the default height.
