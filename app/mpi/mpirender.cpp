@@ -131,13 +131,7 @@ StandIn buildStandIn(const std::vector<std::string>& outlines, std::size_t total
     t.extent = part.extent;
     t.ranks.resize(totalRanks);
     a.ranks.resize(totalRanks);
-    v.lod.resize(totalRanks);
-    v.roles.resize(totalRanks);
-    v.overlap.resize(totalRanks);
-    v.overlapLod.resize(totalRanks);
-    v.shares.resize(totalRanks);
-    v.overlapShares.resize(totalRanks);
-    v.depth.resize(totalRanks);
+    v.resizeRanks(totalRanks);
     std::set<std::pair<int, std::string>> used;
     for (const std::string& bytes : outlines) {
         Cursor c(bytes);

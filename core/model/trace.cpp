@@ -163,6 +163,19 @@ std::size_t Trace::residentBytes() const
     return n;
 }
 
+namespace {
+
+// A lane's side table of (interval index, value) pairs after its intervals were sorted: each index through `inv`
+// (old index -> new), then sorted by it again.
+template <class Pairs> void renumberSideTable(Pairs& pairs, const std::vector<std::uint32_t>& inv)
+{
+    for (auto& p : pairs)
+        p.first = inv[p.first];
+    std::sort(pairs.begin(), pairs.end());
+}
+
+} // namespace
+
 void Trace::finalize(bool rebaseToZero)
 {
     TimeNs first = std::numeric_limits<TimeNs>::max();
@@ -191,18 +204,10 @@ void Trace::finalize(bool rebaseToZero)
                         ids[k] = lane.launchParamIds[order[k]];
                     lane.launchParamIds = std::move(ids);
                 }
-                for (auto& cb : lane.copyBytes)
-                    cb.first = inv[cb.first];
-                std::sort(lane.copyBytes.begin(), lane.copyBytes.end());
-                for (auto& cp : lane.copyPeers)
-                    cp.first = inv[cp.first];
-                std::sort(lane.copyPeers.begin(), lane.copyPeers.end());
-                for (auto& ca : lane.collectiveArgs)
-                    ca.first = inv[ca.first];
-                std::sort(lane.collectiveArgs.begin(), lane.collectiveArgs.end());
-                for (auto& cs : lane.collectiveSeq)
-                    cs.first = inv[cs.first];
-                std::sort(lane.collectiveSeq.begin(), lane.collectiveSeq.end());
+                renumberSideTable(lane.copyBytes, inv);
+                renumberSideTable(lane.copyPeers, inv);
+                renumberSideTable(lane.collectiveArgs, inv);
+                renumberSideTable(lane.collectiveSeq, inv);
             }
             if (!lane.intervals.empty())
                 first = std::min(first, lane.intervals.start(0));

@@ -19,6 +19,17 @@ const char* laneRoleName(LaneRole role)
     return nameIn(names, role, "");
 }
 
+void ViewIndex::resizeRanks(std::size_t n)
+{
+    lod.resize(n);
+    roles.resize(n);
+    overlap.resize(n);
+    overlapLod.resize(n);
+    shares.resize(n);
+    overlapShares.resize(n);
+    depth.resize(n);
+}
+
 Category categoryOf(const Trace& trace, const Analysis* analysis, StringId name)
 {
     if (analysis && name < analysis->names.size())
@@ -156,13 +167,7 @@ std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Anal
         index->lowPriority[id] = cats[id] == Category::Idle ? 1 : 0;
     buildPaintClasses(*index, analysis, cats);
 
-    index->lod.resize(trace.ranks.size());
-    index->shares.resize(trace.ranks.size());
-    index->overlapShares.resize(trace.ranks.size());
-    index->roles.resize(trace.ranks.size());
-    index->overlap.resize(trace.ranks.size());
-    index->overlapLod.resize(trace.ranks.size());
-    index->depth.resize(trace.ranks.size());
+    index->resizeRanks(trace.ranks.size());
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         const Rank& rank = trace.ranks[r];
         index->lod[r].reserve(rank.lanes.size());
