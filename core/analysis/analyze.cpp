@@ -273,50 +273,44 @@ void assignHostSteps(const Analysis& a, const Rank& rank, const detail::LaunchPa
     });
 }
 
+// Calls f(laneIndex, interval, step) for each GPU interval of `rank` that stage 3 placed in a step.
+template <class F> void forEachStepInterval(const Rank& rank, const RankAnalysis& ra, const F& f)
+{
+    detail::forEachGpuLane(rank, [&](std::size_t li, const Lane& lane) {
+        for (std::size_t i = 0; i < lane.intervals.size(); ++i)
+            if (const int k = ra.stepOf[li][i]; k >= 0)
+                f(li, i, std::size_t(k));
+    });
+}
+
 // Stage 4: within each step, before the first backward kernel is forward; from it up to the first optimizer kernel
 // is backward. Only kernels that stage 2 left unknown are decided this way.
 void phasesFromStepHeuristic(const Analysis& a, const Rank& rank, RankAnalysis& ra)
 {
     if (ra.steps.empty())
         return;
-    const std::size_t nl = rank.lanes.size();
     const TimeNs none = std::numeric_limits<TimeNs>::max();
     std::vector<TimeNs> firstBwd(ra.steps.size(), none), firstOpt(ra.steps.size(), none);
-    for (std::size_t li = 0; li < nl; ++li) {
-        if (!rank.lanes[li].isGpu())
-            continue;
+    forEachStepInterval(rank, ra, [&](std::size_t li, std::size_t i, std::size_t k) {
+        const TimeNs s = rank.lanes[li].intervals.start(i);
+        if (ra.phases[li][i] == Phase::Backward)
+            firstBwd[k] = std::min(firstBwd[k], s);
+        else if (ra.phases[li][i] == Phase::Optimizer)
+            firstOpt[k] = std::min(firstOpt[k], s);
+    });
+    forEachStepInterval(rank, ra, [&](std::size_t li, std::size_t i, std::size_t k) {
         const auto& t = rank.lanes[li].intervals;
-        for (std::size_t i = 0; i < t.size(); ++i) {
-            const int k = ra.stepOf[li][i];
-            if (k < 0)
-                continue;
-            if (ra.phases[li][i] == Phase::Backward)
-                firstBwd[std::size_t(k)] = std::min(firstBwd[std::size_t(k)], t.start(i));
-            else if (ra.phases[li][i] == Phase::Optimizer)
-                firstOpt[std::size_t(k)] = std::min(firstOpt[std::size_t(k)], t.start(i));
+        if (ra.phases[li][i] != Phase::Unknown || !isKernel(a.names[t.name(i)].category) || firstBwd[k] == none)
+            return;
+        const TimeNs s = t.start(i);
+        if (s < firstBwd[k]) {
+            ra.phases[li][i] = Phase::Forward;
+            ++ra.phaseFromHeuristic;
+        } else if (s < firstOpt[k]) {
+            ra.phases[li][i] = Phase::Backward;
+            ++ra.phaseFromHeuristic;
         }
-    }
-    for (std::size_t li = 0; li < nl; ++li) {
-        if (!rank.lanes[li].isGpu())
-            continue;
-        const auto& t = rank.lanes[li].intervals;
-        for (std::size_t i = 0; i < t.size(); ++i) {
-            const int k = ra.stepOf[li][i];
-            if (k < 0 || ra.phases[li][i] != Phase::Unknown || !isKernel(a.names[t.name(i)].category))
-                continue;
-            const TimeNs b = firstBwd[std::size_t(k)];
-            if (b == none)
-                continue;
-            const TimeNs s = t.start(i);
-            if (s < b) {
-                ra.phases[li][i] = Phase::Forward;
-                ++ra.phaseFromHeuristic;
-            } else if (s < firstOpt[std::size_t(k)]) {
-                ra.phases[li][i] = Phase::Backward;
-                ++ra.phaseFromHeuristic;
-            }
-        }
-    }
+    });
 }
 
 // Stage 5: the steps on the GPU's time axis (StepWindow::range, see steps.h). Only GPU work with a known launch

@@ -6,19 +6,27 @@
 
 namespace exposure::testing {
 
-// `exposure-cli COMMAND ARGS…`
-inline synth::ProcessResult runSerial(const QString& command, const QStringList& args, int timeoutMs)
+// One command (stats, render) of both tools, with the time each run may take.
+struct MpiCommand
 {
-    return synth::runProcess(QStringLiteral(EXPOSURE_CLI), QStringList { command } + args, timeoutMs);
-}
+    QString command;
+    int serialTimeoutMs = 60'000;
+    int parallelTimeoutMs = 120'000;
 
-// `mpiexec -n PROCESSES exposure-mpi COMMAND ARGS…`. Root needs OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM), set by CTest;
-// --oversubscribe: more processes than cores.
-inline synth::ProcessResult runParallel(const QString& command, int processes, const QStringList& args, int timeoutMs)
-{
-    const QStringList mpi { QStringLiteral(MPIEXEC_NUMPROC_FLAG), QString::number(processes),
-        QStringLiteral("--oversubscribe"), QStringLiteral(EXPOSURE_MPI), command };
-    return synth::runProcess(QStringLiteral(MPIEXEC), mpi + args, timeoutMs);
-}
+    // `exposure-cli COMMAND ARGS…`
+    synth::ProcessResult serial(const QStringList& args) const
+    {
+        return synth::runProcess(QStringLiteral(EXPOSURE_CLI), QStringList { command } + args, serialTimeoutMs);
+    }
+
+    // `mpiexec -n PROCESSES exposure-mpi COMMAND ARGS…`. Root needs OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM), set by CTest;
+    // --oversubscribe: more processes than cores.
+    synth::ProcessResult parallel(int processes, const QStringList& args) const
+    {
+        const QStringList mpi { QStringLiteral(MPIEXEC_NUMPROC_FLAG), QString::number(processes),
+            QStringLiteral("--oversubscribe"), QStringLiteral(EXPOSURE_MPI), command };
+        return synth::runProcess(QStringLiteral(MPIEXEC), mpi + args, parallelTimeoutMs);
+    }
+};
 
 } // namespace exposure::testing

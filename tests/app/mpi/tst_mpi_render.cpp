@@ -19,15 +19,7 @@ using namespace exposure::synth;
 
 namespace {
 
-ProcessResult serial(const QStringList& args)
-{
-    return testing::runSerial(QStringLiteral("render"), args, 120'000);
-}
-
-ProcessResult parallel(int processes, const QStringList& args)
-{
-    return testing::runParallel(QStringLiteral("render"), processes, args, 180'000);
-}
+const testing::MpiCommand tool { QStringLiteral("render"), 120'000, 180'000 };
 
 QByteArray readAll(const QString& path)
 {
@@ -107,7 +99,7 @@ private Q_SLOTS:
         QFETCH(QList<int>, processes);
         const QString want = m_dir.filePath(QStringLiteral("serial.") + suffix);
         QFile::remove(want);
-        const ProcessResult expected = serial(options + QStringList { trace, QStringLiteral("-o"), want });
+        const ProcessResult expected = tool.serial(options + QStringList { trace, QStringLiteral("-o"), want });
         QVERIFY2(expected.exitCode == 0, expected.err.constData());
         const QByteArray bytes = readAll(want);
         QVERIFY(bytes.size() > 1000);
@@ -124,7 +116,7 @@ private Q_SLOTS:
         for (const int k : processes) {
             const QString out = m_dir.filePath(QStringLiteral("mpi%1.").arg(k) + suffix);
             QFile::remove(out);
-            const ProcessResult got = parallel(k, options + QStringList { trace, QStringLiteral("-o"), out });
+            const ProcessResult got = tool.parallel(k, options + QStringList { trace, QStringLiteral("-o"), out });
             QVERIFY2(got.exitCode == 0, got.err.constData());
             QVERIFY2(readAll(out) == bytes, qPrintable(QStringLiteral("K=%1 differs from exposure-cli").arg(k)));
         }
@@ -148,11 +140,11 @@ private Q_SLOTS:
     void badInput()
     {
         QFETCH(QStringList, args);
-        const ProcessResult expected = serial(args);
+        const ProcessResult expected = tool.serial(args);
         QCOMPARE(expected.exitCode, 2);
         const QByteArray message = messageOf(expected.err, "exposure-cli");
         QVERIFY(!message.isEmpty());
-        const ProcessResult got = parallel(3, args);
+        const ProcessResult got = tool.parallel(3, args);
         QVERIFY(got.exitCode > 0);
         QCOMPARE(messageOf(got.err, "exposure-mpi"), message);
         QCOMPARE(got.err.count("exposure-mpi: "), 1);
@@ -168,7 +160,8 @@ private Q_SLOTS:
             QVERIFY(f.open(QIODevice::WriteOnly));
             f.write("keep me");
         }
-        const ProcessResult got = parallel(2, { m_dir.filePath(QStringLiteral("two")), QStringLiteral("-o"), out });
+        const ProcessResult got
+            = tool.parallel(2, { m_dir.filePath(QStringLiteral("two")), QStringLiteral("-o"), out });
         QVERIFY(got.exitCode > 0);
         QVERIFY(messageOf(got.err, "exposure-mpi").contains("already exists"));
         QCOMPARE(readAll(out), QByteArray("keep me"));
@@ -184,9 +177,9 @@ private Q_SLOTS:
         const QString trace = m_dir.filePath(QStringLiteral("kineto"));
         const QString want = m_dir.filePath(QStringLiteral("kineto-serial.png"));
         const QString out = m_dir.filePath(QStringLiteral("kineto-mpi.png"));
-        const ProcessResult expected = serial({ trace, QStringLiteral("-o"), want });
+        const ProcessResult expected = tool.serial({ trace, QStringLiteral("-o"), want });
         QVERIFY2(expected.exitCode == 0, expected.err.constData());
-        const ProcessResult got = parallel(2, { trace, QStringLiteral("-o"), out });
+        const ProcessResult got = tool.parallel(2, { trace, QStringLiteral("-o"), out });
         QVERIFY2(got.exitCode == 0, got.err.constData());
         QVERIFY(readAll(want).size() > 1000);
         QCOMPARE(readAll(out), readAll(want));

@@ -20,15 +20,7 @@ using namespace exposure::synth;
 
 namespace {
 
-ProcessResult serial(const QStringList& args)
-{
-    return testing::runSerial(QStringLiteral("stats"), args, 60'000);
-}
-
-ProcessResult parallel(int processes, const QStringList& args)
-{
-    return testing::runParallel(QStringLiteral("stats"), processes, args, 120'000);
-}
+const testing::MpiCommand tool { QStringLiteral("stats"), 60'000, 120'000 };
 
 // Four ranks whose data the loader warns about: rank 0's stream has overlapping kernels (written as an Enter without
 // a Leave and a Leave without an Enter, two import warnings, and two clipped ends), rank 1 an Enter without a Leave
@@ -113,7 +105,7 @@ private Q_SLOTS:
         QFETCH(QString, trace);
         QFETCH(QStringList, options);
         QFETCH(int, ranks);
-        const ProcessResult expected = serial(options + QStringList { trace });
+        const ProcessResult expected = tool.serial(options + QStringList { trace });
         QCOMPARE(expected.exitCode, 0);
         // The serial report is a real one: every rank is in it (--ranks: as many as chosen).
         int seen = 0;
@@ -121,7 +113,7 @@ private Q_SLOTS:
             seen += expected.out.contains(QByteArray("Rank " + QByteArray::number(r))) ? 1 : 0;
         QCOMPARE(seen, ranks);
         for (int k = 1; k <= 3; ++k) {
-            const ProcessResult got = parallel(k, options + QStringList { trace });
+            const ProcessResult got = tool.parallel(k, options + QStringList { trace });
             QVERIFY2(got.exitCode == 0, got.err.constData());
             QVERIFY2(got.out == expected.out, qPrintable(QStringLiteral("K=%1 differs from exposure-cli").arg(k)));
         }
@@ -132,7 +124,7 @@ private Q_SLOTS:
     // above; here that there is something to check).
     void traceWarningsGathered()
     {
-        const ProcessResult expected = serial({ QStringLiteral("--json"), m_warnings });
+        const ProcessResult expected = tool.serial({ QStringLiteral("--json"), m_warnings });
         QCOMPARE(expected.exitCode, 0);
         const QJsonArray w
             = QJsonDocument::fromJson(expected.out).object().value(QStringLiteral("trace_warnings")).toArray();
@@ -153,7 +145,7 @@ private Q_SLOTS:
         QCOMPARE(text.size(), want.size());
         for (int i = 0; i < want.size(); ++i)
             QVERIFY2(text[i].startsWith(want[i]), qPrintable(text[i]));
-        const ProcessResult table = parallel(3, { m_warnings });
+        const ProcessResult table = tool.parallel(3, { m_warnings });
         QCOMPARE(table.exitCode, 0);
         QCOMPARE(table.out.count("\nwarning: "), 8);
     }
@@ -162,7 +154,7 @@ private Q_SLOTS:
     // process with one line and status 2.
     void memoryLimitPerProcess()
     {
-        const ProcessResult got = parallel(2, { QStringLiteral("--memory-limit"), QStringLiteral("1M"), m_three });
+        const ProcessResult got = tool.parallel(2, { QStringLiteral("--memory-limit"), QStringLiteral("1M"), m_three });
         QVERIFY(got.exitCode > 0);
         QVERIFY2(messageOf(got.err, "exposure-mpi").contains("allowed by the given memory limit"), got.err.constData());
         QCOMPARE(got.err.count("exposure-mpi: "), 1);
@@ -173,7 +165,7 @@ private Q_SLOTS:
     // waiting on every rank, and the same numbers as the serial tool (checked above byte by byte).
     void collectivesAcrossProcesses()
     {
-        const ProcessResult got = parallel(3, { QStringLiteral("--json"), m_three });
+        const ProcessResult got = tool.parallel(3, { QStringLiteral("--json"), m_three });
         QCOMPARE(got.exitCode, 0);
         const QJsonArray ranks = QJsonDocument::fromJson(got.out).object().value(QStringLiteral("ranks")).toArray();
         QCOMPARE(ranks.size(), 3);
@@ -192,10 +184,10 @@ private Q_SLOTS:
             exposure::testing::write(
                 m_dir, QStringLiteral("kineto/rank%1.json").arg(r), exposure::testing::rankTrace(r, 2));
         const QString trace = m_dir.filePath(QStringLiteral("kineto"));
-        const ProcessResult expected = serial({ QStringLiteral("--json"), trace });
+        const ProcessResult expected = tool.serial({ QStringLiteral("--json"), trace });
         QCOMPARE(expected.exitCode, 0);
         QVERIFY(expected.out.contains("\"rank\": 1"));
-        const ProcessResult got = parallel(2, { QStringLiteral("--json"), trace });
+        const ProcessResult got = tool.parallel(2, { QStringLiteral("--json"), trace });
         QCOMPARE(got.exitCode, 0);
         QCOMPARE(got.out, expected.out);
     }
@@ -220,11 +212,11 @@ private Q_SLOTS:
             QFile f(bad + QStringLiteral("/rank1/traces/") + evts.front());
             QVERIFY(f.resize(f.size() / 2));
         }
-        const ProcessResult expected = serial({ bad });
+        const ProcessResult expected = tool.serial({ bad });
         QCOMPARE(expected.exitCode, 2);
         const QByteArray message = messageOf(expected.err, "exposure-cli");
         QVERIFY(message.contains("rank1"));
-        const ProcessResult got = parallel(processes, { bad }); // a hang ends as exitCode -1 after the timeout
+        const ProcessResult got = tool.parallel(processes, { bad }); // a hang ends as exitCode -1 after the timeout
         QVERIFY2(got.exitCode > 0, got.err.constData());
         QCOMPARE(messageOf(got.err, "exposure-mpi"), message);
         QCOMPARE(got.err.count("exposure-mpi: "), 1); // one line, from process 0 only
@@ -233,7 +225,7 @@ private Q_SLOTS:
 
     void badArgumentsOnce()
     {
-        const ProcessResult got = parallel(2, { QStringLiteral("--json"), QStringLiteral("--csv"), m_two });
+        const ProcessResult got = tool.parallel(2, { QStringLiteral("--json"), QStringLiteral("--csv"), m_two });
         QVERIFY(got.exitCode > 0);
         QCOMPARE(messageOf(got.err, "exposure-mpi"), QByteArray("stats: --json and --csv exclude each other"));
         QCOMPARE(got.err.count("exposure-mpi: "), 1);
