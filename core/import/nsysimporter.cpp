@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <set>
@@ -440,84 +441,76 @@ bool addGpuRow(FileData& f, const Statement& s, int firstId, Row row)
     return true;
 }
 
-void readKernels(const Database& db, const Schema& schema, FileData& f, RowTicker& ticker)
+// Every row of the GPU activity table `t` (none when it is absent): its columns start, end, deviceId, streamId,
+// correlationId and globalPid, then the `extra` columns from index 6 on; `fill(s, row)` sets the row's name and
+// values from the extra columns before the row is added to its stream.
+template <class Fill>
+void readGpuActivity(const Database& db, const Schema& schema, const char* t, std::initializer_list<const char*> extra,
+    RowKind kind, FileData& f, RowTicker& ticker, const Fill& fill)
 {
-    const char* t = "CUPTI_ACTIVITY_KIND_KERNEL";
     if (!schema.count(t))
         return;
-    Statement s(db,
-        "SELECT start, \"end\", deviceId, streamId, correlationId, " + column(schema, t, "globalPid") + ", "
-            + column(schema, t, "demangledName") + ", " + column(schema, t, "shortName") + " FROM " + t);
-    std::unordered_map<std::int64_t, std::uint32_t> nameOf;
+    std::string query = "SELECT start, \"end\", deviceId, streamId, correlationId, " + column(schema, t, "globalPid");
+    for (const char* name : extra)
+        query += ", " + column(schema, t, name);
+    Statement s(db, query + " FROM " + t);
     while (s.step()) {
         ticker.tick();
-        Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, RowKind::Kernel };
+        Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, kind };
         if (!readTimes(s, f, row.start, row.end))
             continue;
-        const int nameCol = s.isInt(6) && s.integer(6) != 0 ? 6 : 7;
-        const std::int64_t id = s.isInt(nameCol) ? s.integer(nameCol) : -1;
-        const auto [it, added] = nameOf.emplace(id, 0);
-        if (added)
-            it->second = localName(f, stringOf(f, id));
-        row.name = it->second;
+        fill(s, row);
         addGpuRow(f, s, 2, row);
     }
+}
+
+void readKernels(const Database& db, const Schema& schema, FileData& f, RowTicker& ticker)
+{
+    std::unordered_map<std::int64_t, std::uint32_t> nameOf;
+    readGpuActivity(db, schema, "CUPTI_ACTIVITY_KIND_KERNEL", { "demangledName", "shortName" }, RowKind::Kernel, f,
+        ticker, [&](Statement& s, Row& row) {
+            const int nameCol = s.isInt(6) && s.integer(6) != 0 ? 6 : 7;
+            const std::int64_t id = s.isInt(nameCol) ? s.integer(nameCol) : -1;
+            const auto [it, added] = nameOf.emplace(id, 0);
+            if (added)
+                it->second = localName(f, stringOf(f, id));
+            row.name = it->second;
+        });
 }
 
 void readCopies(const Database& db, const Schema& schema, FileData& f, RowTicker& ticker)
 {
-    const char* t = "CUPTI_ACTIVITY_KIND_MEMCPY";
-    if (!schema.count(t))
-        return;
-    Statement s(db,
-        "SELECT start, \"end\", deviceId, streamId, correlationId, " + column(schema, t, "globalPid") + ", "
-            + column(schema, t, "bytes") + ", " + column(schema, t, "copyKind") + ", " + column(schema, t, "srcKind")
-            + ", " + column(schema, t, "dstKind") + ", " + column(schema, t, "srcDeviceId") + ", "
-            + column(schema, t, "dstDeviceId") + " FROM " + t);
     std::map<std::int64_t, std::uint32_t> nameOf; // copyKind << 16 | srcKind << 8 | dstKind
-    while (s.step()) {
-        ticker.tick();
-        Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, RowKind::Copy };
-        if (!readTimes(s, f, row.start, row.end))
-            continue;
-        row.bytes = s.isInt(6) && s.integer(6) > 0 ? std::uint64_t(s.integer(6)) : 0;
-        const std::int64_t kind = s.isInt(7) ? s.integer(7) : 0;
-        const std::int64_t src = s.isInt(8) ? s.integer(8) : 0;
-        const std::int64_t dst = s.isInt(9) ? s.integer(9) : 0;
-        const std::int64_t key = (std::clamp<std::int64_t>(kind, -1, 255) << 16)
-            | (std::clamp<std::int64_t>(src, 0, 255) << 8) | std::clamp<std::int64_t>(dst, 0, 255);
-        const auto [it, added] = nameOf.emplace(key, 0);
-        if (added)
-            it->second = localName(f,
-                std::string("Memcpy ") + copyKindName(kind) + " (" + memoryKindName(src) + " -> " + memoryKindName(dst)
-                    + ")");
-        row.name = it->second;
-        if (kind == 10 && s.isInt(2) && s.isInt(10) && s.isInt(11)) {
-            const std::int64_t other = s.integer(10) == s.integer(2) ? s.integer(11) : s.integer(10);
-            if (other >= 0 && other < 4096)
-                row.peer = std::uint32_t(other);
-        }
-        addGpuRow(f, s, 2, row);
-    }
+    readGpuActivity(db, schema, "CUPTI_ACTIVITY_KIND_MEMCPY",
+        { "bytes", "copyKind", "srcKind", "dstKind", "srcDeviceId", "dstDeviceId" }, RowKind::Copy, f, ticker,
+        [&](Statement& s, Row& row) {
+            row.bytes = s.isInt(6) && s.integer(6) > 0 ? std::uint64_t(s.integer(6)) : 0;
+            const std::int64_t kind = s.isInt(7) ? s.integer(7) : 0;
+            const std::int64_t src = s.isInt(8) ? s.integer(8) : 0;
+            const std::int64_t dst = s.isInt(9) ? s.integer(9) : 0;
+            const std::int64_t key = (std::clamp<std::int64_t>(kind, -1, 255) << 16)
+                | (std::clamp<std::int64_t>(src, 0, 255) << 8) | std::clamp<std::int64_t>(dst, 0, 255);
+            const auto [it, added] = nameOf.emplace(key, 0);
+            if (added)
+                it->second = localName(f,
+                    std::string("Memcpy ") + copyKindName(kind) + " (" + memoryKindName(src) + " -> "
+                        + memoryKindName(dst) + ")");
+            row.name = it->second;
+            if (kind == 10 && s.isInt(2) && s.isInt(10) && s.isInt(11)) {
+                const std::int64_t other = s.integer(10) == s.integer(2) ? s.integer(11) : s.integer(10);
+                if (other >= 0 && other < 4096)
+                    row.peer = std::uint32_t(other);
+            }
+        });
 }
 
 void readMemsets(const Database& db, const Schema& schema, FileData& f, RowTicker& ticker)
 {
-    const char* t = "CUPTI_ACTIVITY_KIND_MEMSET";
-    if (!schema.count(t))
-        return;
-    Statement s(db,
-        "SELECT start, \"end\", deviceId, streamId, correlationId, " + column(schema, t, "globalPid") + ", "
-            + column(schema, t, "bytes") + ", " + column(schema, t, "memKind") + " FROM " + t);
-    while (s.step()) {
-        ticker.tick();
-        Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, RowKind::Memset };
-        if (!readTimes(s, f, row.start, row.end))
-            continue;
-        row.bytes = s.isInt(6) && s.integer(6) > 0 ? std::uint64_t(s.integer(6)) : 0;
-        row.name = localName(f, std::string("Memset (") + memoryKindName(s.isInt(7) ? s.integer(7) : 3) + ")");
-        addGpuRow(f, s, 2, row);
-    }
+    readGpuActivity(db, schema, "CUPTI_ACTIVITY_KIND_MEMSET", { "bytes", "memKind" }, RowKind::Memset, f, ticker,
+        [&](Statement& s, Row& row) {
+            row.bytes = s.isInt(6) && s.integer(6) > 0 ? std::uint64_t(s.integer(6)) : 0;
+            row.name = localName(f, std::string("Memset (") + memoryKindName(s.isInt(7) ? s.integer(7) : 3) + ")");
+        });
 }
 
 // CUDA runtime or driver calls: one CPU lane per thread of the process.

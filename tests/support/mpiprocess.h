@@ -2,7 +2,10 @@
 #pragma once
 // The serial tool and exposure-mpi under mpiexec, run to completion, for the tests that compare their outputs.
 // The including test is compiled with EXPOSURE_CLI, EXPOSURE_MPI, MPIEXEC and MPIEXEC_NUMPROC_FLAG defined.
+#include "support/demoarchive.h"
 #include "support/processrun.h"
+
+#include <QTemporaryDir>
 
 namespace exposure::testing {
 
@@ -28,5 +31,23 @@ struct MpiCommand
         return synth::runProcess(QStringLiteral(MPIEXEC), mpi + args, parallelTimeoutMs);
     }
 };
+
+// The demo runs the MPI tests deal out, in `dir`: "two" (2 ranks, 4 steps), "three" (3 ranks, 5 steps) and "five"
+// (5 ranks, 3 launch-bound steps).
+inline void writeMpiDemoRuns(const QTemporaryDir& dir)
+{
+    writeDemoRun(dir.filePath(QStringLiteral("two")), 2, 4, false);
+    writeDemoRun(dir.filePath(QStringLiteral("three")), 3, 5, false);
+    writeDemoRun(dir.filePath(QStringLiteral("five")), 5, 3, true);
+}
+
+// The message of a one-line error without the program name ("exposure-cli: " / "exposure-mpi: ").
+inline QByteArray messageOf(const QByteArray& err, const QByteArray& program)
+{
+    for (const QByteArray& line : err.split('\n'))
+        if (line.startsWith(QByteArray(program + ": ")))
+            return line.mid(program.size() + 2);
+    return {};
+}
 
 } // namespace exposure::testing

@@ -2,7 +2,6 @@
 // End to end: `mpirun -n K exposure-mpi render` on generated multi-rank traces writes the same bytes as
 // `exposure-cli render` (PNG, and SVG/PDF) for K = 1, 2, 3 and more processes than archives; bad input ends every
 // process with the serial tool's one-line message and status 2; torch.profiler traces are drawn by process 0.
-#include "support/demoarchive.h"
 #include "support/kinetotraces.h"
 #include "support/mpiprocess.h"
 #include "synth/archivewriter.h"
@@ -27,15 +26,6 @@ QByteArray readAll(const QString& path)
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
-// The message of a one-line error without the program name ("exposure-cli: " / "exposure-mpi: ").
-QByteArray messageOf(const QByteArray& err, const QByteArray& program)
-{
-    for (const QByteArray& line : err.split('\n'))
-        if (line.startsWith(QByteArray(program + ": ")))
-            return line.mid(program.size() + 2);
-    return {};
-}
-
 } // namespace
 
 class TestMpiRender : public QObject
@@ -47,9 +37,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        testing::writeDemoRun(m_dir.filePath(QStringLiteral("two")), 2, 4, false);
-        testing::writeDemoRun(m_dir.filePath(QStringLiteral("three")), 3, 5, false);
-        testing::writeDemoRun(m_dir.filePath(QStringLiteral("five")), 5, 3, true);
+        testing::writeMpiDemoRuns(m_dir);
     }
 
     void sameBytes_data()
@@ -142,11 +130,11 @@ private Q_SLOTS:
         QFETCH(QStringList, args);
         const ProcessResult expected = tool.serial(args);
         QCOMPARE(expected.exitCode, 2);
-        const QByteArray message = messageOf(expected.err, "exposure-cli");
+        const QByteArray message = testing::messageOf(expected.err, "exposure-cli");
         QVERIFY(!message.isEmpty());
         const ProcessResult got = tool.parallel(3, args);
         QVERIFY(got.exitCode > 0);
-        QCOMPARE(messageOf(got.err, "exposure-mpi"), message);
+        QCOMPARE(testing::messageOf(got.err, "exposure-mpi"), message);
         QCOMPARE(got.err.count("exposure-mpi: "), 1);
         QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("bad.png"))));
     }
@@ -163,7 +151,7 @@ private Q_SLOTS:
         const ProcessResult got
             = tool.parallel(2, { m_dir.filePath(QStringLiteral("two")), QStringLiteral("-o"), out });
         QVERIFY(got.exitCode > 0);
-        QVERIFY(messageOf(got.err, "exposure-mpi").contains("already exists"));
+        QVERIFY(testing::messageOf(got.err, "exposure-mpi").contains("already exists"));
         QCOMPARE(readAll(out), QByteArray("keep me"));
     }
 

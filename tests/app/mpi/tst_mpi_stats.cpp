@@ -43,15 +43,6 @@ QString writeWarnings(const QString& dir)
     return dir;
 }
 
-// The message of a one-line error without the program name ("exposure-cli: " / "exposure-mpi: ").
-QByteArray messageOf(const QByteArray& err, const QByteArray& program)
-{
-    for (const QByteArray& line : err.split('\n'))
-        if (line.startsWith(QByteArray(program + ": ")))
-            return line.mid(program.size() + 2);
-    return {};
-}
-
 } // namespace
 
 class TestMpiStats : public QObject
@@ -64,9 +55,10 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        m_two = testing::writeDemoRun(m_dir.filePath(QStringLiteral("two")), 2, 4, false);
-        m_three = testing::writeDemoRun(m_dir.filePath(QStringLiteral("three")), 3, 5, false);
-        m_five = testing::writeDemoRun(m_dir.filePath(QStringLiteral("five")), 5, 3, true);
+        testing::writeMpiDemoRuns(m_dir);
+        m_two = m_dir.filePath(QStringLiteral("two"));
+        m_three = m_dir.filePath(QStringLiteral("three"));
+        m_five = m_dir.filePath(QStringLiteral("five"));
         m_warnings = writeWarnings(m_dir.filePath(QStringLiteral("warnings")));
     }
 
@@ -156,7 +148,8 @@ private Q_SLOTS:
     {
         const ProcessResult got = tool.parallel(2, { QStringLiteral("--memory-limit"), QStringLiteral("1M"), m_three });
         QVERIFY(got.exitCode > 0);
-        QVERIFY2(messageOf(got.err, "exposure-mpi").contains("allowed by the given memory limit"), got.err.constData());
+        QVERIFY2(testing::messageOf(got.err, "exposure-mpi").contains("allowed by the given memory limit"),
+            got.err.constData());
         QCOMPARE(got.err.count("exposure-mpi: "), 1);
         QVERIFY(got.out.isEmpty());
     }
@@ -214,11 +207,11 @@ private Q_SLOTS:
         }
         const ProcessResult expected = tool.serial({ bad });
         QCOMPARE(expected.exitCode, 2);
-        const QByteArray message = messageOf(expected.err, "exposure-cli");
+        const QByteArray message = testing::messageOf(expected.err, "exposure-cli");
         QVERIFY(message.contains("rank1"));
         const ProcessResult got = tool.parallel(processes, { bad }); // a hang ends as exitCode -1 after the timeout
         QVERIFY2(got.exitCode > 0, got.err.constData());
-        QCOMPARE(messageOf(got.err, "exposure-mpi"), message);
+        QCOMPARE(testing::messageOf(got.err, "exposure-mpi"), message);
         QCOMPARE(got.err.count("exposure-mpi: "), 1); // one line, from process 0 only
         QVERIFY(got.out.isEmpty());
     }
@@ -227,7 +220,7 @@ private Q_SLOTS:
     {
         const ProcessResult got = tool.parallel(2, { QStringLiteral("--json"), QStringLiteral("--csv"), m_two });
         QVERIFY(got.exitCode > 0);
-        QCOMPARE(messageOf(got.err, "exposure-mpi"), QByteArray("stats: --json and --csv exclude each other"));
+        QCOMPARE(testing::messageOf(got.err, "exposure-mpi"), QByteArray("stats: --json and --csv exclude each other"));
         QCOMPARE(got.err.count("exposure-mpi: "), 1);
     }
 };
