@@ -41,6 +41,29 @@ const char* kSettingsKey = "ExportFigure/spec";
 constexpr int kPreviewWidth = 640;
 constexpr int kPreviewHeight = 300;
 
+// Where a form row of widgets side by side puts its spare width: after them, into the first one, or nowhere.
+enum class Spare { End, First, None };
+
+void addInlineRow(QFormLayout* form, const QString& label, std::initializer_list<QWidget*> widgets, Spare spare)
+{
+    auto* row = new QHBoxLayout;
+    for (QWidget* w : widgets)
+        row->addWidget(w, spare == Spare::First && w == *widgets.begin() ? 1 : 0);
+    if (spare == Spare::End)
+        row->addStretch();
+    form->addRow(label, row);
+}
+
+// A spin box named `name` (the tests find fields by name) over [lo, hi], its unit after the number.
+template <class Box> Box* unitSpinBox(const char* name, int lo, int hi, const QString& suffix)
+{
+    auto* box = new Box;
+    box->setObjectName(QLatin1String(name));
+    box->setRange(lo, hi);
+    box->setSuffix(suffix);
+    return box;
+}
+
 QString timeText(TimeNs ns)
 {
     // Exact and re-parsable: whole ns ("1500000ns" would be exact but unreadable; µs keeps 3 decimals).
@@ -149,41 +172,17 @@ void ExportFigureDialog::addSizeFields(QFormLayout* form)
     m_sizePreset->addItem(tr("Single column, 85 mm"), 85.0);
     m_sizePreset->addItem(tr("1.5 column, 120 mm"), 120.0);
     m_sizePreset->addItem(tr("Double column, 178 mm"), 178.0);
-    auto* unitRow = new QHBoxLayout;
-    unitRow->addWidget(m_sizePx);
-    unitRow->addWidget(m_sizeMm);
-    unitRow->addWidget(m_sizePreset);
-    unitRow->addStretch();
-    form->addRow(tr("Size in:"), unitRow);
+    addInlineRow(form, tr("Size in:"), { m_sizePx, m_sizeMm, m_sizePreset }, Spare::End);
 
-    m_widthPx = new QSpinBox;
-    m_widthPx->setObjectName(QStringLiteral("widthPx"));
-    m_widthPx->setRange(100, 20000);
-    m_widthPx->setSuffix(tr(" px"));
-    m_heightPx = new QSpinBox;
-    m_heightPx->setObjectName(QStringLiteral("heightPx"));
-    m_heightPx->setRange(60, 20000);
-    m_heightPx->setSuffix(tr(" px"));
-    m_widthMm = new QDoubleSpinBox;
-    m_widthMm->setObjectName(QStringLiteral("widthMm"));
-    m_widthMm->setRange(20, 2000);
+    m_widthPx = unitSpinBox<QSpinBox>("widthPx", 100, 20000, tr(" px"));
+    m_heightPx = unitSpinBox<QSpinBox>("heightPx", 60, 20000, tr(" px"));
+    m_widthMm = unitSpinBox<QDoubleSpinBox>("widthMm", 20, 2000, tr(" mm"));
     m_widthMm->setDecimals(1);
-    m_widthMm->setSuffix(tr(" mm"));
-    m_heightMm = new QDoubleSpinBox;
-    m_heightMm->setObjectName(QStringLiteral("heightMm"));
-    m_heightMm->setRange(10, 2000);
+    m_heightMm = unitSpinBox<QDoubleSpinBox>("heightMm", 10, 2000, tr(" mm"));
     m_heightMm->setDecimals(1);
-    m_heightMm->setSuffix(tr(" mm"));
-    m_dpi = new QSpinBox;
-    m_dpi->setObjectName(QStringLiteral("dpi"));
-    m_dpi->setRange(30, 2400);
-    m_dpi->setSuffix(tr(" dpi"));
-    auto* sizeRow = new QHBoxLayout;
-    for (QWidget* w : std::initializer_list<QWidget*> {
-             m_widthPx, m_widthMm, new QLabel(QStringLiteral("×")), m_heightPx, m_heightMm, m_dpi })
-        sizeRow->addWidget(w);
-    sizeRow->addStretch();
-    form->addRow(tr("Width × height:"), sizeRow);
+    m_dpi = unitSpinBox<QSpinBox>("dpi", 30, 2400, tr(" dpi"));
+    addInlineRow(form, tr("Width × height:"),
+        { m_widthPx, m_widthMm, new QLabel(QStringLiteral("×")), m_heightPx, m_heightMm, m_dpi }, Spare::End);
     m_sizeInfo = new QLabel;
     m_sizeInfo->setObjectName(QStringLiteral("sizeInfo"));
     form->addRow(QString(), m_sizeInfo);
@@ -221,12 +220,7 @@ void ExportFigureDialog::addRangeFields(QFormLayout* form)
     m_to = new QLineEdit;
     m_to->setObjectName(QStringLiteral("to"));
     m_to->setPlaceholderText(tr("e.g. 20ms"));
-    auto* rangeRow = new QHBoxLayout;
-    rangeRow->addWidget(m_rangeKind);
-    rangeRow->addWidget(m_step);
-    rangeRow->addWidget(m_from);
-    rangeRow->addWidget(m_to);
-    form->addRow(tr("Range:"), rangeRow);
+    addInlineRow(form, tr("Range:"), { m_rangeKind, m_step, m_from, m_to }, Spare::None);
 }
 
 void ExportFigureDialog::addRowFields(QFormLayout* form)
@@ -242,11 +236,7 @@ void ExportFigureDialog::addRowFields(QFormLayout* form)
     m_rows->addItem(tr("Chosen rows"), int(FigureSpec::RowsKind::List));
     m_overlapLanes = new QCheckBox(tr("Overlap rows (hidden / exposed)"));
     m_overlapLanes->setObjectName(QStringLiteral("overlapLanes"));
-    auto* rowsRow = new QHBoxLayout;
-    rowsRow->addWidget(m_rows);
-    rowsRow->addWidget(m_overlapLanes);
-    rowsRow->addStretch();
-    form->addRow(tr("Rows:"), rowsRow);
+    addInlineRow(form, tr("Rows:"), { m_rows, m_overlapLanes }, Spare::End);
     m_rowList = new QListWidget;
     m_rowList->setObjectName(QStringLiteral("rowList"));
     m_rowList->setMaximumHeight(110);
@@ -281,16 +271,10 @@ void ExportFigureDialog::addLookFields(QFormLayout* form)
     form->addRow(tr("&Palette:"), m_palette);
     m_fontFamily = new QFontComboBox;
     m_fontFamily->setObjectName(QStringLiteral("fontFamily"));
-    m_fontSize = new QDoubleSpinBox;
-    m_fontSize->setObjectName(QStringLiteral("fontSize"));
-    m_fontSize->setRange(2, 72);
+    m_fontSize = unitSpinBox<QDoubleSpinBox>("fontSize", 2, 72, tr(" pt"));
     m_fontSize->setDecimals(1);
     m_fontSize->setSingleStep(0.5);
-    m_fontSize->setSuffix(tr(" pt"));
-    auto* fontRow = new QHBoxLayout;
-    fontRow->addWidget(m_fontFamily, 1);
-    fontRow->addWidget(m_fontSize);
-    form->addRow(tr("Font:"), fontRow);
+    addInlineRow(form, tr("Font:"), { m_fontFamily, m_fontSize }, Spare::First);
     m_legend = new QCheckBox(tr("Show"));
     m_legend->setObjectName(QStringLiteral("legend"));
     m_legendPosition = new QComboBox;
@@ -299,11 +283,7 @@ void ExportFigureDialog::addLookFields(QFormLayout* form)
     m_legendPosition->addItem(tr("Below the plot"), int(LegendPosition::Bottom));
     m_legendPosition->addItem(tr("Right of the plot"), int(LegendPosition::Right));
     m_legendPosition->addItem(tr("Inside, top right"), int(LegendPosition::InsideTopRight));
-    auto* legendRow = new QHBoxLayout;
-    legendRow->addWidget(m_legend);
-    legendRow->addWidget(m_legendPosition);
-    legendRow->addStretch();
-    form->addRow(tr("Legend:"), legendRow);
+    addInlineRow(form, tr("Legend:"), { m_legend, m_legendPosition }, Spare::End);
     m_title = new QLineEdit;
     m_title->setObjectName(QStringLiteral("title"));
     m_title->setPlaceholderText(tr("no title"));
@@ -317,10 +297,7 @@ void ExportFigureDialog::addLookFields(QFormLayout* form)
     m_timeUnit->addItem(QStringLiteral("µs"), int(TimeUnit::Microseconds));
     m_timeUnit->addItem(QStringLiteral("ms"), int(TimeUnit::Milliseconds));
     m_timeUnit->addItem(QStringLiteral("s"), int(TimeUnit::Seconds));
-    auto* axisRow = new QHBoxLayout;
-    axisRow->addWidget(m_axisLabel, 1);
-    axisRow->addWidget(m_timeUnit);
-    form->addRow(tr("Time axis:"), axisRow);
+    addInlineRow(form, tr("Time axis:"), { m_axisLabel, m_timeUnit }, Spare::First);
 }
 
 void ExportFigureDialog::connectChanges()

@@ -12,6 +12,7 @@
 #include <QJsonObject>
 #include <QSet>
 #include <cmath>
+#include <optional>
 
 namespace exposure {
 
@@ -59,34 +60,35 @@ void checkKeys(
     }
 }
 
-QJsonObject objectAt(const QJsonObject& o, const char* key, const QString& source)
+// The value of `key`: nullopt when absent; fails with "'key' must be …" (`must`) when `is` says it is of the wrong
+// type.
+std::optional<QJsonValue> typedAt(
+    const QJsonObject& o, const char* key, bool (QJsonValue::*is)() const, const char* must, const QString& source)
 {
     const QJsonValue v = o.value(QLatin1String(key));
     if (v.isUndefined())
-        return {};
-    if (!v.isObject())
-        fail(source, QStringLiteral("'%1' must be an object").arg(QLatin1String(key)));
-    return v.toObject();
+        return std::nullopt;
+    if (!(v.*is)())
+        fail(source, QStringLiteral("'%1' must be %2").arg(QLatin1String(key), QLatin1String(must)));
+    return v;
+}
+
+QJsonObject objectAt(const QJsonObject& o, const char* key, const QString& source)
+{
+    const auto v = typedAt(o, key, &QJsonValue::isObject, "an object", source);
+    return v ? v->toObject() : QJsonObject();
 }
 
 QString stringAt(const QJsonObject& o, const char* key, const QString& def, const QString& source)
 {
-    const QJsonValue v = o.value(QLatin1String(key));
-    if (v.isUndefined())
-        return def;
-    if (!v.isString())
-        fail(source, QStringLiteral("'%1' must be a string").arg(QLatin1String(key)));
-    return v.toString();
+    const auto v = typedAt(o, key, &QJsonValue::isString, "a string", source);
+    return v ? v->toString() : def;
 }
 
 double numberAt(const QJsonObject& o, const char* key, double def, const QString& source)
 {
-    const QJsonValue v = o.value(QLatin1String(key));
-    if (v.isUndefined())
-        return def;
-    if (!v.isDouble())
-        fail(source, QStringLiteral("'%1' must be a number").arg(QLatin1String(key)));
-    return v.toDouble();
+    const auto v = typedAt(o, key, &QJsonValue::isDouble, "a number", source);
+    return v ? v->toDouble() : def;
 }
 
 int intAt(const QJsonObject& o, const char* key, int def, const QString& source)
@@ -99,12 +101,8 @@ int intAt(const QJsonObject& o, const char* key, int def, const QString& source)
 
 bool boolAt(const QJsonObject& o, const char* key, bool def, const QString& source)
 {
-    const QJsonValue v = o.value(QLatin1String(key));
-    if (v.isUndefined())
-        return def;
-    if (!v.isBool())
-        fail(source, QStringLiteral("'%1' must be true or false").arg(QLatin1String(key)));
-    return v.toBool();
+    const auto v = typedAt(o, key, &QJsonValue::isBool, "true or false", source);
+    return v ? v->toBool() : def;
 }
 
 // "fromNs": integer ns, or "from": "1.5ms".
