@@ -105,6 +105,17 @@ bool boolAt(const QJsonObject& o, const char* key, bool def, const QString& sour
     return v ? v->toBool() : def;
 }
 
+// The enum at `key` by its name, read with `fromName` (absent: it keeps its value); another name fails with
+// "WHAT 'name' is not CHOICES".
+template <class E>
+void namedAt(const QJsonObject& o, const char* key, E* value, QString (*name)(E), bool (*fromName)(const QString&, E*),
+    const char* what, const char* choices, const QString& source)
+{
+    const QString text = stringAt(o, key, name(*value), source);
+    if (!fromName(text, value))
+        fail(source, QStringLiteral("%1 '%2' is not %3").arg(QLatin1String(what), text, QLatin1String(choices)));
+}
+
 // "fromNs": integer ns, or "from": "1.5ms".
 TimeNs timeAt(const QJsonObject& o, const char* nsKey, const char* textKey, const QString& source)
 {
@@ -355,9 +366,7 @@ FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
     if (clock != QStringLiteral("aligned") && clock != QStringLiteral("recorded"))
         fail(src, QStringLiteral("clock '%1' is not aligned or recorded").arg(clock));
     s.alignedClocks = clock == QStringLiteral("aligned");
-    const QString fmt = stringAt(o, "format", figureFormatName(s.format), src);
-    if (!figureFormatFromName(fmt, &s.format))
-        fail(src, QStringLiteral("format '%1' is not png, svg or pdf").arg(fmt));
+    namedAt(o, "format", &s.format, figureFormatName, figureFormatFromName, "format", "png, svg or pdf", src);
 
     const QJsonObject r = objectAt(o, "range", src);
     checkKeys(r, { "kind", "fromNs", "toNs", "from", "to", "step" }, QStringLiteral("'range'"), src);
@@ -431,17 +440,14 @@ FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
     const QJsonObject l = objectAt(o, "legend", src);
     checkKeys(l, { "show", "position" }, QStringLiteral("'legend'"), src);
     s.legend = boolAt(l, "show", s.legend, src);
-    const QString pos = stringAt(l, "position", legendPositionName(s.legendPosition), src);
-    if (!legendPositionFromName(pos, &s.legendPosition))
-        fail(src, QStringLiteral("legend position '%1' is not top, bottom, right or inside").arg(pos));
+    namedAt(l, "position", &s.legendPosition, legendPositionName, legendPositionFromName, "legend position",
+        "top, bottom, right or inside", src);
 
     s.title = stringAt(o, "title", s.title, src);
     const QJsonObject ta = objectAt(o, "timeAxis", src);
     checkKeys(ta, { "label", "unit" }, QStringLiteral("'timeAxis'"), src);
     s.timeAxisLabel = stringAt(ta, "label", s.timeAxisLabel, src);
-    const QString tu = stringAt(ta, "unit", timeUnitName(s.timeUnit), src);
-    if (!timeUnitFromName(tu, &s.timeUnit))
-        fail(src, QStringLiteral("time unit '%1' is not auto, ns, us, ms or s").arg(tu));
+    namedAt(ta, "unit", &s.timeUnit, timeUnitName, timeUnitFromName, "time unit", "auto, ns, us, ms or s", src);
 
     s.validate(src);
     return s;

@@ -2,6 +2,7 @@
 // End to end: `mpirun -n K exposure-mpi render` on generated multi-rank traces writes the same bytes as
 // `exposure-cli render` (PNG, and SVG/PDF) for K = 1, 2, 3 and more processes than archives; bad input ends every
 // process with the serial tool's one-line message and status 2; torch.profiler traces are drawn by process 0.
+#include "support/files.h"
 #include "support/kinetotraces.h"
 #include "support/mpiprocess.h"
 #include "synth/archivewriter.h"
@@ -19,12 +20,6 @@ using namespace exposure::synth;
 namespace {
 
 const testing::MpiCommand tool { QStringLiteral("render"), 120'000, 180'000 };
-
-QByteArray readAll(const QString& path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
 
 } // namespace
 
@@ -89,7 +84,7 @@ private Q_SLOTS:
         QFile::remove(want);
         const ProcessResult expected = tool.serial(options + QStringList { trace, QStringLiteral("-o"), want });
         QVERIFY2(expected.exitCode == 0, expected.err.constData());
-        const QByteArray bytes = readAll(want);
+        const QByteArray bytes = testing::readAll(want);
         QVERIFY(bytes.size() > 1000);
         if (suffix == QLatin1String("png")) {
             // A real figure: many colours (rows, legend, text), not a blank page.
@@ -106,7 +101,8 @@ private Q_SLOTS:
             QFile::remove(out);
             const ProcessResult got = tool.parallel(k, options + QStringList { trace, QStringLiteral("-o"), out });
             QVERIFY2(got.exitCode == 0, got.err.constData());
-            QVERIFY2(readAll(out) == bytes, qPrintable(QStringLiteral("K=%1 differs from exposure-cli").arg(k)));
+            QVERIFY2(
+                testing::readAll(out) == bytes, qPrintable(QStringLiteral("K=%1 differs from exposure-cli").arg(k)));
         }
     }
 
@@ -152,25 +148,22 @@ private Q_SLOTS:
             = tool.parallel(2, { m_dir.filePath(QStringLiteral("two")), QStringLiteral("-o"), out });
         QVERIFY(got.exitCode > 0);
         QVERIFY(testing::messageOf(got.err, "exposure-mpi").contains("already exists"));
-        QCOMPARE(readAll(out), QByteArray("keep me"));
+        QCOMPARE(testing::readAll(out), QByteArray("keep me"));
     }
 
     // torch.profiler traces are not spread over processes: process 0 draws them as exposure-cli does.
     void kinetoOnProcessZero()
     {
-        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("kineto")));
-        for (int r = 0; r < 2; ++r)
-            exposure::testing::write(
-                m_dir, QStringLiteral("kineto/rank%1.json").arg(r), exposure::testing::rankTrace(r, 2));
-        const QString trace = m_dir.filePath(QStringLiteral("kineto"));
+        const QString trace = testing::writeKinetoRun(m_dir, QStringLiteral("kineto"), 2);
+        QVERIFY(!trace.isEmpty());
         const QString want = m_dir.filePath(QStringLiteral("kineto-serial.png"));
         const QString out = m_dir.filePath(QStringLiteral("kineto-mpi.png"));
         const ProcessResult expected = tool.serial({ trace, QStringLiteral("-o"), want });
         QVERIFY2(expected.exitCode == 0, expected.err.constData());
         const ProcessResult got = tool.parallel(2, { trace, QStringLiteral("-o"), out });
         QVERIFY2(got.exitCode == 0, got.err.constData());
-        QVERIFY(readAll(want).size() > 1000);
-        QCOMPARE(readAll(out), readAll(want));
+        QVERIFY(testing::readAll(want).size() > 1000);
+        QCOMPARE(testing::readAll(out), testing::readAll(want));
     }
 };
 

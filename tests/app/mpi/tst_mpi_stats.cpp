@@ -172,11 +172,8 @@ private Q_SLOTS:
     // torch.profiler traces are not spread over processes: process 0 reads them as exposure-cli does.
     void kinetoOnProcessZero()
     {
-        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("kineto")));
-        for (int r = 0; r < 2; ++r)
-            exposure::testing::write(
-                m_dir, QStringLiteral("kineto/rank%1.json").arg(r), exposure::testing::rankTrace(r, 2));
-        const QString trace = m_dir.filePath(QStringLiteral("kineto"));
+        const QString trace = testing::writeKinetoRun(m_dir, QStringLiteral("kineto"), 2);
+        QVERIFY(!trace.isEmpty());
         const ProcessResult expected = tool.serial({ QStringLiteral("--json"), trace });
         QCOMPARE(expected.exitCode, 0);
         QVERIFY(expected.out.contains("\"rank\": 1"));

@@ -8,6 +8,7 @@
 #include "run/openrun.h"
 #include "shell/mainwindow.h"
 #include "support/figurespecs.h"
+#include "support/files.h"
 #include "support/testtraces.h"
 #include "synth/archivewriter.h"
 #include "timeline/timelineplot.h"
@@ -91,12 +92,6 @@ CliResult runCli(const QStringList& args)
     if (!p.waitForFinished(120000))
         return {};
     return { p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError() };
-}
-
-QByteArray readAll(const QString& path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
 } // namespace
@@ -410,8 +405,8 @@ void TestFigure::rendersAreByteIdentical()
     const QString p2 = m_dir.filePath(QStringLiteral("same2.") + figureFormatName(s.format));
     a.renderToFile(s, p1, true);
     b.renderToFile(s, p2, true);
-    QCOMPARE(readAll(p1), readAll(p2));
-    QCOMPARE(readAll(p1), first);
+    QCOMPARE(testing::readAll(p1), testing::readAll(p2));
+    QCOMPARE(testing::readAll(p1), first);
 }
 
 void TestFigure::rowSelections()
@@ -480,9 +475,9 @@ void TestFigure::neverOverwritesSilently()
     }
     FigureSpec s;
     QVERIFY_THROWS_EXCEPTION(FigureRenderError, r.renderToFile(s, path, false));
-    QCOMPARE(readAll(path), QByteArray("keep me"));
+    QCOMPARE(testing::readAll(path), QByteArray("keep me"));
     r.renderToFile(s, path, true);
-    QVERIFY(readAll(path).startsWith("\x89PNG"));
+    QVERIFY(testing::readAll(path).startsWith("\x89PNG"));
 }
 
 void TestFigure::specRoundTrip()
@@ -614,13 +609,13 @@ void TestFigure::dialogSpecRendersSameThroughCli()
         = runCli({ QStringLiteral("render"), QStringLiteral("--spec"), specPath, QStringLiteral("-o"), viaCli });
     QVERIFY2(res.exitCode == 0, res.err.constData());
     QVERIFY2(res.err.isEmpty(), res.err.constData());
-    const QImage a = decodePng(readAll(inProcess));
-    const QImage b = decodePng(readAll(viaCli));
+    const QImage a = decodePng(testing::readAll(inProcess));
+    const QImage b = decodePng(testing::readAll(viaCli));
     QCOMPARE(a.size(), QSize(669, 354)); // 85 × 45 mm at 200 DPI
     QCOMPARE(b.size(), a.size());
     QCOMPARE(b.dotsPerMeterX(), a.dotsPerMeterX());
     QVERIFY(a == b);
-    QCOMPARE(readAll(viaCli), readAll(inProcess)); // the very same bytes
+    QCOMPARE(testing::readAll(viaCli), testing::readAll(inProcess)); // the very same bytes
 }
 
 void TestFigure::dialogRemembersSettings()
@@ -738,10 +733,10 @@ void TestFigure::cliRefusesExistingFileUnlessForced()
     CliResult r = runCli(args);
     QCOMPARE(r.exitCode, 2);
     QVERIFY2(r.err.contains("already exists"), r.err.constData());
-    QCOMPARE(readAll(out), QByteArray("old"));
+    QCOMPARE(testing::readAll(out), QByteArray("old"));
     r = runCli(QStringList(args) << QStringLiteral("--force"));
     QVERIFY2(r.exitCode == 0, r.err.constData());
-    const QByteArray svg = readAll(out);
+    const QByteArray svg = testing::readAll(out);
     QVERIFY(svg.contains("<svg")); // the format follows the file name
     QVERIFY(svg.contains(">hidden comm.</text>"));
     // Rendering again gives the same bytes.
@@ -750,7 +745,7 @@ void TestFigure::cliRefusesExistingFileUnlessForced()
     r = runCli({ QStringLiteral("render"), m_archive, QStringLiteral("-o"), again, QStringLiteral("--rows"),
         QStringLiteral("overlap"), QStringLiteral("--legend") });
     QCOMPARE(r.exitCode, 0);
-    QCOMPARE(readAll(again), svg);
+    QCOMPARE(testing::readAll(again), svg);
     // PDF bytes are the same from one process to the next too (font objects, dates, document id).
     const QString pdf1 = m_dir.filePath(QStringLiteral("cli1.pdf")), pdf2 = m_dir.filePath(QStringLiteral("cli2.pdf"));
     for (const QString& p : { pdf1, pdf2 }) {
@@ -758,8 +753,8 @@ void TestFigure::cliRefusesExistingFileUnlessForced()
             QStringLiteral("Bold title, regular labels"), QStringLiteral("--force") });
         QVERIFY2(r.exitCode == 0, r.err.constData());
     }
-    QVERIFY(readAll(pdf1).startsWith("%PDF-"));
-    QCOMPARE(readAll(pdf1), readAll(pdf2));
+    QVERIFY(testing::readAll(pdf1).startsWith("%PDF-"));
+    QCOMPARE(testing::readAll(pdf1), testing::readAll(pdf2));
 }
 
 QTEST_MAIN(TestFigure)
