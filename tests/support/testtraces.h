@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace exposure::testing {
 
@@ -153,6 +154,32 @@ inline std::shared_ptr<Trace> makePeerCopyTrace()
     b.trace().ranks[std::size_t(rank)].lanes[std::size_t(g0)].copyPeers.emplace_back(copy, 1);
     b.addInterval(rank, g1, 0, 100'000, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
     return b.finish();
+}
+
+// A rank's lane names in lane order, and a trace's rank numbers and hosts in rank order: what an importer's lane and
+// rank order is checked against in one comparison.
+inline std::vector<std::string> laneNames(const Rank& rank)
+{
+    std::vector<std::string> out;
+    for (const Lane& lane : rank.lanes)
+        out.push_back(lane.name);
+    return out;
+}
+
+inline std::vector<int> rankNumbers(const Trace& trace)
+{
+    std::vector<int> out;
+    for (const Rank& rank : trace.ranks)
+        out.push_back(rank.rank);
+    return out;
+}
+
+inline std::vector<std::string> rankHosts(const Trace& trace)
+{
+    std::vector<std::string> out;
+    for (const Rank& rank : trace.ranks)
+        out.push_back(rank.host);
+    return out;
 }
 
 } // namespace exposure::testing
