@@ -73,19 +73,17 @@ WindowStats computeStats(const Trace& trace, const Analysis& analysis, int rankI
 
 void accumulate(WindowStats& total, const WindowStats& s)
 {
-    total.kernelCount += s.kernelCount;
-    total.commKernelCount += s.commKernelCount;
-    total.commKernelSumNs += s.commKernelSumNs;
-    total.commBusyNs += s.commBusyNs;
-    total.computeBusyNs += s.computeBusyNs;
-    total.overlappedNs += s.overlappedNs;
-    total.exposedNs += s.exposedNs;
-    total.backwardOverlappedNs += s.backwardOverlappedNs;
-    total.memcpyBusyNs += s.memcpyBusyNs;
-    total.gpuBusyNs += s.gpuBusyNs;
-    total.spanNs += s.spanNs;
-    total.idleNs += s.idleNs;
-    total.unclassifiedNs += s.unclassifiedNs;
+    // Every field of WindowStats but the ratio.
+    static constexpr std::uint64_t WindowStats::*counts[]
+        = { &WindowStats::kernelCount, &WindowStats::commKernelCount };
+    static constexpr TimeNs WindowStats::*times[] = { &WindowStats::commKernelSumNs, &WindowStats::commBusyNs,
+        &WindowStats::computeBusyNs, &WindowStats::overlappedNs, &WindowStats::exposedNs,
+        &WindowStats::backwardOverlappedNs, &WindowStats::memcpyBusyNs, &WindowStats::gpuBusyNs, &WindowStats::spanNs,
+        &WindowStats::idleNs, &WindowStats::unclassifiedNs };
+    for (const auto field : counts)
+        total.*field += s.*field;
+    for (const auto field : times)
+        total.*field += s.*field;
 }
 
 WindowStats sumStats(const std::vector<WindowStats>& parts)

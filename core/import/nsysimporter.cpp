@@ -18,6 +18,7 @@
 #include <initializer_list>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <spawn.h>
 #include <sqlite3.h>
@@ -513,6 +514,21 @@ void readMemsets(const Database& db, const Schema& schema, FileData& f, RowTicke
         });
 }
 
+// The thread (globalTid) in column `col` of a CPU row; nullopt, counted as a bad row, where there is none.
+std::optional<std::uint64_t> threadOfRow(FileData& f, const Statement& s, int col)
+{
+    if (s.isInt(col))
+        return std::uint64_t(s.integer(col));
+    ++f.badRows;
+    return std::nullopt;
+}
+
+// Appends a CPU row to its thread's lane, in the thread's process.
+void addCpuRow(FileData& f, std::uint64_t tid, const Row& row)
+{
+    f.processes[tid & ~0xFFFFFFull].cpu[tid].push_back(row);
+}
+
 // CUDA runtime or driver calls: one CPU lane per thread of the process.
 void readApiCalls(const Database& db, const Schema& schema, const char* table, FileData& f, RowTicker& ticker)
 {
@@ -525,18 +541,16 @@ void readApiCalls(const Database& db, const Schema& schema, const char* table, F
         Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, RowKind::Api };
         if (!readTimes(s, f, row.start, row.end))
             continue;
-        if (!s.isInt(2)) {
-            ++f.badRows;
+        const auto tid = threadOfRow(f, s, 2);
+        if (!tid)
             continue;
-        }
         const std::int64_t id = s.isInt(4) ? s.integer(4) : -1;
         const auto [it, added] = nameOf.emplace(id, 0);
         if (added)
             it->second = localName(f, withoutApiVersion(stringOf(f, id)));
         row.name = it->second;
         row.correlation = s.isInt(3) && s.integer(3) >= 0 ? std::uint64_t(s.integer(3)) : kNoCorrelation;
-        const auto tid = std::uint64_t(s.integer(2));
-        f.processes[tid & ~0xFFFFFFull].cpu[tid].push_back(row);
+        addCpuRow(f, *tid, row);
     }
 }
 
@@ -558,16 +572,14 @@ void readNvtx(const Database& db, const Schema& schema, FileData& f, RowTicker& 
         Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, RowKind::Nvtx };
         if (!readTimes(s, f, row.start, row.end))
             continue;
-        if (!s.isInt(2)) {
-            ++f.badRows;
+        const auto tid = threadOfRow(f, s, 2);
+        if (!tid)
             continue;
-        }
         const std::string text = !s.isNull(3) ? s.text(3)
             : s.isInt(4)                      ? stringOf(f, s.integer(4))
                                               : std::string("(NVTX range)");
         row.name = localName(f, text);
-        const auto tid = std::uint64_t(s.integer(2));
-        f.processes[tid & ~0xFFFFFFull].cpu[tid].push_back(row);
+        addCpuRow(f, *tid, row);
     }
 }
 

@@ -54,6 +54,16 @@ void addInlineRow(QFormLayout* form, const QString& label, std::initializer_list
     form->addRow(label, row);
 }
 
+// A combo box named `name` offering `choices`: (text, the value it stands for as the item's data).
+QComboBox* choiceBox(const char* name, std::initializer_list<std::pair<QString, int>> choices)
+{
+    auto* box = new QComboBox;
+    box->setObjectName(QLatin1String(name));
+    for (const auto& [text, value] : choices)
+        box->addItem(text, value);
+    return box;
+}
+
 // A spin box named `name` (the tests find fields by name) over [lo, hi], its unit after the number.
 template <class Box> Box* unitSpinBox(const char* name, int lo, int hi, const QString& suffix)
 {
@@ -154,11 +164,9 @@ void ExportFigureDialog::buildUi()
 
 void ExportFigureDialog::addSizeFields(QFormLayout* form)
 {
-    m_format = new QComboBox;
-    m_format->setObjectName(QStringLiteral("format"));
-    m_format->addItem(tr("PNG image"), int(FigureSpec::Format::Png));
-    m_format->addItem(tr("SVG (vector)"), int(FigureSpec::Format::Svg));
-    m_format->addItem(tr("PDF (vector)"), int(FigureSpec::Format::Pdf));
+    m_format = choiceBox("format",
+        { { tr("PNG image"), int(FigureSpec::Format::Png) }, { tr("SVG (vector)"), int(FigureSpec::Format::Svg) },
+            { tr("PDF (vector)"), int(FigureSpec::Format::Pdf) } });
     form->addRow(tr("&Format:"), m_format);
 
     // Size: pixels, or millimetres plus DPI.
@@ -191,15 +199,14 @@ void ExportFigureDialog::addSizeFields(QFormLayout* form)
 void ExportFigureDialog::addRangeFields(QFormLayout* form)
 {
     // Range.
-    m_rangeKind = new QComboBox;
-    m_rangeKind->setObjectName(QStringLiteral("rangeKind"));
-    m_rangeKind->addItem(tr("Whole trace"), int(FigureSpec::RangeKind::Whole));
-    m_rangeKind->addItem(tr("Visible range (%1 – %2)")
-                             .arg(QString::fromStdString(formatDuration(m_visible.start)),
-                                 QString::fromStdString(formatDuration(m_visible.end))),
-        int(FigureSpec::RangeKind::Visible));
-    m_rangeKind->addItem(tr("One training step"), int(FigureSpec::RangeKind::Step));
-    m_rangeKind->addItem(tr("From – to"), int(FigureSpec::RangeKind::Custom));
+    m_rangeKind = choiceBox("rangeKind",
+        { { tr("Whole trace"), int(FigureSpec::RangeKind::Whole) },
+            { tr("Visible range (%1 – %2)")
+                    .arg(QString::fromStdString(formatDuration(m_visible.start)),
+                        QString::fromStdString(formatDuration(m_visible.end))),
+                int(FigureSpec::RangeKind::Visible) },
+            { tr("One training step"), int(FigureSpec::RangeKind::Step) },
+            { tr("From – to"), int(FigureSpec::RangeKind::Custom) } });
     m_step = new QComboBox;
     m_step->setObjectName(QStringLiteral("step"));
     if (m_analysis) {
@@ -226,14 +233,12 @@ void ExportFigureDialog::addRangeFields(QFormLayout* form)
 void ExportFigureDialog::addRowFields(QFormLayout* form)
 {
     // Rows.
-    m_rows = new QComboBox;
-    m_rows->setObjectName(QStringLiteral("rows"));
-    m_rows->addItem(
-        tr("Automatic (all rows that are legible; GPU and overlap rows first)"), int(FigureSpec::RowsKind::Auto));
-    m_rows->addItem(tr("All rows"), int(FigureSpec::RowsKind::All));
-    m_rows->addItem(tr("GPU streams only"), int(FigureSpec::RowsKind::Gpu));
-    m_rows->addItem(tr("Overlap rows only"), int(FigureSpec::RowsKind::Overlap));
-    m_rows->addItem(tr("Chosen rows"), int(FigureSpec::RowsKind::List));
+    m_rows = choiceBox("rows",
+        { { tr("Automatic (all rows that are legible; GPU and overlap rows first)"), int(FigureSpec::RowsKind::Auto) },
+            { tr("All rows"), int(FigureSpec::RowsKind::All) },
+            { tr("GPU streams only"), int(FigureSpec::RowsKind::Gpu) },
+            { tr("Overlap rows only"), int(FigureSpec::RowsKind::Overlap) },
+            { tr("Chosen rows"), int(FigureSpec::RowsKind::List) } });
     m_overlapLanes = new QCheckBox(tr("Overlap rows (hidden / exposed)"));
     m_overlapLanes->setObjectName(QStringLiteral("overlapLanes"));
     addInlineRow(form, tr("Rows:"), { m_rows, m_overlapLanes }, Spare::End);
@@ -263,11 +268,9 @@ void ExportFigureDialog::addRowFields(QFormLayout* form)
 void ExportFigureDialog::addLookFields(QFormLayout* form)
 {
     // Look.
-    m_palette = new QComboBox;
-    m_palette->setObjectName(QStringLiteral("palette"));
-    m_palette->addItem(tr("Default"), int(PaletteKind::Default));
-    m_palette->addItem(tr("Colour-blind safe"), int(PaletteKind::ColorBlind));
-    m_palette->addItem(tr("Greyscale with hatching"), int(PaletteKind::Grayscale));
+    m_palette = choiceBox("palette",
+        { { tr("Default"), int(PaletteKind::Default) }, { tr("Colour-blind safe"), int(PaletteKind::ColorBlind) },
+            { tr("Greyscale with hatching"), int(PaletteKind::Grayscale) } });
     form->addRow(tr("&Palette:"), m_palette);
     m_fontFamily = new QFontComboBox;
     m_fontFamily->setObjectName(QStringLiteral("fontFamily"));
@@ -277,12 +280,10 @@ void ExportFigureDialog::addLookFields(QFormLayout* form)
     addInlineRow(form, tr("Font:"), { m_fontFamily, m_fontSize }, Spare::First);
     m_legend = new QCheckBox(tr("Show"));
     m_legend->setObjectName(QStringLiteral("legend"));
-    m_legendPosition = new QComboBox;
-    m_legendPosition->setObjectName(QStringLiteral("legendPosition"));
-    m_legendPosition->addItem(tr("Above the plot"), int(LegendPosition::Top));
-    m_legendPosition->addItem(tr("Below the plot"), int(LegendPosition::Bottom));
-    m_legendPosition->addItem(tr("Right of the plot"), int(LegendPosition::Right));
-    m_legendPosition->addItem(tr("Inside, top right"), int(LegendPosition::InsideTopRight));
+    m_legendPosition = choiceBox("legendPosition",
+        { { tr("Above the plot"), int(LegendPosition::Top) }, { tr("Below the plot"), int(LegendPosition::Bottom) },
+            { tr("Right of the plot"), int(LegendPosition::Right) },
+            { tr("Inside, top right"), int(LegendPosition::InsideTopRight) } });
     addInlineRow(form, tr("Legend:"), { m_legend, m_legendPosition }, Spare::End);
     m_title = new QLineEdit;
     m_title->setObjectName(QStringLiteral("title"));
@@ -290,13 +291,10 @@ void ExportFigureDialog::addLookFields(QFormLayout* form)
     form->addRow(tr("&Title:"), m_title);
     m_axisLabel = new QLineEdit;
     m_axisLabel->setObjectName(QStringLiteral("axisLabel"));
-    m_timeUnit = new QComboBox;
-    m_timeUnit->setObjectName(QStringLiteral("timeUnit"));
-    m_timeUnit->addItem(tr("automatic unit"), int(TimeUnit::Auto));
-    m_timeUnit->addItem(QStringLiteral("ns"), int(TimeUnit::Nanoseconds));
-    m_timeUnit->addItem(QStringLiteral("µs"), int(TimeUnit::Microseconds));
-    m_timeUnit->addItem(QStringLiteral("ms"), int(TimeUnit::Milliseconds));
-    m_timeUnit->addItem(QStringLiteral("s"), int(TimeUnit::Seconds));
+    m_timeUnit = choiceBox("timeUnit",
+        { { tr("automatic unit"), int(TimeUnit::Auto) }, { QStringLiteral("ns"), int(TimeUnit::Nanoseconds) },
+            { QStringLiteral("µs"), int(TimeUnit::Microseconds) },
+            { QStringLiteral("ms"), int(TimeUnit::Milliseconds) }, { QStringLiteral("s"), int(TimeUnit::Seconds) } });
     addInlineRow(form, tr("Time axis:"), { m_axisLabel, m_timeUnit }, Spare::First);
 }
 
