@@ -662,33 +662,29 @@ void TestFigure::cliErrors_data()
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("message");
     const QString out = QStringLiteral("/nonexistent-dir/x.png");
+    // The trace and an output that cannot be written, then the options under test.
+    const auto withOutput = [&out](std::initializer_list<const char*> options) {
+        QStringList args { QStringLiteral("TRACE"), QStringLiteral("-o"), out };
+        for (const char* o : options)
+            args << QString::fromUtf8(o);
+        return args;
+    };
     QTest::newRow("no output") << QStringList { QStringLiteral("TRACE") } << QStringLiteral("-o FILE is required");
-    QTest::newRow("palette") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out,
-        QStringLiteral("--palette"), QStringLiteral("rainbow") }
+    QTest::newRow("palette") << withOutput({ "--palette", "rainbow" })
                              << QStringLiteral("--palette 'rainbow': expected default, colorblind or grayscale");
-    QTest::newRow("format") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out,
-        QStringLiteral("--format"), QStringLiteral("gif") }
+    QTest::newRow("format") << withOutput({ "--format", "gif" })
                             << QStringLiteral("--format 'gif': expected png, svg or pdf");
-    QTest::newRow("width alone") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out,
-        QStringLiteral("--width"), QStringLiteral("800") }
+    QTest::newRow("width alone") << withOutput({ "--width", "800" })
                                  << QStringLiteral("--width and --height go together");
-    QTest::newRow("px and mm") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out,
-        QStringLiteral("--width"), QStringLiteral("800"), QStringLiteral("--height"), QStringLiteral("600"),
-        QStringLiteral("--width-mm"), QStringLiteral("85") }
+    QTest::newRow("px and mm") << withOutput({ "--width", "800", "--height", "600", "--width-mm", "85" })
                                << QStringLiteral("exclude each other");
-    QTest::newRow("bad time") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out,
-        QStringLiteral("--from"), QStringLiteral("soon"), QStringLiteral("--to"), QStringLiteral("2ms") }
+    QTest::newRow("bad time") << withOutput({ "--from", "soon", "--to", "2ms" })
                               << QStringLiteral("--from 'soon': not a time");
-    QTest::newRow("step and range") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out,
-        QStringLiteral("--from"), QStringLiteral("1ms"), QStringLiteral("--to"), QStringLiteral("2ms"),
-        QStringLiteral("--step"), QStringLiteral("1") }
+    QTest::newRow("step and range") << withOutput({ "--from", "1ms", "--to", "2ms", "--step", "1" })
                                     << QStringLiteral("--from/--to and --step exclude each other");
-    QTest::newRow("dpi") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out,
-        QStringLiteral("--width-mm"), QStringLiteral("85"), QStringLiteral("--dpi"), QStringLiteral("0") }
+    QTest::newRow("dpi") << withOutput({ "--width-mm", "85", "--dpi", "0" })
                          << QStringLiteral("--dpi '0': expected a whole number from 30 to 2400");
-    QTest::newRow("rows") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out, QStringLiteral("--rows"),
-        QStringLiteral("gpu,cpu") }
-                          << QStringLiteral("--rows: 'gpu' is not a row");
+    QTest::newRow("rows") << withOutput({ "--rows", "gpu,cpu" }) << QStringLiteral("--rows: 'gpu' is not a row");
     QTest::newRow("missing trace") << QStringList { QStringLiteral("/nonexistent/trace"), QStringLiteral("-o"), out }
                                    << QStringLiteral("/nonexistent/trace");
     QTest::newRow("missing spec") << QStringList { QStringLiteral("--spec"), QStringLiteral("/nonexistent/spec.json"),
