@@ -18,7 +18,6 @@
 #include <initializer_list>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <spawn.h>
 #include <sqlite3.h>
@@ -514,19 +513,27 @@ void readMemsets(const Database& db, const Schema& schema, FileData& f, RowTicke
         });
 }
 
-// The thread (globalTid) in column `col` of a CPU row; nullopt, counted as a bad row, where there is none.
-std::optional<std::uint64_t> threadOfRow(FileData& f, const Statement& s, int col)
+// Every row of `s` (columns start, end, globalTid, then the table's own) as a CPU row of its thread, in the thread's
+// process: rows `skip(s)` passes over are left out (it counts them), rows without valid times or a thread are counted
+// bad; `fill(s, row)` sets the name and the rest.
+template <class Skip, class Fill>
+void readCpuRows(Statement& s, RowKind kind, FileData& f, RowTicker& ticker, const Skip& skip, const Fill& fill)
 {
-    if (s.isInt(col))
-        return std::uint64_t(s.integer(col));
-    ++f.badRows;
-    return std::nullopt;
-}
-
-// Appends a CPU row to its thread's lane, in the thread's process.
-void addCpuRow(FileData& f, std::uint64_t tid, const Row& row)
-{
-    f.processes[tid & ~0xFFFFFFull].cpu[tid].push_back(row);
+    while (s.step()) {
+        ticker.tick();
+        if (skip(s))
+            continue;
+        Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, kind };
+        if (!readTimes(s, f, row.start, row.end))
+            continue;
+        if (!s.isInt(2)) {
+            ++f.badRows;
+            continue;
+        }
+        fill(s, row);
+        const auto tid = std::uint64_t(s.integer(2));
+        f.processes[tid & ~0xFFFFFFull].cpu[tid].push_back(row);
+    }
 }
 
 // CUDA runtime or driver calls: one CPU lane per thread of the process.
@@ -536,25 +543,20 @@ void readApiCalls(const Database& db, const Schema& schema, const char* table, F
         return;
     Statement s(db, std::string("SELECT start, \"end\", globalTid, correlationId, nameId FROM ") + table);
     std::unordered_map<std::int64_t, std::uint32_t> nameOf;
-    while (s.step()) {
-        ticker.tick();
-        Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, RowKind::Api };
-        if (!readTimes(s, f, row.start, row.end))
-            continue;
-        const auto tid = threadOfRow(f, s, 2);
-        if (!tid)
-            continue;
-        const std::int64_t id = s.isInt(4) ? s.integer(4) : -1;
-        const auto [it, added] = nameOf.emplace(id, 0);
-        if (added)
-            it->second = localName(f, withoutApiVersion(stringOf(f, id)));
-        row.name = it->second;
-        row.correlation = s.isInt(3) && s.integer(3) >= 0 ? std::uint64_t(s.integer(3)) : kNoCorrelation;
-        addCpuRow(f, *tid, row);
-    }
+    readCpuRows(
+        s, RowKind::Api, f, ticker, [](const Statement&) { return false; },
+        [&](const Statement& r, Row& row) {
+            const std::int64_t id = r.isInt(4) ? r.integer(4) : -1;
+            const auto [it, added] = nameOf.emplace(id, 0);
+            if (added)
+                it->second = localName(f, withoutApiVersion(stringOf(f, id)));
+            row.name = it->second;
+            row.correlation = r.isInt(3) && r.integer(3) >= 0 ? std::uint64_t(r.integer(3)) : kNoCorrelation;
+        });
 }
 
-// NVTX push/pop (59) and start/end (60) ranges: CPU regions of the thread that opened them.
+// NVTX push/pop (59) and start/end (60) ranges: CPU regions of the thread that opened them; ranges still open at the
+// end of the recording are counted and left out.
 void readNvtx(const Database& db, const Schema& schema, FileData& f, RowTicker& ticker)
 {
     const char* t = "NVTX_EVENTS";
@@ -563,24 +565,17 @@ void readNvtx(const Database& db, const Schema& schema, FileData& f, RowTicker& 
     Statement s(db,
         "SELECT start, \"end\", globalTid, " + column(schema, t, "text") + ", " + column(schema, t, "textId") + " FROM "
             + t + " WHERE eventType IN (59, 60)");
-    while (s.step()) {
-        ticker.tick();
-        if (s.isNull(1) || (s.isInt(1) && s.integer(1) < 0)) {
-            ++f.openRanges;
-            continue;
-        }
-        Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, RowKind::Nvtx };
-        if (!readTimes(s, f, row.start, row.end))
-            continue;
-        const auto tid = threadOfRow(f, s, 2);
-        if (!tid)
-            continue;
-        const std::string text = !s.isNull(3) ? s.text(3)
-            : s.isInt(4)                      ? stringOf(f, s.integer(4))
+    const auto open = [&f](const Statement& r) {
+        const bool isOpen = r.isNull(1) || (r.isInt(1) && r.integer(1) < 0);
+        f.openRanges += isOpen ? 1 : 0;
+        return isOpen;
+    };
+    readCpuRows(s, RowKind::Nvtx, f, ticker, open, [&f](const Statement& r, Row& row) {
+        const std::string text = !r.isNull(3) ? r.text(3)
+            : r.isInt(4)                      ? stringOf(f, r.integer(4))
                                               : std::string("(NVTX range)");
         row.name = localName(f, text);
-        addCpuRow(f, *tid, row);
-    }
+    });
 }
 
 // Synchronization records: the wait inside the call that made it (found by correlation id), on that call's thread.
