@@ -39,20 +39,6 @@ namespace {
 
 using cli::fail;
 
-std::int64_t bitsOf(double v)
-{
-    std::int64_t i = 0;
-    std::memcpy(&i, &v, sizeof v);
-    return i;
-}
-
-double doubleOf(std::int64_t i)
-{
-    double v = 0;
-    std::memcpy(&v, &i, sizeof v);
-    return v;
-}
-
 // This process's ranks as process 0 needs them for the stand-in trace.
 std::string outline(
     const Trace& trace, const Analysis& analysis, const ViewIndex& index, const std::vector<int>& globalIndex)
@@ -212,27 +198,13 @@ StandIn buildStandIn(const std::vector<std::string>& outlines, std::size_t total
 // What process 0 broadcasts: a request kind, then its fields.
 enum class Message : std::int64_t { Done = 0, Paint = 1, DrawnClasses = 2 };
 
-void encodeRows(Bytes& b, const std::vector<TimelineRow>& rows)
+// Each request's fields once, in order, for writing (IO = Bytes, R = const T) and reading (IO = Cursor, R = T).
+template <class IO, class Row> void rowFields(IO& io, Row& row)
 {
-    b.i64(std::int64_t(rows.size()));
-    for (const TimelineRow& row : rows) {
-        b.i64(std::int64_t(row.kind));
-        b.i64(row.rank);
-        b.i64(row.lane);
-        b.i64(row.depth);
-    }
-}
-
-std::vector<TimelineRow> decodeRows(Cursor& c)
-{
-    std::vector<TimelineRow> rows(std::size_t(c.i64()));
-    for (TimelineRow& row : rows) {
-        row.kind = TimelineRow::Kind(c.i64());
-        row.rank = int(c.i64());
-        row.lane = int(c.i64());
-        row.depth = int(c.i64());
-    }
-    return rows;
+    io.pod(row.kind);
+    io.pod(row.rank);
+    io.pod(row.lane);
+    io.pod(row.depth);
 }
 
 // One request of process 0: the axis state and the rows of the figure.
@@ -245,42 +217,21 @@ struct DrawRequest
     std::vector<TimelineRow> rows; // rank: the run's index
 };
 
-std::string encodeRequest(const DrawRequest& r)
+template <class IO, class R> void drawRequestFields(IO& io, R& r)
 {
-    Bytes b;
-    b.i64(std::int64_t(Message::Paint));
-    b.i64(r.params.t0);
-    b.i64(r.params.t1);
-    b.i64(bitsOf(r.params.nsPerPixel));
-    b.i64(bitsOf(r.params.minPixels));
-    b.i64(r.grid.t0);
-    b.i64(bitsOf(r.grid.nsPerPixel));
-    b.i64(r.grid.width);
-    b.i64(bitsOf(r.valueLower));
-    b.i64(bitsOf(r.valueUpper));
-    b.i64((r.twoTone ? 1 : 0) | (r.outline ? 2 : 0) | (r.labels ? 4 : 0));
-    encodeRows(b, r.rows);
-    return std::move(b.out());
-}
-
-DrawRequest decodeRequest(Cursor& c)
-{
-    DrawRequest r;
-    r.params.t0 = c.i64();
-    r.params.t1 = c.i64();
-    r.params.nsPerPixel = doubleOf(c.i64());
-    r.params.minPixels = doubleOf(c.i64());
-    r.grid.t0 = c.i64();
-    r.grid.nsPerPixel = doubleOf(c.i64());
-    r.grid.width = int(c.i64());
-    r.valueLower = doubleOf(c.i64());
-    r.valueUpper = doubleOf(c.i64());
-    const auto flags = c.i64();
-    r.twoTone = flags & 1;
-    r.outline = flags & 2;
-    r.labels = flags & 4;
-    r.rows = decodeRows(c);
-    return r;
+    io.pod(r.params.t0);
+    io.pod(r.params.t1);
+    io.pod(r.params.nsPerPixel);
+    io.pod(r.params.minPixels);
+    io.pod(r.grid.t0);
+    io.pod(r.grid.nsPerPixel);
+    io.pod(r.grid.width);
+    io.pod(r.valueLower);
+    io.pod(r.valueUpper);
+    io.flag(r.twoTone);
+    io.flag(r.outline);
+    io.flag(r.labels);
+    io.list(r.rows, [&](auto& row) { rowFields(io, row); });
 }
 
 // The question of process 0 for the legend: the figure's range, what decides the legend keys, and the rows.
@@ -292,26 +243,41 @@ struct ClassesRequest
     std::vector<TimelineRow> rows; // rank: the run's index
 };
 
+template <class IO, class R> void classesRequestFields(IO& io, R& r)
+{
+    io.pod(r.range);
+    io.pod(r.palette);
+    io.flag(r.twoTone);
+    io.list(r.rows, [&](auto& row) { rowFields(io, row); });
+}
+
+std::string encodeRequest(const DrawRequest& r)
+{
+    Bytes b;
+    b.i64(std::int64_t(Message::Paint));
+    drawRequestFields(b, r);
+    return std::move(b.out());
+}
+
+DrawRequest decodeRequest(Cursor& c)
+{
+    DrawRequest r;
+    drawRequestFields(c, r);
+    return r;
+}
+
 std::string encodeClassesRequest(const ClassesRequest& r)
 {
     Bytes b;
     b.i64(std::int64_t(Message::DrawnClasses));
-    b.i64(r.range.start);
-    b.i64(r.range.end);
-    b.i64(std::int64_t(r.palette));
-    b.i64(r.twoTone ? 1 : 0);
-    encodeRows(b, r.rows);
+    classesRequestFields(b, r);
     return std::move(b.out());
 }
 
 ClassesRequest decodeClassesRequest(Cursor& c)
 {
     ClassesRequest r;
-    r.range.start = c.i64();
-    r.range.end = c.i64();
-    r.palette = PaletteKind(c.i64());
-    r.twoTone = c.i64() != 0;
-    r.rows = decodeRows(c);
+    classesRequestFields(c, r);
     return r;
 }
 
