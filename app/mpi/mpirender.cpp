@@ -210,74 +210,63 @@ template <class IO, class Row> void rowFields(IO& io, Row& row)
 // One request of process 0: the axis state and the rows of the figure.
 struct DrawRequest
 {
+    static constexpr Message kKind = Message::Paint;
     DrawListParams params;
     ColumnGrid grid;
     double valueLower = 0, valueUpper = 0;
     bool twoTone = false, outline = false, labels = false;
     std::vector<TimelineRow> rows; // rank: the run's index
-};
 
-template <class IO, class R> void drawRequestFields(IO& io, R& r)
-{
-    io.pod(r.params.t0);
-    io.pod(r.params.t1);
-    io.pod(r.params.nsPerPixel);
-    io.pod(r.params.minPixels);
-    io.pod(r.grid.t0);
-    io.pod(r.grid.nsPerPixel);
-    io.pod(r.grid.width);
-    io.pod(r.valueLower);
-    io.pod(r.valueUpper);
-    io.flag(r.twoTone);
-    io.flag(r.outline);
-    io.flag(r.labels);
-    io.list(r.rows, [&](auto& row) { rowFields(io, row); });
-}
+    template <class IO, class R> static void fields(IO& io, R& r)
+    {
+        io.pod(r.params.t0);
+        io.pod(r.params.t1);
+        io.pod(r.params.nsPerPixel);
+        io.pod(r.params.minPixels);
+        io.pod(r.grid.t0);
+        io.pod(r.grid.nsPerPixel);
+        io.pod(r.grid.width);
+        io.pod(r.valueLower);
+        io.pod(r.valueUpper);
+        io.flag(r.twoTone);
+        io.flag(r.outline);
+        io.flag(r.labels);
+        io.list(r.rows, [&](auto& row) { rowFields(io, row); });
+    }
+};
 
 // The question of process 0 for the legend: the figure's range, what decides the legend keys, and the rows.
 struct ClassesRequest
 {
+    static constexpr Message kKind = Message::DrawnClasses;
     TimeRange range;
     PaletteKind palette = PaletteKind::Default;
     bool twoTone = false;
     std::vector<TimelineRow> rows; // rank: the run's index
+
+    template <class IO, class R> static void fields(IO& io, R& r)
+    {
+        io.pod(r.range);
+        io.pod(r.palette);
+        io.flag(r.twoTone);
+        io.list(r.rows, [&](auto& row) { rowFields(io, row); });
+    }
 };
 
-template <class IO, class R> void classesRequestFields(IO& io, R& r)
-{
-    io.pod(r.range);
-    io.pod(r.palette);
-    io.flag(r.twoTone);
-    io.list(r.rows, [&](auto& row) { rowFields(io, row); });
-}
-
-std::string encodeRequest(const DrawRequest& r)
+// A request as process 0 broadcasts it: its kind, then its fields.
+template <class Request> std::string encodeRequest(const Request& r)
 {
     Bytes b;
-    b.i64(std::int64_t(Message::Paint));
-    drawRequestFields(b, r);
+    b.i64(std::int64_t(Request::kKind));
+    Request::fields(b, r);
     return std::move(b.out());
 }
 
-DrawRequest decodeRequest(Cursor& c)
+// A request's fields (after its kind, which the caller has read).
+template <class Request> Request decodeRequest(Cursor& c)
 {
-    DrawRequest r;
-    drawRequestFields(c, r);
-    return r;
-}
-
-std::string encodeClassesRequest(const ClassesRequest& r)
-{
-    Bytes b;
-    b.i64(std::int64_t(Message::DrawnClasses));
-    classesRequestFields(b, r);
-    return std::move(b.out());
-}
-
-ClassesRequest decodeClassesRequest(Cursor& c)
-{
-    ClassesRequest r;
-    classesRequestFields(c, r);
+    Request r;
+    Request::fields(c, r);
     return r;
 }
 
@@ -304,7 +293,7 @@ public:
     // The RowPaints of this process's rows.
     std::string servePaints(Cursor& c)
     {
-        const DrawRequest request = decodeRequest(c);
+        const DrawRequest request = decodeRequest<DrawRequest>(c);
         m_scene.options.twoToneCommunication = request.twoTone;
         m_scene.options.outlineBackwardOverlap = request.outline;
         m_scene.options.blockLabels = request.labels;
@@ -316,7 +305,7 @@ public:
     // What this process's rows draw in the figure's range (for the legend).
     std::string serveClasses(Cursor& c)
     {
-        const ClassesRequest request = decodeClassesRequest(c);
+        const ClassesRequest request = decodeRequest<ClassesRequest>(c);
         m_scene.options.palette = request.palette;
         m_scene.options.twoToneCommunication = request.twoTone;
         const std::vector<int> mine = takeRows(request.rows);
@@ -486,6 +475,17 @@ int runRender(const World& world, int argc, char** argv)
         const StandIn standIn = buildStandIn(outlines, totalRanks, *trace);
         FigureRenderer renderer(standIn.trace, standIn.analysis, standIn.index);
         TimelinePlot* plot = renderer.plot();
+        // A request of process 0: broadcast, answered by every process (this one too), the answers gathered.
+        const auto ask = [&](std::string message) {
+            broadcast(message);
+            Cursor c(message);
+            const auto kind = Message(c.i64());
+            std::vector<std::string> parts = gather(server.serve(kind, c));
+            exchanged.bytes += message.size() * std::size_t(world.size - 1);
+            for (std::size_t p = 1; p < parts.size(); ++p)
+                exchanged.bytes += parts[p].size();
+            return parts;
+        };
         plot->plottable()->setPaintSource([&](const DrawListParams& params, const ColumnGrid& grid, double lower,
                                               double upper) -> std::vector<RowPaint> {
             DrawRequest r;
@@ -497,14 +497,7 @@ int runRender(const World& world, int argc, char** argv)
             r.outline = plot->options().outlineBackwardOverlap;
             r.labels = plot->options().blockLabels;
             r.rows = plot->rows();
-            std::string message = encodeRequest(r);
-            broadcast(message);
-            Cursor c(message);
-            const auto kind = Message(c.i64());
-            const std::vector<std::string> parts = gather(server.serve(kind, c));
-            exchanged.bytes += message.size() * std::size_t(world.size - 1);
-            for (std::size_t p = 1; p < parts.size(); ++p)
-                exchanged.bytes += parts[p].size();
+            const std::vector<std::string> parts = ask(encodeRequest(r));
             std::vector<RowPaint> paints(r.rows.size());
             for (const std::string& part : parts)
                 for (auto& [row, paint] : rowPaintsFromBytes(part))
@@ -517,17 +510,9 @@ int runRender(const World& world, int argc, char** argv)
             r.palette = plot->options().palette;
             r.twoTone = plot->options().twoToneCommunication;
             r.rows = plot->rows();
-            std::string message = encodeClassesRequest(r);
-            broadcast(message);
-            Cursor c(message);
-            const auto kind = Message(c.i64());
-            const std::vector<std::string> parts = gather(server.serve(kind, c));
-            exchanged.bytes += message.size() * std::size_t(world.size - 1);
             DrawnClasses drawn;
-            for (std::size_t p = 0; p < parts.size(); ++p) {
-                exchanged.bytes += p > 0 ? parts[p].size() : 0;
-                drawn.merge(DrawnClasses::fromBytes(parts[p]));
-            }
+            for (const std::string& part : ask(encodeRequest(r)))
+                drawn.merge(DrawnClasses::fromBytes(part));
             return drawn;
         });
         result = writeFigure(renderer, request);
