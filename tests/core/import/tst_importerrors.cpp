@@ -41,6 +41,9 @@ ArchiveSpec smallSpec()
     return spec;
 }
 
+enum class ArchiveFile { Anchor, Definitions, StreamEvents };
+enum class Damage { Remove, ReplaceByFolder, KeepBytes, KeepHalf, CutBytes };
+
 struct Archive
 {
     QTemporaryDir tmp;
@@ -59,6 +62,11 @@ struct Archive
         def = dir + "/traces.def";
         // Location ids: 0 = Master thread, 1<<32 = metrics, 2<<32 = the first stream.
         streamEvt = dir + "/traces/" + std::to_string(2ull << 32) + ".evt";
+    }
+
+    const std::string& path(ArchiveFile f) const
+    {
+        return f == ArchiveFile::Anchor ? anchor : f == ArchiveFile::Definitions ? def : streamEvt;
     }
 };
 
@@ -108,12 +116,8 @@ private Q_SLOTS:
     void folderWithoutArchive();
     void notAnAnchor();
     void missingAnchor();
-    void truncatedAnchor();
-    void missingGlobalDefinitions();
-    void truncatedGlobalDefinitions();
-    void definitionsReplacedByFolder();
-    void missingEventFile();
-    void truncatedEventFile();
+    void damagedFile_data();
+    void damagedFile();
     void eventFilesCutAnywhere();
     void everyFileCutAnywhere();
     void anchorThatHangsOtf2();
@@ -168,54 +172,60 @@ void TestImportErrors::missingAnchor()
     EXPECT_LOAD_ERROR(a.root, a.root, "no OTF2 archive");
 }
 
-void TestImportErrors::truncatedAnchor()
+// One file of the archive damaged: the load fails with a LoadError naming that file.
+void TestImportErrors::damagedFile_data()
 {
-    Archive a;
-    truncateTo(a.anchor, 12);
-    EXPECT_LOAD_ERROR(a.root, a.anchor, "not a readable OTF2 anchor file");
-    truncateTo(a.anchor, 0);
-    EXPECT_LOAD_ERROR(a.root, a.anchor, "empty");
+    QTest::addColumn<int>("file");
+    QTest::addColumn<int>("damage");
+    QTest::addColumn<qint64>("bytes"); // Damage::KeepBytes: kept; Damage::CutBytes: cut off the end
+    QTest::addColumn<QString>("fragment");
+    const int anchor = int(ArchiveFile::Anchor), def = int(ArchiveFile::Definitions),
+              events = int(ArchiveFile::StreamEvents);
+    QTest::newRow("anchor cut to 12 bytes")
+        << anchor << int(Damage::KeepBytes) << qint64(12) << QStringLiteral("not a readable OTF2 anchor file");
+    QTest::newRow("anchor emptied") << anchor << int(Damage::KeepBytes) << qint64(0) << QStringLiteral("empty");
+    QTest::newRow("definitions missing") << def << int(Damage::Remove) << qint64(0)
+                                         << QStringLiteral("missing global definitions file");
+    QTest::newRow("definitions cut in half")
+        << def << int(Damage::KeepHalf) << qint64(0) << QStringLiteral("global definitions");
+    QTest::newRow("definitions emptied") << def << int(Damage::KeepBytes) << qint64(0) << QStringLiteral("empty");
+    QTest::newRow("definitions replaced by a folder")
+        << def << int(Damage::ReplaceByFolder) << qint64(0) << QStringLiteral("not a regular file");
+    QTest::newRow("event file missing") << events << int(Damage::Remove) << qint64(0)
+                                        << QStringLiteral("missing event file of location 'CUDA[0:7]'");
+    QTest::newRow("event file cut by 7 bytes")
+        << events << int(Damage::CutBytes) << qint64(7) << QStringLiteral("truncated event file");
 }
 
-void TestImportErrors::missingGlobalDefinitions()
+void TestImportErrors::damagedFile()
 {
+    QFETCH(int, file);
+    QFETCH(int, damage);
+    QFETCH(qint64, bytes);
+    QFETCH(QString, fragment);
     Archive a;
-    fs::remove(a.def);
-    EXPECT_LOAD_ERROR(a.root, a.def, "missing global definitions file");
-}
-
-void TestImportErrors::truncatedGlobalDefinitions()
-{
-    Archive a;
-    const auto size = fs::file_size(a.def);
-    truncateTo(a.def, size / 2);
-    EXPECT_LOAD_ERROR(a.root, a.def, "global definitions");
-    truncateTo(a.def, 0);
-    EXPECT_LOAD_ERROR(a.root, a.def, "empty");
-}
-
-void TestImportErrors::definitionsReplacedByFolder()
-{
-    Archive a;
-    fs::remove(a.def);
-    fs::create_directory(a.def);
-    EXPECT_LOAD_ERROR(a.root, a.def, "not a regular file");
-}
-
-void TestImportErrors::missingEventFile()
-{
-    Archive a;
-    fs::remove(a.streamEvt);
-    EXPECT_LOAD_ERROR(a.root, a.streamEvt, "missing event file of location 'CUDA[0:7]'");
-}
-
-void TestImportErrors::truncatedEventFile()
-{
-    Archive a;
-    const auto size = fs::file_size(a.streamEvt);
+    const std::string& path = a.path(ArchiveFile(file));
+    const auto size = fs::file_size(path);
     QVERIFY(size > 40);
-    truncateTo(a.streamEvt, size - 7);
-    EXPECT_LOAD_ERROR(a.root, a.streamEvt, "truncated event file");
+    switch (Damage(damage)) {
+    case Damage::Remove:
+        fs::remove(path);
+        break;
+    case Damage::ReplaceByFolder:
+        fs::remove(path);
+        fs::create_directory(path);
+        break;
+    case Damage::KeepBytes:
+        truncateTo(path, std::uintmax_t(bytes));
+        break;
+    case Damage::KeepHalf:
+        truncateTo(path, size / 2);
+        break;
+    case Damage::CutBytes:
+        truncateTo(path, size - std::uintmax_t(bytes));
+        break;
+    }
+    EXPECT_LOAD_ERROR(a.root, path, fragment.toStdString());
 }
 
 // Every file of a 2-rank demo archive (anchor, global and local definitions, event files), cut at five points: the

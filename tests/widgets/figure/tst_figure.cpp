@@ -194,9 +194,7 @@ void TestFigure::kernelHasCategoryColourAndGapIsBackground()
     auto trace = testing::makeDdpTrace(1, 1);
     auto analysis = analysisOf(*trace);
     FigureRenderer r(trace, analysis);
-    FigureSpec s;
-    s.widthPx = 1000;
-    s.heightPx = 300;
+    FigureSpec s = testing::pixelSpec(1000, 300);
     s.dpi = 96; // 1:1 with the layout, so plot geometry is image geometry
     s.legend = false;
     s.rangeKind = FigureSpec::RangeKind::Custom;
@@ -254,9 +252,7 @@ void TestFigure::noCommunicationColourWithoutNccl()
 {
     auto trace = makeComputeOnlyTrace();
     FigureRenderer r(trace, analysisOf(*trace));
-    FigureSpec s;
-    s.widthPx = 900;
-    s.heightPx = 300;
+    FigureSpec s = testing::pixelSpec(900, 300);
     s.title = QStringLiteral("Compute only");
     const QImage img = r.renderImage(s).convertToFormat(QImage::Format_RGB32);
     const Palette& pal = r.plot()->scene().palette;
@@ -283,9 +279,7 @@ void TestFigure::grayscaleHasNoSaturatedPixel()
 {
     auto trace = testing::makeDdpTrace(2, 3);
     FigureRenderer r(trace, analysisOf(*trace));
-    FigureSpec s;
-    s.widthPx = 1200;
-    s.heightPx = 500;
+    FigureSpec s = testing::pixelSpec(1200, 500);
     s.palette = PaletteKind::Grayscale;
     s.title = QStringLiteral("Grey");
     const QImage img = r.renderImage(s).convertToFormat(QImage::Format_RGB32);
@@ -413,9 +407,7 @@ void TestFigure::rowSelections()
 {
     auto trace = testing::makeDdpTrace(2, 1);
     FigureRenderer r(trace, analysisOf(*trace));
-    FigureSpec s;
-    s.widthPx = 800;
-    s.heightPx = 400;
+    FigureSpec s = testing::pixelSpec(800, 400);
     r.renderImage(s);
     QCOMPARE(r.plot()->rowLabels(),
         QStringList({ QStringLiteral("Rank 0 \u00B7 CUDA[0:7] compute"), QStringLiteral("CUDA[0:17] NCCL"),
