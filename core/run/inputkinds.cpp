@@ -16,13 +16,14 @@ namespace {
 // What every reader keeps: the trace it fills, its input, and its own copy of the options.
 class StoredInputReader : public InputReader
 {
-protected:
+public:
     StoredInputReader(Trace& trace, const RunInput& input, const LoadOptions& options)
         : m_trace(trace)
         , m_input(input)
         , m_options(options)
     { }
 
+protected:
     Trace& m_trace;
     RunInput m_input;
     LoadOptions m_options;
