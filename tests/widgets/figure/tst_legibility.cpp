@@ -10,10 +10,12 @@
 #include "support/figurespecs.h"
 #include "synth/archivewriter.h"
 #include "timeline/palette.h"
+#include "timeline/timeaxisticker.h"
 #include "timeline/timelineplot.h"
 
 #include <QFile>
 #include <QFileInfo>
+#include <QFontMetrics>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -54,6 +56,7 @@ private slots:
     void legendNamesOnlyWhatIsDrawn();
     void thinRowsGetRankLabels();
     void illegibleFigureIsRefusedWithProposal();
+    void narrowAxisKeepsTwoTicksThatFit();
     void cliRefusesIllegibleFigure();
     void deltaEIsCie76();
     void classColoursDifferByDeltaE15_data();
@@ -267,6 +270,33 @@ void TestLegibility::illegibleFigureIsRefusedWithProposal()
         QVERIFY2(r.check().legible(), qPrintable(r.check().problem()));
     }
     QVERIFY(!r.crowdingWarning().isEmpty() || r.check().legible());
+}
+
+// A range of 93.9 ms on an axis about 3.5 labels wide: one tick per two labels' width gives a 50 ms step with a
+// single tick inside (5.2 to 99.1 ms); two ticks need a smaller step, and 20 ms would overprint its labels. The ticker
+// takes 40 ms: ticks at 40 and 80 ms, further apart than a label is wide (an 8-rank step figure at 85 mm with its
+// legend on the right was refused for '20 ms' overprinting '40 ms').
+void TestLegibility::narrowAxisKeepsTwoTicksThatFit()
+{
+    QCustomPlot plot;
+    const QFontMetrics fm(plot.xAxis->tickLabelFont());
+    const int labelPx = fm.horizontalAdvance(QStringLiteral("88.8 ms")) + fm.horizontalAdvance(QStringLiteral("MM"));
+    const int width = labelPx * 7 / 2;
+    plot.axisRect()->setAutoMargins(QCP::msNone);
+    plot.axisRect()->setMargins(QMargins(0, 0, 0, 0));
+    plot.setViewport(QRect(0, 0, width, 100)); // laid out at this size without being shown
+    plot.replot();
+    QCOMPARE(plot.axisRect()->width(), width);
+    TimeAxisTicker ticker(plot.xAxis);
+    QVector<double> ticks;
+    QVector<double> subTicks;
+    QVector<QString> labels;
+    const QCPRange range(5.2e6, 99.1e6);
+    ticker.generate(range, QLocale::c(), QLatin1Char('g'), 6, ticks, &subTicks, &labels);
+    QCOMPARE(ticks, (QVector<double> { 40e6, 80e6 }));
+    QCOMPARE(labels, (QVector<QString> { QStringLiteral("40 ms"), QStringLiteral("80 ms") }));
+    QCOMPARE(subTicks.size(), 7); // 10 ms apart: 10, 20, 30, 50, 60, 70, 90 (those outside the range are dropped)
+    QVERIFY(width * 40e6 / range.size() >= labelPx);
 }
 
 void TestLegibility::cliRefusesIllegibleFigure()
