@@ -5,6 +5,7 @@
 #include "import/kinetoimporter.h"
 #include "run/openrun.h"
 #include "support/kinetotraces.h"
+#include "support/testtraces.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -500,5 +501,4 @@ void TestKinetoImport::parallelReadingGivesTheSameTrace()
 }
 
 QTEST_APPLESS_MAIN(TestKinetoImport)
-#include "support/testtraces.h"
 #include "tst_kinetoimport.moc"

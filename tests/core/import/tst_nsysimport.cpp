@@ -10,6 +10,7 @@
 #include "import/nsysimporter.h"
 #include "run/openrun.h"
 #include "support/nsystraces.h"
+#include "support/testtraces.h"
 
 #include <QDir>
 #include <QFile>
@@ -568,5 +569,4 @@ void TestNsysImport::memoryLimitProgressAndCancel()
 }
 
 QTEST_APPLESS_MAIN(TestNsysImport)
-#include "support/testtraces.h"
 #include "tst_nsysimport.moc"
