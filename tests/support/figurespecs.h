@@ -5,7 +5,8 @@
 
 namespace exposure::testing {
 
-inline FigureSpec millimetreSpec(double widthMm, double heightMm, int dpi, FigureSpec::Format format = FigureSpec::Format::Png)
+inline FigureSpec millimetreSpec(
+    double widthMm, double heightMm, int dpi, FigureSpec::Format format = FigureSpec::Format::Png)
 {
     FigureSpec s;
     s.format = format;
