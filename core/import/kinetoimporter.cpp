@@ -241,7 +241,12 @@ enum class JsonKey : std::uint8_t {
     PgConfig,
     PgConfigName,
     PgConfigDesc,
-    PgConfigRanks
+    PgConfigRanks,
+    Grid,
+    Block,
+    Registers,
+    SharedMemory,
+    Occupancy
 };
 
 JsonKey keyOf(const char* s, std::size_t n)
@@ -261,7 +266,9 @@ JsonKey keyOf(const char* s, std::size_t n)
         { "Group size", JsonKey::GroupSize }, { "dtype", JsonKey::Dtype }, { "Process Group Name", JsonKey::PgName },
         { "Process Group Description", JsonKey::PgDesc }, { "Process Group Ranks", JsonKey::PgRanks },
         { "Seq", JsonKey::Seq }, { "pg_config", JsonKey::PgConfig }, { "pg_name", JsonKey::PgConfigName },
-        { "pg_desc", JsonKey::PgConfigDesc }, { "ranks", JsonKey::PgConfigRanks } };
+        { "pg_desc", JsonKey::PgConfigDesc }, { "ranks", JsonKey::PgConfigRanks }, { "grid", JsonKey::Grid },
+        { "block", JsonKey::Block }, { "registers per thread", JsonKey::Registers },
+        { "shared memory", JsonKey::SharedMemory }, { "est. achieved occupancy %", JsonKey::Occupancy } };
     const std::string_view key(s, n);
     for (const Entry& e : entries)
         if (e.text == key)
@@ -279,6 +286,7 @@ struct PendingInterval
     EventCat cat;
     std::uint32_t collective; // index into Trace::collectiveArgs, kNoCollective if none
     std::uint64_t seq; // the collective's "Seq" number, kNoSeq if none
+    std::uint32_t params; // kernels: index into the file's Trace::launchParams, kNoLaunchParams if none
 };
 
 constexpr std::uint64_t kNoSeq = ~0ull;
@@ -374,6 +382,8 @@ private:
             m_isObject[m_depth + 1] = object;
             m_key[m_depth + 1] = JsonKey::Other;
         }
+        if (!object)
+            m_element = 0;
         ++m_depth;
         return true;
     }
@@ -393,6 +403,8 @@ private:
         if (m_depth >= 4 && m_depth < kTracked && !m_inEvents && m_key[1] == JsonKey::DistributedInfo
             && m_key[2] == JsonKey::PgConfig && !m_data.pgConfig.empty())
             return pgConfigValue(s, n, number);
+        if (m_depth == 5 && !m_isObject[5] && m_inEvents && m_key[3] == JsonKey::Args)
+            return launchShapeValue(s, n, number);
         if (m_depth >= kTracked || !m_isObject[m_depth])
             return true;
         const JsonKey key = m_key[m_depth];
@@ -452,8 +464,35 @@ private:
                 m_event.coll.groupRanks.assign(s, n);
             } else if (key == JsonKey::Seq && number && parseU64(s, n, v) && v != kNoSeq) {
                 m_event.seq = v;
+            } else if (key == JsonKey::Registers && number && parseU64(s, n, v) && v < (1u << 16)) {
+                m_event.params.registersPerThread = v;
+                m_event.hasParams = true;
+            } else if (key == JsonKey::SharedMemory && number && parseU64(s, n, v)) {
+                m_event.params.sharedMemory = v;
+                m_event.hasParams = true;
+            } else if (key == JsonKey::Occupancy && number) {
+                const double pct = std::strtod(std::string(s, n).c_str(), nullptr);
+                if (pct >= 0 && pct <= 100) {
+                    m_event.params.occupancyPercent = int(std::lround(pct));
+                    m_event.hasParams = true;
+                }
             }
         }
+        return true;
+    }
+
+    // One element of a kernel's "grid" or "block" list ([x, y, z]); the products are the blocks and threads.
+    bool launchShapeValue(const char* s, std::size_t n, bool number)
+    {
+        const JsonKey list = m_key[4];
+        std::uint64_t v = 0;
+        if ((list != JsonKey::Grid && list != JsonKey::Block) || !number || m_element >= 3 || !parseU64(s, n, v)
+            || v > 0xFFFFFFFFu) {
+            ++m_element;
+            return true;
+        }
+        (list == JsonKey::Grid ? m_event.params.grid : m_event.params.block)[m_element++] = std::uint32_t(v);
+        m_event.hasParams = true;
         return true;
     }
 
@@ -546,7 +585,7 @@ private:
             collective = slot->second;
         }
         m_data.lanes[it->second].intervals.push_back(
-            { e.ts, e.ts + e.dur, name, e.correlation, e.bytes, cat, collective, e.seq });
+            { e.ts, e.ts + e.dur, name, e.correlation, e.bytes, cat, collective, e.seq, launchParams(e) });
     }
 
     struct Event
@@ -560,10 +599,31 @@ private:
         CollectiveArgs coll;
         std::string pgName, pgDesc;
         std::uint64_t seq = kNoSeq;
+        KernelLaunchParams params;
+        bool hasParams = false;
     };
+
+    // The kernel's launch parameters interned in the file's Trace (products of the shapes filled in).
+    std::uint32_t launchParams(const Event& e)
+    {
+        if (!e.hasParams || catOf(e.cat) != EventCat::Kernel)
+            return kNoLaunchParams;
+        KernelLaunchParams p = e.params;
+        auto product = [](const std::array<std::uint32_t, 3>& d) {
+            return d[0] == 0 ? 0 : std::uint64_t(d[0]) * std::max(1u, d[1]) * std::max(1u, d[2]);
+        };
+        p.blocksPerGrid = product(p.grid);
+        p.threadsPerBlock = product(p.block);
+        const auto [slot, added] = m_paramIndex.emplace(p, std::uint32_t(m_trace.launchParams.size()));
+        if (added)
+            m_trace.launchParams.push_back(p);
+        return slot->second;
+    }
 
     Trace& m_trace;
     std::unordered_map<std::string, std::uint32_t> m_collectiveIndex;
+    std::unordered_map<KernelLaunchParams, std::uint32_t, KernelLaunchParamsHash> m_paramIndex;
+    int m_element = 0; // index of the next element in the list being read
     FileData& m_data;
     int m_depth = 0;
     bool m_tooDeep = false;
@@ -626,11 +686,15 @@ void mergeFileNames(Trace& trace, Trace& local, FileData& data)
     const auto base = std::uint32_t(trace.collectiveArgs.size());
     for (auto& args : local.collectiveArgs)
         trace.collectiveArgs.push_back(std::move(args));
+    const auto paramBase = std::uint32_t(trace.launchParams.size());
+    trace.launchParams.insert(trace.launchParams.end(), local.launchParams.begin(), local.launchParams.end());
     for (PendingLane& lane : data.lanes)
         for (PendingInterval& iv : lane.intervals) {
             iv.name = global[iv.name];
             if (iv.collective != kNoCollective)
                 iv.collective += base;
+            if (iv.params != kNoLaunchParams)
+                iv.params += paramBase;
         }
     local = Trace();
 }
@@ -717,9 +781,15 @@ Lane gpuLane(Trace& trace, const FileData& data, PendingLane& p, const CpuLinks&
         v.begin(), v.end(), [](const PendingInterval& a, const PendingInterval& b) { return a.start < b.start; });
     lane.intervals.reserve(v.size());
     lane.launchByInterval.reserve(v.size());
+    const bool anyParams
+        = std::any_of(v.begin(), v.end(), [](const PendingInterval& iv) { return iv.params != kNoLaunchParams; });
+    if (anyParams)
+        lane.launchParamIds.reserve(v.size());
     for (const PendingInterval& iv : v) {
         const std::uint32_t index = std::uint32_t(lane.intervals.size());
         lane.intervals.append(iv.start, iv.end, iv.name);
+        if (anyParams)
+            lane.launchParamIds.push_back(iv.params);
         const auto l = iv.correlation == kNoCorrelation ? links.launchOf.end() : links.launchOf.find(iv.correlation);
         lane.launchByInterval.push_back(l != links.launchOf.end() ? l->second : LaunchRef { kUnknownLaunch, 0 });
         if (iv.cat == EventCat::Kernel && l == links.launchOf.end())

@@ -268,6 +268,7 @@ struct Row
     std::uint32_t name; // index into FileData::names
     std::uint32_t peer; // peer-to-peer copies: the other device; kNoPeer otherwise
     RowKind kind;
+    std::uint32_t params = kNoLaunchParams; // kernels: index into FileData::params
 };
 
 struct Process
@@ -284,6 +285,8 @@ struct FileData
     std::vector<std::string> names; // local names, interned into the trace at the end
     std::unordered_map<std::string, std::uint32_t> nameIndex;
     std::unordered_map<std::int64_t, std::string> strings; // StringIds
+    std::vector<KernelLaunchParams> params; // kernels' launch parameters, interned into the trace at the end
+    std::unordered_map<KernelLaunchParams, std::uint32_t, KernelLaunchParamsHash> paramIndex;
     std::map<std::uint64_t, Process> processes; // by globalPid
     std::map<std::uint64_t, std::string> threadNames; // by globalTid
     std::set<std::int64_t> gpus; // TARGET_INFO_GPU ids (empty if absent)
@@ -441,6 +444,34 @@ bool addGpuRow(FileData& f, const Statement& s, int firstId, Row row)
     return true;
 }
 
+// A kernel row's launch parameters from column `first` on (grid x/y/z, block x/y/z, registers, static and dynamic
+// shared memory), interned in the file; kNoLaunchParams when the export has none of them.
+std::uint32_t launchParams(FileData& f, const Statement& s, int first)
+{
+    auto value = [&](int i) -> std::uint64_t {
+        return s.isInt(first + i) && s.integer(first + i) > 0 ? std::uint64_t(s.integer(first + i)) : 0;
+    };
+    KernelLaunchParams p;
+    for (int d = 0; d < 3; ++d) {
+        p.grid[std::size_t(d)] = std::uint32_t(std::min<std::uint64_t>(value(d), 0xFFFFFFFFu));
+        p.block[std::size_t(d)] = std::uint32_t(std::min<std::uint64_t>(value(3 + d), 0xFFFFFFFFu));
+    }
+    p.registersPerThread = value(6);
+    p.staticSharedMemory = value(7);
+    p.dynamicSharedMemory = value(8);
+    if (p == KernelLaunchParams {})
+        return kNoLaunchParams;
+    auto product = [](const std::array<std::uint32_t, 3>& d) {
+        return d[0] == 0 ? 0 : std::uint64_t(d[0]) * std::max(1u, d[1]) * std::max(1u, d[2]);
+    };
+    p.blocksPerGrid = product(p.grid);
+    p.threadsPerBlock = product(p.block);
+    const auto [it, added] = f.paramIndex.emplace(p, std::uint32_t(f.params.size()));
+    if (added)
+        f.params.push_back(p);
+    return it->second;
+}
+
 // Every row of the GPU activity table `t` (none when it is absent): its columns start, end, deviceId, streamId,
 // correlationId and globalPid, then the `extra` columns from index 6 on; `fill(s, row)` sets the row's name and
 // values from the extra columns before the row is added to its stream.
@@ -467,14 +498,18 @@ void readGpuActivity(const Database& db, const Schema& schema, const char* t, st
 void readKernels(const Database& db, const Schema& schema, FileData& f, RowTicker& ticker)
 {
     std::unordered_map<std::int64_t, std::uint32_t> nameOf;
-    readGpuActivity(db, schema, "CUPTI_ACTIVITY_KIND_KERNEL", { "demangledName", "shortName" }, RowKind::Kernel, f,
-        ticker, [&](Statement& s, Row& row) {
+    // Columns 6 and 7 the names, from 8 on the launch parameters (see launchParams).
+    readGpuActivity(db, schema, "CUPTI_ACTIVITY_KIND_KERNEL",
+        { "demangledName", "shortName", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "registersPerThread",
+            "staticSharedMemory", "dynamicSharedMemory" },
+        RowKind::Kernel, f, ticker, [&](Statement& s, Row& row) {
             const int nameCol = s.isInt(6) && s.integer(6) != 0 ? 6 : 7;
             const std::int64_t id = s.isInt(nameCol) ? s.integer(nameCol) : -1;
             const auto [it, added] = nameOf.emplace(id, 0);
             if (added)
                 it->second = localName(f, stringOf(f, id));
             row.name = it->second;
+            row.params = launchParams(f, s, 8);
         });
 }
 
@@ -674,6 +709,8 @@ struct RankBuild
     Trace& trace;
     FileData& file;
     std::vector<StringId> globalName; // local name -> trace StringId (kInvalidString until used)
+    std::vector<std::uint32_t>
+        globalParams; // local launch parameters -> Trace::launchParams (kNoLaunchParams until used)
     std::uint64_t brokenNesting = 0;
     std::uint64_t unlaunched = 0;
 
@@ -686,6 +723,20 @@ struct RankBuild
             trace.regionKinds.resize(std::size_t(id) + 1, RegionKind::Unknown);
         if (trace.regionKinds[id] == RegionKind::Unknown || kind == RegionKind::Kernel || kind == RegionKind::Memcpy)
             trace.regionKinds[id] = kind;
+        return id;
+    }
+
+    std::uint32_t paramsOf(std::uint32_t local)
+    {
+        if (local == kNoLaunchParams || local >= file.params.size())
+            return kNoLaunchParams;
+        if (globalParams.size() < file.params.size())
+            globalParams.resize(file.params.size(), kNoLaunchParams);
+        std::uint32_t& id = globalParams[local];
+        if (id == kNoLaunchParams) {
+            id = std::uint32_t(trace.launchParams.size());
+            trace.launchParams.push_back(file.params[local]);
+        }
         return id;
     }
 };
@@ -740,10 +791,14 @@ Lane buildGpuLane(RankBuild& b, int device, int stream, std::vector<Row>& rows,
     lane.name = "CUDA[" + std::to_string(device) + ":" + std::to_string(stream) + "]";
     std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& c) { return a.start < c.start; });
     lane.intervals.reserve(rows.size());
+    const bool anyParams
+        = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.params != kNoLaunchParams; });
     for (const Row& r : rows) {
         const auto index = std::uint32_t(lane.intervals.size());
         const RegionKind kind = r.kind == RowKind::Kernel ? RegionKind::Kernel : RegionKind::Memcpy;
         lane.intervals.append(r.start, r.end, b.nameOf(r.name, kind));
+        if (anyParams)
+            lane.launchParamIds.push_back(b.paramsOf(r.params));
         // Per interval, the call with its correlation id (one call may launch many: a CUDA graph launch).
         const auto l = r.correlation == kNoCorrelation ? launchOf.end() : launchOf.find(r.correlation);
         lane.launchByInterval.push_back(l != launchOf.end() ? l->second : LaunchRef { kUnknownLaunch, 0 });
@@ -1035,7 +1090,8 @@ void importNsys(Trace& trace, const std::vector<std::string>& files, const LoadO
     std::vector<Rank> ranks;
     std::size_t next = 0;
     for (FileData& f : data) {
-        RankBuild b { trace, f, std::vector<StringId>(f.names.size(), kInvalidString) };
+        RankBuild b { trace, f, std::vector<StringId>(f.names.size(), kInvalidString),
+            std::vector<std::uint32_t>(f.params.size(), kNoLaunchParams) };
         for (auto& [pid, p] : f.processes)
             ranks.push_back(buildRank(b, p, numbers[next++]));
         addFileWarnings(trace, f, b);

@@ -174,7 +174,7 @@ OTF2_CallbackCode defParameter(void* user, OTF2_ParameterRef self, OTF2_StringRe
     if (a.paramField.size() <= self)
         a.paramField.resize(std::size_t(self) + 1, std::int8_t(-1)); // undefined refs: not a launch parameter
     const std::string& n = a.str(nameRef);
-    // Score-P's names of the launch parameters, in the order of KernelLaunchParams' fields.
+    // Score-P's names of the launch parameters; a name's index is its paramField (onParameterUnsigned's kMembers).
     static constexpr std::string_view fields[] = { "blocks per grid", "threads per block", "static shared memory",
         "dynamic shared memory", "total local memory", "registers per thread" };
     const auto it = std::find(std::begin(fields), std::end(fields), n);

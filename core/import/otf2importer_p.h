@@ -91,17 +91,7 @@ inline bool endsLikeOtf2File(const std::string& path)
     return ok && tail[0] == 0x02 && tail[1] == 0x01;
 }
 
-struct LaunchParamsHash
-{
-    std::size_t operator()(const KernelLaunchParams& p) const
-    {
-        std::size_t h = 1469598103934665603ull;
-        for (std::uint64_t v : { p.blocksPerGrid, p.threadsPerBlock, p.staticSharedMemory, p.dynamicSharedMemory,
-                 p.localMemory, p.registersPerThread })
-            h = (h ^ std::hash<std::uint64_t>()(v)) * 1099511628211ull;
-        return h;
-    }
-};
+using LaunchParamsHash = KernelLaunchParamsHash;
 
 struct RegionInfo
 {

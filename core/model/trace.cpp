@@ -349,4 +349,19 @@ double busBandwidth(const CollectiveArgs& args, double seconds)
     return double(bytes) / seconds * factor;
 }
 
+std::size_t KernelLaunchParamsHash::operator()(const KernelLaunchParams& p) const
+{
+    std::size_t h = 1469598103934665603ull; // FNV-1a over the fields
+    auto mix = [&h](std::uint64_t v) { h = (h ^ std::hash<std::uint64_t>()(v)) * 1099511628211ull; };
+    for (std::uint64_t v : { p.blocksPerGrid, p.threadsPerBlock, p.staticSharedMemory, p.dynamicSharedMemory,
+             p.localMemory, p.registersPerThread, p.sharedMemory })
+        mix(v);
+    for (std::uint32_t v : p.grid)
+        mix(v);
+    for (std::uint32_t v : p.block)
+        mix(v);
+    mix(std::uint64_t(std::int64_t(p.occupancyPercent)));
+    return h;
+}
+
 } // namespace exposure

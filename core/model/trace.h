@@ -4,6 +4,7 @@
 #include "model/stringpool.h"
 #include "model/timerange.h"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -127,16 +128,27 @@ struct LaunchRef
     std::uint32_t interval = 0; // index of the launch-API interval in that lane's (final, sorted) table
 };
 
-// Score-P kernel_counter parameters ("blocks per grid", ...), interned in Trace::launchParams.
+// A kernel's launch parameters as the trace recorded them, interned in Trace::launchParams. Score-P's kernel_counter
+// parameters give the products ("blocks per grid", ...); torch.profiler and Nsight Systems give the grid and block
+// shapes. 0 (occupancy: -1) means "not recorded".
 struct KernelLaunchParams
 {
     std::uint64_t blocksPerGrid = 0;
     std::uint64_t threadsPerBlock = 0;
     std::uint64_t staticSharedMemory = 0;
     std::uint64_t dynamicSharedMemory = 0;
-    std::uint64_t localMemory = 0;
+    std::uint64_t localMemory = 0; // Score-P's "total local memory"
     std::uint64_t registersPerThread = 0;
+    std::array<std::uint32_t, 3> grid {}; // x, y, z
+    std::array<std::uint32_t, 3> block {};
+    std::uint64_t sharedMemory = 0; // static + dynamic, where only the sum is recorded (torch.profiler)
+    std::int32_t occupancyPercent = -1; // torch.profiler's "est. achieved occupancy %"
     bool operator==(const KernelLaunchParams&) const = default;
+};
+
+struct KernelLaunchParamsHash
+{
+    std::size_t operator()(const KernelLaunchParams& p) const;
 };
 inline constexpr std::uint32_t kNoLaunchParams = 0xFFFFFFFFu;
 

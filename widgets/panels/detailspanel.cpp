@@ -473,18 +473,29 @@ void DetailsPanel::addLaunchParameters(const Subject& s)
         return;
     const KernelLaunchParams& p = s.trace.launchParams[l.launchParamIds[i]];
     section(tr("Launch parameters"));
+    // "320 × 1 × 1 (320 blocks)" where the shape is recorded, else the count.
+    auto shape = [](const std::array<std::uint32_t, 3>& d, std::uint64_t count, const QString& unit) {
+        const QString n = QStringLiteral("%1 %2").arg(groupDigits(count), unit);
+        if (d[0] == 0)
+            return n;
+        return QStringLiteral("%1 × %2 × %3 (%4)").arg(d[0]).arg(d[1]).arg(d[2]).arg(n);
+    };
     if (p.blocksPerGrid > 0)
-        add(tr("Blocks per grid"), groupDigits(p.blocksPerGrid));
+        add(tr("Grid"), shape(p.grid, p.blocksPerGrid, tr("blocks")));
     if (p.threadsPerBlock > 0)
-        add(tr("Threads per block"), groupDigits(p.threadsPerBlock));
+        add(tr("Block"), shape(p.block, p.threadsPerBlock, tr("threads")));
     if (p.registersPerThread > 0)
         add(tr("Registers per thread"), QString::number(p.registersPerThread));
+    if (p.sharedMemory > 0)
+        add(tr("Shared memory"), byteCountText(p.sharedMemory, true));
     if (p.staticSharedMemory > 0)
         add(tr("Static shared memory"), byteCountText(p.staticSharedMemory, true));
     if (p.dynamicSharedMemory > 0)
         add(tr("Dynamic shared memory"), byteCountText(p.dynamicSharedMemory, true));
     if (p.localMemory > 0)
         add(tr("Local memory"), byteCountText(p.localMemory, true));
+    if (p.occupancyPercent >= 0)
+        add(tr("Estimated occupancy"), tr("%1 % (torch.profiler's estimate)").arg(p.occupancyPercent));
 }
 
 void DetailsPanel::addInstances(const Subject& s)

@@ -80,6 +80,21 @@ void TestKinetoImport::oneRankExactly()
     QCOMPARE(trace->regionKind(compute->intervals.name(0)), RegionKind::Memcpy);
     QCOMPARE(compute->copyBytes.size(), std::size_t(1));
     QCOMPARE(compute->copyBytes[0].second, std::uint64_t(4096));
+    // Launch parameters as recorded: the first kernel's grid, block, registers, shared memory and occupancy; the
+    // memcpy and the second kernel have none.
+    QCOMPARE(compute->launchParamIds.size(), std::size_t(3));
+    QCOMPARE(compute->launchParamIds[0], kNoLaunchParams);
+    QCOMPARE(compute->launchParamIds[2], kNoLaunchParams);
+    QVERIFY(compute->launchParamIds[1] < trace->launchParams.size());
+    const KernelLaunchParams& p = trace->launchParams[compute->launchParamIds[1]];
+    QCOMPARE(p.grid, (std::array<std::uint32_t, 3> { 320, 2, 1 }));
+    QCOMPARE(p.block, (std::array<std::uint32_t, 3> { 128, 1, 1 }));
+    QCOMPARE(p.blocksPerGrid, std::uint64_t(640));
+    QCOMPARE(p.threadsPerBlock, std::uint64_t(128));
+    QCOMPARE(p.registersPerThread, std::uint64_t(96));
+    QCOMPARE(p.sharedMemory, std::uint64_t(16384));
+    QCOMPARE(p.occupancyPercent, 38);
+    QCOMPARE(laneNamed(r, "CUDA[0:17]")->launchParamIds.size(), std::size_t(0)); // no kernel there has any
     // Nesting on the main thread: step > forward > launch.
     const auto& main = r.lanes[0].intervals;
     QCOMPARE(main.size(), std::size_t(3));

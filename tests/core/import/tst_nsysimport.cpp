@@ -170,6 +170,20 @@ void TestNsysImport::oneProcessExactly()
     QCOMPARE(compute.copyBytes.size(), std::size_t(2));
     QCOMPARE(compute.copyBytes[0], std::make_pair(0u, std::uint64_t(4096)));
     QCOMPARE(compute.copyBytes[1], std::make_pair(3u, std::uint64_t(1024)));
+    // The kernels' launch parameters (80 × 1 × 1 blocks of 256 threads, 32 registers; no shared memory): one entry,
+    // the copy and the memset have none.
+    QCOMPARE(compute.launchParamIds.size(), std::size_t(4));
+    QCOMPARE(compute.launchParamIds[0], kNoLaunchParams);
+    QCOMPARE(compute.launchParamIds[3], kNoLaunchParams);
+    QCOMPARE(compute.launchParamIds[1], compute.launchParamIds[2]);
+    QVERIFY(compute.launchParamIds[1] < t->launchParams.size());
+    const KernelLaunchParams& p = t->launchParams[compute.launchParamIds[1]];
+    QCOMPARE(p.grid, (std::array<std::uint32_t, 3> { 80, 1, 1 }));
+    QCOMPARE(p.block, (std::array<std::uint32_t, 3> { 256, 1, 1 }));
+    QCOMPARE(p.blocksPerGrid, std::uint64_t(80));
+    QCOMPARE(p.threadsPerBlock, std::uint64_t(256));
+    QCOMPARE(p.registersPerThread, std::uint64_t(32));
+    QCOMPARE(p.staticSharedMemory + p.dynamicSharedMemory + p.sharedMemory, std::uint64_t(0));
     // Launches by correlation id, per interval: the copy's call, the two kernels' launches, the memset's call.
     QVERIFY(compute.launches.empty());
     QCOMPARE(compute.launchByInterval.size(), std::size_t(4));

@@ -121,16 +121,35 @@ private slots:
         panel.showInterval(*trace, analysis.get(), nullptr, { 0, g, 0 });
         QCOMPARE(panel.field(QStringLiteral("Phase")), QStringLiteral("backward"));
         QCOMPARE(panel.field(QStringLiteral("Phase decided by")), QStringLiteral("kernel name (no launch record)"));
-        QCOMPARE(panel.field(QStringLiteral("Blocks per grid")), QStringLiteral("1 320"));
-        QCOMPARE(panel.field(QStringLiteral("Threads per block")), QStringLiteral("256"));
+        QCOMPARE(panel.field(QStringLiteral("Grid")), QStringLiteral("1 320 blocks"));
+        QCOMPARE(panel.field(QStringLiteral("Block")), QStringLiteral("256 threads"));
         QCOMPARE(panel.field(QStringLiteral("Registers per thread")), QStringLiteral("168"));
         QCOMPARE(panel.field(QStringLiteral("Dynamic shared memory")), QStringLiteral("98.3 kB (98 304 bytes)"));
         // Not recorded (zero): not shown as "0 B".
         QVERIFY(panel.field(QStringLiteral("Static shared memory")).isEmpty());
         QVERIFY(panel.field(QStringLiteral("Local memory")).isEmpty());
+        QVERIFY(panel.field(QStringLiteral("Estimated occupancy")).isEmpty());
         // The second kernel has no parameters: no such section.
         panel.showInterval(*trace, analysis.get(), nullptr, { 0, g, 1 });
-        QVERIFY(panel.field(QStringLiteral("Blocks per grid")).isEmpty());
+        QVERIFY(panel.field(QStringLiteral("Grid")).isEmpty());
+        // What torch.profiler records: the shapes, shared memory as one sum, the estimated occupancy.
+        KernelLaunchParams k;
+        k.grid = { 320, 2, 1 };
+        k.block = { 512, 1, 1 };
+        k.blocksPerGrid = 640;
+        k.threadsPerBlock = 512;
+        k.registersPerThread = 27;
+        k.sharedMemory = 49'152;
+        k.occupancyPercent = 61;
+        trace->launchParams.push_back(k);
+        trace->ranks[0].lanes[std::size_t(g)].launchParamIds = { 0, 1 };
+        panel.showInterval(*trace, analysis.get(), nullptr, { 0, g, 1 });
+        QCOMPARE(panel.field(QStringLiteral("Grid")), QStringLiteral("320 × 2 × 1 (640 blocks)"));
+        QCOMPARE(panel.field(QStringLiteral("Block")), QStringLiteral("512 × 1 × 1 (512 threads)"));
+        QCOMPARE(panel.field(QStringLiteral("Registers per thread")), QStringLiteral("27"));
+        QCOMPARE(panel.field(QStringLiteral("Shared memory")), QStringLiteral("49.2 kB (49 152 bytes)"));
+        QCOMPARE(
+            panel.field(QStringLiteral("Estimated occupancy")), QStringLiteral("61 % (torch.profiler's estimate)"));
         // A CPU region: its section says Region, and it has no phase line.
         panel.showInterval(*trace, analysis.get(), nullptr, { 0, 1 - g, 0 });
         QVERIFY(panel.browser()->toHtml().contains(QStringLiteral(">Region<")));
