@@ -198,7 +198,8 @@ std::string compareTable(const std::vector<RunSummary>& runs)
                 << "\n";
     out << "hidden = communication overlapped by compute; exposed = communication with no compute running;\n"
            "waiting / transfer = NCCL time before / after the last rank joined each collective (matched across\n"
-           "ranks by process group and order); efficiency = the baseline's (first run's) step time / this run's step time, for weak\n"
+           "ranks by process group and order); efficiency = the baseline's (first run's) step time / this run's step "
+           "time, for weak\n"
            "scaling: runs with different GPU counts and the same per-GPU workload.\n";
     if (sameCount)
         out << "Note: runs with the baseline's GPU count have no efficiency; compare them by their step time.\n";
