@@ -36,6 +36,10 @@ bool printedHelpOrVersion(const QCommandLineParser& parser, const char* command)
 void setUpCommand(QCommandLineParser& parser, const char* command, const QString& description);
 // The TRACE argument of info and stats: every input kind openRun reads.
 void addTraceArgument(QCommandLineParser& parser);
+// The start of a command that reads one TRACE (stats, whatif), once its own options and LoadArgs are on `parser`:
+// adds TRACE, parses the arguments, answers --help and --version. nullopt to go on, with the trace in `path`; else
+// the exit status (0 after help or version; 2 after a one-line message "COMMAND: …").
+std::optional<int> parseTraceCommand(QCommandLineParser& parser, const char* command, std::string& path);
 
 // --ranks LIST and --memory-limit SIZE, for the commands that load a trace.
 struct LoadArgs

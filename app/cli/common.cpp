@@ -64,6 +64,21 @@ void addTraceArgument(QCommandLineParser& parser)
                        "Systems reports: a .sqlite export, a .nsys-rep or a folder of them."));
 }
 
+std::optional<int> parseTraceCommand(QCommandLineParser& parser, const char* command, std::string& path)
+{
+    addTraceArgument(parser);
+    const std::string name(command);
+    if (!parser.parse(QCoreApplication::arguments()))
+        return fail(name + ": " + parser.errorText().toStdString());
+    if (printedHelpOrVersion(parser, command))
+        return 0;
+    const auto args = parser.positionalArguments();
+    if (args.size() != 1)
+        return fail(name + ": expected exactly one TRACE argument (see 'exposure-cli " + name + " --help')");
+    path = args.front().toStdString();
+    return std::nullopt;
+}
+
 void LoadArgs::addTo(QCommandLineParser& parser) const
 {
     parser.addOption(ranks);

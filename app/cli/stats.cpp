@@ -74,14 +74,8 @@ int parseStatsRequest(StatsRequest& request)
         parser.addOption(*o);
     const LoadArgs loadArgs;
     loadArgs.addTo(parser);
-    addTraceArgument(parser);
-    if (!parser.parse(QCoreApplication::arguments()))
-        return fail("stats: " + parser.errorText().toStdString());
-    if (printedHelpOrVersion(parser, "stats"))
-        return 0;
-    const auto args = parser.positionalArguments();
-    if (args.size() != 1)
-        return fail("stats: expected exactly one TRACE argument (see 'exposure-cli stats --help')");
+    if (const auto status = parseTraceCommand(parser, "stats", request.path))
+        return *status;
     if (parser.isSet(json) && parser.isSet(csv))
         return fail("stats: --json and --csv exclude each other");
     if (parser.isSet(rules) && parser.isSet(extend))
@@ -114,7 +108,6 @@ int parseStatsRequest(StatsRequest& request)
     } catch (const std::exception& e) {
         return fail(e.what());
     }
-    request.path = args.front().toStdString();
     request.format = parser.isSet(json) ? StatsRequest::Format::Json
         : parser.isSet(csv)             ? StatsRequest::Format::Csv
                                         : StatsRequest::Format::Table;

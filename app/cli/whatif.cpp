@@ -104,14 +104,9 @@ int runWhatIf(int argc, char** argv)
         parser.addOption(*opt);
     const LoadArgs loadArgs;
     loadArgs.addTo(parser);
-    addTraceArgument(parser);
-    if (!parser.parse(QCoreApplication::arguments()))
-        return fail("whatif: " + parser.errorText().toStdString());
-    if (printedHelpOrVersion(parser, "whatif"))
-        return 0;
-    const auto args = parser.positionalArguments();
-    if (args.size() != 1)
-        return fail("whatif: expected exactly one TRACE argument (see 'exposure-cli whatif --help')");
+    std::string path;
+    if (const auto status = parseTraceCommand(parser, "whatif", path))
+        return *status;
     if (parser.isSet(o.rules) && parser.isSet(o.extend))
         return fail("whatif: --rules and --extend-rules exclude each other");
     whatif::Edits edits;
@@ -130,7 +125,7 @@ int runWhatIf(int argc, char** argv)
     runOptions.collectives = true; // the cross-rank matching the graph's collective groups come from
 
     // The one place this command loads (openRun: the stages every front end shares).
-    const auto run = openRunOrFail(args.front().toStdString(), runOptions);
+    const auto run = openRunOrFail(path, runOptions);
     if (!run)
         return 2;
     std::string out;

@@ -39,20 +39,6 @@ namespace {
 
 using cli::fail;
 
-std::int64_t bitsOf(double v)
-{
-    std::int64_t i = 0;
-    std::memcpy(&i, &v, sizeof v);
-    return i;
-}
-
-double doubleOf(std::int64_t i)
-{
-    double v = 0;
-    std::memcpy(&v, &i, sizeof v);
-    return v;
-}
-
 // This process's ranks as process 0 needs them for the stand-in trace.
 std::string outline(
     const Trace& trace, const Analysis& analysis, const ViewIndex& index, const std::vector<int>& globalIndex)
@@ -131,13 +117,7 @@ StandIn buildStandIn(const std::vector<std::string>& outlines, std::size_t total
     t.extent = part.extent;
     t.ranks.resize(totalRanks);
     a.ranks.resize(totalRanks);
-    v.lod.resize(totalRanks);
-    v.roles.resize(totalRanks);
-    v.overlap.resize(totalRanks);
-    v.overlapLod.resize(totalRanks);
-    v.shares.resize(totalRanks);
-    v.overlapShares.resize(totalRanks);
-    v.depth.resize(totalRanks);
+    v.resizeRanks(totalRanks);
     std::set<std::pair<int, std::string>> used;
     for (const std::string& bytes : outlines) {
         Cursor c(bytes);
@@ -218,106 +198,75 @@ StandIn buildStandIn(const std::vector<std::string>& outlines, std::size_t total
 // What process 0 broadcasts: a request kind, then its fields.
 enum class Message : std::int64_t { Done = 0, Paint = 1, DrawnClasses = 2 };
 
-void encodeRows(Bytes& b, const std::vector<TimelineRow>& rows)
+// Each request's fields once, in order, for writing (IO = Bytes, R = const T) and reading (IO = Cursor, R = T).
+template <class IO, class Row> void rowFields(IO& io, Row& row)
 {
-    b.i64(std::int64_t(rows.size()));
-    for (const TimelineRow& row : rows) {
-        b.i64(std::int64_t(row.kind));
-        b.i64(row.rank);
-        b.i64(row.lane);
-        b.i64(row.depth);
-    }
-}
-
-std::vector<TimelineRow> decodeRows(Cursor& c)
-{
-    std::vector<TimelineRow> rows(std::size_t(c.i64()));
-    for (TimelineRow& row : rows) {
-        row.kind = TimelineRow::Kind(c.i64());
-        row.rank = int(c.i64());
-        row.lane = int(c.i64());
-        row.depth = int(c.i64());
-    }
-    return rows;
+    io.pod(row.kind);
+    io.pod(row.rank);
+    io.pod(row.lane);
+    io.pod(row.depth);
 }
 
 // One request of process 0: the axis state and the rows of the figure.
 struct DrawRequest
 {
+    static constexpr Message kKind = Message::Paint;
     DrawListParams params;
     ColumnGrid grid;
     double valueLower = 0, valueUpper = 0;
     bool twoTone = false, outline = false, labels = false;
     std::vector<TimelineRow> rows; // rank: the run's index
+
+    template <class IO, class R> static void fields(IO& io, R& r)
+    {
+        io.pod(r.params.t0);
+        io.pod(r.params.t1);
+        io.pod(r.params.nsPerPixel);
+        io.pod(r.params.minPixels);
+        io.pod(r.grid.t0);
+        io.pod(r.grid.nsPerPixel);
+        io.pod(r.grid.width);
+        io.pod(r.valueLower);
+        io.pod(r.valueUpper);
+        io.flag(r.twoTone);
+        io.flag(r.outline);
+        io.flag(r.labels);
+        io.list(r.rows, [&](auto& row) { rowFields(io, row); });
+    }
 };
-
-std::string encodeRequest(const DrawRequest& r)
-{
-    Bytes b;
-    b.i64(std::int64_t(Message::Paint));
-    b.i64(r.params.t0);
-    b.i64(r.params.t1);
-    b.i64(bitsOf(r.params.nsPerPixel));
-    b.i64(bitsOf(r.params.minPixels));
-    b.i64(r.grid.t0);
-    b.i64(bitsOf(r.grid.nsPerPixel));
-    b.i64(r.grid.width);
-    b.i64(bitsOf(r.valueLower));
-    b.i64(bitsOf(r.valueUpper));
-    b.i64((r.twoTone ? 1 : 0) | (r.outline ? 2 : 0) | (r.labels ? 4 : 0));
-    encodeRows(b, r.rows);
-    return std::move(b.out());
-}
-
-DrawRequest decodeRequest(Cursor& c)
-{
-    DrawRequest r;
-    r.params.t0 = c.i64();
-    r.params.t1 = c.i64();
-    r.params.nsPerPixel = doubleOf(c.i64());
-    r.params.minPixels = doubleOf(c.i64());
-    r.grid.t0 = c.i64();
-    r.grid.nsPerPixel = doubleOf(c.i64());
-    r.grid.width = int(c.i64());
-    r.valueLower = doubleOf(c.i64());
-    r.valueUpper = doubleOf(c.i64());
-    const auto flags = c.i64();
-    r.twoTone = flags & 1;
-    r.outline = flags & 2;
-    r.labels = flags & 4;
-    r.rows = decodeRows(c);
-    return r;
-}
 
 // The question of process 0 for the legend: the figure's range, what decides the legend keys, and the rows.
 struct ClassesRequest
 {
+    static constexpr Message kKind = Message::DrawnClasses;
     TimeRange range;
     PaletteKind palette = PaletteKind::Default;
     bool twoTone = false;
     std::vector<TimelineRow> rows; // rank: the run's index
+
+    template <class IO, class R> static void fields(IO& io, R& r)
+    {
+        io.pod(r.range);
+        io.pod(r.palette);
+        io.flag(r.twoTone);
+        io.list(r.rows, [&](auto& row) { rowFields(io, row); });
+    }
 };
 
-std::string encodeClassesRequest(const ClassesRequest& r)
+// A request as process 0 broadcasts it: its kind, then its fields.
+template <class Request> std::string encodeRequest(const Request& r)
 {
     Bytes b;
-    b.i64(std::int64_t(Message::DrawnClasses));
-    b.i64(r.range.start);
-    b.i64(r.range.end);
-    b.i64(std::int64_t(r.palette));
-    b.i64(r.twoTone ? 1 : 0);
-    encodeRows(b, r.rows);
+    b.i64(std::int64_t(Request::kKind));
+    Request::fields(b, r);
     return std::move(b.out());
 }
 
-ClassesRequest decodeClassesRequest(Cursor& c)
+// A request's fields (after its kind, which the caller has read).
+template <class Request> Request decodeRequest(Cursor& c)
 {
-    ClassesRequest r;
-    r.range.start = c.i64();
-    r.range.end = c.i64();
-    r.palette = PaletteKind(c.i64());
-    r.twoTone = c.i64() != 0;
-    r.rows = decodeRows(c);
+    Request r;
+    Request::fields(c, r);
     return r;
 }
 
@@ -344,7 +293,7 @@ public:
     // The RowPaints of this process's rows.
     std::string servePaints(Cursor& c)
     {
-        const DrawRequest request = decodeRequest(c);
+        const DrawRequest request = decodeRequest<DrawRequest>(c);
         m_scene.options.twoToneCommunication = request.twoTone;
         m_scene.options.outlineBackwardOverlap = request.outline;
         m_scene.options.blockLabels = request.labels;
@@ -356,7 +305,7 @@ public:
     // What this process's rows draw in the figure's range (for the legend).
     std::string serveClasses(Cursor& c)
     {
-        const ClassesRequest request = decodeClassesRequest(c);
+        const ClassesRequest request = decodeRequest<ClassesRequest>(c);
         m_scene.options.palette = request.palette;
         m_scene.options.twoToneCommunication = request.twoTone;
         const std::vector<int> mine = takeRows(request.rows);
@@ -526,6 +475,17 @@ int runRender(const World& world, int argc, char** argv)
         const StandIn standIn = buildStandIn(outlines, totalRanks, *trace);
         FigureRenderer renderer(standIn.trace, standIn.analysis, standIn.index);
         TimelinePlot* plot = renderer.plot();
+        // A request of process 0: broadcast, answered by every process (this one too), the answers gathered.
+        const auto ask = [&](std::string message) {
+            broadcast(message);
+            Cursor c(message);
+            const auto kind = Message(c.i64());
+            std::vector<std::string> parts = gather(server.serve(kind, c));
+            exchanged.bytes += message.size() * std::size_t(world.size - 1);
+            for (std::size_t p = 1; p < parts.size(); ++p)
+                exchanged.bytes += parts[p].size();
+            return parts;
+        };
         plot->plottable()->setPaintSource([&](const DrawListParams& params, const ColumnGrid& grid, double lower,
                                               double upper) -> std::vector<RowPaint> {
             DrawRequest r;
@@ -537,14 +497,7 @@ int runRender(const World& world, int argc, char** argv)
             r.outline = plot->options().outlineBackwardOverlap;
             r.labels = plot->options().blockLabels;
             r.rows = plot->rows();
-            std::string message = encodeRequest(r);
-            broadcast(message);
-            Cursor c(message);
-            const auto kind = Message(c.i64());
-            const std::vector<std::string> parts = gather(server.serve(kind, c));
-            exchanged.bytes += message.size() * std::size_t(world.size - 1);
-            for (std::size_t p = 1; p < parts.size(); ++p)
-                exchanged.bytes += parts[p].size();
+            const std::vector<std::string> parts = ask(encodeRequest(r));
             std::vector<RowPaint> paints(r.rows.size());
             for (const std::string& part : parts)
                 for (auto& [row, paint] : rowPaintsFromBytes(part))
@@ -557,17 +510,9 @@ int runRender(const World& world, int argc, char** argv)
             r.palette = plot->options().palette;
             r.twoTone = plot->options().twoToneCommunication;
             r.rows = plot->rows();
-            std::string message = encodeClassesRequest(r);
-            broadcast(message);
-            Cursor c(message);
-            const auto kind = Message(c.i64());
-            const std::vector<std::string> parts = gather(server.serve(kind, c));
-            exchanged.bytes += message.size() * std::size_t(world.size - 1);
             DrawnClasses drawn;
-            for (std::size_t p = 0; p < parts.size(); ++p) {
-                exchanged.bytes += p > 0 ? parts[p].size() : 0;
-                drawn.merge(DrawnClasses::fromBytes(parts[p]));
-            }
+            for (const std::string& part : ask(encodeRequest(r)))
+                drawn.merge(DrawnClasses::fromBytes(part));
             return drawn;
         });
         result = writeFigure(renderer, request);

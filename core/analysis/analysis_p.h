@@ -19,6 +19,14 @@ namespace exposure::detail {
 using MaskMap = boost::icl::interval_map<TimeNs, std::uint8_t, boost::icl::partial_absorber, std::less,
     boost::icl::inplace_bit_add, boost::icl::inplace_bit_and, boost::icl::right_open_interval<TimeNs, std::less>>;
 
+// Calls f(laneIndex, lane) for each GPU lane of `rank`, in lane order.
+template <class F> void forEachGpuLane(const Rank& rank, const F& f)
+{
+    for (std::size_t li = 0; li < rank.lanes.size(); ++li)
+        if (rank.lanes[li].isGpu())
+            f(li, rank.lanes[li]);
+}
+
 inline bool isKernel(Category c)
 {
     return c == Category::Compute || c == Category::Communication;

@@ -2,6 +2,7 @@
 // analyze(): classify every distinct name once, then per rank decide the phase and step of each GPU kernel
 // and build the rank's activity map (Boost.ICL) from which all window statistics are read.
 #include "analysis/analysis_p.h"
+#include "model/enumnames.h"
 
 #include <algorithm>
 #include <atomic>
@@ -18,20 +19,9 @@ namespace {
 
 using detail::isKernel;
 
-int phaseRank(Phase p)
-{
-    switch (p) {
-    case Phase::Optimizer:
-        return 3;
-    case Phase::Backward:
-        return 2;
-    case Phase::Forward:
-        return 1;
-    case Phase::Unknown:
-        break;
-    }
-    return 0;
-}
+// Optimizer beats backward beats forward beats unknown: the enum is declared in that order.
+static_assert(
+    Phase::Unknown < Phase::Forward && Phase::Forward < Phase::Backward && Phase::Backward < Phase::Optimizer);
 
 // The phase a CPU interval's enclosing regions give to work launched inside it. When regions of several
 // phases enclose a launch, optimizer beats backward beats forward: a forward recomputation inside backward
@@ -52,7 +42,7 @@ std::vector<Phase> regionPhases(const IntervalTable& t, const std::vector<NameCl
             stack.pop_back();
         const Phase parent = stack.empty() ? Phase::Unknown : stack.back().phase;
         const Phase own = names[t.name(i)].regionPhase;
-        eff[i] = phaseRank(own) > phaseRank(parent) ? own : parent;
+        eff[i] = std::max(own, parent);
         stack.push_back({ e, eff[i] });
     }
     return eff;
@@ -114,10 +104,7 @@ void stepsFromPattern(const Rank& rank, const Analysis& a, RankAnalysis& ra)
     };
     std::vector<K> ks;
     TimeNs firstActivity = std::numeric_limits<TimeNs>::max();
-    for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
-        const Lane& lane = rank.lanes[li];
-        if (!lane.isGpu())
-            continue;
+    detail::forEachGpuLane(rank, [&](std::size_t li, const Lane& lane) {
         const auto& t = lane.intervals;
         for (std::size_t i = 0; i < t.size(); ++i) {
             const NameClass& nc = a.names[t.name(i)];
@@ -129,7 +116,7 @@ void stepsFromPattern(const Rank& rank, const Analysis& a, RankAnalysis& ra)
             const bool opt = ra.phases[li][i] == Phase::Optimizer || nc.subgroupPhase == Phase::Optimizer;
             ks.push_back({ t.start(i), t.end(i), opt });
         }
-    }
+    });
     std::stable_sort(ks.begin(), ks.end(), [](const K& x, const K& y) { return x.s < y.s; });
     std::vector<std::size_t> optIdx;
     for (std::size_t i = 0; i < ks.size(); ++i)
@@ -234,10 +221,7 @@ void phasesFromLaunchAndName(const Analysis& a, const Rank& rank, const detail::
     const std::vector<std::vector<Phase>>& cpuPhase, RankAnalysis& ra)
 {
     ra.phases.resize(rank.lanes.size());
-    for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
-        const Lane& lane = rank.lanes[li];
-        if (!lane.isGpu())
-            continue;
+    detail::forEachGpuLane(rank, [&](std::size_t li, const Lane& lane) {
         const auto& t = lane.intervals;
         auto& ph = ra.phases[li];
         ph.assign(t.size(), Phase::Unknown);
@@ -258,7 +242,7 @@ void phasesFromLaunchAndName(const Analysis& a, const Rank& rank, const detail::
                 ++ra.phaseFromName;
             }
         }
-    }
+    });
 }
 
 // Stage 3: the host step of each GPU interval: the step whose host window holds its launch (when known and the
@@ -269,10 +253,7 @@ void assignHostSteps(const Analysis& a, const Rank& rank, const detail::LaunchPa
         return;
     const bool useLaunch = ra.stepSource == StepSource::Regions;
     ra.stepOf.resize(rank.lanes.size());
-    for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
-        const Lane& lane = rank.lanes[li];
-        if (!lane.isGpu())
-            continue;
+    detail::forEachGpuLane(rank, [&](std::size_t li, const Lane& lane) {
         const auto& t = lane.intervals;
         auto& so = ra.stepOf[li];
         so.assign(t.size(), -1);
@@ -289,7 +270,17 @@ void assignHostSteps(const Analysis& a, const Rank& rank, const detail::LaunchPa
             }
             so[i] = stepAt(ra.steps, when);
         }
-    }
+    });
+}
+
+// Calls f(laneIndex, interval, step) for each GPU interval of `rank` that stage 3 placed in a step.
+template <class F> void forEachStepInterval(const Rank& rank, const RankAnalysis& ra, const F& f)
+{
+    detail::forEachGpuLane(rank, [&](std::size_t li, const Lane& lane) {
+        for (std::size_t i = 0; i < lane.intervals.size(); ++i)
+            if (const int k = ra.stepOf[li][i]; k >= 0)
+                f(li, i, std::size_t(k));
+    });
 }
 
 // Stage 4: within each step, before the first backward kernel is forward; from it up to the first optimizer kernel
@@ -298,44 +289,28 @@ void phasesFromStepHeuristic(const Analysis& a, const Rank& rank, RankAnalysis& 
 {
     if (ra.steps.empty())
         return;
-    const std::size_t nl = rank.lanes.size();
     const TimeNs none = std::numeric_limits<TimeNs>::max();
     std::vector<TimeNs> firstBwd(ra.steps.size(), none), firstOpt(ra.steps.size(), none);
-    for (std::size_t li = 0; li < nl; ++li) {
-        if (!rank.lanes[li].isGpu())
-            continue;
+    forEachStepInterval(rank, ra, [&](std::size_t li, std::size_t i, std::size_t k) {
+        const TimeNs s = rank.lanes[li].intervals.start(i);
+        if (ra.phases[li][i] == Phase::Backward)
+            firstBwd[k] = std::min(firstBwd[k], s);
+        else if (ra.phases[li][i] == Phase::Optimizer)
+            firstOpt[k] = std::min(firstOpt[k], s);
+    });
+    forEachStepInterval(rank, ra, [&](std::size_t li, std::size_t i, std::size_t k) {
         const auto& t = rank.lanes[li].intervals;
-        for (std::size_t i = 0; i < t.size(); ++i) {
-            const int k = ra.stepOf[li][i];
-            if (k < 0)
-                continue;
-            if (ra.phases[li][i] == Phase::Backward)
-                firstBwd[std::size_t(k)] = std::min(firstBwd[std::size_t(k)], t.start(i));
-            else if (ra.phases[li][i] == Phase::Optimizer)
-                firstOpt[std::size_t(k)] = std::min(firstOpt[std::size_t(k)], t.start(i));
+        if (ra.phases[li][i] != Phase::Unknown || !isKernel(a.names[t.name(i)].category) || firstBwd[k] == none)
+            return;
+        const TimeNs s = t.start(i);
+        if (s < firstBwd[k]) {
+            ra.phases[li][i] = Phase::Forward;
+            ++ra.phaseFromHeuristic;
+        } else if (s < firstOpt[k]) {
+            ra.phases[li][i] = Phase::Backward;
+            ++ra.phaseFromHeuristic;
         }
-    }
-    for (std::size_t li = 0; li < nl; ++li) {
-        if (!rank.lanes[li].isGpu())
-            continue;
-        const auto& t = rank.lanes[li].intervals;
-        for (std::size_t i = 0; i < t.size(); ++i) {
-            const int k = ra.stepOf[li][i];
-            if (k < 0 || ra.phases[li][i] != Phase::Unknown || !isKernel(a.names[t.name(i)].category))
-                continue;
-            const TimeNs b = firstBwd[std::size_t(k)];
-            if (b == none)
-                continue;
-            const TimeNs s = t.start(i);
-            if (s < b) {
-                ra.phases[li][i] = Phase::Forward;
-                ++ra.phaseFromHeuristic;
-            } else if (s < firstOpt[std::size_t(k)]) {
-                ra.phases[li][i] = Phase::Backward;
-                ++ra.phaseFromHeuristic;
-            }
-        }
-    }
+    });
 }
 
 // Stage 5: the steps on the GPU's time axis (StepWindow::range, see steps.h). Only GPU work with a known launch
@@ -398,16 +373,13 @@ void placeStepsOnGpu(const Analysis& a, const Rank& rank, const detail::LaunchPa
 void buildRankActivity(const Analysis& a, const Rank& rank, RankAnalysis& ra)
 {
     std::vector<detail::LaneSource> sources;
-    for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
-        const Lane& lane = rank.lanes[li];
-        if (!lane.isGpu())
-            continue;
+    detail::forEachGpuLane(rank, [&](std::size_t li, const Lane& lane) {
         const auto& t = lane.intervals;
         sources.push_back({ &t, li, nullptr, t.size() });
         for (std::size_t i = 0; i < t.size(); ++i)
             if (isKernel(a.names[t.name(i)].category) && ra.phases[li][i] == Phase::Unknown)
                 ++ra.phaseUnknown;
-    }
+    });
     // The mask of a name without its phase, looked up per interval (a NameClass is large; this is a byte).
     std::vector<std::uint8_t> nameBits(a.names.size());
     for (std::size_t id = 0; id < a.names.size(); ++id)
@@ -650,17 +622,9 @@ int stepIndexNamed(const Analysis& analysis, std::string_view text)
 
 const char* stepAxisName(StepAxis a)
 {
-    switch (a) {
-    case StepAxis::GpuByLaunch:
-        return "gpu by launch";
-    case StepAxis::Host:
-        return "host";
-    case StepAxis::KernelPattern:
-        return "kernel pattern";
-    case StepAxis::None:
-        break;
-    }
-    return "none";
+    static constexpr EnumName<StepAxis> names[] = { { StepAxis::GpuByLaunch, "gpu by launch" },
+        { StepAxis::Host, "host" }, { StepAxis::KernelPattern, "kernel pattern" } };
+    return nameIn(names, a, "none");
 }
 
 } // namespace exposure

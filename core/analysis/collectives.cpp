@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/collectives.h"
 
+#include "analysis/analysis_p.h"
+#include "model/enumnames.h"
+
 #include <algorithm>
 #include <boost/icl/interval_set.hpp>
 #include <cstring>
@@ -43,15 +46,9 @@ const CollectiveMember* CollectiveMatch::member(IntervalRef ref) const
 
 const char* matchMethodName(MatchMethod m)
 {
-    switch (m) {
-    case MatchMethod::ProcessGroup:
-        return "process_group";
-    case MatchMethod::Stream:
-        return "stream";
-    case MatchMethod::Time:
-        break;
-    }
-    return "time";
+    static constexpr EnumName<MatchMethod> names[]
+        = { { MatchMethod::ProcessGroup, "process_group" }, { MatchMethod::Stream, "stream" } };
+    return nameIn(names, m, "time");
 }
 
 const CollectiveArgs* collectiveArgsOf(const Trace& trace, const Lane& lane, std::uint32_t interval)
@@ -101,10 +98,7 @@ CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, T
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         const Rank& rank = trace.ranks[r];
         hosts.insert(rank.host);
-        for (std::size_t l = 0; l < rank.lanes.size(); ++l) {
-            const Lane& lane = rank.lanes[l];
-            if (!lane.isGpu())
-                continue;
+        detail::forEachGpuLane(rank, [&](std::size_t l, const Lane& lane) {
             const auto& t = lane.intervals;
             for (std::size_t i = 0; i < t.size(); ++i) {
                 const StringId name = t.name(i);
@@ -114,7 +108,7 @@ CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, T
                 identifyCandidate(lane, std::uint32_t(i), trace, c, intern);
                 all.push_back(c);
             }
-        }
+        });
     }
     CollectiveMatch result
         = matchCandidates(std::move(all), trace.ranks.size(), hosts.size() > 1, toleranceNs, std::move(keys));

@@ -3,6 +3,7 @@
 
 #include "analysis/statsreport.h"
 #include "analysis/stepmean.h"
+#include "model/enumnames.h"
 #include "model/timeformat.h"
 
 #include <algorithm>
@@ -27,7 +28,8 @@ RunSummary summarizeRun(const Trace& trace, const Analysis& analysis, const Comp
     // Sums over the (rank, step) pairs used, all over each step's window; per-rank sums of exposed time to find the
     // worst rank.
     const auto match = matchCollectives(trace, analysis);
-    TimeNs step = 0, compute = 0, comm = 0, commSum = 0, hidden = 0, exposed = 0, idle = 0, wait = 0, transfer = 0;
+    WindowStats sum; // over every pair
+    TimeNs step = 0, wait = 0, transfer = 0;
     int pairs = 0;
     for (int r = 0; r < s.ranks; ++r) {
         const RankCollectiveParts collectives(match, r);
@@ -59,12 +61,7 @@ RunSummary summarizeRun(const Trace& trace, const Analysis& analysis, const Comp
         TimeNs rankExposed = 0;
         for (const auto& [range, w] : rows) {
             step += range.duration();
-            compute += w.computeBusyNs;
-            comm += w.commBusyNs;
-            commSum += w.commKernelSumNs;
-            hidden += w.overlappedNs;
-            exposed += w.exposedNs;
-            idle += w.idleNs;
+            accumulate(sum, w);
             rankExposed += w.exposedNs;
             ++pairs;
         }
@@ -78,17 +75,17 @@ RunSummary summarizeRun(const Trace& trace, const Analysis& analysis, const Comp
     }
     if (pairs > 0) {
         s.stepNs = TimeNs(step / pairs);
-        s.computeNs = TimeNs(compute / pairs);
-        s.commBusyNs = TimeNs(comm / pairs);
-        s.commKernelSumNs = TimeNs(commSum / pairs);
-        s.hiddenNs = TimeNs(hidden / pairs);
-        s.exposedNs = TimeNs(exposed / pairs);
-        s.idleNs = TimeNs(idle / pairs);
+        s.computeNs = TimeNs(sum.computeBusyNs / pairs);
+        s.commBusyNs = TimeNs(sum.commBusyNs / pairs);
+        s.commKernelSumNs = TimeNs(sum.commKernelSumNs / pairs);
+        s.hiddenNs = TimeNs(sum.overlappedNs / pairs);
+        s.exposedNs = TimeNs(sum.exposedNs / pairs);
+        s.idleNs = TimeNs(sum.idleNs / pairs);
         s.waitNs = TimeNs(wait / pairs);
         s.transferNs = TimeNs(transfer / pairs);
     }
-    if (comm > 0)
-        s.overlapRatio = double(hidden) / double(comm);
+    if (sum.commBusyNs > 0)
+        s.overlapRatio = double(sum.overlappedNs) / double(sum.commBusyNs);
 
     for (const auto& rc : match.ranks)
         s.unmatchedCollectives += rc.unmatched;
@@ -115,17 +112,10 @@ EfficiencyNote efficiencyNote(const RunSummary& base, const RunSummary& r, bool 
 
 const char* efficiencyNoteText(EfficiencyNote note)
 {
-    switch (note) {
-    case EfficiencyNote::None:
-        return "";
-    case EfficiencyNote::Baseline:
-        return "baseline";
-    case EfficiencyNote::SameGpuCount:
-        return "same GPU count as the baseline";
-    case EfficiencyNote::NoStepTime:
-        return "no step time";
-    }
-    return "";
+    static constexpr EnumName<EfficiencyNote> names[] = { { EfficiencyNote::None, "" },
+        { EfficiencyNote::Baseline, "baseline" }, { EfficiencyNote::SameGpuCount, "same GPU count as the baseline" },
+        { EfficiencyNote::NoStepTime, "no step time" } };
+    return nameIn(names, note, "");
 }
 
 void orderByGpuCount(std::vector<RunSummary>& runs)
@@ -208,7 +198,8 @@ std::string compareTable(const std::vector<RunSummary>& runs)
                 << "\n";
     out << "hidden = communication overlapped by compute; exposed = communication with no compute running;\n"
            "waiting / transfer = NCCL time before / after the last rank joined each collective (matched across\n"
-           "ranks by process group and order); efficiency = the baseline's (first run's) step time / this run's step time, for weak\n"
+           "ranks by process group and order); efficiency = the baseline's (first run's) step time / this run's step "
+           "time, for weak\n"
            "scaling: runs with different GPU counts and the same per-GPU workload.\n";
     if (sameCount)
         out << "Note: runs with the baseline's GPU count have no efficiency; compare them by their step time.\n";

@@ -143,24 +143,41 @@ private:
     std::map<std::uint32_t, CpuSpans> m_cpu;
 };
 
+// A rank's activity segments (sorted, disjoint), the first of them that ends after a window's start, and the causes
+// of the gaps between them.
+struct Activity
+{
+    Activity(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window)
+        : causes(trace, analysis, rankIndex)
+        , start(analysis.ranks.at(std::size_t(rankIndex)).activityStart)
+        , end(analysis.ranks.at(std::size_t(rankIndex)).activityEnd)
+        , mask(analysis.ranks.at(std::size_t(rankIndex)).activityMask)
+        , first(std::size_t(std::upper_bound(end.begin(), end.end(), window.start) - end.begin()))
+    { }
+
+    GapCauses causes;
+    const std::vector<TimeNs>& start;
+    const std::vector<TimeNs>& end;
+    const std::vector<std::uint8_t>& mask;
+    std::size_t first;
+};
+
 } // namespace
 
 std::vector<IdleGap> idleGaps(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window)
 {
     std::vector<IdleGap> out;
-    GapCauses causes(trace, analysis, rankIndex);
-    const RankAnalysis& ra = analysis.ranks.at(std::size_t(rankIndex));
-    const auto& st = ra.activityStart;
-    const auto& en = ra.activityEnd;
-    std::size_t k = std::size_t(std::upper_bound(en.begin(), en.end(), window.start) - en.begin());
+    Activity a(trace, analysis, rankIndex, window);
+    const auto& st = a.start;
+    const auto& en = a.end;
     bool any = false;
     TimeNs busyEnd = 0;
-    for (; k < st.size() && st[k] < window.end; ++k) {
+    for (std::size_t k = a.first; k < st.size() && st[k] < window.end; ++k) {
         const TimeNs s = std::max(st[k], window.start), e = std::min(en[k], window.end);
-        if (e <= s || ra.activityMask[k] == 0)
+        if (e <= s || a.mask[k] == 0)
             continue;
         if (any && s > busyEnd)
-            out.push_back(causes.attribute(busyEnd, s, st[k], { busyEnd, s }));
+            out.push_back(a.causes.attribute(busyEnd, s, st[k], { busyEnd, s }));
         busyEnd = any ? std::max(busyEnd, e) : e;
         any = true;
     }
@@ -170,24 +187,22 @@ std::vector<IdleGap> idleGaps(const Trace& trace, const Analysis& analysis, int 
 std::vector<IdleGap> idleGapsCut(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window)
 {
     std::vector<IdleGap> out;
-    GapCauses causes(trace, analysis, rankIndex);
-    const RankAnalysis& ra = analysis.ranks.at(std::size_t(rankIndex));
-    const auto& st = ra.activityStart;
-    const auto& en = ra.activityEnd;
+    Activity a(trace, analysis, rankIndex, window);
+    const auto& st = a.start;
+    const auto& en = a.end;
     // The last busy segment that ends at or before the window's start bounds a gap reaching into the window.
-    std::size_t k = std::size_t(std::upper_bound(en.begin(), en.end(), window.start) - en.begin());
-    std::size_t before = k;
-    while (before > 0 && ra.activityMask[before - 1] == 0)
+    std::size_t before = a.first;
+    while (before > 0 && a.mask[before - 1] == 0)
         --before;
     bool any = before > 0;
     TimeNs busyEnd = any ? en[before - 1] : 0;
-    for (; k < st.size(); ++k) {
-        if (ra.activityMask[k] == 0)
+    for (std::size_t k = a.first; k < st.size(); ++k) {
+        if (a.mask[k] == 0)
             continue;
         if (any && st[k] > busyEnd) {
             const TimeRange part = TimeRange { busyEnd, st[k] }.intersected(window);
             if (!part.isEmpty())
-                out.push_back(causes.attribute(busyEnd, st[k], st[k], part));
+                out.push_back(a.causes.attribute(busyEnd, st[k], st[k], part));
         }
         if (st[k] >= window.end)
             break;

@@ -205,10 +205,7 @@ bool hasCorrelationIds(const Rank& rank)
 void byCorrelationIds(const Analysis& analysis, const Rank& rank, LaunchPairs& out)
 {
     out.method = exposure::LaunchPairing::CorrelationIds;
-    for (std::size_t li = 0; li < rank.lanes.size(); ++li) {
-        const Lane& lane = rank.lanes[li];
-        if (!lane.isGpu())
-            continue;
+    detail::forEachGpuLane(rank, [&](std::size_t li, const Lane& lane) {
         const auto& t = lane.intervals;
         auto& v = out.launchOf[li];
         if (!lane.launchByInterval.empty()) {
@@ -226,7 +223,7 @@ void byCorrelationIds(const Analysis& analysis, const Rank& rank, LaunchPairs& o
             const bool paired = !v.empty() && v[i].cpuLane != kNoLane;
             ++(paired ? out.kernelsPaired : out.kernelsUnpaired);
         }
-    }
+    });
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 // regex cost is proportional to the number of distinct names, never to the number of events.
 #include "analysis/analysis.h"
 #include "model/demangle.h"
+#include "model/enumnames.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -24,107 +25,58 @@ namespace exposure {
 
 const char* categoryName(Category c)
 {
-    switch (c) {
-    case Category::Compute:
-        return "compute";
-    case Category::Communication:
-        return "communication";
-    case Category::Memcpy:
-        return "memcpy";
-    case Category::Idle:
-        return "idle";
-    case Category::Host:
-        return "host";
-    }
-    return "host";
+    static constexpr EnumName<Category> names[]
+        = { { Category::Compute, "compute" }, { Category::Communication, "communication" },
+              { Category::Memcpy, "memcpy" }, { Category::Idle, "idle" }, { Category::Host, "host" } };
+    return nameIn(names, c, "host");
 }
+
+namespace {
+
+constexpr EnumName<Phase> kPhaseNames[]
+    = { { Phase::Forward, "forward" }, { Phase::Backward, "backward" }, { Phase::Optimizer, "optimizer" } };
+constexpr EnumName<RuleTarget> kRuleTargetNames[]
+    = { { RuleTarget::Kernel, "kernel" }, { RuleTarget::Region, "region" }, { RuleTarget::Any, "any" } };
+
+} // namespace
 
 const char* phaseName(Phase p)
 {
-    switch (p) {
-    case Phase::Forward:
-        return "forward";
-    case Phase::Backward:
-        return "backward";
-    case Phase::Optimizer:
-        return "optimizer";
-    case Phase::Unknown:
-        break;
-    }
-    return "unknown";
+    return nameIn(kPhaseNames, p, "unknown");
 }
 
 const char* phaseSourceName(PhaseSource s)
 {
-    switch (s) {
-    case PhaseSource::Launch:
-        return "launch";
-    case PhaseSource::KernelName:
-        return "kernel-name";
-    case PhaseSource::StepHeuristic:
-        return "step-heuristic";
-    case PhaseSource::None:
-        break;
-    }
-    return "none";
+    static constexpr EnumName<PhaseSource> names[] = { { PhaseSource::Launch, "launch" },
+        { PhaseSource::KernelName, "kernel-name" }, { PhaseSource::StepHeuristic, "step-heuristic" } };
+    return nameIn(names, s, "none");
 }
 
 const char* ruleTargetName(RuleTarget t)
 {
-    switch (t) {
-    case RuleTarget::Kernel:
-        return "kernel";
-    case RuleTarget::Region:
-        return "region";
-    case RuleTarget::Any:
-        break;
-    }
-    return "any";
+    return nameIn(kRuleTargetNames, t, "any");
 }
 
 const char* stepSourceName(StepSource s)
 {
-    switch (s) {
-    case StepSource::Regions:
-        return "regions";
-    case StepSource::KernelPattern:
-        return "kernel pattern";
-    case StepSource::None:
-        break;
-    }
-    return "none";
+    static constexpr EnumName<StepSource> names[]
+        = { { StepSource::Regions, "regions" }, { StepSource::KernelPattern, "kernel pattern" } };
+    return nameIn(names, s, "none");
 }
 
 const char* launchPairingName(LaunchPairing p)
 {
-    switch (p) {
-    case LaunchPairing::StreamReferences:
-        return "stream references";
-    case LaunchPairing::StreamReferencesPartly:
-        return "stream references, partly";
-    case LaunchPairing::LaunchOrder:
-        return "launch order";
-    case LaunchPairing::CorrelationIds:
-        return "correlation ids";
-    case LaunchPairing::None:
-        break;
-    }
-    return "none";
+    static constexpr EnumName<LaunchPairing> names[] = { { LaunchPairing::StreamReferences, "stream references" },
+        { LaunchPairing::StreamReferencesPartly, "stream references, partly" },
+        { LaunchPairing::LaunchOrder, "launch order" }, { LaunchPairing::CorrelationIds, "correlation ids" } };
+    return nameIn(names, p, "none");
 }
 
 const char* overlapStateName(OverlapState s)
 {
-    switch (s) {
-    case OverlapState::ComputeOnly:
-        return "compute";
-    case OverlapState::Hidden:
-        return "hidden";
-    case OverlapState::Exposed:
-        return "exposed";
-    case OverlapState::Other:
-        return "other";
-    }
-    return "other";
+    static constexpr EnumName<OverlapState> names[] = { { OverlapState::ComputeOnly, "compute" },
+        { OverlapState::Hidden, "hidden" }, { OverlapState::Exposed, "exposed" }, { OverlapState::Other, "other" } };
+    return nameIn(names, s, "other");
 }
 
 namespace {
@@ -342,14 +294,10 @@ template <typename Fail>
 Compiled compileRule(Rules::Rule& r, const std::string& target, const std::string& named, const Fail& fail)
 {
     Compiled c;
-    if (target.empty() || target == "kernel")
-        r.target = RuleTarget::Kernel;
-    else if (target == "region")
-        r.target = RuleTarget::Region;
-    else if (target == "any")
-        r.target = RuleTarget::Any;
-    else
+    const auto parsedTarget = target.empty() ? RuleTarget::Kernel : valueIn(kRuleTargetNames, target);
+    if (!parsedTarget)
         throw fail(named + ": unknown target \"" + target + "\" (expected kernel, region or any)");
+    r.target = *parsedTarget;
     c.target = r.target;
 
     const auto kindIt
@@ -359,15 +307,11 @@ Compiled compileRule(Rules::Rule& r, const std::string& target, const std::strin
             + "\" (expected compute, communication, memcpy, idle, phase, step, launch, sync or dataloader)");
     c.kind = RuleKind(kindIt - kKindNames.begin());
     if (c.kind == RuleKind::Phase) {
-        if (r.subgroup == "forward")
-            c.phase = Phase::Forward;
-        else if (r.subgroup == "backward")
-            c.phase = Phase::Backward;
-        else if (r.subgroup == "optimizer")
-            c.phase = Phase::Optimizer;
-        else
+        const auto phase = valueIn(kPhaseNames, r.subgroup);
+        if (!phase)
             throw fail(
                 named + ": a phase rule needs subgroup forward, backward or optimizer, not \"" + r.subgroup + "\"");
+        c.phase = *phase;
     }
     if (c.kind == RuleKind::Launch && !r.subgroup.empty() && r.subgroup != "graph")
         throw fail(named + ": a launch rule's subgroup is \"graph\" (a CUDA graph launch) or none, not \"" + r.subgroup

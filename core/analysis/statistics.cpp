@@ -71,24 +71,26 @@ WindowStats computeStats(const Trace& trace, const Analysis& analysis, int rankI
     return s;
 }
 
+void accumulate(WindowStats& total, const WindowStats& s)
+{
+    // Every field of WindowStats but the ratio.
+    static constexpr std::uint64_t WindowStats::*counts[]
+        = { &WindowStats::kernelCount, &WindowStats::commKernelCount };
+    static constexpr TimeNs WindowStats::*times[] = { &WindowStats::commKernelSumNs, &WindowStats::commBusyNs,
+        &WindowStats::computeBusyNs, &WindowStats::overlappedNs, &WindowStats::exposedNs,
+        &WindowStats::backwardOverlappedNs, &WindowStats::memcpyBusyNs, &WindowStats::gpuBusyNs, &WindowStats::spanNs,
+        &WindowStats::idleNs, &WindowStats::unclassifiedNs };
+    for (const auto field : counts)
+        total.*field += s.*field;
+    for (const auto field : times)
+        total.*field += s.*field;
+}
+
 WindowStats sumStats(const std::vector<WindowStats>& parts)
 {
     WindowStats total;
-    for (const WindowStats& s : parts) {
-        total.kernelCount += s.kernelCount;
-        total.commKernelCount += s.commKernelCount;
-        total.commKernelSumNs += s.commKernelSumNs;
-        total.commBusyNs += s.commBusyNs;
-        total.computeBusyNs += s.computeBusyNs;
-        total.overlappedNs += s.overlappedNs;
-        total.exposedNs += s.exposedNs;
-        total.backwardOverlappedNs += s.backwardOverlappedNs;
-        total.memcpyBusyNs += s.memcpyBusyNs;
-        total.gpuBusyNs += s.gpuBusyNs;
-        total.spanNs += s.spanNs;
-        total.idleNs += s.idleNs;
-        total.unclassifiedNs += s.unclassifiedNs;
-    }
+    for (const WindowStats& s : parts)
+        accumulate(total, s);
     if (total.commBusyNs > 0)
         total.overlapRatio = double(total.overlappedNs) / double(total.commBusyNs);
     return total;

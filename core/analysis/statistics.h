@@ -34,6 +34,8 @@ struct WindowStats
 };
 
 WindowStats computeStats(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
+// Adds the counts and times of `part` to `total`, field by field; the ratio is left as it is.
+void accumulate(WindowStats& total, const WindowStats& part);
 // Field-wise sum of per-rank statistics; the ratio is recomputed from the sums.
 WindowStats sumStats(const std::vector<WindowStats>& parts);
 // Whole-run total: sums of the per-rank values over the window (ratio from the sums).

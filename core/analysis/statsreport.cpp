@@ -5,6 +5,7 @@
 #include "analysis/collectives.h"
 #include "analysis/statsparts.h"
 #include "analysis/stepmean.h"
+#include "model/enumnames.h"
 #include "model/timeformat.h"
 
 #include <algorithm>
@@ -103,16 +104,9 @@ std::string idleJson(const IdleBreakdown& b)
 // (launches unknown)", "" for steps from the kernel pattern (found on the GPU) and without steps.
 std::string stepWindowsText(StepAxis a)
 {
-    switch (a) {
-    case StepAxis::GpuByLaunch:
-        return "; windows on the GPU by launch";
-    case StepAxis::Host:
-        return "; windows: host, launches unknown";
-    case StepAxis::KernelPattern:
-    case StepAxis::None:
-        break;
-    }
-    return "";
+    static constexpr EnumName<StepAxis> texts[] = { { StepAxis::GpuByLaunch, "; windows on the GPU by launch" },
+        { StepAxis::Host, "; windows: host, launches unknown" } };
+    return nameIn(texts, a, "");
 }
 
 std::string stepAssignment(const RankReport& r)

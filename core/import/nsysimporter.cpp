@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <set>
@@ -471,88 +472,102 @@ std::uint32_t launchParams(FileData& f, const Statement& s, int first)
     return it->second;
 }
 
-void readKernels(const Database& db, const Schema& schema, FileData& f, RowTicker& ticker)
+// Every row of the GPU activity table `t` (none when it is absent): its columns start, end, deviceId, streamId,
+// correlationId and globalPid, then the `extra` columns from index 6 on; `fill(s, row)` sets the row's name and
+// values from the extra columns before the row is added to its stream.
+template <class Fill>
+void readGpuActivity(const Database& db, const Schema& schema, const char* t, std::initializer_list<const char*> extra,
+    RowKind kind, FileData& f, RowTicker& ticker, const Fill& fill)
 {
-    const char* t = "CUPTI_ACTIVITY_KIND_KERNEL";
     if (!schema.count(t))
         return;
-    std::string launch;
-    for (const char* c : { "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "registersPerThread",
-             "staticSharedMemory", "dynamicSharedMemory" })
-        launch += ", " + column(schema, t, c);
-    Statement s(db,
-        "SELECT start, \"end\", deviceId, streamId, correlationId, " + column(schema, t, "globalPid") + ", "
-            + column(schema, t, "demangledName") + ", " + column(schema, t, "shortName") + launch + " FROM " + t);
-    std::unordered_map<std::int64_t, std::uint32_t> nameOf;
+    std::string query = "SELECT start, \"end\", deviceId, streamId, correlationId, " + column(schema, t, "globalPid");
+    for (const char* name : extra)
+        query += ", " + column(schema, t, name);
+    Statement s(db, query + " FROM " + t);
     while (s.step()) {
         ticker.tick();
-        Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, RowKind::Kernel };
+        Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, kind };
         if (!readTimes(s, f, row.start, row.end))
             continue;
-        const int nameCol = s.isInt(6) && s.integer(6) != 0 ? 6 : 7;
-        const std::int64_t id = s.isInt(nameCol) ? s.integer(nameCol) : -1;
-        const auto [it, added] = nameOf.emplace(id, 0);
-        if (added)
-            it->second = localName(f, stringOf(f, id));
-        row.name = it->second;
-        row.params = launchParams(f, s, 8);
+        fill(s, row);
         addGpuRow(f, s, 2, row);
     }
+}
+
+void readKernels(const Database& db, const Schema& schema, FileData& f, RowTicker& ticker)
+{
+    std::unordered_map<std::int64_t, std::uint32_t> nameOf;
+    // Columns 6 and 7 the names, from 8 on the launch parameters (see launchParams).
+    readGpuActivity(db, schema, "CUPTI_ACTIVITY_KIND_KERNEL",
+        { "demangledName", "shortName", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "registersPerThread",
+            "staticSharedMemory", "dynamicSharedMemory" },
+        RowKind::Kernel, f, ticker, [&](Statement& s, Row& row) {
+            const int nameCol = s.isInt(6) && s.integer(6) != 0 ? 6 : 7;
+            const std::int64_t id = s.isInt(nameCol) ? s.integer(nameCol) : -1;
+            const auto [it, added] = nameOf.emplace(id, 0);
+            if (added)
+                it->second = localName(f, stringOf(f, id));
+            row.name = it->second;
+            row.params = launchParams(f, s, 8);
+        });
 }
 
 void readCopies(const Database& db, const Schema& schema, FileData& f, RowTicker& ticker)
 {
-    const char* t = "CUPTI_ACTIVITY_KIND_MEMCPY";
-    if (!schema.count(t))
-        return;
-    Statement s(db,
-        "SELECT start, \"end\", deviceId, streamId, correlationId, " + column(schema, t, "globalPid") + ", "
-            + column(schema, t, "bytes") + ", " + column(schema, t, "copyKind") + ", " + column(schema, t, "srcKind")
-            + ", " + column(schema, t, "dstKind") + ", " + column(schema, t, "srcDeviceId") + ", "
-            + column(schema, t, "dstDeviceId") + " FROM " + t);
     std::map<std::int64_t, std::uint32_t> nameOf; // copyKind << 16 | srcKind << 8 | dstKind
-    while (s.step()) {
-        ticker.tick();
-        Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, RowKind::Copy };
-        if (!readTimes(s, f, row.start, row.end))
-            continue;
-        row.bytes = s.isInt(6) && s.integer(6) > 0 ? std::uint64_t(s.integer(6)) : 0;
-        const std::int64_t kind = s.isInt(7) ? s.integer(7) : 0;
-        const std::int64_t src = s.isInt(8) ? s.integer(8) : 0;
-        const std::int64_t dst = s.isInt(9) ? s.integer(9) : 0;
-        const std::int64_t key = (std::clamp<std::int64_t>(kind, -1, 255) << 16)
-            | (std::clamp<std::int64_t>(src, 0, 255) << 8) | std::clamp<std::int64_t>(dst, 0, 255);
-        const auto [it, added] = nameOf.emplace(key, 0);
-        if (added)
-            it->second = localName(f,
-                std::string("Memcpy ") + copyKindName(kind) + " (" + memoryKindName(src) + " -> " + memoryKindName(dst)
-                    + ")");
-        row.name = it->second;
-        if (kind == 10 && s.isInt(2) && s.isInt(10) && s.isInt(11)) {
-            const std::int64_t other = s.integer(10) == s.integer(2) ? s.integer(11) : s.integer(10);
-            if (other >= 0 && other < 4096)
-                row.peer = std::uint32_t(other);
-        }
-        addGpuRow(f, s, 2, row);
-    }
+    readGpuActivity(db, schema, "CUPTI_ACTIVITY_KIND_MEMCPY",
+        { "bytes", "copyKind", "srcKind", "dstKind", "srcDeviceId", "dstDeviceId" }, RowKind::Copy, f, ticker,
+        [&](Statement& s, Row& row) {
+            row.bytes = s.isInt(6) && s.integer(6) > 0 ? std::uint64_t(s.integer(6)) : 0;
+            const std::int64_t kind = s.isInt(7) ? s.integer(7) : 0;
+            const std::int64_t src = s.isInt(8) ? s.integer(8) : 0;
+            const std::int64_t dst = s.isInt(9) ? s.integer(9) : 0;
+            const std::int64_t key = (std::clamp<std::int64_t>(kind, -1, 255) << 16)
+                | (std::clamp<std::int64_t>(src, 0, 255) << 8) | std::clamp<std::int64_t>(dst, 0, 255);
+            const auto [it, added] = nameOf.emplace(key, 0);
+            if (added)
+                it->second = localName(f,
+                    std::string("Memcpy ") + copyKindName(kind) + " (" + memoryKindName(src) + " -> "
+                        + memoryKindName(dst) + ")");
+            row.name = it->second;
+            if (kind == 10 && s.isInt(2) && s.isInt(10) && s.isInt(11)) {
+                const std::int64_t other = s.integer(10) == s.integer(2) ? s.integer(11) : s.integer(10);
+                if (other >= 0 && other < 4096)
+                    row.peer = std::uint32_t(other);
+            }
+        });
 }
 
 void readMemsets(const Database& db, const Schema& schema, FileData& f, RowTicker& ticker)
 {
-    const char* t = "CUPTI_ACTIVITY_KIND_MEMSET";
-    if (!schema.count(t))
-        return;
-    Statement s(db,
-        "SELECT start, \"end\", deviceId, streamId, correlationId, " + column(schema, t, "globalPid") + ", "
-            + column(schema, t, "bytes") + ", " + column(schema, t, "memKind") + " FROM " + t);
+    readGpuActivity(db, schema, "CUPTI_ACTIVITY_KIND_MEMSET", { "bytes", "memKind" }, RowKind::Memset, f, ticker,
+        [&](Statement& s, Row& row) {
+            row.bytes = s.isInt(6) && s.integer(6) > 0 ? std::uint64_t(s.integer(6)) : 0;
+            row.name = localName(f, std::string("Memset (") + memoryKindName(s.isInt(7) ? s.integer(7) : 3) + ")");
+        });
+}
+
+// Every row of `s` (columns start, end, globalTid, then the table's own) as a CPU row of its thread, in the thread's
+// process: rows `skip(s)` passes over are left out (it counts them), rows without valid times or a thread are counted
+// bad; `fill(s, row)` sets the name and the rest.
+template <class Skip, class Fill>
+void readCpuRows(Statement& s, RowKind kind, FileData& f, RowTicker& ticker, const Skip& skip, const Fill& fill)
+{
     while (s.step()) {
         ticker.tick();
-        Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, RowKind::Memset };
+        if (skip(s))
+            continue;
+        Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, kind };
         if (!readTimes(s, f, row.start, row.end))
             continue;
-        row.bytes = s.isInt(6) && s.integer(6) > 0 ? std::uint64_t(s.integer(6)) : 0;
-        row.name = localName(f, std::string("Memset (") + memoryKindName(s.isInt(7) ? s.integer(7) : 3) + ")");
-        addGpuRow(f, s, 2, row);
+        if (!s.isInt(2)) {
+            ++f.badRows;
+            continue;
+        }
+        fill(s, row);
+        const auto tid = std::uint64_t(s.integer(2));
+        f.processes[tid & ~0xFFFFFFull].cpu[tid].push_back(row);
     }
 }
 
@@ -563,27 +578,20 @@ void readApiCalls(const Database& db, const Schema& schema, const char* table, F
         return;
     Statement s(db, std::string("SELECT start, \"end\", globalTid, correlationId, nameId FROM ") + table);
     std::unordered_map<std::int64_t, std::uint32_t> nameOf;
-    while (s.step()) {
-        ticker.tick();
-        Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, RowKind::Api };
-        if (!readTimes(s, f, row.start, row.end))
-            continue;
-        if (!s.isInt(2)) {
-            ++f.badRows;
-            continue;
-        }
-        const std::int64_t id = s.isInt(4) ? s.integer(4) : -1;
-        const auto [it, added] = nameOf.emplace(id, 0);
-        if (added)
-            it->second = localName(f, withoutApiVersion(stringOf(f, id)));
-        row.name = it->second;
-        row.correlation = s.isInt(3) && s.integer(3) >= 0 ? std::uint64_t(s.integer(3)) : kNoCorrelation;
-        const auto tid = std::uint64_t(s.integer(2));
-        f.processes[tid & ~0xFFFFFFull].cpu[tid].push_back(row);
-    }
+    readCpuRows(
+        s, RowKind::Api, f, ticker, [](const Statement&) { return false; },
+        [&](const Statement& r, Row& row) {
+            const std::int64_t id = r.isInt(4) ? r.integer(4) : -1;
+            const auto [it, added] = nameOf.emplace(id, 0);
+            if (added)
+                it->second = localName(f, withoutApiVersion(stringOf(f, id)));
+            row.name = it->second;
+            row.correlation = r.isInt(3) && r.integer(3) >= 0 ? std::uint64_t(r.integer(3)) : kNoCorrelation;
+        });
 }
 
-// NVTX push/pop (59) and start/end (60) ranges: CPU regions of the thread that opened them.
+// NVTX push/pop (59) and start/end (60) ranges: CPU regions of the thread that opened them; ranges still open at the
+// end of the recording are counted and left out.
 void readNvtx(const Database& db, const Schema& schema, FileData& f, RowTicker& ticker)
 {
     const char* t = "NVTX_EVENTS";
@@ -592,26 +600,17 @@ void readNvtx(const Database& db, const Schema& schema, FileData& f, RowTicker& 
     Statement s(db,
         "SELECT start, \"end\", globalTid, " + column(schema, t, "text") + ", " + column(schema, t, "textId") + " FROM "
             + t + " WHERE eventType IN (59, 60)");
-    while (s.step()) {
-        ticker.tick();
-        if (s.isNull(1) || (s.isInt(1) && s.integer(1) < 0)) {
-            ++f.openRanges;
-            continue;
-        }
-        Row row { 0, 0, kNoCorrelation, 0, 0, kNoPeer, RowKind::Nvtx };
-        if (!readTimes(s, f, row.start, row.end))
-            continue;
-        if (!s.isInt(2)) {
-            ++f.badRows;
-            continue;
-        }
-        const std::string text = !s.isNull(3) ? s.text(3)
-            : s.isInt(4)                      ? stringOf(f, s.integer(4))
+    const auto open = [&f](const Statement& r) {
+        const bool isOpen = r.isNull(1) || (r.isInt(1) && r.integer(1) < 0);
+        f.openRanges += isOpen ? 1 : 0;
+        return isOpen;
+    };
+    readCpuRows(s, RowKind::Nvtx, f, ticker, open, [&f](const Statement& r, Row& row) {
+        const std::string text = !r.isNull(3) ? r.text(3)
+            : r.isInt(4)                      ? stringOf(f, r.integer(4))
                                               : std::string("(NVTX range)");
         row.name = localName(f, text);
-        const auto tid = std::uint64_t(s.integer(2));
-        f.processes[tid & ~0xFFFFFFull].cpu[tid].push_back(row);
-    }
+    });
 }
 
 // Synchronization records: the wait inside the call that made it (found by correlation id), on that call's thread.

@@ -3,6 +3,10 @@
 // regions, system tree, location groups and locations -> ranks and lanes).
 #include "import/otf2importer_p.h"
 
+#include <algorithm>
+#include <iterator>
+#include <string_view>
+
 namespace fs = std::filesystem;
 
 namespace exposure {
@@ -170,19 +174,11 @@ OTF2_CallbackCode defParameter(void* user, OTF2_ParameterRef self, OTF2_StringRe
     if (a.paramField.size() <= self)
         a.paramField.resize(std::size_t(self) + 1, std::int8_t(-1)); // undefined refs: not a launch parameter
     const std::string& n = a.str(nameRef);
-    std::int8_t f = -1;
-    if (n == "blocks per grid")
-        f = 0;
-    else if (n == "threads per block")
-        f = 1;
-    else if (n == "static shared memory")
-        f = 2;
-    else if (n == "dynamic shared memory")
-        f = 3;
-    else if (n == "total local memory")
-        f = 4;
-    else if (n == "registers per thread")
-        f = 5;
+    // Score-P's names of the launch parameters; a name's index is its paramField (onParameterUnsigned's kMembers).
+    static constexpr std::string_view fields[] = { "blocks per grid", "threads per block", "static shared memory",
+        "dynamic shared memory", "total local memory", "registers per thread" };
+    const auto it = std::find(std::begin(fields), std::end(fields), n);
+    const std::int8_t f = it == std::end(fields) ? std::int8_t(-1) : std::int8_t(it - std::begin(fields));
     a.paramField[self] = f;
     a.haveKernelCounters = a.haveKernelCounters || f >= 0;
     return OTF2_CALLBACK_SUCCESS;

@@ -6,7 +6,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
+#include <string_view>
+#include <utility>
 
 namespace exposure {
 
@@ -38,19 +41,14 @@ std::optional<TimeNs> parseDuration(std::string_view text)
     if (number.empty())
         return std::nullopt;
 
-    double scale = 1.0;
-    if (unit.empty() || unit == "ns")
-        scale = 1.0;
-    else if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs")
-        scale = 1e3;
-    else if (unit == "ms")
-        scale = 1e6;
-    else if (unit == "s")
-        scale = 1e9;
-    else if (unit == "min")
-        scale = 60e9;
-    else
+    // Nanoseconds per unit; no unit is nanoseconds, micro is written "us", with the micro sign or with Greek mu.
+    static constexpr std::pair<std::string_view, double> units[] = { { "", 1.0 }, { "ns", 1.0 }, { "us", 1e3 },
+        { "\xC2\xB5s", 1e3 }, { "\xCE\xBCs", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "min", 60e9 } };
+    const auto unitRow
+        = std::find_if(std::begin(units), std::end(units), [unit](const auto& row) { return row.first == unit; });
+    if (unitRow == std::end(units))
         return std::nullopt;
+    const double scale = unitRow->second;
 
     char* end = nullptr;
     const double v = std::strtod(number.c_str(), &end);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "model/trace.h"
 
+#include "model/enumnames.h"
+
 #include <algorithm>
 #include <cctype>
 #include <limits>
@@ -11,36 +13,17 @@ namespace exposure {
 
 const char* regionKindName(RegionKind k)
 {
-    switch (k) {
-    case RegionKind::Kernel:
-        return "kernel";
-    case RegionKind::Memcpy:
-        return "memcpy";
-    case RegionKind::Idle:
-        return "idle";
-    case RegionKind::Sync:
-        return "sync";
-    case RegionKind::HostApi:
-        return "host-api";
-    case RegionKind::HostRegion:
-        return "host-region";
-    case RegionKind::Unknown:
-        break;
-    }
-    return "unknown";
+    static constexpr EnumName<RegionKind> names[] = { { RegionKind::Kernel, "kernel" },
+        { RegionKind::Memcpy, "memcpy" }, { RegionKind::Idle, "idle" }, { RegionKind::Sync, "sync" },
+        { RegionKind::HostApi, "host-api" }, { RegionKind::HostRegion, "host-region" } };
+    return nameIn(names, k, "unknown");
 }
 
 const char* clockMethodName(ClockMethod m)
 {
-    switch (m) {
-    case ClockMethod::SingleHost:
-        return "single_host";
-    case ClockMethod::CollectiveEnds:
-        return "collective_ends";
-    case ClockMethod::Recorded:
-        break;
-    }
-    return "recorded";
+    static constexpr EnumName<ClockMethod> names[]
+        = { { ClockMethod::SingleHost, "single_host" }, { ClockMethod::CollectiveEnds, "collective_ends" } };
+    return nameIn(names, m, "recorded");
 }
 
 void IntervalTable::append(TimeNs start, TimeNs end, StringId name, std::uint8_t depth)
@@ -180,6 +163,19 @@ std::size_t Trace::residentBytes() const
     return n;
 }
 
+namespace {
+
+// A lane's side table of (interval index, value) pairs after its intervals were sorted: each index through `inv`
+// (old index -> new), then sorted by it again.
+template <class Pairs> void renumberSideTable(Pairs& pairs, const std::vector<std::uint32_t>& inv)
+{
+    for (auto& p : pairs)
+        p.first = inv[p.first];
+    std::sort(pairs.begin(), pairs.end());
+}
+
+} // namespace
+
 void Trace::finalize(bool rebaseToZero)
 {
     TimeNs first = std::numeric_limits<TimeNs>::max();
@@ -208,18 +204,10 @@ void Trace::finalize(bool rebaseToZero)
                         ids[k] = lane.launchParamIds[order[k]];
                     lane.launchParamIds = std::move(ids);
                 }
-                for (auto& cb : lane.copyBytes)
-                    cb.first = inv[cb.first];
-                std::sort(lane.copyBytes.begin(), lane.copyBytes.end());
-                for (auto& cp : lane.copyPeers)
-                    cp.first = inv[cp.first];
-                std::sort(lane.copyPeers.begin(), lane.copyPeers.end());
-                for (auto& ca : lane.collectiveArgs)
-                    ca.first = inv[ca.first];
-                std::sort(lane.collectiveArgs.begin(), lane.collectiveArgs.end());
-                for (auto& cs : lane.collectiveSeq)
-                    cs.first = inv[cs.first];
-                std::sort(lane.collectiveSeq.begin(), lane.collectiveSeq.end());
+                renumberSideTable(lane.copyBytes, inv);
+                renumberSideTable(lane.copyPeers, inv);
+                renumberSideTable(lane.collectiveArgs, inv);
+                renumberSideTable(lane.collectiveSeq, inv);
             }
             if (!lane.intervals.empty())
                 first = std::min(first, lane.intervals.start(0));

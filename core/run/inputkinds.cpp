@@ -13,6 +13,29 @@ namespace exposure {
 
 namespace {
 
+// What every reader keeps: the trace it fills, its input, and its own copy of the options.
+class StoredInputReader : public InputReader
+{
+public:
+    StoredInputReader(Trace& trace, const RunInput& input, const LoadOptions& options)
+        : m_trace(trace)
+        , m_input(input)
+        , m_options(options)
+    { }
+
+protected:
+    Trace& m_trace;
+    RunInput m_input;
+    LoadOptions m_options;
+};
+
+// An InputKind's `open`: a new Reader over the input.
+template <class Reader>
+std::unique_ptr<InputReader> openReader(Trace& trace, const RunInput& input, const LoadOptions& options)
+{
+    return std::make_unique<Reader>(trace, input, options);
+}
+
 // ---- OTF2 (Score-P): an anchor file, an archive folder, or a folder of per-rank archives ----
 
 std::optional<RunInput> detectOtf2(const std::string& path)
@@ -23,12 +46,11 @@ std::optional<RunInput> detectOtf2(const std::string& path)
     return input;
 }
 
-class Otf2Reader final : public InputReader
+class Otf2Reader final : public StoredInputReader
 {
 public:
     Otf2Reader(Trace& trace, const RunInput& input, const LoadOptions& options)
-        : m_input(input)
-        , m_options(options)
+        : StoredInputReader(trace, input, options)
         , m_importer(trace, m_options)
     { }
     MemoryNeed estimate() override
@@ -50,15 +72,8 @@ public:
     }
 
 private:
-    RunInput m_input;
-    LoadOptions m_options;
     Otf2Importer m_importer; // holds a reference to m_options
 };
-
-std::unique_ptr<InputReader> openOtf2(Trace& trace, const RunInput& input, const LoadOptions& options)
-{
-    return std::make_unique<Otf2Reader>(trace, input, options);
-}
 
 // ---- torch.profiler (Kineto) JSON: a .json / .json.gz file, or a folder of them ----
 
@@ -96,14 +111,10 @@ std::uint64_t jsonBytes(const std::string& file)
     return size < (1ull << 32) && isize >= size ? isize : 10 * size;
 }
 
-class KinetoReader final : public InputReader
+class KinetoReader final : public StoredInputReader
 {
 public:
-    KinetoReader(Trace& trace, const RunInput& input, const LoadOptions& options)
-        : m_trace(trace)
-        , m_input(input)
-        , m_options(options)
-    { }
+    using StoredInputReader::StoredInputReader;
     MemoryNeed estimate() override
     {
         std::uint64_t bytes = 0;
@@ -112,17 +123,7 @@ public:
         return { kBaseBytes + std::uint64_t(double(bytes) * kBytesPerJsonByte), formatBytes(bytes) + " of JSON" };
     }
     void read() override { importKineto(m_trace, m_input.files, m_options); }
-
-private:
-    Trace& m_trace;
-    RunInput m_input;
-    LoadOptions m_options;
 };
-
-std::unique_ptr<InputReader> openKineto(Trace& trace, const RunInput& input, const LoadOptions& options)
-{
-    return std::make_unique<KinetoReader>(trace, input, options);
-}
 
 // ---- Nsight Systems: SQLite exports (a .nsys-rep is exported first), one file or a folder of them ----
 
@@ -136,14 +137,10 @@ std::optional<RunInput> detectNsys(const std::string& path)
     return input;
 }
 
-class NsysReader final : public InputReader
+class NsysReader final : public StoredInputReader
 {
 public:
-    NsysReader(Trace& trace, const RunInput& input, const LoadOptions& options)
-        : m_trace(trace)
-        , m_input(input)
-        , m_options(options)
-    { }
+    using StoredInputReader::StoredInputReader;
     MemoryNeed estimate() override
     {
         for (const auto& f : m_input.files)
@@ -154,16 +151,8 @@ public:
     void read() override { importNsys(m_trace, m_exports, m_options); }
 
 private:
-    Trace& m_trace;
-    RunInput m_input;
-    LoadOptions m_options;
     std::vector<std::string> m_exports;
 };
-
-std::unique_ptr<InputReader> openNsys(Trace& trace, const RunInput& input, const LoadOptions& options)
-{
-    return std::make_unique<NsysReader>(trace, input, options);
-}
 
 } // namespace
 
@@ -171,9 +160,9 @@ const std::vector<InputKind>& inputKinds()
 {
     // A new input kind: its importer in core/import, and one entry here.
     static const std::vector<InputKind> kinds = {
-        { "OTF2", detectOtf2, true, openOtf2 },
-        { "torch.profiler", detectKineto, false, openKineto },
-        { "Nsight Systems", detectNsys, false, openNsys },
+        { "OTF2", detectOtf2, true, openReader<Otf2Reader> },
+        { "torch.profiler", detectKineto, false, openReader<KinetoReader> },
+        { "Nsight Systems", detectNsys, false, openReader<NsysReader> },
     };
     return kinds;
 }

@@ -46,36 +46,37 @@ TimeUnit unitForStep(double stepNs)
     return TimeUnit::Nanoseconds;
 }
 
+namespace {
+
+// Each unit's suffix and its length in ns; nanoseconds (and Auto) are the row missing from the table.
+struct UnitRow
+{
+    TimeUnit unit;
+    const char* suffix;
+    double scale;
+};
+constexpr UnitRow kUnits[] = { { TimeUnit::Seconds, "s", 1e9 }, { TimeUnit::Milliseconds, "ms", 1e6 },
+    { TimeUnit::Microseconds, "\xC2\xB5s", 1e3 } };
+constexpr UnitRow kNanoseconds { TimeUnit::Nanoseconds, "ns", 1 };
+
+const UnitRow& rowOf(TimeUnit unit)
+{
+    for (const UnitRow& row : kUnits)
+        if (row.unit == unit)
+            return row;
+    return kNanoseconds;
+}
+
+} // namespace
+
 const char* unitSuffix(TimeUnit unit)
 {
-    switch (unit) {
-    case TimeUnit::Seconds:
-        return "s";
-    case TimeUnit::Milliseconds:
-        return "ms";
-    case TimeUnit::Microseconds:
-        return "\xC2\xB5s";
-    case TimeUnit::Nanoseconds:
-    case TimeUnit::Auto:
-        break;
-    }
-    return "ns";
+    return rowOf(unit).suffix;
 }
 
 double unitScale(TimeUnit unit)
 {
-    switch (unit) {
-    case TimeUnit::Seconds:
-        return 1e9;
-    case TimeUnit::Milliseconds:
-        return 1e6;
-    case TimeUnit::Microseconds:
-        return 1e3;
-    case TimeUnit::Nanoseconds:
-    case TimeUnit::Auto:
-        break;
-    }
-    return 1;
+    return rowOf(unit).scale;
 }
 
 std::string label(double tNs, double stepNs, TimeUnit unit, bool withSuffix)

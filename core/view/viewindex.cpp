@@ -2,6 +2,7 @@
 #include "view/viewindex.h"
 
 #include "analysis/rules.h"
+#include "model/enumnames.h"
 
 #include <algorithm>
 #include <array>
@@ -13,19 +14,20 @@ namespace exposure {
 
 const char* laneRoleName(LaneRole role)
 {
-    switch (role) {
-    case LaneRole::Compute:
-        return "compute";
-    case LaneRole::Communication:
-        return "NCCL";
-    case LaneRole::Memcpy:
-        return "memcpy";
-    case LaneRole::Cpu:
-        return "CPU";
-    case LaneRole::Other:
-        break;
-    }
-    return "";
+    static constexpr EnumName<LaneRole> names[] = { { LaneRole::Compute, "compute" },
+        { LaneRole::Communication, "NCCL" }, { LaneRole::Memcpy, "memcpy" }, { LaneRole::Cpu, "CPU" } };
+    return nameIn(names, role, "");
+}
+
+void ViewIndex::resizeRanks(std::size_t n)
+{
+    lod.resize(n);
+    roles.resize(n);
+    overlap.resize(n);
+    overlapLod.resize(n);
+    shares.resize(n);
+    overlapShares.resize(n);
+    depth.resize(n);
 }
 
 Category categoryOf(const Trace& trace, const Analysis* analysis, StringId name)
@@ -165,13 +167,7 @@ std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Anal
         index->lowPriority[id] = cats[id] == Category::Idle ? 1 : 0;
     buildPaintClasses(*index, analysis, cats);
 
-    index->lod.resize(trace.ranks.size());
-    index->shares.resize(trace.ranks.size());
-    index->overlapShares.resize(trace.ranks.size());
-    index->roles.resize(trace.ranks.size());
-    index->overlap.resize(trace.ranks.size());
-    index->overlapLod.resize(trace.ranks.size());
-    index->depth.resize(trace.ranks.size());
+    index->resizeRanks(trace.ranks.size());
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         const Rank& rank = trace.ranks[r];
         index->lod[r].reserve(rank.lanes.size());

@@ -74,6 +74,9 @@ struct ViewIndex
         std::vector<std::uint8_t> rowOfInterval; // [lane interval] = sub-row
     };
     std::vector<std::vector<DepthTables>> depth; // [rank][lane]; empty tables for GPU lanes and flat CPU lanes
+
+    // Sizes every table indexed by rank for `n` ranks.
+    void resizeRanks(std::size_t n);
     static int depthRow(std::uint8_t depth) { return std::min<int>(depth, kMaxDepthRows - 1); }
 
     static std::shared_ptr<const ViewIndex> build(const Trace& trace, const Analysis* analysis);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "whatif/graph.h"
 
+#include "model/enumnames.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -482,25 +484,10 @@ void indexEdges(Graph& g)
 
 const char* pathPartName(PathPart p)
 {
-    switch (p) {
-    case PathPart::Host:
-        return "host";
-    case PathPart::Launch:
-        return "launch";
-    case PathPart::Sync:
-        return "sync";
-    case PathPart::Compute:
-        return "compute";
-    case PathPart::Communication:
-        return "communication";
-    case PathPart::Memcpy:
-        return "memcpy";
-    case PathPart::Latency:
-        return "latency";
-    case PathPart::Other:
-        return "other";
-    }
-    return "other";
+    static constexpr EnumName<PathPart> names[] = { { PathPart::Host, "host" }, { PathPart::Launch, "launch" },
+        { PathPart::Sync, "sync" }, { PathPart::Compute, "compute" }, { PathPart::Communication, "communication" },
+        { PathPart::Memcpy, "memcpy" }, { PathPart::Latency, "latency" }, { PathPart::Other, "other" } };
+    return nameIn(names, p, "other");
 }
 
 std::optional<IntervalRef> launchCallOf(const Analysis& analysis, IntervalRef gpu)

@@ -26,6 +26,26 @@ namespace {
 
 using bench::bestOfMs;
 
+struct KernelLane
+{
+    IntervalTable t;
+    TimeNs end = 0; // after the last gap
+};
+
+// `n` kernels of 2–400 µs (300 names) with gaps of 0.5–8 µs, and a pause of `pauseNs` after every `burst` kernels.
+KernelLane kernelLane(std::size_t n, std::mt19937_64& rng, std::size_t burst, TimeNs pauseNs)
+{
+    std::uniform_int_distribution<int> dur(2'000, 400'000), gap(500, 8'000);
+    KernelLane lane;
+    lane.t.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const TimeNs d = dur(rng);
+        lane.t.append(lane.end, lane.end + d, StringId(i % 300));
+        lane.end += d + (i % burst == burst - 1 ? pauseNs : gap(rng));
+    }
+    return lane;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -34,15 +54,9 @@ int main(int argc, char** argv)
     const std::size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 10'000'000;
     // A DDP-like compute stream: kernels of 2–400 µs with short gaps, and a pause every 500 kernels.
     std::mt19937_64 rng(42);
-    std::uniform_int_distribution<int> dur(2'000, 400'000), gap(500, 8'000);
-    IntervalTable t;
-    t.reserve(n);
-    TimeNs now = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        const TimeNs d = dur(rng);
-        t.append(now, now + d, StringId(i % 300));
-        now += d + (i % 500 == 499 ? 3'000'000 : gap(rng));
-    }
+    KernelLane lane = kernelLane(n, rng, 500, 3'000'000);
+    const IntervalTable& t = lane.t;
+    const TimeNs now = lane.end;
     const auto lodStart = Clock::now();
     const LodIndex lod(t);
     const double lodBuildMs = std::chrono::duration<double, std::milli>(Clock::now() - lodStart).count();
@@ -99,14 +113,9 @@ int main(int argc, char** argv)
     // Many separate items at the whole-trace zoom: bursts of 20 000 kernels separated by 10 s pauses
     // (each pause is several pixels wide, so ~500 folds must be found, not one).
     {
-        IntervalTable bursts;
-        bursts.reserve(n);
-        TimeNs end = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            const TimeNs d = dur(rng);
-            bursts.append(end, end + d, StringId(i % 300));
-            end += d + (i % 20000 == 19999 ? 10'000'000'000 : gap(rng));
-        }
+        const KernelLane burstLane = kernelLane(n, rng, 20000, 10'000'000'000);
+        const IntervalTable& bursts = burstLane.t;
+        const TimeNs end = burstLane.end;
         const LodIndex burstLod(bursts);
         const DrawListParams p { 0, end, double(end) / width, 2 };
         const double noLod = bestOfMs(3, [&] { DrawListBuilder::build(bursts, nullptr, p, out); });
@@ -118,8 +127,9 @@ int main(int argc, char** argv)
             "%-48s %10.3f %8zu %10.3f\n", "whole trace, 500 bursts, no LOD", noLod, itemsNoLod, noLod / linearPass);
     }
 
-    // Full timeline: 2 ranks, each a compute stream with n/2 kernels and an NCCL stream.
+    // Full timeline: 2 ranks, each a compute stream with n/2 kernels (as kernelLane's) and an NCCL stream.
     {
+        std::uniform_int_distribution<int> dur(2'000, 400'000), gap(500, 8'000);
         TraceBuilder b;
         for (int r = 0; r < 2; ++r) {
             const int rank = b.addRank("Rank " + std::to_string(r));

@@ -25,11 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         spec = FigureSpec::fromJson(bytes, source);
         spec.validate(source);
     } catch (const FigureSpecError& e) {
-        const std::string msg = e.what();
-        if (msg.rfind("fuzz.json", 0) != 0)
-            fuzz::violated("figure spec error does not name the file", msg);
-        if (msg.find('\n') != std::string::npos)
-            fuzz::violated("figure spec error spans several lines", msg);
+        fuzz::checkNamedOneLine(e.what(), "fuzz.json", "figure spec");
         return 0;
     }
     (void)spec.pixelSize();

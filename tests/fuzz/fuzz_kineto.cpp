@@ -3,8 +3,6 @@
 // or ".json.gz" when it starts with the gzip magic), unless it uses the container format of fuzzfiles.h to give
 // several files (ranks, world sizes). Then the analysis of whatever the reader accepts.
 #include "fuzzcheck.h"
-#include "fuzzfiles.h"
-#include "run/openrun.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -16,14 +14,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const bool gzip = size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
     const auto files = fuzz::splitFiles(
         { reinterpret_cast<const char*>(data), size }, gzip ? "rank0.pt.trace.json.gz" : "rank0.pt.trace.json");
-    const std::string dir = fuzz::writeFuzzFolder(files);
-    LoadOptions options;
-    options.threads = 1;
-    try {
-        const auto trace = loadTrace(dir, options);
-        fuzz::analyseAccepted(*trace);
-    } catch (const LoadError& e) {
-        fuzz::checkLoadError(e);
-    }
+    fuzz::loadAndAnalyse(files);
     return 0;
 }

@@ -2,8 +2,6 @@
 // Fuzz target: the Nsight Systems SQLite reader. The whole input is one report ("rank0.sqlite"), unless it uses the
 // container format of fuzzfiles.h to give several files (ranks). Then the analysis of whatever the reader accepts.
 #include "fuzzcheck.h"
-#include "fuzzfiles.h"
-#include "run/openrun.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -13,14 +11,6 @@ using namespace exposure;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
     const auto files = fuzz::splitFiles({ reinterpret_cast<const char*>(data), size }, "rank0.sqlite");
-    const std::string dir = fuzz::writeFuzzFolder(files);
-    LoadOptions options;
-    options.threads = 1;
-    try {
-        const auto trace = loadTrace(dir, options);
-        fuzz::analyseAccepted(*trace);
-    } catch (const LoadError& e) {
-        fuzz::checkLoadError(e);
-    }
+    fuzz::loadAndAnalyse(files);
     return 0;
 }

@@ -3,9 +3,7 @@
 // input (see fuzzfiles.h for the container format; tests/fuzz/corpus/otf2 holds packed one-rank archives), then
 // the analysis of whatever the importer accepts. Bad input must end in a one-line LoadError.
 #include "fuzzcheck.h"
-#include "fuzzfiles.h"
 #include "import/kinetoimporter.h"
-#include "run/openrun.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -17,14 +15,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto files = fuzz::splitFiles({ reinterpret_cast<const char*>(data), size }, {});
     // A folder with torch.profiler files goes to the Kineto reader, which has its own target.
     std::erase_if(files, [](const fuzz::FuzzFile& f) { return isKinetoFileName(f.name); });
-    const std::string dir = fuzz::writeFuzzFolder(files);
-    LoadOptions options;
-    options.threads = 1;
-    try {
-        const auto trace = loadTrace(dir, options);
-        fuzz::analyseAccepted(*trace);
-    } catch (const LoadError& e) {
-        fuzz::checkLoadError(e);
-    }
+    fuzz::loadAndAnalyse(files);
     return 0;
 }

@@ -19,11 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
         rules = Rules::fromJson(text, "fuzz.json");
     } catch (const std::runtime_error& e) {
-        const std::string msg = e.what();
-        if (msg.rfind("fuzz.json", 0) != 0)
-            fuzz::violated("rules error does not name the file", msg);
-        if (msg.find('\n') != std::string::npos)
-            fuzz::violated("rules error spans several lines", msg);
+        fuzz::checkNamedOneLine(e.what(), "fuzz.json", "rules");
         return 0;
     }
     static const char* const names[] = {

@@ -4,7 +4,9 @@
 // as a finding together with the input.
 #include "analysis/analysis.h"
 #include "analysis/statsreport.h"
+#include "fuzzfiles.h"
 #include "import/loader.h"
+#include "run/openrun.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -37,6 +39,16 @@ inline void checkLoadError(const LoadError& e)
         violated("LoadError message spans several lines", msg);
 }
 
+// A reader's error for the input named `source` must be one line starting with that name; `what` names the reader
+// in the message of a violation ("rules", "figure spec").
+inline void checkNamedOneLine(const std::string& msg, const std::string& source, const std::string& what)
+{
+    if (msg.rfind(source, 0) != 0)
+        violated((what + " error does not name the file").c_str(), msg);
+    if (msg.find('\n') != std::string::npos)
+        violated((what + " error spans several lines").c_str(), msg);
+}
+
 // A trace the importer accepted must survive the analysis and the statistics report.
 inline void analyseAccepted(const Trace& trace)
 {
@@ -48,6 +60,21 @@ inline void analyseAccepted(const Trace& trace)
         violated("statsJson did not write an object", json.substr(0, 80));
     if (verbose())
         std::fprintf(stderr, "accepted: %zu ranks, %zu bytes of statistics\n", trace.ranks.size(), json.size());
+}
+
+// The harness of the targets that read trace files: `files` written to the fuzz folder and loaded on one thread;
+// what loads must survive the analysis, what does not must fail with a one-line LoadError.
+inline void loadAndAnalyse(const std::vector<FuzzFile>& files)
+{
+    const std::string dir = writeFuzzFolder(files);
+    LoadOptions options;
+    options.threads = 1;
+    try {
+        const auto trace = loadTrace(dir, options);
+        analyseAccepted(*trace);
+    } catch (const LoadError& e) {
+        checkLoadError(e);
+    }
 }
 
 } // namespace exposure::fuzz

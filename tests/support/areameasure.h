@@ -27,6 +27,14 @@ inline void showWholeTrace(TimelinePlot& plot, const std::shared_ptr<const Trace
     plot.replot();
 }
 
+// showWholeTrace, then what the plot draws as an RGB32 image.
+inline QImage drawWholeTrace(TimelinePlot& plot, const std::shared_ptr<const Trace>& trace,
+    const std::shared_ptr<const Analysis>& analysis, QSize size, TimelineOptions options = {})
+{
+    showWholeTrace(plot, trace, analysis, size, options);
+    return plot.toPixmap().toImage().convertToFormat(QImage::Format_RGB32);
+}
+
 enum class Target { Widget, Png, Svg, GrayPng };
 
 struct Render
@@ -63,8 +71,7 @@ inline Render render(const std::shared_ptr<const Trace>& trace, const std::share
         TimelineOptions o;
         o.legend = false;
         o.showCpu = false;
-        showWholeTrace(plot, trace, analysis, QSize(width, height), o);
-        out.image = plot.toPixmap().toImage().convertToFormat(QImage::Format_RGB32);
+        out.image = drawWholeTrace(plot, trace, analysis, QSize(width, height), o);
         collect(&plot);
         return out;
     }

@@ -2,6 +2,7 @@
 #pragma once
 // Small generated torch.profiler (Kineto) traces for tests, written as .json or .json.gz.
 #include <QByteArray>
+#include <QDir>
 #include <QFile>
 #include <QString>
 #include <QTemporaryDir>
@@ -115,6 +116,18 @@ inline QString write(const QTemporaryDir& dir, const QString& name, const QByteA
     const QString path = dir.filePath(name);
     writeFile(path, text);
     return path;
+}
+
+// A run of `ranks` torch.profiler files (rankTrace(r, ranks) as "rank<r>.json") in the folder `name` of `dir`: its
+// path, or an empty string where the folder or a file could not be written.
+inline QString writeKinetoRun(const QTemporaryDir& dir, const QString& name, int ranks)
+{
+    if (!QDir(dir.path()).mkpath(name))
+        return {};
+    for (int r = 0; r < ranks; ++r)
+        if (!writeFile(dir.filePath(name + QStringLiteral("/rank%1.json").arg(r)), rankTrace(r, ranks)))
+            return {};
+    return dir.filePath(name);
 }
 
 } // namespace exposure::testing

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace exposure::testing {
 
@@ -139,6 +140,46 @@ inline std::shared_ptr<Trace> makeGpuBoundTrace(int ranks = 2, int steps = 10)
         }
     }
     return b.finish();
+}
+
+// One process, two GPUs: a peer-to-peer copy on GPU 0 at [40, 45) us (an arrow to GPU 1's row) between kernels.
+inline std::shared_ptr<Trace> makePeerCopyTrace()
+{
+    TraceBuilder b;
+    const int rank = b.addRank("Rank 0");
+    const int g0 = b.addLane(rank, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
+    const int g1 = b.addLane(rank, "CUDA[1:13]", LaneKind::GpuStream, 1, 13);
+    b.addInterval(rank, g0, 0, 30'000, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
+    const auto copy = b.addInterval(rank, g0, 40'000, 45'000, "memcpy PtoP", RegionKind::Memcpy);
+    b.trace().ranks[std::size_t(rank)].lanes[std::size_t(g0)].copyPeers.emplace_back(copy, 1);
+    b.addInterval(rank, g1, 0, 100'000, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
+    return b.finish();
+}
+
+// A rank's lane names in lane order, and a trace's rank numbers and hosts in rank order: what an importer's lane and
+// rank order is checked against in one comparison.
+inline std::vector<std::string> laneNames(const Rank& rank)
+{
+    std::vector<std::string> out;
+    for (const Lane& lane : rank.lanes)
+        out.push_back(lane.name);
+    return out;
+}
+
+inline std::vector<int> rankNumbers(const Trace& trace)
+{
+    std::vector<int> out;
+    for (const Rank& rank : trace.ranks)
+        out.push_back(rank.rank);
+    return out;
+}
+
+inline std::vector<std::string> rankHosts(const Trace& trace)
+{
+    std::vector<std::string> out;
+    for (const Rank& rank : trace.ranks)
+        out.push_back(rank.host);
+    return out;
 }
 
 } // namespace exposure::testing

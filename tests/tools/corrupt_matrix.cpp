@@ -43,21 +43,9 @@ enum class Outcome { Loaded, CleanError, Timeout, Crash, BadExit, BadMessage };
 
 const char* outcomeName(Outcome o)
 {
-    switch (o) {
-    case Outcome::Loaded:
-        return "loaded";
-    case Outcome::CleanError:
-        return "clean error";
-    case Outcome::Timeout:
-        return "TIMEOUT";
-    case Outcome::Crash:
-        return "CRASH";
-    case Outcome::BadExit:
-        return "BAD EXIT CODE";
-    case Outcome::BadMessage:
-        return "BAD MESSAGE";
-    }
-    return "?";
+    static constexpr const char* names[]
+        = { "loaded", "clean error", "TIMEOUT", "CRASH", "BAD EXIT CODE", "BAD MESSAGE" }; // by Outcome's order
+    return names[std::size_t(o)];
 }
 
 struct Job

@@ -1,27 +1,31 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "common/labels.h"
 
+#include "model/enumnames.h"
 #include "model/timeformat.h"
 
 #include <QObject>
 
 namespace exposure {
 
+namespace {
+
+// The labels are marked for translation where they are written (QT_TRANSLATE_NOOP) and translated when read.
+QString translated(const char* text)
+{
+    return text ? QObject::tr(text) : QString();
+}
+
+} // namespace
+
 QString categoryLabel(Category c)
 {
-    switch (c) {
-    case Category::Compute:
-        return QObject::tr("compute");
-    case Category::Communication:
-        return QObject::tr("communication");
-    case Category::Memcpy:
-        return QObject::tr("memcpy");
-    case Category::Idle:
-        return QObject::tr("idle / sync");
-    case Category::Host:
-        return QObject::tr("host");
-    }
-    return {};
+    static constexpr EnumName<Category> labels[] = { { Category::Compute, QT_TRANSLATE_NOOP("QObject", "compute") },
+        { Category::Communication, QT_TRANSLATE_NOOP("QObject", "communication") },
+        { Category::Memcpy, QT_TRANSLATE_NOOP("QObject", "memcpy") },
+        { Category::Idle, QT_TRANSLATE_NOOP("QObject", "idle / sync") },
+        { Category::Host, QT_TRANSLATE_NOOP("QObject", "host") } };
+    return translated(nameIn(labels, c, nullptr));
 }
 
 QString groupDigits(std::uint64_t n)
@@ -39,17 +43,12 @@ QString durationText(TimeNs ns)
 
 QString overlapStateLabel(OverlapState s)
 {
-    switch (s) {
-    case OverlapState::ComputeOnly:
-        return QObject::tr("compute only");
-    case OverlapState::Hidden:
-        return QObject::tr("hidden communication");
-    case OverlapState::Exposed:
-        return QObject::tr("exposed communication");
-    case OverlapState::Other:
-        return QObject::tr("other GPU activity");
-    }
-    return {};
+    static constexpr EnumName<OverlapState> labels[]
+        = { { OverlapState::ComputeOnly, QT_TRANSLATE_NOOP("QObject", "compute only") },
+              { OverlapState::Hidden, QT_TRANSLATE_NOOP("QObject", "hidden communication") },
+              { OverlapState::Exposed, QT_TRANSLATE_NOOP("QObject", "exposed communication") },
+              { OverlapState::Other, QT_TRANSLATE_NOOP("QObject", "other GPU activity") } };
+    return translated(nameIn(labels, s, nullptr));
 }
 
 QString byteCountText(std::uint64_t bytes, bool exact)

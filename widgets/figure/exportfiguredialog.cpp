@@ -41,6 +41,39 @@ const char* kSettingsKey = "ExportFigure/spec";
 constexpr int kPreviewWidth = 640;
 constexpr int kPreviewHeight = 300;
 
+// Where a form row of widgets side by side puts its spare width: after them, into the first one, or nowhere.
+enum class Spare { End, First, None };
+
+void addInlineRow(QFormLayout* form, const QString& label, std::initializer_list<QWidget*> widgets, Spare spare)
+{
+    auto* row = new QHBoxLayout;
+    for (QWidget* w : widgets)
+        row->addWidget(w, spare == Spare::First && w == *widgets.begin() ? 1 : 0);
+    if (spare == Spare::End)
+        row->addStretch();
+    form->addRow(label, row);
+}
+
+// A combo box named `name` offering `choices`: (text, the value it stands for as the item's data).
+QComboBox* choiceBox(const char* name, std::initializer_list<std::pair<QString, int>> choices)
+{
+    auto* box = new QComboBox;
+    box->setObjectName(QLatin1String(name));
+    for (const auto& [text, value] : choices)
+        box->addItem(text, value);
+    return box;
+}
+
+// A spin box named `name` (the tests find fields by name) over [lo, hi], its unit after the number.
+template <class Box> Box* unitSpinBox(const char* name, int lo, int hi, const QString& suffix)
+{
+    auto* box = new Box;
+    box->setObjectName(QLatin1String(name));
+    box->setRange(lo, hi);
+    box->setSuffix(suffix);
+    return box;
+}
+
 QString timeText(TimeNs ns)
 {
     // Exact and re-parsable: whole ns ("1500000ns" would be exact but unreadable; µs keeps 3 decimals).
@@ -131,11 +164,9 @@ void ExportFigureDialog::buildUi()
 
 void ExportFigureDialog::addSizeFields(QFormLayout* form)
 {
-    m_format = new QComboBox;
-    m_format->setObjectName(QStringLiteral("format"));
-    m_format->addItem(tr("PNG image"), int(FigureSpec::Format::Png));
-    m_format->addItem(tr("SVG (vector)"), int(FigureSpec::Format::Svg));
-    m_format->addItem(tr("PDF (vector)"), int(FigureSpec::Format::Pdf));
+    m_format = choiceBox("format",
+        { { tr("PNG image"), int(FigureSpec::Format::Png) }, { tr("SVG (vector)"), int(FigureSpec::Format::Svg) },
+            { tr("PDF (vector)"), int(FigureSpec::Format::Pdf) } });
     form->addRow(tr("&Format:"), m_format);
 
     // Size: pixels, or millimetres plus DPI.
@@ -149,41 +180,17 @@ void ExportFigureDialog::addSizeFields(QFormLayout* form)
     m_sizePreset->addItem(tr("Single column, 85 mm"), 85.0);
     m_sizePreset->addItem(tr("1.5 column, 120 mm"), 120.0);
     m_sizePreset->addItem(tr("Double column, 178 mm"), 178.0);
-    auto* unitRow = new QHBoxLayout;
-    unitRow->addWidget(m_sizePx);
-    unitRow->addWidget(m_sizeMm);
-    unitRow->addWidget(m_sizePreset);
-    unitRow->addStretch();
-    form->addRow(tr("Size in:"), unitRow);
+    addInlineRow(form, tr("Size in:"), { m_sizePx, m_sizeMm, m_sizePreset }, Spare::End);
 
-    m_widthPx = new QSpinBox;
-    m_widthPx->setObjectName(QStringLiteral("widthPx"));
-    m_widthPx->setRange(100, 20000);
-    m_widthPx->setSuffix(tr(" px"));
-    m_heightPx = new QSpinBox;
-    m_heightPx->setObjectName(QStringLiteral("heightPx"));
-    m_heightPx->setRange(60, 20000);
-    m_heightPx->setSuffix(tr(" px"));
-    m_widthMm = new QDoubleSpinBox;
-    m_widthMm->setObjectName(QStringLiteral("widthMm"));
-    m_widthMm->setRange(20, 2000);
+    m_widthPx = unitSpinBox<QSpinBox>("widthPx", 100, 20000, tr(" px"));
+    m_heightPx = unitSpinBox<QSpinBox>("heightPx", 60, 20000, tr(" px"));
+    m_widthMm = unitSpinBox<QDoubleSpinBox>("widthMm", 20, 2000, tr(" mm"));
     m_widthMm->setDecimals(1);
-    m_widthMm->setSuffix(tr(" mm"));
-    m_heightMm = new QDoubleSpinBox;
-    m_heightMm->setObjectName(QStringLiteral("heightMm"));
-    m_heightMm->setRange(10, 2000);
+    m_heightMm = unitSpinBox<QDoubleSpinBox>("heightMm", 10, 2000, tr(" mm"));
     m_heightMm->setDecimals(1);
-    m_heightMm->setSuffix(tr(" mm"));
-    m_dpi = new QSpinBox;
-    m_dpi->setObjectName(QStringLiteral("dpi"));
-    m_dpi->setRange(30, 2400);
-    m_dpi->setSuffix(tr(" dpi"));
-    auto* sizeRow = new QHBoxLayout;
-    for (QWidget* w : std::initializer_list<QWidget*> {
-             m_widthPx, m_widthMm, new QLabel(QStringLiteral("×")), m_heightPx, m_heightMm, m_dpi })
-        sizeRow->addWidget(w);
-    sizeRow->addStretch();
-    form->addRow(tr("Width × height:"), sizeRow);
+    m_dpi = unitSpinBox<QSpinBox>("dpi", 30, 2400, tr(" dpi"));
+    addInlineRow(form, tr("Width × height:"),
+        { m_widthPx, m_widthMm, new QLabel(QStringLiteral("×")), m_heightPx, m_heightMm, m_dpi }, Spare::End);
     m_sizeInfo = new QLabel;
     m_sizeInfo->setObjectName(QStringLiteral("sizeInfo"));
     form->addRow(QString(), m_sizeInfo);
@@ -192,15 +199,14 @@ void ExportFigureDialog::addSizeFields(QFormLayout* form)
 void ExportFigureDialog::addRangeFields(QFormLayout* form)
 {
     // Range.
-    m_rangeKind = new QComboBox;
-    m_rangeKind->setObjectName(QStringLiteral("rangeKind"));
-    m_rangeKind->addItem(tr("Whole trace"), int(FigureSpec::RangeKind::Whole));
-    m_rangeKind->addItem(tr("Visible range (%1 – %2)")
-                             .arg(QString::fromStdString(formatDuration(m_visible.start)),
-                                 QString::fromStdString(formatDuration(m_visible.end))),
-        int(FigureSpec::RangeKind::Visible));
-    m_rangeKind->addItem(tr("One training step"), int(FigureSpec::RangeKind::Step));
-    m_rangeKind->addItem(tr("From – to"), int(FigureSpec::RangeKind::Custom));
+    m_rangeKind = choiceBox("rangeKind",
+        { { tr("Whole trace"), int(FigureSpec::RangeKind::Whole) },
+            { tr("Visible range (%1 – %2)")
+                    .arg(QString::fromStdString(formatDuration(m_visible.start)),
+                        QString::fromStdString(formatDuration(m_visible.end))),
+                int(FigureSpec::RangeKind::Visible) },
+            { tr("One training step"), int(FigureSpec::RangeKind::Step) },
+            { tr("From – to"), int(FigureSpec::RangeKind::Custom) } });
     m_step = new QComboBox;
     m_step->setObjectName(QStringLiteral("step"));
     if (m_analysis) {
@@ -221,32 +227,21 @@ void ExportFigureDialog::addRangeFields(QFormLayout* form)
     m_to = new QLineEdit;
     m_to->setObjectName(QStringLiteral("to"));
     m_to->setPlaceholderText(tr("e.g. 20ms"));
-    auto* rangeRow = new QHBoxLayout;
-    rangeRow->addWidget(m_rangeKind);
-    rangeRow->addWidget(m_step);
-    rangeRow->addWidget(m_from);
-    rangeRow->addWidget(m_to);
-    form->addRow(tr("Range:"), rangeRow);
+    addInlineRow(form, tr("Range:"), { m_rangeKind, m_step, m_from, m_to }, Spare::None);
 }
 
 void ExportFigureDialog::addRowFields(QFormLayout* form)
 {
     // Rows.
-    m_rows = new QComboBox;
-    m_rows->setObjectName(QStringLiteral("rows"));
-    m_rows->addItem(
-        tr("Automatic (all rows that are legible; GPU and overlap rows first)"), int(FigureSpec::RowsKind::Auto));
-    m_rows->addItem(tr("All rows"), int(FigureSpec::RowsKind::All));
-    m_rows->addItem(tr("GPU streams only"), int(FigureSpec::RowsKind::Gpu));
-    m_rows->addItem(tr("Overlap rows only"), int(FigureSpec::RowsKind::Overlap));
-    m_rows->addItem(tr("Chosen rows"), int(FigureSpec::RowsKind::List));
+    m_rows = choiceBox("rows",
+        { { tr("Automatic (all rows that are legible; GPU and overlap rows first)"), int(FigureSpec::RowsKind::Auto) },
+            { tr("All rows"), int(FigureSpec::RowsKind::All) },
+            { tr("GPU streams only"), int(FigureSpec::RowsKind::Gpu) },
+            { tr("Overlap rows only"), int(FigureSpec::RowsKind::Overlap) },
+            { tr("Chosen rows"), int(FigureSpec::RowsKind::List) } });
     m_overlapLanes = new QCheckBox(tr("Overlap rows (hidden / exposed)"));
     m_overlapLanes->setObjectName(QStringLiteral("overlapLanes"));
-    auto* rowsRow = new QHBoxLayout;
-    rowsRow->addWidget(m_rows);
-    rowsRow->addWidget(m_overlapLanes);
-    rowsRow->addStretch();
-    form->addRow(tr("Rows:"), rowsRow);
+    addInlineRow(form, tr("Rows:"), { m_rows, m_overlapLanes }, Spare::End);
     m_rowList = new QListWidget;
     m_rowList->setObjectName(QStringLiteral("rowList"));
     m_rowList->setMaximumHeight(110);
@@ -273,54 +268,34 @@ void ExportFigureDialog::addRowFields(QFormLayout* form)
 void ExportFigureDialog::addLookFields(QFormLayout* form)
 {
     // Look.
-    m_palette = new QComboBox;
-    m_palette->setObjectName(QStringLiteral("palette"));
-    m_palette->addItem(tr("Default"), int(PaletteKind::Default));
-    m_palette->addItem(tr("Colour-blind safe"), int(PaletteKind::ColorBlind));
-    m_palette->addItem(tr("Greyscale with hatching"), int(PaletteKind::Grayscale));
+    m_palette = choiceBox("palette",
+        { { tr("Default"), int(PaletteKind::Default) }, { tr("Colour-blind safe"), int(PaletteKind::ColorBlind) },
+            { tr("Greyscale with hatching"), int(PaletteKind::Grayscale) } });
     form->addRow(tr("&Palette:"), m_palette);
     m_fontFamily = new QFontComboBox;
     m_fontFamily->setObjectName(QStringLiteral("fontFamily"));
-    m_fontSize = new QDoubleSpinBox;
-    m_fontSize->setObjectName(QStringLiteral("fontSize"));
-    m_fontSize->setRange(2, 72);
+    m_fontSize = unitSpinBox<QDoubleSpinBox>("fontSize", 2, 72, tr(" pt"));
     m_fontSize->setDecimals(1);
     m_fontSize->setSingleStep(0.5);
-    m_fontSize->setSuffix(tr(" pt"));
-    auto* fontRow = new QHBoxLayout;
-    fontRow->addWidget(m_fontFamily, 1);
-    fontRow->addWidget(m_fontSize);
-    form->addRow(tr("Font:"), fontRow);
+    addInlineRow(form, tr("Font:"), { m_fontFamily, m_fontSize }, Spare::First);
     m_legend = new QCheckBox(tr("Show"));
     m_legend->setObjectName(QStringLiteral("legend"));
-    m_legendPosition = new QComboBox;
-    m_legendPosition->setObjectName(QStringLiteral("legendPosition"));
-    m_legendPosition->addItem(tr("Above the plot"), int(LegendPosition::Top));
-    m_legendPosition->addItem(tr("Below the plot"), int(LegendPosition::Bottom));
-    m_legendPosition->addItem(tr("Right of the plot"), int(LegendPosition::Right));
-    m_legendPosition->addItem(tr("Inside, top right"), int(LegendPosition::InsideTopRight));
-    auto* legendRow = new QHBoxLayout;
-    legendRow->addWidget(m_legend);
-    legendRow->addWidget(m_legendPosition);
-    legendRow->addStretch();
-    form->addRow(tr("Legend:"), legendRow);
+    m_legendPosition = choiceBox("legendPosition",
+        { { tr("Above the plot"), int(LegendPosition::Top) }, { tr("Below the plot"), int(LegendPosition::Bottom) },
+            { tr("Right of the plot"), int(LegendPosition::Right) },
+            { tr("Inside, top right"), int(LegendPosition::InsideTopRight) } });
+    addInlineRow(form, tr("Legend:"), { m_legend, m_legendPosition }, Spare::End);
     m_title = new QLineEdit;
     m_title->setObjectName(QStringLiteral("title"));
     m_title->setPlaceholderText(tr("no title"));
     form->addRow(tr("&Title:"), m_title);
     m_axisLabel = new QLineEdit;
     m_axisLabel->setObjectName(QStringLiteral("axisLabel"));
-    m_timeUnit = new QComboBox;
-    m_timeUnit->setObjectName(QStringLiteral("timeUnit"));
-    m_timeUnit->addItem(tr("automatic unit"), int(TimeUnit::Auto));
-    m_timeUnit->addItem(QStringLiteral("ns"), int(TimeUnit::Nanoseconds));
-    m_timeUnit->addItem(QStringLiteral("µs"), int(TimeUnit::Microseconds));
-    m_timeUnit->addItem(QStringLiteral("ms"), int(TimeUnit::Milliseconds));
-    m_timeUnit->addItem(QStringLiteral("s"), int(TimeUnit::Seconds));
-    auto* axisRow = new QHBoxLayout;
-    axisRow->addWidget(m_axisLabel, 1);
-    axisRow->addWidget(m_timeUnit);
-    form->addRow(tr("Time axis:"), axisRow);
+    m_timeUnit = choiceBox("timeUnit",
+        { { tr("automatic unit"), int(TimeUnit::Auto) }, { QStringLiteral("ns"), int(TimeUnit::Nanoseconds) },
+            { QStringLiteral("µs"), int(TimeUnit::Microseconds) },
+            { QStringLiteral("ms"), int(TimeUnit::Milliseconds) }, { QStringLiteral("s"), int(TimeUnit::Seconds) } });
+    addInlineRow(form, tr("Time axis:"), { m_axisLabel, m_timeUnit }, Spare::First);
 }
 
 void ExportFigureDialog::connectChanges()

@@ -3,6 +3,7 @@
 
 #include "analysis/analysis.h"
 #include "common/atomicwrite.h"
+#include "model/enumnames.h"
 #include "model/timeformat.h"
 #include "view/viewindex.h"
 
@@ -12,6 +13,7 @@
 #include <QJsonObject>
 #include <QSet>
 #include <cmath>
+#include <optional>
 
 namespace exposure {
 
@@ -33,34 +35,17 @@ namespace {
 
 QString rangeKindName(FigureSpec::RangeKind k)
 {
-    switch (k) {
-    case FigureSpec::RangeKind::Visible:
-        return QStringLiteral("visible");
-    case FigureSpec::RangeKind::Custom:
-        return QStringLiteral("range");
-    case FigureSpec::RangeKind::Step:
-        return QStringLiteral("step");
-    case FigureSpec::RangeKind::Whole:
-        break;
-    }
-    return QStringLiteral("whole");
+    static constexpr EnumName<FigureSpec::RangeKind> names[] = { { FigureSpec::RangeKind::Visible, "visible" },
+        { FigureSpec::RangeKind::Custom, "range" }, { FigureSpec::RangeKind::Step, "step" } };
+    return QString::fromLatin1(nameIn(names, k, "whole"));
 }
 
 QString rowsKindName(FigureSpec::RowsKind k)
 {
-    switch (k) {
-    case FigureSpec::RowsKind::Gpu:
-        return QStringLiteral("gpu");
-    case FigureSpec::RowsKind::Overlap:
-        return QStringLiteral("overlap");
-    case FigureSpec::RowsKind::List:
-        return QStringLiteral("list");
-    case FigureSpec::RowsKind::All:
-        return QStringLiteral("all");
-    case FigureSpec::RowsKind::Auto:
-        break;
-    }
-    return QStringLiteral("auto");
+    static constexpr EnumName<FigureSpec::RowsKind> names[]
+        = { { FigureSpec::RowsKind::Gpu, "gpu" }, { FigureSpec::RowsKind::Overlap, "overlap" },
+              { FigureSpec::RowsKind::List, "list" }, { FigureSpec::RowsKind::All, "all" } };
+    return QString::fromLatin1(nameIn(names, k, "auto"));
 }
 
 // Rejects keys the format does not know: a misspelt "heigth" must not silently give the default height.
@@ -76,34 +61,35 @@ void checkKeys(
     }
 }
 
-QJsonObject objectAt(const QJsonObject& o, const char* key, const QString& source)
+// The value of `key`: nullopt when absent; fails with "'key' must be …" (`must`) when `is` says it is of the wrong
+// type.
+std::optional<QJsonValue> typedAt(
+    const QJsonObject& o, const char* key, bool (QJsonValue::*is)() const, const char* must, const QString& source)
 {
     const QJsonValue v = o.value(QLatin1String(key));
     if (v.isUndefined())
-        return {};
-    if (!v.isObject())
-        fail(source, QStringLiteral("'%1' must be an object").arg(QLatin1String(key)));
-    return v.toObject();
+        return std::nullopt;
+    if (!(v.*is)())
+        fail(source, QStringLiteral("'%1' must be %2").arg(QLatin1String(key), QLatin1String(must)));
+    return v;
+}
+
+QJsonObject objectAt(const QJsonObject& o, const char* key, const QString& source)
+{
+    const auto v = typedAt(o, key, &QJsonValue::isObject, "an object", source);
+    return v ? v->toObject() : QJsonObject();
 }
 
 QString stringAt(const QJsonObject& o, const char* key, const QString& def, const QString& source)
 {
-    const QJsonValue v = o.value(QLatin1String(key));
-    if (v.isUndefined())
-        return def;
-    if (!v.isString())
-        fail(source, QStringLiteral("'%1' must be a string").arg(QLatin1String(key)));
-    return v.toString();
+    const auto v = typedAt(o, key, &QJsonValue::isString, "a string", source);
+    return v ? v->toString() : def;
 }
 
 double numberAt(const QJsonObject& o, const char* key, double def, const QString& source)
 {
-    const QJsonValue v = o.value(QLatin1String(key));
-    if (v.isUndefined())
-        return def;
-    if (!v.isDouble())
-        fail(source, QStringLiteral("'%1' must be a number").arg(QLatin1String(key)));
-    return v.toDouble();
+    const auto v = typedAt(o, key, &QJsonValue::isDouble, "a number", source);
+    return v ? v->toDouble() : def;
 }
 
 int intAt(const QJsonObject& o, const char* key, int def, const QString& source)
@@ -116,12 +102,19 @@ int intAt(const QJsonObject& o, const char* key, int def, const QString& source)
 
 bool boolAt(const QJsonObject& o, const char* key, bool def, const QString& source)
 {
-    const QJsonValue v = o.value(QLatin1String(key));
-    if (v.isUndefined())
-        return def;
-    if (!v.isBool())
-        fail(source, QStringLiteral("'%1' must be true or false").arg(QLatin1String(key)));
-    return v.toBool();
+    const auto v = typedAt(o, key, &QJsonValue::isBool, "true or false", source);
+    return v ? v->toBool() : def;
+}
+
+// The enum at `key` by its name, read with `fromName` (absent: it keeps its value); another name fails with
+// "WHAT 'name' is not CHOICES".
+template <class E>
+void namedAt(const QJsonObject& o, const char* key, E* value, QString (*name)(E), bool (*fromName)(const QString&, E*),
+    const char* what, const char* choices, const QString& source)
+{
+    const QString text = stringAt(o, key, name(*value), source);
+    if (!fromName(text, value))
+        fail(source, QStringLiteral("%1 '%2' is not %3").arg(QLatin1String(what), text, QLatin1String(choices)));
 }
 
 // "fromNs": integer ns, or "from": "1.5ms".
@@ -148,97 +141,57 @@ TimeNs timeAt(const QJsonObject& o, const char* nsKey, const char* textKey, cons
 
 } // namespace
 
+namespace {
+
+constexpr EnumName<FigureSpec::Format> kFormatNames[]
+    = { { FigureSpec::Format::Png, "png" }, { FigureSpec::Format::Svg, "svg" }, { FigureSpec::Format::Pdf, "pdf" } };
+constexpr EnumName<LegendPosition> kLegendPositionNames[]
+    = { { LegendPosition::Top, "top" }, { LegendPosition::Bottom, "bottom" }, { LegendPosition::Right, "right" },
+          { LegendPosition::InsideTopRight, "inside" } };
+// "\u00B5s" (micro sign) is read as well as "us", never written.
+constexpr EnumName<TimeUnit> kTimeUnitNames[]
+    = { { TimeUnit::Auto, "auto" }, { TimeUnit::Nanoseconds, "ns" }, { TimeUnit::Microseconds, "us" },
+          { TimeUnit::Microseconds, "\xC2\xB5s" }, { TimeUnit::Milliseconds, "ms" }, { TimeUnit::Seconds, "s" } };
+
+// Stores the value named `name` (trimmed, any case) in `*out`; false, leaving it, where no row names it.
+template <class E, std::size_t N> bool readName(const EnumName<E> (&table)[N], const QString& name, E* out)
+{
+    const auto value = valueIn(table, name.trimmed().toLower().toStdString());
+    if (value)
+        *out = *value;
+    return value.has_value();
+}
+
+} // namespace
+
 QString figureFormatName(FigureSpec::Format f)
 {
-    switch (f) {
-    case FigureSpec::Format::Svg:
-        return QStringLiteral("svg");
-    case FigureSpec::Format::Pdf:
-        return QStringLiteral("pdf");
-    case FigureSpec::Format::Png:
-        break;
-    }
-    return QStringLiteral("png");
+    return QString::fromLatin1(nameIn(kFormatNames, f, "png"));
 }
 
 bool figureFormatFromName(const QString& name, FigureSpec::Format* f)
 {
-    const QString n = name.trimmed().toLower();
-    if (n == QLatin1String("png"))
-        *f = FigureSpec::Format::Png;
-    else if (n == QLatin1String("svg"))
-        *f = FigureSpec::Format::Svg;
-    else if (n == QLatin1String("pdf"))
-        *f = FigureSpec::Format::Pdf;
-    else
-        return false;
-    return true;
+    return readName(kFormatNames, name, f);
 }
 
 QString legendPositionName(LegendPosition p)
 {
-    switch (p) {
-    case LegendPosition::Bottom:
-        return QStringLiteral("bottom");
-    case LegendPosition::Right:
-        return QStringLiteral("right");
-    case LegendPosition::InsideTopRight:
-        return QStringLiteral("inside");
-    case LegendPosition::Top:
-        break;
-    }
-    return QStringLiteral("top");
+    return QString::fromLatin1(nameIn(kLegendPositionNames, p, "top"));
 }
 
 bool legendPositionFromName(const QString& name, LegendPosition* p)
 {
-    const QString n = name.trimmed().toLower();
-    if (n == QLatin1String("top"))
-        *p = LegendPosition::Top;
-    else if (n == QLatin1String("bottom"))
-        *p = LegendPosition::Bottom;
-    else if (n == QLatin1String("right"))
-        *p = LegendPosition::Right;
-    else if (n == QLatin1String("inside"))
-        *p = LegendPosition::InsideTopRight;
-    else
-        return false;
-    return true;
+    return readName(kLegendPositionNames, name, p);
 }
 
 QString timeUnitName(TimeUnit u)
 {
-    switch (u) {
-    case TimeUnit::Nanoseconds:
-        return QStringLiteral("ns");
-    case TimeUnit::Microseconds:
-        return QStringLiteral("us");
-    case TimeUnit::Milliseconds:
-        return QStringLiteral("ms");
-    case TimeUnit::Seconds:
-        return QStringLiteral("s");
-    case TimeUnit::Auto:
-        break;
-    }
-    return QStringLiteral("auto");
+    return QString::fromLatin1(nameIn(kTimeUnitNames, u, "auto"));
 }
 
 bool timeUnitFromName(const QString& name, TimeUnit* u)
 {
-    const QString n = name.trimmed().toLower();
-    if (n == QLatin1String("auto"))
-        *u = TimeUnit::Auto;
-    else if (n == QLatin1String("ns"))
-        *u = TimeUnit::Nanoseconds;
-    else if (n == QLatin1String("us") || n == QStringLiteral("\u00B5s"))
-        *u = TimeUnit::Microseconds;
-    else if (n == QLatin1String("ms"))
-        *u = TimeUnit::Milliseconds;
-    else if (n == QLatin1String("s"))
-        *u = TimeUnit::Seconds;
-    else
-        return false;
-    return true;
+    return readName(kTimeUnitNames, name, u);
 }
 
 bool parseRowsArgument(const QString& text, FigureSpec* spec, QString* error)
@@ -414,9 +367,7 @@ FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
     if (clock != QStringLiteral("aligned") && clock != QStringLiteral("recorded"))
         fail(src, QStringLiteral("clock '%1' is not aligned or recorded").arg(clock));
     s.alignedClocks = clock == QStringLiteral("aligned");
-    const QString fmt = stringAt(o, "format", figureFormatName(s.format), src);
-    if (!figureFormatFromName(fmt, &s.format))
-        fail(src, QStringLiteral("format '%1' is not png, svg or pdf").arg(fmt));
+    namedAt(o, "format", &s.format, figureFormatName, figureFormatFromName, "format", "png, svg or pdf", src);
 
     const QJsonObject r = objectAt(o, "range", src);
     checkKeys(r, { "kind", "fromNs", "toNs", "from", "to", "step" }, QStringLiteral("'range'"), src);
@@ -490,17 +441,14 @@ FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
     const QJsonObject l = objectAt(o, "legend", src);
     checkKeys(l, { "show", "position" }, QStringLiteral("'legend'"), src);
     s.legend = boolAt(l, "show", s.legend, src);
-    const QString pos = stringAt(l, "position", legendPositionName(s.legendPosition), src);
-    if (!legendPositionFromName(pos, &s.legendPosition))
-        fail(src, QStringLiteral("legend position '%1' is not top, bottom, right or inside").arg(pos));
+    namedAt(l, "position", &s.legendPosition, legendPositionName, legendPositionFromName, "legend position",
+        "top, bottom, right or inside", src);
 
     s.title = stringAt(o, "title", s.title, src);
     const QJsonObject ta = objectAt(o, "timeAxis", src);
     checkKeys(ta, { "label", "unit" }, QStringLiteral("'timeAxis'"), src);
     s.timeAxisLabel = stringAt(ta, "label", s.timeAxisLabel, src);
-    const QString tu = stringAt(ta, "unit", timeUnitName(s.timeUnit), src);
-    if (!timeUnitFromName(tu, &s.timeUnit))
-        fail(src, QStringLiteral("time unit '%1' is not auto, ns, us, ms or s").arg(tu));
+    namedAt(ta, "unit", &s.timeUnit, timeUnitName, timeUnitFromName, "time unit", "auto, ns, us, ms or s", src);
 
     s.validate(src);
     return s;

@@ -3,6 +3,7 @@
 
 #include "analysis/rules.h"
 #include "common/theme.h"
+#include "model/enumnames.h"
 
 #include <array>
 #include <cmath>
@@ -20,33 +21,34 @@ QColor rgb(QRgb v)
     return QColor::fromRgb(v);
 }
 
+// Greyscale keeps categories apart by lightness (compute dark, communication mid, memcpy light), and the overlap
+// states by a darker exposed state; by the enums' order: Category (compute, communication, memcpy, idle, host) and
+// OverlapState (compute only, hidden, exposed, other).
+constexpr int kCategoryGrey[] = { 70, 140, 185, 215, 165 };
+constexpr int kOverlapGrey[] = { 110, 170, 25, 205 };
+
+QColor greyLevel(int level)
+{
+    return QColor(level, level, level);
+}
+
+constexpr EnumName<PaletteKind> kPaletteNames[] = { { PaletteKind::Default, "default" },
+    { PaletteKind::ColorBlind, "colorblind" }, { PaletteKind::ColorBlind, "colourblind" },
+    { PaletteKind::Grayscale, "grayscale" }, { PaletteKind::Grayscale, "greyscale" } };
+
 } // namespace
 
 QString paletteKindName(PaletteKind kind)
 {
-    switch (kind) {
-    case PaletteKind::ColorBlind:
-        return QStringLiteral("colorblind");
-    case PaletteKind::Grayscale:
-        return QStringLiteral("grayscale");
-    case PaletteKind::Default:
-        break;
-    }
-    return QStringLiteral("default");
+    return QString::fromLatin1(nameIn(kPaletteNames, kind, "default"));
 }
 
 PaletteKind paletteKindFromName(const QString& name, bool* ok)
 {
+    const auto kind = valueIn(kPaletteNames, name.trimmed().toLower().toStdString());
     if (ok)
-        *ok = true;
-    const QString n = name.trimmed().toLower();
-    if (n == QLatin1String("colorblind") || n == QLatin1String("colourblind"))
-        return PaletteKind::ColorBlind;
-    if (n == QLatin1String("grayscale") || n == QLatin1String("greyscale"))
-        return PaletteKind::Grayscale;
-    if (ok && n != QLatin1String("default"))
-        *ok = false;
-    return PaletteKind::Default;
+        *ok = kind.has_value();
+    return kind.value_or(PaletteKind::Default);
 }
 
 Palette::Palette(PaletteKind kind, const QPalette& base)
@@ -97,38 +99,15 @@ QColor Palette::block(Category category, const std::string& sg) const
         c = rgb(0xB3A58F);
         break;
     }
-    if (m_kind == PaletteKind::Grayscale) {
-        // Keep categories apart by lightness: compute dark, communication mid, memcpy light.
-        switch (category) {
-        case Category::Compute:
-            return QColor(70, 70, 70);
-        case Category::Communication:
-            return QColor(140, 140, 140);
-        case Category::Memcpy:
-            return QColor(185, 185, 185);
-        case Category::Idle:
-            return QColor(215, 215, 215);
-        case Category::Host:
-            return QColor(165, 165, 165);
-        }
-    }
+    if (m_kind == PaletteKind::Grayscale)
+        return greyLevel(kCategoryGrey[std::size_t(category)]);
     return c;
 }
 
 QColor Palette::overlap(OverlapState state) const
 {
-    if (m_kind == PaletteKind::Grayscale) {
-        switch (state) {
-        case OverlapState::ComputeOnly:
-            return QColor(110, 110, 110);
-        case OverlapState::Hidden:
-            return QColor(170, 170, 170);
-        case OverlapState::Exposed:
-            return QColor(25, 25, 25);
-        case OverlapState::Other:
-            return QColor(205, 205, 205);
-        }
-    }
+    if (m_kind == PaletteKind::Grayscale)
+        return greyLevel(kOverlapGrey[std::size_t(state)]);
     switch (state) {
     case OverlapState::ComputeOnly:
         return rgb(0x9CC8E8);

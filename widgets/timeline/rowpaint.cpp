@@ -410,6 +410,10 @@ std::pair<int, std::string> legendKey(Category c, std::string subgroup, PaletteK
 
 namespace {
 
+// The flag of each overlap state, by OverlapState's order (compute only, hidden, exposed, other).
+constexpr bool DrawnClasses::*kStateFlag[]
+    = { &DrawnClasses::computeOnly, &DrawnClasses::hidden, &DrawnClasses::exposed, &DrawnClasses::otherGpu };
+
 // What one row paints inside `range`; the ranks whose communication it draws go into commRanks.
 void addRowClasses(const TimelineScene& scene, int row, TimeRange range, DrawnClasses& d, std::set<int>& commRanks)
 {
@@ -419,20 +423,8 @@ void addRowClasses(const TimelineScene& scene, int row, TimeRange range, DrawnCl
         TimeNs busy = 0;
         for (const auto& [cls, ns] : times) {
             busy += ns;
-            switch (OverlapState(cls)) {
-            case OverlapState::ComputeOnly:
-                d.computeOnly = true;
-                break;
-            case OverlapState::Hidden:
-                d.hidden = true;
-                break;
-            case OverlapState::Exposed:
-                d.exposed = true;
-                break;
-            case OverlapState::Other:
-                d.otherGpu = true;
-                break;
-            }
+            if (std::size_t(cls) < std::size(kStateFlag))
+                d.*kStateFlag[std::size_t(cls)] = true;
         }
         const TimeRange extent = scene.trace->extent;
         const TimeNs shown = std::min(range.end, extent.end) - std::max(range.start, extent.start);

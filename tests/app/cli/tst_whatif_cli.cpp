@@ -38,6 +38,15 @@ QByteArray launchBoundTrace()
     return "{\"schemaVersion\": 1, \"traceEvents\": [\n" + ev + "\n]}";
 }
 
+// launchBoundTrace() written to run.json in `dir`: its path, or an empty string where it could not be written.
+QString writeLaunchBoundTrace(const QTemporaryDir& dir)
+{
+    const QString path = dir.filePath(QStringLiteral("run.json"));
+    QFile f(path);
+    const QByteArray text = launchBoundTrace();
+    return f.open(QIODevice::WriteOnly) && f.write(text) == text.size() ? path : QString();
+}
+
 } // namespace
 
 class TestWhatIfCli : public QObject
@@ -47,11 +56,8 @@ private Q_SLOTS:
     void removingTheRegionPredictsTheShorterStep()
     {
         QTemporaryDir dir;
-        const QString path = dir.filePath(QStringLiteral("run.json"));
-        QFile f(path);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(launchBoundTrace());
-        f.close();
+        const QString path = writeLaunchBoundTrace(dir);
+        QVERIFY(!path.isEmpty());
         const auto r = runProcess(QStringLiteral(EXPOSURE_CLI),
             { QStringLiteral("whatif"), path, QStringLiteral("--remove-region"), QStringLiteral("^inject$"),
                 QStringLiteral("--json") });
@@ -81,11 +87,8 @@ private Q_SLOTS:
     void badArgumentsExitWithTwo()
     {
         QTemporaryDir dir;
-        const QString path = dir.filePath(QStringLiteral("run.json"));
-        QFile f(path);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(launchBoundTrace());
-        f.close();
+        const QString path = writeLaunchBoundTrace(dir);
+        QVERIFY(!path.isEmpty());
         const QList<QStringList> bad = {
             { QStringLiteral("--comm"), QStringLiteral("fast") },
             { QStringLiteral("--scale-kernels"), QStringLiteral("gemm") },

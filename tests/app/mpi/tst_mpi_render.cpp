@@ -2,8 +2,9 @@
 // End to end: `mpirun -n K exposure-mpi render` on generated multi-rank traces writes the same bytes as
 // `exposure-cli render` (PNG, and SVG/PDF) for K = 1, 2, 3 and more processes than archives; bad input ends every
 // process with the serial tool's one-line message and status 2; torch.profiler traces are drawn by process 0.
+#include "support/files.h"
 #include "support/kinetotraces.h"
-#include "support/processrun.h"
+#include "support/mpiprocess.h"
 #include "synth/archivewriter.h"
 
 #include <QDir>
@@ -13,47 +14,12 @@
 #include <QTest>
 #include <set>
 
+using namespace exposure;
 using namespace exposure::synth;
 
 namespace {
 
-ProcessResult serial(const QStringList& args)
-{
-    return runProcess(QStringLiteral(EXPOSURE_CLI), QStringList { QStringLiteral("render") } + args, 120'000);
-}
-
-ProcessResult parallel(int processes, const QStringList& args)
-{
-    // Root needs OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM), set by CTest; --oversubscribe: more processes than cores.
-    const QStringList mpi { QStringLiteral(MPIEXEC_NUMPROC_FLAG), QString::number(processes),
-        QStringLiteral("--oversubscribe"), QStringLiteral(EXPOSURE_MPI), QStringLiteral("render") };
-    return runProcess(QStringLiteral(MPIEXEC), mpi + args, 180'000);
-}
-
-QString writeDemo(const QString& dir, int ranks, int steps, bool launchBound)
-{
-    DemoOptions o;
-    o.ranks = ranks;
-    o.steps = steps;
-    o.launchBound = launchBound;
-    writeArchive(dir.toStdString(), makeDemoSpec(o));
-    return dir;
-}
-
-QByteArray readAll(const QString& path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
-// The message of a one-line error without the program name ("exposure-cli: " / "exposure-mpi: ").
-QByteArray messageOf(const QByteArray& err, const QByteArray& program)
-{
-    for (const QByteArray& line : err.split('\n'))
-        if (line.startsWith(QByteArray(program + ": ")))
-            return line.mid(program.size() + 2);
-    return {};
-}
+const testing::MpiCommand tool { QStringLiteral("render"), 120'000, 180'000 };
 
 } // namespace
 
@@ -66,9 +32,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        writeDemo(m_dir.filePath(QStringLiteral("two")), 2, 4, false);
-        writeDemo(m_dir.filePath(QStringLiteral("three")), 3, 5, false);
-        writeDemo(m_dir.filePath(QStringLiteral("five")), 5, 3, true);
+        testing::writeMpiDemoRuns(m_dir);
     }
 
     void sameBytes_data()
@@ -118,9 +82,9 @@ private Q_SLOTS:
         QFETCH(QList<int>, processes);
         const QString want = m_dir.filePath(QStringLiteral("serial.") + suffix);
         QFile::remove(want);
-        const ProcessResult expected = serial(options + QStringList { trace, QStringLiteral("-o"), want });
+        const ProcessResult expected = tool.serial(options + QStringList { trace, QStringLiteral("-o"), want });
         QVERIFY2(expected.exitCode == 0, expected.err.constData());
-        const QByteArray bytes = readAll(want);
+        const QByteArray bytes = testing::readAll(want);
         QVERIFY(bytes.size() > 1000);
         if (suffix == QLatin1String("png")) {
             // A real figure: many colours (rows, legend, text), not a blank page.
@@ -135,9 +99,10 @@ private Q_SLOTS:
         for (const int k : processes) {
             const QString out = m_dir.filePath(QStringLiteral("mpi%1.").arg(k) + suffix);
             QFile::remove(out);
-            const ProcessResult got = parallel(k, options + QStringList { trace, QStringLiteral("-o"), out });
+            const ProcessResult got = tool.parallel(k, options + QStringList { trace, QStringLiteral("-o"), out });
             QVERIFY2(got.exitCode == 0, got.err.constData());
-            QVERIFY2(readAll(out) == bytes, qPrintable(QStringLiteral("K=%1 differs from exposure-cli").arg(k)));
+            QVERIFY2(
+                testing::readAll(out) == bytes, qPrintable(QStringLiteral("K=%1 differs from exposure-cli").arg(k)));
         }
     }
 
@@ -159,13 +124,13 @@ private Q_SLOTS:
     void badInput()
     {
         QFETCH(QStringList, args);
-        const ProcessResult expected = serial(args);
+        const ProcessResult expected = tool.serial(args);
         QCOMPARE(expected.exitCode, 2);
-        const QByteArray message = messageOf(expected.err, "exposure-cli");
+        const QByteArray message = testing::messageOf(expected.err, "exposure-cli");
         QVERIFY(!message.isEmpty());
-        const ProcessResult got = parallel(3, args);
+        const ProcessResult got = tool.parallel(3, args);
         QVERIFY(got.exitCode > 0);
-        QCOMPARE(messageOf(got.err, "exposure-mpi"), message);
+        QCOMPARE(testing::messageOf(got.err, "exposure-mpi"), message);
         QCOMPARE(got.err.count("exposure-mpi: "), 1);
         QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("bad.png"))));
     }
@@ -179,28 +144,26 @@ private Q_SLOTS:
             QVERIFY(f.open(QIODevice::WriteOnly));
             f.write("keep me");
         }
-        const ProcessResult got = parallel(2, { m_dir.filePath(QStringLiteral("two")), QStringLiteral("-o"), out });
+        const ProcessResult got
+            = tool.parallel(2, { m_dir.filePath(QStringLiteral("two")), QStringLiteral("-o"), out });
         QVERIFY(got.exitCode > 0);
-        QVERIFY(messageOf(got.err, "exposure-mpi").contains("already exists"));
-        QCOMPARE(readAll(out), QByteArray("keep me"));
+        QVERIFY(testing::messageOf(got.err, "exposure-mpi").contains("already exists"));
+        QCOMPARE(testing::readAll(out), QByteArray("keep me"));
     }
 
     // torch.profiler traces are not spread over processes: process 0 draws them as exposure-cli does.
     void kinetoOnProcessZero()
     {
-        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("kineto")));
-        for (int r = 0; r < 2; ++r)
-            exposure::testing::write(
-                m_dir, QStringLiteral("kineto/rank%1.json").arg(r), exposure::testing::rankTrace(r, 2));
-        const QString trace = m_dir.filePath(QStringLiteral("kineto"));
+        const QString trace = testing::writeKinetoRun(m_dir, QStringLiteral("kineto"), 2);
+        QVERIFY(!trace.isEmpty());
         const QString want = m_dir.filePath(QStringLiteral("kineto-serial.png"));
         const QString out = m_dir.filePath(QStringLiteral("kineto-mpi.png"));
-        const ProcessResult expected = serial({ trace, QStringLiteral("-o"), want });
+        const ProcessResult expected = tool.serial({ trace, QStringLiteral("-o"), want });
         QVERIFY2(expected.exitCode == 0, expected.err.constData());
-        const ProcessResult got = parallel(2, { trace, QStringLiteral("-o"), out });
+        const ProcessResult got = tool.parallel(2, { trace, QStringLiteral("-o"), out });
         QVERIFY2(got.exitCode == 0, got.err.constData());
-        QVERIFY(readAll(want).size() > 1000);
-        QCOMPARE(readAll(out), readAll(want));
+        QVERIFY(testing::readAll(want).size() > 1000);
+        QCOMPARE(testing::readAll(out), testing::readAll(want));
     }
 };
 

@@ -2,8 +2,9 @@
 // End to end: `mpirun -n K exposure-mpi stats` on generated multi-rank traces prints the same bytes as
 // `exposure-cli stats` for K = 1, 2, 3 (fewer, as many and more processes than archives), and a truncated archive on
 // one process ends every process with the serial tool's one-line message and status 2.
+#include "support/demoarchive.h"
 #include "support/kinetotraces.h"
-#include "support/processrun.h"
+#include "support/mpiprocess.h"
 #include "synth/archivewriter.h"
 
 #include <QDir>
@@ -14,32 +15,12 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+using namespace exposure;
 using namespace exposure::synth;
 
 namespace {
 
-ProcessResult serial(const QStringList& args)
-{
-    return runProcess(QStringLiteral(EXPOSURE_CLI), QStringList { QStringLiteral("stats") } + args);
-}
-
-ProcessResult parallel(int processes, const QStringList& args)
-{
-    // Root needs OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM), set by CTest; --oversubscribe: more processes than cores.
-    const QStringList mpi { QStringLiteral(MPIEXEC_NUMPROC_FLAG), QString::number(processes),
-        QStringLiteral("--oversubscribe"), QStringLiteral(EXPOSURE_MPI), QStringLiteral("stats") };
-    return runProcess(QStringLiteral(MPIEXEC), mpi + args, 120'000);
-}
-
-QString writeDemo(const QString& dir, int ranks, int steps, bool launchBound)
-{
-    DemoOptions o;
-    o.ranks = ranks;
-    o.steps = steps;
-    o.launchBound = launchBound;
-    writeArchive(dir.toStdString(), makeDemoSpec(o));
-    return dir;
-}
+const testing::MpiCommand tool { QStringLiteral("stats"), 60'000, 120'000 };
 
 // Four ranks whose data the loader warns about: rank 0's stream has overlapping kernels (written as an Enter without
 // a Leave and a Leave without an Enter, two import warnings, and two clipped ends), rank 1 an Enter without a Leave
@@ -62,15 +43,6 @@ QString writeWarnings(const QString& dir)
     return dir;
 }
 
-// The message of a one-line error without the program name ("exposure-cli: " / "exposure-mpi: ").
-QByteArray messageOf(const QByteArray& err, const QByteArray& program)
-{
-    for (const QByteArray& line : err.split('\n'))
-        if (line.startsWith(QByteArray(program + ": ")))
-            return line.mid(program.size() + 2);
-    return {};
-}
-
 } // namespace
 
 class TestMpiStats : public QObject
@@ -83,9 +55,10 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        m_two = writeDemo(m_dir.filePath(QStringLiteral("two")), 2, 4, false);
-        m_three = writeDemo(m_dir.filePath(QStringLiteral("three")), 3, 5, false);
-        m_five = writeDemo(m_dir.filePath(QStringLiteral("five")), 5, 3, true);
+        testing::writeMpiDemoRuns(m_dir);
+        m_two = m_dir.filePath(QStringLiteral("two"));
+        m_three = m_dir.filePath(QStringLiteral("three"));
+        m_five = m_dir.filePath(QStringLiteral("five"));
         m_warnings = writeWarnings(m_dir.filePath(QStringLiteral("warnings")));
     }
 
@@ -124,7 +97,7 @@ private Q_SLOTS:
         QFETCH(QString, trace);
         QFETCH(QStringList, options);
         QFETCH(int, ranks);
-        const ProcessResult expected = serial(options + QStringList { trace });
+        const ProcessResult expected = tool.serial(options + QStringList { trace });
         QCOMPARE(expected.exitCode, 0);
         // The serial report is a real one: every rank is in it (--ranks: as many as chosen).
         int seen = 0;
@@ -132,7 +105,7 @@ private Q_SLOTS:
             seen += expected.out.contains(QByteArray("Rank " + QByteArray::number(r))) ? 1 : 0;
         QCOMPARE(seen, ranks);
         for (int k = 1; k <= 3; ++k) {
-            const ProcessResult got = parallel(k, options + QStringList { trace });
+            const ProcessResult got = tool.parallel(k, options + QStringList { trace });
             QVERIFY2(got.exitCode == 0, got.err.constData());
             QVERIFY2(got.out == expected.out, qPrintable(QStringLiteral("K=%1 differs from exposure-cli").arg(k)));
         }
@@ -143,7 +116,7 @@ private Q_SLOTS:
     // above; here that there is something to check).
     void traceWarningsGathered()
     {
-        const ProcessResult expected = serial({ QStringLiteral("--json"), m_warnings });
+        const ProcessResult expected = tool.serial({ QStringLiteral("--json"), m_warnings });
         QCOMPARE(expected.exitCode, 0);
         const QJsonArray w
             = QJsonDocument::fromJson(expected.out).object().value(QStringLiteral("trace_warnings")).toArray();
@@ -164,7 +137,7 @@ private Q_SLOTS:
         QCOMPARE(text.size(), want.size());
         for (int i = 0; i < want.size(); ++i)
             QVERIFY2(text[i].startsWith(want[i]), qPrintable(text[i]));
-        const ProcessResult table = parallel(3, { m_warnings });
+        const ProcessResult table = tool.parallel(3, { m_warnings });
         QCOMPARE(table.exitCode, 0);
         QCOMPARE(table.out.count("\nwarning: "), 8);
     }
@@ -173,9 +146,10 @@ private Q_SLOTS:
     // process with one line and status 2.
     void memoryLimitPerProcess()
     {
-        const ProcessResult got = parallel(2, { QStringLiteral("--memory-limit"), QStringLiteral("1M"), m_three });
+        const ProcessResult got = tool.parallel(2, { QStringLiteral("--memory-limit"), QStringLiteral("1M"), m_three });
         QVERIFY(got.exitCode > 0);
-        QVERIFY2(messageOf(got.err, "exposure-mpi").contains("allowed by the given memory limit"), got.err.constData());
+        QVERIFY2(testing::messageOf(got.err, "exposure-mpi").contains("allowed by the given memory limit"),
+            got.err.constData());
         QCOMPARE(got.err.count("exposure-mpi: "), 1);
         QVERIFY(got.out.isEmpty());
     }
@@ -184,7 +158,7 @@ private Q_SLOTS:
     // waiting on every rank, and the same numbers as the serial tool (checked above byte by byte).
     void collectivesAcrossProcesses()
     {
-        const ProcessResult got = parallel(3, { QStringLiteral("--json"), m_three });
+        const ProcessResult got = tool.parallel(3, { QStringLiteral("--json"), m_three });
         QCOMPARE(got.exitCode, 0);
         const QJsonArray ranks = QJsonDocument::fromJson(got.out).object().value(QStringLiteral("ranks")).toArray();
         QCOMPARE(ranks.size(), 3);
@@ -198,15 +172,12 @@ private Q_SLOTS:
     // torch.profiler traces are not spread over processes: process 0 reads them as exposure-cli does.
     void kinetoOnProcessZero()
     {
-        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("kineto")));
-        for (int r = 0; r < 2; ++r)
-            exposure::testing::write(
-                m_dir, QStringLiteral("kineto/rank%1.json").arg(r), exposure::testing::rankTrace(r, 2));
-        const QString trace = m_dir.filePath(QStringLiteral("kineto"));
-        const ProcessResult expected = serial({ QStringLiteral("--json"), trace });
+        const QString trace = testing::writeKinetoRun(m_dir, QStringLiteral("kineto"), 2);
+        QVERIFY(!trace.isEmpty());
+        const ProcessResult expected = tool.serial({ QStringLiteral("--json"), trace });
         QCOMPARE(expected.exitCode, 0);
         QVERIFY(expected.out.contains("\"rank\": 1"));
-        const ProcessResult got = parallel(2, { QStringLiteral("--json"), trace });
+        const ProcessResult got = tool.parallel(2, { QStringLiteral("--json"), trace });
         QCOMPARE(got.exitCode, 0);
         QCOMPARE(got.out, expected.out);
     }
@@ -223,7 +194,7 @@ private Q_SLOTS:
         QFETCH(int, processes);
         const QString bad = m_dir.filePath(QStringLiteral("bad"));
         if (!QDir(bad).exists()) {
-            writeDemo(bad, 3, 3, false);
+            testing::writeDemoRun(bad, 3, 3, false);
             // Cut the event file of one GPU stream of rank 1 in half: the loader refuses it.
             const QStringList evts = QDir(bad + QStringLiteral("/rank1/traces"))
                                          .entryList({ QStringLiteral("*.evt") }, QDir::Files, QDir::Size);
@@ -231,22 +202,22 @@ private Q_SLOTS:
             QFile f(bad + QStringLiteral("/rank1/traces/") + evts.front());
             QVERIFY(f.resize(f.size() / 2));
         }
-        const ProcessResult expected = serial({ bad });
+        const ProcessResult expected = tool.serial({ bad });
         QCOMPARE(expected.exitCode, 2);
-        const QByteArray message = messageOf(expected.err, "exposure-cli");
+        const QByteArray message = testing::messageOf(expected.err, "exposure-cli");
         QVERIFY(message.contains("rank1"));
-        const ProcessResult got = parallel(processes, { bad }); // a hang ends as exitCode -1 after the timeout
+        const ProcessResult got = tool.parallel(processes, { bad }); // a hang ends as exitCode -1 after the timeout
         QVERIFY2(got.exitCode > 0, got.err.constData());
-        QCOMPARE(messageOf(got.err, "exposure-mpi"), message);
+        QCOMPARE(testing::messageOf(got.err, "exposure-mpi"), message);
         QCOMPARE(got.err.count("exposure-mpi: "), 1); // one line, from process 0 only
         QVERIFY(got.out.isEmpty());
     }
 
     void badArgumentsOnce()
     {
-        const ProcessResult got = parallel(2, { QStringLiteral("--json"), QStringLiteral("--csv"), m_two });
+        const ProcessResult got = tool.parallel(2, { QStringLiteral("--json"), QStringLiteral("--csv"), m_two });
         QVERIFY(got.exitCode > 0);
-        QCOMPARE(messageOf(got.err, "exposure-mpi"), QByteArray("stats: --json and --csv exclude each other"));
+        QCOMPARE(testing::messageOf(got.err, "exposure-mpi"), QByteArray("stats: --json and --csv exclude each other"));
         QCOMPARE(got.err.count("exposure-mpi: "), 1);
     }
 };

@@ -2,6 +2,7 @@
 #include "analysis/compare.h"
 #include "analysis/statsreport.h"
 #include "model/timeformat.h"
+#include "support/processrun.h"
 
 #include <QProcess>
 #include <QRegularExpression>
@@ -231,13 +232,15 @@ private Q_SLOTS:
             QVERIFY(gen.waitForFinished(60000));
             QCOMPARE(gen.exitCode(), 0);
         }
-        QProcess p;
-        p.start(QStringLiteral(EXPOSURE_CLI),
-            { QStringLiteral("compare"), QStringLiteral("--json"), dir.filePath(QStringLiteral("run1")),
-                dir.filePath(QStringLiteral("run2")) });
-        QVERIFY(p.waitForFinished(60000));
-        QCOMPARE(p.exitCode(), 0);
-        const QByteArray out = p.readAllStandardOutput();
+        // `exposure-cli compare --json` of two of the runs, in this order.
+        const auto compareJson = [&dir](const char* first, const char* second) {
+            return synth::runProcess(QStringLiteral(EXPOSURE_CLI),
+                { QStringLiteral("compare"), QStringLiteral("--json"), dir.filePath(QLatin1String(first)),
+                    dir.filePath(QLatin1String(second)) });
+        };
+        const synth::ProcessResult ordered = compareJson("run1", "run2");
+        QCOMPARE(ordered.exitCode, 0);
+        const QByteArray& out = ordered.out;
         QVERIFY(out.startsWith("{\"runs\": [{"));
         QCOMPARE(out.count("\"ranks\": "), 2);
         QVERIFY(out.contains("\"ranks\": 1,"));
@@ -246,17 +249,15 @@ private Q_SLOTS:
         QVERIFY(out.contains("\"efficiency_note\": \"baseline\""));
 
         // Given in the other order, the runs still come out by GPU count, the 1-GPU run first (the baseline).
-        p.start(QStringLiteral(EXPOSURE_CLI),
-            { QStringLiteral("compare"), QStringLiteral("--json"), dir.filePath(QStringLiteral("run2")),
-                dir.filePath(QStringLiteral("run1")) });
-        QVERIFY(p.waitForFinished(60000));
-        QCOMPARE(p.exitCode(), 0);
-        const QByteArray swapped = p.readAllStandardOutput();
+        const synth::ProcessResult reversed = compareJson("run2", "run1");
+        QCOMPARE(reversed.exitCode, 0);
+        const QByteArray& swapped = reversed.out;
         QVERIFY(swapped.indexOf("\"ranks\": 1,") < swapped.indexOf("\"ranks\": 2,"));
         QVERIFY(swapped.indexOf("\"ranks\": 1,") < swapped.indexOf("\"efficiency_note\": \"baseline\""));
 
         // The stats JSON carries the same matching per rank: both ranks matched the same number of collectives,
         // and the waits of one are caused by the other.
+        QProcess p;
         p.start(QStringLiteral(EXPOSURE_CLI),
             { QStringLiteral("stats"), QStringLiteral("--json"), dir.filePath(QStringLiteral("run2")) });
         QVERIFY(p.waitForFinished(60000));

@@ -22,38 +22,19 @@ namespace {
 constexpr const char* kNccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
 
 // The per-step values that must add up (everything but the kernel counts, which count a kernel in every window it
-// reaches into, and the ratio).
-struct Sums
-{
-    TimeNs compute = 0, comm = 0, commSum = 0, hidden = 0, exposed = 0, bwdHidden = 0, memcpy = 0, busy = 0, span = 0,
-           idle = 0;
-    void add(const WindowStats& s)
-    {
-        compute += s.computeBusyNs;
-        comm += s.commBusyNs;
-        commSum += s.commKernelSumNs;
-        hidden += s.overlappedNs;
-        exposed += s.exposedNs;
-        bwdHidden += s.backwardOverlappedNs;
-        memcpy += s.memcpyBusyNs;
-        busy += s.gpuBusyNs;
-        span += s.spanNs;
-        idle += s.idleNs;
-    }
-};
-
+// reaches into, and the ratio), summed with accumulate().
 #define COMPARE_SUMS(sums, whole)                                                                                      \
     do {                                                                                                               \
-        QCOMPARE((sums).compute, (whole).computeBusyNs);                                                               \
-        QCOMPARE((sums).comm, (whole).commBusyNs);                                                                     \
-        QCOMPARE((sums).commSum, (whole).commKernelSumNs);                                                             \
-        QCOMPARE((sums).hidden, (whole).overlappedNs);                                                                 \
-        QCOMPARE((sums).exposed, (whole).exposedNs);                                                                   \
-        QCOMPARE((sums).bwdHidden, (whole).backwardOverlappedNs);                                                      \
-        QCOMPARE((sums).memcpy, (whole).memcpyBusyNs);                                                                 \
-        QCOMPARE((sums).busy, (whole).gpuBusyNs);                                                                      \
-        QCOMPARE((sums).span, (whole).spanNs);                                                                         \
-        QCOMPARE((sums).idle, (whole).idleNs);                                                                         \
+        QCOMPARE((sums).computeBusyNs, (whole).computeBusyNs);                                                         \
+        QCOMPARE((sums).commBusyNs, (whole).commBusyNs);                                                               \
+        QCOMPARE((sums).commKernelSumNs, (whole).commKernelSumNs);                                                     \
+        QCOMPARE((sums).overlappedNs, (whole).overlappedNs);                                                           \
+        QCOMPARE((sums).exposedNs, (whole).exposedNs);                                                                 \
+        QCOMPARE((sums).backwardOverlappedNs, (whole).backwardOverlappedNs);                                           \
+        QCOMPARE((sums).memcpyBusyNs, (whole).memcpyBusyNs);                                                           \
+        QCOMPARE((sums).gpuBusyNs, (whole).gpuBusyNs);                                                                 \
+        QCOMPARE((sums).spanNs, (whole).spanNs);                                                                       \
+        QCOMPARE((sums).idleNs, (whole).idleNs);                                                                       \
     } while (0)
 
 // One torch.profiler rank whose GPU lags its host by more than a step: three ProfilerSteps of 1 ms, each launching
@@ -166,13 +147,13 @@ private Q_SLOTS:
             QVERIFY(steps[k].gpuBusyNs <= length);
         }
         // The steps add up to the values over the time they cover: everything but K0.
-        Sums sums;
+        WindowStats sums;
         for (const auto& s : steps)
-            sums.add(s);
+            accumulate(sums, s);
         const TimeRange covered { ra.steps.front().range.start, ra.steps.back().range.end };
         const WindowStats whole = computeStepWindowStats(*trace, *a, 0, covered);
         COMPARE_SUMS(sums, whole);
-        QCOMPARE(sums.compute, 3'500'000);
+        QCOMPARE(sums.computeBusyNs, 3'500'000);
         QCOMPARE(computeStats(*trace, *a, 0, trace->extent).computeBusyNs, 3'800'000); // with K0
         // The idle time of the steps split by cause adds up to their idle time: [1300, 1400) after the 1200 launch
         // had returned is queued.
@@ -307,7 +288,7 @@ private Q_SLOTS:
             QCOMPARE(ra.stepAxis, StepAxis::GpuByLaunch);
             const auto steps = computeStepStats(*trace, *a, r);
             const RankCollectiveParts parts(match, r);
-            Sums sums;
+            WindowStats sums;
             TimeNs wait = 0;
             for (std::size_t k = 0; k < steps.size(); ++k) {
                 const TimeNs length = ra.steps[k].range.duration();
@@ -318,16 +299,16 @@ private Q_SLOTS:
                 const CollectiveSplit split = parts.in(ra.steps[k].range);
                 QVERIFY(split.waitNs <= steps[k].commBusyNs);
                 QVERIFY(split.waitNs + split.transferNs <= steps[k].commKernelSumNs);
-                sums.add(steps[k]);
+                accumulate(sums, steps[k]);
                 wait += split.waitNs;
             }
             const TimeRange covered { ra.steps.front().range.start, ra.steps.back().range.end };
             const WindowStats whole = computeStepWindowStats(*trace, *a, r, covered);
             COMPARE_SUMS(sums, whole);
-            QVERIFY(sums.compute > 0 && sums.comm > 0 && sums.memcpy > 0);
+            QVERIFY(sums.computeBusyNs > 0 && sums.commBusyNs > 0 && sums.memcpyBusyNs > 0);
             QCOMPARE(wait, parts.in(covered).waitNs);
             // The demo synchronises at the end of every step: the steps cover all the rank's GPU work.
-            QCOMPARE(sums.busy, computeStats(*trace, *a, r, trace->extent).gpuBusyNs);
+            QCOMPARE(sums.gpuBusyNs, computeStats(*trace, *a, r, trace->extent).gpuBusyNs);
         }
         const RunSummary s = summarizeRun(*trace, *a);
         QVERIFY(s.computeNs <= s.stepNs);

@@ -10,6 +10,7 @@
 
 #include <QTemporaryDir>
 #include <QTest>
+#include <vector>
 
 using namespace exposure;
 using namespace exposure::testing;
@@ -43,24 +44,39 @@ QByteArray graphTrace()
          "\n";
     e += R"(  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 100, "dur": 100},)"
          "\n";
-    e += cpu("cudaLaunchKernel", 10, 5, 1);
-    e += cpu("cudaGraphLaunch", 40, 20, 2);
-    e += cpu("cudaLaunchCooperativeKernelMultiDevice", 90, 10, 3);
-    e += cpu("cudaGraphLaunch", 140, 10, 4);
-    e += cpu("cudaLaunchKernel", 180, 4, 5);
-    e += gpu("kernel", "orphan", 7, 1, 2, 999);
-    e += gpu("kernel", "gemm_a", 7, 20, 10, 1);
-    e += gpu("kernel", "g_k1", 7, 70, 10, 2);
-    e += gpu("gpu_memset", "Memset (Device)", 7, 80, 5, 2);
-    e += gpu("kernel", "g_k2", 20, 85, 20, 2);
-    e += gpu("kernel", "g_k3", 7, 110, 10, 2);
-    e += gpu("kernel", "coop_k", 7, 125, 5, 3);
-    e += gpu("kernel", "coop_k", 20, 125, 5, 3);
-    e += gpu("kernel", "g_k1", 7, 160, 10, 4);
-    e += gpu("kernel", "g_k2", 20, 165, 10, 4);
-    e += gpu("gpu_memset", "Memset (Device)", 20, 175, 3, 4);
-    e += gpu("kernel", "gemm_b", 7, 190, 5, 5);
-    e += gpu("kernel", "orphan2", 7, 200, 2, 998);
+    // Each launch call (none for the orphans) with the GPU work of its correlation id, in time order.
+    struct Work
+    {
+        const char* cat;
+        const char* name;
+        int stream, ts, dur;
+    };
+    struct Launch
+    {
+        const char* call; // nullptr: no call in the trace
+        int ts, dur, corr;
+        std::vector<Work> work;
+    };
+    const Launch launches[] = {
+        { nullptr, 0, 0, 999, { { "kernel", "orphan", 7, 1, 2 } } },
+        { "cudaLaunchKernel", 10, 5, 1, { { "kernel", "gemm_a", 7, 20, 10 } } },
+        { "cudaGraphLaunch", 40, 20, 2,
+            { { "kernel", "g_k1", 7, 70, 10 }, { "gpu_memset", "Memset (Device)", 7, 80, 5 },
+                { "kernel", "g_k2", 20, 85, 20 }, { "kernel", "g_k3", 7, 110, 10 } } },
+        { "cudaLaunchCooperativeKernelMultiDevice", 90, 10, 3,
+            { { "kernel", "coop_k", 7, 125, 5 }, { "kernel", "coop_k", 20, 125, 5 } } },
+        { "cudaGraphLaunch", 140, 10, 4,
+            { { "kernel", "g_k1", 7, 160, 10 }, { "kernel", "g_k2", 20, 165, 10 },
+                { "gpu_memset", "Memset (Device)", 20, 175, 3 } } },
+        { "cudaLaunchKernel", 180, 4, 5, { { "kernel", "gemm_b", 7, 190, 5 } } },
+        { nullptr, 0, 0, 998, { { "kernel", "orphan2", 7, 200, 2 } } },
+    };
+    for (const Launch& l : launches)
+        if (l.call)
+            e += cpu(l.call, l.ts, l.dur, l.corr);
+    for (const Launch& l : launches)
+        for (const Work& w : l.work)
+            e += gpu(w.cat, w.name, w.stream, w.ts, w.dur, l.corr);
     e.chop(2); // the last ",\n"
     return QByteArray("{\n  \"schemaVersion\": 1,\n  \"traceEvents\": [\n") + e + "\n  ]\n}\n";
 }

@@ -5,6 +5,7 @@
 #include "import/memorybudget.h"
 #include "model/trace.h"
 #include "run/openrun.h"
+#include "support/demoarchive.h"
 #include "synth/archivewriter.h"
 
 #include <QElapsedTimer>
@@ -40,6 +41,9 @@ ArchiveSpec smallSpec()
     return spec;
 }
 
+enum class ArchiveFile { Anchor, Definitions, StreamEvents };
+enum class Damage { Remove, ReplaceByFolder, KeepBytes, KeepHalf, CutBytes };
+
 struct Archive
 {
     QTemporaryDir tmp;
@@ -59,7 +63,23 @@ struct Archive
         // Location ids: 0 = Master thread, 1<<32 = metrics, 2<<32 = the first stream.
         streamEvt = dir + "/traces/" + std::to_string(2ull << 32) + ".evt";
     }
+
+    const std::string& path(ArchiveFile f) const
+    {
+        return f == ArchiveFile::Anchor ? anchor : f == ArchiveFile::Definitions ? def : streamEvt;
+    }
 };
+
+std::string readBytes(const std::string& file)
+{
+    std::ifstream in(file, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void writeBytes(const std::string& file, const std::string& bytes)
+{
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+}
 
 void truncateTo(const std::string& file, std::uintmax_t size)
 {
@@ -96,12 +116,8 @@ private Q_SLOTS:
     void folderWithoutArchive();
     void notAnAnchor();
     void missingAnchor();
-    void truncatedAnchor();
-    void missingGlobalDefinitions();
-    void truncatedGlobalDefinitions();
-    void definitionsReplacedByFolder();
-    void missingEventFile();
-    void truncatedEventFile();
+    void damagedFile_data();
+    void damagedFile();
     void eventFilesCutAnywhere();
     void everyFileCutAnywhere();
     void anchorThatHangsOtf2();
@@ -156,54 +172,60 @@ void TestImportErrors::missingAnchor()
     EXPECT_LOAD_ERROR(a.root, a.root, "no OTF2 archive");
 }
 
-void TestImportErrors::truncatedAnchor()
+// One file of the archive damaged: the load fails with a LoadError naming that file.
+void TestImportErrors::damagedFile_data()
 {
-    Archive a;
-    truncateTo(a.anchor, 12);
-    EXPECT_LOAD_ERROR(a.root, a.anchor, "not a readable OTF2 anchor file");
-    truncateTo(a.anchor, 0);
-    EXPECT_LOAD_ERROR(a.root, a.anchor, "empty");
+    QTest::addColumn<int>("file");
+    QTest::addColumn<int>("damage");
+    QTest::addColumn<qint64>("bytes"); // Damage::KeepBytes: kept; Damage::CutBytes: cut off the end
+    QTest::addColumn<QString>("fragment");
+    const int anchor = int(ArchiveFile::Anchor), def = int(ArchiveFile::Definitions),
+              events = int(ArchiveFile::StreamEvents);
+    QTest::newRow("anchor cut to 12 bytes")
+        << anchor << int(Damage::KeepBytes) << qint64(12) << QStringLiteral("not a readable OTF2 anchor file");
+    QTest::newRow("anchor emptied") << anchor << int(Damage::KeepBytes) << qint64(0) << QStringLiteral("empty");
+    QTest::newRow("definitions missing") << def << int(Damage::Remove) << qint64(0)
+                                         << QStringLiteral("missing global definitions file");
+    QTest::newRow("definitions cut in half")
+        << def << int(Damage::KeepHalf) << qint64(0) << QStringLiteral("global definitions");
+    QTest::newRow("definitions emptied") << def << int(Damage::KeepBytes) << qint64(0) << QStringLiteral("empty");
+    QTest::newRow("definitions replaced by a folder")
+        << def << int(Damage::ReplaceByFolder) << qint64(0) << QStringLiteral("not a regular file");
+    QTest::newRow("event file missing") << events << int(Damage::Remove) << qint64(0)
+                                        << QStringLiteral("missing event file of location 'CUDA[0:7]'");
+    QTest::newRow("event file cut by 7 bytes")
+        << events << int(Damage::CutBytes) << qint64(7) << QStringLiteral("truncated event file");
 }
 
-void TestImportErrors::missingGlobalDefinitions()
+void TestImportErrors::damagedFile()
 {
+    QFETCH(int, file);
+    QFETCH(int, damage);
+    QFETCH(qint64, bytes);
+    QFETCH(QString, fragment);
     Archive a;
-    fs::remove(a.def);
-    EXPECT_LOAD_ERROR(a.root, a.def, "missing global definitions file");
-}
-
-void TestImportErrors::truncatedGlobalDefinitions()
-{
-    Archive a;
-    const auto size = fs::file_size(a.def);
-    truncateTo(a.def, size / 2);
-    EXPECT_LOAD_ERROR(a.root, a.def, "global definitions");
-    truncateTo(a.def, 0);
-    EXPECT_LOAD_ERROR(a.root, a.def, "empty");
-}
-
-void TestImportErrors::definitionsReplacedByFolder()
-{
-    Archive a;
-    fs::remove(a.def);
-    fs::create_directory(a.def);
-    EXPECT_LOAD_ERROR(a.root, a.def, "not a regular file");
-}
-
-void TestImportErrors::missingEventFile()
-{
-    Archive a;
-    fs::remove(a.streamEvt);
-    EXPECT_LOAD_ERROR(a.root, a.streamEvt, "missing event file of location 'CUDA[0:7]'");
-}
-
-void TestImportErrors::truncatedEventFile()
-{
-    Archive a;
-    const auto size = fs::file_size(a.streamEvt);
+    const std::string& path = a.path(ArchiveFile(file));
+    const auto size = fs::file_size(path);
     QVERIFY(size > 40);
-    truncateTo(a.streamEvt, size - 7);
-    EXPECT_LOAD_ERROR(a.root, a.streamEvt, "truncated event file");
+    switch (Damage(damage)) {
+    case Damage::Remove:
+        fs::remove(path);
+        break;
+    case Damage::ReplaceByFolder:
+        fs::remove(path);
+        fs::create_directory(path);
+        break;
+    case Damage::KeepBytes:
+        truncateTo(path, std::uintmax_t(bytes));
+        break;
+    case Damage::KeepHalf:
+        truncateTo(path, size / 2);
+        break;
+    case Damage::CutBytes:
+        truncateTo(path, size - std::uintmax_t(bytes));
+        break;
+    }
+    EXPECT_LOAD_ERROR(a.root, path, fragment.toStdString());
 }
 
 // Every file of a 2-rank demo archive (anchor, global and local definitions, event files), cut at five points: the
@@ -213,10 +235,7 @@ void TestImportErrors::everyFileCutAnywhere()
 {
     QTemporaryDir tmp;
     const std::string root = tmp.path().toStdString();
-    DemoOptions demo;
-    demo.ranks = 2;
-    demo.steps = 2;
-    writeArchive(root, makeDemoSpec(demo));
+    testing::writeDemoRun(root, 2, 2);
     std::vector<std::string> files;
     for (const auto& e : fs::recursive_directory_iterator(root))
         if (e.is_regular_file())
@@ -252,23 +271,13 @@ void TestImportErrors::anchorThatHangsOtf2()
 {
     QTemporaryDir tmp;
     const std::string root = tmp.path().toStdString();
-    DemoOptions demo;
-    demo.ranks = 2;
-    demo.steps = 2;
-    writeArchive(root, makeDemoSpec(demo));
+    testing::writeDemoRun(root, 2, 2);
     const std::string anchor = root + "/rank1/traces.otf2";
-    std::string bytes;
-    {
-        std::ifstream in(anchor, std::ios::binary);
-        bytes.assign(std::istreambuf_iterator<char>(in), {});
-    }
+    std::string bytes = readBytes(anchor);
     QVERIFY(bytes.size() > 103);
     for (const auto& [offset, bit] : { std::pair { 66, 6 }, std::pair { 103, 4 }, std::pair { 46, 4 } })
         bytes[std::size_t(offset)] = char(bytes[std::size_t(offset)] ^ (1 << bit));
-    {
-        std::ofstream out(anchor, std::ios::binary | std::ios::trunc);
-        out << bytes;
-    }
+    writeBytes(anchor, bytes);
     // Refused by the property-count check before OTF2 reads it; this process runs no more threads than before.
     const auto before = threadCount();
     EXPECT_LOAD_ERROR(root, anchor, "anchor file");
@@ -314,11 +323,7 @@ void TestImportErrors::workThatNeverEndsIsKilled()
 void TestImportErrors::anchorWithHugePropertyCount()
 {
     Archive a;
-    std::string bytes;
-    {
-        std::ifstream in(a.anchor, std::ios::binary);
-        bytes.assign(std::istreambuf_iterator<char>(in), {});
-    }
+    std::string bytes = readBytes(a.anchor);
     QCOMPARE(bytes.substr(1, 6), std::string("\x42OTF2\0", 6)); // little-endian buffer, magic
     // Format byte, 38 bytes of fixed fields, machine, creator and description, then the uint32 property count.
     std::size_t pos = 2 + 5 + 1 + 38;
@@ -326,10 +331,7 @@ void TestImportErrors::anchorWithHugePropertyCount()
         pos = bytes.find('\0', pos) + 1;
     QCOMPARE(bytes.substr(pos, 4), std::string(4, '\0')); // the writer sets no property
     bytes[pos + 3] = char(0x10);
-    {
-        std::ofstream out(a.anchor, std::ios::binary | std::ios::trunc);
-        out << bytes;
-    }
+    writeBytes(a.anchor, bytes);
     EXPECT_LOAD_ERROR(a.root, a.anchor, "announces 268435456 properties");
 }
 
@@ -339,10 +341,7 @@ void TestImportErrors::eventFilesCutAnywhere()
 {
     QTemporaryDir tmp;
     const std::string root = tmp.path().toStdString();
-    DemoOptions demo;
-    demo.ranks = 1;
-    demo.steps = 2;
-    writeArchive(root, makeDemoSpec(demo));
+    testing::writeDemoRun(root, 1, 2);
     std::vector<std::string> evts;
     for (const auto& e : fs::directory_iterator(root + "/rank0/traces"))
         if (e.path().extension() == ".evt" && e.path().filename() != std::to_string(1ull << 32) + ".evt") // not metrics

@@ -5,6 +5,7 @@
 #include "import/kinetoimporter.h"
 #include "run/openrun.h"
 #include "support/kinetotraces.h"
+#include "support/testtraces.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -67,11 +68,7 @@ void TestKinetoImport::oneRankExactly()
     const Rank& r = trace->ranks[0];
     QCOMPARE(r.rank, 0);
     // CPU threads first (named by their metadata), then streams by device and stream.
-    QCOMPARE(r.lanes.size(), std::size_t(4));
-    QCOMPARE(r.lanes[0].name, std::string("main"));
-    QCOMPARE(r.lanes[1].name, std::string("thread 11"));
-    QCOMPARE(r.lanes[2].name, std::string("CUDA[0:7]"));
-    QCOMPARE(r.lanes[3].name, std::string("CUDA[0:17]"));
+    QCOMPARE(testing::laneNames(r), (std::vector<std::string> { "main", "thread 11", "CUDA[0:7]", "CUDA[0:17]" }));
     // Times rebased to the earliest event (ProfilerStep at 1000 us), exact to the nanosecond; digits beyond the
     // nanosecond are dropped ("10.0005" us -> 10000 ns).
     const Lane* compute = laneNamed(r, "CUDA[0:7]");
@@ -423,11 +420,7 @@ void TestKinetoImport::schema2021ReadsLikeTheCurrentOne()
     QCOMPARE(trace->ranks.size(), std::size_t(1));
     const Rank& r = trace->ranks[0];
     // The same lanes as the current schema: threads (named by metadata), then streams from "stream N" tids.
-    QCOMPARE(r.lanes.size(), std::size_t(4));
-    QCOMPARE(r.lanes[0].name, std::string("python"));
-    QCOMPARE(r.lanes[1].name, std::string("thread 11"));
-    QCOMPARE(r.lanes[2].name, std::string("CUDA[0:7]"));
-    QCOMPARE(r.lanes[3].name, std::string("CUDA[0:17]"));
+    QCOMPARE(testing::laneNames(r), (std::vector<std::string> { "python", "thread 11", "CUDA[0:7]", "CUDA[0:17]" }));
     const Lane& compute = r.lanes[2];
     QCOMPARE(compute.intervals.size(), std::size_t(4)); // memcpy, two GEMMs, memset
     QCOMPARE(compute.intervals.start(2), TimeNs(35'000)); // integer microseconds, exactly

@@ -10,6 +10,7 @@
 #include "import/nsysimporter.h"
 #include "run/openrun.h"
 #include "support/nsystraces.h"
+#include "support/testtraces.h"
 
 #include <QDir>
 #include <QFile>
@@ -150,11 +151,8 @@ void TestNsysImport::oneProcessExactly()
     const Rank& r = t->ranks[0];
     QCOMPARE(r.rank, 0);
     // Threads first (by globalTid, named from ThreadNames), then streams by (device, stream).
-    QCOMPARE(r.lanes.size(), std::size_t(4));
-    QCOMPARE(r.lanes[0].name, std::string("pt_main_thread"));
-    QCOMPARE(r.lanes[1].name, std::string("thread 4243"));
-    QCOMPARE(r.lanes[2].name, std::string("CUDA[0:7]"));
-    QCOMPARE(r.lanes[3].name, std::string("CUDA[0:17]"));
+    QCOMPARE(testing::laneNames(r),
+        (std::vector<std::string> { "pt_main_thread", "thread 4243", "CUDA[0:7]", "CUDA[0:17]" }));
     QCOMPARE(r.devices, std::vector<int>({ 0 }));
     // Times rebased to the first event (the step's NVTX range), exact to the nanosecond.
     QCOMPARE(t->originAbsNs, kBase);

@@ -4,6 +4,7 @@
 #include "analysis/transfers.h"
 #include "model/trace.h"
 #include "run/openrun.h"
+#include "support/testtraces.h"
 #include "synth/archivewriter.h"
 
 #include <QTemporaryDir>
@@ -290,13 +291,9 @@ void TestOtf2Import::rankNumbersFromFolderNames()
     }
     writeArchive(path(dir), spec);
     const auto t = loadTrace(path(dir));
-    QCOMPARE(t->ranks.size(), 3u);
-    QCOMPARE(t->ranks[0].rank, 1);
-    QCOMPARE(t->ranks[0].host, std::string("host2"));
-    QCOMPARE(t->ranks[1].rank, 2);
-    QCOMPARE(t->ranks[2].rank, 10);
+    QCOMPARE(testing::rankNumbers(*t), (std::vector<int> { 1, 2, 10 }));
+    QCOMPARE(testing::rankHosts(*t), (std::vector<std::string> { "host2", "host1", "host0" }));
     QCOMPARE(t->ranks[2].label, std::string("Rank 10"));
-    QCOMPARE(t->ranks[2].host, std::string("host0"));
 }
 
 void TestOtf2Import::discoveryOrderWithoutNumbers()
@@ -311,11 +308,8 @@ void TestOtf2Import::discoveryOrderWithoutNumbers()
     }
     writeArchive(path(dir), spec);
     const auto t = loadTrace(path(dir));
-    QCOMPARE(t->ranks.size(), 2u);
-    QCOMPARE(t->ranks[0].rank, 0);
-    QCOMPARE(t->ranks[0].host, std::string("alpha"));
-    QCOMPARE(t->ranks[1].rank, 1);
-    QCOMPARE(t->ranks[1].host, std::string("beta"));
+    QCOMPARE(testing::rankNumbers(*t), (std::vector<int> { 0, 1 }));
+    QCOMPARE(testing::rankHosts(*t), (std::vector<std::string> { "alpha", "beta" }));
 }
 
 void TestOtf2Import::searchDepthIsLimited()

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // What-if replay on generated traces with exact expected step times and critical paths.
 #include "analysis/analysis.h"
+#include "support/whatiftraces.h"
 #include "whatif/whatif.h"
 
 #include <QTest>
@@ -10,8 +11,8 @@ using namespace exposure::whatif;
 
 namespace {
 
-constexpr TimeNs kUs = 1000;
-const char* kGemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n";
+using testing::kUs;
+const char* kGemm = testing::kWhatIfGemm;
 const char* kAllReduce = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
 
 struct Built
@@ -20,54 +21,22 @@ struct Built
     std::shared_ptr<const Analysis> analysis;
 };
 
-Built finish(TraceBuilder& b)
+Built withAnalysis(std::shared_ptr<Trace> trace)
 {
     Built out;
-    out.trace = b.finish();
+    out.trace = std::move(trace);
     out.analysis = analyze(*out.trace, Rules::defaults());
     return out;
 }
 
-// Launch-bound: per 1000 µs step a 400 µs "inject" region, two 50 µs launches of 40 µs kernels, 500 µs of the step's
-// own host time. The GPU idles most of the step.
 Built cpuBound()
 {
-    TraceBuilder b;
-    b.addRank("Rank 0");
-    const int cpu = b.addLane(0, "Master thread", LaneKind::CpuThread);
-    const int gpu = b.addLane(0, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
-    for (int k = 0; k < 3; ++k) {
-        const TimeNs B = k * 1000 * kUs;
-        b.addInterval(0, cpu, B, B + 1000 * kUs, "ProfilerStep#" + std::to_string(k), RegionKind::HostRegion, 0);
-        b.addInterval(0, cpu, B, B + 400 * kUs, "inject", RegionKind::HostRegion, 1);
-        const auto l1 = b.addInterval(0, cpu, B + 400 * kUs, B + 450 * kUs, "cudaLaunchKernel", RegionKind::HostApi, 1);
-        const auto l2 = b.addInterval(0, cpu, B + 450 * kUs, B + 500 * kUs, "cudaLaunchKernel", RegionKind::HostApi, 1);
-        b.addInterval(0, gpu, B + 460 * kUs, B + 500 * kUs, kGemm, RegionKind::Kernel);
-        b.addInterval(0, gpu, B + 510 * kUs, B + 550 * kUs, kGemm, RegionKind::Kernel);
-        b.addLaunch(0, gpu, cpu, l1);
-        b.addLaunch(0, gpu, cpu, l2);
-    }
-    return finish(b);
+    return withAnalysis(testing::launchBoundSteps());
 }
 
-// GPU-bound: per 1050 µs step a launch of a 900 µs kernel (100 µs launch latency), 600 µs of "inject" while it runs,
-// then a device synchronize that returns 50 µs after the kernel ends.
 Built gpuBound()
 {
-    TraceBuilder b;
-    b.addRank("Rank 0");
-    const int cpu = b.addLane(0, "Master thread", LaneKind::CpuThread);
-    const int gpu = b.addLane(0, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
-    for (int k = 0; k < 3; ++k) {
-        const TimeNs B = k * 1050 * kUs;
-        b.addInterval(0, cpu, B, B + 1050 * kUs, "ProfilerStep#" + std::to_string(k), RegionKind::HostRegion, 0);
-        const auto l = b.addInterval(0, cpu, B, B + 50 * kUs, "cudaLaunchKernel", RegionKind::HostApi, 1);
-        b.addInterval(0, cpu, B + 50 * kUs, B + 650 * kUs, "inject", RegionKind::HostRegion, 1);
-        b.addInterval(0, cpu, B + 650 * kUs, B + 1050 * kUs, "cudaDeviceSynchronize", RegionKind::HostApi, 1);
-        b.addInterval(0, gpu, B + 100 * kUs, B + 1000 * kUs, kGemm, RegionKind::Kernel);
-        b.addLaunch(0, gpu, cpu, l);
-    }
-    return finish(b);
+    return withAnalysis(testing::gpuBoundSteps());
 }
 
 // Two ranks, 800 µs steps: a GEMM (200 µs on rank 0, 600 µs on rank 1, the straggler), then an all-reduce on a
@@ -95,7 +64,7 @@ Built straggler()
             b.addLaunch(r, comm, cpu, l2);
         }
     }
-    return finish(b);
+    return withAnalysis(b.finish());
 }
 
 TimeNs part(const PathSums& p, PathPart k)

@@ -7,6 +7,8 @@
 #include "figure/figurespec.h"
 #include "run/openrun.h"
 #include "shell/mainwindow.h"
+#include "support/figurespecs.h"
+#include "support/files.h"
 #include "support/testtraces.h"
 #include "synth/archivewriter.h"
 #include "timeline/timelineplot.h"
@@ -90,12 +92,6 @@ CliResult runCli(const QStringList& args)
     if (!p.waitForFinished(120000))
         return {};
     return { p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError() };
-}
-
-QByteArray readAll(const QString& path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
 } // namespace
@@ -198,9 +194,7 @@ void TestFigure::kernelHasCategoryColourAndGapIsBackground()
     auto trace = testing::makeDdpTrace(1, 1);
     auto analysis = analysisOf(*trace);
     FigureRenderer r(trace, analysis);
-    FigureSpec s;
-    s.widthPx = 1000;
-    s.heightPx = 300;
+    FigureSpec s = testing::pixelSpec(1000, 300);
     s.dpi = 96; // 1:1 with the layout, so plot geometry is image geometry
     s.legend = false;
     s.rangeKind = FigureSpec::RangeKind::Custom;
@@ -258,9 +252,7 @@ void TestFigure::noCommunicationColourWithoutNccl()
 {
     auto trace = makeComputeOnlyTrace();
     FigureRenderer r(trace, analysisOf(*trace));
-    FigureSpec s;
-    s.widthPx = 900;
-    s.heightPx = 300;
+    FigureSpec s = testing::pixelSpec(900, 300);
     s.title = QStringLiteral("Compute only");
     const QImage img = r.renderImage(s).convertToFormat(QImage::Format_RGB32);
     const Palette& pal = r.plot()->scene().palette;
@@ -287,9 +279,7 @@ void TestFigure::grayscaleHasNoSaturatedPixel()
 {
     auto trace = testing::makeDdpTrace(2, 3);
     FigureRenderer r(trace, analysisOf(*trace));
-    FigureSpec s;
-    s.widthPx = 1200;
-    s.heightPx = 500;
+    FigureSpec s = testing::pixelSpec(1200, 500);
     s.palette = PaletteKind::Grayscale;
     s.title = QStringLiteral("Grey");
     const QImage img = r.renderImage(s).convertToFormat(QImage::Format_RGB32);
@@ -319,12 +309,7 @@ void TestFigure::svgIsXmlWithVectorsAndLegendText()
 {
     auto trace = testing::makeDdpTrace(2, 3);
     FigureRenderer r(trace, analysisOf(*trace));
-    FigureSpec s;
-    s.format = FigureSpec::Format::Svg;
-    s.sizeUnit = FigureSpec::SizeUnit::Millimetres;
-    s.widthMm = 178;
-    s.heightMm = 70;
-    s.dpi = 300;
+    FigureSpec s = testing::millimetreSpec(178, 70, 300, FigureSpec::Format::Svg);
     s.title = QStringLiteral("DDP & <overlap>");
     const QByteArray svg = r.render(s);
     QXmlStreamReader xml(svg);
@@ -362,12 +347,7 @@ void TestFigure::pdfHasHeaderAndRequestedPageSize()
 {
     auto trace = testing::makeDdpTrace(2, 3);
     FigureRenderer r(trace, analysisOf(*trace));
-    FigureSpec s;
-    s.format = FigureSpec::Format::Pdf;
-    s.sizeUnit = FigureSpec::SizeUnit::Millimetres;
-    s.widthMm = 85;
-    s.heightMm = 40;
-    s.dpi = 600;
+    FigureSpec s = testing::millimetreSpec(85, 40, 600, FigureSpec::Format::Pdf);
     const QByteArray pdf = r.render(s);
     QVERIFY(pdf.startsWith("%PDF-"));
     const auto m = QRegularExpression(QStringLiteral("/MediaBox \\[\\s*0 0 ([0-9.]+) ([0-9.]+)\\s*\\]"))
@@ -419,17 +399,15 @@ void TestFigure::rendersAreByteIdentical()
     const QString p2 = m_dir.filePath(QStringLiteral("same2.") + figureFormatName(s.format));
     a.renderToFile(s, p1, true);
     b.renderToFile(s, p2, true);
-    QCOMPARE(readAll(p1), readAll(p2));
-    QCOMPARE(readAll(p1), first);
+    QCOMPARE(testing::readAll(p1), testing::readAll(p2));
+    QCOMPARE(testing::readAll(p1), first);
 }
 
 void TestFigure::rowSelections()
 {
     auto trace = testing::makeDdpTrace(2, 1);
     FigureRenderer r(trace, analysisOf(*trace));
-    FigureSpec s;
-    s.widthPx = 800;
-    s.heightPx = 400;
+    FigureSpec s = testing::pixelSpec(800, 400);
     r.renderImage(s);
     QCOMPARE(r.plot()->rowLabels(),
         QStringList({ QStringLiteral("Rank 0 \u00B7 CUDA[0:7] compute"), QStringLiteral("CUDA[0:17] NCCL"),
@@ -489,9 +467,9 @@ void TestFigure::neverOverwritesSilently()
     }
     FigureSpec s;
     QVERIFY_THROWS_EXCEPTION(FigureRenderError, r.renderToFile(s, path, false));
-    QCOMPARE(readAll(path), QByteArray("keep me"));
+    QCOMPARE(testing::readAll(path), QByteArray("keep me"));
     r.renderToFile(s, path, true);
-    QVERIFY(readAll(path).startsWith("\x89PNG"));
+    QVERIFY(testing::readAll(path).startsWith("\x89PNG"));
 }
 
 void TestFigure::specRoundTrip()
@@ -623,13 +601,13 @@ void TestFigure::dialogSpecRendersSameThroughCli()
         = runCli({ QStringLiteral("render"), QStringLiteral("--spec"), specPath, QStringLiteral("-o"), viaCli });
     QVERIFY2(res.exitCode == 0, res.err.constData());
     QVERIFY2(res.err.isEmpty(), res.err.constData());
-    const QImage a = decodePng(readAll(inProcess));
-    const QImage b = decodePng(readAll(viaCli));
+    const QImage a = decodePng(testing::readAll(inProcess));
+    const QImage b = decodePng(testing::readAll(viaCli));
     QCOMPARE(a.size(), QSize(669, 354)); // 85 × 45 mm at 200 DPI
     QCOMPARE(b.size(), a.size());
     QCOMPARE(b.dotsPerMeterX(), a.dotsPerMeterX());
     QVERIFY(a == b);
-    QCOMPARE(readAll(viaCli), readAll(inProcess)); // the very same bytes
+    QCOMPARE(testing::readAll(viaCli), testing::readAll(inProcess)); // the very same bytes
 }
 
 void TestFigure::dialogRemembersSettings()
@@ -676,33 +654,29 @@ void TestFigure::cliErrors_data()
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("message");
     const QString out = QStringLiteral("/nonexistent-dir/x.png");
+    // The trace and an output that cannot be written, then the options under test.
+    const auto withOutput = [&out](std::initializer_list<const char*> options) {
+        QStringList args { QStringLiteral("TRACE"), QStringLiteral("-o"), out };
+        for (const char* o : options)
+            args << QString::fromUtf8(o);
+        return args;
+    };
     QTest::newRow("no output") << QStringList { QStringLiteral("TRACE") } << QStringLiteral("-o FILE is required");
-    QTest::newRow("palette") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out,
-        QStringLiteral("--palette"), QStringLiteral("rainbow") }
+    QTest::newRow("palette") << withOutput({ "--palette", "rainbow" })
                              << QStringLiteral("--palette 'rainbow': expected default, colorblind or grayscale");
-    QTest::newRow("format") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out,
-        QStringLiteral("--format"), QStringLiteral("gif") }
+    QTest::newRow("format") << withOutput({ "--format", "gif" })
                             << QStringLiteral("--format 'gif': expected png, svg or pdf");
-    QTest::newRow("width alone") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out,
-        QStringLiteral("--width"), QStringLiteral("800") }
+    QTest::newRow("width alone") << withOutput({ "--width", "800" })
                                  << QStringLiteral("--width and --height go together");
-    QTest::newRow("px and mm") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out,
-        QStringLiteral("--width"), QStringLiteral("800"), QStringLiteral("--height"), QStringLiteral("600"),
-        QStringLiteral("--width-mm"), QStringLiteral("85") }
+    QTest::newRow("px and mm") << withOutput({ "--width", "800", "--height", "600", "--width-mm", "85" })
                                << QStringLiteral("exclude each other");
-    QTest::newRow("bad time") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out,
-        QStringLiteral("--from"), QStringLiteral("soon"), QStringLiteral("--to"), QStringLiteral("2ms") }
+    QTest::newRow("bad time") << withOutput({ "--from", "soon", "--to", "2ms" })
                               << QStringLiteral("--from 'soon': not a time");
-    QTest::newRow("step and range") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out,
-        QStringLiteral("--from"), QStringLiteral("1ms"), QStringLiteral("--to"), QStringLiteral("2ms"),
-        QStringLiteral("--step"), QStringLiteral("1") }
+    QTest::newRow("step and range") << withOutput({ "--from", "1ms", "--to", "2ms", "--step", "1" })
                                     << QStringLiteral("--from/--to and --step exclude each other");
-    QTest::newRow("dpi") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out,
-        QStringLiteral("--width-mm"), QStringLiteral("85"), QStringLiteral("--dpi"), QStringLiteral("0") }
+    QTest::newRow("dpi") << withOutput({ "--width-mm", "85", "--dpi", "0" })
                          << QStringLiteral("--dpi '0': expected a whole number from 30 to 2400");
-    QTest::newRow("rows") << QStringList { QStringLiteral("TRACE"), QStringLiteral("-o"), out, QStringLiteral("--rows"),
-        QStringLiteral("gpu,cpu") }
-                          << QStringLiteral("--rows: 'gpu' is not a row");
+    QTest::newRow("rows") << withOutput({ "--rows", "gpu,cpu" }) << QStringLiteral("--rows: 'gpu' is not a row");
     QTest::newRow("missing trace") << QStringList { QStringLiteral("/nonexistent/trace"), QStringLiteral("-o"), out }
                                    << QStringLiteral("/nonexistent/trace");
     QTest::newRow("missing spec") << QStringList { QStringLiteral("--spec"), QStringLiteral("/nonexistent/spec.json"),
@@ -747,10 +721,10 @@ void TestFigure::cliRefusesExistingFileUnlessForced()
     CliResult r = runCli(args);
     QCOMPARE(r.exitCode, 2);
     QVERIFY2(r.err.contains("already exists"), r.err.constData());
-    QCOMPARE(readAll(out), QByteArray("old"));
+    QCOMPARE(testing::readAll(out), QByteArray("old"));
     r = runCli(QStringList(args) << QStringLiteral("--force"));
     QVERIFY2(r.exitCode == 0, r.err.constData());
-    const QByteArray svg = readAll(out);
+    const QByteArray svg = testing::readAll(out);
     QVERIFY(svg.contains("<svg")); // the format follows the file name
     QVERIFY(svg.contains(">hidden comm.</text>"));
     // Rendering again gives the same bytes.
@@ -759,7 +733,7 @@ void TestFigure::cliRefusesExistingFileUnlessForced()
     r = runCli({ QStringLiteral("render"), m_archive, QStringLiteral("-o"), again, QStringLiteral("--rows"),
         QStringLiteral("overlap"), QStringLiteral("--legend") });
     QCOMPARE(r.exitCode, 0);
-    QCOMPARE(readAll(again), svg);
+    QCOMPARE(testing::readAll(again), svg);
     // PDF bytes are the same from one process to the next too (font objects, dates, document id).
     const QString pdf1 = m_dir.filePath(QStringLiteral("cli1.pdf")), pdf2 = m_dir.filePath(QStringLiteral("cli2.pdf"));
     for (const QString& p : { pdf1, pdf2 }) {
@@ -767,8 +741,8 @@ void TestFigure::cliRefusesExistingFileUnlessForced()
             QStringLiteral("Bold title, regular labels"), QStringLiteral("--force") });
         QVERIFY2(r.exitCode == 0, r.err.constData());
     }
-    QVERIFY(readAll(pdf1).startsWith("%PDF-"));
-    QCOMPARE(readAll(pdf1), readAll(pdf2));
+    QVERIFY(testing::readAll(pdf1).startsWith("%PDF-"));
+    QCOMPARE(testing::readAll(pdf1), testing::readAll(pdf2));
 }
 
 QTEST_MAIN(TestFigure)

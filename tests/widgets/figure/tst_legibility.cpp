@@ -7,6 +7,7 @@
 #include "figure/figurerenderer.h"
 #include "figure/figurespec.h"
 #include "run/openrun.h"
+#include "support/figurespecs.h"
 #include "synth/archivewriter.h"
 #include "timeline/palette.h"
 #include "timeline/timeaxisticker.h"
@@ -111,12 +112,8 @@ void TestLegibility::presetsAreLegible()
     QFETCH(bool, step);
     const Demo& d = demo(ranks);
     FigureRenderer r(d.trace, d.analysis);
-    FigureSpec s; // the defaults: rows auto, legend on top, 9 pt
-    s.format = FigureSpec::Format::Svg;
-    s.sizeUnit = FigureSpec::SizeUnit::Millimetres;
-    s.widthMm = widthMm;
-    s.heightMm = heightMm;
-    s.dpi = 300;
+    // Otherwise the defaults: rows auto, legend on top, 9 pt.
+    FigureSpec s = testing::millimetreSpec(widthMm, heightMm, 300, FigureSpec::Format::Svg);
     if (step) {
         s.rangeKind = FigureSpec::RangeKind::Step;
         s.step = 0;
@@ -176,12 +173,7 @@ void TestLegibility::svgTextLint()
     const Demo& d = demo(4);
     FigureRenderer r(d.trace, d.analysis);
     for (const auto& [w, h] : { std::pair { 85.0, 34.0 }, std::pair { 85.0, 60.0 }, std::pair { 178.0, 80.0 } }) {
-        FigureSpec s;
-        s.format = FigureSpec::Format::Svg;
-        s.sizeUnit = FigureSpec::SizeUnit::Millimetres;
-        s.widthMm = w;
-        s.heightMm = h;
-        s.dpi = 300;
+        FigureSpec s = testing::millimetreSpec(w, h, 300, FigureSpec::Format::Svg);
         const QString path = m_dir.filePath(QStringLiteral("lint-%1x%2.svg").arg(w).arg(h));
         r.renderToFile(s, path, true);
         QProcess p;
@@ -207,11 +199,7 @@ void TestLegibility::legendNamesOnlyWhatIsDrawn()
                 out << t.text;
         return out;
     };
-    FigureSpec s;
-    s.sizeUnit = FigureSpec::SizeUnit::Millimetres;
-    s.widthMm = 178;
-    s.heightMm = 80;
-    s.dpi = 150;
+    FigureSpec s = testing::millimetreSpec(178, 80, 150);
     const QStringList whole = legendOf(s);
     QVERIFY2(whole.contains(QStringLiteral("AllReduce")), qPrintable(whole.join(QLatin1Char('|'))));
     QVERIFY(whole.contains(QStringLiteral("exposed comm.")));
@@ -238,11 +226,7 @@ void TestLegibility::thinRowsGetRankLabels()
     // 24 GPU and overlap rows of 8 ranks in 178 x 80 mm are thinner than a 9 pt line: one label per rank.
     const Demo& d = demo(8);
     FigureRenderer r(d.trace, d.analysis);
-    FigureSpec s;
-    s.sizeUnit = FigureSpec::SizeUnit::Millimetres;
-    s.widthMm = 178;
-    s.heightMm = 80;
-    s.dpi = 300;
+    FigureSpec s = testing::millimetreSpec(178, 80, 300);
     s.rows = FigureSpec::RowsKind::Gpu;
     r.renderImage(s);
     QVERIFY2(r.check().legible(), qPrintable(r.check().problem()));
@@ -260,11 +244,7 @@ void TestLegibility::illegibleFigureIsRefusedWithProposal()
     // Every row of 8 ranks in a single-column figure: 1 mm rows at best. Refused, and the proposal works.
     const Demo& d = demo(8);
     FigureRenderer r(d.trace, d.analysis);
-    FigureSpec s;
-    s.sizeUnit = FigureSpec::SizeUnit::Millimetres;
-    s.widthMm = 85;
-    s.heightMm = 34;
-    s.dpi = 300;
+    FigureSpec s = testing::millimetreSpec(85, 34, 300);
     s.rows = FigureSpec::RowsKind::All;
     const QString path = m_dir.filePath(QStringLiteral("refused.png"));
     try {

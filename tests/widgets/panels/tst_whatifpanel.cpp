@@ -5,6 +5,7 @@
 #include "common/labels.h"
 #include "figure/figurerenderer.h"
 #include "panels/whatifpanel.h"
+#include "support/whatiftraces.h"
 #include "timeline/timelineplot.h"
 
 #include <QAbstractItemModelTester>
@@ -14,35 +15,7 @@
 #include <QTest>
 
 using namespace exposure;
-
-namespace {
-
-constexpr TimeNs kUs = 1000;
-
-// Launch-bound: 1000 µs steps, each with a 400 µs "inject" region, two launches and 500 µs of its own host time.
-std::shared_ptr<Trace> cpuBound()
-{
-    TraceBuilder b;
-    b.addRank("Rank 0");
-    const int cpu = b.addLane(0, "Master thread", LaneKind::CpuThread);
-    const int gpu = b.addLane(0, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
-    for (int k = 0; k < 3; ++k) {
-        const TimeNs B = k * 1000 * kUs;
-        b.addInterval(0, cpu, B, B + 1000 * kUs, "ProfilerStep#" + std::to_string(k), RegionKind::HostRegion, 0);
-        b.addInterval(0, cpu, B, B + 400 * kUs, "inject", RegionKind::HostRegion, 1);
-        const auto l1 = b.addInterval(0, cpu, B + 400 * kUs, B + 450 * kUs, "cudaLaunchKernel", RegionKind::HostApi, 1);
-        const auto l2 = b.addInterval(0, cpu, B + 450 * kUs, B + 500 * kUs, "cudaLaunchKernel", RegionKind::HostApi, 1);
-        b.addInterval(
-            0, gpu, B + 460 * kUs, B + 500 * kUs, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n", RegionKind::Kernel);
-        b.addInterval(
-            0, gpu, B + 510 * kUs, B + 550 * kUs, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n", RegionKind::Kernel);
-        b.addLaunch(0, gpu, cpu, l1);
-        b.addLaunch(0, gpu, cpu, l2);
-    }
-    return b.finish();
-}
-
-} // namespace
+using testing::kUs;
 
 class TestWhatIfPanel : public QObject
 {
@@ -50,7 +23,7 @@ class TestWhatIfPanel : public QObject
 private Q_SLOTS:
     void replaysEditsAndDrawsThePrediction()
     {
-        const auto trace = cpuBound();
+        const auto trace = testing::launchBoundSteps();
         const auto analysis = analyze(*trace, Rules::defaults());
         WhatIfPanel panel;
         QAbstractItemModelTester tester(panel.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);

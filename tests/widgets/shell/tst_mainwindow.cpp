@@ -71,6 +71,25 @@ static bool openGeneratedRank(MainWindow& w, const QTemporaryDir& dir)
     return loaded.wait(10000);
 }
 
+namespace {
+
+// Shows `w` at `size` and loads a generated DDP trace of `ranks` ranks and `steps` steps through its loader; false
+// where the window did not appear or the trace did not load.
+bool showWithDdpTrace(MainWindow& w, QSize size, int ranks, int steps)
+{
+    w.resize(size);
+    w.show();
+    if (!QTest::qWaitForWindowExposed(&w))
+        return false;
+    w.loader()->setLoadFunction(
+        [ranks, steps](const std::string&, const LoadOptions&) { return testing::makeDdpTrace(ranks, steps); });
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(QStringLiteral("generated"));
+    return loaded.wait(10000);
+}
+
+} // namespace
+
 class TestMainWindow : public QObject
 {
     Q_OBJECT
@@ -545,13 +564,7 @@ void TestMainWindow::collectivesInDetailsAndExposed()
 void TestMainWindow::keyboardZoomAndHistory()
 {
     MainWindow w;
-    w.resize(1200, 800);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    w.loader()->setLoadFunction([](const std::string&, const LoadOptions&) { return testing::makeDdpTrace(1, 4); });
-    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
-    w.openTrace(QStringLiteral("generated"));
-    QVERIFY(loaded.wait(10000));
+    QVERIFY(showWithDdpTrace(w, QSize(1200, 800), 1, 4));
     const TimeRange full = w.visibleRange();
     QCOMPARE(full, (TimeRange { 0, 3 * L::kStep + 9'200'000 }));
     w.timeline()->setFocus();
@@ -604,13 +617,7 @@ void TestMainWindow::keyboardZoomAndHistory()
 void TestMainWindow::clickOnFoldExplainsIt()
 {
     MainWindow w;
-    w.resize(1000, 700);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    w.loader()->setLoadFunction([](const std::string&, const LoadOptions&) { return testing::makeDdpTrace(1, 200); });
-    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
-    w.openTrace(QStringLiteral("generated"));
-    QVERIFY(loaded.wait(10000));
+    QVERIFY(showWithDdpTrace(w, QSize(1000, 700), 1, 200));
     w.timeline()->replot();
     // 200 steps over a few hundred pixels: the 8 kernels of a step fold into one block.
     const int row = w.timeline()->scene().rowOf(0, L::kCompute);

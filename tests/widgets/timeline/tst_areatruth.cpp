@@ -211,13 +211,11 @@ void TestAreaTruth::nestedCpuRegionsInOneRowPaintTheirUnion()
         unionNs += 600'000;
     }
     std::shared_ptr<const Trace> trace = b.finish();
-    auto analysis = analyze(*trace, Rules::defaults());
     TimelinePlot plot;
     TimelineOptions o;
     o.legend = false;
     o.cpuDepthRows = false;
-    showWholeTrace(plot, trace, analysis, QSize(700, 300), o);
-    const QImage img = plot.toPixmap().toImage().convertToFormat(QImage::Format_RGB32);
+    const QImage img = drawWholeTrace(plot, trace, analyze(*trace, Rules::defaults()), QSize(700, 300), o);
     const int row = plot.scene().rowOf(0, cpu);
     QVERIFY(row >= 0);
     const ShareIndex* si = plot.scene().shares(row);
@@ -233,22 +231,12 @@ void TestAreaTruth::nestedCpuRegionsInOneRowPaintTheirUnion()
 void TestAreaTruth::peerCopiesDrawAnArrowBetweenDevices()
 {
     // One process, two GPUs: a peer-to-peer copy on GPU 0 at 40 us gets an arrow down to GPU 1's row.
-    TraceBuilder b;
-    const int rank = b.addRank("Rank 0");
-    const int g0 = b.addLane(rank, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
-    const int g1 = b.addLane(rank, "CUDA[1:13]", LaneKind::GpuStream, 1, 13);
-    b.addInterval(rank, g0, 0, 30'000, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
-    const auto copy = b.addInterval(rank, g0, 40'000, 45'000, "memcpy PtoP", RegionKind::Memcpy);
-    b.trace().ranks[std::size_t(rank)].lanes[std::size_t(g0)].copyPeers.emplace_back(copy, 1);
-    b.addInterval(rank, g1, 0, 100'000, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
-    std::shared_ptr<const Trace> trace = b.finish();
-    auto analysis = analyze(*trace, Rules::defaults());
+    std::shared_ptr<const Trace> trace = testing::makePeerCopyTrace();
     TimelinePlot plot;
     TimelineOptions o;
     o.legend = false;
     o.showOverlap = false;
-    showWholeTrace(plot, trace, analysis, QSize(1000, 300), o);
-    const QImage img = plot.toPixmap().toImage().convertToFormat(QImage::Format_RGB32);
+    const QImage img = drawWholeTrace(plot, trace, analyze(*trace, Rules::defaults()), QSize(1000, 300), o);
     if (qEnvironmentVariableIsSet("EXPOSURE_FIGURE_DUMP"))
         img.save(qEnvironmentVariable("EXPOSURE_FIGURE_DUMP") + QStringLiteral("/peer-copy.png"));
     QCOMPARE(plot.rows().size(), std::size_t(2));

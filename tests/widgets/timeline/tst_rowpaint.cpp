@@ -5,7 +5,9 @@
 #include "analysis/analysis.h"
 #include "figure/figurerenderer.h"
 #include "run/openrun.h"
-#include "synth/archivewriter.h"
+#include "support/demoarchive.h"
+#include "support/figurespecs.h"
+#include "support/testtraces.h"
 #include "timeline/rowpaint.h"
 #include "timeline/timelineplot.h"
 #include "timeline/timelineplottable.h"
@@ -17,20 +19,6 @@
 using namespace exposure;
 
 namespace {
-
-// One process, two GPUs: a peer-to-peer copy on GPU 0 at 40 us (an arrow to GPU 1's row).
-std::shared_ptr<const Trace> peerCopyTrace()
-{
-    TraceBuilder b;
-    const int rank = b.addRank("Rank 0");
-    const int g0 = b.addLane(rank, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
-    const int g1 = b.addLane(rank, "CUDA[1:13]", LaneKind::GpuStream, 1, 13);
-    b.addInterval(rank, g0, 0, 30'000, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
-    const auto copy = b.addInterval(rank, g0, 40'000, 45'000, "memcpy PtoP", RegionKind::Memcpy);
-    b.trace().ranks[std::size_t(rank)].lanes[std::size_t(g0)].copyPeers.emplace_back(copy, 1);
-    b.addInterval(rank, g1, 0, 100'000, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
-    return b.finish();
-}
 
 // `kernels` back-to-back kernels of alternating names filling [0, 10 ms) on one stream.
 std::shared_ptr<const Trace> denseTrace(int kernels)
@@ -90,12 +78,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        synth::DemoOptions demo;
-        demo.ranks = 3;
-        demo.steps = 3;
-        const std::string path = m_dir.filePath(QStringLiteral("demo")).toStdString();
-        synth::writeArchive(path, synth::makeDemoSpec(demo));
-        m_demo = loadTrace(path);
+        m_demo = loadTrace(testing::writeDemoArchives(m_dir, QStringLiteral("demo"), 3, 3));
         m_demoAnalysis = analyze(*m_demo, Rules::defaults());
     }
 
@@ -115,7 +98,7 @@ private Q_SLOTS:
         QFETCH(int, which);
         QFETCH(QString, format);
         QFETCH(QString, rows);
-        std::shared_ptr<const Trace> trace = which == 0 ? m_demo : peerCopyTrace();
+        std::shared_ptr<const Trace> trace = which == 0 ? m_demo : testing::makePeerCopyTrace();
         std::shared_ptr<const Analysis> analysis
             = which == 0 ? m_demoAnalysis : std::shared_ptr<const Analysis>(analyze(*trace, Rules::defaults()));
         FigureSpec spec;
@@ -167,11 +150,7 @@ private Q_SLOTS:
     void bytesRoundTripAndMalformed()
     {
         FigureRenderer r(m_demo, m_demoAnalysis);
-        FigureSpec spec;
-        spec.sizeUnit = FigureSpec::SizeUnit::Pixels;
-        spec.widthPx = 800;
-        spec.heightPx = 400;
-        (void)r.renderImage(spec);
+        (void)r.renderImage(testing::pixelSpec(800, 400));
         const auto paints = r.plot()->plottable()->computeRowPaints();
         std::vector<std::pair<int, RowPaint>> rows;
         for (std::size_t i = 0; i < paints.size(); ++i)
@@ -189,11 +168,7 @@ private Q_SLOTS:
     void drawnClassesMergeIsTheWhole()
     {
         FigureRenderer r(m_demo, m_demoAnalysis);
-        FigureSpec spec;
-        spec.sizeUnit = FigureSpec::SizeUnit::Pixels;
-        spec.widthPx = 800;
-        spec.heightPx = 400;
-        (void)r.renderImage(spec);
+        (void)r.renderImage(testing::pixelSpec(800, 400));
         const TimelineScene& scene = r.plot()->scene();
         std::vector<int> all, even, odd;
         for (std::size_t i = 0; i < scene.rows.size(); ++i) {
@@ -239,10 +214,7 @@ private Q_SLOTS:
         for (int i = 0; i < 2; ++i) {
             std::shared_ptr<const Trace> trace = denseTrace(counts[i]);
             FigureRenderer r(trace, analyze(*trace, Rules::defaults()));
-            FigureSpec spec;
-            spec.sizeUnit = FigureSpec::SizeUnit::Pixels;
-            spec.widthPx = 800;
-            spec.heightPx = 300;
+            FigureSpec spec = testing::pixelSpec(800, 300);
             spec.overlapLanes = false;
             (void)r.renderImage(spec);
             const auto paints = r.plot()->plottable()->computeRowPaints();

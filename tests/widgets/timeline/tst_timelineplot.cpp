@@ -36,6 +36,17 @@ QColor pixel(const QImage& img, QPoint p)
     return QColor(img.pixel(p));
 }
 
+// Shows `plot` at `size` on screen with `trace` (no analysis); false where the window did not appear.
+bool showOnScreen(TimelinePlot& plot, QSize size, const std::shared_ptr<const Trace>& trace)
+{
+    plot.resize(size);
+    plot.show();
+    if (!QTest::qWaitForWindowExposed(&plot))
+        return false;
+    plot.setTrace(trace, nullptr);
+    return true;
+}
+
 } // namespace
 
 void TestTimelinePlot::rowsOfGeneratedTrace()
@@ -111,10 +122,7 @@ void TestTimelinePlot::savesPngOffscreen()
 void TestTimelinePlot::clickSelectsKernel()
 {
     TimelinePlot plot;
-    plot.resize(1000, 400);
-    plot.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&plot));
-    plot.setTrace(testing::makeDdpTrace(2, 2), nullptr);
+    QVERIFY(showOnScreen(plot, QSize(1000, 400), testing::makeDdpTrace(2, 2)));
     plot.setVisibleRange({ 0, L::kStep });
     plot.replot();
     QSignalSpy spy(&plot, &TimelinePlot::intervalSelected);
@@ -261,10 +269,7 @@ void TestTimelinePlot::darkPaletteBackground()
 void TestTimelinePlot::rubberBandAndDrag()
 {
     TimelinePlot plot;
-    plot.resize(1000, 400);
-    plot.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&plot));
-    plot.setTrace(testing::makeDdpTrace(1, 4), nullptr);
+    QVERIFY(showOnScreen(plot, QSize(1000, 400), testing::makeDdpTrace(1, 4)));
     plot.replot();
     const TimeRange full = plot.visibleRange();
     const QRect ar = plot.axisRect()->rect();
@@ -323,10 +328,7 @@ void TestTimelinePlot::cpuRowsShowNesting()
     QVERIFY(step != ~0u && fwd != ~0u && sync != ~0u && deep != ~0u);
 
     TimelinePlot plot;
-    plot.resize(1000, 500);
-    plot.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&plot));
-    plot.setTrace(trace, nullptr);
+    QVERIFY(showOnScreen(plot, QSize(1000, 500), trace));
     TimelineOptions o;
     o.legend = false;
     o.blockLabels = false;
