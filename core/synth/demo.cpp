@@ -190,6 +190,34 @@ struct RankState
     }
 };
 
+// One step's gradient all-reduces, a bucket at a time: every rank's kernel ends when the last rank has joined plus
+// the transfer time.
+void allReduceBuckets(std::vector<RankState>& st, const std::vector<std::vector<Ns>>& bucketLaunch,
+    const std::vector<std::vector<Ns>>& bucketReady, bool launchBound)
+{
+    const int nRanks = int(st.size());
+    const int buckets = int(bucketLaunch.front().size());
+    for (int b = 0; b < buckets; ++b) {
+        Ns lastJoin = 0;
+        std::vector<Ns> start(nRanks);
+        for (int r = 0; r < nRanks; ++r) {
+            start[r] = std::max({ st[r].ncclT, bucketLaunch[r][b] + kLaunchLatency, bucketReady[r][b] });
+            lastJoin = std::max(lastJoin, start[r]);
+        }
+        const Ns transfer = (b + 1 == buckets ? 140'000 : 150'000) / (launchBound ? 4 : 1);
+        for (int r = 0; r < nRanks; ++r) {
+            KernelSpec k;
+            k.name = kNccl;
+            k.start = start[r];
+            k.end = lastJoin + transfer;
+            k.blocksPerGrid = 2;
+            k.threadsPerBlock = 512;
+            st[r].nccl->kernels.push_back(k);
+            st[r].ncclT = k.end;
+        }
+    }
+}
+
 } // namespace
 
 ArchiveSpec makeDemoSpec(const DemoOptions& o)
@@ -273,26 +301,8 @@ ArchiveSpec makeDemoSpec(const DemoOptions& o)
             backwardEnd[r] = s.cpuT;
             s.cpu->regions.push_back({ "backward", backwardStart[r], s.cpuT, RegionRole::Function, -1 });
         }
-        // NCCL all-reduce: every rank's kernel ends when the last rank has joined plus the transfer time.
-        for (int b = 0; b < buckets && nRanks > 1; ++b) {
-            Ns lastJoin = 0;
-            std::vector<Ns> start(nRanks);
-            for (int r = 0; r < nRanks; ++r) {
-                start[r] = std::max({ st[r].ncclT, bucketLaunch[r][b] + kLaunchLatency, bucketReady[r][b] });
-                lastJoin = std::max(lastJoin, start[r]);
-            }
-            const Ns transfer = (b + 1 == buckets ? 140'000 : 150'000) / (o.launchBound ? 4 : 1);
-            for (int r = 0; r < nRanks; ++r) {
-                KernelSpec k;
-                k.name = kNccl;
-                k.start = start[r];
-                k.end = lastJoin + transfer;
-                k.blocksPerGrid = 2;
-                k.threadsPerBlock = 512;
-                st[r].nccl->kernels.push_back(k);
-                st[r].ncclT = k.end;
-            }
-        }
+        if (nRanks > 1)
+            allReduceBuckets(st, bucketLaunch, bucketReady, o.launchBound);
         for (int r = 0; r < nRanks; ++r) {
             auto& s = st[r];
             // Optimizer: waits for the last all-reduce (the compute stream waits on NCCL's event).

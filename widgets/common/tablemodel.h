@@ -53,6 +53,12 @@ public:
     const TableCell& cell(int row, int column) const;
     QString text(int row, int column) const { return cell(row, column).text; }
     qint64 tag(int row) const;
+    // The element of `items` that row's tag indexes (rows filled with their item's index as tag), else T{}.
+    template <class T> T tagged(const std::vector<T>& items, int row) const
+    {
+        const qint64 k = tag(row);
+        return k >= 0 && std::size_t(k) < items.size() ? items[std::size_t(k)] : T {};
+    }
     // The column the rows are sorted by (-1: the order they were given in).
     int sortColumn() const { return m_sortColumn; }
     Qt::SortOrder sortOrder() const { return m_sortOrder; }

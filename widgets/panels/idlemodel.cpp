@@ -69,8 +69,7 @@ void IdleModel::setGaps(const Trace& trace, const Analysis& analysis, const std:
 
 TimeRange IdleModel::gapAt(int row) const
 {
-    const qint64 k = tag(row);
-    return k >= 0 && std::size_t(k) < m_ranges.size() ? m_ranges[std::size_t(k)] : TimeRange {};
+    return tagged(m_ranges, row);
 }
 
 } // namespace exposure

@@ -68,8 +68,7 @@ void TransfersModel::setTransfers(
 
 IntervalRef TransfersModel::transferAt(int row) const
 {
-    const qint64 k = tag(row);
-    return k >= 0 && std::size_t(k) < m_refs.size() ? m_refs[std::size_t(k)] : IntervalRef {};
+    return tagged(m_refs, row);
 }
 
 } // namespace exposure
