@@ -205,6 +205,10 @@ namespace exposure::whatif {
 namespace {
 
 // A copy of `src` with new interval times (times[lane][interval] = {start, end}); the lane's other tables are kept.
+// Every member but the intervals is copied by name: a member added to Lane must be added here too (the size check
+// below fails until then).
+static_assert(sizeof(void*) != 8 || sizeof(Lane) == 336,
+    "Lane has changed: copy the new member in copyLane, then update this size");
 void copyLane(const Lane& src, Lane& dst, const std::vector<std::pair<TimeNs, TimeNs>>& times)
 {
     dst.name = src.name;
@@ -215,10 +219,12 @@ void copyLane(const Lane& src, Lane& dst, const std::vector<std::pair<TimeNs, Ti
     dst.locationId = src.locationId;
     dst.eventCount = src.eventCount;
     dst.launches = src.launches;
+    dst.launchByInterval = src.launchByInterval;
     dst.launchParamIds = src.launchParamIds;
     dst.copyBytes = src.copyBytes;
     dst.copyPeers = src.copyPeers;
     dst.collectiveArgs = src.collectiveArgs;
+    dst.collectiveSeq = src.collectiveSeq;
     dst.intervals.reserve(src.intervals.size());
     for (std::size_t i = 0; i < src.intervals.size(); ++i)
         dst.intervals.append(

@@ -167,6 +167,29 @@ private Q_SLOTS:
         QCOMPARE(gpu.end(1), 1900 * kUs);
     }
 
+    // The predicted trace keeps every lane's side tables: the launches by correlation id (torch.profiler) decide the
+    // phases of the predicted timeline as of the recorded one.
+    void predictedTraceKeepsLaunchesByCorrelationId()
+    {
+        auto trace = testing::threeSteps(1000 * kUs, [](TraceBuilder& b, int cpu, int gpu, TimeNs B) {
+            const auto l = b.addInterval(0, cpu, B, B + 50 * kUs, "cudaLaunchKernel", RegionKind::HostApi, 1);
+            const auto k = b.addInterval(0, gpu, B + 60 * kUs, B + 500 * kUs, testing::kWhatIfGemm, RegionKind::Kernel);
+            b.setLaunchOf(0, gpu, k, cpu, l);
+        });
+        const Built t = withAnalysis(trace);
+        const WhatIfModel model(t.trace, t.analysis);
+        const auto p = model.predictedTrace({});
+        const Lane& recorded = t.trace->ranks[0].lanes[1];
+        const Lane& predicted = p->ranks[0].lanes[1];
+        QCOMPARE(recorded.launchByInterval.size(), std::size_t(3));
+        QCOMPARE(predicted.launchByInterval.size(), std::size_t(3));
+        for (std::size_t i = 0; i < 3; ++i) {
+            QCOMPARE(predicted.launchByInterval[i].cpuLane, recorded.launchByInterval[i].cpuLane);
+            QCOMPARE(predicted.launchByInterval[i].interval, recorded.launchByInterval[i].interval);
+            QCOMPARE(predicted.intervals.start(i), recorded.intervals.start(i)); // no edits: the same times
+        }
+    }
+
     void lateMemberDecidesTheCollective()
     {
         const Built t = straggler();
