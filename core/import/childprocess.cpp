@@ -89,7 +89,7 @@ std::string otf2ProbeProgram()
     static const std::string found = [] {
         const char* name = "exposure-otf2-probe";
         if (const char* env = std::getenv("EXPOSURE_OTF2_PROBE"); env && *env)
-            return std::string(env);
+            return std::string(env) == "off" ? std::string() : std::string(env);
         std::error_code ec;
         const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
         std::vector<std::string> candidates;

@@ -24,7 +24,8 @@ ChildOutcome runProgram(const std::vector<std::string>& argv, std::chrono::milli
 
 // The program that reads an OTF2 anchor file on Exposure's behalf (exposure-otf2-probe), or "" when it is not
 // installed. Looked for in $EXPOSURE_OTF2_PROBE, beside this executable, in ../libexec/exposure/ from it (the
-// installed layout), and where the build tree put it.
+// installed layout), and where the build tree put it. EXPOSURE_OTF2_PROBE=off reads anchors in this process (the
+// OTF2 fuzz target: libFuzzer's own timeout stands in for the probe's, at a quarter of the cost per input).
 std::string otf2ProbeProgram();
 
 } // namespace exposure
