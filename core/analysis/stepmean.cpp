@@ -29,12 +29,26 @@ StepMean finish(const std::vector<StepWindow>& steps, const std::vector<std::siz
     m.startup.assign(candidates.begin(), candidates.begin() + std::ptrdiff_t(lead));
     m.used.assign(candidates.begin() + std::ptrdiff_t(lead), candidates.end());
     if (!m.used.empty()) {
-        TimeNs sum = 0;
-        for (const std::size_t k : m.used)
-            sum += steps[k].range.duration();
-        m.meanNs = sum / TimeNs(m.used.size());
+        // The mean without a sum that could overflow (steps of a trace whose times are near the 64-bit limit): the
+        // quotients of each duration by n, plus the remainders' mean (their sum stays below n²).
+        const auto n = TimeNs(m.used.size());
+        TimeNs quotients = 0, remainders = 0;
+        for (const std::size_t k : m.used) {
+            const TimeNs d = steps[k].range.duration();
+            quotients += d / n;
+            remainders += d % n;
+        }
+        m.meanNs = quotients + remainders / n;
     }
     return m;
+}
+
+// duration > kStartupFactor × median, without the product (which overflows for durations near the 64-bit limit).
+bool longerThanStartupFactor(TimeNs duration, TimeNs median)
+{
+    if (duration <= 0)
+        return false;
+    return median < duration / kStartupFactor + (duration % kStartupFactor != 0 ? 1 : 0);
 }
 
 std::string stepRange(const std::vector<StepWindow>& steps, const std::vector<std::size_t>& ks)
@@ -56,7 +70,7 @@ StepMean stepMean(const std::vector<StepWindow>& steps, const std::vector<std::s
 {
     std::size_t lead = 0;
     while (candidates.size() - lead >= 2
-        && steps[candidates[lead]].range.duration() > kStartupFactor * medianFrom(steps, candidates, lead + 1))
+        && longerThanStartupFactor(steps[candidates[lead]].range.duration(), medianFrom(steps, candidates, lead + 1)))
         ++lead;
     return finish(steps, candidates, lead);
 }

@@ -6,6 +6,7 @@
 #include "analysis/collectives.h"
 #include "analysis/compare.h"
 #include "analysis/statsparts.h"
+#include "analysis/stepmean.h"
 #include "analysis/transfers.h"
 #include "run/openrun.h"
 #include "support/kinetotraces.h"
@@ -104,6 +105,33 @@ class TestGpuSteps : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    // Steps of a trace whose times are near the 64-bit limit (found by fuzzing): the start-up rule and the mean need
+    // no product or sum that overflows. 4.9e18 > 3 × 1.6e18: the first step is start-up; two 4.9e18 steps average
+    // exactly (their sum would not fit).
+    void stepMeanOfHugeSteps()
+    {
+        auto step = [](int index, TimeNs start, TimeNs length) {
+            StepWindow w;
+            w.index = index;
+            w.range = { start, start + length };
+            w.hostRange = w.range;
+            return w;
+        };
+        const TimeNs big = 4'900'000'000'000'000'000, small = 1'600'000'000'000'000'001;
+        const std::vector<StepWindow> startup { step(0, 0, big), step(1, 0, small), step(2, 0, small) };
+        const StepMean a = stepMean(startup);
+        QCOMPARE(a.startup, (std::vector<std::size_t> { 0 }));
+        QCOMPARE(a.meanNs, small);
+        const std::vector<StepWindow> two { step(0, 0, big), step(1, 0, big - 1) };
+        const StepMean b = stepMean(two);
+        QVERIFY(b.startup.empty());
+        QCOMPARE(b.meanNs, big - 1); // (2 big - 1) / 2, rounded down
+        // Exactly three times the median is not start-up; one nanosecond more is.
+        QVERIFY(stepMean({ step(0, 0, 3 * 1000), step(1, 0, 1000), step(2, 0, 1000) }).startup.empty());
+        QCOMPARE(
+            stepMean({ step(0, 0, 3 * 1000 + 1), step(1, 0, 1000), step(2, 0, 1000) }).startup.size(), std::size_t(1));
+    }
+
     // The GPU lags the host by more than a step, and a kernel launched before recording began opens the trace.
     void gpuLaggingTheHost()
     {
