@@ -585,7 +585,7 @@ private:
             collective = slot->second;
         }
         m_data.lanes[it->second].intervals.push_back(
-            { e.ts, e.ts + e.dur, name, e.correlation, e.bytes, cat, collective, e.seq, launchParams(e) });
+            { e.ts, e.ts + e.dur, name, e.correlation, e.bytes, cat, collective, e.seq, launchParams(e, cat) });
     }
 
     struct Event
@@ -604,16 +604,12 @@ private:
     };
 
     // The kernel's launch parameters interned in the file's Trace (products of the shapes filled in).
-    std::uint32_t launchParams(const Event& e)
+    std::uint32_t launchParams(const Event& e, EventCat cat)
     {
-        if (!e.hasParams || catOf(e.cat) != EventCat::Kernel)
+        if (!e.hasParams || cat != EventCat::Kernel)
             return kNoLaunchParams;
         KernelLaunchParams p = e.params;
-        auto product = [](const std::array<std::uint32_t, 3>& d) {
-            return d[0] == 0 ? 0 : std::uint64_t(d[0]) * std::max(1u, d[1]) * std::max(1u, d[2]);
-        };
-        p.blocksPerGrid = product(p.grid);
-        p.threadsPerBlock = product(p.block);
+        p.countFromShapes();
         const auto [slot, added] = m_paramIndex.emplace(p, std::uint32_t(m_trace.launchParams.size()));
         if (added)
             m_trace.launchParams.push_back(p);

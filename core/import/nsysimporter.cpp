@@ -461,11 +461,7 @@ std::uint32_t launchParams(FileData& f, const Statement& s, int first)
     p.dynamicSharedMemory = value(8);
     if (p == KernelLaunchParams {})
         return kNoLaunchParams;
-    auto product = [](const std::array<std::uint32_t, 3>& d) {
-        return d[0] == 0 ? 0 : std::uint64_t(d[0]) * std::max(1u, d[1]) * std::max(1u, d[2]);
-    };
-    p.blocksPerGrid = product(p.grid);
-    p.threadsPerBlock = product(p.block);
+    p.countFromShapes();
     const auto [it, added] = f.paramIndex.emplace(p, std::uint32_t(f.params.size()));
     if (added)
         f.params.push_back(p);

@@ -349,6 +349,15 @@ double busBandwidth(const CollectiveArgs& args, double seconds)
     return double(bytes) / seconds * factor;
 }
 
+void KernelLaunchParams::countFromShapes()
+{
+    auto product = [](const std::array<std::uint32_t, 3>& d) {
+        return d[0] == 0 ? 0 : std::uint64_t(d[0]) * std::max(1u, d[1]) * std::max(1u, d[2]);
+    };
+    blocksPerGrid = product(grid);
+    threadsPerBlock = product(block);
+}
+
 std::size_t KernelLaunchParamsHash::operator()(const KernelLaunchParams& p) const
 {
     std::size_t h = 1469598103934665603ull; // FNV-1a over the fields

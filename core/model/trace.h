@@ -144,6 +144,8 @@ struct KernelLaunchParams
     std::uint64_t sharedMemory = 0; // static + dynamic, where only the sum is recorded (torch.profiler)
     std::int32_t occupancyPercent = -1; // torch.profiler's "est. achieved occupancy %"
     bool operator==(const KernelLaunchParams&) const = default;
+    // blocksPerGrid and threadsPerBlock from the grid and block shapes (a shape's x of 0: not recorded, count 0).
+    void countFromShapes();
 };
 
 struct KernelLaunchParamsHash
