@@ -277,6 +277,11 @@ void TestImportErrors::anchorThatHangsOtf2()
     QVERIFY(bytes.size() > 103);
     for (const auto& [offset, bit] : { std::pair { 66, 6 }, std::pair { 103, 4 }, std::pair { 46, 4 } })
         bytes[std::size_t(offset)] = char(bytes[std::size_t(offset)] ^ (1 << bit));
+    // With the machine name's NUL gone (offset 46) the property count is read one string later and its high byte is
+    // the first byte of the trace id, which OTF2 draws at random for every archive: 1 archive in 256 drew 0 there, read
+    // as 0 properties, and CI drew one. The byte of the fuzz finding (0xe7) is written back so the case is always it.
+    QCOMPARE(bytes.substr(47, 8), std::string("exposure"));
+    bytes[94] = char(0xe7);
     writeBytes(anchor, bytes);
     // Refused by the property-count check before OTF2 reads it; this process runs no more threads than before.
     const auto before = threadCount();
