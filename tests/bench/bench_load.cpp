@@ -139,8 +139,15 @@ std::uint64_t readBaseline(const std::string& anchor)
     return events;
 }
 
-void ensureArchive(const std::string& dir)
+// The default folder is (re)generated when it is missing or incomplete; a folder named on the command line is only
+// read, never replaced (it may be someone's trace), and generated only when it does not exist yet.
+void ensureArchive(const std::string& dir, bool named)
 {
+    if (named && fs::exists(dir)) {
+        if (findArchives(dir).empty())
+            die(("no OTF2 archive in " + dir).c_str());
+        return;
+    }
     if (fs::exists(dir + "/rank1/traces.otf2") && fs::exists(dir + "/complete"))
         return;
     std::printf("generating the benchmark archive in %s ...\n", dir.c_str());
@@ -177,6 +184,7 @@ int main(int argc, char** argv)
     std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/exposure-bench-10M";
     int repeat = 5;
     int threads = 0;
+    bool named = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--repeat" && i + 1 < argc)
@@ -186,10 +194,12 @@ int main(int argc, char** argv)
         else if (a == "-h" || a == "--help") {
             std::puts("Usage: bench_load [DIR] [--repeat N] [--threads N]");
             return 0;
-        } else
+        } else {
             dir = a;
+            named = true;
+        }
     }
-    ensureArchive(dir);
+    ensureArchive(dir, named);
     const auto archives = findArchives(dir);
     std::uint64_t bytes = 0;
     for (const auto& e : fs::recursive_directory_iterator(dir))
