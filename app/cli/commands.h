@@ -26,6 +26,9 @@ int runCompare(int argc, char** argv);
 int runWhatIf(int argc, char** argv);
 // exposure-cli's `render`: replaces the process with exposure-cli-render (same arguments); returns only on failure.
 int execRenderer(int argc, char** argv);
+// Replaces the process with the program `name` (beside this one, or in ../libexec/exposure), same arguments; returns
+// only on failure, with the reason ("NAME is not installed (looked in ...)", "PATH: cannot run it (...)").
+std::string execHelperProgram(const std::string& name, int argc, char** argv);
 
 // After a successful parse: prints the help (as "Usage: exposure-cli <command> ...") or the version when asked for.
 // Returns true when one of them was printed and the command is done (exit status 0).

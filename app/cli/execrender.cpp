@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// `exposure-cli render` runs exposure-cli-render: only that program links Qt Widgets and QCustomPlot, so info, stats
-// and compare start without loading them.
+// `exposure-cli render` runs exposure-cli-render (and `exposure-mpi render` exposure-mpi-render): only those programs
+// link Qt Widgets and QCustomPlot, so info, stats and compare start without loading them.
 #include "commands.h"
 
 #include <cerrno>
@@ -28,12 +28,11 @@ std::string selfDir()
 
 } // namespace
 
-int execRenderer(int argc, char** argv)
+std::string execHelperProgram(const std::string& name, int argc, char** argv)
 {
     const std::string dir = selfDir();
-    // Beside exposure-cli in a build tree; in <prefix>/libexec/exposure once installed.
-    const std::vector<std::string> candidates { dir + "/exposure-cli-render",
-        dir + "/../libexec/exposure/exposure-cli-render" };
+    // Beside the calling program in a build tree; in <prefix>/libexec/exposure once installed.
+    const std::vector<std::string> candidates { dir + "/" + name, dir + "/../libexec/exposure/" + name };
     std::vector<char*> args;
     args.reserve(std::size_t(argc) + 1);
     for (int i = 0; i < argc; ++i)
@@ -44,10 +43,14 @@ int execRenderer(int argc, char** argv)
             continue;
         args[0] = const_cast<char*>(path.c_str());
         execv(path.c_str(), args.data());
-        return fail(path + ": cannot run the renderer (" + std::strerror(errno) + ")");
+        return path + ": cannot run it (" + std::strerror(errno) + ")";
     }
-    return fail("render: exposure-cli-render is not installed next to exposure-cli (looked in " + candidates[0]
-        + " and " + candidates[1] + ")");
+    return name + " is not installed (looked in " + candidates[0] + " and " + candidates[1] + ")";
+}
+
+int execRenderer(int argc, char** argv)
+{
+    return fail("render: " + execHelperProgram("exposure-cli-render", argc, argv));
 }
 
 } // namespace exposure::cli
