@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+#include <utility>
 
 extern char** environ;
 
@@ -64,10 +65,13 @@ bool isExecutable(const std::string& path)
 
 } // namespace
 
-ChildOutcome runProgram(const std::vector<std::string>& argv, std::chrono::milliseconds timeout)
+namespace {
+
+// Starts argv (stdin, stdout and stderr on /dev/null); the pid, or the reason it could not start.
+std::pair<pid_t, std::string> spawn(const std::vector<std::string>& argv)
 {
     if (argv.empty())
-        return notStarted("no program given");
+        return { -1, "no program given" };
     std::vector<char*> args;
     for (const auto& a : argv)
         args.push_back(const_cast<char*>(a.c_str()));
@@ -80,8 +84,43 @@ ChildOutcome runProgram(const std::vector<std::string>& argv, std::chrono::milli
     const int rc = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0)
-        return notStarted("cannot start " + argv[0] + ": " + std::strerror(rc));
-    return waitFor(pid, timeout);
+        return { -1, "cannot start " + argv[0] + ": " + std::strerror(rc) };
+    return { pid, std::string() };
+}
+
+} // namespace
+
+ChildOutcome runProgram(const std::vector<std::string>& argv, std::chrono::milliseconds timeout)
+{
+    const auto [pid, error] = spawn(argv);
+    return pid < 0 ? notStarted(error) : waitFor(pid, timeout);
+}
+
+std::vector<ChildOutcome> runPrograms(
+    const std::vector<std::vector<std::string>>& argvs, std::chrono::milliseconds timeout, std::size_t parallel)
+{
+    std::vector<ChildOutcome> outcomes(argvs.size());
+    parallel = std::max<std::size_t>(1, parallel);
+    for (std::size_t first = 0; first < argvs.size(); first += parallel) {
+        const std::size_t last = std::min(argvs.size(), first + parallel);
+        std::vector<pid_t> pids(last - first, -1);
+        for (std::size_t i = first; i < last; ++i) {
+            auto [pid, error] = spawn(argvs[i]);
+            pids[i - first] = pid;
+            if (pid < 0)
+                outcomes[i] = notStarted(error);
+        }
+        // One deadline for the batch: waiting for one child lets the others run on.
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        for (std::size_t i = first; i < last; ++i) {
+            if (pids[i - first] < 0)
+                continue;
+            const auto left
+                = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            outcomes[i] = waitFor(pids[i - first], std::max(left, std::chrono::milliseconds(0)));
+        }
+    }
+    return outcomes;
 }
 
 std::string otf2ProbeProgram()

@@ -21,6 +21,10 @@ struct ChildOutcome
 // process whose other threads hold locks), its standard input, output and error on /dev/null. Waits at most `timeout`,
 // then kills it (SIGKILL) and reaps it.
 ChildOutcome runProgram(const std::vector<std::string>& argv, std::chrono::milliseconds timeout);
+// The same for several programs at once: up to `parallel` run at the same time, each batch given `timeout`. Outcomes
+// in the order of `argvs`.
+std::vector<ChildOutcome> runPrograms(
+    const std::vector<std::vector<std::string>>& argvs, std::chrono::milliseconds timeout, std::size_t parallel);
 
 // The program that reads an OTF2 anchor file on Exposure's behalf (exposure-otf2-probe), or "" when it is not
 // installed. Looked for in $EXPOSURE_OTF2_PROBE, beside this executable, in ../libexec/exposure/ from it (the

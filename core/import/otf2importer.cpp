@@ -14,6 +14,15 @@ Otf2Importer::Otf2Importer(Trace& trace, const LoadOptions& options)
 
 Otf2Importer::~Otf2Importer() = default;
 
+void Otf2Importer::checkAnchors(const std::vector<ArchiveRef>& archives)
+{
+    std::vector<std::string> anchors;
+    anchors.reserve(archives.size());
+    for (const auto& a : archives)
+        anchors.push_back(a.anchor);
+    otf2::checkAnchors(anchors);
+}
+
 void Otf2Importer::reportProgress(const std::string& file, bool force)
 {
     if (!m_options.progress)

@@ -38,6 +38,9 @@ public:
     Otf2Importer(Trace& trace, const LoadOptions& options);
     ~Otf2Importer();
 
+    // Optional, before readDefinitions: has the anchors of all archives checked at once (otf2::checkAnchors), instead
+    // of one after another as each archive is opened. Throws LoadError for the first bad one.
+    static void checkAnchors(const std::vector<ArchiveRef>& archives);
     void readDefinitions(const ArchiveRef& archive);
     std::uint64_t totalEvents() const { return m_totalEvents; }
     void readEvents();

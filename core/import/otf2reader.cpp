@@ -10,6 +10,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
+#include <optional>
+#include <set>
+#include <sys/stat.h>
+#include <vector>
 
 namespace exposure::otf2 {
 
@@ -115,6 +119,91 @@ void check(OTF2_ErrorCode rc, const std::string& file, const char* what)
         fail(rc, file, what);
 }
 
+namespace {
+
+// Anchors whose probe finished in this process, by path, inode, size and modification time: a load opens each
+// archive once per reading thread, and a changed file is probed again.
+struct AnchorKey
+{
+    std::string path;
+    std::uint64_t inode = 0, size = 0;
+    std::int64_t mtimeNs = 0;
+    auto operator<=>(const AnchorKey&) const = default;
+};
+
+std::optional<AnchorKey> anchorKey(const std::string& path)
+{
+    struct stat st
+    {
+    };
+    if (::stat(path.c_str(), &st) != 0)
+        return std::nullopt;
+    return AnchorKey { path, std::uint64_t(st.st_ino), std::uint64_t(st.st_size),
+        std::int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec };
+}
+
+std::mutex g_verifiedMutex;
+std::set<AnchorKey> g_verified;
+
+bool isVerified(const std::optional<AnchorKey>& key)
+{
+    const std::lock_guard lock(g_verifiedMutex);
+    return key && g_verified.count(*key) > 0;
+}
+
+void markVerified(const std::optional<AnchorKey>& key)
+{
+    if (!key)
+        return;
+    const std::lock_guard lock(g_verifiedMutex);
+    g_verified.insert(*key);
+}
+
+// The probe's verdict on one anchor as a LoadError, if it did not finish reading it cleanly.
+void throwIfProbeFailed(const std::string& anchorPath, const ChildOutcome& probe)
+{
+    if (probe.state == ChildOutcome::TimedOut)
+        throw LoadError(anchorPath,
+            "corrupt OTF2 anchor file (OTF2 did not finish reading it in " + std::to_string(kAnchorTimeout.count())
+                + " s)");
+    if (probe.state == ChildOutcome::Crashed)
+        throw LoadError(anchorPath,
+            "corrupt OTF2 anchor file (OTF2 crashed reading it: signal " + std::to_string(probe.signal) + ")");
+    if (probe.state == ChildOutcome::NotStarted)
+        throw LoadError(anchorPath, "cannot check the anchor file: " + probe.error);
+}
+
+} // namespace
+
+void checkAnchors(const std::vector<std::string>& anchorPaths)
+{
+    const std::string probeProgram = otf2ProbeProgram();
+    std::vector<std::optional<AnchorKey>> keys;
+    std::vector<std::vector<std::string>> probes;
+    std::vector<std::size_t> probed; // index into anchorPaths of each probe
+    for (std::size_t i = 0; i < anchorPaths.size(); ++i) {
+        keys.push_back(anchorKey(anchorPaths[i]));
+        if (!probeProgram.empty() && !isVerified(keys.back()) && anchorProblem(anchorPaths[i]).empty()) {
+            probes.push_back({ probeProgram, anchorPaths[i] });
+            probed.push_back(i);
+        }
+    }
+    // Each probe waits on its file most of its 2–3 ms: several at once, not one per core.
+    const auto outcomes = runPrograms(probes, kAnchorTimeout, 16);
+    std::vector<const ChildOutcome*> outcomeOf(anchorPaths.size(), nullptr);
+    for (std::size_t k = 0; k < probed.size(); ++k)
+        outcomeOf[probed[k]] = &outcomes[k];
+    // The first problem in the order given, as reading them one after another would report it.
+    for (std::size_t i = 0; i < anchorPaths.size(); ++i) {
+        if (const auto problem = anchorProblem(anchorPaths[i]); !problem.empty())
+            throw LoadError(anchorPaths[i], problem);
+        if (outcomeOf[i]) {
+            throwIfProbeFailed(anchorPaths[i], *outcomeOf[i]);
+            markVerified(keys[i]);
+        }
+    }
+}
+
 Reader::Reader(const std::string& anchorPath)
     : m_anchor(anchorPath)
 {
@@ -125,18 +214,14 @@ Reader::Reader(const std::string& anchorPath)
     // OTF2 3.0 can loop forever inside OTF2_AnchorFile_Load on a corrupted anchor file, and a thread stuck there could
     // never be stopped. So exposure-otf2-probe (the same library) first reads the anchor in a process of its own, which
     // is killed after kAnchorTimeout; only when it has finished does this process read it. Without the probe program
-    // (not installed) the anchor is read here directly, and only the stall watchdog guards it.
+    // (not installed) the anchor is read here directly, and only the stall watchdog guards it. An anchor the probe
+    // has read before (checkAnchors, or an earlier Reader) is not probed again.
     if (const std::string probeProgram = otf2ProbeProgram(); !probeProgram.empty()) {
-        const ChildOutcome probe = runProgram({ probeProgram, anchorPath }, kAnchorTimeout);
-        if (probe.state == ChildOutcome::TimedOut)
-            throw LoadError(anchorPath,
-                "corrupt OTF2 anchor file (OTF2 did not finish reading it in " + std::to_string(kAnchorTimeout.count())
-                    + " s)");
-        if (probe.state == ChildOutcome::Crashed)
-            throw LoadError(anchorPath,
-                "corrupt OTF2 anchor file (OTF2 crashed reading it: signal " + std::to_string(probe.signal) + ")");
-        if (probe.state == ChildOutcome::NotStarted)
-            throw LoadError(anchorPath, "cannot check the anchor file: " + probe.error);
+        const auto key = anchorKey(anchorPath);
+        if (!isVerified(key)) {
+            throwIfProbeFailed(anchorPath, runProgram({ probeProgram, anchorPath }, kAnchorTimeout));
+            markVerified(key);
+        }
     }
     m_reader = OTF2_Reader_Open(anchorPath.c_str());
     if (!m_reader) {

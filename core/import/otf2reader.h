@@ -7,6 +7,7 @@
 
 #include <otf2/otf2.h>
 #include <string>
+#include <vector>
 
 namespace exposure::otf2 {
 
@@ -19,6 +20,11 @@ std::string takeLastError();
 // Throws LoadError(file, what + ": " + OTF2's description) unless rc is OTF2_SUCCESS.
 void check(OTF2_ErrorCode rc, const std::string& file, const char* what);
 [[noreturn]] void fail(OTF2_ErrorCode rc, const std::string& file, const char* what);
+
+// Has exposure-otf2-probe read every anchor not read before in this process, several at once (a Reader probes
+// its anchor alone otherwise), and throws LoadError for the first of them, in the order given, that fails the layout
+// check or that the probe did not finish cleanly. Does nothing more when the probe is not installed or is off.
+void checkAnchors(const std::vector<std::string>& anchorPaths);
 
 // Owns an OTF2_Reader opened on an anchor file.
 class Reader

@@ -55,6 +55,7 @@ public:
     { }
     MemoryNeed estimate() override
     {
+        Otf2Importer::checkAnchors(m_input.archives);
         for (const auto& a : m_input.archives) {
             if (m_options.cancel && m_options.cancel->load(std::memory_order_relaxed))
                 throw LoadCancelled();

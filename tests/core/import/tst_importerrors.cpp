@@ -88,6 +88,23 @@ void truncateTo(const std::string& file, std::uintmax_t size)
 
 // Runs loadTrace and checks the LoadError: the file it names, a fragment of its problem, one line (fails the test
 // if loading succeeds).
+// Sets the high byte of an anchor's uint32 property count (little-endian buffer): after the format byte, 38 bytes of
+// fixed fields and the machine, creator and description strings. False when the file is not the layout expected.
+bool setPropertyCountHighByte(const std::string& anchor, char value)
+{
+    std::string bytes = readBytes(anchor);
+    if (bytes.size() < 50 || bytes.substr(1, 6) != std::string("\x42OTF2\0", 6)) // little-endian buffer, magic
+        return false;
+    std::size_t pos = 2 + 5 + 1 + 38;
+    for (int i = 0; i < 3; ++i)
+        pos = bytes.find('\0', pos) + 1;
+    if (pos + 4 > bytes.size() || bytes.substr(pos, 3) != std::string(3, '\0')) // the writer sets no property
+        return false;
+    bytes[pos + 3] = value;
+    writeBytes(anchor, bytes);
+    return true;
+}
+
 #define EXPECT_LOAD_ERROR_OPTS(pathExpr, opts, fileExpr, fragment)                                                     \
     do {                                                                                                               \
         bool thrown_ = false;                                                                                          \
@@ -123,6 +140,7 @@ private Q_SLOTS:
     void anchorThatHangsOtf2();
     void workThatNeverEndsIsKilled();
     void anchorWithHugePropertyCount();
+    void anchorsCheckedTogether();
     void unreadableFile();
     void unmatchedEnterIsClosedAtLastTimestamp();
     void unmatchedLeaveIsDropped();
@@ -328,16 +346,44 @@ void TestImportErrors::workThatNeverEndsIsKilled()
 void TestImportErrors::anchorWithHugePropertyCount()
 {
     Archive a;
-    std::string bytes = readBytes(a.anchor);
-    QCOMPARE(bytes.substr(1, 6), std::string("\x42OTF2\0", 6)); // little-endian buffer, magic
-    // Format byte, 38 bytes of fixed fields, machine, creator and description, then the uint32 property count.
-    std::size_t pos = 2 + 5 + 1 + 38;
-    for (int i = 0; i < 3; ++i)
-        pos = bytes.find('\0', pos) + 1;
-    QCOMPARE(bytes.substr(pos, 4), std::string(4, '\0')); // the writer sets no property
-    bytes[pos + 3] = char(0x10);
-    writeBytes(a.anchor, bytes);
+    QVERIFY(setPropertyCountHighByte(a.anchor, 0x10));
     EXPECT_LOAD_ERROR(a.root, a.anchor, "announces 268435456 properties");
+}
+
+// The anchors of a run are checked together before any is read (several probe programs at once), and the error is
+// the first bad anchor's in rank order, as reading them one after another would report it; a run whose anchors were
+// checked before loads again.
+void TestImportErrors::anchorsCheckedTogether()
+{
+    const auto before = threadCount();
+    QElapsedTimer timer;
+    timer.start();
+    const std::vector<std::vector<std::string>> programs { { "/bin/sh", "-c", "while :; do :; done" },
+        { "/bin/sh", "-c", "while :; do :; done" }, { "/bin/sh", "-c", "exit 3" }, { "/nonexistent/program" } };
+    const auto outcomes = runPrograms(programs, std::chrono::milliseconds(200), 2);
+    QCOMPARE(outcomes.size(), std::size_t(4));
+    QCOMPARE(int(outcomes[0].state), int(ChildOutcome::TimedOut));
+    QCOMPARE(int(outcomes[1].state), int(ChildOutcome::TimedOut));
+    QCOMPARE(int(outcomes[2].state), int(ChildOutcome::Finished));
+    QCOMPARE(outcomes[2].exitCode, 3);
+    QCOMPARE(int(outcomes[3].state), int(ChildOutcome::NotStarted));
+    QVERIFY(timer.elapsed() >= 200);
+    QCOMPARE(threadCount(), before);
+
+    QTemporaryDir tmp;
+    const std::string root = tmp.path().toStdString();
+    testing::writeDemoRun(root, 3, 1);
+    QCOMPARE(loadTrace(root, {})->ranks.size(), std::size_t(3));
+    QCOMPARE(loadTrace(root, {})->ranks.size(), std::size_t(3)); // the anchors known to be good now
+    const std::string anchor1 = root + "/rank1/traces.otf2", anchor2 = root + "/rank2/traces.otf2";
+    const std::string good2 = readBytes(anchor2);
+    QVERIFY(setPropertyCountHighByte(anchor2, 0x10));
+    EXPECT_LOAD_ERROR(root, anchor2, "announces 268435456 properties");
+    QVERIFY(setPropertyCountHighByte(anchor1, 0x20));
+    EXPECT_LOAD_ERROR(root, anchor1, "announces 536870912 properties");
+    QVERIFY(setPropertyCountHighByte(anchor1, 0x00));
+    writeBytes(anchor2, good2);
+    QCOMPARE(loadTrace(root, {})->ranks.size(), std::size_t(3));
 }
 
 // Every selected event file of a demo archive, cut at ten points: a clear error naming the file, never a hang (OTF2
