@@ -369,6 +369,40 @@ void Otf2Importer::readLanes(Otf2ArchiveState& a, OTF2_Reader* r, const std::vec
     otf2::takeLastError();
 }
 
+void Otf2Importer::runWorkers(std::size_t count, const std::function<void(std::size_t)>& work)
+{
+    std::vector<std::exception_ptr> errors(count);
+    auto guarded = [&](std::size_t w) {
+        try {
+            work(w);
+        } catch (...) {
+            errors[w] = std::current_exception();
+            m_abort = true;
+        }
+    };
+    std::vector<std::thread> pool;
+    for (std::size_t w = 1; w < count; ++w)
+        pool.emplace_back(guarded, w);
+    guarded(0);
+    for (auto& t : pool)
+        t.join();
+    // A real error wins over the LoadCancelled that it caused in the other workers.
+    std::exception_ptr cancelledError;
+    for (auto& e : errors) {
+        if (!e)
+            continue;
+        try {
+            std::rethrow_exception(e);
+        } catch (const LoadCancelled&) {
+            cancelledError = e;
+        } catch (...) {
+            throw;
+        }
+    }
+    if (cancelledError)
+        std::rethrow_exception(cancelledError);
+}
+
 void Otf2Importer::readEvents()
 {
     // Check every selected location's event file first (a missing one would otherwise read as "no events").
@@ -405,8 +439,42 @@ void Otf2Importer::readEvents()
         return;
     }
 
-    // Parallel: disjoint sets of locations, balanced by their event counts (largest first), one OTF2_Reader per
-    // worker and archive (independent readers may run concurrently, OTF2_Callbacks.h).
+    // Parallel, with at least as many archives as threads (one archive per rank, the usual case): whole archives per
+    // worker, balanced by their event counts (largest first), each read through the reader that read its definitions
+    // (only that worker uses it), so no archive is opened twice.
+    if (m_archives.size() >= std::size_t(threads)) {
+        std::vector<std::pair<std::uint64_t, Otf2ArchiveState*>> bySize;
+        for (auto& a : m_archives) {
+            std::uint64_t events = 0;
+            for (const auto& s : a->lanes)
+                events += std::max<std::uint64_t>(1, s->definedEvents);
+            bySize.emplace_back(events, a.get());
+        }
+        std::stable_sort(bySize.begin(), bySize.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+        std::vector<std::vector<Otf2ArchiveState*>> archiveBins(static_cast<std::size_t>(threads));
+        std::vector<std::uint64_t> binLoad(static_cast<std::size_t>(threads), 0);
+        for (const auto& [events, a] : bySize) {
+            const auto k = std::size_t(std::min_element(binLoad.begin(), binLoad.end()) - binLoad.begin());
+            archiveBins[k].push_back(a);
+            binLoad[k] += events;
+        }
+        runWorkers(archiveBins.size(), [&](std::size_t w) {
+            otf2::silenceErrors();
+            for (Otf2ArchiveState* a : archiveBins[w]) {
+                std::vector<LaneState*> lanes;
+                for (auto& s : a->lanes)
+                    lanes.push_back(s.get());
+                if (!lanes.empty())
+                    readLanes(*a, a->reader->get(), lanes);
+                a->reader.reset();
+            }
+        });
+        reportProgress(std::string(), true);
+        return;
+    }
+
+    // Parallel, with fewer archives than threads: disjoint sets of locations, balanced by their event counts (largest
+    // first), one OTF2_Reader per worker and archive (independent readers may run concurrently, OTF2_Callbacks.h).
     for (auto& a : m_archives)
         a->reader.reset();
     std::stable_sort(all.begin(), all.end(),
@@ -419,47 +487,20 @@ void Otf2Importer::readEvents()
         bins[k].push_back(e);
         load[k] += std::max<std::uint64_t>(1, e.second->definedEvents);
     }
-    std::vector<std::exception_ptr> errors(bins.size());
-    auto work = [&](std::size_t w) {
-        try {
-            for (auto& a : m_archives) {
-                std::vector<LaneState*> lanes;
-                for (const auto& e : bins[w])
-                    if (e.first == a.get())
-                        lanes.push_back(e.second);
-                if (lanes.empty())
-                    continue;
-                otf2::silenceErrors();
-                otf2::Reader reader(a->ref.anchor);
-                prepareSecondaryReader(*a, reader.get());
-                readLanes(*a, reader.get(), lanes);
-            }
-        } catch (...) {
-            errors[w] = std::current_exception();
-            m_abort = true;
+    runWorkers(bins.size(), [&](std::size_t w) {
+        for (auto& a : m_archives) {
+            std::vector<LaneState*> lanes;
+            for (const auto& e : bins[w])
+                if (e.first == a.get())
+                    lanes.push_back(e.second);
+            if (lanes.empty())
+                continue;
+            otf2::silenceErrors();
+            otf2::Reader reader(a->ref.anchor);
+            prepareSecondaryReader(*a, reader.get());
+            readLanes(*a, reader.get(), lanes);
         }
-    };
-    std::vector<std::thread> pool;
-    for (std::size_t w = 1; w < bins.size(); ++w)
-        pool.emplace_back(work, w);
-    work(0);
-    for (auto& t : pool)
-        t.join();
-    // A real error wins over the LoadCancelled that it caused in the other workers.
-    std::exception_ptr cancelledError;
-    for (auto& e : errors) {
-        if (!e)
-            continue;
-        try {
-            std::rethrow_exception(e);
-        } catch (const LoadCancelled&) {
-            cancelledError = e;
-        } catch (...) {
-            throw;
-        }
-    }
-    if (cancelledError)
-        std::rethrow_exception(cancelledError);
+    });
     reportProgress(std::string(), true);
 }
 

@@ -8,6 +8,7 @@
 typedef struct OTF2_Reader_struct OTF2_Reader;
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -51,6 +52,9 @@ private:
     void createRanksAndLanes(Otf2ArchiveState& archive);
     void readLanes(Otf2ArchiveState& a, OTF2_Reader* reader, const std::vector<LaneState*>& lanes);
     void reportProgress(const std::string& file, bool force);
+    // Runs work(0 .. count-1) on count threads (the calling one included); the first real error is rethrown after
+    // all have ended (a cancellation only when nothing else failed), and one failure stops the others (m_abort).
+    void runWorkers(std::size_t count, const std::function<void(std::size_t)>& work);
 
     Trace& m_trace;
     const LoadOptions& m_options;
