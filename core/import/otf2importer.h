@@ -24,9 +24,11 @@ struct LaneState;
 //
 // Two phases so that progress can report a total: readDefinitions() for every archive (global definitions:
 // ranks, lanes, regions, clock), then readEvents() (per location, in chunks, with only CPU-thread and
-// accelerator-stream locations selected; METRIC locations are never opened). With LoadOptions::threads > 1 the
-// locations are split into disjoint sets, each read by its own OTF2_Reader in its own thread; all state written
-// while reading lives in the location's own LaneState, so the result is the same for any thread count. finish() turns
+// accelerator-stream locations selected; METRIC locations are never opened). With LoadOptions::threads > 1 whole
+// archives are dealt to the threads when there are at least as many archives as threads (each read through the reader
+// that read its definitions), otherwise the locations are split into disjoint sets, each read by its own OTF2_Reader
+// in its own thread; all state written while reading lives in the location's own LaneState, so the result is the same
+// for any thread count. finish() turns
 // per-region facts into Trace::regionKinds/canonicalNames, orders launch references, writes warnings and calls
 // Trace::finalize.
 //
