@@ -32,7 +32,9 @@ for t in "${targets[@]}"; do
     >"$log" 2>&1
   rc=$?
   grep -E '^(Done|stat::number_of_executed_units|stat::average_exec_per_sec)|cov: .*(DONE|pulse)' "$log" | tail -4
-  if [ $rc -ne 0 ]; then
+  if [ $rc -eq 72 ] && grep -q 'libFuzzer: run interrupted' "$log"; then
+    echo "fuzz_$t: interrupted (Ctrl+C or SIGINT), nothing found"
+  elif [ $rc -ne 0 ]; then
     echo "fuzz_$t: FINDING (exit $rc), see $log"
     status=1
   fi
