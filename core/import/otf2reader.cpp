@@ -179,11 +179,13 @@ void checkAnchors(const std::vector<std::string>& anchorPaths)
 {
     const std::string probeProgram = otf2ProbeProgram();
     std::vector<std::optional<AnchorKey>> keys;
+    std::vector<std::string> problems; // the layout check's verdict, each file read once
     std::vector<std::vector<std::string>> probes;
     std::vector<std::size_t> probed; // index into anchorPaths of each probe
     for (std::size_t i = 0; i < anchorPaths.size(); ++i) {
         keys.push_back(anchorKey(anchorPaths[i]));
-        if (!probeProgram.empty() && !isVerified(keys.back()) && anchorProblem(anchorPaths[i]).empty()) {
+        problems.push_back(anchorProblem(anchorPaths[i]));
+        if (!probeProgram.empty() && !isVerified(keys.back()) && problems.back().empty()) {
             probes.push_back({ probeProgram, anchorPaths[i] });
             probed.push_back(i);
         }
@@ -195,8 +197,8 @@ void checkAnchors(const std::vector<std::string>& anchorPaths)
         outcomeOf[probed[k]] = &outcomes[k];
     // The first problem in the order given, as reading them one after another would report it.
     for (std::size_t i = 0; i < anchorPaths.size(); ++i) {
-        if (const auto problem = anchorProblem(anchorPaths[i]); !problem.empty())
-            throw LoadError(anchorPaths[i], problem);
+        if (!problems[i].empty())
+            throw LoadError(anchorPaths[i], problems[i]);
         if (outcomeOf[i]) {
             throwIfProbeFailed(anchorPaths[i], *outcomeOf[i]);
             markVerified(keys[i]);
