@@ -73,7 +73,7 @@ void IntervalTable::setEndSlow(std::size_t i, TimeNs end)
 
 void IntervalTable::shrinkToFit()
 {
-    m_start.shrink_to_fit();
+    m_start.shrinkToFit();
     m_duration.shrink_to_fit();
     m_nameDepth.shrink_to_fit();
     m_long.shrink_to_fit();
@@ -83,8 +83,7 @@ void IntervalTable::shift(TimeNs delta)
 {
     if (delta == 0)
         return;
-    for (auto& s : m_start)
-        s += delta;
+    m_start.shift(delta);
 }
 
 TimeNs IntervalTable::longDuration(std::size_t i) const
@@ -105,19 +104,20 @@ std::vector<std::uint32_t> IntervalTable::sortByStart()
     if (sorted)
         return {};
 
+    const std::vector<TimeNs> oldStart = m_start.decoded();
     std::vector<std::uint32_t> order(n);
     std::iota(order.begin(), order.end(), 0u);
-    std::stable_sort(order.begin(), order.end(), [this](std::uint32_t a, std::uint32_t b) {
-        if (m_start[a] != m_start[b])
-            return m_start[a] < m_start[b];
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+        if (oldStart[a] != oldStart[b])
+            return oldStart[a] < oldStart[b];
         return depth(a) < depth(b);
     });
 
-    std::vector<TimeNs> start(n);
     std::vector<std::uint32_t> duration(n), nameDepth(n);
     std::vector<std::uint32_t> newIndexOf(m_long.empty() ? 0 : n);
+    m_start.clear();
     for (std::size_t k = 0; k < n; ++k) {
-        start[k] = m_start[order[k]];
+        m_start.push_back(oldStart[order[k]]);
         duration[k] = m_duration[order[k]];
         nameDepth[k] = m_nameDepth[order[k]];
         if (!m_long.empty())
@@ -126,7 +126,6 @@ std::vector<std::uint32_t> IntervalTable::sortByStart()
     for (auto& p : m_long)
         p.first = newIndexOf[p.first];
     std::sort(m_long.begin(), m_long.end());
-    m_start = std::move(start);
     m_duration = std::move(duration);
     m_nameDepth = std::move(nameDepth);
     return order;
@@ -134,12 +133,23 @@ std::vector<std::uint32_t> IntervalTable::sortByStart()
 
 std::size_t IntervalTable::lowerBoundStart(TimeNs t) const
 {
-    return std::size_t(std::lower_bound(m_start.begin(), m_start.end(), t) - m_start.begin());
+    std::size_t lo = 0;
+    std::size_t count = size();
+    while (count > 0) {
+        const std::size_t half = count / 2;
+        if (m_start[lo + half] < t) {
+            lo += half + 1;
+            count -= half + 1;
+        } else {
+            count = half;
+        }
+    }
+    return lo;
 }
 
 std::size_t IntervalTable::residentBytes() const
 {
-    return m_start.capacity() * sizeof(TimeNs) + m_duration.capacity() * sizeof(std::uint32_t)
+    return m_start.capacityBytes() + m_duration.capacity() * sizeof(std::uint32_t)
         + m_nameDepth.capacity() * sizeof(std::uint32_t) + m_long.capacity() * sizeof(m_long[0]);
 }
 
@@ -157,8 +167,7 @@ std::size_t Trace::residentBytes() const
     std::size_t n = 0;
     for (const auto& r : ranks)
         for (const auto& l : r.lanes)
-            n += l.intervals.residentBytes() + l.launches.capacity() * sizeof(LaunchRef)
-                + l.launchByInterval.capacity() * sizeof(LaunchRef)
+            n += l.intervals.residentBytes() + l.launches.capacityBytes() + l.launchByInterval.capacityBytes()
                 + l.launchParamIds.capacity() * sizeof(std::uint32_t) + l.copyBytes.capacity() * sizeof(l.copyBytes[0]);
     return n;
 }
@@ -193,9 +202,11 @@ void Trace::finalize(bool rebaseToZero)
                 for (std::size_t k = 0; k < order.size(); ++k)
                     inv[order[k]] = std::uint32_t(k);
                 if (!lane.launchByInterval.empty()) {
-                    std::vector<LaunchRef> by(order.size(), LaunchRef { kUnknownLaunch, 0 });
-                    for (std::size_t k = 0; k < order.size() && order[k] < lane.launchByInterval.size(); ++k)
-                        by[k] = lane.launchByInterval[order[k]];
+                    LaunchList by;
+                    by.reserve(order.size());
+                    for (std::size_t k = 0; k < order.size(); ++k)
+                        by.push_back(order[k] < lane.launchByInterval.size() ? lane.launchByInterval[order[k]]
+                                                                             : LaunchRef { kUnknownLaunch, 0 });
                     lane.launchByInterval = std::move(by);
                 }
                 if (!lane.launchParamIds.empty()) {
@@ -213,14 +224,12 @@ void Trace::finalize(bool rebaseToZero)
                 first = std::min(first, lane.intervals.start(0));
         }
         for (auto& lane : r.lanes) {
-            for (auto& l : lane.launches) {
-                if (l.cpuLane < newIndex.size() && !newIndex[l.cpuLane].empty())
-                    l.interval = newIndex[l.cpuLane][l.interval];
-            }
-            for (auto& l : lane.launchByInterval) {
-                if (l.cpuLane < newIndex.size() && !newIndex[l.cpuLane].empty())
-                    l.interval = newIndex[l.cpuLane][l.interval];
-            }
+            const auto renumbered = [&](LaunchRef l) {
+                return l.cpuLane < newIndex.size() && !newIndex[l.cpuLane].empty() ? newIndex[l.cpuLane][l.interval]
+                                                                                   : l.interval;
+            };
+            lane.launches.remapIntervals(renumbered);
+            lane.launchByInterval.remapIntervals(renumbered);
         }
     }
     if (first == std::numeric_limits<TimeNs>::max())
@@ -298,8 +307,8 @@ void TraceBuilder::setLaunchOf(int rank, int gpuLane, std::uint32_t gpuInterval,
     Lane& lane = m_trace->ranks.at(rank).lanes.at(gpuLane);
     if (lane.launchByInterval.size() < lane.intervals.size())
         lane.launchByInterval.resize(lane.intervals.size(), LaunchRef { kUnknownLaunch, 0 });
-    lane.launchByInterval.at(gpuInterval)
-        = cpuLane < 0 ? LaunchRef { kUnknownLaunch, 0 } : LaunchRef { std::uint32_t(cpuLane), cpuInterval };
+    lane.launchByInterval.set(
+        gpuInterval, cpuLane < 0 ? LaunchRef { kUnknownLaunch, 0 } : LaunchRef { std::uint32_t(cpuLane), cpuInterval });
 }
 
 std::shared_ptr<Trace> TraceBuilder::finish()

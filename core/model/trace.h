@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "model/launchlist.h"
+#include "model/startcolumn.h"
 #include "model/stringpool.h"
 #include "model/timerange.h"
 
@@ -28,8 +30,9 @@ enum class RegionKind : std::uint8_t {
 
 const char* regionKindName(RegionKind k);
 
-// Per-lane interval storage: sorted by start (then depth), columnar, 16 bytes per interval.
-//   start     int64  ns relative to trace start
+// Per-lane interval storage: sorted by start (then depth), columnar, 12 bytes per interval.
+//   start     int64  ns relative to trace start, stored as a 32-bit offset from a base per 1024 intervals
+//             (StartColumn; a block spanning more than 4.29 s keeps its starts in full)
 //   duration  uint32 ns; kLongDuration marks a duration >= 2^32-1 ns kept in a small side table
 //   nameDepth uint32 low 24 bits StringId, high 8 bits nesting depth
 // Complexity: append O(1) amortised, finalize O(n log n) once, lookups O(1) / O(log n).
@@ -91,7 +94,8 @@ public:
     std::size_t lowerBoundStart(TimeNs t) const;
     // Largest duration in the table (bounds the binary search for intervals that overlap t).
     TimeNs maxDuration() const { return m_maxDuration; }
-    const std::vector<TimeNs>& starts() const { return m_start; }
+    // Every start, decoded (tests compare tables with it).
+    std::vector<TimeNs> starts() const { return m_start.decoded(); }
 
     std::size_t residentBytes() const;
 
@@ -99,7 +103,7 @@ private:
     TimeNs longDuration(std::size_t i) const;
     void setEndSlow(std::size_t i, TimeNs end);
 
-    std::vector<TimeNs> m_start;
+    StartColumn m_start;
     std::vector<std::uint32_t> m_duration;
     std::vector<std::uint32_t> m_nameDepth;
     std::vector<std::pair<std::uint32_t, TimeNs>> m_long; // sorted by index; rare
@@ -117,16 +121,9 @@ struct IntervalRef
     bool operator==(const IntervalRef&) const = default;
 };
 
-// One CPU-side launch of work aimed at a GPU stream (CUDA_STREAM_REF on the launch API's Enter, or a kernel's
-// correlation id in torch.profiler traces). Lane::launches[k] is the k-th launch aimed at that stream, in launch
-// order. A reference with cpuLane == kUnknownLaunch stands for a kernel whose launch is not in the trace (it keeps
-// the order of the others: a launch record per kernel, in kernel order).
-inline constexpr std::uint32_t kUnknownLaunch = 0xFFFFFFFFu;
-struct LaunchRef
-{
-    std::uint32_t cpuLane = 0; // lane index within the same rank, or kUnknownLaunch
-    std::uint32_t interval = 0; // index of the launch-API interval in that lane's (final, sorted) table
-};
+// Lane::launches[k] is the k-th launch aimed at a stream, in launch order (LaunchRef, LaunchList: model/launchlist.h).
+// An entry with cpuLane == kUnknownLaunch stands for a kernel whose launch is not in the trace (it keeps the order of
+// the others: a launch record per kernel, in kernel order).
 
 // A kernel's launch parameters as the trace recorded them, interned in Trace::launchParams. Score-P's kernel_counter
 // parameters give the products ("blocks per grid", ...); torch.profiler and Nsight Systems give the grid and block
@@ -190,11 +187,11 @@ struct Lane
     IntervalTable intervals;
     // GPU lanes: launches aimed at this stream, in launch order (may be empty). Traces without correlation ids
     // (Score-P CUDA_STREAM_REF); the analysis pairs them with the stream's kernels in order.
-    std::vector<LaunchRef> launches;
+    LaunchList launches;
     // GPU lanes of traces with correlation ids (torch.profiler): per interval, the CPU call with the same id (one call
     // may launch many intervals: a CUDA graph launch, a library call), cpuLane == kUnknownLaunch when the trace holds
     // no call with that id; empty when the trace carries no ids.
-    std::vector<LaunchRef> launchByInterval;
+    LaunchList launchByInterval;
     // GPU lanes: per interval an index into Trace::launchParams or kNoLaunchParams; empty if none recorded.
     std::vector<std::uint32_t> launchParamIds;
     // GPU lanes: bytes moved by memcpy intervals, sorted by interval index.

@@ -542,8 +542,8 @@ void TestOtf2Import::threadCountDoesNotChangeTheResult()
     // The extra thread's launch comes first on rank 0's compute stream (it is the earliest launch).
     const auto& launches = a->ranks[0].lanes[2].launches;
     QCOMPARE(a->ranks[0].lanes[1].name, std::string("Pthread thread 1"));
-    QCOMPARE(launches.front().cpuLane, 1u);
-    QCOMPARE(launches.front().interval, 0u);
+    QCOMPARE(launches[0].cpuLane, 1u);
+    QCOMPARE(launches[0].interval, 0u);
     QCOMPARE(launches[1].cpuLane, 0u);
     QCOMPARE(launches.size(), spec.ranks[0].streams[0].kernels.size() + spec.ranks[0].streams[0].copies.size());
 }

@@ -28,20 +28,123 @@ private Q_SLOTS:
         QCOMPARE(p.find("k9999"), StringId(10001));
     }
 
-    void intervalTablePacksSixteenBytes()
+    void intervalTablePacksTwelveBytes()
     {
         IntervalTable t;
         t.reserve(1000);
         for (int i = 0; i < 1000; ++i)
             t.append(i * 10, i * 10 + 5, StringId(i % 7), std::uint8_t(i % 3));
         QCOMPARE(t.size(), std::size_t(1000));
-        QCOMPARE(t.residentBytes(), std::size_t(16000));
+        QCOMPARE(t.residentBytes(), std::size_t(12000 + 16)); // 4 + 4 + 4 bytes each, one 16-byte block base
         QCOMPARE(t.start(42), TimeNs(420));
         QCOMPARE(t.end(42), TimeNs(425));
         QCOMPARE(t.name(42), StringId(0));
         QCOMPARE(t.depth(43), std::uint8_t(1));
         QCOMPARE(t.maxDuration(), TimeNs(5));
         QCOMPARE(t.lowerBoundStart(421), std::size_t(43));
+    }
+
+    // Starts are 32-bit offsets from a base per 1024 entries; a block spanning 2^32 ns or more, or one appended below
+    // its first entry, is kept in full. Every entry reads back exactly in all cases.
+    void startColumnKeepsEveryStartExactly()
+    {
+        StartColumn c;
+        std::vector<TimeNs> want;
+        const auto add = [&](TimeNs t) {
+            c.push_back(t);
+            want.push_back(t);
+        };
+        for (int i = 0; i < 1024; ++i) // block 0: dense, 1 µs apart
+            add(TimeNs(i) * 1000);
+        for (int i = 0; i < 1024; ++i) // block 1: offsets up to exactly 2^32 - 1 still fit
+            add(1'000'000'000 + (i == 1023 ? TimeNs(UINT32_MAX) : TimeNs(i)));
+        QCOMPARE(c.wideBlocks(), std::size_t(0));
+        for (int i = 0; i < 1024; ++i) // block 2: a 10 s gap inside it
+            add(20'000'000'000 + (i >= 500 ? 10'000'000'000 : 0) + TimeNs(i));
+        QCOMPARE(c.wideBlocks(), std::size_t(1));
+        add(-5); // block 3 starts: negative times are fine
+        add(-6); // below the block's first entry: block 3 kept in full
+        add(INT64_MAX / 2);
+        QCOMPARE(c.wideBlocks(), std::size_t(2));
+        QCOMPARE(c.size(), want.size());
+        QCOMPARE(c.decoded(), want);
+        for (std::size_t i = 0; i < want.size(); ++i)
+            QCOMPARE(c[i], want[i]);
+        QCOMPARE(c.capacityBytes() >= want.size() * 4 + 4 * 16 + 2 * 1024 * 8, true);
+        c.shift(-1'000'000'000'000);
+        for (std::size_t i = 0; i < want.size(); ++i)
+            QCOMPARE(c[i], want[i] - 1'000'000'000'000);
+        c.clear();
+        QVERIFY(c.empty());
+        QCOMPARE(c.wideBlocks(), std::size_t(0));
+    }
+
+    void sortedTableWithLongGapsSearchesExactly()
+    {
+        IntervalTable t;
+        // 3000 intervals with a 6 s gap every 700: some blocks span more than 2^32 ns. Appended in reverse order.
+        std::vector<TimeNs> starts;
+        TimeNs at = 0;
+        for (int i = 0; i < 3000; ++i) {
+            at += i % 700 == 699 ? 6'000'000'000 : 100;
+            starts.push_back(at);
+        }
+        for (int i = 2999; i >= 0; --i)
+            t.append(starts[std::size_t(i)], starts[std::size_t(i)] + 50, StringId(i % 5));
+        const auto order = t.sortByStart();
+        QCOMPARE(order.size(), std::size_t(3000));
+        QCOMPARE(order[0], 2999u);
+        QCOMPARE(t.starts(), starts);
+        QCOMPARE(t.name(2999), StringId(2999 % 5));
+        QCOMPARE(t.lowerBoundStart(starts[699]), std::size_t(699));
+        QCOMPARE(t.lowerBoundStart(starts[699] - 1), std::size_t(699));
+        QCOMPARE(t.lowerBoundStart(starts[2999] + 1), std::size_t(3000));
+        QCOMPARE(t.lowerBoundStart(-1), std::size_t(0));
+        t.shift(1'000'000);
+        QCOMPARE(t.start(1500), starts[1500] + 1'000'000);
+        QCOMPARE(t.end(1500), starts[1500] + 1'000'050);
+    }
+
+    // Launch references: an interval per entry, the CPU lane per run; set() splits and merges runs.
+    void launchListStoresRunsOfLanes()
+    {
+        LaunchList l;
+        for (std::uint32_t k = 0; k < 10; ++k)
+            l.push_back({ k < 6 ? 0u : 3u, 100 + k });
+        l.push_back({ kUnknownLaunch, 0 });
+        QCOMPARE(l.size(), std::size_t(11));
+        QCOMPARE(l.runCount(), std::size_t(3));
+        QCOMPARE(l[5], (LaunchRef { 0, 105 }));
+        QCOMPARE(l[6], (LaunchRef { 3, 106 }));
+        QCOMPARE(l[10].cpuLane, kUnknownLaunch);
+        l.set(2, { 7, 7 }); // splits run 0 into three
+        QCOMPARE(l.runCount(), std::size_t(5));
+        QCOMPARE(l[1], (LaunchRef { 0, 101 }));
+        QCOMPARE(l[2], (LaunchRef { 7, 7 }));
+        QCOMPARE(l[3], (LaunchRef { 0, 103 }));
+        l.set(2, { 0, 102 }); // merges them again
+        QCOMPARE(l.runCount(), std::size_t(3));
+        l.set(6, { 0, 106 }); // extends run 0 by one
+        QCOMPARE(l.runCount(), std::size_t(3));
+        QCOMPARE(l[6], (LaunchRef { 0, 106 }));
+        QCOMPARE(l[7], (LaunchRef { 3, 107 }));
+        std::vector<LaunchRef> seen(l.begin(), l.end());
+        QCOMPARE(seen.size(), std::size_t(11));
+        for (std::size_t k = 0; k < seen.size(); ++k)
+            QCOMPARE(seen[k], l[k]);
+        l.remapIntervals([](LaunchRef r) { return r.cpuLane == 3 ? r.interval + 1000 : r.interval; });
+        QCOMPARE(l[9], (LaunchRef { 3, 1109 }));
+        QCOMPARE(l[0], (LaunchRef { 0, 100 }));
+        l.resize(7, {}); // entries 0-6 are all lane 0 now
+        QCOMPARE(l.runCount(), std::size_t(1));
+        QCOMPARE(l[6], (LaunchRef { 0, 106 }));
+        l.resize(9, { kUnknownLaunch, 0 });
+        QCOMPARE(l.runCount(), std::size_t(2));
+        QCOMPARE(l[8].cpuLane, kUnknownLaunch);
+        QCOMPARE(l.capacityBytes() >= 9 * 4 + 2 * 8, true);
+        QVERIFY(l
+            == (LaunchList { { 0, 100 }, { 0, 101 }, { 0, 102 }, { 0, 103 }, { 0, 104 }, { 0, 105 }, { 0, 106 },
+                { kUnknownLaunch, 0 }, { kUnknownLaunch, 0 } }));
     }
 
     void longDurationsSurviveSorting()
