@@ -2,6 +2,7 @@
 #include "mpimain.h"
 
 #include "cli/commands.h"
+#include "nodelay.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +30,7 @@ int runJob(int argc, char** argv, const std::function<int(const World&)>& comman
 {
     preferLightMpiTransport();
     MPI_Init(&argc, &argv);
+    setNoDelayOnTcpSockets();
     World world;
     MPI_Comm_rank(MPI_COMM_WORLD, &world.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world.size);

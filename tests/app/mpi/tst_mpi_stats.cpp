@@ -2,6 +2,7 @@
 // End to end: `mpirun -n K exposure-mpi stats` on generated multi-rank traces prints the same bytes as
 // `exposure-cli stats` for K = 1, 2, 3 (fewer, as many and more processes than archives), and a truncated archive on
 // one process ends every process with the serial tool's one-line message and status 2.
+#include "nodelay.h"
 #include "support/demoarchive.h"
 #include "support/kinetotraces.h"
 #include "support/mpiprocess.h"
@@ -14,6 +15,11 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QTest>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 using namespace exposure;
 using namespace exposure::synth;
@@ -52,6 +58,42 @@ class TestMpiStats : public QObject
     QString m_two, m_three, m_five, m_warnings;
 
 private Q_SLOTS:
+    // After MPI_Init, exposure-mpi sets TCP_NODELAY on the process's TCP sockets (Open MPI's PMIx connection lacks it):
+    // both ends of a loopback connection get it; a listening TCP socket too; UDP and Unix sockets are left alone.
+    void tcpSocketsSendAtOnce()
+    {
+        const auto noDelay = [](int fd) {
+            int v = -1;
+            socklen_t len = sizeof v;
+            return getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, &len) == 0 ? v : -1;
+        };
+        const int listener = socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr {};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof addr;
+        QCOMPARE(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+        QCOMPARE(listen(listener, 1), 0);
+        QCOMPARE(getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+        const int client = socket(AF_INET, SOCK_STREAM, 0);
+        QCOMPARE(::connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+        const int server = accept(listener, nullptr, nullptr);
+        QVERIFY(server >= 0);
+        const int udp = socket(AF_INET, SOCK_DGRAM, 0);
+        int pair[2];
+        QCOMPARE(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+        QCOMPARE(noDelay(client), 0);
+        QCOMPARE(noDelay(server), 0);
+        QVERIFY(mpi::setNoDelayOnTcpSockets() >= 3);
+        QCOMPARE(noDelay(client), 1);
+        QCOMPARE(noDelay(server), 1);
+        QCOMPARE(noDelay(listener), 1);
+        QCOMPARE(noDelay(udp), -1); // not a TCP socket: the option does not exist there
+        QCOMPARE(noDelay(pair[0]), -1);
+        for (const int fd : { listener, client, server, udp, pair[0], pair[1] })
+            ::close(fd);
+    }
+
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
