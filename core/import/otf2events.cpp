@@ -136,7 +136,7 @@ OTF2_CallbackCode onEnter(
                     : nullptr;
             }
             if (s.lastTarget)
-                s.outgoing.push_back({ t, s.lastTarget->laneIndex, index });
+                s.outgoing.push_back({ s.lastTarget->laneIndex, index });
         }
     }
     return OTF2_CALLBACK_SUCCESS;

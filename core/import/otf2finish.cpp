@@ -105,17 +105,23 @@ void orderLaunches(Trace& trace, const Archives& archives)
                         out.push_back({ from.front()->laneIndex, l.interval });
                 continue;
             }
-            std::vector<OutgoingLaunch> merged; // targetLane holds the source CPU lane here
+            struct Timed
+            {
+                TimeNs time;
+                std::uint32_t cpuLane;
+                std::uint32_t interval;
+            };
+            std::vector<Timed> merged;
             merged.reserve(counts[key]);
             for (const LaneState* src : from)
                 for (const auto& l : src->outgoing)
                     if (l.targetLane == target)
-                        merged.push_back({ l.time, src->laneIndex, l.interval });
-            std::stable_sort(merged.begin(), merged.end(), [](const OutgoingLaunch& x, const OutgoingLaunch& y) {
-                return x.time != y.time ? x.time < y.time : x.targetLane < y.targetLane;
+                        merged.push_back({ src->lane->intervals.start(l.interval), src->laneIndex, l.interval });
+            std::stable_sort(merged.begin(), merged.end(), [](const Timed& x, const Timed& y) {
+                return x.time != y.time ? x.time < y.time : x.cpuLane < y.cpuLane;
             });
             for (const auto& l : merged)
-                out.push_back({ l.targetLane, l.interval });
+                out.push_back({ l.cpuLane, l.interval });
         }
         for (const auto& s : a->lanes) {
             s->outgoing.clear();

@@ -135,9 +135,9 @@ struct CommGroupDef
     std::vector<std::uint64_t> members;
 };
 
+// 8 bytes per launch while reading; its time is the launch interval's start (merging needs it).
 struct OutgoingLaunch
 {
-    TimeNs time;
     std::uint32_t targetLane; // lane index within the rank
     std::uint32_t interval; // the launch interval on this (CPU) lane
 };
