@@ -302,6 +302,31 @@ int main(int argc, char** argv)
         rows.back().intervals, double(rows.back().resident) / 1e6,
         double(tableBytes) / double(std::max<std::size_t>(1, rows.back().intervals)));
 
+    // Where the time of one load with the most threads goes, stage by stage (openRun's stages; "import" reads the
+    // events on the threads and then finishes the lanes on one): the part that does not run in parallel.
+    {
+        RunOptions run;
+        run.load.threads = std::max(1, threads);
+        run.analyse = false;
+        run.stallSeconds = 0;
+        run.capAddressSpace = false;
+        std::vector<std::pair<RunStage, std::chrono::steady_clock::time_point>> marks;
+        run.stageStarted = [&](RunStage st) { marks.emplace_back(st, std::chrono::steady_clock::now()); };
+        const auto t0 = std::chrono::steady_clock::now();
+        openRun(dir, run);
+        const auto t1 = std::chrono::steady_clock::now();
+        static const char* const names[] = { "detect", "ranks", "estimate", "import", "consistency", "align", "analyse",
+            "view index", "collectives" };
+        std::printf("\nstages of one load with %d thread(s), best of nothing (one run):", run.load.threads);
+        for (std::size_t i = 0; i < marks.size(); ++i) {
+            const auto end = i + 1 < marks.size() ? marks[i + 1].second : t1;
+            std::printf(" %s %.1f ms%s", names[std::size_t(marks[i].first)], seconds(marks[i].second, end) * 1e3,
+                i + 1 < marks.size() ? "," : "");
+        }
+        std::printf(
+            " (before the first stage: %.1f ms)\n", marks.empty() ? 0.0 : seconds(t0, marks.front().second) * 1e3);
+    }
+
     // (c) What a user waits for: the GUI process started on the archive until its first timeline is painted
     // (load, analysis, view index, first frame; Qt start-up included), reported by the GUI itself.
     if (fs::exists(EXPOSURE_GUI)) {
