@@ -30,13 +30,12 @@ void LaunchList::set(std::size_t k, LaunchRef l)
         insert.insert(insert.begin(), Run { std::uint32_t(k), l.cpuLane });
     }
     m_runs.insert(m_runs.begin() + std::ptrdiff_t(r + 1), insert.begin(), insert.end());
-    // Merge neighbours with the same lane.
-    std::vector<Run> merged;
-    merged.reserve(m_runs.size());
-    for (const Run& run : m_runs)
-        if (merged.empty() || merged.back().cpuLane != run.cpuLane)
-            merged.push_back(run);
-    m_runs = std::move(merged);
+    // Merge neighbours with the same lane: only the runs around r can have become equal.
+    const std::size_t lo = r > 0 ? r - 1 : 0;
+    const std::size_t hi = std::min(m_runs.size(), r + 4);
+    for (std::size_t i = hi - 1; i > lo; --i)
+        if (m_runs[i].cpuLane == m_runs[i - 1].cpuLane)
+            m_runs.erase(m_runs.begin() + std::ptrdiff_t(i));
 }
 
 void LaunchList::resize(std::size_t n, LaunchRef fill)

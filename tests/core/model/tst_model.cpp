@@ -79,6 +79,36 @@ private Q_SLOTS:
         QCOMPARE(c.wideBlocks(), std::size_t(0));
     }
 
+    // Random starts (small steps, gaps of seconds to hours, steps back) against a plain vector.
+    void startColumnMatchesAPlainVector()
+    {
+        std::uint64_t state = 99;
+        const auto next = [&](std::uint64_t n) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            return (state >> 17) % n;
+        };
+        StartColumn c;
+        std::vector<TimeNs> want;
+        TimeNs t = -1'000'000;
+        for (int i = 0; i < 50000; ++i) {
+            const auto kind = next(1000);
+            if (kind == 0)
+                t += TimeNs(next(7'200)) * 1'000'000'000; // up to two hours
+            else if (kind < 4)
+                t -= TimeNs(next(1'000'000)); // a step back
+            else
+                t += TimeNs(next(100'000));
+            c.push_back(t);
+            want.push_back(t);
+        }
+        QVERIFY(c.wideBlocks() > 0);
+        QVERIFY(c.wideBlocks() < want.size() / StartColumn::kBlockSize);
+        QCOMPARE(c.decoded(), want);
+        c.shift(123);
+        for (std::size_t i = 0; i < want.size(); i += 7)
+            QCOMPARE(c[i], want[i] + 123);
+    }
+
     void sortedTableWithLongGapsSearchesExactly()
     {
         IntervalTable t;
@@ -145,6 +175,44 @@ private Q_SLOTS:
         QVERIFY(l
             == (LaunchList { { 0, 100 }, { 0, 101 }, { 0, 102 }, { 0, 103 }, { 0, 104 }, { 0, 105 }, { 0, 106 },
                 { kUnknownLaunch, 0 }, { kUnknownLaunch, 0 } }));
+    }
+
+    // Random edits against a plain vector: the same entries, and never two neighbouring runs of one lane.
+    void launchListMatchesAPlainVector()
+    {
+        std::uint32_t state = 12345;
+        const auto next = [&](std::uint32_t n) {
+            state = state * 1664525u + 1013904223u;
+            return (state >> 8) % n;
+        };
+        LaunchList l;
+        std::vector<LaunchRef> want;
+        for (int step = 0; step < 20000; ++step) {
+            const std::uint32_t lane = next(4) == 3 ? kUnknownLaunch : next(3);
+            const LaunchRef ref { lane, next(1000) };
+            const std::uint32_t op = next(10);
+            if (op < 5 || want.empty()) {
+                l.push_back(ref);
+                want.push_back(ref);
+            } else if (op < 9) {
+                const std::size_t k = next(std::uint32_t(want.size()));
+                l.set(k, ref);
+                want[k] = ref;
+            } else {
+                const std::size_t n = next(std::uint32_t(want.size() + 20));
+                l.resize(n, ref);
+                want.resize(n, ref);
+            }
+        }
+        QCOMPARE(l.size(), want.size());
+        std::size_t runs = want.empty() ? 0 : 1;
+        for (std::size_t k = 0; k < want.size(); ++k) {
+            QCOMPARE(l[k], want[k]);
+            if (k > 0 && want[k].cpuLane != want[k - 1].cpuLane)
+                ++runs;
+        }
+        QCOMPARE(l.runCount(), runs);
+        QVERIFY(std::equal(l.begin(), l.end(), want.begin(), want.end()));
     }
 
     void longDurationsSurviveSorting()
