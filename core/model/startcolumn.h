@@ -12,8 +12,8 @@ namespace exposure {
 // The start column of an IntervalTable in 4 bytes per entry: a 64-bit base for each block of 1024 entries and a 32-bit
 // offset from it per entry. A block whose entries do not all lie in [base, base + 2^32 ns) — a gap of more than 4.29 s
 // inside 1024 intervals, or an entry appended below the block's first one — keeps its entries in full in a side array
-// (8 bytes each, that block only). Sorted dense lanes therefore cost 4 bytes per start plus 16 bytes per block.
-// Appending is O(1) amortised; reading an entry is two loads and one well-predicted branch.
+// (8 bytes more per entry, that block only). Sorted dense lanes therefore cost 4 bytes per start plus 16 bytes per
+// block. Appending is O(1) amortised; reading an entry is two loads and one well-predicted branch.
 class StartColumn
 {
 public:

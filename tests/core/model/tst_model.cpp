@@ -3,6 +3,7 @@
 #include "model/trace.h"
 
 #include <QTest>
+#include <random>
 
 using namespace exposure;
 
@@ -82,11 +83,8 @@ private Q_SLOTS:
     // Random starts (small steps, gaps of seconds to hours, steps back) against a plain vector.
     void startColumnMatchesAPlainVector()
     {
-        std::uint64_t state = 99;
-        const auto next = [&](std::uint64_t n) {
-            state = state * 6364136223846793005ull + 1442695040888963407ull;
-            return (state >> 17) % n;
-        };
+        std::mt19937_64 random(99);
+        const auto next = [&](std::uint64_t n) { return random() % n; };
         StartColumn c;
         std::vector<TimeNs> want;
         TimeNs t = -1'000'000;
@@ -180,11 +178,8 @@ private Q_SLOTS:
     // Random edits against a plain vector: the same entries, and never two neighbouring runs of one lane.
     void launchListMatchesAPlainVector()
     {
-        std::uint32_t state = 12345;
-        const auto next = [&](std::uint32_t n) {
-            state = state * 1664525u + 1013904223u;
-            return (state >> 8) % n;
-        };
+        std::mt19937 random(12345);
+        const auto next = [&](std::uint32_t n) { return std::uint32_t(random() % n); };
         LaunchList l;
         std::vector<LaunchRef> want;
         for (int step = 0; step < 20000; ++step) {
