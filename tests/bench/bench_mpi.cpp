@@ -3,7 +3,10 @@
 // default scale) for K = 1, 2, ... against K = 1 measured in the same run, and exposure-cli stats --json for
 // reference. For each K: the best wall time of the whole mpirun (process start-up included), the best time inside
 // the program (process 0's EXPOSURE_MPI_TIMINGS phases: plan and load, analysis, exchange, print), the speed-ups,
-// the peak RSS of every process and whether the output is byte-identical to exposure-cli's. Not run by CTest.
+// the peak RSS of every process and whether the output is byte-identical to exposure-cli's. Also, for each K, the
+// launch alone (`mpirun -n K exposure-mpi --version`: mpirun, program start, MPI_Init and MPI_Finalize, no work) and
+// the wall speed-up that K processes could reach at best with that launch: the work of K = 1 split perfectly,
+// (launch(1) + work(1)) / (launch(K) + work(1) / K). Not run by CTest.
 //   bench_mpi [--scale S] [--processes 1,2,4,8] [--runs N] [--keep DIR]
 #include "synth/archivewriter.h"
 
@@ -144,9 +147,9 @@ int main(int argc, char** argv)
     std::printf("exposure-cli stats --json: %.3f s (best of %d; its loader and analysis use all cores)\n\n",
         serial.wallS, runs);
 
-    std::printf("%9s %10s %9s %12s %9s %12s %9s %22s %10s\n", "processes", "wall s", "speed-up", "in-program s",
-        "speed-up", "max CPU s", "speed-up", "peak RSS MiB per proc", "identical");
-    double base = 0, baseProgram = 0, baseCpu = 0;
+    std::printf("%9s %10s %9s %12s %9s %12s %9s %22s %10s %9s %9s\n", "processes", "wall s", "speed-up", "in-program s",
+        "speed-up", "max CPU s", "speed-up", "peak RSS MiB per proc", "identical", "launch s", "ceiling");
+    double base = 0, baseProgram = 0, baseCpu = 0, baseLaunch = 0;
     bool allSame = true;
     for (const int k : processes) {
         Run best;
@@ -162,11 +165,21 @@ int main(int argc, char** argv)
             if (r.wallS < best.wallS)
                 best = r;
         }
+        double launch = 1e300;
+        for (int i = 0; i < runs; ++i)
+            launch = std::min(launch,
+                run(std::string(MPIEXEC) + " -n " + std::to_string(k) + " --oversubscribe " + EXPOSURE_MPI
+                        + " --version",
+                    dir)
+                    .wallS);
         if (k == 1) {
             base = best.wallS;
             baseProgram = bestProgram;
             baseCpu = bestCpu;
+            baseLaunch = launch;
         }
+        const double work = base - baseLaunch;
+        const double ceiling = base / (launch + work / k);
         const bool same = best.status == 0 && best.out == serial.out;
         allSame = allSame && same;
         std::string rss;
@@ -175,12 +188,15 @@ int main(int argc, char** argv)
         if (rss.size() > 22)
             rss = std::to_string(*std::max_element(best.rssMiB.begin(), best.rssMiB.end())) + " max, "
                 + std::to_string(*std::min_element(best.rssMiB.begin(), best.rssMiB.end())) + " min";
-        std::printf("%9d %10.3f %8.2fx %12.3f %8.2fx %12.3f %8.2fx %22s %10s\n", k, best.wallS, base / best.wallS,
-            bestProgram, baseProgram / bestProgram, bestCpu, baseCpu / bestCpu, rss.c_str(), same ? "yes" : "NO");
+        std::printf("%9d %10.3f %8.2fx %12.3f %8.2fx %12.3f %8.2fx %22s %10s %9.3f %8.2fx\n", k, best.wallS,
+            base / best.wallS, bestProgram, baseProgram / bestProgram, bestCpu, baseCpu / bestCpu, rss.c_str(),
+            same ? "yes" : "NO", launch, ceiling);
     }
     std::printf("\nload average after: %s\n"
                 "max CPU s: the largest user + system time of one process (start-up included): the wall time the job\n"
-                "would take with a free core per process; wall and in-program times depend on what else runs.\n",
+                "would take with a free core per process; wall and in-program times depend on what else runs.\n"
+                "launch s: mpirun -n K exposure-mpi --version (no work); ceiling: the wall speed-up K processes reach\n"
+                "when the work of K = 1 (its wall less its launch) is split perfectly and the launch stays.\n",
         loadAverage().c_str());
     if (keep.empty())
         fs::remove_all(dir);
