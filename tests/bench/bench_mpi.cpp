@@ -150,6 +150,9 @@ int main(int argc, char** argv)
     std::printf("%9s %10s %9s %12s %9s %12s %9s %22s %10s %9s %9s\n", "processes", "wall s", "speed-up", "in-program s",
         "speed-up", "max CPU s", "speed-up", "peak RSS MiB per proc", "identical", "launch s", "ceiling");
     double base = 0, baseProgram = 0, baseCpu = 0, baseLaunch = 0;
+    const auto mpirun = [](int k, const std::string& command) {
+        return std::string(MPIEXEC) + " -n " + std::to_string(k) + " --oversubscribe " + command;
+    };
     bool allSame = true;
     for (const int k : processes) {
         Run best;
@@ -157,9 +160,7 @@ int main(int argc, char** argv)
         best.programS = 1e300;
         double bestProgram = 1e300, bestCpu = 1e300;
         for (int i = 0; i < runs; ++i) {
-            Run r = run(std::string(MPIEXEC) + " -n " + std::to_string(k) + " --oversubscribe -x EXPOSURE_MPI_TIMINGS "
-                    + EXPOSURE_MPI + " stats --json " + trace,
-                dir);
+            Run r = run(mpirun(k, "-x EXPOSURE_MPI_TIMINGS " EXPOSURE_MPI " stats --json " + trace), dir);
             bestProgram = std::min(bestProgram, r.programS);
             bestCpu = std::min(bestCpu, r.maxCpuS);
             if (r.wallS < best.wallS)
@@ -167,11 +168,7 @@ int main(int argc, char** argv)
         }
         double launch = 1e300;
         for (int i = 0; i < runs; ++i)
-            launch = std::min(launch,
-                run(std::string(MPIEXEC) + " -n " + std::to_string(k) + " --oversubscribe " + EXPOSURE_MPI
-                        + " --version",
-                    dir)
-                    .wallS);
+            launch = std::min(launch, run(mpirun(k, EXPOSURE_MPI " --version"), dir).wallS);
         if (k == 1) {
             base = best.wallS;
             baseProgram = bestProgram;

@@ -7,16 +7,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 
 using namespace exposure;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
-    // The anchor is read in this process, not by exposure-otf2-probe: a spawned program per input would cost three
-    // quarters of the time, and libFuzzer's -timeout catches a read that never ends.
-    static const bool inProcess = ::setenv("EXPOSURE_OTF2_PROBE", "off", 1) == 0;
-    (void)inProcess;
+    fuzz::readOtf2AnchorsInProcess();
     auto files = fuzz::splitFiles({ reinterpret_cast<const char*>(data), size }, {});
     // A folder with torch.profiler files goes to the Kineto reader, which has its own target.
     std::erase_if(files, [](const fuzz::FuzzFile& f) { return isKinetoFileName(f.name); });
