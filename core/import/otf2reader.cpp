@@ -9,9 +9,9 @@
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <sys/stat.h>
 #include <vector>
 
@@ -121,15 +121,24 @@ void check(OTF2_ErrorCode rc, const std::string& file, const char* what)
 
 namespace {
 
-// Anchors whose probe finished in this process, by path, inode, size and modification time: a load opens each
-// archive once per reading thread, and a changed file is probed again.
+// Anchors whose probe finished in this process, by path, with the inode, size and modification time they had then: a
+// load opens each archive once per reading thread, and a changed file is probed again. One entry per path (a rewritten
+// file replaces its entry), and at most kMaxVerifiedAnchors of them: a session that opens more distinct anchors than
+// that forgets them all and probes again (2–3 ms each) rather than grow without bound.
+struct FileStamp
+{
+    std::uint64_t inode = 0, size = 0;
+    std::int64_t mtimeNs = 0;
+    bool operator==(const FileStamp&) const = default;
+};
+
 struct AnchorKey
 {
     std::string path;
-    std::uint64_t inode = 0, size = 0;
-    std::int64_t mtimeNs = 0;
-    auto operator<=>(const AnchorKey&) const = default;
+    FileStamp stamp;
 };
+
+constexpr std::size_t kMaxVerifiedAnchors = 4096;
 
 std::optional<AnchorKey> anchorKey(const std::string& path)
 {
@@ -138,17 +147,21 @@ std::optional<AnchorKey> anchorKey(const std::string& path)
     };
     if (::stat(path.c_str(), &st) != 0)
         return std::nullopt;
-    return AnchorKey { path, std::uint64_t(st.st_ino), std::uint64_t(st.st_size),
-        std::int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec };
+    return AnchorKey { path,
+        FileStamp { std::uint64_t(st.st_ino), std::uint64_t(st.st_size),
+            std::int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec } };
 }
 
 std::mutex g_verifiedMutex;
-std::set<AnchorKey> g_verified;
+std::map<std::string, FileStamp> g_verified;
 
 bool isVerified(const std::optional<AnchorKey>& key)
 {
+    if (!key)
+        return false;
     const std::lock_guard lock(g_verifiedMutex);
-    return key && g_verified.count(*key) > 0;
+    const auto it = g_verified.find(key->path);
+    return it != g_verified.end() && it->second == key->stamp;
 }
 
 void markVerified(const std::optional<AnchorKey>& key)
@@ -156,7 +169,9 @@ void markVerified(const std::optional<AnchorKey>& key)
     if (!key)
         return;
     const std::lock_guard lock(g_verifiedMutex);
-    g_verified.insert(*key);
+    if (g_verified.size() >= kMaxVerifiedAnchors && !g_verified.count(key->path))
+        g_verified.clear();
+    g_verified.insert_or_assign(key->path, key->stamp);
 }
 
 // The probe's verdict on one anchor as a LoadError, if it did not finish reading it cleanly.
@@ -174,6 +189,12 @@ void throwIfProbeFailed(const std::string& anchorPath, const ChildOutcome& probe
 }
 
 } // namespace
+
+std::size_t verifiedAnchorCount()
+{
+    const std::lock_guard lock(g_verifiedMutex);
+    return g_verified.size();
+}
 
 void checkAnchors(const std::vector<std::string>& anchorPaths)
 {

@@ -5,6 +5,7 @@
 // OTF2 prints its errors on stderr by default; silenceErrors() replaces that with a handler that keeps the
 // last message of the calling thread, so that failures become LoadError("<file>: <problem>") instead.
 
+#include <cstddef>
 #include <otf2/otf2.h>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ void check(OTF2_ErrorCode rc, const std::string& file, const char* what);
 // its anchor alone otherwise), and throws LoadError for the first of them, in the order given, that fails the layout
 // check or that the probe did not finish cleanly. Does nothing more when the probe is not installed or is off.
 void checkAnchors(const std::vector<std::string>& anchorPaths);
+
+// How many anchors this process remembers as probed (one per path, at most 4096): for tests.
+std::size_t verifiedAnchorCount();
 
 // Owns an OTF2_Reader opened on an anchor file.
 class Reader

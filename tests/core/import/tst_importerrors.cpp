@@ -3,6 +3,7 @@
 // crash, a hang or silently wrong numbers.
 #include "import/childprocess.h"
 #include "import/memorybudget.h"
+#include "import/otf2reader.h"
 #include "model/trace.h"
 #include "run/openrun.h"
 #include "support/demoarchive.h"
@@ -373,8 +374,11 @@ void TestImportErrors::anchorsCheckedTogether()
     QTemporaryDir tmp;
     const std::string root = tmp.path().toStdString();
     testing::writeDemoRun(root, 3, 1);
+    const std::size_t remembered = otf2::verifiedAnchorCount(); // anchors of earlier tests
     QCOMPARE(loadTrace(root, {})->ranks.size(), std::size_t(3));
+    QCOMPARE(otf2::verifiedAnchorCount(), remembered + 3);
     QCOMPARE(loadTrace(root, {})->ranks.size(), std::size_t(3)); // the anchors known to be good now
+    QCOMPARE(otf2::verifiedAnchorCount(), remembered + 3);
     const std::string anchor1 = root + "/rank1/traces.otf2", anchor2 = root + "/rank2/traces.otf2";
     const std::string good2 = readBytes(anchor2);
     QVERIFY(setPropertyCountHighByte(anchor2, 0x10));
@@ -384,6 +388,8 @@ void TestImportErrors::anchorsCheckedTogether()
     QVERIFY(setPropertyCountHighByte(anchor1, 0x00));
     writeBytes(anchor2, good2);
     QCOMPARE(loadTrace(root, {})->ranks.size(), std::size_t(3));
+    // The two rewritten anchors were probed again and replaced their entries: one per path, not one per version.
+    QCOMPARE(otf2::verifiedAnchorCount(), remembered + 3);
 }
 
 // Every selected event file of a demo archive, cut at ten points: a clear error naming the file, never a hang (OTF2
