@@ -88,7 +88,8 @@ struct StatsRequest
 // Parses the stats command line (a Q*Application must exist). Returns -1 to go on, else the exit status (help,
 // version: 0; bad arguments or rules file: 2, with the message printed).
 int parseStatsRequest(StatsRequest& request);
-// Sets request.options.window from --from/--to and the trace's extent; returns an error message or "".
-std::string resolveStatsWindow(StatsRequest& request, TimeRange extent);
+// Sets request.options.window from --from/--to and the whole-trace window (activityRange(): the recorded activity);
+// returns an error message or "".
+std::string resolveStatsWindow(StatsRequest& request, TimeRange whole);
 
 } // namespace exposure::cli

@@ -62,15 +62,21 @@ int parseStatsRequest(StatsRequest& request)
     const QCommandLineOption extend(QStringLiteral("extend-rules"),
         QStringLiteral("Try the rules in FILE before the built-in ones."), QStringLiteral("FILE"));
     const QCommandLineOption from(QStringLiteral("from"),
-        QStringLiteral("Start of the time window (default: trace start)."), QStringLiteral("T"));
-    const QCommandLineOption to(
-        QStringLiteral("to"), QStringLiteral("End of the time window (default: trace end)."), QStringLiteral("T"));
+        QStringLiteral("Start of the time window (default: start of the recorded activity)."), QStringLiteral("T"));
+    const QCommandLineOption to(QStringLiteral("to"),
+        QStringLiteral("End of the time window (default: end of the last GPU work)."), QStringLiteral("T"));
+    const QCommandLineOption summary(QStringLiteral("summary"),
+        QStringLiteral("Table: distributions over the ranks (min, p50, p90, max), the ranks and steps that stand "
+                       "out, findings and warnings folded across ranks (the default above 16 ranks)."));
+    const QCommandLineOption allRanks(
+        QStringLiteral("all-ranks"), QStringLiteral("Table: one row per rank, whatever the number of ranks."));
     const QCommandLineOption clock(QStringLiteral("clock"),
         QStringLiteral("aligned (default): ranks on different hosts are put on one clock from "
-                       "the end times of matched collectives, where the offset is "
-                       "significant; recorded: times as recorded."),
+                       "the transfer starts of matched collectives (their end times where a "
+                       "rank's own transfer time is unknown), where the offset is significant; "
+                       "ranks of one host are never shifted; recorded: times as recorded."),
         QStringLiteral("MODE"));
-    for (const auto* o : { &json, &csv, &perStep, &rules, &extend, &from, &to, &clock })
+    for (const auto* o : { &json, &csv, &perStep, &rules, &extend, &from, &to, &clock, &summary, &allRanks })
         parser.addOption(*o);
     const LoadArgs loadArgs;
     loadArgs.addTo(parser);
@@ -80,6 +86,11 @@ int parseStatsRequest(StatsRequest& request)
         return fail("stats: --json and --csv exclude each other");
     if (parser.isSet(rules) && parser.isSet(extend))
         return fail("stats: --rules and --extend-rules exclude each other");
+    if (parser.isSet(summary) && parser.isSet(allRanks))
+        return fail("stats: --summary and --all-ranks exclude each other");
+    request.options.rankDetail = parser.isSet(summary) ? StatsReportOptions::RankDetail::Summary
+        : parser.isSet(allRanks)                       ? StatsReportOptions::RankDetail::AllRanks
+                                                       : StatsReportOptions::RankDetail::Auto;
     if (parser.isSet(clock)) {
         const QString mode = parser.value(clock);
         if (mode != QStringLiteral("aligned") && mode != QStringLiteral("recorded"))
@@ -117,10 +128,10 @@ int parseStatsRequest(StatsRequest& request)
     return -1;
 }
 
-std::string resolveStatsWindow(StatsRequest& request, TimeRange extent)
+std::string resolveStatsWindow(StatsRequest& request, TimeRange whole)
 {
     StatsReportOptions& options = request.options;
-    options.window = extent;
+    options.window = whole;
     options.windowGiven = request.from || request.to;
     if (request.from)
         options.window.start = *request.from;
@@ -128,7 +139,7 @@ std::string resolveStatsWindow(StatsRequest& request, TimeRange extent)
         options.window.end = *request.to;
     if (options.window.end <= options.window.start)
         return request.path + ": the window " + formatDuration(options.window.start) + " to "
-            + formatDuration(options.window.end) + " is empty (the trace spans " + formatDuration(extent.duration())
+            + formatDuration(options.window.end) + " is empty (the recorded activity spans " + formatDuration(whole.start) + " to " + formatDuration(whole.end)
             + ")";
     return {};
 }
@@ -151,7 +162,7 @@ int runStats(int argc, char** argv)
         return 2;
     const Trace* trace = run->trace.get();
     const Analysis* analysis = run->analysis.get();
-    if (const std::string error = resolveStatsWindow(request, trace->extent); !error.empty())
+    if (const std::string error = resolveStatsWindow(request, activityRange(*trace)); !error.empty())
         return fail(error);
     const StatsReportOptions& options = request.options;
     const std::string out = request.format == StatsRequest::Format::Json ? statsJson(*trace, *analysis, options)

@@ -115,6 +115,7 @@ StandIn buildStandIn(const std::vector<std::string>& outlines, std::size_t total
     t.sourcePath = part.sourcePath;
     t.originAbsNs = part.originAbsNs;
     t.extent = part.extent;
+    t.activity = part.activity;
     t.ranks.resize(totalRanks);
     a.ranks.resize(totalRanks);
     v.resizeRanks(totalRanks);

@@ -97,7 +97,7 @@ int runSingle(const World& world, cli::StatsRequest& request)
                 return fail(error);
             const Trace* trace = run->trace.get();
             const Analysis* analysis = run->analysis.get();
-            if (const std::string windowError = cli::resolveStatsWindow(request, trace->extent); !windowError.empty())
+            if (const std::string windowError = cli::resolveStatsWindow(request, activityRange(*trace)); !windowError.empty())
                 return fail(windowError);
             const std::string out = formatReport(
                 buildStatsReport(*trace, *analysis, request.options, request.format == cli::StatsRequest::Format::Json),
@@ -254,7 +254,7 @@ int readPart(const World& world, const Plan& plan, cli::StatsRequest& request, L
         return 2;
     Trace& trace = *local.trace;
     local.globalIndex = joinRun(trace, plan, local.mine, local.mineIndex, local.totalRanks);
-    if (const std::string windowError = cli::resolveStatsWindow(request, trace.extent); !windowError.empty()) {
+    if (const std::string windowError = cli::resolveStatsWindow(request, activityRange(trace)); !windowError.empty()) {
         if (world.root())
             fail(windowError);
         return 2;
@@ -296,8 +296,14 @@ void setRecordedClocks(StatsReport& report, std::size_t hosts)
 {
     report.clocks.method = hosts > 1 ? ClockMethod::Recorded : ClockMethod::SingleHost;
     report.clocks.hosts = int(hosts);
-    for (std::size_t g = 0; g < report.ranks.size(); ++g)
-        report.clocks.ranks.push_back({ int(g), report.ranks[g].host, 0, 0, 0, 0, 0 });
+    report.clocks.hostsKnown = true;
+    for (std::size_t g = 0; g < report.ranks.size(); ++g) {
+        RankClock rc;
+        rc.rank = int(g);
+        rc.host = report.ranks[g].host;
+        report.clocks.hostsKnown = report.clocks.hostsKnown && !rc.host.empty();
+        report.clocks.ranks.push_back(rc);
+    }
     report.clockLine = hosts > 1
         ? "clocks as recorded (exposure-mpi does not align clocks across hosts; use exposure-cli stats)"
         : "clocks: one host, one clock (nothing to align)";

@@ -115,6 +115,10 @@ std::vector<int> joinRun(Trace& trace, const Plan& plan, const std::vector<Archi
     trace.originAbsNs = origin == std::numeric_limits<TimeNs>::max() ? 0 : origin;
     const TimeRange extent { 0, allMax(trace.extent.end + delta) };
     trace.extent = extent;
+    // The run's recorded activity (Trace::activity) spans every part's.
+    const TimeNs activityStart = allMin(any ? trace.activity.start + delta : std::numeric_limits<TimeNs>::max());
+    const TimeNs activityEnd = allMax(any ? trace.activity.end + delta : std::numeric_limits<TimeNs>::min());
+    trace.activity = activityStart < activityEnd ? TimeRange { activityStart, activityEnd } : TimeRange {};
     // Global rank indexes: ranks of archive i come after those of archives 0..i-1.
     std::vector<std::int64_t> ranksPerArchive(plan.archives.size(), 0);
     std::vector<std::size_t> archiveOfRank;

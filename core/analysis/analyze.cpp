@@ -5,6 +5,7 @@
 #include "model/enumnames.h"
 
 #include <algorithm>
+#include <map>
 #include <atomic>
 #include <cctype>
 #include <exception>
@@ -48,6 +49,41 @@ std::vector<Phase> regionPhases(const IntervalTable& t, const std::vector<NameCl
     return eff;
 }
 
+// Step regions far shorter than the time between them (a region of a few us at the start of each iteration, as
+// some tools write) are markers, not iterations: each step then runs from its marker to the next one, the last to the
+// end of the rank's recorded work, at most twice the median spacing after its marker.
+void stepsFromMarkers(const Trace& trace, const Rank& rank, RankAnalysis& ra)
+{
+    std::vector<StepWindow>& steps = ra.steps;
+    if (steps.size() < 2)
+        return;
+    std::vector<TimeNs> lengths, spacings;
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+        lengths.push_back(steps[k].range.duration());
+        if (k + 1 < steps.size())
+            spacings.push_back(steps[k + 1].range.start - steps[k].range.start);
+    }
+    auto median = [](std::vector<TimeNs> v) {
+        std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
+        return v[v.size() / 2];
+    };
+    const TimeNs spacing = median(spacings);
+    if (median(lengths) * 10 >= spacing)
+        return;
+    TimeNs workEnd = std::numeric_limits<TimeNs>::min();
+    for (const Lane& lane : rank.lanes)
+        for (std::size_t i = 0; i < lane.intervals.size(); ++i)
+            workEnd = std::max(workEnd, lane.intervals.end(i));
+    workEnd = std::min(workEnd, trace.activity.isEmpty() ? workEnd : trace.activity.end);
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+        const TimeNs end = k + 1 < steps.size()
+            ? steps[k + 1].range.start
+            : std::max(steps[k].range.end, std::min(workEnd, steps[k].range.start + 2 * spacing));
+        steps[k].range = steps[k].hostRange = { steps[k].range.start, end };
+    }
+    ra.stepSource = StepSource::Markers;
+}
+
 void stepsFromRegions(const Trace& trace, const Analysis& a, const Rank& rank, RankAnalysis& ra)
 {
     struct Cand
@@ -74,6 +110,22 @@ void stepsFromRegions(const Trace& trace, const Analysis& a, const Rank& rank, R
     for (const auto& c : cands)
         best = std::min(best, c.rule);
     std::erase_if(cands, [&](const Cand& c) { return c.rule != best; });
+    // A numbered step name (ProfilerStep#15) names one iteration: where it occurs more than once (the CPU region and
+    // a GPU-side copy of a few us, or two threads), the longest occurrence is the step.
+    auto numbered = [&](StringId n) {
+        const std::string& text = trace.name(n);
+        return !text.empty() && text.back() >= '0' && text.back() <= '9';
+    };
+    std::map<StringId, std::size_t> longest;
+    for (std::size_t k = 0; k < cands.size(); ++k)
+        if (numbered(cands[k].name)) {
+            auto [it, fresh] = longest.try_emplace(cands[k].name, k);
+            if (!fresh && cands[k].e - cands[k].s > cands[it->second].e - cands[it->second].s)
+                it->second = k;
+        }
+    for (std::size_t k = cands.size(); k-- > 0;)
+        if (numbered(cands[k].name) && longest[cands[k].name] != k)
+            cands.erase(cands.begin() + std::ptrdiff_t(k));
     std::sort(
         cands.begin(), cands.end(), [](const Cand& x, const Cand& y) { return x.s != y.s ? x.s < y.s : x.e > y.e; });
     TimeNs lastEnd = std::numeric_limits<TimeNs>::min();
@@ -89,6 +141,7 @@ void stepsFromRegions(const Trace& trace, const Analysis& a, const Rank& rank, R
         lastEnd = c.e;
     }
     ra.stepSource = StepSource::Regions;
+    stepsFromMarkers(trace, rank, ra);
 }
 
 // Without step regions: every training iteration ends with its optimizer kernels. Optimizer kernels close
@@ -251,7 +304,7 @@ void assignHostSteps(const Analysis& a, const Rank& rank, const detail::LaunchPa
 {
     if (ra.steps.empty())
         return;
-    const bool useLaunch = ra.stepSource == StepSource::Regions;
+    const bool useLaunch = ra.stepSource == StepSource::Regions || ra.stepSource == StepSource::Markers;
     ra.stepOf.resize(rank.lanes.size());
     detail::forEachGpuLane(rank, [&](std::size_t li, const Lane& lane) {
         const auto& t = lane.intervals;

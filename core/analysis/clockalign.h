@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Clock alignment across hosts: ranks recorded on different hosts carry different clocks (NTP keeps them
-// milliseconds apart; unsynchronised TSCs can be hours apart). A collective ends at nearly the same moment on all
-// of its members (the last arrival releases everyone), so the end-time differences of matched collectives measure
-// the clock offset between two members' hosts. The estimate is the median of those differences (per pair of
-// clock domains, chained from the reference rank's domain along the best-supported pairs), its uncertainty the
-// median's standard error from the median absolute deviation. An offset is applied (subtracted from the rank's
-// recorded times) when it exceeds both 3 uncertainties and kSignificantOffsetNs.
+// milliseconds apart; unsynchronised TSCs can be hours apart). The transfer of a collective that releases its members
+// together (all-reduce, all-gather, reduce-scatter, all-to-all) begins on every member when the last one arrives, so
+// the difference of two members' transfer starts is their clocks' offset. A transfer start is the last arrival's own
+// start, or a member's end minus its own transfer time for that kind of collective (its duration where it arrived
+// last). Where a member never arrived last, only end differences are left; they hold the members' systematic end
+// skew (their places in the ring) as well as the offset, and the two cannot be told apart: the output says so. The
+// estimate per pair of clock domains is the median (chained from the reference rank's domain along the
+// best-supported pairs), its uncertainty the median's standard error from the median absolute deviation. Ranks of one
+// recorded host share a clock and are never shifted against each other; an offset is applied when it exceeds 3
+// uncertainties and the threshold (kSignificantOffsetNs, or kUnknownHostsOffsetNs where hosts are not recorded).
 #pragma once
 
 #include "analysis/analysis.h"
@@ -21,8 +25,14 @@ enum class ClockMode : std::uint8_t {
     Aligned, // apply significant offsets
 };
 
-// Offsets below this are within the end jitter of collectives on one clock and are left as recorded.
+// Offsets below this are within the end jitter of collectives on one clock and are left as recorded (hosts known:
+// ranks of one host share a clock and are never shifted against each other).
 inline constexpr TimeNs kSignificantOffsetNs = 10'000;
+// Where hosts are not recorded, each rank is its own clock domain, and an estimate is applied only beyond the end
+// skew that the members of one collective show on one clock: on the real one-host H200 pairs, one rank ends up to
+// 30 us after the other in every all-reduce (its place in the ring), which end times alone cannot tell from an
+// offset. 100 us is three times that.
+inline constexpr TimeNs kUnknownHostsOffsetNs = 100'000;
 
 // The offsets of every rank against the reference rank (index 0) from the collectives matched by identity
 // (process group or stream); nothing is applied. Ranks on one recorded host share a clock.

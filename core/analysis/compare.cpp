@@ -37,9 +37,9 @@ RunSummary summarizeRun(const Trace& trace, const Analysis& analysis, const Comp
         const auto perStep = computeStepStats(trace, analysis, r);
         std::vector<std::pair<TimeRange, WindowStats>> rows;
         if (perStep.empty()) {
-            const auto w = computeStats(trace, analysis, r, trace.extent);
+            const auto w = computeStats(trace, analysis, r, activityRange(trace));
             rows.push_back({ TimeRange { 0, w.spanNs }, w });
-            const CollectiveSplit split = collectives.in(trace.extent);
+            const CollectiveSplit split = collectives.in(activityRange(trace));
             wait += split.waitNs;
             transfer += split.transferNs;
         } else {

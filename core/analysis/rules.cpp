@@ -60,7 +60,8 @@ const char* ruleTargetName(RuleTarget t)
 const char* stepSourceName(StepSource s)
 {
     static constexpr EnumName<StepSource> names[]
-        = { { StepSource::Regions, "regions" }, { StepSource::KernelPattern, "kernel pattern" } };
+        = { { StepSource::Regions, "regions" }, { StepSource::Markers, "region markers" },
+              { StepSource::KernelPattern, "kernel pattern" } };
     return nameIn(names, s, "none");
 }
 

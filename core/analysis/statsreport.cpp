@@ -3,12 +3,15 @@
 
 #include "analysis/clockalign.h"
 #include "analysis/collectives.h"
+#include "analysis/ranksummary.h"
 #include "analysis/statsparts.h"
 #include "analysis/stepmean.h"
+#include "analysis/texttable.h"
 #include "model/enumnames.h"
 #include "model/timeformat.h"
 
 #include <algorithm>
+#include <map>
 #include <cstdio>
 #include <sstream>
 
@@ -121,42 +124,6 @@ std::string percent(const std::optional<double>& r)
     return r ? number(*r * 100.0, 1) + " %" : std::string("-");
 }
 
-// A plain text table: columns right-aligned except the first `leftColumns` (and the last one if lastLeft).
-std::string renderTable(
-    const std::vector<std::vector<std::string>>& rows, std::size_t leftColumns, bool lastLeft = false)
-{
-    std::vector<std::size_t> width;
-    auto displayWidth = [](const std::string& s) {
-        // UTF-8: count code points, not bytes (µ is two bytes).
-        std::size_t n = 0;
-        for (const char c : s)
-            if ((static_cast<unsigned char>(c) & 0xC0) != 0x80)
-                ++n;
-        return n;
-    };
-    for (const auto& r : rows) {
-        if (width.size() < r.size())
-            width.resize(r.size(), 0);
-        for (std::size_t i = 0; i < r.size(); ++i)
-            width[i] = std::max(width[i], displayWidth(r[i]));
-    }
-    std::string out;
-    for (const auto& r : rows) {
-        std::string line;
-        for (std::size_t i = 0; i < r.size(); ++i) {
-            const std::string pad(width[i] - displayWidth(r[i]), ' ');
-            if (i > 0)
-                line += "  ";
-            const bool left = i < leftColumns || (lastLeft && i + 1 == r.size());
-            line += left ? r[i] + pad : pad + r[i];
-        }
-        while (!line.empty() && line.back() == ' ')
-            line.pop_back();
-        out += line + "\n";
-    }
-    return out;
-}
-
 std::string dur(TimeNs ns)
 {
     return formatDuration(ns);
@@ -265,13 +232,18 @@ std::string clockJson(const StatsReport& report)
 {
     const ClockAlignment& c = report.clocks;
     std::string out = "{\"method\": " + quoted(clockMethodName(c.method))
-        + ", \"reference_rank\": " + std::to_string(rankNumber(report, c.referenceRank)) + ", \"ranks\": [";
+        + ", \"reference_rank\": " + std::to_string(rankNumber(report, c.referenceRank))
+        + ", \"hosts_known\": " + (c.hostsKnown ? "true" : "false")
+        + ", \"threshold_ns\": " + std::to_string(c.thresholdNs) + ", \"summary\": " + quoted(report.clockLine)
+        + ", \"ranks\": [";
     for (std::size_t i = 0; i < c.ranks.size(); ++i) {
         const RankClock& r = c.ranks[i];
         out += (i ? ", " : "") + std::string("{\"rank\": ") + std::to_string(rankNumber(report, r.rank))
             + ", \"host\": " + quoted(r.host) + ", \"offset_ns\": " + std::to_string(r.offsetNs)
+            + ", \"estimate_ns\": " + std::to_string(r.estimateNs)
             + ", \"uncertainty_ns\": " + std::to_string(r.uncertaintyNs)
-            + ", \"collectives_used\": " + std::to_string(r.collectivesUsed) + "}";
+            + ", \"collectives_used\": " + std::to_string(r.collectivesUsed)
+            + ", \"skew_separated\": " + (r.skewSeparated ? "true" : "false") + "}";
     }
     return out + "]}";
 }
@@ -387,7 +359,8 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
     out += "  \"trace\": " + quoted(report.tracePath) + ",\n";
     out += "  \"rules\": " + quoted(report.rulesSource) + ",\n";
     out += "  \"window\": {\"start_ns\": " + std::to_string(o.window.start)
-        + ", \"end_ns\": " + std::to_string(o.window.end) + "},\n";
+        + ", \"end_ns\": " + std::to_string(o.window.end) + ", \"kind\": "
+        + (o.windowGiven ? "\"given\"" : "\"recorded_activity\"") + "},\n";
     // What the importer found inconsistent or incomplete (counted, clipped or dropped; see `info`).
     out += "  \"trace_warnings\": [";
     for (std::size_t i = 0; i < report.traceWarnings.size(); ++i)
@@ -483,6 +456,7 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
     appendFields(out, totalOf(report), "    ");
     out += "  },\n";
     out += "  \"collective_summary\": " + collectiveSummaryJson(report) + ",\n";
+    out += "  \"rank_summary\": " + rankSummaryJson(report, summarizeRanks(report)) + ",\n";
     out += "  \"kernels\": [";
     const auto& rows = report.kernels;
     for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -538,16 +512,17 @@ std::string statsCsv(const StatsReport& report, const StatsReportOptions& o)
 namespace {
 
 // The parts of statsTable, in the order they are printed.
-std::string tableHeader(const StatsReport& report, const StatsReportOptions& o)
+std::string tableHeader(const StatsReport& report, const StatsReportOptions& o, bool summarise)
 {
     std::string out;
     out += "Trace:  " + report.tracePath + "\n";
     out += "Window: "
         + (o.windowGiven ? dur(o.window.start) + " to " + dur(o.window.end) + " (" + dur(o.window.duration()) + ")"
-                         : "whole trace (" + dur(o.window.duration()) + ")")
+                         : "whole trace, the recorded activity " + dur(o.window.start) + " to " + dur(o.window.end)
+                + " (" + dur(o.window.duration()) + ")")
         + "\n";
     out += "Rules:  " + report.rulesSource + "\n";
-    for (const auto& w : report.traceWarnings)
+    for (const auto& w : summarise ? foldRepeatedWarnings(report.traceWarnings) : report.traceWarnings)
         out += "warning: " + w + "\n";
     out += "\n";
     return out;
@@ -709,11 +684,100 @@ std::string kernelsSection(const StatsReport& report, const StatsReportOptions& 
     return out;
 }
 
+// "Rank 0–3, 5, 9–11" (labels of consecutive rank numbers folded), at most 12 pieces.
+std::string rankList(const StatsReport& report, const std::vector<std::size_t>& indexes)
+{
+    std::string out;
+    std::size_t pieces = 0;
+    for (std::size_t k = 0; k < indexes.size();) {
+        std::size_t e = k;
+        while (e + 1 < indexes.size()
+            && report.ranks[indexes[e + 1]].rank == report.ranks[indexes[e]].rank + 1)
+            ++e;
+        if (++pieces > 12) {
+            out += ", …";
+            break;
+        }
+        out += (out.empty() ? "" : ", ") + report.ranks[indexes[k]].label
+            + (e > k ? "–" + std::to_string(report.ranks[indexes[e]].rank) : std::string());
+        k = e + 1;
+    }
+    return out;
+}
+
+// Lines that differ only in the rank's label and numbers, once each with the ranks they stand for.
+std::string foldedByRank(const StatsReport& report, const std::vector<std::pair<std::size_t, std::string>>& lines)
+{
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<std::size_t>> ranksOf;
+    std::map<std::string, std::string> firstOf;
+    for (const auto& [r, line] : lines) {
+        std::string shape;
+        for (const char c : line)
+            if (!(c >= '0' && c <= '9') || shape.empty() || shape.back() != '#')
+                shape += c >= '0' && c <= '9' ? '#' : c;
+        auto [it, fresh] = ranksOf.try_emplace(shape);
+        if (fresh) {
+            order.push_back(shape);
+            firstOf[shape] = line;
+        }
+        if (it->second.empty() || it->second.back() != r)
+            it->second.push_back(r);
+    }
+    std::string out;
+    for (const std::string& shape : order) {
+        const auto& rs = ranksOf[shape];
+        out += rs.size() == 1 ? report.ranks[rs[0]].label + ": " + firstOf[shape] + "\n"
+                              : std::to_string(rs.size()) + " ranks (" + rankList(report, rs) + "), e.g. "
+                + report.ranks[rs[0]].label + ": " + firstOf[shape] + "\n";
+    }
+    return out;
+}
+
+// The idle findings of many ranks: each finding once, with the ranks it holds for.
+std::string idleFindingsSummary(const StatsReport& report)
+{
+    std::vector<std::pair<std::size_t, std::string>> lines;
+    for (std::size_t r = 0; r < report.ranks.size(); ++r) {
+        const RankReport& rank = report.ranks[r];
+        lines.emplace_back(r, idleFinding(rank.stats, rank.idle, rank.launches));
+    }
+    return "\nWhy the GPUs were idle (per rank in --all-ranks and --json):\n" + foldedByRank(report, lines);
+}
+
+// The per-rank lines on phases, launches, steps and warnings, folded across ranks that read alike.
+std::string rankSectionsSummary(const StatsReport& report)
+{
+    std::vector<std::pair<std::size_t, std::string>> lines;
+    for (std::size_t r = 0; r < report.ranks.size(); ++r) {
+        const RankReport& rank = report.ranks[r];
+        lines.emplace_back(r, "phases by " + std::string(phaseSourceName(rank.phaseSource)) + ", launches paired by "
+                + launchPairingName(rank.launchPairing) + " (" + std::to_string(rank.kernelsPaired) + " of "
+                + std::to_string(rank.kernelsPaired + rank.kernelsUnpaired) + " kernels), steps from "
+                + stepSourceName(rank.stepSource) + " (" + std::to_string(rank.stepCount) + ")");
+        for (const std::string& w : rank.warnings)
+            lines.emplace_back(r, "warning: " + w);
+    }
+    return "\n" + foldedByRank(report, lines);
+}
+
 } // namespace
 
 std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
 {
-    std::string out = tableHeader(report, o);
+    using Detail = StatsReportOptions::RankDetail;
+    const bool summarise = o.rankDetail == Detail::Summary
+        || (o.rankDetail == Detail::Auto && report.ranks.size() > kSummaryRankThreshold);
+    std::string out = tableHeader(report, o, summarise);
+    if (summarise) {
+        out += rankSummaryText(report, summarizeRanks(report));
+        if (report.ranks.size() > 1)
+            out += crossRankSection(report);
+        out += idleFindingsSummary(report);
+        out += rankSectionsSummary(report);
+        out += kernelsSection(report, o);
+        return out;
+    }
     out += statsSection(report);
     if (report.ranks.size() > 1 && report.anyCollectiveGroup)
         out += collectivesSection(report);

@@ -5,6 +5,7 @@
 
 #include "analysis/analysis.h"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,10 @@ struct StatsReportOptions
     bool windowGiven = false; // --from/--to were used (the table says so)
     bool perStep = false; // table and CSV: add one row per step (JSON always lists the steps)
     int topKernels = 15; // table: how many kernel rows to print
+    // Table: one row per rank, or distributions over the ranks (analysis/ranksummary.h); Auto summarises above
+    // kSummaryRankThreshold ranks.
+    enum class RankDetail : std::uint8_t { Auto, Summary, AllRanks };
+    RankDetail rankDetail = RankDetail::Auto;
 };
 
 // {"trace": …, "rules": …, "window": {…}, "ranks": [{"rank", "label", "host", "device", <stats>, "phase_source",

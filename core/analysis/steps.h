@@ -22,9 +22,10 @@ const char* phaseSourceName(PhaseSource s);
 enum class StepSource : std::uint8_t {
     None, // no steps found
     Regions, // CPU regions matched by a step rule (ProfilerStep#N, ...)
+    Markers, // step regions far shorter than their spacing: each step runs from its region to the next one
     KernelPattern, // runs of optimizer kernels that end each iteration
 };
-const char* stepSourceName(StepSource s); // "none", "regions", "kernel pattern"
+const char* stepSourceName(StepSource s); // "none", "regions", "region markers", "kernel pattern"
 
 // Where a rank's step windows (StepWindow::range) lie on the time axis.
 enum class StepAxis : std::uint8_t {

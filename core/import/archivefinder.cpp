@@ -4,6 +4,7 @@
 #include "import/loader.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cctype>
 #include <filesystem>
 #include <set>
@@ -214,6 +215,28 @@ std::vector<ArchiveRef> findArchives(const std::string& pathString)
             [](const ArchiveRef& a, const ArchiveRef& b) { return a.rankNumber < b.rankNumber; });
     }
     return out;
+}
+
+std::string hostFromTraceFileName(const std::string& path)
+{
+    std::string name = fs::path(path).filename().string();
+    for (const char* suffix : { ".gz", ".json", ".pt.trace" }) {
+        const std::size_t n = std::strlen(suffix);
+        if (name.size() <= n || name.compare(name.size() - n, n, suffix) != 0)
+            return {};
+        name.resize(name.size() - n);
+    }
+    auto digitsBefore = [&](std::size_t end, char separator) -> std::size_t { // start of the digits before `end`
+        std::size_t i = end;
+        while (i > 0 && std::isdigit(static_cast<unsigned char>(name[i - 1])))
+            --i;
+        return i < end && i > 0 && name[i - 1] == separator ? i - 1 : std::string::npos;
+    };
+    const std::size_t dot = digitsBefore(name.size(), '.');
+    if (dot == std::string::npos)
+        return {};
+    const std::size_t underscore = digitsBefore(dot, '_');
+    return underscore == std::string::npos || underscore == 0 ? std::string() : name.substr(0, underscore);
 }
 
 int rankFromFileName(const std::string& path)

@@ -48,6 +48,9 @@ std::vector<std::string> findKinetoFiles(const std::string& path);
 
 // The rank number a per-rank file's name gives: the digits after "rank" (case-insensitive, "_" or "-" may stand
 // between), e.g. "rank3.pt.trace.json.gz" or "report_rank-3.sqlite" -> 3; -1 if the name has none.
+// The host in a torch.profiler file name as tensorboard_trace_handler writes it by default:
+// "HOST_PID.TIMESTAMP.pt.trace.json[.gz]" -> "HOST"; empty for any other name.
+std::string hostFromTraceFileName(const std::string& path);
 int rankFromFileName(const std::string& path);
 
 // "rank10" sorts after "rank9".

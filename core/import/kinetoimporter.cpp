@@ -840,6 +840,7 @@ void addRank(Trace& trace, FileData& data, const std::string& path, int rankNumb
     rank.rank = rankNumber;
     rank.label = "Rank " + std::to_string(rankNumber);
     rank.archivePath = path;
+    rank.host = hostFromTraceFileName(path);
     rank.timerResolution = 1'000'000'000;
     std::vector<std::size_t> order(data.lanes.size());
     for (std::size_t i = 0; i < order.size(); ++i)

@@ -60,6 +60,7 @@ public:
         return m_interval.capacity() * sizeof(std::uint32_t) + m_runs.capacity() * sizeof(Run);
     }
     std::size_t runCount() const { return m_runs.size(); }
+    std::uint32_t runLane(std::size_t run) const { return m_runs[run].cpuLane; } // the CPU lane of a run
     bool operator==(const LaunchList& o) const;
 
     class const_iterator

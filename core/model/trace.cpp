@@ -183,6 +183,44 @@ template <class Pairs> void renumberSideTable(Pairs& pairs, const std::vector<st
     std::sort(pairs.begin(), pairs.end());
 }
 
+
+// The recorded activity (see activityRange()) from each lane's last end (laneEnds[rank][lane], sorted tables).
+TimeRange activityOf(const Trace& trace, const std::vector<std::vector<TimeNs>>& laneEnds)
+{
+    TimeNs lo = std::numeric_limits<TimeNs>::max(), hi = std::numeric_limits<TimeNs>::min();
+    TimeNs gpuEnd = std::numeric_limits<TimeNs>::min();
+    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+        const Rank& rank = trace.ranks[r];
+        std::vector<char> launching(rank.lanes.size(), 0);
+        bool anyLaunch = false;
+        // Launches in launch order (Score-P) and per interval by correlation id (torch.profiler, Nsight Systems).
+        auto mark = [&](const LaunchList& list) {
+            for (std::size_t k = 0; k < list.runCount(); ++k)
+                if (const std::uint32_t l = list.runLane(k); l != kUnknownLaunch && l < launching.size()) {
+                    launching[l] = 1;
+                    anyLaunch = true;
+                }
+        };
+        for (const Lane& lane : rank.lanes) {
+            mark(lane.launches);
+            mark(lane.launchByInterval);
+        }
+        for (std::size_t l = 0; l < rank.lanes.size(); ++l) {
+            const Lane& lane = rank.lanes[l];
+            if (lane.intervals.empty() || !(lane.isGpu() || !anyLaunch || launching[l]))
+                continue;
+            lo = std::min(lo, lane.intervals.start(0));
+            TimeNs& last = lane.isGpu() ? gpuEnd : hi;
+            last = std::max(last, laneEnds[r][l]);
+        }
+    }
+    if (gpuEnd != std::numeric_limits<TimeNs>::min())
+        hi = gpuEnd;
+    if (lo >= hi)
+        return trace.extent;
+    return { std::max(lo, trace.extent.start), std::min(hi, trace.extent.end) };
+}
+
 } // namespace
 
 void Trace::finalize(bool rebaseToZero)
@@ -236,16 +274,23 @@ void Trace::finalize(bool rebaseToZero)
         first = 0;
     const TimeNs delta = rebaseToZero ? -first : 0;
     TimeNs last = 0;
-    for (auto& r : ranks) {
-        for (auto& lane : r.lanes) {
-            lane.intervals.shift(delta);
-            for (std::size_t i = 0; i < lane.intervals.size(); ++i)
-                last = std::max(last, lane.intervals.end(i));
+    std::vector<std::vector<TimeNs>> laneEnds(ranks.size());
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+        laneEnds[r].assign(ranks[r].lanes.size(), std::numeric_limits<TimeNs>::min());
+        for (std::size_t l = 0; l < ranks[r].lanes.size(); ++l) {
+            IntervalTable& t = ranks[r].lanes[l].intervals;
+            t.shift(delta);
+            TimeNs laneEnd = std::numeric_limits<TimeNs>::min();
+            for (std::size_t i = 0; i < t.size(); ++i)
+                laneEnd = std::max(laneEnd, t.end(i));
+            laneEnds[r][l] = laneEnd;
+            last = std::max(last, laneEnd);
         }
     }
     if (rebaseToZero)
         originAbsNs += first;
     extent = { rebaseToZero ? 0 : std::min<TimeNs>(0, first), last };
+    activity = activityOf(*this, laneEnds);
     regionKinds.resize(strings.size(), RegionKind::Unknown);
     const auto oldCanon = canonicalNames.size();
     canonicalNames.resize(strings.size());

@@ -256,6 +256,9 @@ struct RankClock
     TimeNs estimateNs = 0; // the estimated offset against the reference rank, applied or not
     TimeNs uncertaintyNs = 0; // standard error of the estimate
     std::uint64_t collectivesUsed = 0;
+    // The estimate came from transfer starts (the members' own transfer times are known), so the systematic end skew
+    // of the members is not in it; false: from end times alone, skew and offset cannot be told apart.
+    bool skewSeparated = false;
     int alignedTo = 0; // the rank whose clock this one is put on: the reference, unless no collective
                        // ties them (then the first rank of its own connected set, or itself)
 };
@@ -268,6 +271,8 @@ struct ClockAlignment
     int hosts = 1; // clock domains (hosts, or ranks where hosts are not recorded)
     bool applied = false; // some rank's times were shifted
     TimeNs maxUncertaintyNs = 0; // over the shifted ranks
+    bool hostsKnown = false; // every rank names its host (else each rank is its own clock domain)
+    TimeNs thresholdNs = 0; // an estimate is applied only beyond this (and 3 uncertainties)
 };
 
 // The whole trace folder. Immutable once built; shared between threads as shared_ptr<const Trace>.
@@ -282,6 +287,11 @@ struct Trace
     std::vector<Rank> ranks;
     TimeNs originAbsNs = 0; // absolute time of t = 0 (ns since the clocks' epoch)
     TimeRange extent; // relative; [0, last event]
+    // The recorded activity, what "whole trace" means (stats, figures, Zoom to Fit, panels, Compare Runs): from the
+    // first interval of a GPU stream or of a CPU thread that launches GPU work (all CPU threads when no launch is
+    // known) to the end of the last GPU work. A tail in which only a NCCL watchdog polls or the program tears down
+    // is not part of it; without GPU work it ends with those threads' last interval. The extent if nothing is known.
+    TimeRange activity;
     std::vector<std::string> warnings;
     std::uint64_t eventCount = 0;
     ClockAlignment clocks; // set by alignClocks() (core/analysis/clockalign.h)
@@ -296,6 +306,13 @@ struct Trace
     // and computes the extent. Called once by importers and TraceBuilder.
     void finalize(bool rebaseToZero = true);
 };
+
+// The window that "whole trace" means everywhere (stats, figures, Zoom to Fit, the panels, Compare Runs):
+// Trace::activity, set by Trace::finalize().
+inline TimeRange activityRange(const Trace& trace)
+{
+    return trace.activity.isEmpty() ? trace.extent : trace.activity;
+}
 
 // Convenience builder for tests, benchmarks and the demo trace generator.
 class TraceBuilder

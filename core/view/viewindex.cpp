@@ -206,40 +206,6 @@ const ShareIndex* ViewIndex::laneShares(const Trace& trace, int rank, int lane) 
     return slot.get();
 }
 
-TimeRange activityRange(const Trace& trace)
-{
-    TimeNs lo = std::numeric_limits<TimeNs>::max(), hi = std::numeric_limits<TimeNs>::min();
-    auto cover = [&](const IntervalTable& t) {
-        for (std::size_t i = 0; i < t.size(); ++i) {
-            lo = std::min(lo, t.start(i));
-            hi = std::max(hi, t.end(i));
-        }
-    };
-    for (const Rank& rank : trace.ranks) {
-        std::vector<char> launching(rank.lanes.size(), 0);
-        bool anyLaunch = false;
-        // Launches in launch order (Score-P) and per interval by correlation id (torch.profiler, Nsight Systems).
-        auto mark = [&](const LaunchRef& l) {
-            if (l.cpuLane != kUnknownLaunch && l.cpuLane < launching.size()) {
-                launching[l.cpuLane] = 1;
-                anyLaunch = true;
-            }
-        };
-        for (const Lane& lane : rank.lanes) {
-            for (const LaunchRef& l : lane.launches)
-                mark(l);
-            for (const LaunchRef& l : lane.launchByInterval)
-                mark(l);
-        }
-        for (std::size_t l = 0; l < rank.lanes.size(); ++l)
-            if (rank.lanes[l].isGpu() || !anyLaunch || launching[l])
-                cover(rank.lanes[l].intervals);
-    }
-    if (lo >= hi)
-        return trace.extent;
-    return { std::max(lo, trace.extent.start), std::min(hi, trace.extent.end) };
-}
-
 std::vector<TimelineRow> buildRows(const Trace& trace, const ViewIndex& index, const RowFilter& filter)
 {
     std::vector<TimelineRow> rows;

@@ -89,11 +89,6 @@ private:
     mutable std::map<std::pair<int, int>, std::unique_ptr<ShareIndex>> m_lazyShares;
 };
 
-// The recorded activity of a trace, for "zoom to fit": every GPU interval and every interval of the CPU threads that
-// launch GPU work (all CPU threads when no launch is known). Background threads that only poll (a NCCL watchdog's
-// cudaEventQuery after the last step) do not stretch it into an empty tail. The whole extent when that is empty.
-TimeRange activityRange(const Trace& trace);
-
 // One row of the timeline.
 struct TimelineRow
 {

@@ -3,6 +3,7 @@
 
 #include "analysis/analysis.h"
 #include "common/atomicwrite.h"
+#include "model/timeformat.h"
 #include "timeline/timelineplot.h"
 #include "view/viewindex.h"
 
@@ -70,7 +71,7 @@ void makePdfDeterministic(QByteArray& pdf)
 }
 
 // A minimal XMP packet without dates or UUIDs (Qt would otherwise generate both).
-QByteArray xmpPacket(const QString& title)
+QByteArray xmpPacket(const QString& title, const QString& description)
 {
     QString t = title.toHtmlEscaped();
     return QByteArrayLiteral("<?xpacket begin='' id='W5M0MpCehiHzreSzNTczkc9d'?>\n"
@@ -81,6 +82,9 @@ QByteArray xmpPacket(const QString& title)
                              "<dc:title><rdf:Alt><rdf:li xml:lang='x-default'>")
         + t.toUtf8()
         + QByteArrayLiteral("</rdf:li></rdf:Alt></dc:title>\n"
+                            "<dc:description><rdf:Alt><rdf:li xml:lang='x-default'>")
+        + description.toHtmlEscaped().toUtf8()
+        + QByteArrayLiteral("</rdf:li></rdf:Alt></dc:description>\n"
                             "<xmp:CreatorTool>Exposure</xmp:CreatorTool>\n"
                             "</rdf:Description>\n</rdf:RDF>\n</x:xmpmeta>\n<?xpacket end='w'?>");
 }
@@ -421,6 +425,18 @@ QImage FigureRenderer::paintImage(const FigureSpec& spec)
     return image;
 }
 
+QString FigureRenderer::description(const FigureSpec& spec) const
+{
+    const TimeRange r = spec.resolveRange(*m_plot->trace(), m_plot->analysis().get());
+    const QString kind = spec.rangeKind == FigureSpec::RangeKind::Whole ? QStringLiteral("whole trace: the recorded activity")
+        : spec.rangeKind == FigureSpec::RangeKind::Step                 ? QStringLiteral("one step")
+                                                                        : QStringLiteral("a chosen range");
+    return QStringLiteral("Timeline figure made by Exposure; window %1 to %2 (%3, %4 ns to %5 ns)")
+        .arg(QString::fromStdString(formatDuration(r.start)), QString::fromStdString(formatDuration(r.end)), kind)
+        .arg(r.start)
+        .arg(r.end);
+}
+
 QByteArray FigureRenderer::render(const FigureSpec& spec)
 {
     QByteArray out;
@@ -447,7 +463,7 @@ QByteArray FigureRenderer::render(const FigureSpec& spec)
         svg.setResolution(figureLayoutDpi());
         // QSvgGenerator writes <title> and <desc> verbatim (unlike <text>): escape them ourselves.
         svg.setTitle((spec.title.isEmpty() ? QStringLiteral("Exposure timeline") : spec.title).toHtmlEscaped());
-        svg.setDescription(QStringLiteral("Timeline figure made by Exposure"));
+        svg.setDescription(description(spec).toHtmlEscaped());
         QCPPainter painter;
         if (!painter.begin(&svg))
             throw FigureRenderError("the SVG generator failed to start");
@@ -473,7 +489,7 @@ QByteArray FigureRenderer::render(const FigureSpec& spec)
         QPdfWriter pdf(&buffer);
         pdf.setCreator(QStringLiteral("Exposure"));
         pdf.setTitle(spec.title);
-        pdf.setDocumentXmpMetadata(xmpPacket(spec.title));
+        pdf.setDocumentXmpMetadata(xmpPacket(spec.title, description(spec)));
         const QSizeF mm = spec.sizeMm();
         pdf.setPageLayout(QPageLayout(QPageSize(mm, QPageSize::Millimeter, QString(), QPageSize::ExactMatch),
             QPageLayout::Portrait, QMarginsF(0, 0, 0, 0)));

@@ -101,6 +101,9 @@ public:
     // (with a proposed height or row selection) rather than make a figure whose text overprints or whose rows
     // are too thin to read.
     QByteArray render(const FigureSpec& spec);
+    // "Timeline figure made by Exposure; window A to B (...)": the SVG <desc> and the PDF's XMP description, so that
+    // a figure says which window its shares are of.
+    QString description(const FigureSpec& spec) const;
     // Writes render(spec) to `path` atomically (QSaveFile). Refuses an existing file unless `overwrite`.
     // Errors read "<path>: <problem>".
     void renderToFile(const FigureSpec& spec, const QString& path, bool overwrite);

@@ -213,7 +213,7 @@ void ExposedPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
     m_model->clear();
     m_chart->setData({}, {});
     if (m_trace)
-        m_visible = m_trace->extent;
+        m_visible = activityRange(*m_trace);
     setScope(Scope::WholeTrace);
 }
 
@@ -252,7 +252,7 @@ void ExposedPanel::recompute()
         m_caption->setText(m_trace ? tr("no analysis") : QString());
         return;
     }
-    const TimeRange window = m_scope == Scope::VisibleRange ? m_visible : m_trace->extent;
+    const TimeRange window = m_scope == Scope::VisibleRange ? m_visible : activityRange(*m_trace);
     // A step scope reports each rank's step time; the other scopes report the window's length.
     m_model->setColumnTitle(ColSpan, m_scope == Scope::Step ? tr("Step time") : tr("Span"),
         m_scope == Scope::Step ? tr("Length of the step on each rank")

@@ -140,7 +140,7 @@ void KernelsPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
     m_jobs->cancel();
     m_model->setRows(m_trace, m_analysis, {});
     if (m_trace)
-        m_range = m_trace->extent;
+        m_range = activityRange(*m_trace);
     recompute();
 }
 

@@ -40,7 +40,7 @@ void RangePanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<co
     m_jobs->cancel();
     clear();
     if (m_trace)
-        m_range = m_trace->extent;
+        m_range = activityRange(*m_trace);
     if (m_trace && m_analysis)
         recompute();
 }

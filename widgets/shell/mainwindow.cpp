@@ -300,8 +300,9 @@ void MainWindow::createViewMenu()
     m_alignClocksAction = m_viewMenu->addAction(tr("&Align Clocks Across Hosts"));
     m_alignClocksAction->setCheckable(true);
     m_alignClocksAction->setChecked(true);
-    m_alignClocksAction->setToolTip(tr("Estimate each host's clock offset from the end times of matched collectives "
-                                       "and apply it where significant; off: times as recorded"));
+    m_alignClocksAction->setToolTip(tr("Estimate each host's clock offset from the transfer starts of matched "
+                                       "collectives and apply it where significant (ranks of one host are never "
+                                       "shifted); off: times as recorded"));
     connect(m_alignClocksAction, &QAction::toggled, this, [this](bool on) {
         m_loader->setClockMode(on ? ClockMode::Aligned : ClockMode::Recorded);
         if (m_current.trace && !m_current.path.isEmpty())

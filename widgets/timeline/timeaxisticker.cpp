@@ -22,17 +22,20 @@ double TimeAxisTicker::getTickStep(const QCPRange& range)
         count = std::max(2, std::min(widthPx / 110, widthPx / labelPx));
     }
     m_step = timeaxis::niceStep(range.size(), count);
-    // niceStep rounds up: the step could leave a single labelled tick. At least two, so that the scale can be read,
-    // but only where their labels do not overprint: the largest step of 1, 2, 4 or 5 × 10^k below it that puts two
-    // ticks in the range a label's width apart (on a narrow figure 40 ms may fit where 20 ms would not); else one tick.
+    // niceStep rounds up: the step could leave one or two labelled ticks (0, 2 and 4 s on a 4.9 s figure). At least
+    // four where their labels do not overprint, else at least two, so that the scale can be read: the largest step of
+    // 5, 4, 2 or 1 × 10^k below it that puts that many ticks in the range a label's width apart (on a narrow figure
+    // 40 ms may fit where 20 ms would not); else the step as it was.
+    constexpr double kWanted = 4, kLeast = 2;
     auto inside = [&](double step) { return std::floor(range.upper / step) - std::ceil(range.lower / step) + 1; };
-    if (inside(m_step) >= 2)
+    if (inside(m_step) >= kWanted)
         return m_step;
     if (widthPx <= 0) {
-        for (int c = count + 1; inside(m_step) < 2 && c < count + 10; ++c)
+        for (int c = count + 1; inside(m_step) < kLeast && c < count + 10; ++c)
             m_step = timeaxis::niceStep(range.size(), c);
         return m_step;
     }
+    double fallback = inside(m_step) >= kLeast ? m_step : 0;
     const double decade = std::pow(10.0, std::floor(std::log10(m_step)));
     for (double mag = decade; mag >= 1 && mag >= decade / 1000; mag /= 10) {
         for (const double mantissa : { 5.0, 4.0, 2.0, 1.0 }) {
@@ -40,12 +43,14 @@ double TimeAxisTicker::getTickStep(const QCPRange& range)
             if (step >= m_step)
                 continue;
             if (widthPx * step / range.size() < labelPx)
-                return m_step; // smaller steps overprint: keep the one tick
-            if (inside(step) >= 2)
+                return m_step = fallback > 0 ? fallback : m_step; // smaller steps overprint
+            if (inside(step) >= kWanted)
                 return m_step = step;
+            if (fallback == 0 && inside(step) >= kLeast)
+                fallback = step;
         }
     }
-    return m_step;
+    return m_step = fallback > 0 ? fallback : m_step;
 }
 
 int TimeAxisTicker::getSubTickCount(double tickStep)

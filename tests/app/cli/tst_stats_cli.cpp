@@ -173,6 +173,31 @@ private Q_SLOTS:
         QCOMPARE(num(total, "kernel_count"), 1);
     }
 
+    // "Whole trace" is one window: stats and render both use the recorded activity, from the first event of the
+    // launching thread (the ProfilerStep#1 region at 0) to the end of the last GPU work (rank 1's kernel at 60 us),
+    // not the CPU region that runs on to 100 us; the figure's SVG says which window it drew.
+    void wholeWindowIsTheRecordedActivity()
+    {
+        const Run r = cli({ QStringLiteral("--json"), m_trace });
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject w = QJsonDocument::fromJson(r.out).object().value(QLatin1String("window")).toObject();
+        QCOMPARE(num(w, "start_ns"), 0);
+        QCOMPARE(num(w, "end_ns"), 60'000);
+        QCOMPARE(w.value(QLatin1String("kind")).toString(), QStringLiteral("recorded_activity"));
+        const Run table = cli({ m_trace });
+        QVERIFY2(table.out.contains("Window: whole trace, the recorded activity 0 to 60 µs (60 µs)"),
+            table.out.constData());
+        const QString svg = m_dir.filePath(QStringLiteral("whole.svg"));
+        const Run render = runProcess(QStringLiteral(EXPOSURE_CLI),
+            { QStringLiteral("render"), m_trace, QStringLiteral("-o"), svg, QStringLiteral("--force") });
+        QVERIFY2(render.exitCode == 0, render.err.constData());
+        QFile f(svg);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray text = f.readAll();
+        QVERIFY2(text.contains("window 0 to 60 µs (whole trace: the recorded activity, 0 ns to 60000 ns)"),
+            text.left(2000).constData());
+    }
+
     void csvAndTable()
     {
         const Run c = cli({ QStringLiteral("--csv"), QStringLiteral("--per-step"), m_trace });
@@ -210,7 +235,7 @@ private Q_SLOTS:
         QTest::newRow("bad trace") << QStringList { QStringLiteral("/nonexistent/trace") }
                                    << "exposure-cli: /nonexistent/trace: ";
         QTest::newRow("window past the end") << QStringList { QStringLiteral("--from"), QStringLiteral("10s"),
-            QStringLiteral("T") } << "is empty (the trace spans";
+            QStringLiteral("T") } << "is empty (the recorded activity spans";
     }
     void errors()
     {

@@ -5,6 +5,7 @@
 #include "analysis/analysis.h"
 #include "analysis/clockalign.h"
 #include "analysis/collectives.h"
+#include "import/archivefinder.h"
 #include "run/openrun.h"
 #include "synth/archivewriter.h"
 
@@ -72,6 +73,27 @@ std::vector<TimeNs> trueWaits(const std::vector<std::vector<Instance>>& c)
             w[m] += std::min(last, c[m][k].end) - c[m][k].start;
     }
     return w;
+}
+
+// Collective k of a pair on the true clock, where the members' ends differ by a constant `skew` (rank 1 ends later:
+// its place in the ring): the last arrival starts the transfer of T on rank 0 and T + skew on rank 1. `lastOf(k)`
+// says which rank arrives last, 300 us after the other.
+template<typename LastOf>
+std::vector<std::vector<Instance>> skewedPair(int count, TimeNs skew, LastOf lastOf)
+{
+    std::vector<std::vector<Instance>> out(2);
+    for (int k = 0; k < count; ++k) {
+        const TimeNs t = 1'000'000 + TimeNs(k) * 1'000'000;
+        const int last = lastOf(k);
+        const TimeNs lastStart = t + 300'000 + noise(std::uint64_t(k) * 5 + 1, 50'000);
+        for (int m = 0; m < 2; ++m) {
+            Instance in;
+            in.start = m == last ? lastStart : t + noise(std::uint64_t(k) * 5 + 2 + std::uint64_t(m), 20'000);
+            in.end = lastStart + 250'000 + (m == 1 ? skew : 0);
+            out[std::size_t(m)].push_back(in);
+        }
+    }
+    return out;
 }
 
 std::string micros(TimeNs ns) // Kineto's microseconds with 3 decimals, exact
@@ -166,10 +188,17 @@ private Q_SLOTS:
         const auto c = makeCollectives(2, 40, 11);
         // A negative offset: rank 0's clock is the later one.
         const TimeNs off0 = offset < 0 ? -offset : 0, off1 = offset < 0 ? 0 : offset;
-        writeFile(dir.filePath(QStringLiteral("run_rank0.json")), kinetoRank(0, 2, off0, c[0], argsOnKernel));
-        writeFile(dir.filePath(QStringLiteral("run_rank1.json")), kinetoRank(1, 2, off1, c[1], argsOnKernel));
+        // Two hosts, named as tensorboard_trace_handler names its files (HOST_PID.TIMESTAMP.pt.trace.json).
+        writeFile(dir.filePath(QStringLiteral("hostA_311.1764680000000.pt.trace.json")),
+            kinetoRank(0, 2, off0, c[0], argsOnKernel));
+        writeFile(dir.filePath(QStringLiteral("hostB_312.1764680000001.pt.trace.json")),
+            kinetoRank(1, 2, off1, c[1], argsOnKernel));
         const Loaded l = loadAligned(dir.path(), ClockMode::Aligned);
         const ClockAlignment& clocks = l.trace->clocks;
+        QCOMPARE(l.trace->ranks[0].host, std::string("hostA"));
+        QCOMPARE(l.trace->ranks[1].host, std::string("hostB"));
+        QVERIFY(clocks.hostsKnown);
+        QCOMPARE(clocks.thresholdNs, kSignificantOffsetNs);
         QCOMPARE(clocks.method, ClockMethod::CollectiveEnds);
         QVERIFY(clocks.applied);
         QCOMPARE(clocks.ranks.size(), std::size_t(2));
@@ -178,6 +207,7 @@ private Q_SLOTS:
             qPrintable(QString::number(clocks.ranks[1].offsetNs)));
         QCOMPARE(clocks.ranks[1].collectivesUsed, std::uint64_t(40));
         QVERIFY(clocks.ranks[1].uncertaintyNs < kJitter);
+        QVERIFY(clocks.ranks[1].skewSeparated); // arrivals in both orders: each rank's own transfer time is known
 
         const CollectiveMatch& m = *l.run.collectives;
         QCOMPARE(m.groups.size(), std::size_t(40));
@@ -208,6 +238,115 @@ private Q_SLOTS:
             QCOMPARE(a.commBusyNs, b.commBusyNs);
             QCOMPARE(a.exposedNs, b.exposedNs);
         }
+    }
+
+    // One clock, hosts not recorded, rank 1 ending 20 us after rank 0 in every collective and always arriving last:
+    // the skew looks like an offset, but it is below the bound for unknown hosts, so nothing is shifted and the
+    // default equals --clock recorded to the nanosecond.
+    void constantSkewWithoutOffsetIsKept()
+    {
+        QTemporaryDir dir;
+        const auto c = skewedPair(30, 20'000, [](int) { return 1; });
+        writeFile(dir.filePath(QStringLiteral("run_rank0.json")), kinetoRank(0, 2, 0, c[0]));
+        writeFile(dir.filePath(QStringLiteral("run_rank1.json")), kinetoRank(1, 2, 0, c[1]));
+        const Loaded l = loadAligned(dir.path(), ClockMode::Aligned);
+        const Loaded rec = loadAligned(dir.path(), ClockMode::Recorded);
+        const ClockAlignment& clocks = l.trace->clocks;
+        QVERIFY(!clocks.hostsKnown);
+        QVERIFY(!clocks.applied);
+        QCOMPARE(clocks.thresholdNs, kUnknownHostsOffsetNs);
+        QCOMPARE(clocks.ranks[1].estimateNs, TimeNs(20'000));
+        QVERIFY(!clocks.ranks[1].skewSeparated);
+        QCOMPARE(clockSummaryLine(*l.trace),
+            std::string("clocks as recorded: 2 ranks (hosts not recorded); estimated offsets up to 20 µs are below "
+                        "100 µs, the end skew that the members of a collective show on one clock"));
+        const auto truth = trueWaits(c);
+        for (std::size_t r = 0; r < 2; ++r) {
+            QCOMPARE(l.run.collectives->ranks[r].waitNs, rec.run.collectives->ranks[r].waitNs);
+            QCOMPARE(l.run.collectives->ranks[r].transferNs, rec.run.collectives->ranks[r].transferNs);
+            QCOMPARE(l.run.collectives->ranks[r].waitNs, truth[r]);
+        }
+    }
+
+    // The same skew with a 5 ms offset, each rank arriving last in turn: each rank's own transfer time is learnt
+    // where it arrived last, transfer starts give the offset without the skew, and waiting is exact.
+    void skewSeparatedFromOffset()
+    {
+        QTemporaryDir dir;
+        const auto c = skewedPair(30, 20'000, [](int k) { return k % 2; });
+        writeFile(dir.filePath(QStringLiteral("run_rank0.json")), kinetoRank(0, 2, 0, c[0]));
+        writeFile(dir.filePath(QStringLiteral("run_rank1.json")), kinetoRank(1, 2, 5'000'000, c[1]));
+        const Loaded l = loadAligned(dir.path(), ClockMode::Aligned);
+        const ClockAlignment& clocks = l.trace->clocks;
+        QVERIFY(clocks.applied);
+        QVERIFY(clocks.ranks[1].skewSeparated);
+        QCOMPARE(clocks.ranks[1].offsetNs, TimeNs(5'000'000));
+        QCOMPARE(clockSummaryLine(*l.trace),
+            std::string("clocks aligned across 2 ranks (hosts not recorded) from collective transfer starts: "
+                        "offsets up to 5 ms, ±0 ns"));
+        const auto truth = trueWaits(c);
+        for (std::size_t r = 0; r < 2; ++r)
+            QCOMPARE(l.run.collectives->ranks[r].waitNs, truth[r]);
+        // End times alone would have put the offset at 5.02 ms (the skew), as the median of the end differences.
+        QCOMPARE(c[1][0].end - c[0][0].end, TimeNs(20'000));
+    }
+
+    // Rank 1 always arrives last: rank 0's own transfer time is never seen, so the skew cannot be told from the
+    // offset. The offset is estimated from end times and the output says so.
+    void inseparableSkewIsSaid()
+    {
+        QTemporaryDir dir;
+        const auto c = skewedPair(30, 20'000, [](int) { return 1; });
+        writeFile(dir.filePath(QStringLiteral("run_rank0.json")), kinetoRank(0, 2, 0, c[0]));
+        writeFile(dir.filePath(QStringLiteral("run_rank1.json")), kinetoRank(1, 2, 5'000'000, c[1]));
+        const Loaded l = loadAligned(dir.path(), ClockMode::Aligned);
+        const ClockAlignment& clocks = l.trace->clocks;
+        QVERIFY(clocks.applied);
+        QVERIFY(!clocks.ranks[1].skewSeparated);
+        QCOMPARE(clocks.ranks[1].offsetNs, TimeNs(5'020'000));
+        const std::string line = clockSummaryLine(*l.trace);
+        QVERIFY2(line.find("from collective end times: offsets up to 5.02 ms, ±0 ns; for Rank 1 the members' end "
+                           "skew cannot be told from the offset")
+                != std::string::npos,
+            line.c_str());
+        // Each of rank 0's 30 waits is short by the 20 us skew.
+        const auto truth = trueWaits(c);
+        QCOMPARE(l.run.collectives->ranks[0].waitNs, truth[0] - 30 * 20'000);
+    }
+
+    // Ranks whose file names name one host share its clock: never shifted, whatever the collectives suggest.
+    void oneNamedHostIsNeverShifted()
+    {
+        QTemporaryDir dir;
+        const auto c = skewedPair(30, 20'000, [](int k) { return k % 2; });
+        writeFile(dir.filePath(QStringLiteral("gpu-node-7_4101.1764680000000.pt.trace.json")), kinetoRank(0, 2, 0, c[0]));
+        writeFile(dir.filePath(QStringLiteral("gpu-node-7_4102.1764680000000.pt.trace.json")),
+            kinetoRank(1, 2, 500'000, c[1]));
+        const Loaded l = loadAligned(dir.path(), ClockMode::Aligned);
+        QCOMPARE(l.trace->ranks[0].host, std::string("gpu-node-7"));
+        QCOMPARE(l.trace->ranks[1].host, std::string("gpu-node-7"));
+        QCOMPARE(l.trace->clocks.method, ClockMethod::SingleHost);
+        QVERIFY(!l.trace->clocks.applied);
+        QCOMPARE(l.trace->clocks.ranks[1].offsetNs, TimeNs(0));
+    }
+
+    void hostFromFileName_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("host");
+        QTest::newRow("default handler") << "node12_3456.1764680000123.pt.trace.json" << "node12";
+        QTest::newRow("gzip, underscores in host") << "a_b_c_77.123.pt.trace.json.gz" << "a_b_c";
+        QTest::newRow("path") << "/runs/x/host-1_2.3.pt.trace.json" << "host-1";
+        QTest::newRow("no pid") << "node12.1764680000123.pt.trace.json" << "";
+        QTest::newRow("not the handler's") << "ddp_bert_ws2_rank0.json.gz" << "";
+        QTest::newRow("no timestamp") << "node_1.pt.trace.json" << "";
+        QTest::newRow("empty host") << "_1.2.pt.trace.json" << "";
+    }
+    void hostFromFileName()
+    {
+        QFETCH(QString, name);
+        QFETCH(QString, host);
+        QCOMPARE(QString::fromStdString(hostFromTraceFileName(name.toStdString())), host);
     }
 
     // Two process groups run the same kernel at the same moments ([0, 1] and [2, 3]): identity keeps them apart,

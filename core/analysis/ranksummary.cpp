@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "analysis/ranksummary.h"
+
+#include "analysis/stepmean.h"
+#include "analysis/texttable.h"
+#include "model/timeformat.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace exposure {
+
+double nearestRankPercentile(const std::vector<double>& sorted, double p)
+{
+    if (sorted.empty())
+        return 0;
+    const double n = double(sorted.size());
+    std::size_t k = std::size_t(std::ceil(p / 100.0 * n));
+    k = std::clamp<std::size_t>(k, 1, sorted.size());
+    return sorted[k - 1];
+}
+
+namespace {
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n == 0 ? 0.0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The per-rank values a summary describes; NaN where a rank has none (no steps: no mean step).
+struct MetricDef
+{
+    const char* key;
+    const char* label;
+    bool ratio;
+    double (*value)(const RankReport&);
+};
+
+double meanStepOf(const RankReport& r)
+{
+    std::vector<StepWindow> steps;
+    for (const StepReport& s : r.steps)
+        steps.push_back({ s.index, s.name, s.range, s.hostRange });
+    const StepMean m = stepMean(steps);
+    return m.used.empty() ? std::nan("") : double(m.meanNs);
+}
+
+const std::vector<MetricDef>& metricDefs()
+{
+    static const std::vector<MetricDef> defs = {
+        { "span_ns", "span", false, [](const RankReport& r) { return double(r.stats.spanNs); } },
+        { "mean_step_ns", "mean step", false, meanStepOf },
+        { "compute_busy_ns", "compute", false, [](const RankReport& r) { return double(r.stats.computeBusyNs); } },
+        { "comm_busy_ns", "comm busy", false, [](const RankReport& r) { return double(r.stats.commBusyNs); } },
+        { "overlapped_ns", "hidden", false, [](const RankReport& r) { return double(r.stats.overlappedNs); } },
+        { "exposed_ns", "exposed", false, [](const RankReport& r) { return double(r.stats.exposedNs); } },
+        { "overlap_ratio", "overlap", true,
+            [](const RankReport& r) { return r.stats.overlapRatio ? *r.stats.overlapRatio : std::nan(""); } },
+        { "wait_ns", "waiting", false, [](const RankReport& r) { return double(r.collectives.waitNs); } },
+        { "transfer_ns", "transfer", false, [](const RankReport& r) { return double(r.collectives.transferNs); } },
+        { "idle_ns", "idle", false, [](const RankReport& r) { return double(r.stats.idleNs); } },
+    };
+    return defs;
+}
+
+// Metrics whose outliers are listed (a rank far from the others in these slows or idles the job).
+bool outlierMetric(const std::string& key)
+{
+    return key == "mean_step_ns" || key == "exposed_ns" || key == "wait_ns" || key == "idle_ns"
+        || key == "compute_busy_ns";
+}
+
+constexpr double kOutlierZ = 3.5;
+
+void sortByMagnitude(std::vector<Outlier>& v)
+{
+    std::stable_sort(v.begin(), v.end(), [](const Outlier& a, const Outlier& b) { return std::abs(a.z) > std::abs(b.z); });
+}
+
+} // namespace
+
+std::vector<double> robustZ(const std::vector<double>& values)
+{
+    std::vector<double> z(values.size(), 0.0);
+    if (values.size() < 3)
+        return z;
+    const double med = median(values);
+    std::vector<double> dev;
+    dev.reserve(values.size());
+    for (const double v : values)
+        dev.push_back(std::abs(v - med));
+    double scale = median(dev) / 0.6745;
+    if (!(scale > 0)) {
+        double sum = 0;
+        for (const double d : dev)
+            sum += d;
+        scale = 1.2533 * sum / double(dev.size());
+    }
+    if (!(scale > 0))
+        return z;
+    for (std::size_t i = 0; i < values.size(); ++i)
+        z[i] = (values[i] - med) / scale;
+    return z;
+}
+
+RankSummary summarizeRanks(const StatsReport& report)
+{
+    RankSummary out;
+    for (const MetricDef& def : metricDefs()) {
+        Distribution d;
+        d.key = def.key;
+        d.label = def.label;
+        d.ratio = def.ratio;
+        std::vector<double> values;
+        std::vector<int> ranks;
+        for (std::size_t r = 0; r < report.ranks.size(); ++r) {
+            const double v = def.value(report.ranks[r]);
+            if (std::isnan(v))
+                continue;
+            values.push_back(v);
+            ranks.push_back(int(r));
+        }
+        d.count = values.size();
+        if (!values.empty()) {
+            std::vector<double> sorted = values;
+            std::sort(sorted.begin(), sorted.end());
+            d.min = sorted.front();
+            d.max = sorted.back();
+            d.p50 = nearestRankPercentile(sorted, 50);
+            d.p90 = nearestRankPercentile(sorted, 90);
+            d.minRank = ranks[std::size_t(std::find(values.begin(), values.end(), d.min) - values.begin())];
+            d.maxRank = ranks[std::size_t(std::find(values.begin(), values.end(), d.max) - values.begin())];
+            if (outlierMetric(d.key)) {
+                const std::vector<double> z = robustZ(values);
+                const double med = median(values);
+                for (std::size_t i = 0; i < z.size(); ++i)
+                    if (std::abs(z[i]) > kOutlierZ)
+                        out.rankOutliers.push_back({ ranks[i], d.label, -1, values[i], med, z[i] });
+            }
+        }
+        out.metrics.push_back(std::move(d));
+    }
+    // Step lengths against the same step on the other ranks (steps aligned by their index).
+    std::map<int, std::vector<std::pair<int, double>>> byStep;
+    for (std::size_t r = 0; r < report.ranks.size(); ++r)
+        for (const StepReport& s : report.ranks[r].steps)
+            byStep[s.index].push_back({ int(r), double(s.range.duration()) });
+    for (const auto& [step, entries] : byStep) {
+        std::vector<double> values;
+        for (const auto& e : entries)
+            values.push_back(e.second);
+        const std::vector<double> z = robustZ(values);
+        const double med = median(values);
+        for (std::size_t i = 0; i < z.size(); ++i)
+            if (std::abs(z[i]) > kOutlierZ)
+                out.stepOutliers.push_back({ entries[i].first, "step", step, values[i], med, z[i] });
+    }
+    sortByMagnitude(out.rankOutliers);
+    sortByMagnitude(out.stepOutliers);
+    return out;
+}
+
+namespace {
+
+// The warning with its leading file path ("/a/b/rank7.json: ") and every run of digits replaced: the shape that
+// repeats across files.
+std::string warningShape(const std::string& w)
+{
+    std::string s = w;
+    const std::size_t colon = s.find(": ");
+    if (colon != std::string::npos && s.find('/') < colon)
+        s = "FILE" + s.substr(colon);
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] >= '0' && s[i] <= '9') {
+            while (i + 1 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '9')
+                ++i;
+            out += '#';
+        } else {
+            out += s[i];
+        }
+    }
+    return out;
+}
+
+std::string valueText(const Distribution& d, double v)
+{
+    if (d.ratio) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.1f %%", v * 100.0);
+        return buf;
+    }
+    return formatDuration(TimeNs(std::llround(v)));
+}
+
+std::string rankLabelOf(const StatsReport& report, int index)
+{
+    return index >= 0 && std::size_t(index) < report.ranks.size() ? report.ranks[std::size_t(index)].label : "-";
+}
+
+std::string jsonNumber(double v)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6f", v);
+    return buf;
+}
+
+} // namespace
+
+std::vector<std::string> foldRepeatedWarnings(const std::vector<std::string>& warnings)
+{
+    std::vector<std::string> shapes;
+    std::map<std::string, std::vector<std::size_t>> members;
+    for (std::size_t i = 0; i < warnings.size(); ++i) {
+        const std::string shape = warningShape(warnings[i]);
+        auto [it, fresh] = members.try_emplace(shape);
+        if (fresh)
+            shapes.push_back(shape);
+        it->second.push_back(i);
+    }
+    std::vector<std::string> out;
+    for (const std::string& shape : shapes) {
+        const std::vector<std::size_t>& m = members[shape];
+        if (m.size() == 1)
+            out.push_back(warnings[m[0]]);
+        else
+            out.push_back(std::to_string(m.size()) + "× " + warnings[m[0]] + " (also: " + warnings[m[1]]
+                + (m.size() > 2 ? ", and " + std::to_string(m.size() - 2) + " more alike" : std::string()) + ")");
+    }
+    return out;
+}
+
+std::string rankSummaryText(const StatsReport& report, const RankSummary& summary)
+{
+    std::string out = "Ranks: " + std::to_string(report.ranks.size())
+        + ", summarised (--all-ranks prints one row per rank; --json lists every rank)\n";
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({ "", "min", "(rank)", "p50", "p90", "max", "(rank)" });
+    for (const Distribution& d : summary.metrics) {
+        if (d.count == 0)
+            continue;
+        rows.push_back({ d.label, valueText(d, d.min), rankLabelOf(report, d.minRank), valueText(d, d.p50),
+            valueText(d, d.p90), valueText(d, d.max), rankLabelOf(report, d.maxRank) });
+    }
+    out += renderTable(rows, 1, true);
+    auto outlierLine = [&](const Outlier& o) {
+        const Distribution* d = nullptr;
+        for (const Distribution& m : summary.metrics)
+            if (m.label == o.metric)
+                d = &m;
+        const Distribution plain;
+        const Distribution& fmt = d ? *d : plain;
+        char z[32];
+        std::snprintf(z, sizeof z, "%+.1f", o.z);
+        return "  " + rankLabelOf(report, o.rankIndex) + ": "
+            + (o.step >= 0 ? "step " + std::to_string(o.step) : o.metric) + " " + valueText(fmt, o.value)
+            + " (median " + valueText(fmt, o.median) + ", robust z " + z + ")\n";
+    };
+    constexpr std::size_t kShown = 8;
+    if (summary.rankOutliers.empty() && summary.stepOutliers.empty()) {
+        out += "No rank or step stands out (robust z-score within ±3.5 of the median).\n";
+        return out;
+    }
+    if (!summary.rankOutliers.empty()) {
+        out += "Ranks that stand out (robust z-score beyond ±3.5 against the median of all ranks):\n";
+        for (std::size_t i = 0; i < summary.rankOutliers.size() && i < kShown; ++i)
+            out += outlierLine(summary.rankOutliers[i]);
+        if (summary.rankOutliers.size() > kShown)
+            out += "  (" + std::to_string(summary.rankOutliers.size() - kShown) + " more; see rank_summary in --json)\n";
+    }
+    if (!summary.stepOutliers.empty()) {
+        out += "Steps that stand out (step length against the same step on the other ranks):\n";
+        for (std::size_t i = 0; i < summary.stepOutliers.size() && i < kShown; ++i)
+            out += outlierLine(summary.stepOutliers[i]);
+        if (summary.stepOutliers.size() > kShown)
+            out += "  (" + std::to_string(summary.stepOutliers.size() - kShown) + " more; see rank_summary in --json)\n";
+    }
+    return out;
+}
+
+std::string rankSummaryJson(const StatsReport& report, const RankSummary& summary)
+{
+    auto rankNumber = [&](int index) {
+        return index >= 0 && std::size_t(index) < report.ranks.size() ? report.ranks[std::size_t(index)].rank : -1;
+    };
+    std::string out = "{\"metrics\": {";
+    bool first = true;
+    for (const Distribution& d : summary.metrics) {
+        out += (first ? "" : ", ") + std::string("\"") + d.key + "\": ";
+        first = false;
+        if (d.count == 0) {
+            out += "null";
+            continue;
+        }
+        out += "{\"count\": " + std::to_string(d.count) + ", \"min\": " + jsonNumber(d.min)
+            + ", \"min_rank\": " + std::to_string(rankNumber(d.minRank)) + ", \"p50\": " + jsonNumber(d.p50)
+            + ", \"p90\": " + jsonNumber(d.p90) + ", \"max\": " + jsonNumber(d.max)
+            + ", \"max_rank\": " + std::to_string(rankNumber(d.maxRank)) + "}";
+    }
+    auto outliers = [&](const std::vector<Outlier>& v) {
+        std::string o = "[";
+        for (std::size_t i = 0; i < v.size(); ++i)
+            o += (i ? ", " : "") + std::string("{\"rank\": ") + std::to_string(rankNumber(v[i].rankIndex))
+                + ", \"metric\": \"" + v[i].metric + "\", \"step\": "
+                + (v[i].step >= 0 ? std::to_string(v[i].step) : std::string("null"))
+                + ", \"value\": " + jsonNumber(v[i].value) + ", \"median\": " + jsonNumber(v[i].median)
+                + ", \"z\": " + jsonNumber(v[i].z) + "}";
+        return o + "]";
+    };
+    out += "}, \"rank_outliers\": " + outliers(summary.rankOutliers)
+        + ", \"step_outliers\": " + outliers(summary.stepOutliers) + "}";
+    return out;
+}
+
+} // namespace exposure
