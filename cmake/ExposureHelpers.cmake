@@ -11,10 +11,12 @@ endif()
 target_compile_definitions(exposure_warnings INTERFACE
   QT_NO_CAST_FROM_ASCII QT_NO_CAST_TO_ASCII QT_USE_QSTRINGBUILDER QT_NO_FOREACH QT_NO_URL_CAST_FROM_STRING)
 
-# exposure_add_test(NAME name SOURCES a.cpp ... LIBS lib ... [LABELS unit|gui] [TIMEOUT s])
-# Builds a Qt Test executable and registers it with CTest under the offscreen platform.
+# exposure_add_test(NAME name SOURCES a.cpp ... LIBS lib ... [LABELS unit|gui] [TIMEOUT s] [SHARED_DATA])
+# Builds a Qt Test executable and registers it with CTest under the offscreen platform. SHARED_DATA: a test of real
+# data in ../shared (tests/support/shareddata.h): its exit code 77 is reported as Skipped, and it carries the label
+# `data`.
 function(exposure_add_test)
-  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "SHARED_DATA" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 120)
   endif()
@@ -32,4 +34,8 @@ function(exposure_add_test)
   set_tests_properties(${T_NAME} PROPERTIES
     ENVIRONMENT "QT_QPA_PLATFORM=offscreen;QT_LOGGING_RULES=qt.qpa.*=false"
     LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT})
+  if(T_SHARED_DATA)
+    set_property(TEST ${T_NAME} APPEND PROPERTY LABELS data)
+    set_tests_properties(${T_NAME} PROPERTIES SKIP_RETURN_CODE 77)
+  endif()
 endfunction()

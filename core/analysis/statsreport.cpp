@@ -9,6 +9,7 @@
 #include "analysis/texttable.h"
 #include "model/enumnames.h"
 #include "model/timeformat.h"
+#include "model/utf8.h"
 
 #include <algorithm>
 #include <map>
@@ -18,13 +19,15 @@
 namespace exposure {
 
 // Minimal JSON text helpers: written by hand so that field order is stable and int64 stays exact
-// (QJsonValue holds numbers as double).
-std::string jsonQuoted(std::string_view s)
+// (QJsonValue holds numbers as double). Every string goes through jsonQuoted, which decodes it first: the JSON is
+// valid UTF-8 whatever bytes a name holds (tst_utf8output checks it on each input kind).
+std::string jsonQuoted(std::string_view raw)
 {
+    const std::string text = toValidUtf8(raw);
     std::string out;
-    out.reserve(s.size() + 2);
+    out.reserve(text.size() + 2);
     out += '"';
-    for (const char ch : s) {
+    for (const char ch : text) {
         const auto c = static_cast<unsigned char>(ch);
         switch (c) {
         case '"':
@@ -43,7 +46,7 @@ std::string jsonQuoted(std::string_view s)
             out += "\\t";
             break;
         default:
-            if (c < 0x20) {
+            if (c < 0x20 || c == 0x7F) {
                 char buf[8];
                 std::snprintf(buf, sizeof buf, "\\u%04x", c);
                 out += buf;
@@ -54,6 +57,20 @@ std::string jsonQuoted(std::string_view s)
     }
     out += '"';
     return out;
+}
+
+std::string csvQuoted(std::string_view raw)
+{
+    std::string text = toValidUtf8(raw);
+    if (text.find_first_of(",\"\n\r") == std::string::npos)
+        return text;
+    std::string q = "\"";
+    for (const char c : text) {
+        if (c == '"')
+            q += '"';
+        q += c;
+    }
+    return q + "\"";
 }
 
 namespace {
@@ -475,17 +492,7 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
 
 std::string statsCsv(const StatsReport& report, const StatsReportOptions& o)
 {
-    auto csvField = [](const std::string& s) {
-        if (s.find_first_of(",\"\n") == std::string::npos)
-            return s;
-        std::string q = "\"";
-        for (const char c : s) {
-            if (c == '"')
-                q += '"';
-            q += c;
-        }
-        return q + "\"";
-    };
+    const auto csvField = [](const std::string& s) { return csvQuoted(s); };
     std::string out = "scope,rank,step,name,start_ns,end_ns";
     for (const auto& n : statsFieldNames())
         out += "," + n;

@@ -37,8 +37,11 @@ std::string statsCsv(const Trace& trace, const Analysis& analysis, const StatsRe
 // Human-readable tables with units.
 std::string statsTable(const Trace& trace, const Analysis& analysis, const StatsReportOptions& options);
 
-// `s` as a JSON string literal (quotes, escapes, control characters as \uXXXX).
+// `s` as a JSON string literal (quotes, escapes, control characters as \uXXXX), always valid UTF-8: an ill-formed
+// sequence in `s` becomes U+FFFD (model/utf8.h). The one way a string enters Exposure's hand-written JSON.
 std::string jsonQuoted(std::string_view s);
+// `s` as a CSV field (RFC 4180 quoting where needed), valid UTF-8 like jsonQuoted.
+std::string csvQuoted(std::string_view s);
 
 // Names of the WindowStats fields in JSON/CSV order ("kernel_count", …, "unclassified_ns").
 const std::vector<std::string>& statsFieldNames();

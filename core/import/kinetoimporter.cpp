@@ -673,7 +673,7 @@ void mergeFileNames(Trace& trace, Trace& local, FileData& data)
 {
     std::vector<StringId> global(local.strings.size());
     for (StringId i = 0; i < global.size(); ++i) {
-        global[i] = trace.strings.intern(local.strings.str(i));
+        global[i] = trace.strings.internFrom(local.strings, i);
         if (trace.regionKinds.size() <= global[i])
             trace.regionKinds.resize(std::size_t(global[i]) + 1, RegionKind::Unknown);
         if (i < local.regionKinds.size())

@@ -2,6 +2,7 @@
 #include "model/trace.h"
 
 #include "model/enumnames.h"
+#include "model/utf8.h"
 
 #include <algorithm>
 #include <cctype>
@@ -221,6 +222,25 @@ TimeRange activityOf(const Trace& trace, const std::vector<std::vector<TimeNs>>&
     return { std::max(lo, trace.extent.start), std::min(hi, trace.extent.end) };
 }
 
+// Every text of the trace outside its StringPool (which decodes as it interns) as valid UTF-8: host, thread and
+// rank names, paths, collective arguments and warnings, whatever bytes the importer found.
+void decodeTexts(Trace& t)
+{
+    makeValidUtf8(t.sourcePath);
+    for (auto& w : t.warnings)
+        makeValidUtf8(w);
+    for (auto& r : t.ranks) {
+        makeValidUtf8(r.label);
+        makeValidUtf8(r.host);
+        makeValidUtf8(r.archivePath);
+        for (auto& lane : r.lanes)
+            makeValidUtf8(lane.name);
+    }
+    for (auto& a : t.collectiveArgs)
+        for (std::string* s : { &a.collective, &a.dtype, &a.processGroup, &a.groupRanks, &a.groupName })
+            makeValidUtf8(*s);
+}
+
 } // namespace
 
 void Trace::finalize(bool rebaseToZero)
@@ -296,6 +316,7 @@ void Trace::finalize(bool rebaseToZero)
     canonicalNames.resize(strings.size());
     for (std::size_t i = oldCanon; i < canonicalNames.size(); ++i)
         canonicalNames[i] = StringId(i);
+    decodeTexts(*this);
 }
 
 TraceBuilder::TraceBuilder()

@@ -261,7 +261,7 @@ std::shared_ptr<Trace> WhatIfModel::predictedTrace(const Edits& edits) const
     auto out = std::make_shared<Trace>();
     out->sourcePath = src.sourcePath;
     for (std::size_t i = 0; i < src.strings.size(); ++i)
-        out->strings.intern(src.strings.str(StringId(i)));
+        out->strings.internFrom(src.strings, StringId(i));
     out->regionKinds = src.regionKinds;
     out->canonicalNames = src.canonicalNames;
     out->launchParams = src.launchParams;

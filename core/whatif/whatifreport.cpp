@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The what-if result as JSON (stable shape, exact integers) and as a table.
+#include "analysis/statsreport.h"
 #include "model/timeformat.h"
 #include "whatif/whatif.h"
 
@@ -9,21 +10,10 @@ namespace exposure::whatif {
 
 namespace {
 
+// The project's one JSON string writer (valid UTF-8 whatever the bytes, analysis/statsreport.h).
 std::string quoted(const std::string& s)
 {
-    std::string out = "\"";
-    for (const char c : s) {
-        if (c == '"' || c == '\\')
-            out += '\\';
-        if (static_cast<unsigned char>(c) < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-            continue;
-        }
-        out += c;
-    }
-    return out + "\"";
+    return jsonQuoted(s);
 }
 
 std::string fixed(double v, int digits)

@@ -7,6 +7,7 @@
 #include "fuzzfiles.h"
 #include "import/loader.h"
 #include "run/openrun.h"
+#include "support/statscheck.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -49,6 +50,14 @@ inline void checkNamedOneLine(const std::string& msg, const std::string& source,
         violated((what + " error spans several lines").c_str(), msg);
 }
 
+// What became of the last input: "ranks=N" when it loaded, "rejected" when it gave a LoadError (the
+// replay driver compares it with the seeds' expected results, tests/fuzz/expected.txt).
+inline std::string& outcome()
+{
+    static std::string o;
+    return o;
+}
+
 // A trace the importer accepted must survive the analysis and the statistics report.
 inline void analyseAccepted(const Trace& trace)
 {
@@ -56,8 +65,13 @@ inline void analyseAccepted(const Trace& trace)
     StatsReportOptions options;
     options.window = trace.extent;
     const std::string json = statsJson(trace, *analysis, options);
-    if (json.empty() || json.front() != '{')
-        violated("statsJson did not write an object", json.substr(0, 80));
+    // Strictly valid JSON whose numbers hold together (support/statscheck.h): busy within the span, hidden +
+    // exposed = communication busy, steps inside the trace.
+    int ranks = 0;
+    if (const std::string problem = testing::statsJsonProblem(QByteArray::fromStdString(json), &ranks);
+        !problem.empty())
+        violated("stats JSON", problem + " in " + json.substr(0, 200));
+    outcome() = "ranks=" + std::to_string(ranks);
     if (verbose())
         std::fprintf(stderr, "accepted: %zu ranks, %zu bytes of statistics\n", trace.ranks.size(), json.size());
 }
@@ -79,12 +93,20 @@ inline void loadAndAnalyse(const std::vector<FuzzFile>& files)
     const std::string dir = writeFuzzFolder(files);
     LoadOptions options;
     options.threads = 1;
+    outcome() = "none";
     try {
         const auto trace = loadTrace(dir, options);
         analyseAccepted(*trace);
     } catch (const LoadError& e) {
         checkLoadError(e);
+        outcome() = "rejected";
     }
 }
 
 } // namespace exposure::fuzz
+
+// For the replay driver (replaymain.cpp): the outcome of the last input of a target that loads traces.
+extern "C" inline const char* exposureFuzzOutcome()
+{
+    return exposure::fuzz::outcome().c_str();
+}

@@ -11,6 +11,7 @@
 #include <QString>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 namespace exposure::testing {
@@ -25,15 +26,18 @@ inline TimeNs microsTextToNs(QStringView text)
     return whole.toLongLong() * 1000 + frac.toLongLong();
 }
 
-// Adds one rank with the complete kernel events ("ph": "X", "cat": "kernel") of a gzipped Kineto trace.
+// Adds one rank with the complete kernel events ("ph": "X", "cat": "kernel") of a gzipped Kineto trace. Returns false
+// where the file is absent (the data is not there: the test skips); a file that is there but does not decompress
+// throws (a failure, never "data not available").
 inline bool addKernelsOf(TraceBuilder& b, const QString& gzPath, const std::string& rankLabel)
 {
     if (!QFile::exists(gzPath))
         return false;
     QProcess gz;
     gz.start(QStringLiteral("gzip"), { QStringLiteral("-dc"), gzPath });
-    if (!gz.waitForFinished(60000) || gz.exitCode() != 0)
-        return false;
+    if (!gz.waitForFinished(60000) || gz.exitStatus() != QProcess::NormalExit || gz.exitCode() != 0)
+        throw std::runtime_error("gzip -dc " + gzPath.toStdString()
+            + " failed: " + gz.readAllStandardError().toStdString() + gz.errorString().toStdString());
     const QString text = QString::fromUtf8(gz.readAllStandardOutput());
     // (A plain string literal: moc does not parse raw string literals.)
     static const QRegularExpression re(

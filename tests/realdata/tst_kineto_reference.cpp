@@ -6,6 +6,7 @@
 #include "analysis/collectives.h"
 #include "kinetokernels.h"
 #include "run/openrun.h"
+#include "support/shareddata.h"
 
 #include <QFile>
 #include <QTemporaryDir>
@@ -64,8 +65,7 @@ private Q_SLOTS:
     {
         QFETCH(QString, file);
         const QString path = QStringLiteral(EXPOSURE_SHARED_TRACES "/kineto-ddp-bert/") + file;
-        if (!QFile::exists(path))
-            QSKIP("../shared/traces is not available here");
+        EXPOSURE_REQUIRE_SHARED(QFile::exists(path), "../shared/traces");
         const auto trace = kernelsOf(path);
         QVERIFY(trace);
         const auto analysis = analyze(*trace, Rules::defaults());
@@ -82,8 +82,7 @@ private Q_SLOTS:
     void collectiveWaitVersusTransfer()
     {
         const auto trace = twoGpuDdpKernels();
-        if (!trace)
-            QSKIP("../shared/traces is not available here");
+        EXPOSURE_REQUIRE_SHARED(trace, "../shared/traces");
         const auto analysis = analyze(*trace, Rules::defaults());
         const auto match = matchCollectives(*trace, *analysis);
 
@@ -113,8 +112,7 @@ private Q_SLOTS:
     {
         QFETCH(QString, file);
         const QString path = QStringLiteral(EXPOSURE_SHARED_TRACES "/kineto-ddp-bert/") + file;
-        if (!QFile::exists(path))
-            QSKIP("../shared/traces is not available here");
+        EXPOSURE_REQUIRE_SHARED(QFile::exists(path), "../shared/traces");
         const auto trace = loadTrace(path.toStdString(), {});
         QCOMPARE(trace->ranks.size(), std::size_t(1));
         const auto analysis = analyze(*trace, Rules::defaults());
@@ -139,8 +137,7 @@ private Q_SLOTS:
     void importerMatchesCollectivesOfTheFolder()
     {
         const QString dir = QStringLiteral(EXPOSURE_SHARED_TRACES "/kineto-ddp-bert/");
-        if (!QFile::exists(dir + QStringLiteral("ddp_bert_ws2_rank0.json.gz")))
-            QSKIP("../shared/traces is not available here");
+        EXPOSURE_REQUIRE_SHARED(QFile::exists(dir + QStringLiteral("ddp_bert_ws2_rank0.json.gz")), "../shared/traces");
         // The shared folder also holds the 1-GPU run: its rank 0 clashes with the 2-GPU run's rank 0.
         try {
             (void)loadTrace(dir.toStdString(), {});
@@ -187,5 +184,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_APPLESS_MAIN(TestKinetoReference)
+EXPOSURE_DATA_APPLESS_MAIN(TestKinetoReference)
 #include "tst_kineto_reference.moc"

@@ -5,6 +5,7 @@
 // absent (a user's machine).
 #include "kinetokernels.h"
 #include "support/areameasure.h"
+#include "support/shareddata.h"
 
 #include <QFile>
 #include <QTest>
@@ -19,8 +20,7 @@ private slots:
     void initTestCase()
     {
         auto trace = twoGpuDdpKernels();
-        if (!trace)
-            QSKIP("../shared/traces is not available here");
+        EXPOSURE_REQUIRE_SHARED(trace, "../shared/traces");
         // Kineto times are absolute: start the trace (and the figures' window) at its first kernel.
         trace->finalize(true);
         m_trace = trace;
@@ -64,5 +64,5 @@ private:
     std::shared_ptr<const Analysis> m_analysis;
 };
 
-QTEST_MAIN(TestRealPixels)
+EXPOSURE_DATA_TEST_MAIN(TestRealPixels)
 #include "tst_realpixels.moc"

@@ -3,6 +3,7 @@
 // every rank's replayed mean step time is its measured one (the `stats` mean step).
 #include "analysis/analysis.h"
 #include "run/openrun.h"
+#include "support/shareddata.h"
 #include "whatif/whatif.h"
 
 #include <QFile>
@@ -48,8 +49,7 @@ private Q_SLOTS:
     void scorepH200ReplaysExactly()
     {
         const QString path = QStringLiteral(EXPOSURE_SHARED_TRACES "/scorep-h200-ddp-1gpu");
-        if (!QFile::exists(path))
-            QSKIP("../shared/traces is not available here");
+        EXPOSURE_REQUIRE_SHARED(QFile::exists(path), "../shared/traces");
         const WhatIfResult res = checkReplay(load(path));
         QCOMPARE(res.ranks.size(), std::size_t(1));
         QCOMPARE(res.ranks[0].steps.size(), std::size_t(19)); // step 0 is start-up, as in `stats`
@@ -59,8 +59,7 @@ private Q_SLOTS:
     void kinetoOneGpuReplaysExactly()
     {
         const QString path = QStringLiteral(EXPOSURE_SHARED_TRACES "/kineto-ddp-bert/ddp_bert_ws1_rank0.json.gz");
-        if (!QFile::exists(path))
-            QSKIP("../shared/traces is not available here");
+        EXPOSURE_REQUIRE_SHARED(QFile::exists(path), "../shared/traces");
         const WhatIfResult res = checkReplay(load(path));
         QCOMPARE(res.ranks[0].steps.size(), std::size_t(5));
     }
@@ -69,8 +68,8 @@ private Q_SLOTS:
     void kinetoTwoGpusReplayExactlyAndHideCommunication()
     {
         const QString dirPath = QStringLiteral(EXPOSURE_SHARED_TRACES "/kineto-ddp-bert/");
-        if (!QFile::exists(dirPath + QStringLiteral("ddp_bert_ws2_rank0.json.gz")))
-            QSKIP("../shared/traces is not available here");
+        EXPOSURE_REQUIRE_SHARED(
+            QFile::exists(dirPath + QStringLiteral("ddp_bert_ws2_rank0.json.gz")), "../shared/traces");
         QTemporaryDir dir;
         for (const char* f : { "ddp_bert_ws2_rank0.json.gz", "ddp_bert_ws2_rank1.json.gz" })
             QVERIFY(QFile::link(dirPath + QLatin1String(f), dir.filePath(QLatin1String(f))));
@@ -86,5 +85,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TestWhatIfReal)
+EXPOSURE_DATA_GUILESS_MAIN(TestWhatIfReal)
 #include "tst_whatif_real.moc"

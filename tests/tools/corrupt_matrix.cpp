@@ -2,13 +2,19 @@
 // exposure-corrupt-matrix: damages every file of a trace folder, one way at a time, and checks that exposure-cli
 // handles each damaged copy: it must end within the timeout with exit 0 (the data is still readable) or exit 2 and
 // exactly one line on stderr that names a file of the trace. Anything else (a timeout, a crash, another exit code,
-// a multi-line or anonymous message) is a failure, listed at the end; the exit status is then 1.
+// a multi-line or anonymous message) is a failure, listed at the end; the exit status is then 1. What loads is
+// checked too: every `stats --json` that exits 0 must print strictly valid JSON (UTF-8 included) whose numbers hold
+// together (support/statscheck.h: ranks present, no part greater than its whole), with no more ranks than the intact
+// trace, and `info` valid UTF-8. The intact trace is run first: it must load and pass the same checks, and with
+// --expect-ranks / --expect-kernels its numbers must be those.
 //
 // Damage per file: truncation at N evenly spaced points (the kinds of cut a killed job or a full disk leaves) and
 // M seeded single-byte flips (media errors, bad copies). With --structural, every uncompressed JSON file
 // (torch.profiler traces) also gets the edits that break a JSON document's structure or values while keeping most of
 // it (nesting a hundred thousand levels deep, missing or extra brackets, negative, NaN, huge or textual times,
 // invalid UTF-8, duplicated keys, binary garbage). The matrix is deterministic for a given seed.
+#include "support/statscheck.h"
+
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QDir>
@@ -39,12 +45,12 @@ struct Damage
     unsigned char mask = 0; // XOR mask of the flip (never 0)
 };
 
-enum class Outcome { Loaded, CleanError, Timeout, Crash, BadExit, BadMessage };
+enum class Outcome { Loaded, CleanError, Timeout, Crash, BadExit, BadMessage, BadOutput };
 
 const char* outcomeName(Outcome o)
 {
     static constexpr const char* names[]
-        = { "loaded", "clean error", "TIMEOUT", "CRASH", "BAD EXIT CODE", "BAD MESSAGE" }; // by Outcome's order
+        = { "loaded", "clean error", "TIMEOUT", "CRASH", "BAD EXIT CODE", "BAD MESSAGE", "BAD OUTPUT" }; // by order
     return names[std::size_t(o)];
 }
 
@@ -61,6 +67,8 @@ struct Result
     std::string detail; // stderr (first lines) of a failure
     bool namesDamagedFile = false;
     qint64 ms = 0;
+    int ranks = 0; // stats that loaded: the ranks it reports
+    QByteArray out; // stdout of a run that loaded
 };
 
 struct FileRow
@@ -185,7 +193,11 @@ Result runOne(
         return r;
     }
     if (p.exitCode() == 0) {
-        r.outcome = Outcome::Loaded;
+        r.out = p.readAllStandardOutput();
+        const std::string problem = command == "stats" ? exposure::testing::statsJsonProblem(r.out, &r.ranks)
+                                                       : exposure::testing::utf8Problem(r.out);
+        r.outcome = problem.empty() ? Outcome::Loaded : Outcome::BadOutput;
+        r.detail = problem;
         return r;
     }
     if (p.exitCode() != 2) {
@@ -236,7 +248,12 @@ int main(int argc, char** argv)
         QStringLiteral("Also apply the structural JSON edits to every uncompressed .json file."));
     const QCommandLineOption onlyOpt(QStringLiteral("only"),
         QStringLiteral("Damage only files whose path contains TEXT (e.g. .evt)."), QStringLiteral("TEXT"));
-    for (const auto* o : { &cliOpt, &truncOpt, &flipOpt, &seedOpt, &timeoutOpt, &jobsOpt, &structuralOpt, &onlyOpt })
+    const QCommandLineOption ranksOpt(QStringLiteral("expect-ranks"),
+        QStringLiteral("The intact trace's stats must report N ranks."), QStringLiteral("N"));
+    const QCommandLineOption kernelsOpt(QStringLiteral("expect-kernels"),
+        QStringLiteral("The intact trace's stats must count K kernels in total."), QStringLiteral("K"));
+    for (const auto* o : { &cliOpt, &truncOpt, &flipOpt, &seedOpt, &timeoutOpt, &jobsOpt, &structuralOpt, &onlyOpt,
+             &ranksOpt, &kernelsOpt })
         parser.addOption(*o);
     parser.addPositionalArgument(
         QStringLiteral("TRACE"), QStringLiteral("A trace folder (it is copied, not changed)."));
@@ -258,6 +275,26 @@ int main(int argc, char** argv)
     if (!fs::is_directory(source)) {
         std::fprintf(stderr, "exposure-corrupt-matrix: %s: not a folder\n", source.c_str());
         return 2;
+    }
+
+    // The intact trace first: it must load, pass the output checks and give the expected numbers.
+    const Result intact = runOne(cli, "stats", source, source, timeoutMs);
+    if (intact.outcome != Outcome::Loaded) {
+        std::fprintf(stderr, "exposure-corrupt-matrix: the intact trace: %s: %s\n", outcomeName(intact.outcome),
+            intact.detail.c_str());
+        return 1;
+    }
+    const auto intactTotal = QJsonDocument::fromJson(intact.out).object().value(QLatin1String("total")).toObject();
+    const long long intactKernels = intactTotal.value(QLatin1String("kernel_count")).toInteger(-1);
+    std::printf("intact trace: %d ranks, %lld kernels, GPU busy %lld ns\n", intact.ranks, intactKernels,
+        intactTotal.value(QLatin1String("gpu_busy_ns")).toInteger(-1));
+    if ((parser.isSet(ranksOpt) && intact.ranks != parser.value(ranksOpt).toInt())
+        || (parser.isSet(kernelsOpt) && intactKernels != parser.value(kernelsOpt).toLongLong())) {
+        std::fprintf(stderr,
+            "exposure-corrupt-matrix: the intact trace does not give --expect-ranks %s "
+            "--expect-kernels %s\n",
+            qPrintable(parser.value(ranksOpt)), qPrintable(parser.value(kernelsOpt)));
+        return 1;
     }
 
     // The files to damage, relative to the trace root, in a stable order.
@@ -338,8 +375,15 @@ int main(int argc, char** argv)
                 writeAll(target, bytes, bytes.size());
             }
             std::vector<Result> results;
-            for (const char* command : { "info", "stats" })
+            for (const char* command : { "info", "stats" }) {
                 results.push_back(runOne(cli, command, root, target, timeoutMs));
+                // Damage removes or garbles data; it never adds a rank.
+                if (results.back().outcome == Outcome::Loaded && results.back().ranks > intact.ranks) {
+                    results.back().outcome = Outcome::BadOutput;
+                    results.back().detail = std::to_string(results.back().ranks) + " ranks, the intact trace has "
+                        + std::to_string(intact.ranks);
+                }
+            }
             writeAll(target, original, original.size());
             std::lock_guard lock(mutex);
             auto& row = rows[job.file];

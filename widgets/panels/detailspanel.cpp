@@ -3,6 +3,7 @@
 
 #include "common/labels.h"
 #include "common/theme.h"
+#include "model/utf8.h"
 
 #include <QHBoxLayout>
 #include <QMimeData>
@@ -269,6 +270,11 @@ void DetailsPanel::addIdentity(const Subject& s)
     add(tr("Name"), s.display);
     const StringId canon = s.id < s.trace.canonicalNames.size() ? s.trace.canonicalNames[s.id] : s.id;
     add(tr("Full name"), QString::fromStdString(s.trace.name(canon)));
+    // A name that was not valid UTF-8 in the trace is shown decoded (U+FFFD for each bad sequence); its bytes here.
+    const std::string* raw
+        = s.trace.strings.rawBytes(canon) ? s.trace.strings.rawBytes(canon) : s.trace.strings.rawBytes(s.id);
+    if (raw)
+        add(tr("Raw bytes"), QString::fromStdString(escapedBytes(*raw)));
     add(tr("Category"), categoryLabel(s.category));
     if (s.nc && !s.nc->subgroup.empty())
         add(tr("Sub-group"), QString::fromStdString(s.nc->subgroup));

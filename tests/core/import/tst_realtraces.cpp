@@ -3,6 +3,7 @@
 // read off with OTF2's own otf2-print.
 #include "model/trace.h"
 #include "run/openrun.h"
+#include "support/shareddata.h"
 
 #include <QTest>
 #include <filesystem>
@@ -38,8 +39,7 @@ private Q_SLOTS:
 void TestRealTraces::mi300Simple()
 {
     const auto p = shared("scorep-mi300-simple");
-    if (!std::filesystem::exists(p))
-        QSKIP("shared traces not available");
+    EXPOSURE_REQUIRE_SHARED(std::filesystem::exists(p), "../shared/traces");
     const auto t = loadTrace(p);
     QCOMPARE(t->ranks.size(), 1u);
     const Rank& r = t->ranks[0];
@@ -85,8 +85,7 @@ void TestRealTraces::mi300Simple()
 void TestRealTraces::h200Ddp()
 {
     const auto p = shared("scorep-h200-ddp-1gpu");
-    if (!std::filesystem::exists(p))
-        QSKIP("shared traces not available");
+    EXPOSURE_REQUIRE_SHARED(std::filesystem::exists(p), "../shared/traces");
     const auto t = loadTrace(p + "/traces.otf2");
     QCOMPARE(t->ranks.size(), 1u);
     const Rank& r = t->ranks[0];
@@ -129,5 +128,5 @@ void TestRealTraces::h200Ddp()
     QCOMPARE(t->warnings.size(), 0u);
 }
 
-QTEST_APPLESS_MAIN(TestRealTraces)
+EXPOSURE_DATA_APPLESS_MAIN(TestRealTraces)
 #include "tst_realtraces.moc"

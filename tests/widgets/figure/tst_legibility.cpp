@@ -8,6 +8,7 @@
 #include "figure/figurespec.h"
 #include "run/openrun.h"
 #include "support/figurespecs.h"
+#include "support/shareddata.h"
 #include "synth/archivewriter.h"
 #include "timeline/palette.h"
 #include "timeline/timeaxisticker.h"
@@ -168,8 +169,8 @@ void TestLegibility::svgTextLint()
 {
     // The shared text lint (an estimate from the SVG alone) agrees where it is available.
     const QString lint = QStringLiteral(EXPOSURE_SOURCE_DIR "/../shared/tools/svg_text_lint.py");
-    if (!QFileInfo::exists(lint) || !QFileInfo::exists(QStringLiteral("/usr/bin/python3")))
-        QSKIP("../shared/tools/svg_text_lint.py is not there");
+    EXPOSURE_REQUIRE_SHARED(QFileInfo::exists(lint), "../shared/tools/svg_text_lint.py");
+    QVERIFY2(QFileInfo::exists(QStringLiteral("/usr/bin/python3")), "python3 is a test dependency (README)");
     const Demo& d = demo(4);
     FigureRenderer r(d.trace, d.analysis);
     for (const auto& [w, h] : { std::pair { 85.0, 34.0 }, std::pair { 85.0, 60.0 }, std::pair { 178.0, 80.0 } }) {
@@ -418,5 +419,5 @@ void TestLegibility::windowScrollsRowsInsteadOfSquashing()
     }
 }
 
-QTEST_MAIN(TestLegibility)
+EXPOSURE_DATA_TEST_MAIN(TestLegibility)
 #include "tst_legibility.moc"

@@ -7,6 +7,7 @@
 #include "panels/whatifpanel.h"
 #include "support/whatiftraces.h"
 #include "timeline/timelineplot.h"
+#include "timeline/timelineplottable.h"
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
@@ -88,6 +89,38 @@ private Q_SLOTS:
         const QImage img = renderer.renderImage(spec);
         QVERIFY(!img.isNull());
         QCOMPARE(img.size(), spec.pixelSize());
+        // Exact pixels at computed places: the middle of each predicted kernel of step 1, on the GPU row, in the
+        // kernel's colour; the middle of the gap between them, in the background colour (a blank figure fails).
+        const TimelinePlot* fp = renderer.plot();
+        QVERIFY(fp);
+        const auto& rows = fp->rows();
+        int gpuRow = -1;
+        for (std::size_t r = 0; r < rows.size(); ++r)
+            if (rows[r].kind == TimelineRow::Kind::Lane
+                && panel.predictedTrace()->ranks[0].lanes[std::size_t(rows[r].lane)].isGpu())
+                gpuRow = int(r);
+        QVERIFY(gpuRow >= 0);
+        const QRect box = fp->plottable()->rowBox(gpuRow);
+        const IntervalTable& gpu
+            = panel.predictedTrace()->ranks[0].lanes[std::size_t(rows[std::size_t(gpuRow)].lane)].intervals;
+        const double scale = double(img.width()) / fp->width();
+        const auto at = [&](TimeNs t) {
+            return QPoint(int(fp->xAxis->coordToPixel(double(t)) * scale), int(box.center().y() * scale));
+        };
+        int kernelsSeen = 0;
+        TimeNs lastEnd = -1;
+        for (std::size_t i = 0; i < gpu.size(); ++i) {
+            if (gpu.start(i) < spec.range.start || gpu.end(i) > spec.range.end)
+                continue;
+            const QColor kernel = fp->scene().nameColors.at(gpu.name(i));
+            QCOMPARE(QColor(img.pixel(at((gpu.start(i) + gpu.end(i)) / 2))).name(), kernel.name());
+            if (lastEnd >= 0 && gpu.start(i) - lastEnd >= 4 * kUs)
+                QCOMPARE(QColor(img.pixel(at((lastEnd + gpu.start(i)) / 2))).name(),
+                    fp->scene().palette.background().name());
+            lastEnd = gpu.end(i);
+            ++kernelsSeen;
+        }
+        QCOMPARE(kernelsSeen, 2);
     }
 };
 

@@ -170,14 +170,16 @@ void TestShellRobustness::cancelReturnsAtOnce()
     bool ran = false;
     QTimer::singleShot(0, &w, [&ran] { ran = true; });
     QTRY_VERIFY(ran);
-    const qint64 ms = t.elapsed();
-    std::printf("cancel returned control after %lld ms\n", static_cast<long long>(ms));
-    // Control comes back long before the load would have ended (a tenth of the full load measured above, at least
-    // 200 ms).
-    if (!kSanitized)
-        QVERIFY2(ms <= std::max<qint64>(200, m_bigLoadMs / 10),
-            qPrintable(QStringLiteral("%1 ms (a full load: %2 ms)").arg(ms).arg(m_bigLoadMs)));
+    // Where the work happens: the reading thread itself stops. The time from Cancel until the background job has
+    // ended is bounded by a third of the full load measured in this run (a busy machine slows both), at least 1 s
+    // (the watch polls the flag every 50 ms, the reader between chunks of events); ten times that under the
+    // sanitizers.
     w.loader()->waitForIdle();
+    const qint64 ms = t.elapsed();
+    std::printf("cancel stopped the reader after %lld ms (a full load: %lld ms)\n", static_cast<long long>(ms),
+        static_cast<long long>(m_bigLoadMs));
+    const qint64 bound = std::max<qint64>(1'000, m_bigLoadMs / 3) * (kSanitized ? 10 : 1);
+    QVERIFY2(ms <= bound, qPrintable(QStringLiteral("%1 ms (a full load: %2 ms)").arg(ms).arg(m_bigLoadMs)));
     QCoreApplication::processEvents();
     QCOMPARE(loaded.size(), 0);
     QVERIFY(!w.trace());

@@ -106,14 +106,30 @@ void TestTimelinePlot::savesPngOffscreen()
 {
     QTemporaryDir dir;
     TimelinePlot plot;
+    plot.resize(640, 360); // the size of the file: the plot's own pixel positions are the file's
     plot.setTrace(testing::makeDdpTrace(2, 3), nullptr);
     TimelineOptions o;
     o.title = QStringLiteral("DDP test");
+    o.legend = false;
+    o.blockLabels = false;
     plot.setOptions(o);
+    plot.setVisibleRange({ 0, L::kStep });
+    plot.replot();
     const QString path = dir.filePath(QStringLiteral("t.png"));
     QVERIFY(plot.savePng(path, 640, 360));
     QImage img(path);
     QCOMPARE(img.size(), QSize(640, 360));
+    // Exact pixels at computed places: a GEMM of step 0 in the compute colour, an AllReduce in the communication
+    // colour, a gap on the NCCL stream in the background colour (a blank or shifted picture fails).
+    const auto p = plot.pixelOf({ 0, L::kCompute, 2 });
+    QVERIFY(p);
+    QCOMPARE(pixel(img, *p).name(), plot.scene().palette.block(Category::Compute, std::string()).name());
+    const auto q = plot.pixelOf({ 0, L::kNccl, 0 });
+    QVERIFY(q);
+    QCOMPARE(pixel(img, *q - QPoint(0, 4)).name(),
+        plot.scene().palette.block(Category::Communication, std::string()).name());
+    const double x = plot.xAxis->coordToPixel(2.3 * L::kMs);
+    QCOMPARE(pixel(img, QPoint(int(x), q->y())).name(), plot.scene().palette.background().name());
     // For looking at it: EXPOSURE_TEST_SHOT=/tmp/plot.png
     if (qEnvironmentVariableIsSet("EXPOSURE_TEST_SHOT"))
         plot.savePng(qEnvironmentVariable("EXPOSURE_TEST_SHOT"), 1200, 500);
