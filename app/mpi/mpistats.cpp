@@ -354,10 +354,11 @@ Merged mergeParts(
     return m;
 }
 
-// Process 0: each process's waiting intervals of its ranks.
+// Process 0: each process's waiting intervals of its ranks, then the job's step windows (for the bubbles).
 std::vector<std::string> waitMessages(const Merged& m)
 {
     const auto waits = waitParts(m.match);
+    const std::map<int, TimeRange> jobWindows = reportJobWindows(m.report);
     std::vector<std::string> out;
     for (const auto& ranks : m.ranksOf) {
         Bytes w;
@@ -368,23 +369,53 @@ std::vector<std::string> waitMessages(const Merged& m)
                 w.i64(t.end);
             }
         }
+        w.i64(std::int64_t(jobWindows.size()));
+        for (const auto& [index, range] : jobWindows) {
+            w.i64(index);
+            w.i64(range.start);
+            w.i64(range.end);
+        }
         out.push_back(std::move(w.out()));
     }
     return out;
 }
 
-// Exposed waiting needs the rank's compute activity: computed where the rank lives.
-std::string exposedMessage(const LocalPart& local, const std::string& myWaits)
+// Exposed waiting and the steps' bubbles need the rank's compute activity: computed where the rank lives. Per rank:
+// its exposed waiting, then its steps' bubbles as (step index, bubble) pairs.
+std::string exposedMessage(const LocalPart& local, const std::string& myWaits, TimeRange window)
 {
     Bytes exposed;
     Cursor c(myWaits);
+    std::vector<std::vector<TimeRange>> waits(local.trace->ranks.size());
     for (std::size_t r = 0; r < local.trace->ranks.size(); ++r) {
-        std::vector<TimeRange> waits(std::size_t(c.i64()));
-        for (auto& w : waits) {
+        waits[r].resize(std::size_t(c.i64()));
+        for (auto& w : waits[r]) {
             w.start = c.i64();
             w.end = c.i64();
         }
-        exposed.i64(exposedWait(waits, local.analysis->ranks[r]));
+    }
+    std::map<int, TimeRange> jobWindows;
+    for (std::int64_t n = c.i64(); n > 0; --n) {
+        const auto index = int(c.i64());
+        const TimeNs start = c.i64();
+        jobWindows[index] = { start, c.i64() };
+    }
+    for (std::size_t r = 0; r < local.trace->ranks.size(); ++r) {
+        exposed.i64(exposedWait(waits[r], local.analysis->ranks[r]));
+        RankReport steps; // the steps the report lists for this rank, with their bubbles
+        for (const StepWindow& w : local.analysis->ranks[r].steps)
+            if (w.range.intersects(window) || w.range.isEmpty()) {
+                StepReport s;
+                s.index = w.index;
+                s.range = w.range;
+                steps.steps.push_back(s);
+            }
+        fillStepBubbles(steps, *local.trace, *local.analysis, int(r), jobWindows, window);
+        exposed.i64(std::int64_t(steps.steps.size()));
+        for (const StepReport& s : steps.steps) {
+            exposed.i64(s.index);
+            exposed.i64(s.bubbleNs);
+        }
     }
     return std::move(exposed.out());
 }
@@ -441,7 +472,7 @@ int runStats(const World& world, int argc, char** argv)
         timings.exchanged(myWaits.size());
     for (std::size_t p = 1; p < waits.size(); ++p)
         timings.exchanged(waits[p].size());
-    const std::vector<std::string> exposedParts = gather(exposedMessage(local, myWaits));
+    const std::vector<std::string> exposedParts = gather(exposedMessage(local, myWaits, request.options.window));
     timings.lap("exchange+match");
     if (!world.root())
         return 0;
@@ -452,6 +483,14 @@ int runStats(const World& world, int argc, char** argv)
             report.ranks[std::size_t(g)].collectives = merged.match.ranks[std::size_t(g)];
             report.ranks[std::size_t(g)].collectives.exposedWaitNs = c.i64();
             fillStepCollectives(report.ranks[std::size_t(g)], merged.match, g, request.options.window);
+            std::map<int, TimeNs> bubbles;
+            for (std::int64_t n = c.i64(); n > 0; --n) {
+                const auto index = int(c.i64());
+                bubbles[index] = c.i64();
+            }
+            for (StepReport& s : report.ranks[std::size_t(g)].steps)
+                if (const auto it = bubbles.find(s.index); it != bubbles.end())
+                    s.bubbleNs = it->second;
         }
     }
     const std::string out = formatReport(report, request);

@@ -15,6 +15,8 @@ namespace {
 
 // Pairs of clock domains with fewer matched collectives than this give no estimate.
 constexpr std::size_t kMinCollectives = 3;
+// Transfer starts are used where their spread (MAD) is within twice that of the end differences or this.
+constexpr TimeNs kStableSpreadNs = 1'000;
 
 // Clock domains: hosts where every rank records one, else one per rank.
 std::vector<int> clockDomains(const Trace& trace, int& count)
@@ -37,6 +39,7 @@ std::vector<int> clockDomains(const Trace& trace, int& count)
 struct Estimate
 {
     TimeNs median = 0;
+    TimeNs mad = 0; // median absolute deviation of the samples
     TimeNs standardError = 0;
     std::uint64_t samples = 0;
     bool separated = false; // from transfer starts (see clockSamples)
@@ -57,6 +60,7 @@ Estimate robustEstimate(std::vector<TimeNs> d)
     for (TimeNs& x : d)
         x = std::abs(x - e.median);
     const double mad = double(median(d));
+    e.mad = TimeNs(mad);
     // The median's standard error: sqrt(pi/2) * sigma / sqrt(n), sigma = 1.4826 * MAD for normal jitter.
     e.standardError = TimeNs(std::llround(1.2533 * 1.4826 * mad / std::sqrt(double(e.samples))));
     return e;
@@ -106,7 +110,8 @@ std::uint64_t kindOf(const CollectiveGroup& g)
 using TransferTimes = std::map<std::pair<int, std::uint64_t>, TimeNs>; // (rank, kind) -> transfer time
 
 // Each rank's transfer time per kind of collective: the median duration of its instances in which it clearly arrived
-// last (no waiting: the whole instance is transfer). Measured on the rank's own clock, so no offset enters.
+// last (no waiting: the whole instance is transfer), where those durations are stable. Measured on the rank's own
+// clock, so no offset enters.
 TransferTimes transferTimes(const std::vector<const CollectiveGroup*>& groups)
 {
     std::map<std::pair<int, std::uint64_t>, std::vector<TimeNs>> samples;
@@ -118,7 +123,16 @@ TransferTimes transferTimes(const std::vector<const CollectiveGroup*>& groups)
     TransferTimes out;
     for (auto& [key, d] : samples) {
         std::nth_element(d.begin(), d.begin() + std::ptrdiff_t(d.size() / 2), d.end());
-        out[key] = d[d.size() / 2];
+        const TimeNs median = d[d.size() / 2];
+        std::vector<TimeNs> dev;
+        for (const TimeNs x : d)
+            dev.push_back(std::abs(x - median));
+        std::nth_element(dev.begin(), dev.begin() + std::ptrdiff_t(dev.size() / 2), dev.end());
+        // A transfer time only where the rank's transfers of that kind take a stable time (MAD within 5 % of it, or
+        // 1 us): where members are rather released together whatever their arrival, the last one's duration varies
+        // with the arrivals and says nothing about a transfer start.
+        if (dev[dev.size() / 2] <= std::max<TimeNs>(median / 20, 1'000))
+            out[key] = median;
     }
     return out;
 }
@@ -233,12 +247,16 @@ ClockAlignment estimateClockOffsets(const Trace& trace, const CollectiveMatch& m
     }
     std::map<std::pair<int, int>, Estimate> edges;
     for (auto& [pair, p] : clockSamples(trace, match, domain)) {
-        const bool separated = p.separated.size() >= kMinCollectives;
-        std::vector<TimeNs>& d = separated ? p.separated : p.ends;
-        if (d.size() < kMinCollectives)
+        if (p.ends.size() < kMinCollectives)
             continue;
-        edges[pair] = robustEstimate(std::move(d));
-        edges[pair].separated = separated;
+        const Estimate ends = robustEstimate(std::move(p.ends));
+        Estimate separated;
+        if (p.separated.size() >= kMinCollectives)
+            separated = robustEstimate(std::move(p.separated));
+        // Transfer starts remove the members' end skew where each member's transfer time is stable; where it is not
+        // (members released at one instant whatever their arrival), they scatter and ends are the better anchor.
+        separated.separated = separated.samples > 0 && separated.mad <= std::max<TimeNs>(2 * ends.mad, kStableSpreadNs);
+        edges[pair] = separated.separated ? separated : ends;
     }
     // Prim's tree from the reference domain over the best-supported pairs; offsets add up along it.
     std::vector<bool> reached(static_cast<std::size_t>(domains), false);

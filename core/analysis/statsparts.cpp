@@ -57,6 +57,7 @@ RankReport rankReport(
             s.idle = sumIdleGaps(idleGapsCut(trace, analysis, rankIndex, w.range.intersected(o.window)));
         r.steps.push_back(std::move(s));
     }
+    r.commOps = commOperations(trace, analysis, rankIndex, o.window);
     r.warnings = ra.warnings;
     return r;
 }
@@ -68,6 +69,30 @@ void fillStepCollectives(RankReport& r, const CollectiveMatch& match, int rank, 
         const CollectiveSplit split = parts.in(s.range.intersected(window));
         s.waitNs = split.waitNs;
         s.transferNs = split.transferNs;
+    }
+    for (CommOpReport& op : r.commOps.ops)
+        op.waitNs = op.transferNs = 0;
+    fillCommOpCollectives(r.commOps, match, rank, window);
+}
+
+std::map<int, TimeRange> reportJobWindows(const StatsReport& report)
+{
+    std::vector<std::vector<StepWindow>> steps(report.ranks.size());
+    for (std::size_t r = 0; r < report.ranks.size(); ++r)
+        for (const StepReport& s : report.ranks[r].steps)
+            steps[r].push_back({ s.index, s.name, s.range, s.hostRange });
+    return jobStepWindows(steps);
+}
+
+void fillStepBubbles(RankReport& r, const Trace& trace, const Analysis& analysis, int rankIndex,
+    const std::map<int, TimeRange>& jobWindows, TimeRange window)
+{
+    for (StepReport& s : r.steps) {
+        const auto it = jobWindows.find(s.index);
+        if (it == jobWindows.end())
+            continue;
+        const TimeRange w = it->second.intersected(window);
+        s.bubbleNs = w.isEmpty() ? 0 : w.duration() - computeStats(trace, analysis, rankIndex, w).computeBusyNs;
     }
 }
 
@@ -224,6 +249,9 @@ StatsReport buildStatsReport(const Trace& trace, const Analysis& analysis, const
         report.ranks[r].collectives.exposedWaitNs = exposedWait(waits[r], analysis.ranks[r]);
         fillStepCollectives(report.ranks[r], match, int(r), o.window);
     }
+    const std::map<int, TimeRange> jobWindows = reportJobWindows(report);
+    for (std::size_t r = 0; r < trace.ranks.size(); ++r)
+        fillStepBubbles(report.ranks[r], trace, analysis, int(r), jobWindows, o.window);
     report.clocks = trace.clocks;
     report.clockLine = clockSummaryLine(trace);
     addCrossRank(report, match);
@@ -289,8 +317,22 @@ template <class IO, class R> void rankReportFields(IO& io, R& r)
         io.pod(step.idle);
         io.pod(step.waitNs);
         io.pod(step.transferNs);
+        io.pod(step.bubbleNs);
     });
     io.pod(r.collectives);
+    io.list(r.commOps.ops, [&](auto& op) {
+        io.str(op.op);
+        io.str(op.call);
+        io.str(op.kernelType);
+        io.pod(op.source);
+        io.pod(op.count);
+        io.pod(op.busyNs);
+        io.pod(op.exposedNs);
+        io.pod(op.waitNs);
+        io.pod(op.transferNs);
+    });
+    io.list(r.commOps.kernelKeys, [&](auto& k) { io.pod(k); });
+    io.list(r.commOps.kernelOp, [&](auto& k) { io.pod(k); });
     io.list(r.warnings, [&](auto& w) { io.str(w); });
 }
 

@@ -15,10 +15,12 @@
 
 #include "analysis/analysis.h"
 #include "analysis/collectives.h"
+#include "analysis/commops.h"
 #include "analysis/statsreport.h"
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +38,9 @@ struct StepReport
     // Filled in by the merge with the collectives: the rank's matched communication kernels' waiting and transfer
     // parts clipped to the same window (collectiveSplitInWindow).
     TimeNs waitNs = 0, transferNs = 0;
+    // The job's window of this step (the hull of the step's window over all ranks, clipped to the report window)
+    // minus the rank's compute busy time inside it (commops.h); filled in by the merge.
+    TimeNs bubbleNs = 0;
 };
 
 struct RankReport
@@ -59,8 +64,13 @@ struct RankReport
     std::uint64_t stepCount = 0; // all steps of the rank
     std::vector<StepReport> steps; // the steps that intersect the window
     RankCollectiveStats collectives; // filled in by the merge (whole trace)
+    CommOps commOps; // communication by operation; waiting and transfer filled in by the merge
     std::vector<std::string> warnings;
 };
+
+// Sets each step's bubbleNs of rank `rankIndex` of `trace` (report rank r) from the job windows.
+void fillStepBubbles(RankReport& r, const Trace& trace, const Analysis& analysis, int rankIndex,
+    const std::map<int, TimeRange>& jobWindows, TimeRange window);
 
 // Fills in each step's waitNs and transferNs of `rank` (the global index of r in the match) from the matching,
 // over each step's window clipped to `window`.
@@ -140,6 +150,8 @@ struct StatsReport
 // Fills the cross-rank parts of a report (groups, summary, stragglers) from the match of all its ranks; the
 // match's keys table also names its kernels (CollectiveCandidates::names).
 void addCrossRank(StatsReport& report, const CollectiveMatch& match);
+// The job windows of the report's steps (by step index; jobStepWindows over every rank's steps).
+std::map<int, TimeRange> reportJobWindows(const StatsReport& report);
 
 // The whole report of a trace in one process.
 StatsReport buildStatsReport(

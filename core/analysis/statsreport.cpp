@@ -15,6 +15,7 @@
 #include <map>
 #include <cstdio>
 #include <sstream>
+#include <tuple>
 
 namespace exposure {
 
@@ -244,6 +245,21 @@ std::string rankLabel(const StatsReport& report, int index)
                                                     : "rank " + std::to_string(index);
 }
 
+// "comm_by_op": the rank's communication by the operation the program called (analysis/commops.h).
+std::string commByOpJson(const CommOps& ops)
+{
+    std::string out = "[";
+    for (std::size_t k = 0; k < ops.ops.size(); ++k) {
+        const CommOpReport& o = ops.ops[k];
+        out += (k ? ", " : "") + std::string("{\"op\": ") + quoted(o.op) + ", \"call\": " + quoted(o.call)
+            + ", \"source\": " + quoted(commOpSourceName(o.source)) + ", \"kernel_type\": " + quoted(o.kernelType)
+            + ", \"count\": " + std::to_string(o.count) + ", \"busy_ns\": " + std::to_string(o.busyNs)
+            + ", \"exposed_ns\": " + std::to_string(o.exposedNs) + ", \"wait_ns\": " + std::to_string(o.waitNs)
+            + ", \"transfer_ns\": " + std::to_string(o.transferNs) + "}";
+    }
+    return out + "]";
+}
+
 // "clock_alignment": how the ranks' clocks were put on one time base (offsets subtracted from recorded times).
 std::string clockJson(const StatsReport& report)
 {
@@ -449,7 +465,8 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
             out.insert(out.size() - 1, ",");
             out += "          \"idle_breakdown\": " + idleJson(w.idle) + ",\n";
             out += "          \"collectives\": {\"wait_ns\": " + std::to_string(w.waitNs)
-                + ", \"transfer_ns\": " + std::to_string(w.transferNs) + "}\n";
+                + ", \"transfer_ns\": " + std::to_string(w.transferNs) + "},\n";
+            out += "          \"bubble_ns\": " + std::to_string(w.bubbleNs) + "\n";
             out += "        }";
         }
         out += first ? "],\n" : "\n      ],\n";
@@ -462,6 +479,7 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
                 + std::to_string(c.exposedWaitNs) + ", \"caused_waits\": " + std::to_string(c.causedWaits)
                 + ", \"caused_wait_ns\": " + std::to_string(c.causedWaitNs) + "},\n";
         }
+        out += "      \"comm_by_op\": " + commByOpJson(rank.commOps) + ",\n";
         out += "      \"warnings\": [";
         for (std::size_t i = 0; i < rank.warnings.size(); ++i)
             out += (i ? ", " : "") + quoted(rank.warnings[i]);
@@ -741,6 +759,46 @@ std::string foldedByRank(const StatsReport& report, const std::vector<std::pair<
     return out;
 }
 
+// Communication by the operation the program called (analysis/commops.h): per rank, or summed over the ranks when
+// the report summarises.
+std::string commByOpSection(const StatsReport& report, bool summarise)
+{
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({ "rank", "operation", "called as", "kernels", "count", "busy", "exposed", "waiting", "transfer" });
+    auto row = [&](const std::string& rank, const CommOpReport& o) {
+        rows.push_back({ rank, o.op, o.call.empty() ? "(" + std::string(commOpSourceName(o.source)) + ")" : o.call,
+            o.kernelType.empty() ? "-" : o.kernelType, std::to_string(o.count), dur(o.busyNs), dur(o.exposedNs),
+            dur(o.waitNs), dur(o.transferNs) });
+    };
+    if (summarise) {
+        std::map<std::tuple<std::string, std::string, std::string>, CommOpReport> sum;
+        for (const RankReport& r : report.ranks)
+            for (const CommOpReport& o : r.commOps.ops) {
+                CommOpReport& t = sum[{ o.op, o.call, o.kernelType }];
+                t.op = o.op;
+                t.call = o.call;
+                t.kernelType = o.kernelType;
+                t.source = o.source;
+                t.count += o.count;
+                t.busyNs += o.busyNs;
+                t.exposedNs += o.exposedNs;
+                t.waitNs += o.waitNs;
+                t.transferNs += o.transferNs;
+            }
+        for (const auto& [key, o] : sum)
+            row("all", o);
+    } else {
+        for (const RankReport& r : report.ranks)
+            for (const CommOpReport& o : r.commOps.ops)
+                row(r.label, o);
+    }
+    if (rows.size() == 1)
+        return {};
+    return "\nCommunication by the operation called (the region around each kernel's launch, else the kernel's\n"
+           "arguments, else its name; busy and exposed are unions per operation):\n"
+        + renderTable(rows, 4);
+}
+
 // The idle findings of many ranks: each finding once, with the ranks it holds for.
 std::string idleFindingsSummary(const StatsReport& report)
 {
@@ -778,6 +836,7 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
     std::string out = tableHeader(report, o, summarise);
     if (summarise) {
         out += rankSummaryText(report, summarizeRanks(report));
+        out += commByOpSection(report, true);
         if (report.ranks.size() > 1)
             out += crossRankSection(report);
         out += idleFindingsSummary(report);
@@ -788,6 +847,7 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
     out += statsSection(report);
     if (report.ranks.size() > 1 && report.anyCollectiveGroup)
         out += collectivesSection(report);
+    out += commByOpSection(report, false);
     if (report.ranks.size() > 1)
         out += crossRankSection(report);
     out += idleSection(report);

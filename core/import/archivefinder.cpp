@@ -220,12 +220,15 @@ std::vector<ArchiveRef> findArchives(const std::string& pathString)
 std::string hostFromTraceFileName(const std::string& path)
 {
     std::string name = fs::path(path).filename().string();
-    for (const char* suffix : { ".gz", ".json", ".pt.trace" }) {
-        const std::size_t n = std::strlen(suffix);
-        if (name.size() <= n || name.compare(name.size() - n, n, suffix) != 0)
-            return {};
-        name.resize(name.size() - n);
-    }
+    auto strip = [&](std::string_view suffix) {
+        if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+            return false;
+        name.resize(name.size() - suffix.size());
+        return true;
+    };
+    strip(".gz");
+    if (!strip(".json") || !strip(".pt.trace"))
+        return {};
     auto digitsBefore = [&](std::size_t end, char separator) -> std::size_t { // start of the digits before `end`
         std::size_t i = end;
         while (i > 0 && std::isdigit(static_cast<unsigned char>(name[i - 1])))

@@ -107,7 +107,7 @@ QString nsysWithBadNames(const QTemporaryDir& dir)
 {
     const std::string path = dir.filePath(QStringLiteral("report.sqlite")).toStdString();
     testing::NsysWriter w(path);
-    w.gpu(0, "NVIDIA H\x91200");
+    w.gpu(0, "NVIDIA H\x91" "200");
     const std::int64_t pid = 100, main = testing::nsysTid(pid, pid);
     w.threadName(main, "pt_\x91main");
     w.nvtx(main, 1'000'000, 1'100'000, "ProfilerStep#3");

@@ -78,10 +78,12 @@ private Q_SLOTS:
         QCOMPARE(compute->p90, 100'018'000.0);
         // Rank 13's compute stands out; the others' 1 µs steps do not.
         QCOMPARE(s.rankOutliers.size(), std::size_t(2)); // compute of rank 13 and the mean step of rank 7
-        QCOMPARE(s.rankOutliers[0].metric, std::string("compute"));
-        QCOMPARE(s.rankOutliers[0].rankIndex, 13);
-        QCOMPARE(s.rankOutliers[1].metric, std::string("mean step"));
-        QCOMPARE(s.rankOutliers[1].rankIndex, 7);
+        // Largest |z| first: rank 7's mean step (18 ms above a spread of 100 ns per rank) before rank 13's compute
+        // (50 ms above a spread of 1 us per rank).
+        QCOMPARE(s.rankOutliers[0].metric, std::string("mean step"));
+        QCOMPARE(s.rankOutliers[0].rankIndex, 7);
+        QCOMPARE(s.rankOutliers[1].metric, std::string("compute"));
+        QCOMPARE(s.rankOutliers[1].rankIndex, 13);
         // Rank 7's step 3 against step 3 of the others.
         QCOMPARE(s.stepOutliers.size(), std::size_t(1));
         QCOMPARE(s.stepOutliers[0].rankIndex, 7);
@@ -122,9 +124,12 @@ private Q_SLOTS:
         o.window = { 0, 500'000'000 };
         const std::string text = statsTable(report, o);
         QVERIFY2(text.find("Ranks: 20, summarised") != std::string::npos, text.c_str());
-        QVERIFY(text.find("compute     100 ms  Rank 0") != std::string::npos);
-        QVERIFY(text.find("Rank 13: compute 150 ms (median 100.01 ms") != std::string::npos);
-        QVERIFY(text.find("Rank 7: step 3 180 ms") != std::string::npos);
+        QVERIFY(text.find("compute    100 ms  Rank 0    100 ms    100 ms    150 ms  Rank 13\n") != std::string::npos);
+        QVERIFY(text.find("idle        50 ms  Rank 0  50.09 ms  50.17 ms  50.19 ms  Rank 19\n") != std::string::npos);
+        QVERIFY(text.find("  Rank 7: mean step 108 ms (median 90 ms, robust z +22073.9)\n") != std::string::npos);
+        QVERIFY(text.find("  Rank 13: compute 150 ms (median 100 ms, robust z +6130.7)\n") != std::string::npos);
+        QVERIFY(text.find("  Rank 7: step 3 180 ms (median 90 ms") != std::string::npos);
+        QVERIFY(text.find("20 ranks (Rank 0–19), e.g. Rank 0: GPU idle 10 %") != std::string::npos);
         // No row per rank: rank 19 appears only where a line names it.
         QVERIFY(text.find("Rank 19  ") == std::string::npos);
         int lines = 0;

@@ -183,6 +183,12 @@ private Q_SLOTS:
                 // Each step's waiting and transfer, from the same matching (as exposure-mpi's process 0 does).
                 fillStepCollectives(report.ranks[std::size_t(p.global[r])], match, p.global[r], m_options.window);
             }
+        // The steps' bubbles from the job's step windows, computed where each rank lives (as exposure-mpi does).
+        const auto jobWindows = reportJobWindows(report);
+        for (const Part& p : m_parts)
+            for (std::size_t r = 0; r < p.trace->ranks.size(); ++r)
+                fillStepBubbles(report.ranks[std::size_t(p.global[r])], *p.trace, *p.analysis, int(r), jobWindows,
+                    m_options.window);
         const std::string expected = statsJson(*m_whole, *m_wholeAnalysis, m_options);
         QVERIFY(expected.find("\"rank\": 3") != std::string::npos);
         QCOMPARE(statsJson(report, m_options), expected);

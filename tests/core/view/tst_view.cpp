@@ -328,17 +328,19 @@ void TestView::niceSteps()
     QCOMPARE(ticks, (std::vector<double> { 2e6, 4e6, 6e6 }));
 }
 
-// A NCCL watchdog thread polls (cudaEventQuery) long after the last step: Zoom to Fit and whole-trace figures show
-// the GPU streams and the threads that launch work. Launches are known in launch order (Score-P), per interval by
-// correlation id (torch.profiler, Nsight Systems: the watchdog tail of a real 2-rank run stretched the view from 440
-// to 500 ms), or not at all (every thread counts).
+// A NCCL watchdog thread polls (cudaEventQuery) long after the last step: the whole-trace window (stats, Zoom to
+// Fit, figures) runs from the first event of the GPU streams and the threads that launch work to the end of the last
+// GPU work. Launches are known in launch order (Score-P), per interval by correlation id (torch.profiler, Nsight
+// Systems: the watchdog tail of a real 2-rank run stretched the view from 440 to 500 ms), or not at all (every thread
+// counts for the start); without GPU work the threads' last event ends it.
 void TestView::activityLeavesOutPollingThreads_data()
 {
     QTest::addColumn<int>("launchKind");
     QTest::addColumn<qint64>("end");
-    QTest::newRow("launch order") << 0 << qint64(100);
-    QTest::newRow("by correlation id") << 1 << qint64(100);
-    QTest::newRow("no launches") << 2 << qint64(1000);
+    QTest::newRow("launch order") << 0 << qint64(90);
+    QTest::newRow("by correlation id") << 1 << qint64(90);
+    QTest::newRow("no launches") << 2 << qint64(90);
+    QTest::newRow("no GPU work") << 3 << qint64(1000);
 }
 
 void TestView::activityLeavesOutPollingThreads()
@@ -359,8 +361,11 @@ void TestView::activityLeavesOutPollingThreads()
     else if (launchKind == 1)
         gpu.launchByInterval = { LaunchRef { 0, 0 } };
     rank.lanes = { main, watchdog, gpu };
+    if (launchKind == 3)
+        rank.lanes.pop_back();
     trace.ranks.push_back(rank);
-    trace.extent = { 0, 1000 };
+    trace.finalize(false);
+    QCOMPARE(trace.extent.end, TimeNs(1000));
     const TimeRange r = activityRange(trace);
     QCOMPARE(r.start, TimeNs(0));
     QCOMPARE(r.end, TimeNs(end));

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "analysis/commops.h"
+
+#include "analysis/analysis_p.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <tuple>
+#include <unordered_map>
+
+namespace exposure {
+
+std::string normaliseCommOp(std::string_view name)
+{
+    std::string key;
+    for (const char c : name.substr(0, name.find('(')))
+        if (std::isalnum(static_cast<unsigned char>(c)))
+            key += char(std::tolower(static_cast<unsigned char>(c)));
+    for (const char* prefix : { "nccldevkernel", "ncclkernel", "nccl", "rccl", "c10d", "torchdistributed", "dist" })
+        if (key.rfind(prefix, 0) == 0) {
+            key.erase(0, std::string_view(prefix).size());
+            break;
+        }
+    static const std::pair<const char*, const char*> ops[] = { { "allreduce", "all_reduce" },
+        { "allgather", "all_gather" }, { "reducescatter", "reduce_scatter" }, { "alltoall", "all_to_all" },
+        { "broadcast", "broadcast" }, { "barrier", "barrier" }, { "sendrecv", "send_recv" }, { "reduce", "reduce" },
+        { "send", "send" }, { "recv", "recv" } };
+    for (const auto& [stem, op] : ops)
+        if (key.rfind(stem, 0) == 0)
+            return op;
+    return {};
+}
+
+const char* commOpSourceName(CommOpSource s)
+{
+    switch (s) {
+    case CommOpSource::Region:
+        return "region";
+    case CommOpSource::KernelArgs:
+        return "kernel arguments";
+    case CommOpSource::KernelName:
+        break;
+    }
+    return "kernel name";
+}
+
+namespace {
+
+// A CPU region name that is a call of a communication operation ("nccl:all_reduce", "c10d::allreduce_").
+bool isCommCall(const std::string& name)
+{
+    return name.rfind("nccl:", 0) == 0 || name.rfind("c10d::", 0) == 0 || name.rfind("torch.distributed.", 0) == 0;
+}
+
+// The nearest enclosing region of CPU interval j that is a communication call; -1 if none within reach.
+long enclosingCall(const Trace& trace, const IntervalTable& t, std::size_t j)
+{
+    constexpr std::size_t kReach = 512; // the call is a close ancestor: nccl:* ▸ record_param_comms ▸ launch
+    const TimeNs s = t.start(j), e = t.end(j);
+    const std::uint8_t depth = t.depth(j);
+    for (std::size_t k = j, steps = 0; k-- > 0 && steps < kReach; ++steps) {
+        if (t.depth(k) >= depth || t.start(k) > s || t.end(k) < e)
+            continue;
+        if (isCommCall(trace.name(t.name(k))))
+            return long(k);
+    }
+    return -1;
+}
+
+} // namespace
+
+std::string commOpOf(
+    const Trace& trace, const Analysis& analysis, IntervalRef kernel, CommOpSource* source, std::string* call)
+{
+    const Rank& rank = trace.ranks.at(std::size_t(kernel.rank));
+    const Lane& lane = rank.lanes.at(std::size_t(kernel.lane));
+    const RankAnalysis& ra = analysis.ranks.at(std::size_t(kernel.rank));
+    auto said = [&](CommOpSource s, std::string c, std::string op) {
+        if (source)
+            *source = s;
+        if (call)
+            *call = std::move(c);
+        return op;
+    };
+    if (std::size_t(kernel.lane) < ra.launchOf.size() && kernel.interval < ra.launchOf[std::size_t(kernel.lane)].size()) {
+        const LaunchRef l = ra.launchOf[std::size_t(kernel.lane)][kernel.interval];
+        if (l.cpuLane != kUnknownLaunch && l.cpuLane < rank.lanes.size()) {
+            const IntervalTable& t = rank.lanes[l.cpuLane].intervals;
+            if (l.interval < t.size())
+                if (const long k = enclosingCall(trace, t, l.interval); k >= 0) {
+                    const std::string& name = trace.name(t.name(std::size_t(k)));
+                    if (std::string op = normaliseCommOp(name); !op.empty())
+                        return said(CommOpSource::Region, name, op);
+                }
+        }
+    }
+    if (const CollectiveArgs* args = collectiveArgsOf(trace, lane, kernel.interval); args)
+        if (std::string op = normaliseCommOp(args->collective); !op.empty())
+            return said(CommOpSource::KernelArgs, args->collective, op);
+    const std::string& kernelName = trace.name(lane.intervals.name(kernel.interval));
+    std::string op = normaliseCommOp(kernelName);
+    return said(CommOpSource::KernelName, {}, op.empty() ? std::string("other") : op);
+}
+
+CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window)
+{
+    CommOps out;
+    const Rank& rank = trace.ranks.at(std::size_t(rankIndex));
+    const RankAnalysis& ra = analysis.ranks.at(std::size_t(rankIndex));
+    std::map<std::pair<std::string, std::string>, std::size_t> index; // (op, call) -> ops
+    std::vector<std::vector<TimeRange>> parts;
+    std::vector<std::pair<std::uint64_t, std::uint16_t>> keyed;
+    detail::forEachGpuLane(rank, [&](std::size_t l, const Lane& lane) {
+        const IntervalTable& t = lane.intervals;
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            const StringId name = t.name(i);
+            if (analysis.classOf(name).category != Category::Communication)
+                continue;
+            const TimeRange clipped = TimeRange { t.start(i), t.end(i) }.intersected(window);
+            if (clipped.isEmpty() && !(t.start(i) == t.end(i) && window.contains(t.start(i))))
+                continue;
+            CommOpSource source = CommOpSource::KernelName;
+            std::string call;
+            const std::string op
+                = commOpOf(trace, analysis, { rankIndex, int(l), std::uint32_t(i) }, &source, &call);
+            auto [it, fresh] = index.try_emplace({ op, call }, out.ops.size());
+            if (fresh) {
+                CommOpReport r;
+                r.op = op;
+                r.call = call;
+                r.source = source;
+                r.kernelType = normaliseCommOp(trace.name(name));
+                out.ops.push_back(std::move(r));
+                parts.emplace_back();
+            }
+            CommOpReport& r = out.ops[it->second];
+            if (r.kernelType != normaliseCommOp(trace.name(name)))
+                r.kernelType = "mixed";
+            ++r.count;
+            if (!clipped.isEmpty())
+                parts[it->second].push_back(clipped);
+            keyed.push_back({ (std::uint64_t(l) << 32) | i, std::uint16_t(it->second) });
+        }
+    });
+    for (std::size_t k = 0; k < out.ops.size(); ++k) {
+        std::vector<TimeRange>& p = parts[k];
+        std::sort(p.begin(), p.end(), [](TimeRange a, TimeRange b) { return a.start < b.start; });
+        TimeNs busy = 0, end = std::numeric_limits<TimeNs>::min();
+        for (const TimeRange& r : p) {
+            const TimeNs from = std::max(r.start, end);
+            busy += std::max<TimeNs>(0, r.end - from);
+            end = std::max(end, r.end);
+        }
+        out.ops[k].busyNs = busy;
+        out.ops[k].exposedNs = exposedWait(p, ra);
+    }
+    // Largest first; the kernel table refers to the sorted order.
+    std::vector<std::size_t> order(out.ops.size());
+    for (std::size_t k = 0; k < order.size(); ++k)
+        order[k] = k;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        const CommOpReport &x = out.ops[a], &y = out.ops[b];
+        return x.busyNs != y.busyNs ? x.busyNs > y.busyNs : std::tie(x.op, x.call) < std::tie(y.op, y.call);
+    });
+    std::vector<std::uint16_t> rankOf(order.size());
+    std::vector<CommOpReport> sorted;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        rankOf[order[k]] = std::uint16_t(k);
+        sorted.push_back(std::move(out.ops[order[k]]));
+    }
+    out.ops = std::move(sorted);
+    std::sort(keyed.begin(), keyed.end());
+    for (const auto& [key, op] : keyed) {
+        out.kernelKeys.push_back(key);
+        out.kernelOp.push_back(rankOf[op]);
+    }
+    return out;
+}
+
+void fillCommOpCollectives(CommOps& ops, const CollectiveMatch& match, int rank, TimeRange window)
+{
+    for (const CollectiveGroup& g : match.groups)
+        for (const CollectiveMember& m : g.members) {
+            if (m.rank != rank)
+                continue;
+            const std::uint64_t key = (std::uint64_t(m.lane) << 32) | m.interval;
+            const auto it = std::lower_bound(ops.kernelKeys.begin(), ops.kernelKeys.end(), key);
+            if (it == ops.kernelKeys.end() || *it != key)
+                continue;
+            const std::size_t at = std::size_t(it - ops.kernelKeys.begin());
+            if (at >= ops.kernelOp.size() || ops.kernelOp[at] >= ops.ops.size())
+                continue;
+            CommOpReport& r = ops.ops[ops.kernelOp[at]];
+            r.waitNs += TimeRange { m.start, m.start + m.waitNs }.intersected(window).duration();
+            r.transferNs += TimeRange { m.start + m.waitNs, m.end }.intersected(window).duration();
+        }
+}
+
+std::map<int, TimeRange> jobStepWindows(const std::vector<std::vector<StepWindow>>& stepsPerRank)
+{
+    std::map<int, TimeRange> out;
+    for (const auto& steps : stepsPerRank)
+        for (const StepWindow& s : steps) {
+            auto [it, fresh] = out.try_emplace(s.index, s.range);
+            if (!fresh)
+                it->second = { std::min(it->second.start, s.range.start), std::max(it->second.end, s.range.end) };
+        }
+    return out;
+}
+
+} // namespace exposure

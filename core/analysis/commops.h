@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Communication by the operation the program called, and pipeline bubbles.
+//  * Operation: each communication kernel belongs to the collective the program called, which the kernel's name
+//    does not always say (NCCL runs all-to-all, and on some versions all-reduce, as SendRecv kernels). In order:
+//    the communication region around its launch (torch.profiler's `nccl:all_reduce`, `c10d::allreduce_`,
+//    `record_param_comms` with the collective's name on the kernel; Score-P's enclosing region), reached through
+//    the launch that started the kernel; else the collective named in the kernel's own arguments; else the kernel
+//    name. Names are normalised to all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send, recv,
+//    barrier (send_recv for a SendRecv kernel nothing else names).
+//  * Bubble: for each step, the job's window of that step (the earliest start to the latest end of that step's
+//    window on any rank) minus the rank's compute busy time inside it.
+#pragma once
+
+#include "analysis/analysis.h"
+#include "analysis/collectives.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace exposure {
+
+// "nccl:_all_gather_base" -> "all_gather", "c10d::allreduce_" -> "all_reduce", "SendRecv" -> "send_recv"; empty when
+// the text names no communication operation.
+std::string normaliseCommOp(std::string_view name);
+
+// Where a kernel's operation came from.
+enum class CommOpSource : std::uint8_t { Region, KernelArgs, KernelName };
+const char* commOpSourceName(CommOpSource s); // "region", "kernel arguments", "kernel name"
+
+struct CommOpReport
+{
+    std::string op; // normalised
+    std::string call; // the region as called ("nccl:all_reduce"), the kernel's collective argument, or empty
+    std::string kernelType; // the kernel's own type from its name ("sendrecv", "allreduce"), empty if none
+    CommOpSource source = CommOpSource::KernelName;
+    std::uint64_t count = 0; // communication kernels of the operation that intersect the window
+    TimeNs busyNs = 0; // |U(those kernels) ∩ window|
+    TimeNs exposedNs = 0; // |U(those kernels) ∩ window \ U(compute)|
+    TimeNs waitNs = 0, transferNs = 0; // their matched members' parts clipped to the window (filled by the merge)
+};
+
+// The rank's communication by operation over `window`, and for each of its communication kernels the index into
+// that list (keyed by lane and interval), which the merge uses to split waiting and transfer.
+struct CommOps
+{
+    std::vector<CommOpReport> ops; // sorted by busy time, largest first (ties by op name)
+    std::vector<std::uint64_t> kernelKeys; // (lane << 32 | interval), sorted
+    std::vector<std::uint16_t> kernelOp; // index into ops, parallel to kernelKeys
+};
+CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
+
+// The operation of one communication kernel and where it came from ("" when it is not communication).
+std::string commOpOf(const Trace& trace, const Analysis& analysis, IntervalRef kernel, CommOpSource* source = nullptr,
+    std::string* call = nullptr);
+
+// Adds the waiting and transfer parts of the rank's matched members to their operations, clipped to `window`.
+void fillCommOpCollectives(CommOps& ops, const CollectiveMatch& match, int rank, TimeRange window);
+
+// The job's window of each step index: the hull of that step's window over the ranks.
+std::map<int, TimeRange> jobStepWindows(const std::vector<std::vector<StepWindow>>& stepsPerRank);
+
+} // namespace exposure

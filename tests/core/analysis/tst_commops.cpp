@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Communication by the operation the program called: SendRecv kernels launched inside nccl:all_reduce and
+// nccl:all_to_all are counted under those operations (exact counts and unions), a kernel without a launch falls back
+// to its arguments, then to its name; and each step's pipeline bubble is the job's window of the step minus the
+// rank's compute in it.
+#include "analysis/commops.h"
+#include "analysis/statsparts.h"
+#include "run/openrun.h"
+
+#include "support/kinetotraces.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace exposure;
+
+namespace {
+
+const char* kSendRecv = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)";
+
+QByteArray cpu(const char* name, const char* cat, double ts, double dur, int corr = -1)
+{
+    return QByteArray(",\n{\"ph\": \"X\", \"cat\": \"") + cat + "\", \"name\": \"" + name
+        + "\", \"pid\": 1, \"tid\": 1, \"ts\": " + QByteArray::number(ts, 'f', 3) + ", \"dur\": "
+        + QByteArray::number(dur, 'f', 3)
+        + (corr >= 0 ? ", \"args\": {\"correlation\": " + QByteArray::number(corr) + "}}" : QByteArray("}"));
+}
+
+QByteArray kernel(const char* name, int stream, double ts, double dur, int corr, const QByteArray& args = {})
+{
+    return QByteArray(",\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"") + name
+        + "\", \"pid\": 0, \"tid\": " + QByteArray::number(stream) + ", \"ts\": " + QByteArray::number(ts, 'f', 3)
+        + ", \"dur\": " + QByteArray::number(dur, 'f', 3) + ", \"args\": {\"device\": 0, \"stream\": "
+        + QByteArray::number(stream) + ", \"correlation\": " + QByteArray::number(corr) + args + "}}";
+}
+
+QByteArray file(const QByteArray& events)
+{
+    return "{\"schemaVersion\": 1, \"traceEvents\": [\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, "
+           "\"tid\": 1, \"args\": {\"name\": \"main\"}}"
+        + events + "\n]}";
+}
+
+} // namespace
+
+class TestCommOps : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void normalisedNames_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("op");
+        QTest::newRow("nccl:all_reduce") << "nccl:all_reduce" << "all_reduce";
+        QTest::newRow("_all_gather_base") << "nccl:_all_gather_base" << "all_gather";
+        QTest::newRow("_reduce_scatter_base") << "nccl:_reduce_scatter_base" << "reduce_scatter";
+        QTest::newRow("all_to_all") << "nccl:all_to_all" << "all_to_all";
+        QTest::newRow("c10d allreduce_") << "c10d::allreduce_" << "all_reduce";
+        QTest::newRow("c10d alltoall_base_") << "c10d::alltoall_base_" << "all_to_all";
+        QTest::newRow("kernel args allgather") << "allgather" << "all_gather";
+        QTest::newRow("kernel SendRecv") << kSendRecv << "send_recv";
+        QTest::newRow("dev kernel AllReduce") << "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)" << "all_reduce";
+        QTest::newRow("broadcast") << "nccl:broadcast" << "broadcast";
+        QTest::newRow("reduce") << "nccl:reduce" << "reduce";
+        QTest::newRow("send") << "nccl:send" << "send";
+        QTest::newRow("recv") << "nccl:recv" << "recv";
+        QTest::newRow("barrier") << "nccl:barrier" << "barrier";
+        QTest::newRow("not communication") << "aten::mm" << "";
+    }
+    void normalisedNames()
+    {
+        QFETCH(QString, name);
+        QFETCH(QString, op);
+        QCOMPARE(QString::fromStdString(normaliseCommOp(name.toStdString())), op);
+    }
+
+    void operationsOfSendRecvKernels()
+    {
+        QTemporaryDir dir;
+        QByteArray ev;
+        ev += cpu("ProfilerStep#3", "user_annotation", 0, 1000);
+        // all_reduce: one SendRecv kernel [200, 260) us, launched through record_param_comms.
+        ev += cpu("nccl:all_reduce", "cpu_op", 100, 30);
+        ev += cpu("record_param_comms", "cpu_op", 101, 28);
+        ev += cpu("cudaLaunchKernel", "cuda_runtime", 102, 3, 1);
+        ev += kernel(kSendRecv, 17, 200, 60, 1);
+        // all_to_all: two SendRecv kernels [400, 450) and [450, 470); compute [430, 455) hides 25 us of them.
+        ev += cpu("nccl:all_to_all", "cpu_op", 300, 30);
+        ev += cpu("cudaLaunchKernel", "cuda_runtime", 302, 3, 2);
+        ev += cpu("cudaLaunchKernel", "cuda_runtime", 310, 2, 3);
+        ev += kernel(kSendRecv, 17, 400, 50, 2);
+        ev += kernel(kSendRecv, 17, 450, 20, 3);
+        ev += cpu("aten::mm", "cpu_op", 500, 10);
+        ev += cpu("cudaLaunchKernel", "cuda_runtime", 501, 2, 4);
+        ev += kernel("ampere_sgemm_128x64_nn", 7, 430, 25, 4);
+        // No launch record: the kernel's arguments, then its name.
+        ev += kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", 17, 700, 20, 98, ", \"Collective name\": \"allreduce\"");
+        ev += kernel(kSendRecv, 17, 600, 10, 99);
+        testing::write(dir, QStringLiteral("rank0.json"), file(ev));
+        auto trace = loadTrace(dir.path().toStdString());
+        auto analysis = analyze(*trace, Rules::defaults());
+        const CommOps ops = commOperations(*trace, *analysis, 0, trace->extent);
+        QCOMPARE(ops.ops.size(), std::size_t(4));
+        auto check = [&](std::size_t k, const char* op, const char* call, CommOpSource source, std::uint64_t count,
+                         TimeNs busy, TimeNs exposed, const char* kernelType) {
+            const CommOpReport& o = ops.ops[k];
+            QCOMPARE(o.op, std::string(op));
+            QCOMPARE(o.call, std::string(call));
+            QCOMPARE(o.source, source);
+            QCOMPARE(o.count, count);
+            QCOMPARE(o.busyNs, busy);
+            QCOMPARE(o.exposedNs, exposed);
+            QCOMPARE(o.kernelType, std::string(kernelType));
+        };
+        check(0, "all_to_all", "nccl:all_to_all", CommOpSource::Region, 2, 70'000, 45'000, "send_recv");
+        check(1, "all_reduce", "nccl:all_reduce", CommOpSource::Region, 1, 60'000, 60'000, "send_recv");
+        check(2, "all_reduce", "allreduce", CommOpSource::KernelArgs, 1, 20'000, 20'000, "all_reduce");
+        check(3, "send_recv", "", CommOpSource::KernelName, 1, 10'000, 10'000, "send_recv");
+        QCOMPARE(ops.kernelKeys.size(), std::size_t(5));
+        // The report carries it, and a window clips it.
+        StatsReportOptions o;
+        o.window = { trace->extent.start, trace->extent.start + 455'000 };
+        const CommOps clipped = commOperations(*trace, *analysis, 0, o.window);
+        QCOMPARE(clipped.ops.size(), std::size_t(2));
+        QCOMPARE(clipped.ops[0].op, std::string("all_reduce"));
+        QCOMPARE(clipped.ops[0].busyNs, TimeNs(60'000));
+        QCOMPARE(clipped.ops[1].op, std::string("all_to_all"));
+        QCOMPARE(clipped.ops[1].busyNs, TimeNs(55'000));
+        QCOMPARE(clipped.ops[1].exposedNs, TimeNs(30'000));
+    }
+
+    // Two ranks, one step each: the job's window of the step is the hull of both ranks' step windows; each rank's
+    // bubble is that window minus its compute in it.
+    void bubbles()
+    {
+        std::vector<std::vector<StepWindow>> steps(2);
+        steps[0].push_back({ 4, "ProfilerStep#4", { 100, 600 }, { 0, 1000 } });
+        steps[1].push_back({ 4, "ProfilerStep#4", { 300, 1100 }, { 200, 1200 } });
+        steps[1].push_back({ 5, "ProfilerStep#5", { 1100, 1500 }, { 1200, 1600 } });
+        const auto w = jobStepWindows(steps);
+        QCOMPARE(w.size(), std::size_t(2));
+        QCOMPARE(w.at(4).start, TimeNs(100));
+        QCOMPARE(w.at(4).end, TimeNs(1100));
+        QCOMPARE(w.at(5).start, TimeNs(1100));
+        QCOMPARE(w.at(5).end, TimeNs(1500));
+
+        QTemporaryDir dir;
+        for (int r = 0; r < 2; ++r) {
+            QByteArray ev;
+            const double base = r * 200;
+            ev += cpu("ProfilerStep#4", "user_annotation", base, 1000);
+            ev += cpu("aten::mm", "cpu_op", base + 10, 10);
+            ev += cpu("cudaLaunchKernel", "cuda_runtime", base + 11, 2, 1);
+            ev += kernel("ampere_sgemm_128x64_nn", 7, base + 100, r == 0 ? 500 : 800, 1);
+            testing::write(dir, QStringLiteral("rank%1.json").arg(r), file(ev));
+        }
+        auto trace = loadTrace(dir.path().toStdString());
+        auto analysis = analyze(*trace, Rules::defaults());
+        StatsReportOptions o;
+        o.window = trace->extent;
+        const StatsReport report = buildStatsReport(*trace, *analysis, o);
+        QCOMPARE(report.ranks.size(), std::size_t(2));
+        QCOMPARE(report.ranks[0].steps.size(), std::size_t(1));
+        QCOMPARE(report.ranks[1].steps.size(), std::size_t(1));
+        // The steps' windows: from the step's start to the end of its GPU work, rank 0's [0, 600) us and rank 1's
+        // [200, 1100) us (rank 0's step at 0: the trace starts there); the job's window of the step is [0, 1100) us.
+        QCOMPARE(report.ranks[0].steps[0].range.start, TimeNs(0));
+        QCOMPARE(report.ranks[0].steps[0].range.end, TimeNs(600'000));
+        QCOMPARE(report.ranks[1].steps[0].range.start, TimeNs(200'000));
+        QCOMPARE(report.ranks[1].steps[0].range.end, TimeNs(1'100'000));
+        QCOMPARE(report.ranks[0].steps[0].bubbleNs, TimeNs(1'100'000 - 500'000));
+        QCOMPARE(report.ranks[1].steps[0].bubbleNs, TimeNs(1'100'000 - 800'000));
+        // In the JSON of every step.
+        const std::string json = statsJson(report, o);
+        QVERIFY(json.find("\"bubble_ns\": 600000") != std::string::npos);
+        QVERIFY(json.find("\"bubble_ns\": 300000") != std::string::npos);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCommOps)
+#include "tst_commops.moc"
