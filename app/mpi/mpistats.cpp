@@ -11,6 +11,7 @@
 //     collectives, sends each process the wait parts of its ranks, gets back their exposed waiting, and prints the
 //     report.
 // Everything that crosses processes refers to kernels by name and to ranks by their index in the whole run.
+#include "analysis/clockalign.h"
 #include "analysis/statsparts.h"
 #include "cli/commands.h"
 #include "import/consistency.h"
@@ -97,7 +98,8 @@ int runSingle(const World& world, cli::StatsRequest& request)
                 return fail(error);
             const Trace* trace = run->trace.get();
             const Analysis* analysis = run->analysis.get();
-            if (const std::string windowError = cli::resolveStatsWindow(request, activityRange(*trace)); !windowError.empty())
+            if (const std::string windowError = cli::resolveStatsWindow(request, activityRange(*trace));
+                !windowError.empty())
                 return fail(windowError);
             const std::string out = formatReport(
                 buildStatsReport(*trace, *analysis, request.options, request.format == cli::StatsRequest::Format::Json),
@@ -304,6 +306,7 @@ void setRecordedClocks(StatsReport& report, std::size_t hosts)
         report.clocks.hostsKnown = report.clocks.hostsKnown && !rc.host.empty();
         report.clocks.ranks.push_back(rc);
     }
+    report.clocks.thresholdNs = report.clocks.hostsKnown ? kSignificantOffsetNs : kUnknownHostsOffsetNs;
     report.clockLine = hosts > 1
         ? "clocks as recorded (exposure-mpi does not align clocks across hosts; use exposure-cli stats)"
         : "clocks: one host, one clock (nothing to align)";

@@ -12,8 +12,8 @@
 #include "model/utf8.h"
 
 #include <algorithm>
-#include <map>
 #include <cstdio>
+#include <map>
 #include <sstream>
 #include <tuple>
 
@@ -265,16 +265,14 @@ std::string clockJson(const StatsReport& report)
 {
     const ClockAlignment& c = report.clocks;
     std::string out = "{\"method\": " + quoted(clockMethodName(c.method))
-        + ", \"reference_rank\": " + std::to_string(rankNumber(report, c.referenceRank))
-        + ", \"hosts_known\": " + (c.hostsKnown ? "true" : "false")
-        + ", \"threshold_ns\": " + std::to_string(c.thresholdNs) + ", \"summary\": " + quoted(report.clockLine)
-        + ", \"ranks\": [";
+        + ", \"reference_rank\": " + std::to_string(rankNumber(report, c.referenceRank)) + ", \"hosts_known\": "
+        + (c.hostsKnown ? "true" : "false") + ", \"threshold_ns\": " + std::to_string(c.thresholdNs)
+        + ", \"summary\": " + quoted(report.clockLine) + ", \"ranks\": [";
     for (std::size_t i = 0; i < c.ranks.size(); ++i) {
         const RankClock& r = c.ranks[i];
         out += (i ? ", " : "") + std::string("{\"rank\": ") + std::to_string(rankNumber(report, r.rank))
-            + ", \"host\": " + quoted(r.host) + ", \"offset_ns\": " + std::to_string(r.offsetNs)
-            + ", \"estimate_ns\": " + std::to_string(r.estimateNs)
-            + ", \"uncertainty_ns\": " + std::to_string(r.uncertaintyNs)
+            + ", \"host\": " + quoted(r.host) + ", \"offset_ns\": " + std::to_string(r.offsetNs) + ", \"estimate_ns\": "
+            + std::to_string(r.estimateNs) + ", \"uncertainty_ns\": " + std::to_string(r.uncertaintyNs)
             + ", \"collectives_used\": " + std::to_string(r.collectivesUsed)
             + ", \"skew_separated\": " + (r.skewSeparated ? "true" : "false") + "}";
     }
@@ -384,6 +382,92 @@ std::string collectiveSummaryText(const StatsReport& report)
     return out;
 }
 
+// One rank's object of "ranks" (its stats, phases, steps, collectives, communication by operation, warnings).
+std::string rankJson(const RankReport& rank)
+{
+    std::string out;
+    out += "    {\n";
+    out += "      \"rank\": " + std::to_string(rank.rank) + ",\n";
+    out += "      \"label\": " + quoted(rank.label) + ",\n";
+    out += "      \"host\": " + quoted(rank.host) + ",\n";
+    out += "      \"device\": " + (rank.device < 0 ? std::string("null") : std::to_string(rank.device)) + ",\n";
+    appendFields(out, rank.stats, "      ");
+    out.insert(out.size() - 1, ",");
+    out += "      \"phase_source\": " + quoted(phaseSourceName(rank.phaseSource)) + ",\n";
+    out += "      \"phase_counts\": {\"launch\": " + std::to_string(rank.phaseFromLaunch) + ", \"kernel_name\": "
+        + std::to_string(rank.phaseFromName) + ", \"step_heuristic\": " + std::to_string(rank.phaseFromHeuristic)
+        + ", \"unknown\": " + std::to_string(rank.phaseUnknown) + "},\n";
+    out += "      \"launch_pairing\": " + quoted(launchPairingName(rank.launchPairing)) + ",\n";
+    out += "      \"kernels_paired\": " + std::to_string(rank.kernelsPaired) + ",\n";
+    out += "      \"kernels_unpaired\": " + std::to_string(rank.kernelsUnpaired) + ",\n";
+    out += "      \"kernels_per_call\": {";
+    for (std::size_t k = 0; k < rank.kernelsPerCall.size(); ++k)
+        out += (k ? ", \"" : "\"") + std::to_string(rank.kernelsPerCall[k].first)
+            + "\": " + std::to_string(rank.kernelsPerCall[k].second);
+    out += "},\n";
+    {
+        const IdleBreakdown& idle = rank.idle;
+        const LaunchDiagnosis& ld = rank.launches;
+        out += "      \"idle_breakdown\": " + idleJson(idle) + ",\n";
+        out += "      \"launch_diagnosis\": {\"kernels\": " + std::to_string(ld.kernels) + ", \"median_kernel_ns\": "
+            + std::to_string(ld.medianKernelNs) + ", \"p90_kernel_ns\": " + std::to_string(ld.p90KernelNs)
+            + ", \"median_launch_ns\": " + std::to_string(ld.medianLaunchNs) + ", \"p90_launch_ns\": "
+            + std::to_string(ld.p90LaunchNs) + ", \"shorter_than_launch\": " + number(ld.shorterThanLaunch)
+            + ", \"launches_per_second\": " + number(ld.launchesPerSecond, 1) + ", \"calls\": "
+            + std::to_string(ld.calls) + ", \"multi_kernel_calls\": " + std::to_string(ld.multiKernelCalls)
+            + ", \"multi_kernel_kernels\": " + std::to_string(ld.multiKernelKernels) + ", \"max_kernels_per_call\": "
+            + std::to_string(ld.maxKernelsPerCall) + ", \"graph_launches\": " + std::to_string(ld.graphLaunches)
+            + ", \"graph_kernels\": " + std::to_string(ld.graphKernels) + "},\n";
+        out += "      \"finding\": " + quoted(idleFinding(rank.stats, idle, ld)) + ",\n";
+    }
+    out += "      \"step_source\": " + quoted(stepSourceName(rank.stepSource)) + ",\n";
+    out += "      \"step_assignment\": " + quoted(stepAssignment(rank)) + ",\n";
+    out += "      \"step_windows\": " + quoted(stepAxisName(rank.stepAxis)) + ",\n";
+    const std::vector<StepWindow> inWindow = windowSteps(rank);
+    const StepMean mean = stepMean(inWindow);
+    out += "      \"step_mean\": " + stepMeanJson(inWindow, mean) + ",\n";
+    out += "      \"steps\": [";
+    bool first = true;
+    for (std::size_t k = 0; k < rank.steps.size(); ++k) {
+        const StepReport& w = rank.steps[k];
+        out += first ? "\n" : ",\n";
+        first = false;
+        out += "        {\n";
+        out += "          \"index\": " + std::to_string(w.index) + ",\n";
+        out += "          \"name\": " + quoted(w.name) + ",\n";
+        out += "          \"start_ns\": " + std::to_string(w.range.start) + ",\n";
+        out += "          \"end_ns\": " + std::to_string(w.range.end) + ",\n";
+        out += "          \"host_start_ns\": " + std::to_string(w.hostRange.start) + ",\n";
+        out += "          \"host_end_ns\": " + std::to_string(w.hostRange.end) + ",\n";
+        out += std::string("          \"startup\": ")
+            + (std::find(mean.startup.begin(), mean.startup.end(), k) != mean.startup.end() ? "true" : "false") + ",\n";
+        appendFields(out, w.stats, "          ");
+        out.insert(out.size() - 1, ",");
+        out += "          \"idle_breakdown\": " + idleJson(w.idle) + ",\n";
+        out += "          \"collectives\": {\"wait_ns\": " + std::to_string(w.waitNs)
+            + ", \"transfer_ns\": " + std::to_string(w.transferNs) + "},\n";
+        out += "          \"bubble_ns\": " + std::to_string(w.bubbleNs) + "\n";
+        out += "        }";
+    }
+    out += first ? "],\n" : "\n      ],\n";
+    {
+        // Whole trace (collectives are matched across ranks, not per window).
+        const RankCollectiveStats& c = rank.collectives;
+        out += "      \"collectives\": {\"matched\": " + std::to_string(c.matched)
+            + ", \"unmatched\": " + std::to_string(c.unmatched) + ", \"wait_ns\": " + std::to_string(c.waitNs)
+            + ", \"transfer_ns\": " + std::to_string(c.transferNs) + ", \"exposed_wait_ns\": "
+            + std::to_string(c.exposedWaitNs) + ", \"caused_waits\": " + std::to_string(c.causedWaits)
+            + ", \"caused_wait_ns\": " + std::to_string(c.causedWaitNs) + "},\n";
+    }
+    out += "      \"comm_by_op\": " + commByOpJson(rank.commOps) + ",\n";
+    out += "      \"warnings\": [";
+    for (std::size_t i = 0; i < rank.warnings.size(); ++i)
+        out += (i ? ", " : "") + quoted(rank.warnings[i]);
+    out += "]\n";
+    out += "    }";
+    return out;
+}
+
 } // namespace
 
 std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
@@ -392,8 +476,8 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
     out += "  \"trace\": " + quoted(report.tracePath) + ",\n";
     out += "  \"rules\": " + quoted(report.rulesSource) + ",\n";
     out += "  \"window\": {\"start_ns\": " + std::to_string(o.window.start)
-        + ", \"end_ns\": " + std::to_string(o.window.end) + ", \"kind\": "
-        + (o.windowGiven ? "\"given\"" : "\"recorded_activity\"") + "},\n";
+        + ", \"end_ns\": " + std::to_string(o.window.end)
+        + ", \"kind\": " + (o.windowGiven ? "\"given\"" : "\"recorded_activity\"") + "},\n";
     // What the importer found inconsistent or incomplete (counted, clipped or dropped; see `info`).
     out += "  \"trace_warnings\": [";
     for (std::size_t i = 0; i < report.traceWarnings.size(); ++i)
@@ -402,89 +486,8 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
     out += "  \"clock_alignment\": " + clockJson(report) + ",\n";
     out += "  \"ranks\": [";
     for (std::size_t r = 0; r < report.ranks.size(); ++r) {
-        const RankReport& rank = report.ranks[r];
         out += r == 0 ? "\n" : ",\n";
-        out += "    {\n";
-        out += "      \"rank\": " + std::to_string(rank.rank) + ",\n";
-        out += "      \"label\": " + quoted(rank.label) + ",\n";
-        out += "      \"host\": " + quoted(rank.host) + ",\n";
-        out += "      \"device\": " + (rank.device < 0 ? std::string("null") : std::to_string(rank.device)) + ",\n";
-        appendFields(out, rank.stats, "      ");
-        out.insert(out.size() - 1, ",");
-        out += "      \"phase_source\": " + quoted(phaseSourceName(rank.phaseSource)) + ",\n";
-        out += "      \"phase_counts\": {\"launch\": " + std::to_string(rank.phaseFromLaunch) + ", \"kernel_name\": "
-            + std::to_string(rank.phaseFromName) + ", \"step_heuristic\": " + std::to_string(rank.phaseFromHeuristic)
-            + ", \"unknown\": " + std::to_string(rank.phaseUnknown) + "},\n";
-        out += "      \"launch_pairing\": " + quoted(launchPairingName(rank.launchPairing)) + ",\n";
-        out += "      \"kernels_paired\": " + std::to_string(rank.kernelsPaired) + ",\n";
-        out += "      \"kernels_unpaired\": " + std::to_string(rank.kernelsUnpaired) + ",\n";
-        out += "      \"kernels_per_call\": {";
-        for (std::size_t k = 0; k < rank.kernelsPerCall.size(); ++k)
-            out += (k ? ", \"" : "\"") + std::to_string(rank.kernelsPerCall[k].first)
-                + "\": " + std::to_string(rank.kernelsPerCall[k].second);
-        out += "},\n";
-        {
-            const IdleBreakdown& idle = rank.idle;
-            const LaunchDiagnosis& ld = rank.launches;
-            out += "      \"idle_breakdown\": " + idleJson(idle) + ",\n";
-            out += "      \"launch_diagnosis\": {\"kernels\": " + std::to_string(ld.kernels)
-                + ", \"median_kernel_ns\": " + std::to_string(ld.medianKernelNs) + ", \"p90_kernel_ns\": "
-                + std::to_string(ld.p90KernelNs) + ", \"median_launch_ns\": " + std::to_string(ld.medianLaunchNs)
-                + ", \"p90_launch_ns\": " + std::to_string(ld.p90LaunchNs) + ", \"shorter_than_launch\": "
-                + number(ld.shorterThanLaunch) + ", \"launches_per_second\": " + number(ld.launchesPerSecond, 1)
-                + ", \"calls\": " + std::to_string(ld.calls)
-                + ", \"multi_kernel_calls\": " + std::to_string(ld.multiKernelCalls)
-                + ", \"multi_kernel_kernels\": " + std::to_string(ld.multiKernelKernels)
-                + ", \"max_kernels_per_call\": " + std::to_string(ld.maxKernelsPerCall) + ", \"graph_launches\": "
-                + std::to_string(ld.graphLaunches) + ", \"graph_kernels\": " + std::to_string(ld.graphKernels) + "},\n";
-            out += "      \"finding\": " + quoted(idleFinding(rank.stats, idle, ld)) + ",\n";
-        }
-        out += "      \"step_source\": " + quoted(stepSourceName(rank.stepSource)) + ",\n";
-        out += "      \"step_assignment\": " + quoted(stepAssignment(rank)) + ",\n";
-        out += "      \"step_windows\": " + quoted(stepAxisName(rank.stepAxis)) + ",\n";
-        const std::vector<StepWindow> inWindow = windowSteps(rank);
-        const StepMean mean = stepMean(inWindow);
-        out += "      \"step_mean\": " + stepMeanJson(inWindow, mean) + ",\n";
-        out += "      \"steps\": [";
-        bool first = true;
-        for (std::size_t k = 0; k < rank.steps.size(); ++k) {
-            const StepReport& w = rank.steps[k];
-            out += first ? "\n" : ",\n";
-            first = false;
-            out += "        {\n";
-            out += "          \"index\": " + std::to_string(w.index) + ",\n";
-            out += "          \"name\": " + quoted(w.name) + ",\n";
-            out += "          \"start_ns\": " + std::to_string(w.range.start) + ",\n";
-            out += "          \"end_ns\": " + std::to_string(w.range.end) + ",\n";
-            out += "          \"host_start_ns\": " + std::to_string(w.hostRange.start) + ",\n";
-            out += "          \"host_end_ns\": " + std::to_string(w.hostRange.end) + ",\n";
-            out += std::string("          \"startup\": ")
-                + (std::find(mean.startup.begin(), mean.startup.end(), k) != mean.startup.end() ? "true" : "false")
-                + ",\n";
-            appendFields(out, w.stats, "          ");
-            out.insert(out.size() - 1, ",");
-            out += "          \"idle_breakdown\": " + idleJson(w.idle) + ",\n";
-            out += "          \"collectives\": {\"wait_ns\": " + std::to_string(w.waitNs)
-                + ", \"transfer_ns\": " + std::to_string(w.transferNs) + "},\n";
-            out += "          \"bubble_ns\": " + std::to_string(w.bubbleNs) + "\n";
-            out += "        }";
-        }
-        out += first ? "],\n" : "\n      ],\n";
-        {
-            // Whole trace (collectives are matched across ranks, not per window).
-            const RankCollectiveStats& c = rank.collectives;
-            out += "      \"collectives\": {\"matched\": " + std::to_string(c.matched)
-                + ", \"unmatched\": " + std::to_string(c.unmatched) + ", \"wait_ns\": " + std::to_string(c.waitNs)
-                + ", \"transfer_ns\": " + std::to_string(c.transferNs) + ", \"exposed_wait_ns\": "
-                + std::to_string(c.exposedWaitNs) + ", \"caused_waits\": " + std::to_string(c.causedWaits)
-                + ", \"caused_wait_ns\": " + std::to_string(c.causedWaitNs) + "},\n";
-        }
-        out += "      \"comm_by_op\": " + commByOpJson(rank.commOps) + ",\n";
-        out += "      \"warnings\": [";
-        for (std::size_t i = 0; i < rank.warnings.size(); ++i)
-            out += (i ? ", " : "") + quoted(rank.warnings[i]);
-        out += "]\n";
-        out += "    }";
+        out += rankJson(report.ranks[r]);
     }
     out += report.ranks.empty() ? "],\n" : "\n  ],\n";
     out += "  \"total\": {\n";
@@ -544,7 +547,7 @@ std::string tableHeader(const StatsReport& report, const StatsReportOptions& o, 
     out += "Window: "
         + (o.windowGiven ? dur(o.window.start) + " to " + dur(o.window.end) + " (" + dur(o.window.duration()) + ")"
                          : "whole trace, the recorded activity " + dur(o.window.start) + " to " + dur(o.window.end)
-                + " (" + dur(o.window.duration()) + ")")
+                    + " (" + dur(o.window.duration()) + ")")
         + "\n";
     out += "Rules:  " + report.rulesSource + "\n";
     for (const auto& w : summarise ? foldRepeatedWarnings(report.traceWarnings) : report.traceWarnings)
@@ -716,8 +719,7 @@ std::string rankList(const StatsReport& report, const std::vector<std::size_t>& 
     std::size_t pieces = 0;
     for (std::size_t k = 0; k < indexes.size();) {
         std::size_t e = k;
-        while (e + 1 < indexes.size()
-            && report.ranks[indexes[e + 1]].rank == report.ranks[indexes[e]].rank + 1)
+        while (e + 1 < indexes.size() && report.ranks[indexes[e + 1]].rank == report.ranks[indexes[e]].rank + 1)
             ++e;
         if (++pieces > 12) {
             out += ", …";
@@ -816,7 +818,8 @@ std::string rankSectionsSummary(const StatsReport& report)
     std::vector<std::pair<std::size_t, std::string>> lines;
     for (std::size_t r = 0; r < report.ranks.size(); ++r) {
         const RankReport& rank = report.ranks[r];
-        lines.emplace_back(r, "phases by " + std::string(phaseSourceName(rank.phaseSource)) + ", launches paired by "
+        lines.emplace_back(r,
+            "phases by " + std::string(phaseSourceName(rank.phaseSource)) + ", launches paired by "
                 + launchPairingName(rank.launchPairing) + " (" + std::to_string(rank.kernelsPaired) + " of "
                 + std::to_string(rank.kernelsPaired + rank.kernelsUnpaired) + " kernels), steps from "
                 + stepSourceName(rank.stepSource) + " (" + std::to_string(rank.stepCount) + ")");

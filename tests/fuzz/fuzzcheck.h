@@ -106,7 +106,8 @@ inline void loadAndAnalyse(const std::vector<FuzzFile>& files)
 } // namespace exposure::fuzz
 
 // For the replay driver (replaymain.cpp): the outcome of the last input of a target that loads traces.
-extern "C" inline const char* exposureFuzzOutcome()
+extern "C" const char* exposureFuzzOutcome(); // defined once: one translation unit per target includes this header
+extern "C" const char* exposureFuzzOutcome()
 {
     return exposure::fuzz::outcome().c_str();
 }

@@ -38,7 +38,8 @@ inline std::string jsonProblem(const QByteArray& bytes, QJsonDocument* out = nul
 // "" when one <stats> object of the report holds together; `where` names it in the message.
 inline std::string statsProblem(const QJsonObject& s, const std::string& where)
 {
-    const auto v = [&](const char* k) { return s.value(QLatin1String(k)).toDouble(-1); };
+    // Exact: integers beyond 2^53 (a corrupt timestamp) would round as doubles.
+    const auto v = [&](const char* k) { return s.value(QLatin1String(k)).toInteger(-1); };
     static constexpr const char* fields[] = { "kernel_count", "comm_kernel_count", "comm_kernel_sum_ns", "comm_busy_ns",
         "compute_busy_ns", "overlapped_ns", "exposed_ns", "backward_overlapped_ns", "memcpy_busy_ns", "gpu_busy_ns",
         "span_ns", "idle_ns", "unclassified_ns" };
@@ -77,8 +78,8 @@ inline std::string statsJsonProblem(const QByteArray& bytes, int* ranksOut = nul
     if (ranksOut)
         *ranksOut = int(ranks.size());
     const QJsonObject window = o.value(QLatin1String("window")).toObject();
-    const double from = window.value(QLatin1String("start_ns")).toDouble(),
-                 to = window.value(QLatin1String("end_ns")).toDouble();
+    const qint64 from = window.value(QLatin1String("start_ns")).toInteger(),
+                 to = window.value(QLatin1String("end_ns")).toInteger();
     if (from > to)
         return "window ends before it starts";
     for (qsizetype r = 0; r < ranks.size(); ++r) {
@@ -86,15 +87,15 @@ inline std::string statsJsonProblem(const QByteArray& bytes, int* ranksOut = nul
         const std::string where = "rank " + std::to_string(r);
         if (std::string p = statsProblem(rank, where); !p.empty())
             return p;
-        if (rank.value(QLatin1String("span_ns")).toDouble() > to - from)
+        if (rank.value(QLatin1String("span_ns")).toInteger() > to - from)
             return where + ": span_ns longer than the window";
         for (const auto& stepValue : rank.value(QLatin1String("steps")).toArray()) {
             const QJsonObject step = stepValue.toObject();
             const std::string sw = where + " step " + std::to_string(step.value(QLatin1String("index")).toInt());
             if (std::string p = statsProblem(step, sw); !p.empty())
                 return p;
-            const double s = step.value(QLatin1String("start_ns")).toDouble(),
-                         e = step.value(QLatin1String("end_ns")).toDouble();
+            const qint64 s = step.value(QLatin1String("start_ns")).toInteger(),
+                         e = step.value(QLatin1String("end_ns")).toInteger();
             if (s > e || s < from || e > to)
                 return sw + ": outside the trace's window";
         }

@@ -74,8 +74,9 @@ private Q_SLOTS:
         const QJsonObject top = doc.object();
         QCOMPARE(top.keys(),
             (QStringList { QStringLiteral("clock_alignment"), QStringLiteral("collective_summary"),
-                QStringLiteral("kernels"), QStringLiteral("ranks"), QStringLiteral("rules"), QStringLiteral("total"),
-                QStringLiteral("trace"), QStringLiteral("trace_warnings"), QStringLiteral("window") }));
+                QStringLiteral("kernels"), QStringLiteral("rank_summary"), QStringLiteral("ranks"),
+                QStringLiteral("rules"), QStringLiteral("total"), QStringLiteral("trace"),
+                QStringLiteral("trace_warnings"), QStringLiteral("window") }));
         // Both ranks on one host: one clock, nothing shifted.
         const QJsonObject clock = top.value(QLatin1String("clock_alignment")).toObject();
         QCOMPARE(clock.value(QLatin1String("method")).toString(), QStringLiteral("single_host"));
@@ -185,7 +186,7 @@ private Q_SLOTS:
         QCOMPARE(num(w, "end_ns"), 60'000);
         QCOMPARE(w.value(QLatin1String("kind")).toString(), QStringLiteral("recorded_activity"));
         const Run table = cli({ m_trace });
-        QVERIFY2(table.out.contains("Window: whole trace, the recorded activity 0 to 60 µs (60 µs)"),
+        QVERIFY2(table.out.contains("Window: whole trace, the recorded activity 0 ns to 60 µs (60 µs)"),
             table.out.constData());
         const QString svg = m_dir.filePath(QStringLiteral("whole.svg"));
         const Run render = runProcess(QStringLiteral(EXPOSURE_CLI),
@@ -194,7 +195,7 @@ private Q_SLOTS:
         QFile f(svg);
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QByteArray text = f.readAll();
-        QVERIFY2(text.contains("window 0 to 60 µs (whole trace: the recorded activity, 0 ns to 60000 ns)"),
+        QVERIFY2(text.contains("window 0 ns to 60 µs (whole trace: the recorded activity, 0 ns to 60000 ns)"),
             text.left(2000).constData());
     }
 

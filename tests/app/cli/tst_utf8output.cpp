@@ -107,7 +107,9 @@ QString nsysWithBadNames(const QTemporaryDir& dir)
 {
     const std::string path = dir.filePath(QStringLiteral("report.sqlite")).toStdString();
     testing::NsysWriter w(path);
-    w.gpu(0, "NVIDIA H\x91" "200");
+    w.gpu(0,
+        "NVIDIA H\x91"
+        "200");
     const std::int64_t pid = 100, main = testing::nsysTid(pid, pid);
     w.threadName(main, "pt_\x91main");
     w.nvtx(main, 1'000'000, 1'100'000, "ProfilerStep#3");
@@ -161,8 +163,8 @@ void TestUtf8Output::decoder()
     const std::string_view s(in.constData(), std::size_t(in.size()));
     QCOMPARE(isValidUtf8(s), in == out);
     QCOMPARE(QByteArray::fromStdString(toValidUtf8(s)), out);
-    // The same result as Qt's decoder (the Unicode practice of one U+FFFD per maximal subpart).
-    QCOMPARE(QByteArray::fromStdString(toValidUtf8(s)), QString::fromUtf8(in).toUtf8());
+    // The Unicode practice of one U+FFFD per maximal subpart, as Python's decode(errors="replace"); Qt 6.4 replaces
+    // each byte of a truncated sequence instead, so it is no reference here.
     QVERIFY(isValidUtf8(toValidUtf8(s)));
 }
 
@@ -263,9 +265,9 @@ void TestUtf8Output::outputs()
     const QString svg = m_dir.filePath(tag + QStringLiteral(".svg"));
     const QString pdf = m_dir.filePath(tag + QStringLiteral(".pdf"));
     const QString spec = m_dir.filePath(tag + QStringLiteral(".json"));
-    const ProcessResult rs = cli(
-        { QStringLiteral("render"), trace, QStringLiteral("-o"), svg, QStringLiteral("--rows"), QStringLiteral("all"),
-            QStringLiteral("--height"), QStringLiteral("900"), QStringLiteral("--save-spec"), spec });
+    const ProcessResult rs = cli({ QStringLiteral("render"), trace, QStringLiteral("-o"), svg, QStringLiteral("--rows"),
+        QStringLiteral("all"), QStringLiteral("--width"), QStringLiteral("1600"), QStringLiteral("--height"),
+        QStringLiteral("900"), QStringLiteral("--save-spec"), spec });
     QVERIFY2(rs.exitCode == 0, rs.err.constData());
     QFile svgFile(svg);
     QVERIFY(svgFile.open(QIODevice::ReadOnly));
