@@ -139,8 +139,8 @@ std::string resolveStatsWindow(StatsRequest& request, TimeRange whole)
         options.window.end = *request.to;
     if (options.window.end <= options.window.start)
         return request.path + ": the window " + formatDuration(options.window.start) + " to "
-            + formatDuration(options.window.end) + " is empty (the recorded activity spans " + formatDuration(whole.start) + " to " + formatDuration(whole.end)
-            + ")";
+            + formatDuration(options.window.end) + " is empty (the recorded activity spans "
+            + formatDuration(whole.start) + " to " + formatDuration(whole.end) + ")";
     return {};
 }
 

@@ -5,11 +5,11 @@
 #include "model/enumnames.h"
 
 #include <algorithm>
-#include <map>
 #include <atomic>
 #include <cctype>
 #include <exception>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <thread>

@@ -238,8 +238,7 @@ ClockAlignment estimateClockOffsets(const Trace& trace, const CollectiveMatch& m
         rc.host = trace.ranks[r].host;
         out.ranks.push_back(rc);
     }
-    out.hostsKnown
-        = std::none_of(trace.ranks.begin(), trace.ranks.end(), [](const Rank& r) { return r.host.empty(); });
+    out.hostsKnown = std::none_of(trace.ranks.begin(), trace.ranks.end(), [](const Rank& r) { return r.host.empty(); });
     out.thresholdNs = out.hostsKnown ? kSignificantOffsetNs : kUnknownHostsOffsetNs;
     if (domains < 2) {
         out.method = ClockMethod::SingleHost;

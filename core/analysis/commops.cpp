@@ -22,10 +22,10 @@ std::string normaliseCommOp(std::string_view name)
             key.erase(0, std::string_view(prefix).size());
             break;
         }
-    static const std::pair<const char*, const char*> ops[] = { { "allreduce", "all_reduce" },
-        { "allgather", "all_gather" }, { "reducescatter", "reduce_scatter" }, { "alltoall", "all_to_all" },
-        { "broadcast", "broadcast" }, { "barrier", "barrier" }, { "sendrecv", "send_recv" }, { "reduce", "reduce" },
-        { "send", "send" }, { "recv", "recv" } };
+    static const std::pair<const char*, const char*> ops[]
+        = { { "allreduce", "all_reduce" }, { "allgather", "all_gather" }, { "reducescatter", "reduce_scatter" },
+              { "alltoall", "all_to_all" }, { "broadcast", "broadcast" }, { "barrier", "barrier" },
+              { "sendrecv", "send_recv" }, { "reduce", "reduce" }, { "send", "send" }, { "recv", "recv" } };
     for (const auto& [stem, op] : ops)
         if (key.rfind(stem, 0) == 0)
             return op;
@@ -83,7 +83,8 @@ std::string commOpOf(
             *call = std::move(c);
         return op;
     };
-    if (std::size_t(kernel.lane) < ra.launchOf.size() && kernel.interval < ra.launchOf[std::size_t(kernel.lane)].size()) {
+    if (std::size_t(kernel.lane) < ra.launchOf.size()
+        && kernel.interval < ra.launchOf[std::size_t(kernel.lane)].size()) {
         const LaunchRef l = ra.launchOf[std::size_t(kernel.lane)][kernel.interval];
         if (l.cpuLane != kUnknownLaunch && l.cpuLane < rank.lanes.size()) {
             const IntervalTable& t = rank.lanes[l.cpuLane].intervals;
@@ -122,8 +123,7 @@ CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankInd
                 continue;
             CommOpSource source = CommOpSource::KernelName;
             std::string call;
-            const std::string op
-                = commOpOf(trace, analysis, { rankIndex, int(l), std::uint32_t(i) }, &source, &call);
+            const std::string op = commOpOf(trace, analysis, { rankIndex, int(l), std::uint32_t(i) }, &source, &call);
             auto [it, fresh] = index.try_emplace({ op, call }, out.ops.size());
             if (fresh) {
                 CommOpReport r;

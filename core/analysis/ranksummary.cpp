@@ -78,7 +78,8 @@ constexpr double kOutlierZ = 3.5;
 
 void sortByMagnitude(std::vector<Outlier>& v)
 {
-    std::stable_sort(v.begin(), v.end(), [](const Outlier& a, const Outlier& b) { return std::abs(a.z) > std::abs(b.z); });
+    std::stable_sort(
+        v.begin(), v.end(), [](const Outlier& a, const Outlier& b) { return std::abs(a.z) > std::abs(b.z); });
 }
 
 } // namespace
@@ -257,8 +258,8 @@ std::string rankSummaryText(const StatsReport& report, const RankSummary& summar
         char z[32];
         std::snprintf(z, sizeof z, "%+.1f", o.z);
         return "  " + rankLabelOf(report, o.rankIndex) + ": "
-            + (o.step >= 0 ? "step " + std::to_string(o.step) : o.metric) + " " + valueText(fmt, o.value)
-            + " (median " + valueText(fmt, o.median) + ", robust z " + z + ")\n";
+            + (o.step >= 0 ? "step " + std::to_string(o.step) : o.metric) + " " + valueText(fmt, o.value) + " (median "
+            + valueText(fmt, o.median) + ", robust z " + z + ")\n";
     };
     constexpr std::size_t kShown = 8;
     if (summary.rankOutliers.empty() && summary.stepOutliers.empty()) {
@@ -270,14 +271,16 @@ std::string rankSummaryText(const StatsReport& report, const RankSummary& summar
         for (std::size_t i = 0; i < summary.rankOutliers.size() && i < kShown; ++i)
             out += outlierLine(summary.rankOutliers[i]);
         if (summary.rankOutliers.size() > kShown)
-            out += "  (" + std::to_string(summary.rankOutliers.size() - kShown) + " more; see rank_summary in --json)\n";
+            out += "  (" + std::to_string(summary.rankOutliers.size() - kShown)
+                + " more; see rank_summary in --json)\n";
     }
     if (!summary.stepOutliers.empty()) {
         out += "Steps that stand out (step length against the same step on the other ranks):\n";
         for (std::size_t i = 0; i < summary.stepOutliers.size() && i < kShown; ++i)
             out += outlierLine(summary.stepOutliers[i]);
         if (summary.stepOutliers.size() > kShown)
-            out += "  (" + std::to_string(summary.stepOutliers.size() - kShown) + " more; see rank_summary in --json)\n";
+            out += "  (" + std::to_string(summary.stepOutliers.size() - kShown)
+                + " more; see rank_summary in --json)\n";
     }
     return out;
 }
@@ -305,8 +308,8 @@ std::string rankSummaryJson(const StatsReport& report, const RankSummary& summar
         std::string o = "[";
         for (std::size_t i = 0; i < v.size(); ++i)
             o += (i ? ", " : "") + std::string("{\"rank\": ") + std::to_string(rankNumber(v[i].rankIndex))
-                + ", \"metric\": \"" + v[i].metric + "\", \"step\": "
-                + (v[i].step >= 0 ? std::to_string(v[i].step) : std::string("null"))
+                + ", \"metric\": \"" + v[i].metric
+                + "\", \"step\": " + (v[i].step >= 0 ? std::to_string(v[i].step) : std::string("null"))
                 + ", \"value\": " + jsonNumber(v[i].value) + ", \"median\": " + jsonNumber(v[i].median)
                 + ", \"z\": " + jsonNumber(v[i].z) + "}";
         return o + "]";

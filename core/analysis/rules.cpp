@@ -59,9 +59,8 @@ const char* ruleTargetName(RuleTarget t)
 
 const char* stepSourceName(StepSource s)
 {
-    static constexpr EnumName<StepSource> names[]
-        = { { StepSource::Regions, "regions" }, { StepSource::Markers, "region markers" },
-              { StepSource::KernelPattern, "kernel pattern" } };
+    static constexpr EnumName<StepSource> names[] = { { StepSource::Regions, "regions" },
+        { StepSource::Markers, "region markers" }, { StepSource::KernelPattern, "kernel pattern" } };
     return nameIn(names, s, "none");
 }
 

@@ -4,8 +4,8 @@
 #include "import/loader.h"
 
 #include <algorithm>
-#include <cstring>
 #include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <string_view>

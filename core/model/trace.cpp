@@ -184,7 +184,6 @@ template <class Pairs> void renumberSideTable(Pairs& pairs, const std::vector<st
     std::sort(pairs.begin(), pairs.end());
 }
 
-
 // The recorded activity (see activityRange()) from each lane's last end (laneEnds[rank][lane], sorted tables).
 TimeRange activityOf(const Trace& trace, const std::vector<std::vector<TimeNs>>& laneEnds)
 {

@@ -428,9 +428,10 @@ QImage FigureRenderer::paintImage(const FigureSpec& spec)
 QString FigureRenderer::description(const FigureSpec& spec) const
 {
     const TimeRange r = spec.resolveRange(*m_plot->trace(), m_plot->analysis().get());
-    const QString kind = spec.rangeKind == FigureSpec::RangeKind::Whole ? QStringLiteral("whole trace: the recorded activity")
-        : spec.rangeKind == FigureSpec::RangeKind::Step                 ? QStringLiteral("one step")
-                                                                        : QStringLiteral("a chosen range");
+    const QString kind = spec.rangeKind == FigureSpec::RangeKind::Whole
+        ? QStringLiteral("whole trace: the recorded activity")
+        : spec.rangeKind == FigureSpec::RangeKind::Step ? QStringLiteral("one step")
+                                                        : QStringLiteral("a chosen range");
     return QStringLiteral("Timeline figure made by Exposure; window %1 to %2 (%3, %4 ns to %5 ns)")
         .arg(QString::fromStdString(formatDuration(r.start)), QString::fromStdString(formatDuration(r.end)), kind)
         .arg(r.start)

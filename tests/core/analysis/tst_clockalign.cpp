@@ -78,8 +78,7 @@ std::vector<TimeNs> trueWaits(const std::vector<std::vector<Instance>>& c)
 // Collective k of a pair on the true clock, where the members' ends differ by a constant `skew` (rank 1 ends later:
 // its place in the ring): the last arrival starts the transfer of T on rank 0 and T + skew on rank 1. `lastOf(k)`
 // says which rank arrives last, 300 us after the other.
-template<typename LastOf>
-std::vector<std::vector<Instance>> skewedPair(int count, TimeNs skew, LastOf lastOf)
+template <typename LastOf> std::vector<std::vector<Instance>> skewedPair(int count, TimeNs skew, LastOf lastOf)
 {
     std::vector<std::vector<Instance>> out(2);
     for (int k = 0; k < count; ++k) {
@@ -321,7 +320,8 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         const auto c = skewedPair(30, 20'000, [](int k) { return k % 2; });
-        writeFile(dir.filePath(QStringLiteral("gpu-node-7_4101.1764680000000.pt.trace.json")), kinetoRank(0, 2, 0, c[0]));
+        writeFile(
+            dir.filePath(QStringLiteral("gpu-node-7_4101.1764680000000.pt.trace.json")), kinetoRank(0, 2, 0, c[0]));
         writeFile(dir.filePath(QStringLiteral("gpu-node-7_4102.1764680000000.pt.trace.json")),
             kinetoRank(1, 2, 500'000, c[1]));
         const Loaded l = loadAligned(dir.path(), ClockMode::Aligned);
@@ -336,13 +336,20 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("name");
         QTest::addColumn<QString>("host");
-        QTest::newRow("default handler") << "node12_3456.1764680000123.pt.trace.json" << "node12";
-        QTest::newRow("gzip, underscores in host") << "a_b_c_77.123.pt.trace.json.gz" << "a_b_c";
-        QTest::newRow("path") << "/runs/x/host-1_2.3.pt.trace.json" << "host-1";
-        QTest::newRow("no pid") << "node12.1764680000123.pt.trace.json" << "";
-        QTest::newRow("not the handler's") << "ddp_bert_ws2_rank0.json.gz" << "";
-        QTest::newRow("no timestamp") << "node_1.pt.trace.json" << "";
-        QTest::newRow("empty host") << "_1.2.pt.trace.json" << "";
+        QTest::newRow("default handler") << "node12_3456.1764680000123.pt.trace.json"
+                                         << "node12";
+        QTest::newRow("gzip, underscores in host") << "a_b_c_77.123.pt.trace.json.gz"
+                                                   << "a_b_c";
+        QTest::newRow("path") << "/runs/x/host-1_2.3.pt.trace.json"
+                              << "host-1";
+        QTest::newRow("no pid") << "node12.1764680000123.pt.trace.json"
+                                << "";
+        QTest::newRow("not the handler's") << "ddp_bert_ws2_rank0.json.gz"
+                                           << "";
+        QTest::newRow("no timestamp") << "node_1.pt.trace.json"
+                                      << "";
+        QTest::newRow("empty host") << "_1.2.pt.trace.json"
+                                    << "";
     }
     void hostFromFileName()
     {

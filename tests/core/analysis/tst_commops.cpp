@@ -6,7 +6,6 @@
 #include "analysis/commops.h"
 #include "analysis/statsparts.h"
 #include "run/openrun.h"
-
 #include "support/kinetotraces.h"
 
 #include <QTemporaryDir>
@@ -21,8 +20,8 @@ const char* kSendRecv = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem
 QByteArray cpu(const char* name, const char* cat, double ts, double dur, int corr = -1)
 {
     return QByteArray(",\n{\"ph\": \"X\", \"cat\": \"") + cat + "\", \"name\": \"" + name
-        + "\", \"pid\": 1, \"tid\": 1, \"ts\": " + QByteArray::number(ts, 'f', 3) + ", \"dur\": "
-        + QByteArray::number(dur, 'f', 3)
+        + "\", \"pid\": 1, \"tid\": 1, \"ts\": " + QByteArray::number(ts, 'f', 3)
+        + ", \"dur\": " + QByteArray::number(dur, 'f', 3)
         + (corr >= 0 ? ", \"args\": {\"correlation\": " + QByteArray::number(corr) + "}}" : QByteArray("}"));
 }
 
@@ -51,21 +50,35 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("name");
         QTest::addColumn<QString>("op");
-        QTest::newRow("nccl:all_reduce") << "nccl:all_reduce" << "all_reduce";
-        QTest::newRow("_all_gather_base") << "nccl:_all_gather_base" << "all_gather";
-        QTest::newRow("_reduce_scatter_base") << "nccl:_reduce_scatter_base" << "reduce_scatter";
-        QTest::newRow("all_to_all") << "nccl:all_to_all" << "all_to_all";
-        QTest::newRow("c10d allreduce_") << "c10d::allreduce_" << "all_reduce";
-        QTest::newRow("c10d alltoall_base_") << "c10d::alltoall_base_" << "all_to_all";
-        QTest::newRow("kernel args allgather") << "allgather" << "all_gather";
+        QTest::newRow("nccl:all_reduce") << "nccl:all_reduce"
+                                         << "all_reduce";
+        QTest::newRow("_all_gather_base") << "nccl:_all_gather_base"
+                                          << "all_gather";
+        QTest::newRow("_reduce_scatter_base") << "nccl:_reduce_scatter_base"
+                                              << "reduce_scatter";
+        QTest::newRow("all_to_all") << "nccl:all_to_all"
+                                    << "all_to_all";
+        QTest::newRow("c10d allreduce_") << "c10d::allreduce_"
+                                         << "all_reduce";
+        QTest::newRow("c10d alltoall_base_") << "c10d::alltoall_base_"
+                                             << "all_to_all";
+        QTest::newRow("kernel args allgather") << "allgather"
+                                               << "all_gather";
         QTest::newRow("kernel SendRecv") << kSendRecv << "send_recv";
-        QTest::newRow("dev kernel AllReduce") << "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)" << "all_reduce";
-        QTest::newRow("broadcast") << "nccl:broadcast" << "broadcast";
-        QTest::newRow("reduce") << "nccl:reduce" << "reduce";
-        QTest::newRow("send") << "nccl:send" << "send";
-        QTest::newRow("recv") << "nccl:recv" << "recv";
-        QTest::newRow("barrier") << "nccl:barrier" << "barrier";
-        QTest::newRow("not communication") << "aten::mm" << "";
+        QTest::newRow("dev kernel AllReduce") << "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)"
+                                              << "all_reduce";
+        QTest::newRow("broadcast") << "nccl:broadcast"
+                                   << "broadcast";
+        QTest::newRow("reduce") << "nccl:reduce"
+                                << "reduce";
+        QTest::newRow("send") << "nccl:send"
+                              << "send";
+        QTest::newRow("recv") << "nccl:recv"
+                              << "recv";
+        QTest::newRow("barrier") << "nccl:barrier"
+                                 << "barrier";
+        QTest::newRow("not communication") << "aten::mm"
+                                           << "";
     }
     void normalisedNames()
     {
@@ -94,7 +107,8 @@ private Q_SLOTS:
         ev += cpu("cudaLaunchKernel", "cuda_runtime", 501, 2, 4);
         ev += kernel("ampere_sgemm_128x64_nn", 7, 430, 25, 4);
         // No launch record: the kernel's arguments, then its name.
-        ev += kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", 17, 700, 20, 98, ", \"Collective name\": \"allreduce\"");
+        ev += kernel(
+            "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", 17, 700, 20, 98, ", \"Collective name\": \"allreduce\"");
         ev += kernel(kSendRecv, 17, 600, 10, 99);
         testing::write(dir, QStringLiteral("rank0.json"), file(ev));
         auto trace = loadTrace(dir.path().toStdString());
