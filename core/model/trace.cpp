@@ -184,8 +184,16 @@ template <class Pairs> void renumberSideTable(Pairs& pairs, const std::vector<st
     std::sort(pairs.begin(), pairs.end());
 }
 
-// The recorded activity (see activityRange()) from each lane's last end (laneEnds[rank][lane], sorted tables).
-TimeRange activityOf(const Trace& trace, const std::vector<std::vector<TimeNs>>& laneEnds)
+// One lane's extent for the recorded activity: first start and last end of all its intervals, and of its work (on
+// a GPU stream: not the artificial idle and synchronisation regions, which Score-P writes up to the end of the run).
+struct LaneSpan
+{
+    TimeNs start = std::numeric_limits<TimeNs>::max(), end = std::numeric_limits<TimeNs>::min();
+    TimeNs workStart = std::numeric_limits<TimeNs>::max(), workEnd = std::numeric_limits<TimeNs>::min();
+};
+
+// The recorded activity (see Trace::activity) from each lane's span (spans[rank][lane]).
+TimeRange activityOf(const Trace& trace, const std::vector<std::vector<LaneSpan>>& spans)
 {
     TimeNs lo = std::numeric_limits<TimeNs>::max(), hi = std::numeric_limits<TimeNs>::min();
     TimeNs gpuEnd = std::numeric_limits<TimeNs>::min();
@@ -207,11 +215,14 @@ TimeRange activityOf(const Trace& trace, const std::vector<std::vector<TimeNs>>&
         }
         for (std::size_t l = 0; l < rank.lanes.size(); ++l) {
             const Lane& lane = rank.lanes[l];
-            if (lane.intervals.empty() || !(lane.isGpu() || !anyLaunch || launching[l]))
-                continue;
-            lo = std::min(lo, lane.intervals.start(0));
-            TimeNs& last = lane.isGpu() ? gpuEnd : hi;
-            last = std::max(last, laneEnds[r][l]);
+            const LaneSpan& span = spans[r][l];
+            if (lane.isGpu()) {
+                lo = std::min(lo, span.workStart);
+                gpuEnd = std::max(gpuEnd, span.workEnd);
+            } else if (!anyLaunch || launching[l]) {
+                lo = std::min(lo, span.start);
+                hi = std::max(hi, span.end);
+            }
         }
     }
     if (gpuEnd != std::numeric_limits<TimeNs>::min())
@@ -293,24 +304,33 @@ void Trace::finalize(bool rebaseToZero)
         first = 0;
     const TimeNs delta = rebaseToZero ? -first : 0;
     TimeNs last = 0;
-    std::vector<std::vector<TimeNs>> laneEnds(ranks.size());
+    regionKinds.resize(strings.size(), RegionKind::Unknown);
+    std::vector<std::vector<LaneSpan>> spans(ranks.size());
     for (std::size_t r = 0; r < ranks.size(); ++r) {
-        laneEnds[r].assign(ranks[r].lanes.size(), std::numeric_limits<TimeNs>::min());
+        spans[r].resize(ranks[r].lanes.size());
         for (std::size_t l = 0; l < ranks[r].lanes.size(); ++l) {
             IntervalTable& t = ranks[r].lanes[l].intervals;
             t.shift(delta);
-            TimeNs laneEnd = std::numeric_limits<TimeNs>::min();
-            for (std::size_t i = 0; i < t.size(); ++i)
-                laneEnd = std::max(laneEnd, t.end(i));
-            laneEnds[r][l] = laneEnd;
-            last = std::max(last, laneEnd);
+            LaneSpan& span = spans[r][l];
+            const bool gpu = ranks[r].lanes[l].isGpu();
+            for (std::size_t i = 0; i < t.size(); ++i) {
+                const TimeNs s = t.start(i), e = t.end(i);
+                span.start = std::min(span.start, s);
+                span.end = std::max(span.end, e);
+                const StringId name = t.name(i);
+                const RegionKind k = name < regionKinds.size() ? regionKinds[name] : RegionKind::Unknown;
+                if (gpu && k != RegionKind::Idle && k != RegionKind::Sync) {
+                    span.workStart = std::min(span.workStart, s);
+                    span.workEnd = std::max(span.workEnd, e);
+                }
+            }
+            last = std::max(last, span.end);
         }
     }
     if (rebaseToZero)
         originAbsNs += first;
     extent = { rebaseToZero ? 0 : std::min<TimeNs>(0, first), last };
-    activity = activityOf(*this, laneEnds);
-    regionKinds.resize(strings.size(), RegionKind::Unknown);
+    activity = activityOf(*this, spans);
     const auto oldCanon = canonicalNames.size();
     canonicalNames.resize(strings.size());
     for (std::size_t i = oldCanon; i < canonicalNames.size(); ++i)
