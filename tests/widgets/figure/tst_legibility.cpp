@@ -58,6 +58,7 @@ private slots:
     void thinRowsGetRankLabels();
     void illegibleFigureIsRefusedWithProposal();
     void narrowAxisKeepsTwoTicksThatFit();
+    void axisKeepsFourTicksWhereTheyFit();
     void cliRefusesIllegibleFigure();
     void deltaEIsCie76();
     void classColoursDifferByDeltaE15_data();
@@ -298,6 +299,29 @@ void TestLegibility::narrowAxisKeepsTwoTicksThatFit()
     QCOMPARE(labels, (QVector<QString> { QStringLiteral("40 ms"), QStringLiteral("80 ms") }));
     QCOMPARE(subTicks.size(), 7); // 10 ms apart: 10, 20, 30, 50, 60, 70, 90 (those outside the range are dropped)
     QVERIFY(width * 40e6 / range.size() >= labelPx);
+}
+
+// A 4.9 s range on an axis six labels wide: one tick per 110 px gives a 2 s step and three labelled ticks (0, 2 and
+// 4 s, what a 178 mm whole-trace figure showed); a 1 s step still leaves a label's width between ticks, so the
+// ticker takes it: at least four labelled ticks wherever they fit.
+void TestLegibility::axisKeepsFourTicksWhereTheyFit()
+{
+    QCustomPlot plot;
+    const QFontMetrics fm(plot.xAxis->tickLabelFont());
+    const int labelPx = fm.horizontalAdvance(QStringLiteral("88.8 ms")) + fm.horizontalAdvance(QStringLiteral("MM"));
+    const int width = labelPx * 6;
+    QVERIFY(width / 110 < 4); // the spacing rule alone asks for fewer than four ticks
+    plot.axisRect()->setAutoMargins(QCP::msNone);
+    plot.axisRect()->setMargins(QMargins(0, 0, 0, 0));
+    plot.setViewport(QRect(0, 0, width, 100));
+    plot.replot();
+    TimeAxisTicker ticker(plot.xAxis);
+    QVector<double> ticks;
+    QVector<double> subTicks;
+    QVector<QString> labels;
+    ticker.generate(QCPRange(0, 4.9e9), QLocale::c(), QLatin1Char('g'), 6, ticks, &subTicks, &labels);
+    QCOMPARE(ticks, (QVector<double> { 0, 1e9, 2e9, 3e9, 4e9 }));
+    QCOMPARE(labels.back(), QStringLiteral("4 s"));
 }
 
 void TestLegibility::cliRefusesIllegibleFigure()
