@@ -32,6 +32,40 @@ std::string normaliseCommOp(std::string_view name)
     return {};
 }
 
+std::string roleOfGroup(std::string_view group)
+{
+    if (group.empty())
+        return "unknown";
+    // Words of the text, lower case: "mesh_dp_shard" -> {mesh, dp, shard}, "TENSOR_MODEL_PARALLEL_GROUP" -> {tensor,
+    // model, parallel, group}.
+    std::vector<std::string> words(1);
+    for (const char c : group) {
+        if (std::isalnum(static_cast<unsigned char>(c)))
+            words.back() += char(std::tolower(static_cast<unsigned char>(c)));
+        else if (!words.back().empty())
+            words.emplace_back();
+    }
+    auto has = [&](std::initializer_list<const char*> any) {
+        for (const std::string& w : words)
+            for (const char* a : any)
+                if (w == a)
+                    return true;
+        return false;
+    };
+    if (has({ "tp", "tensor", "tensorparallel" }))
+        return "tp";
+    if (has({ "pp", "pipe", "pipeline", "pipelineparallel" }))
+        return "pp";
+    if (has({ "ep", "expert", "moe", "experts" }))
+        return "ep";
+    if (has({ "cp", "context", "sp", "sequence" }))
+        return "cp";
+    if (has({ "dp", "data", "fsdp", "shard", "replicate", "ddp", "defaultpg", "world", "hsdp" })
+        || std::string_view(group).find("default_pg") != std::string_view::npos)
+        return "dp";
+    return "other";
+}
+
 const char* commOpSourceName(CommOpSource s)
 {
     switch (s) {
@@ -66,6 +100,18 @@ long enclosingCall(const Trace& trace, const IntervalTable& t, std::size_t j)
             return long(k);
     }
     return -1;
+}
+
+// |U(parts)|.
+TimeNs unionLength(std::vector<TimeRange> parts)
+{
+    std::sort(parts.begin(), parts.end(), [](TimeRange a, TimeRange b) { return a.start < b.start; });
+    TimeNs busy = 0, end = std::numeric_limits<TimeNs>::min();
+    for (const TimeRange& r : parts) {
+        busy += std::max<TimeNs>(0, r.end - std::max(r.start, end));
+        end = std::max(end, r.end);
+    }
+    return busy;
 }
 
 } // namespace
@@ -110,8 +156,10 @@ CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankInd
     const Rank& rank = trace.ranks.at(std::size_t(rankIndex));
     const RankAnalysis& ra = analysis.ranks.at(std::size_t(rankIndex));
     std::map<std::pair<std::string, std::string>, std::size_t> index; // (op, call) -> ops
-    std::vector<std::vector<TimeRange>> parts;
+    std::map<std::string, std::size_t> roleIndex; // role -> roles
+    std::vector<std::vector<TimeRange>> parts, roleParts;
     std::vector<std::pair<std::uint64_t, std::uint16_t>> keyed;
+    std::vector<std::uint16_t> keyedRole;
     detail::forEachGpuLane(rank, [&](std::size_t l, const Lane& lane) {
         const IntervalTable& t = lane.intervals;
         for (std::size_t i = 0; i < t.size(); ++i) {
@@ -141,19 +189,26 @@ CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankInd
             if (!clipped.isEmpty())
                 parts[it->second].push_back(clipped);
             keyed.push_back({ (std::uint64_t(l) << 32) | i, std::uint16_t(it->second) });
+            const CollectiveArgs* args = collectiveArgsOf(trace, lane, std::uint32_t(i));
+            const std::string role = roleOfGroup(args ? args->processGroup : std::string());
+            auto [ri, freshRole] = roleIndex.try_emplace(role, out.roles.size());
+            if (freshRole) {
+                out.roles.push_back({ role });
+                roleParts.emplace_back();
+            }
+            ++out.roles[ri->second].count;
+            if (!clipped.isEmpty())
+                roleParts[ri->second].push_back(clipped);
+            keyedRole.push_back(std::uint16_t(ri->second));
         }
     });
     for (std::size_t k = 0; k < out.ops.size(); ++k) {
-        std::vector<TimeRange>& p = parts[k];
-        std::sort(p.begin(), p.end(), [](TimeRange a, TimeRange b) { return a.start < b.start; });
-        TimeNs busy = 0, end = std::numeric_limits<TimeNs>::min();
-        for (const TimeRange& r : p) {
-            const TimeNs from = std::max(r.start, end);
-            busy += std::max<TimeNs>(0, r.end - from);
-            end = std::max(end, r.end);
-        }
-        out.ops[k].busyNs = busy;
-        out.ops[k].exposedNs = exposedWait(p, ra);
+        out.ops[k].busyNs = unionLength(parts[k]);
+        out.ops[k].exposedNs = exposedWait(parts[k], ra);
+    }
+    for (std::size_t k = 0; k < out.roles.size(); ++k) {
+        out.roles[k].busyNs = unionLength(roleParts[k]);
+        out.roles[k].exposedNs = exposedWait(roleParts[k], ra);
     }
     // Largest first; the kernel table refers to the sorted order.
     std::vector<std::size_t> order(out.ops.size());
@@ -170,10 +225,23 @@ CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankInd
         sorted.push_back(std::move(out.ops[order[k]]));
     }
     out.ops = std::move(sorted);
-    std::sort(keyed.begin(), keyed.end());
-    for (const auto& [key, op] : keyed) {
-        out.kernelKeys.push_back(key);
-        out.kernelOp.push_back(rankOf[op]);
+    // The kernel table sorted by key, its role indexes along (roles are sorted by name: roleIndex is a map).
+    std::vector<std::size_t> byKey(keyed.size());
+    for (std::size_t k = 0; k < byKey.size(); ++k)
+        byKey[k] = k;
+    std::sort(
+        byKey.begin(), byKey.end(), [&](std::size_t a, std::size_t b) { return keyed[a].first < keyed[b].first; });
+    std::vector<std::uint16_t> roleRank(out.roles.size());
+    std::vector<CommRoleReport> roles;
+    for (const auto& [role, k] : roleIndex) {
+        roleRank[k] = std::uint16_t(roles.size());
+        roles.push_back(std::move(out.roles[k]));
+    }
+    out.roles = std::move(roles);
+    for (const std::size_t k : byKey) {
+        out.kernelKeys.push_back(keyed[k].first);
+        out.kernelOp.push_back(rankOf[keyed[k].second]);
+        out.kernelRole.push_back(roleRank[keyedRole[k]]);
     }
     return out;
 }
@@ -191,9 +259,15 @@ void fillCommOpCollectives(CommOps& ops, const CollectiveMatch& match, int rank,
             const std::size_t at = std::size_t(it - ops.kernelKeys.begin());
             if (at >= ops.kernelOp.size() || ops.kernelOp[at] >= ops.ops.size())
                 continue;
+            const TimeNs wait = TimeRange { m.start, m.start + m.waitNs }.intersected(window).duration();
+            const TimeNs transfer = TimeRange { m.start + m.waitNs, m.end }.intersected(window).duration();
             CommOpReport& r = ops.ops[ops.kernelOp[at]];
-            r.waitNs += TimeRange { m.start, m.start + m.waitNs }.intersected(window).duration();
-            r.transferNs += TimeRange { m.start + m.waitNs, m.end }.intersected(window).duration();
+            r.waitNs += wait;
+            r.transferNs += transfer;
+            if (at < ops.kernelRole.size() && ops.kernelRole[at] < ops.roles.size()) {
+                ops.roles[ops.kernelRole[at]].waitNs += wait;
+                ops.roles[ops.kernelRole[at]].transferNs += transfer;
+            }
         }
 }
 

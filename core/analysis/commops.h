@@ -42,13 +42,28 @@ struct CommOpReport
     TimeNs waitNs = 0, transferNs = 0; // their matched members' parts clipped to the window (filled by the merge)
 };
 
-// The rank's communication by operation over `window`, and for each of its communication kernels the index into
-// that list (keyed by lane and interval), which the merge uses to split waiting and transfer.
+// Communication of one parallelism role: dp (data parallel, FSDP shard and replicate included), tp, pp, ep, cp,
+// other (a named group of no known role) or unknown (no process group recorded).
+struct CommRoleReport
+{
+    std::string role;
+    std::uint64_t count = 0;
+    TimeNs busyNs = 0, exposedNs = 0, waitNs = 0, transferNs = 0; // as in CommOpReport
+};
+
+// The role a process group plays, from its name and description ("0 (default_pg)", "tp", "mesh_dp_shard",
+// "TENSOR_MODEL_PARALLEL_GROUP"): "dp", "tp", "pp", "ep", "cp", or "other"; "unknown" for an empty text.
+std::string roleOfGroup(std::string_view group);
+
+// The rank's communication by operation and by role over `window`, and for each of its communication kernels the
+// index into those lists (keyed by lane and interval), which the merge uses to split waiting and transfer.
 struct CommOps
 {
     std::vector<CommOpReport> ops; // sorted by busy time, largest first (ties by op name)
+    std::vector<CommRoleReport> roles; // sorted by role name
     std::vector<std::uint64_t> kernelKeys; // (lane << 32 | interval), sorted
     std::vector<std::uint16_t> kernelOp; // index into ops, parallel to kernelKeys
+    std::vector<std::uint16_t> kernelRole; // index into roles, parallel to kernelKeys
 };
 CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
 

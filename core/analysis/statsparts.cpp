@@ -72,6 +72,8 @@ void fillStepCollectives(RankReport& r, const CollectiveMatch& match, int rank, 
     }
     for (CommOpReport& op : r.commOps.ops)
         op.waitNs = op.transferNs = 0;
+    for (CommRoleReport& role : r.commOps.roles)
+        role.waitNs = role.transferNs = 0;
     fillCommOpCollectives(r.commOps, match, rank, window);
 }
 
@@ -331,8 +333,17 @@ template <class IO, class R> void rankReportFields(IO& io, R& r)
         io.pod(op.waitNs);
         io.pod(op.transferNs);
     });
+    io.list(r.commOps.roles, [&](auto& role) {
+        io.str(role.role);
+        io.pod(role.count);
+        io.pod(role.busyNs);
+        io.pod(role.exposedNs);
+        io.pod(role.waitNs);
+        io.pod(role.transferNs);
+    });
     io.list(r.commOps.kernelKeys, [&](auto& k) { io.pod(k); });
     io.list(r.commOps.kernelOp, [&](auto& k) { io.pod(k); });
+    io.list(r.commOps.kernelRole, [&](auto& k) { io.pod(k); });
     io.list(r.warnings, [&](auto& w) { io.str(w); });
 }
 

@@ -260,6 +260,19 @@ std::string commByOpJson(const CommOps& ops)
     return out + "]";
 }
 
+// "comm_by_role": {ROLE: {count, busy_ns, exposed_ns, wait_ns, transfer_ns}} (analysis/commops.h).
+std::string commByRoleJson(const CommOps& ops)
+{
+    std::string out = "{";
+    for (std::size_t k = 0; k < ops.roles.size(); ++k) {
+        const CommRoleReport& r = ops.roles[k];
+        out += (k ? ", " : "") + quoted(r.role) + ": {\"count\": " + std::to_string(r.count)
+            + ", \"busy_ns\": " + std::to_string(r.busyNs) + ", \"exposed_ns\": " + std::to_string(r.exposedNs)
+            + ", \"wait_ns\": " + std::to_string(r.waitNs) + ", \"transfer_ns\": " + std::to_string(r.transferNs) + "}";
+    }
+    return out + "}";
+}
+
 // "clock_alignment": how the ranks' clocks were put on one time base (offsets subtracted from recorded times).
 std::string clockJson(const StatsReport& report)
 {
@@ -460,6 +473,7 @@ std::string rankJson(const RankReport& rank)
             + ", \"caused_wait_ns\": " + std::to_string(c.causedWaitNs) + "},\n";
     }
     out += "      \"comm_by_op\": " + commByOpJson(rank.commOps) + ",\n";
+    out += "      \"comm_by_role\": " + commByRoleJson(rank.commOps) + ",\n";
     out += "      \"warnings\": [";
     for (std::size_t i = 0; i < rank.warnings.size(); ++i)
         out += (i ? ", " : "") + quoted(rank.warnings[i]);

@@ -87,6 +87,60 @@ private Q_SLOTS:
         QCOMPARE(QString::fromStdString(normaliseCommOp(name.toStdString())), op);
     }
 
+    void rolesOfGroups_data()
+    {
+        QTest::addColumn<QString>("group");
+        QTest::addColumn<QString>("role");
+        QTest::newRow("default_pg") << "0 (default_pg)"
+                                    << "dp";
+        QTest::newRow("torchtitan dp_shard") << "3 (mesh_dp_shard)"
+                                             << "dp";
+        QTest::newRow("Megatron tensor") << "5 (TENSOR_MODEL_PARALLEL_GROUP)"
+                                         << "tp";
+        QTest::newRow("Megatron pipeline") << "PIPELINE_MODEL_PARALLEL_GROUP"
+                                           << "pp";
+        QTest::newRow("expert") << "7 (expert_parallel)"
+                                << "ep";
+        QTest::newRow("context") << "mesh_cp"
+                                 << "cp";
+        QTest::newRow("named, no role") << "9 (my_group)"
+                                        << "other";
+        QTest::newRow("none") << ""
+                              << "unknown";
+    }
+    void rolesOfGroups()
+    {
+        QFETCH(QString, group);
+        QFETCH(QString, role);
+        QCOMPARE(QString::fromStdString(roleOfGroup(group.toStdString())), role);
+    }
+
+    // A tensor-parallel all-reduce and a data-parallel reduce-scatter on one rank: communication by role.
+    void communicationByRole()
+    {
+        QTemporaryDir dir;
+        auto args = [](const char* desc) -> QByteArray {
+            return QByteArray(", \"Collective name\": \"allreduce\", \"Process Group Name\": \"1\", "
+                              "\"Process Group Description\": \"")
+                + desc + "\", \"Process Group Ranks\": \"[0, 1]\"";
+        };
+        QByteArray ev;
+        ev += kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", 17, 100, 40, 1, args("mesh_tp"));
+        ev += kernel("ncclDevKernel_ReduceScatter_Sum_f32_RING_LL(x)", 18, 120, 50, 2, args("mesh_dp_shard"));
+        ev += kernel("ampere_sgemm_128x64_nn", 7, 150, 30, 3);
+        testing::write(dir, QStringLiteral("rank0.json"), file(ev));
+        auto trace = loadTrace(dir.path().toStdString());
+        auto analysis = analyze(*trace, Rules::defaults());
+        const CommOps ops = commOperations(*trace, *analysis, 0, trace->extent);
+        QCOMPARE(ops.roles.size(), std::size_t(2));
+        QCOMPARE(ops.roles[0].role, std::string("dp"));
+        QCOMPARE(ops.roles[0].busyNs, TimeNs(50'000));
+        QCOMPARE(ops.roles[0].exposedNs, TimeNs(30'000)); // [120, 170) less compute [150, 180)
+        QCOMPARE(ops.roles[1].role, std::string("tp"));
+        QCOMPARE(ops.roles[1].busyNs, TimeNs(40'000));
+        QCOMPARE(ops.roles[1].exposedNs, TimeNs(40'000));
+    }
+
     void operationsOfSendRecvKernels()
     {
         QTemporaryDir dir;
@@ -131,6 +185,11 @@ private Q_SLOTS:
         check(2, "all_reduce", "allreduce", CommOpSource::KernelArgs, 1, 20'000, 20'000, "all_reduce");
         check(3, "send_recv", "", CommOpSource::KernelName, 1, 10'000, 10'000, "send_recv");
         QCOMPARE(ops.kernelKeys.size(), std::size_t(5));
+        // No process group recorded: one role, unknown, with every kernel; its busy time is the union of all five.
+        QCOMPARE(ops.roles.size(), std::size_t(1));
+        QCOMPARE(ops.roles[0].role, std::string("unknown"));
+        QCOMPARE(ops.roles[0].count, std::uint64_t(5));
+        QCOMPARE(ops.roles[0].busyNs, TimeNs(60'000 + 70'000 + 20'000 + 10'000));
         // The report carries it, and a window clips it.
         StatsReportOptions o;
         o.window = { trace->extent.start, trace->extent.start + 455'000 };
