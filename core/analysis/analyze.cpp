@@ -3,6 +3,7 @@
 // and build the rank's activity map (Boost.ICL) from which all window statistics are read.
 #include "analysis/analysis_p.h"
 #include "model/enumnames.h"
+#include "model/parallelfor.h"
 
 #include <algorithm>
 #include <atomic>
@@ -576,32 +577,8 @@ std::shared_ptr<Analysis> analyzeRanks(const Trace& trace, Rules rules, int thre
 
     // Ranks are independent: analyse them on up to hardware_concurrency threads.
     a->ranks.resize(trace.ranks.size());
-    const std::size_t workers = std::min<std::size_t>(
-        trace.ranks.size(), threads > 0 ? unsigned(threads) : std::max(1u, std::thread::hardware_concurrency()));
-    if (workers <= 1) {
-        for (std::size_t r = 0; r < trace.ranks.size(); ++r)
-            a->ranks[r] = analyzeRank(trace, *a, trace.ranks[r]);
-    } else {
-        std::vector<std::thread> pool;
-        std::atomic<std::size_t> next { 0 };
-        std::vector<std::exception_ptr> errors(workers);
-        for (std::size_t w = 0; w < workers; ++w) {
-            pool.emplace_back([&, w] {
-                try {
-                    for (std::size_t r = next++; r < trace.ranks.size(); r = next++)
-                        a->ranks[r] = analyzeRank(trace, *a, trace.ranks[r]);
-                } catch (...) {
-                    errors[w] = std::current_exception(); // e.g. bad_alloc: rethrown to the caller below
-                    next = trace.ranks.size();
-                }
-            });
-        }
-        for (auto& t : pool)
-            t.join();
-        for (const auto& e : errors)
-            if (e)
-                std::rethrow_exception(e);
-    }
+    parallelFor(trace.ranks.size(), workerCount(trace.ranks.size(), threads),
+        [&](std::size_t r) { a->ranks[r] = analyzeRank(trace, *a, trace.ranks[r]); });
     return a;
 }
 

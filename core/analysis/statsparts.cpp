@@ -4,6 +4,7 @@
 #include "analysis/clockalign.h"
 #include "analysis/gpuwork_p.h"
 #include "model/bytes.h"
+#include "model/parallelfor.h"
 
 #include <algorithm>
 #include <cstring>
@@ -238,10 +239,12 @@ StatsReport buildStatsReport(const Trace& trace, const Analysis& analysis, const
     report.rulesSource = analysis.rules.source();
     report.traceWarnings = trace.warnings;
     std::set<std::string> hosts;
-    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-        report.ranks.push_back(rankReport(trace, analysis, int(r), o, stepIdle));
-        hosts.insert(trace.ranks[r].host);
-    }
+    // Each rank's report from that rank alone: on all cores.
+    report.ranks.resize(trace.ranks.size());
+    parallelFor(trace.ranks.size(), workerCount(trace.ranks.size()),
+        [&](std::size_t r) { report.ranks[r] = rankReport(trace, analysis, int(r), o, stepIdle); });
+    for (const Rank& rank : trace.ranks)
+        hosts.insert(rank.host);
     CollectiveCandidates candidates = collectiveCandidates(trace, analysis);
     const CollectiveMatch match
         = matchCandidates(std::move(candidates.items), trace.ranks.size(), hosts.size() > 1, 200'000, candidates.names);
@@ -252,8 +255,8 @@ StatsReport buildStatsReport(const Trace& trace, const Analysis& analysis, const
         fillStepCollectives(report.ranks[r], match, int(r), o.window);
     }
     const std::map<int, TimeRange> jobWindows = reportJobWindows(report);
-    for (std::size_t r = 0; r < trace.ranks.size(); ++r)
-        fillStepBubbles(report.ranks[r], trace, analysis, int(r), jobWindows, o.window);
+    parallelFor(trace.ranks.size(), workerCount(trace.ranks.size()),
+        [&](std::size_t r) { fillStepBubbles(report.ranks[r], trace, analysis, int(r), jobWindows, o.window); });
     report.clocks = trace.clocks;
     report.clockLine = clockSummaryLine(trace);
     addCrossRank(report, match);

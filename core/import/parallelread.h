@@ -15,12 +15,11 @@
 
 namespace exposure {
 
-// Threads to read `files` files with: LoadOptions::threads, else one per hardware thread (at most 8), never more
-// than there are files.
+// Threads to read `files` files with: LoadOptions::threads, else one per hardware thread, never more than there are
+// files (a cap of 8 kept 16 cores at 3 busy on 1 024 torch.profiler files).
 inline int fileReadThreads(const LoadOptions& options, std::size_t files)
 {
-    int threads
-        = options.threads > 0 ? options.threads : int(std::min(8u, std::max(1u, std::thread::hardware_concurrency())));
+    int threads = options.threads > 0 ? options.threads : int(std::max(1u, std::thread::hardware_concurrency()));
     return int(std::max<std::size_t>(1, std::min<std::size_t>(std::size_t(threads), files)));
 }
 
