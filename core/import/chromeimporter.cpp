@@ -369,7 +369,7 @@ struct CompiledRule
 struct LaneMap
 {
     ParallelCoords coords;
-    LaneRole role;
+    ChromeLaneRole role;
     int stepKey = -1; // index into the step keys, -1 none
     bool unknownRole = false;
 };
@@ -419,8 +419,8 @@ public:
                     roleName = role;
                     break;
                 }
-            const auto role = laneRoleNamed(roleName);
-            out.role = role.value_or(LaneRole {});
+            const auto role = roleName.empty() ? ChromeLaneRole {} : laneRoleNamed(roleName); // none: a GPU lane
+            out.role = role.value_or(ChromeLaneRole {});
             out.unknownRole = !role.has_value();
             const auto k = std::find(m_stepKeys.begin(), m_stepKeys.end(), c.rule.step);
             out.stepKey = c.rule.step.empty() || k == m_stepKeys.end() ? -1 : int(k - m_stepKeys.begin());
@@ -444,16 +444,16 @@ struct Worker
     int number = -1;
 };
 
-RegionKind kindOf(LaneRole role)
+RegionKind kindOf(ChromeLaneRole role)
 {
     switch (role.work) {
-    case LaneRole::Work::Compute:
+    case ChromeLaneRole::Work::Compute:
         return RegionKind::ComputeOp;
-    case LaneRole::Work::Communication:
+    case ChromeLaneRole::Work::Communication:
         return RegionKind::CommOp;
-    case LaneRole::Work::Host:
+    case ChromeLaneRole::Work::Host:
         return RegionKind::HostRegion;
-    case LaneRole::Work::Device:
+    case ChromeLaneRole::Work::Device:
         break;
     }
     return RegionKind::DeviceOp;
@@ -479,7 +479,7 @@ Lane buildLane(Trace& trace, const FileData& data, PendingLane& p, const LaneMap
     Lane lane;
     const auto named = data.threadNames.find(p.pid + '\x1f' + p.tid);
     lane.name = named != data.threadNames.end() ? named->second : "thread " + p.tid;
-    const bool host = map.role.work == LaneRole::Work::Host;
+    const bool host = map.role.work == ChromeLaneRole::Work::Host;
     lane.kind = host ? LaneKind::CpuThread : LaneKind::GpuStream;
     lane.commRole = map.role.comm;
     const RegionKind kind = kindOf(map.role);
@@ -579,7 +579,8 @@ void addRank(Trace& trace, FileData& data, const Worker& w, const std::vector<La
     rank.timerResolution = 1'000'000'000;
     std::vector<std::size_t> order = w.lanes;
     std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-        const bool hx = maps[x].role.work == LaneRole::Work::Host, hy = maps[y].role.work == LaneRole::Work::Host;
+        const bool hx = maps[x].role.work == ChromeLaneRole::Work::Host,
+                   hy = maps[y].role.work == ChromeLaneRole::Work::Host;
         if (hx != hy)
             return hx;
         const PendingLane &a = data.lanes[x], &b = data.lanes[y];

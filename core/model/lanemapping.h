@@ -30,7 +30,7 @@ struct ChromeMappingRule
 
 // What a lane's events are: GPU work classified by the ordinary rules, all compute, all communication (of one
 // parallelism), or host work.
-struct LaneRole
+struct ChromeLaneRole
 {
     enum class Work : std::uint8_t { Device, Compute, Communication, Host };
     Work work = Work::Device;
@@ -39,13 +39,13 @@ struct LaneRole
 
 // "device", "compute", "dp-comm", "pp-comm", "tp-comm", "ep-comm", "cp-comm", "comm" (other communication), "host";
 // nullopt for anything else.
-inline std::optional<LaneRole> laneRoleNamed(std::string_view name)
+inline std::optional<ChromeLaneRole> laneRoleNamed(std::string_view name)
 {
-    using W = LaneRole::Work;
+    using W = ChromeLaneRole::Work;
     struct Row
     {
         std::string_view name;
-        LaneRole role;
+        ChromeLaneRole role;
     };
     static constexpr Row rows[] = { { "device", { W::Device, CommRole::None } },
         { "compute", { W::Compute, CommRole::None } }, { "dp-comm", { W::Communication, CommRole::DP } },
