@@ -29,7 +29,9 @@ LaneCounts countLane(const Trace& t, const Lane& lane)
     const auto& table = lane.intervals;
     for (std::size_t i = 0; i < table.size(); ++i) {
         const auto k = t.regionKind(table.name(i));
-        if (k == RegionKind::Kernel && lane.isGpu())
+        if ((k == RegionKind::Kernel || k == RegionKind::CommOp || k == RegionKind::ComputeOp
+                || k == RegionKind::DeviceOp)
+            && lane.isGpu())
             ++c.kernels;
         else if (k == RegionKind::Memcpy)
             ++c.memcpys;

@@ -5,6 +5,7 @@
 #include "analysis/analysis.h"
 #include "model/demangle.h"
 #include "model/enumnames.h"
+#include "model/lanemapping.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -180,6 +181,7 @@ std::string copyDirection(std::string_view name)
 bool isGpuKind(RegionKind k)
 {
     return k == RegionKind::Kernel || k == RegionKind::Memcpy || k == RegionKind::Idle || k == RegionKind::Sync
+        || k == RegionKind::CommOp || k == RegionKind::ComputeOp || k == RegionKind::DeviceOp
         || k == RegionKind::Unknown;
 }
 bool isHostKind(RegionKind k)
@@ -196,6 +198,7 @@ struct Rules::Impl
     std::string source;
     std::string description;
     std::map<std::pair<Category, std::string>, std::uint32_t> colours; // (category, sub-group or "*") -> 0xRRGGBB
+    std::vector<ChromeMappingRule> chromeMapping;
 };
 
 Rules::Rules()
@@ -234,6 +237,10 @@ const std::string& Rules::description() const
 {
     return d->description;
 }
+const std::vector<ChromeMappingRule>& Rules::chromeMapping() const
+{
+    return d->chromeMapping;
+}
 
 namespace {
 
@@ -258,7 +265,66 @@ struct Parsed
     std::vector<Compiled> compiled;
     std::string description;
     std::map<std::pair<Category, std::string>, std::uint32_t> colours;
+    std::vector<ChromeMappingRule> chromeMapping;
 };
+
+// "chrome_mapping": [{"id", "process", "thread", "pid", "role", "roles", "step"}, ...] (model/lanemapping.h): how a
+// Chrome trace's threads become workers and lanes. Patterns must compile; roles and coordinates must be known names.
+template <typename Fail> void parseChromeMapping(const QJsonValue& value, Parsed& out, const Fail& fail)
+{
+    if (value.isUndefined())
+        return;
+    if (!value.isArray())
+        throw fail("\"chrome_mapping\" must be an array of mapping rules");
+    std::set<std::string> ids;
+    for (const QJsonValue& v : value.toArray()) {
+        const std::string where = "chrome_mapping rule " + std::to_string(out.chromeMapping.size() + 1);
+        if (!v.isObject())
+            throw fail(where + " is not an object");
+        const QJsonObject o = v.toObject();
+        static const std::array<const char*, 9> keys
+            = { "id", "process", "thread", "pid", "role", "roles", "step", "description", "comment" };
+        for (auto it = o.begin(); it != o.end(); ++it)
+            if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return it.key() == QLatin1String(k); }))
+                throw fail(where + ": unknown key \"" + it.key().toStdString()
+                    + "\" (expected id, process, thread, pid, role, roles, step, description)");
+        auto str = [&](const QJsonValue& x, const std::string& key) {
+            if (!x.isUndefined() && !x.isString())
+                throw fail(where + ": \"" + key + "\" must be a string");
+            return x.toString().toStdString();
+        };
+        ChromeMappingRule r;
+        r.id = str(o.value(QLatin1String("id")), "id");
+        if (r.id.empty() || !ids.insert(r.id).second)
+            throw fail(where + ": \"id\" missing, empty or used twice");
+        r.process = str(o.value(QLatin1String("process")), "process");
+        r.thread = str(o.value(QLatin1String("thread")), "thread");
+        r.pid = str(o.value(QLatin1String("pid")), "pid");
+        r.role = str(o.value(QLatin1String("role")), "role");
+        r.step = str(o.value(QLatin1String("step")), "step");
+        for (const std::string& p : { r.process, r.thread })
+            if (const QRegularExpression re(QString::fromStdString(p)); !re.isValid())
+                throw fail(where + " (\"" + r.id + "\"): bad pattern \"" + p + "\": " + re.errorString().toStdString());
+        ParallelCoords probe;
+        if (!r.pid.empty() && !coordinateNamed(probe, r.pid))
+            throw fail(where + " (\"" + r.id + "\"): \"pid\" must be dp, pp, tp, ep or cp");
+        const QJsonValue roles = o.value(QLatin1String("roles"));
+        if (!roles.isUndefined() && !roles.isObject())
+            throw fail(where + " (\"" + r.id + "\"): \"roles\" must be an object of role names");
+        const QJsonObject roleObject = roles.toObject();
+        for (auto it = roleObject.begin(); it != roleObject.end(); ++it)
+            r.roles.emplace_back(it.key().toStdString(), str(it.value(), "roles"));
+        if (!r.role.empty())
+            r.roles.emplace_back(std::string(), r.role); // checked with the others, dropped below
+        for (const auto& [text, role] : r.roles)
+            if (!laneRoleNamed(role))
+                throw fail(where + " (\"" + r.id + "\"): unknown role \"" + role
+                    + "\" (expected compute, dp-comm, pp-comm, tp-comm, ep-comm, cp-comm, comm, host or device)");
+        if (!r.role.empty())
+            r.roles.pop_back();
+        out.chromeMapping.push_back(std::move(r));
+    }
+}
 
 // "colours": {"compute": {"gemm": "#1F5FA6", "*": "#6C9BCB"}, ...}: the colour of each sub-group of a category.
 template <typename Fail> void parseColours(const QJsonValue& value, Parsed& out, const Fail& fail)
@@ -359,15 +425,16 @@ Parsed parseRules(const std::string& json, const std::string& source)
     const QJsonObject top = doc.object();
     for (auto it = top.begin(); it != top.end(); ++it) {
         if (it.key() != QLatin1String("rules") && it.key() != QLatin1String("description")
-            && it.key() != QLatin1String("colours"))
+            && it.key() != QLatin1String("colours") && it.key() != QLatin1String("chrome_mapping"))
             throw fail("unknown top-level key \"" + it.key().toStdString()
-                + "\" (expected \"description\", \"rules\", \"colours\")");
+                + "\" (expected \"description\", \"rules\", \"colours\", \"chrome_mapping\")");
     }
     if (!top.value(QLatin1String("rules")).isArray())
         throw fail("missing \"rules\" array");
     Parsed out;
     out.description = top.value(QLatin1String("description")).toString().toStdString();
     parseColours(top.value(QLatin1String("colours")), out, fail);
+    parseChromeMapping(top.value(QLatin1String("chrome_mapping")), out, fail);
     const QJsonArray arr = top.value(QLatin1String("rules")).toArray();
     std::set<std::string> ids;
     int index = 0;
@@ -430,6 +497,7 @@ Rules Rules::fromJson(const std::string& json, const std::string& sourceName)
     r.d->source = sourceName;
     r.d->description = std::move(p.description);
     r.d->colours = std::move(p.colours);
+    r.d->chromeMapping = std::move(p.chromeMapping);
     return r;
 }
 
@@ -462,6 +530,28 @@ Rules Rules::fromFile(const std::string& path, bool extend)
     return r;
 }
 
+namespace {
+QJsonArray chromeMappingJson(const std::vector<ChromeMappingRule>& mapping)
+{
+    QJsonArray arr;
+    for (const ChromeMappingRule& r : mapping) {
+        QJsonObject o;
+        o.insert(QLatin1String("id"), QString::fromStdString(r.id));
+        for (const auto& [key, value] : { std::pair<const char*, const std::string*> { "process", &r.process },
+                 { "thread", &r.thread }, { "pid", &r.pid }, { "role", &r.role }, { "step", &r.step } })
+            if (!value->empty())
+                o.insert(QLatin1String(key), QString::fromStdString(*value));
+        QJsonObject roles;
+        for (const auto& [text, role] : r.roles)
+            roles.insert(QString::fromStdString(text), QString::fromStdString(role));
+        if (!roles.isEmpty())
+            o.insert(QLatin1String("roles"), roles);
+        arr.append(o);
+    }
+    return arr;
+}
+} // namespace
+
 std::string Rules::toJson() const
 {
     QJsonArray arr;
@@ -491,6 +581,8 @@ std::string Rules::toJson() const
         }
         top.insert(QLatin1String("colours"), colours);
     }
+    if (!d->chromeMapping.empty())
+        top.insert(QLatin1String("chrome_mapping"), chromeMappingJson(d->chromeMapping));
     return QJsonDocument(top).toJson(QJsonDocument::Indented).toStdString();
 }
 
@@ -555,6 +647,18 @@ void applyRegionKind(NameClass& nc, RegionKind kind)
             nc.rule = -1;
             nc.category = Category::Idle;
             nc.subgroup = kind == RegionKind::Idle ? "idle" : "sync";
+        }
+        nc.unclassified = false;
+    } else if (kind == RegionKind::CommOp || kind == RegionKind::ComputeOp) {
+        // The layout says compute or communication (a Chrome trace's lane role): a rule of that category keeps its
+        // sub-group, any other answer gives way.
+        const Category wanted = kind == RegionKind::CommOp ? Category::Communication : Category::Compute;
+        if (nc.category != wanted) {
+            nc.rule = -1;
+            nc.category = wanted;
+            nc.subgroup = "other";
+            nc.subgroupPhase = Phase::Unknown;
+            nc.collective.clear();
         }
         nc.unclassified = false;
     }

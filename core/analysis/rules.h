@@ -3,6 +3,7 @@
 // Classification of region names by ordered regular-expression rules (the defaults compiled in from
 // resources/rules.json): category, sub-group, NCCL fields, phase hints, step and launch regions.
 #include "analysis/categories.h"
+#include "model/lanemapping.h"
 #include "model/trace.h"
 
 #include <cstdint>
@@ -85,6 +86,9 @@ public:
     // Where the rules came from ("built-in defaults", a file name, or "file + built-in defaults").
     const std::string& source() const;
     const std::string& description() const;
+    // The rules file's "chrome_mapping" (model/lanemapping.h): how Chrome traces' threads become workers and lanes,
+    // tried before the built-in mapping of Megatron-LM timelines. The built-in rules have none.
+    const std::vector<ChromeMappingRule>& chromeMapping() const;
 
     Rules();
     ~Rules();

@@ -2,6 +2,7 @@
 #include "import/kinetoimporter.h"
 
 #include "import/archivefinder.h"
+#include "import/jsonstream.h"
 #include "import/parallelread.h"
 
 #include <algorithm>
@@ -16,68 +17,14 @@
 #include <map>
 #include <mutex>
 #include <numeric>
-#include <rapidjson/error/en.h>
-#include <rapidjson/reader.h>
 #include <string_view>
 #include <unordered_map>
-#include <zlib.h>
 
 namespace fs = std::filesystem;
 
 namespace exposure {
 
 namespace {
-
-__extension__ typedef unsigned __int128 U128; // exact µs -> ns arithmetic (GCC/Clang extension)
-
-// "5190847650614.351" (microseconds) -> 5190847650614351 ns, exactly; digits beyond nanoseconds are dropped
-// (floor). Exponent forms go through a double. False for anything else or when it does not fit.
-bool microsToNs(const char* s, std::size_t n, TimeNs& out)
-{
-    std::size_t i = 0;
-    bool negative = false;
-    if (i < n && (s[i] == '-' || s[i] == '+'))
-        negative = s[i++] == '-';
-    U128 whole = 0;
-    std::size_t digits = 0;
-    for (; i < n && s[i] >= '0' && s[i] <= '9'; ++i, ++digits) {
-        whole = whole * 10 + unsigned(s[i] - '0');
-        if (whole > U128(std::numeric_limits<std::int64_t>::max()))
-            return false;
-    }
-    U128 frac = 0;
-    int fracDigits = 0;
-    if (i < n && s[i] == '.') {
-        for (++i; i < n && s[i] >= '0' && s[i] <= '9'; ++i, ++digits)
-            if (fracDigits < 3) {
-                frac = frac * 10 + unsigned(s[i] - '0');
-                ++fracDigits;
-            }
-    }
-    if (digits == 0)
-        return false;
-    if (i < n) {
-        if (s[i] != 'e' && s[i] != 'E')
-            return false;
-        const std::string text(s, n);
-        char* end = nullptr;
-        errno = 0;
-        const double v = std::strtod(text.c_str(), &end);
-        if (errno || !end || *end || !std::isfinite(v) || std::abs(v) * 1000.0 > 9.0e18)
-            return false;
-        out = TimeNs(std::floor(v * 1000.0));
-        return true;
-    }
-    while (fracDigits < 3) {
-        frac *= 10;
-        ++fracDigits;
-    }
-    const U128 ns = whole * 1000 + frac;
-    if (ns > U128(std::numeric_limits<std::int64_t>::max()))
-        return false;
-    out = negative ? -TimeNs(ns) : TimeNs(ns);
-    return true;
-}
 
 // The stream of a GPU event without args.stream from its tid: "7", or "stream 7" in the 2021 schema; 0 otherwise.
 int streamOfTid(const std::string& tid)
@@ -91,101 +38,6 @@ int streamOfTid(const std::string& tid)
         v = v * 10 + (tid[i] - '0');
     return int(v);
 }
-
-// A non-negative integer that fits in 64 bits ("123"); false otherwise (fractions, signs, > 2^64 - 1).
-bool parseU64(const char* s, std::size_t n, std::uint64_t& out)
-{
-    if (n == 0)
-        return false;
-    std::uint64_t v = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        const std::uint64_t d = std::uint64_t(s[i] - '0');
-        if (v > (std::numeric_limits<std::uint64_t>::max() - d) / 10)
-            return false;
-        v = v * 10 + d;
-    }
-    out = v;
-    return true;
-}
-
-// RapidJSON input stream over zlib, which reads gzip and plain files alike, in 256 KiB chunks. Stops early (as at
-// the end of the file) when the load is cancelled.
-class GzStream
-{
-public:
-    using Ch = char;
-    // progress->bytesRead at construction counts the files read before this one.
-    GzStream(gzFile file, const LoadOptions& options, LoadProgress* progress)
-        : m_file(file)
-        , m_options(options)
-        , m_progress(progress)
-        , m_progressBase(progress ? progress->bytesRead : 0)
-    { }
-    Ch Peek() { return m_pos < m_end ? *m_pos : refill(); }
-    Ch Take()
-    {
-        if (m_pos == m_end && refill() == '\0' && m_pos == m_end)
-            return '\0';
-        ++m_count;
-        return *m_pos++;
-    }
-    std::size_t Tell() const { return m_count; }
-    Ch* PutBegin() { return nullptr; }
-    void Put(Ch) { }
-    void Flush() { }
-    std::size_t PutEnd(Ch*) { return 0; }
-
-    bool cancelled() const { return m_cancelled; }
-    const std::string& error() const { return m_error; }
-    std::uint64_t bytesRead() const { return m_count; }
-
-private:
-    // The slow path of Peek: reads the next chunk; '\0' at the end (or on an error, or when cancelled).
-    [[gnu::noinline]] Ch refill()
-    {
-        fill();
-        return m_pos < m_end ? *m_pos : '\0';
-    }
-    void fill()
-    {
-        if (m_done)
-            return;
-        if (m_options.cancel && m_options.cancel->load(std::memory_order_relaxed)) {
-            m_cancelled = m_done = true;
-            return;
-        }
-        if (m_progress && m_options.progress) {
-            m_progress->bytesRead = m_progressBase + std::uint64_t(std::max<z_off_t>(0, gzoffset(m_file)));
-            m_options.progress(*m_progress);
-        }
-        const int n = gzread(m_file, m_buffer.data(), unsigned(m_buffer.size()));
-        if (n <= 0) {
-            m_done = true;
-            int code = Z_OK;
-            const char* message = gzerror(m_file, &code);
-            if (n < 0 || (code != Z_OK && code != Z_STREAM_END))
-                m_error = message && *message ? message : "read error";
-            m_pos = m_end = m_buffer.data();
-            return;
-        }
-        m_pos = m_buffer.data();
-        m_end = m_pos + n;
-    }
-
-    gzFile m_file;
-    const LoadOptions& m_options;
-    LoadProgress* m_progress;
-    std::uint64_t m_progressBase;
-    std::array<char, 1 << 18> m_buffer {};
-    const char* m_pos = nullptr;
-    const char* m_end = nullptr;
-    std::size_t m_count = 0;
-    bool m_done = false;
-    bool m_cancelled = false;
-    std::string m_error;
-};
 
 enum class EventCat : std::uint8_t { Other, Kernel, Memcpy, Memset, CpuOp, Annotation, Runtime, Driver, Python };
 
@@ -631,32 +483,9 @@ private:
 
 FileData readFile(Trace& trace, const std::string& path, const LoadOptions& options, LoadProgress& progress)
 {
-    std::error_code ec;
-    if (!fs::is_regular_file(path, ec))
-        throw LoadError(path, "not a regular file");
-    gzFile file = gzopen(path.c_str(), "rb");
-    if (!file)
-        throw LoadError(path, std::string("cannot open: ") + std::strerror(errno));
-    gzbuffer(file, 1 << 18);
     FileData data;
-    GzStream stream(file, options, &progress);
     Handler handler(trace, data);
-    rapidjson::Reader reader;
-    const rapidjson::ParseResult ok
-        = reader.Parse<rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseStopWhenDoneFlag>(stream, handler);
-    gzclose(file);
-    if (stream.cancelled())
-        throw LoadCancelled();
-    if (!stream.error().empty())
-        throw LoadError(path, "truncated or corrupt gzip data (" + stream.error() + ")");
-    if (!ok && handler.tooDeep())
-        throw LoadError(path,
-            "JSON nested deeper than " + std::to_string(Handler::kMaxDepth) + " levels at byte "
-                + std::to_string(ok.Offset()) + ": not a torch.profiler trace");
-    if (!ok)
-        throw LoadError(path,
-            std::string("invalid JSON at byte ") + std::to_string(ok.Offset()) + ": "
-                + rapidjson::GetParseError_En(ok.Code()));
+    parseJsonFile(path, options, &progress, handler, "not a torch.profiler trace");
     if (!data.sawTraceEvents)
         throw LoadError(path, "not a torch.profiler (Kineto) trace: no \"traceEvents\" array");
     if (std::none_of(

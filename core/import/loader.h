@@ -3,6 +3,7 @@
 // What every importer shares: the options of a load, its progress, and the one error type of bad input. openRun()
 // (core/run/openrun.h) is the one path from a file to an analysed trace.
 
+#include "model/lanemapping.h"
 #include "model/trace.h"
 
 #include <atomic>
@@ -46,6 +47,9 @@ struct LoadOptions
     // Load only these ranks of a folder of per-rank OTF2 archives (rank numbers as `info` lists them); empty = all.
     // Applied by openRun (selectRanks), not by the importers.
     std::vector<int> ranks;
+    // Chrome traces: the "chrome_mapping" rules of the rules file, tried before the built-in ones
+    // (model/lanemapping.h).
+    std::vector<ChromeMappingRule> chromeMapping;
 };
 
 // Bad input: what() is one line "<file>: <problem>". Control characters (a "\n" in a region or location name of

@@ -14,10 +14,19 @@ namespace exposure {
 
 const char* regionKindName(RegionKind k)
 {
-    static constexpr EnumName<RegionKind> names[] = { { RegionKind::Kernel, "kernel" },
-        { RegionKind::Memcpy, "memcpy" }, { RegionKind::Idle, "idle" }, { RegionKind::Sync, "sync" },
-        { RegionKind::HostApi, "host-api" }, { RegionKind::HostRegion, "host-region" } };
+    static constexpr EnumName<RegionKind> names[]
+        = { { RegionKind::Kernel, "kernel" }, { RegionKind::Memcpy, "memcpy" }, { RegionKind::Idle, "idle" },
+              { RegionKind::Sync, "sync" }, { RegionKind::HostApi, "host-api" },
+              { RegionKind::HostRegion, "host-region" }, { RegionKind::CommOp, "comm-op" },
+              { RegionKind::ComputeOp, "compute-op" }, { RegionKind::DeviceOp, "device-op" } };
     return nameIn(names, k, "unknown");
+}
+
+const char* commRoleName(CommRole r)
+{
+    static constexpr EnumName<CommRole> names[] = { { CommRole::DP, "dp" }, { CommRole::TP, "tp" },
+        { CommRole::PP, "pp" }, { CommRole::EP, "ep" }, { CommRole::CP, "cp" }, { CommRole::Other, "other" } };
+    return nameIn(names, r, "");
 }
 
 const char* clockMethodName(ClockMethod m)

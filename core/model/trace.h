@@ -26,6 +26,10 @@ enum class RegionKind : std::uint8_t {
     Sync, // "DEVICE SYNCHRONIZE" and other implicit barriers / flushes
     HostApi, // CPU-side CUDA/HIP driver or runtime API call (role WRAPPER)
     HostRegion, // any other CPU region (user, NVTX, python, pthread ...)
+    // GPU work whose category the trace's layout gives, whatever its name (Chrome traces: the role of its lane)
+    CommOp, // communication (an op on a "dp-comm" lane of a Megatron timeline)
+    ComputeOp, // compute (an op on a "compute" lane, "gc" and "optimizer" included)
+    DeviceOp, // GPU work classified by name like a kernel, on a lane that is no serial stream (never clipped)
 };
 
 const char* regionKindName(RegionKind k);
@@ -175,6 +179,18 @@ double busBandwidth(const CollectiveArgs& args, double seconds);
 // The message size S of a collective in bytes (the larger of the in and out messages), 0 if the dtype is unknown.
 std::uint64_t collectiveBytes(const CollectiveArgs& args);
 
+// The parallelism a communication lane serves (Chrome traces: the lane's role in the mapping rules).
+enum class CommRole : std::uint8_t { None, DP, TP, PP, EP, CP, Other };
+const char* commRoleName(CommRole r); // "dp", "tp", "pp", "ep", "cp", "other", "" for None
+
+// A worker's coordinates in the data / pipeline / tensor / expert / context parallel grid; -1 where not known.
+struct ParallelCoords
+{
+    int dp = -1, pp = -1, tp = -1, ep = -1, cp = -1;
+    bool known() const { return dp >= 0 || pp >= 0 || tp >= 0 || ep >= 0 || cp >= 0; }
+    bool operator==(const ParallelCoords&) const = default;
+};
+
 struct Lane
 {
     std::string name; // "Master thread", "CUDA[0:7]", "HIP[1:0]"
@@ -202,6 +218,8 @@ struct Lane
     std::vector<std::pair<std::uint32_t, std::uint32_t>> collectiveArgs;
     // GPU lanes: the process group's sequence number of a collective ("Seq" in torch.profiler), by interval.
     std::vector<std::pair<std::uint32_t, std::uint64_t>> collectiveSeq;
+    // GPU lanes that carry one kind of communication (Chrome traces: a "pp-comm" lane); None elsewhere.
+    CommRole commRole = CommRole::None;
 
     bool isGpu() const { return kind == LaneKind::GpuStream; }
 };
@@ -215,6 +233,7 @@ struct Rank
     std::string archivePath; // the anchor file this rank came from
     std::uint64_t timerResolution = 0; // ticks per second of the archive's clock
     std::vector<Lane> lanes;
+    ParallelCoords coords; // where the trace gives them (Chrome traces: the mapping rules)
 };
 
 // Calls fn(laneIndex, lane, i) for every interval i of every GPU lane of `rank`, lanes in order; with a window, for

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/inputkinds.h"
 
+#include "import/chromeimporter.h"
 #include "import/kinetoimporter.h"
 #include "import/memorybudget.h"
 #include "import/nsysimporter.h"
@@ -126,6 +127,31 @@ public:
     void read() override { importKineto(m_trace, m_input.files, m_options); }
 };
 
+// ---- Chrome Trace Event Format: one .json / .json.gz file that is a Chrome trace but no torch.profiler one ----
+
+std::optional<RunInput> detectChrome(const std::string& path)
+{
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec) || !isKinetoFileName(path) || !isChromeTraceFile(path))
+        return std::nullopt;
+    RunInput input;
+    input.path = path;
+    input.files = { path };
+    return input;
+}
+
+class ChromeReader final : public StoredInputReader
+{
+public:
+    using StoredInputReader::StoredInputReader;
+    MemoryNeed estimate() override
+    {
+        const std::uint64_t bytes = jsonBytes(m_input.files.front());
+        return { kBaseBytes + std::uint64_t(double(bytes) * kBytesPerJsonByte), formatBytes(bytes) + " of JSON" };
+    }
+    void read() override { importChrome(m_trace, m_input.files.front(), m_options); }
+};
+
 // ---- Nsight Systems: SQLite exports (a .nsys-rep is exported first), one file or a folder of them ----
 
 std::optional<RunInput> detectNsys(const std::string& path)
@@ -162,6 +188,7 @@ const std::vector<InputKind>& inputKinds()
     // A new input kind: its importer in core/import, and one entry here.
     static const std::vector<InputKind> kinds = {
         { "OTF2", detectOtf2, true, openReader<Otf2Reader> },
+        { "Chrome trace", detectChrome, false, openReader<ChromeReader> }, // before torch.profiler: both are JSON
         { "torch.profiler", detectKineto, false, openReader<KinetoReader> },
         { "Nsight Systems", detectNsys, false, openReader<NsysReader> },
     };

@@ -63,9 +63,12 @@ std::shared_ptr<Trace> readStages(const std::string& path, const RunOptions& run
         chooseRanks(input, options.ranks);
     }
     throwIfCancelled(options);
-    const auto reader = input.kind->open(*trace, input, options);
+    LoadOptions load = options;
+    if (load.chromeMapping.empty())
+        load.chromeMapping = run.rules.chromeMapping(); // a rules file's mapping of Chrome traces' threads
+    const auto reader = input.kind->open(*trace, input, load);
     stage(RunStage::Estimate);
-    checkEstimate(*reader, path, options);
+    checkEstimate(*reader, path, load);
     stage(RunStage::Import);
     reader->read();
     stage(RunStage::Consistency);

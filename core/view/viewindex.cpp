@@ -35,12 +35,17 @@ Category categoryOf(const Trace& trace, const Analysis* analysis, StringId name)
     if (analysis && name < analysis->names.size())
         return analysis->names[name].category;
     switch (trace.regionKind(name)) {
-    case RegionKind::Kernel: {
+    case RegionKind::Kernel:
+    case RegionKind::DeviceOp: {
         static const Rules defaults = Rules::defaults(); // the rules decide, before an analysis as after one
         return defaults.classify(trace.name(name), RegionKind::Kernel).category;
     }
     case RegionKind::Memcpy:
         return Category::Memcpy;
+    case RegionKind::CommOp:
+        return Category::Communication;
+    case RegionKind::ComputeOp:
+        return Category::Compute;
     case RegionKind::Idle:
     case RegionKind::Sync:
         return Category::Idle;

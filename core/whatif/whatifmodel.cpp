@@ -207,7 +207,7 @@ namespace {
 // A copy of `src` with new interval times (times[lane][interval] = {start, end}); the lane's other tables are kept.
 // Every member but the intervals is copied by name: a member added to Lane must be added here too (the size check
 // below fails until then).
-static_assert(sizeof(void*) != 8 || sizeof(Lane) == 432,
+static_assert(sizeof(void*) != 8 || sizeof(Lane) == 440,
     "Lane has changed: copy the new member in copyLane, then update this size");
 void copyLane(const Lane& src, Lane& dst, const std::vector<std::pair<TimeNs, TimeNs>>& times)
 {
@@ -225,6 +225,7 @@ void copyLane(const Lane& src, Lane& dst, const std::vector<std::pair<TimeNs, Ti
     dst.copyPeers = src.copyPeers;
     dst.collectiveArgs = src.collectiveArgs;
     dst.collectiveSeq = src.collectiveSeq;
+    dst.commRole = src.commRole;
     dst.intervals.reserve(src.intervals.size());
     for (std::size_t i = 0; i < src.intervals.size(); ++i)
         dst.intervals.append(
@@ -278,6 +279,7 @@ std::shared_ptr<Trace> WhatIfModel::predictedTrace(const Edits& edits) const
         b.devices = a.devices;
         b.archivePath = a.archivePath;
         b.timerResolution = a.timerResolution;
+        b.coords = a.coords;
         b.lanes.resize(a.lanes.size());
         for (std::size_t l = 0; l < a.lanes.size(); ++l)
             copyLane(a.lanes[l], b.lanes[l], laneTimes(m_graph, r, a.lanes[l], m_graph.laneNodes(int(rk), int(l))));

@@ -393,8 +393,9 @@ CompareWindow::CompareWindow(QWidget* parent)
 QWidget* CompareWindow::buildRunList()
 {
     auto* addFile = new QPushButton(QIcon::fromTheme(QStringLiteral("list-add")), tr("&Add Run…"), this);
-    addFile->setToolTip(tr("Add a run: an OTF2 anchor file (traces.otf2), a torch.profiler trace (.json, .json.gz) or "
-                           "an Nsight Systems report (.sqlite, .nsys-rep)"));
+    addFile->setToolTip(
+        tr("Add a run: an OTF2 anchor file (traces.otf2), a torch.profiler or Chrome trace (.json, .json.gz) or "
+           "an Nsight Systems report (.sqlite, .nsys-rep)"));
     auto* addFolder = new QPushButton(tr("Add &Folder…"), this);
     addFolder->setToolTip(tr("Add a run: a folder holding one OTF2 archive per rank"));
     m_list->setMinimumWidth(150);

@@ -614,7 +614,7 @@ void MainWindow::openDialog(bool folder)
         ? QFileDialog::getExistingDirectory(this, tr("Open Trace Folder"), start)
         : QFileDialog::getOpenFileName(this, tr("Open Trace"), start,
             tr("Traces (*.otf2 *.json *.json.gz *.sqlite *.nsys-rep *.qdrep);;OTF2 archive anchors (*.otf2);;"
-               "torch.profiler traces (*.json *.json.gz);;"
+               "torch.profiler and Chrome traces (*.json *.json.gz);;"
                "Nsight Systems reports (*.sqlite *.nsys-rep *.qdrep);;All files (*)"));
     openTrace(path);
 }

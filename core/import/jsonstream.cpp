@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "import/jsonstream.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+
+namespace exposure {
+
+namespace {
+__extension__ typedef unsigned __int128 U128; // exact us -> ns arithmetic (GCC/Clang extension)
+} // namespace
+
+bool microsToNs(const char* s, std::size_t n, TimeNs& out, NsRounding rounding)
+{
+    std::size_t i = 0;
+    bool negative = false;
+    if (i < n && (s[i] == '-' || s[i] == '+'))
+        negative = s[i++] == '-';
+    U128 whole = 0;
+    std::size_t digits = 0;
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; ++i, ++digits) {
+        whole = whole * 10 + unsigned(s[i] - '0');
+        if (whole > U128(std::numeric_limits<std::int64_t>::max()))
+            return false;
+    }
+    U128 frac = 0;
+    int fracDigits = 0;
+    bool roundUp = false; // the first digit beyond nanoseconds is 5 or more
+    if (i < n && s[i] == '.') {
+        for (++i; i < n && s[i] >= '0' && s[i] <= '9'; ++i, ++digits)
+            if (fracDigits < 3) {
+                frac = frac * 10 + unsigned(s[i] - '0');
+                ++fracDigits;
+            } else if (fracDigits == 3) {
+                roundUp = s[i] >= '5';
+                ++fracDigits;
+            }
+    }
+    if (digits == 0)
+        return false;
+    if (i < n) {
+        if (s[i] != 'e' && s[i] != 'E')
+            return false;
+        const std::string text(s, n);
+        char* end = nullptr;
+        errno = 0;
+        const double v = std::strtod(text.c_str(), &end);
+        if (errno || !end || *end || !std::isfinite(v) || std::abs(v) * 1000.0 > 9.0e18)
+            return false;
+        out = TimeNs(rounding == NsRounding::Nearest ? std::round(v * 1000.0) : std::floor(v * 1000.0));
+        return true;
+    }
+    while (fracDigits < 3) {
+        frac *= 10;
+        ++fracDigits;
+    }
+    const U128 ns = whole * 1000 + frac + (rounding == NsRounding::Nearest && roundUp ? 1 : 0);
+    if (ns > U128(std::numeric_limits<std::int64_t>::max()))
+        return false;
+    out = negative ? -TimeNs(ns) : TimeNs(ns);
+    return true;
+}
+
+bool parseU64(const char* s, std::size_t n, std::uint64_t& out)
+{
+    if (n == 0)
+        return false;
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        const std::uint64_t d = std::uint64_t(s[i] - '0');
+        if (v > (std::numeric_limits<std::uint64_t>::max() - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    out = v;
+    return true;
+}
+
+void GzStream::fill()
+{
+    if (m_done)
+        return;
+    if (m_options.cancel && m_options.cancel->load(std::memory_order_relaxed)) {
+        m_cancelled = m_done = true;
+        return;
+    }
+    if (m_progress && m_options.progress) {
+        m_progress->bytesRead = m_progressBase + std::uint64_t(std::max<z_off_t>(0, gzoffset(m_file)));
+        m_options.progress(*m_progress);
+    }
+    const int n = gzread(m_file, m_buffer.data(), unsigned(m_buffer.size()));
+    if (n <= 0) {
+        m_done = true;
+        int code = Z_OK;
+        const char* message = gzerror(m_file, &code);
+        if (n < 0 || (code != Z_OK && code != Z_STREAM_END))
+            m_error = message && *message ? message : "read error";
+        m_pos = m_end = m_buffer.data();
+        return;
+    }
+    m_pos = m_buffer.data();
+    m_end = m_pos + n;
+}
+
+GzFile::GzFile(const std::string& path)
+{
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+        throw LoadError(path, "not a regular file");
+    m_file = gzopen(path.c_str(), "rb");
+    if (!m_file)
+        throw LoadError(path, std::string("cannot open: ") + std::strerror(errno));
+    gzbuffer(m_file, 1 << 18);
+}
+
+GzFile::~GzFile()
+{
+    gzclose(m_file);
+}
+
+} // namespace exposure

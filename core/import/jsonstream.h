@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// What the JSON trace readers share (torch.profiler in kinetoimporter.cpp, the Chrome Trace Event Format in
+// chromeimporter.cpp): a RapidJSON input stream over zlib, which reads gzip and plain files alike; numbers read as text
+// and converted exactly (microseconds to integer nanoseconds, 64-bit counts); the one parse of a file, whose problems
+// become a LoadError naming the file.
+
+#include "import/loader.h"
+#include "model/timerange.h"
+
+#include <array>
+#include <cstdint>
+#include <rapidjson/error/en.h>
+#include <rapidjson/reader.h>
+#include <string>
+#include <zlib.h>
+
+namespace exposure {
+
+// How digits beyond nanoseconds are treated.
+enum class NsRounding : std::uint8_t {
+    Truncate, // dropped (torch.profiler: its fractions never go beyond nanoseconds)
+    Nearest, // rounded to the nearest nanosecond, halves away from zero (Chrome traces: 848671.6747283936 us)
+};
+
+// "5190847650614.351" (microseconds) -> 5190847650614351 ns, exactly, with 128-bit arithmetic. Exponent forms go
+// through a double. False for anything else or when it does not fit in 64 bits.
+bool microsToNs(const char* s, std::size_t n, TimeNs& out, NsRounding rounding = NsRounding::Truncate);
+
+// A non-negative integer that fits in 64 bits ("123"); false otherwise (fractions, signs, > 2^64 - 1).
+bool parseU64(const char* s, std::size_t n, std::uint64_t& out);
+
+// RapidJSON input stream over zlib, which reads gzip and plain files alike, in 256 KiB chunks. Stops early (as at
+// the end of the file) when the load is cancelled.
+class GzStream
+{
+public:
+    using Ch = char;
+    // progress->bytesRead at construction counts the files read before this one.
+    GzStream(gzFile file, const LoadOptions& options, LoadProgress* progress)
+        : m_file(file)
+        , m_options(options)
+        , m_progress(progress)
+        , m_progressBase(progress ? progress->bytesRead : 0)
+    { }
+    Ch Peek() { return m_pos < m_end ? *m_pos : refill(); }
+    Ch Take()
+    {
+        if (m_pos == m_end && refill() == '\0' && m_pos == m_end)
+            return '\0';
+        ++m_count;
+        return *m_pos++;
+    }
+    std::size_t Tell() const { return m_count; }
+    Ch* PutBegin() { return nullptr; }
+    void Put(Ch) { }
+    void Flush() { }
+    std::size_t PutEnd(Ch*) { return 0; }
+
+    bool cancelled() const { return m_cancelled; }
+    const std::string& error() const { return m_error; }
+    std::uint64_t bytesRead() const { return m_count; }
+
+private:
+    // The slow path of Peek: reads the next chunk; '\0' at the end (or on an error, or when cancelled).
+    [[gnu::noinline]] Ch refill()
+    {
+        fill();
+        return m_pos < m_end ? *m_pos : '\0';
+    }
+    void fill();
+
+    gzFile m_file;
+    const LoadOptions& m_options;
+    LoadProgress* m_progress;
+    std::uint64_t m_progressBase;
+    std::array<char, 1 << 18> m_buffer {};
+    const char* m_pos = nullptr;
+    const char* m_end = nullptr;
+    std::size_t m_count = 0;
+    bool m_done = false;
+    bool m_cancelled = false;
+    std::string m_error;
+};
+
+// An open gzip-or-plain file; closed on destruction. Throws LoadError when `path` is no regular file or cannot be
+// opened.
+class GzFile
+{
+public:
+    explicit GzFile(const std::string& path);
+    ~GzFile();
+    GzFile(const GzFile&) = delete;
+    GzFile& operator=(const GzFile&) = delete;
+    gzFile get() const { return m_file; }
+
+private:
+    gzFile m_file = nullptr;
+};
+
+// Streams `path` through `handler` (numbers as text, stopping after the top-level value). Throws LoadCancelled, or
+// LoadError naming the file for corrupt gzip data, JSON nested deeper than Handler::kMaxDepth (the handler refuses
+// deeper levels and says so through tooDeep(), which bounds RapidJSON's recursion) and invalid JSON (with the byte
+// offset). `what` ends the nesting message: "not a torch.profiler trace".
+template <class Handler>
+void parseJsonFile(
+    const std::string& path, const LoadOptions& options, LoadProgress* progress, Handler& handler, const char* what)
+{
+    rapidjson::ParseResult ok;
+    std::string gzError;
+    bool cancelled = false;
+    {
+        const GzFile file(path);
+        GzStream stream(file.get(), options, progress);
+        rapidjson::Reader reader;
+        ok = reader.Parse<rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseStopWhenDoneFlag>(stream, handler);
+        cancelled = stream.cancelled();
+        gzError = stream.error();
+    }
+    if (cancelled)
+        throw LoadCancelled();
+    if (!gzError.empty())
+        throw LoadError(path, "truncated or corrupt gzip data (" + gzError + ")");
+    if (!ok && handler.tooDeep())
+        throw LoadError(path,
+            "JSON nested deeper than " + std::to_string(Handler::kMaxDepth) + " levels at byte "
+                + std::to_string(ok.Offset()) + ": " + what);
+    if (!ok)
+        throw LoadError(path,
+            std::string("invalid JSON at byte ") + std::to_string(ok.Offset()) + ": "
+                + rapidjson::GetParseError_En(ok.Code()));
+}
+
+} // namespace exposure

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The published Megatron-LM timeline in ../shared/traces/megatron-timeline-st (DP 2 x PP 4 x TP 1, 8 workers, 32 steps,
+// 6 784 X events), read through the Chrome trace importer's built-in Megatron mapping. Every number below comes from
+// `python3 tests/tools/chrome_unions.py ../shared/traces/megatron-timeline-st/timeline-ST.json.gz`, which reads the
+// JSON without Exposure's code (exact decimals, nanoseconds rounded to the nearest). Skipped where ../shared is absent.
+#include "analysis/analysis.h"
+#include "run/openrun.h"
+
+#include "support/shareddata.h"
+
+#include <QFile>
+#include <QTest>
+#include <algorithm>
+
+using namespace exposure;
+
+namespace {
+
+const QString kTimeline = QStringLiteral(EXPOSURE_SHARED_TRACES "/megatron-timeline-st/timeline-ST.json.gz");
+
+// The union of a lane's intervals, in ns.
+TimeNs laneBusy(const Lane& lane)
+{
+    std::vector<std::pair<TimeNs, TimeNs>> v;
+    for (std::size_t i = 0; i < lane.intervals.size(); ++i)
+        v.emplace_back(lane.intervals.start(i), lane.intervals.end(i));
+    std::sort(v.begin(), v.end());
+    TimeNs total = 0, reach = std::numeric_limits<TimeNs>::min();
+    for (const auto& [s, e] : v) {
+        if (e <= reach)
+            continue;
+        total += e - std::max(s, reach);
+        reach = e;
+    }
+    return total;
+}
+
+const Lane* laneEndingWith(const Rank& r, const std::string& suffix)
+{
+    for (const Lane& l : r.lanes)
+        if (l.name.size() >= suffix.size() && l.name.compare(l.name.size() - suffix.size(), suffix.size(), suffix) == 0)
+            return &l;
+    return nullptr;
+}
+
+} // namespace
+
+class TestMegatronTimeline : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        EXPOSURE_REQUIRE_SHARED(QFile::exists(kTimeline), "../shared/traces/megatron-timeline-st");
+        RunOptions options;
+        options.viewIndex = false;
+        m_run = openRun(kTimeline.toStdString(), options);
+    }
+
+    void everyWorkerAgrees_data()
+    {
+        QTest::addColumn<int>("rank");
+        QTest::addColumn<int>("dp");
+        QTest::addColumn<int>("pp");
+        QTest::addColumn<qulonglong>("events");
+        QTest::addColumn<qlonglong>("computeBusy");
+        QTest::addColumn<qlonglong>("ppComm");
+        QTest::addColumn<qlonglong>("dpComm");
+        QTest::addColumn<qlonglong>("commBusy");
+        // rank dp pp events compute_busy pp_comm dp_comm comm_busy (tp 0, tp_comm 0, 32 steps everywhere)
+        QTest::newRow("rank 0") << 0 << 0 << 0 << 736ull << 28356682412ll << 104214187ll << 3786865250ll
+                                << 3891079437ll;
+        QTest::newRow("rank 1") << 1 << 1 << 0 << 736ull << 28103213962ll << 102064137ll << 3800088959ll
+                                << 3902153096ll;
+        QTest::newRow("rank 2") << 2 << 0 << 1 << 960ull << 28139195097ll << 208893080ll << 2645916383ll
+                                << 2854809463ll;
+        QTest::newRow("rank 3") << 3 << 1 << 1 << 960ull << 28191337711ll << 208369951ll << 2646270578ll
+                                << 2854640529ll;
+        QTest::newRow("rank 4") << 4 << 0 << 2 << 960ull << 28299078696ll << 203994477ll << 2661912699ll
+                                << 2865907176ll;
+        QTest::newRow("rank 5") << 5 << 1 << 2 << 960ull << 28236942640ll << 205313585ll << 2661917866ll
+                                << 2867231451ll;
+        QTest::newRow("rank 6") << 6 << 0 << 3 << 736ull << 45159151436ll << 100495570ll << 3761781572ll
+                                << 3862277142ll;
+        QTest::newRow("rank 7") << 7 << 1 << 3 << 736ull << 45423421206ll << 101362705ll << 3774822313ll
+                                << 3876185018ll;
+    }
+
+    void everyWorkerAgrees()
+    {
+        QFETCH(int, rank);
+        QFETCH(int, dp);
+        QFETCH(int, pp);
+        QFETCH(qulonglong, events);
+        QFETCH(qlonglong, computeBusy);
+        QFETCH(qlonglong, ppComm);
+        QFETCH(qlonglong, dpComm);
+        QFETCH(qlonglong, commBusy);
+        const Trace& t = *m_run.trace;
+        QCOMPARE(t.ranks.size(), std::size_t(8));
+        const Rank& r = t.ranks[std::size_t(rank)];
+        QCOMPARE(r.rank, rank);
+        QVERIFY(r.coords == (ParallelCoords { dp, pp, 0, -1, -1 }));
+        QCOMPARE(r.label,
+            "Rank " + std::to_string(rank) + " (dp " + std::to_string(dp) + ", pp " + std::to_string(pp) + ", tp 0)");
+        std::uint64_t n = 0;
+        for (const Lane& l : r.lanes)
+            n += l.name == "steps" ? 0 : l.intervals.size();
+        QCOMPARE(n, std::uint64_t(events));
+        const Lane* pl = laneEndingWith(r, ", pp-comm");
+        const Lane* dl = laneEndingWith(r, ", dp-comm");
+        QVERIFY(pl && dl && laneEndingWith(r, ", compute"));
+        QCOMPARE(pl->commRole, CommRole::PP);
+        QCOMPARE(dl->commRole, CommRole::DP);
+        QCOMPARE(laneBusy(*pl), TimeNs(ppComm));
+        QCOMPARE(laneBusy(*dl), TimeNs(dpComm));
+        QCOMPARE(laneBusy(*laneEndingWith(r, ", compute")), TimeNs(computeBusy));
+        const WindowStats s = computeStats(t, *m_run.analysis, rank, t.extent);
+        QCOMPARE(s.computeBusyNs, TimeNs(computeBusy));
+        QCOMPARE(s.commBusyNs, TimeNs(commBusy));
+        const RankAnalysis& ra = m_run.analysis->ranks[std::size_t(rank)];
+        QCOMPARE(ra.stepSource, StepSource::Regions);
+        QCOMPARE(ra.steps.size(), std::size_t(32));
+        QCOMPARE(ra.steps.front().name, std::string("step 23"));
+        QCOMPARE(ra.steps.back().name, std::string("step 1048"));
+    }
+
+private:
+    OpenedRun m_run;
+};
+
+EXPOSURE_DATA_GUILESS_MAIN(TestMegatronTimeline)
+#include "tst_megatron_timeline.moc"
