@@ -18,10 +18,17 @@ constexpr std::size_t kMinCollectives = 3;
 // Transfer starts are used where their spread (MAD) is within twice that of the end differences or this.
 constexpr TimeNs kStableSpreadNs = 1'000;
 
-// Clock domains: hosts where every rank records one, else one per rank.
+// Clock domains: one where a single file holds every rank (one time base by construction), hosts where every rank
+// records one, else one per rank.
 std::vector<int> clockDomains(const Trace& trace, int& count)
 {
     std::vector<int> domain(trace.ranks.size());
+    if (!trace.ranks.empty() && !trace.ranks[0].archivePath.empty()
+        && std::all_of(trace.ranks.begin(), trace.ranks.end(),
+            [&](const Rank& r) { return r.archivePath == trace.ranks[0].archivePath; })) {
+        count = 1;
+        return std::vector<int>(trace.ranks.size(), 0);
+    }
     const bool hostsKnown
         = std::all_of(trace.ranks.begin(), trace.ranks.end(), [](const Rank& r) { return !r.host.empty(); });
     std::map<std::string, int> byHost;
@@ -385,6 +392,8 @@ std::string clockSummaryLine(const Trace& trace)
     }
     switch (c.method) {
     case ClockMethod::SingleHost:
+        if (!c.hostsKnown)
+            return "clocks: one file holds every rank, one time base (nothing to align)";
         return "clocks: one host, one clock (nothing to align)";
     case ClockMethod::CollectiveEnds:
         if (c.applied) {

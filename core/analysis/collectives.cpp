@@ -99,6 +99,8 @@ CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, T
         const Rank& rank = trace.ranks[r];
         hosts.insert(rank.host);
         detail::forEachGpuLane(rank, [&](std::size_t l, const Lane& lane) {
+            if (lane.commRole != CommRole::None)
+                return; // an op-level timer lane (Chrome traces), not kernels: nothing to match
             const auto& t = lane.intervals;
             for (std::size_t i = 0; i < t.size(); ++i) {
                 const StringId name = t.name(i);

@@ -29,6 +29,11 @@ std::string normaliseCommOp(std::string_view name)
     for (const auto& [stem, op] : ops)
         if (key.rfind(stem, 0) == 0)
             return op;
+    // Timer names that say it inside ("params-all-gather", "grads-reduce-scatter", "forward-send"): the first stem
+    // the text holds, in the order above (all-reduce before reduce).
+    for (const auto& [stem, op] : ops)
+        if (key.find(stem) != std::string::npos)
+            return op;
     return {};
 }
 
@@ -189,8 +194,12 @@ CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankInd
             if (!clipped.isEmpty())
                 parts[it->second].push_back(clipped);
             keyed.push_back({ (std::uint64_t(l) << 32) | i, std::uint16_t(it->second) });
-            const CollectiveArgs* args = collectiveArgsOf(trace, lane, std::uint32_t(i));
-            const std::string role = roleOfGroup(args ? args->processGroup : std::string());
+            // The lane's role where the trace gives one (Chrome traces' ROLE-comm lanes), else the process group's.
+            const CollectiveArgs* args
+                = lane.commRole == CommRole::None ? collectiveArgsOf(trace, lane, std::uint32_t(i)) : nullptr;
+            const std::string role = lane.commRole != CommRole::None
+                ? std::string(commRoleName(lane.commRole))
+                : roleOfGroup(args ? args->processGroup : std::string());
             auto [ri, freshRole] = roleIndex.try_emplace(role, out.roles.size());
             if (freshRole) {
                 out.roles.push_back({ role });

@@ -59,6 +59,7 @@ RankReport rankReport(
         r.steps.push_back(std::move(s));
     }
     r.commOps = commOperations(trace, analysis, rankIndex, o.window);
+    r.coords = rank.coords;
     r.warnings = ra.warnings;
     return r;
 }
@@ -205,7 +206,8 @@ CollectiveCandidates collectiveCandidates(
         forEachGpuInterval(rank, [&](std::size_t l, const Lane& lane, std::size_t i) {
             const auto& t = lane.intervals;
             const StringId name = t.name(i);
-            if (analysis.classOf(name).category != Category::Communication)
+            // Op-level timer lanes (Chrome traces' ROLE-comm lanes) hold operations, not kernels: not matched.
+            if (lane.commRole != CommRole::None || analysis.classOf(name).category != Category::Communication)
                 return;
             auto [it, fresh] = nameIndex.try_emplace(name, std::uint32_t(out.names.size()));
             if (fresh)
@@ -347,6 +349,7 @@ template <class IO, class R> void rankReportFields(IO& io, R& r)
     io.list(r.commOps.kernelKeys, [&](auto& k) { io.pod(k); });
     io.list(r.commOps.kernelOp, [&](auto& k) { io.pod(k); });
     io.list(r.commOps.kernelRole, [&](auto& k) { io.pod(k); });
+    io.pod(r.coords);
     io.list(r.warnings, [&](auto& w) { io.str(w); });
 }
 

@@ -65,6 +65,7 @@ struct RankReport
     std::vector<StepReport> steps; // the steps that intersect the window
     RankCollectiveStats collectives; // filled in by the merge (whole trace)
     CommOps commOps; // communication by operation; waiting and transfer filled in by the merge
+    ParallelCoords coords; // Rank::coords (dp, pp, tp, ep, cp where known)
     std::vector<std::string> warnings;
 };
 

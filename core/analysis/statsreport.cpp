@@ -260,6 +260,17 @@ std::string commByOpJson(const CommOps& ops)
     return out + "]";
 }
 
+// "parallel": the rank's coordinates in the parallel grid, those that are known ({} where none is).
+std::string parallelJson(const ParallelCoords& c)
+{
+    std::string out = "{";
+    for (const auto& [key, v] :
+        { std::pair { "dp", c.dp }, { "pp", c.pp }, { "tp", c.tp }, { "ep", c.ep }, { "cp", c.cp } })
+        if (v >= 0)
+            out += (out.size() > 1 ? ", \"" : "\"") + std::string(key) + "\": " + std::to_string(v);
+    return out + "}";
+}
+
 // "comm_by_role": {ROLE: {count, busy_ns, exposed_ns, wait_ns, transfer_ns}} (analysis/commops.h).
 std::string commByRoleJson(const CommOps& ops)
 {
@@ -404,6 +415,7 @@ std::string rankJson(const RankReport& rank)
     out += "      \"label\": " + quoted(rank.label) + ",\n";
     out += "      \"host\": " + quoted(rank.host) + ",\n";
     out += "      \"device\": " + (rank.device < 0 ? std::string("null") : std::to_string(rank.device)) + ",\n";
+    out += "      \"parallel\": " + parallelJson(rank.coords) + ",\n";
     appendFields(out, rank.stats, "      ");
     out.insert(out.size() - 1, ",");
     out += "      \"phase_source\": " + quoted(phaseSourceName(rank.phaseSource)) + ",\n";
@@ -815,6 +827,77 @@ std::string commByOpSection(const StatsReport& report, bool summarise)
         + renderTable(rows, 4);
 }
 
+// Communication by parallelism role: per rank, or summed over the ranks when the report summarises; only where
+// some role is known.
+std::string commByRoleSection(const StatsReport& report, bool summarise)
+{
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({ "rank", "role", "count", "busy", "exposed", "waiting", "transfer" });
+    std::map<std::string, CommRoleReport> sum;
+    bool known = false;
+    for (const RankReport& r : report.ranks)
+        for (const CommRoleReport& o : r.commOps.roles) {
+            known = known || o.role != "unknown";
+            if (!summarise) {
+                rows.push_back({ r.label, o.role, std::to_string(o.count), dur(o.busyNs), dur(o.exposedNs),
+                    dur(o.waitNs), dur(o.transferNs) });
+                continue;
+            }
+            CommRoleReport& t = sum[o.role];
+            t.count += o.count;
+            t.busyNs += o.busyNs;
+            t.exposedNs += o.exposedNs;
+            t.waitNs += o.waitNs;
+            t.transferNs += o.transferNs;
+        }
+    for (const auto& [role, t] : sum)
+        rows.push_back({ "all", role, std::to_string(t.count), dur(t.busyNs), dur(t.exposedNs), dur(t.waitNs),
+            dur(t.transferNs) });
+    if (!known)
+        return {};
+    return "\nCommunication by parallelism role (exposed = not overlapped by the rank's compute):\n"
+        + renderTable(rows, 2);
+}
+
+// Pipeline stages (ranks with a pp coordinate): each stage's compute and its bubble share, the Σ of its ranks' step
+// bubbles over the Σ of the job's step windows, and the stage whose compute is longest.
+std::string pipelineSection(const StatsReport& report)
+{
+    struct Stage
+    {
+        int ranks = 0;
+        TimeNs compute = 0, bubble = 0, windows = 0;
+    };
+    std::map<int, Stage> stages;
+    const std::map<int, TimeRange> jobWindows = reportJobWindows(report);
+    for (const RankReport& r : report.ranks) {
+        if (r.coords.pp < 0)
+            continue;
+        Stage& st = stages[r.coords.pp];
+        ++st.ranks;
+        st.compute += r.stats.computeBusyNs;
+        for (const StepReport& s : r.steps) {
+            st.bubble += s.bubbleNs;
+            if (const auto it = jobWindows.find(s.index); it != jobWindows.end())
+                st.windows += it->second.duration();
+        }
+    }
+    if (stages.size() < 2)
+        return {};
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({ "stage", "ranks", "compute per rank", "bubble", "bubble share" });
+    int longest = stages.begin()->first;
+    for (const auto& [pp, st] : stages) {
+        rows.push_back({ std::to_string(pp), std::to_string(st.ranks), dur(st.compute / std::max(1, st.ranks)),
+            dur(st.bubble / std::max(1, st.ranks)),
+            st.windows > 0 ? number(100.0 * double(st.bubble) / double(st.windows), 1) + " %" : std::string("-") });
+        if (st.compute / std::max(1, st.ranks) > stages[longest].compute / std::max(1, stages[longest].ranks))
+            longest = pp;
+    }
+    return "\nPipeline stages (bubble = the job's window of each step less the rank's compute in it):\n"
+        + renderTable(rows, 1) + "stage " + std::to_string(longest) + " computes longest\n";
+}
+
 // The idle findings of many ranks: each finding once, with the ranks it holds for.
 std::string idleFindingsSummary(const StatsReport& report)
 {
@@ -854,6 +937,8 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
     if (summarise) {
         out += rankSummaryText(report, summarizeRanks(report));
         out += commByOpSection(report, true);
+        out += commByRoleSection(report, true);
+        out += pipelineSection(report);
         if (report.ranks.size() > 1)
             out += crossRankSection(report);
         out += idleFindingsSummary(report);
@@ -865,6 +950,8 @@ std::string statsTable(const StatsReport& report, const StatsReportOptions& o)
     if (report.ranks.size() > 1 && report.anyCollectiveGroup)
         out += collectivesSection(report);
     out += commByOpSection(report, false);
+    out += commByRoleSection(report, false);
+    out += pipelineSection(report);
     if (report.ranks.size() > 1)
         out += crossRankSection(report);
     out += idleSection(report);

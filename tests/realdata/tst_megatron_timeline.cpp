@@ -4,8 +4,8 @@
 // `python3 tests/tools/chrome_unions.py ../shared/traces/megatron-timeline-st/timeline-ST.json.gz`, which reads the
 // JSON without Exposure's code (exact decimals, nanoseconds rounded to the nearest). Skipped where ../shared is absent.
 #include "analysis/analysis.h"
+#include "analysis/statsparts.h"
 #include "run/openrun.h"
-
 #include "support/shareddata.h"
 
 #include <QFile>
@@ -55,6 +55,9 @@ private Q_SLOTS:
         RunOptions options;
         options.viewIndex = false;
         m_run = openRun(kTimeline.toStdString(), options);
+        StatsReportOptions o;
+        o.window = activityRange(*m_run.trace);
+        m_report = buildStatsReport(*m_run.trace, *m_run.analysis, o, false);
     }
 
     void everyWorkerAgrees_data()
@@ -67,23 +70,28 @@ private Q_SLOTS:
         QTest::addColumn<qlonglong>("ppComm");
         QTest::addColumn<qlonglong>("dpComm");
         QTest::addColumn<qlonglong>("commBusy");
-        // rank dp pp events compute_busy pp_comm dp_comm comm_busy (tp 0, tp_comm 0, 32 steps everywhere)
-        QTest::newRow("rank 0") << 0 << 0 << 0 << 736ull << 28356682412ll << 104214187ll << 3786865250ll
-                                << 3891079437ll;
-        QTest::newRow("rank 1") << 1 << 1 << 0 << 736ull << 28103213962ll << 102064137ll << 3800088959ll
-                                << 3902153096ll;
-        QTest::newRow("rank 2") << 2 << 0 << 1 << 960ull << 28139195097ll << 208893080ll << 2645916383ll
-                                << 2854809463ll;
-        QTest::newRow("rank 3") << 3 << 1 << 1 << 960ull << 28191337711ll << 208369951ll << 2646270578ll
-                                << 2854640529ll;
-        QTest::newRow("rank 4") << 4 << 0 << 2 << 960ull << 28299078696ll << 203994477ll << 2661912699ll
-                                << 2865907176ll;
-        QTest::newRow("rank 5") << 5 << 1 << 2 << 960ull << 28236942640ll << 205313585ll << 2661917866ll
-                                << 2867231451ll;
-        QTest::newRow("rank 6") << 6 << 0 << 3 << 736ull << 45159151436ll << 100495570ll << 3761781572ll
-                                << 3862277142ll;
-        QTest::newRow("rank 7") << 7 << 1 << 3 << 736ull << 45423421206ll << 101362705ll << 3774822313ll
-                                << 3876185018ll;
+        QTest::addColumn<qlonglong>("ppExposed");
+        QTest::addColumn<qlonglong>("dpExposed");
+        QTest::addColumn<qlonglong>("bubbleSum");
+        QTest::addColumn<qlonglong>("firstBubble");
+        // rank dp pp events compute_busy pp_comm dp_comm comm_busy pp_exposed dp_exposed bubble_sum first_step_bubble
+        // (tp 0, tp_comm 0, 32 steps everywhere), as tests/tools/chrome_unions.py prints them
+        QTest::newRow("rank 0") << 0 << 0 << 0 << 736ull << 28356682412ll << 104214187ll << 3786865250ll << 3891079437ll
+                                << 103659930ll << 3786864223ll << 42502162592ll << 1526554566ll;
+        QTest::newRow("rank 1") << 1 << 1 << 0 << 736ull << 28103213962ll << 102064137ll << 3800088959ll << 3902153096ll
+                                << 101495510ll << 3800088253ll << 42755631042ll << 1553907898ll;
+        QTest::newRow("rank 2") << 2 << 0 << 1 << 960ull << 28139195097ll << 208893080ll << 2645916383ll << 2854809463ll
+                                << 208500971ll << 2645915596ll << 42719649907ll << 1536853946ll;
+        QTest::newRow("rank 3") << 3 << 1 << 1 << 960ull << 28191337711ll << 208369951ll << 2646270578ll << 2854640529ll
+                                << 207931769ll << 2646269325ll << 42667507293ll << 1552489196ll;
+        QTest::newRow("rank 4") << 4 << 0 << 2 << 960ull << 28299078696ll << 203994477ll << 2661912699ll << 2865907176ll
+                                << 203525248ll << 2661911835ll << 42559766308ll << 1535415989ll;
+        QTest::newRow("rank 5") << 5 << 1 << 2 << 960ull << 28236942640ll << 205313585ll << 2661917866ll << 2867231451ll
+                                << 204834664ll << 2661916911ll << 42621902364ll << 1554564007ll;
+        QTest::newRow("rank 6") << 6 << 0 << 3 << 736ull << 45159151436ll << 100495570ll << 3761781572ll << 3862277142ll
+                                << 100232365ll << 3761780788ll << 25699693568ll << 1011218679ll;
+        QTest::newRow("rank 7") << 7 << 1 << 3 << 736ull << 45423421206ll << 101362705ll << 3774822313ll << 3876185018ll
+                                << 101114597ll << 3774821055ll << 25435423798ll << 1021220890ll;
     }
 
     void everyWorkerAgrees()
@@ -96,6 +104,10 @@ private Q_SLOTS:
         QFETCH(qlonglong, ppComm);
         QFETCH(qlonglong, dpComm);
         QFETCH(qlonglong, commBusy);
+        QFETCH(qlonglong, ppExposed);
+        QFETCH(qlonglong, dpExposed);
+        QFETCH(qlonglong, bubbleSum);
+        QFETCH(qlonglong, firstBubble);
         const Trace& t = *m_run.trace;
         QCOMPARE(t.ranks.size(), std::size_t(8));
         const Rank& r = t.ranks[std::size_t(rank)];
@@ -123,10 +135,30 @@ private Q_SLOTS:
         QCOMPARE(ra.steps.size(), std::size_t(32));
         QCOMPARE(ra.steps.front().name, std::string("step 23"));
         QCOMPARE(ra.steps.back().name, std::string("step 1048"));
+        // Communication by role and the pipeline bubbles, from the statistics report over the whole-trace window.
+        const RankReport& rr = m_report.ranks[std::size_t(rank)];
+        auto role = [&](const char* name) -> const CommRoleReport* {
+            for (const CommRoleReport& c : rr.commOps.roles)
+                if (c.role == name)
+                    return &c;
+            return nullptr;
+        };
+        QVERIFY(role("pp") && role("dp") && !role("tp"));
+        QCOMPARE(role("pp")->busyNs, TimeNs(ppComm));
+        QCOMPARE(role("dp")->busyNs, TimeNs(dpComm));
+        QCOMPARE(role("pp")->exposedNs, TimeNs(ppExposed));
+        QCOMPARE(role("dp")->exposedNs, TimeNs(dpExposed));
+        QCOMPARE(rr.steps.size(), std::size_t(32));
+        TimeNs bubbles = 0;
+        for (const StepReport& st : rr.steps)
+            bubbles += st.bubbleNs;
+        QCOMPARE(bubbles, TimeNs(bubbleSum));
+        QCOMPARE(rr.steps.front().bubbleNs, TimeNs(firstBubble));
     }
 
 private:
     OpenedRun m_run;
+    StatsReport m_report;
 };
 
 EXPOSURE_DATA_GUILESS_MAIN(TestMegatronTimeline)
