@@ -57,6 +57,9 @@ struct WhatIfOptions
     QCommandLineOption launch { QStringLiteral("launch"), QStringLiteral("Kernel-launch calls F times faster (xF)."),
         QStringLiteral("xF") };
     QCommandLineOption json { QStringLiteral("json"), QStringLiteral("Print JSON (stable shape, exact integers).") };
+    QCommandLineOption even { QStringLiteral("even"),
+        QStringLiteral("Straggler what-if: every operation at its typical duration; the slowdown this job suffers and "
+                       "which rank, stage and operation type cause it.") };
     QCommandLineOption rules { QStringLiteral("rules"),
         QStringLiteral("Classify with the rules in FILE instead of the built-in ones."), QStringLiteral("FILE") };
     QCommandLineOption extend { QStringLiteral("extend-rules"),
@@ -99,8 +102,8 @@ int runWhatIf(int argc, char** argv)
     QCommandLineParser parser;
     setUpCommand(parser, "whatif", QString::fromUtf8(kDescription));
     const WhatIfOptions o;
-    for (const auto* opt :
-        { &o.remove, &o.scaleRegion, &o.scaleKernels, &o.comm, &o.noSync, &o.launch, &o.json, &o.rules, &o.extend })
+    for (const auto* opt : { &o.remove, &o.scaleRegion, &o.scaleKernels, &o.comm, &o.noSync, &o.launch, &o.json,
+             &o.even, &o.rules, &o.extend })
         parser.addOption(*opt);
     const LoadArgs loadArgs;
     loadArgs.addTo(parser);
@@ -131,8 +134,13 @@ int runWhatIf(int argc, char** argv)
     std::string out;
     try {
         const whatif::WhatIfModel model(run->trace, run->analysis, run->collectives);
-        const whatif::WhatIfResult result = model.evaluate(edits);
-        out = parser.isSet(o.json) ? whatif::whatIfJson(result, edits) : whatif::whatIfTable(result, edits);
+        if (parser.isSet(o.even)) {
+            const whatif::EvenResult result = model.even();
+            out = parser.isSet(o.json) ? whatif::evenJson(result) : whatif::evenTable(result);
+        } else {
+            const whatif::WhatIfResult result = model.evaluate(edits);
+            out = parser.isSet(o.json) ? whatif::whatIfJson(result, edits) : whatif::whatIfTable(result, edits);
+        }
     } catch (const std::invalid_argument& e) {
         return fail(std::string("whatif: ") + e.what());
     }

@@ -9,6 +9,7 @@
 #include "whatif/graph.h"
 #include "whatif/replay.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -88,6 +89,37 @@ struct StepAnchors
     Anchor start, end;
 };
 
+// "How long would a step take if every operation took its typical time?" (whatif --even): every compute kernel (or
+// op) takes the mean duration of its kind (its name) over all ranks and steps, every communication kernel the median
+// of its kind's time after its group completed (its transfer; waiting is what the replay then gives), the rest is
+// replayed as recorded. The job's step time is the longest rank's replayed step; the slowdown is the mean step time
+// as recorded (the unedited replay) over the mean evened. Attribution: for each group of a dimension (rank, dp, pp,
+// tp, op), the replay with that group kept as recorded and everything else evened, over the evened mean.
+struct EvenResult
+{
+    TimeNs recordedMean = 0, evenedMean = 0;
+    double slowdown = 1.0;
+    struct Step
+    {
+        int index = 0; // StepWindow::index
+        TimeNs recorded = 0, evened = 0;
+        double slowdown = 1.0;
+    };
+    std::vector<Step> steps;
+    struct Group
+    {
+        std::string name; // "3" (a rank number or coordinate), or an op's name
+        TimeNs meanStep = 0; // mean job step with this group as recorded
+        double slowdown = 1.0; // meanStep / evenedMean
+        double ownRatio = 1.0; // the group's recorded compute time over the same work at its typical durations
+    };
+    std::vector<std::pair<std::string, std::vector<Group>>> by; // dimension -> groups, largest slowdown first
+    std::size_t replays = 0;
+};
+
+std::string evenJson(const EvenResult& result);
+std::string evenTable(const EvenResult& result);
+
 // A trace prepared for what-if questions: its graph and its unedited replay, computed once.
 class WhatIfModel
 {
@@ -105,12 +137,16 @@ public:
     WhatIfResult evaluate(const Edits& edits) const;
     // The replay of `edits` as a trace: every interval at its predicted times (for drawing it like a recording).
     std::shared_ptr<Trace> predictedTrace(const Edits& edits) const;
+    // The straggler what-if (see EvenResult); the replays run on `threads` threads (0: every core).
+    EvenResult even(int threads = 0) const;
 
 private:
     // Replayed [start, end) of every step of `rank` (RankAnalysis::steps) under `edits`.
     std::vector<TimeRange> stepWindows(int rank, const Edits& edits) const;
 
 private:
+    // The job's step time of every step index: the longest rank's step window in replay `r`.
+    std::map<int, TimeNs> jobSteps(const Replay& r) const;
     PathSums stepPath(int rank, std::size_t step, const Plan& plan, const Replay& r) const;
 
     std::shared_ptr<const Trace> m_trace;

@@ -211,6 +211,48 @@ private Q_SLOTS:
         QCOMPARE(p.otherRanksNs, 620 * kUs);
     }
 
+    // The straggler what-if on the same job: evened, both GEMMs take their mean (400 us), and a step takes
+    // 20 + 400 + 100 + 10 + 70 = 600 us against 800 recorded; rank 1 (and the GEMM) alone bring it back to 800.
+    void evenedJobAndItsStraggler()
+    {
+        const Built t = straggler();
+        const WhatIfModel model(t.trace, t.analysis);
+        const EvenResult e = model.even(2);
+        QCOMPARE(e.recordedMean, 800 * kUs);
+        QCOMPARE(e.evenedMean, 600 * kUs);
+        QCOMPARE(e.slowdown, 800.0 / 600.0);
+        QCOMPARE(e.steps.size(), std::size_t(3));
+        for (const auto& s : e.steps)
+            QCOMPARE(s.slowdown, 800.0 / 600.0);
+        QCOMPARE(e.by.size(), std::size_t(2)); // rank and op (no coordinates)
+        QCOMPARE(e.by[0].first, std::string("rank"));
+        QCOMPARE(e.by[0].second[0].name, std::string("1"));
+        QCOMPARE(e.by[0].second[0].slowdown, 800.0 / 600.0);
+        QCOMPARE(e.by[0].second[0].ownRatio, 600.0 / 400.0);
+        QCOMPARE(e.by[0].second[1].name, std::string("0"));
+        QCOMPARE(e.by[0].second[1].slowdown, 1.0);
+        QCOMPARE(e.by[1].first, std::string("op"));
+        QCOMPARE(e.by[1].second[0].name, std::string(kGemm));
+        QCOMPARE(e.by[1].second[0].slowdown, 800.0 / 600.0);
+        QCOMPARE(e.by[1].second[1].slowdown, 1.0);
+        QCOMPARE(e.replays, std::size_t(2 + 2 + 2));
+        const std::string text = evenTable(e);
+        QVERIFY2(text.find("slowdown 1.333") != std::string::npos, text.c_str());
+        QVERIFY(text.find("rank: rank 1 alone costs 33.3 % (its compute takes 1.50× the typical time)")
+            != std::string::npos);
+        QVERIFY(
+            evenJson(e).find("\"slowdown_by\": {\"rank\": {\"1\": 1.333333, \"0\": 1.000000}") != std::string::npos);
+    }
+
+    // Random jitter only (the GPU-bound fixture's kernels all alike): the slowdown is 1.
+    void evenWithoutStragglerIsOne()
+    {
+        const Built t = gpuBound();
+        const WhatIfModel model(t.trace, t.analysis);
+        const EvenResult e = model.even(1);
+        QVERIFY2(std::abs(e.slowdown - 1.0) < 0.01, qPrintable(QString::number(e.slowdown)));
+    }
+
     void communicationEdits()
     {
         const Built t = straggler();

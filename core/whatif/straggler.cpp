@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The straggler what-if (whatif.h: EvenResult): typical durations for every operation, and which rank, stage or
+// operation type the job would gain most from.
+#include "model/parallelfor.h"
+#include "model/timeformat.h"
+#include "whatif/whatif.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <unordered_map>
+
+namespace exposure::whatif {
+
+namespace {
+
+TimeNs anchorTime(const Replay& r, const Anchor& a, TimeNs recorded)
+{
+    return a.event == kNone ? recorded : r.time[a.event] + a.offset;
+}
+
+// Per GPU node: its kind (the interval's name), whether it is communication, its rank; kNone for other nodes.
+struct NodeTypes
+{
+    std::vector<std::uint32_t> type; // by node: index into names, or kNone
+    std::vector<std::string> names;
+    std::vector<bool> comm; // by type
+    std::vector<int> rank; // by node (-1: none)
+};
+
+NodeTypes nodeTypes(const Trace& trace, const Analysis& analysis, const Graph& g)
+{
+    NodeTypes t;
+    t.type.assign(g.nodeCount(), kNone);
+    t.rank.assign(g.nodeCount(), -1);
+    std::unordered_map<StringId, std::uint32_t> index;
+    for (const LaneNodes& ln : g.lanes) {
+        if (ln.rank < 0 || ln.lane < 0)
+            continue;
+        const Lane& lane = trace.ranks[std::size_t(ln.rank)].lanes[std::size_t(ln.lane)];
+        for (std::uint32_t n = ln.first; n < ln.first + ln.count; ++n) {
+            t.rank[n] = ln.rank;
+            if (g.kind[n] != NodeKind::Gpu || g.owner[n] >= lane.intervals.size())
+                continue;
+            const StringId name = lane.intervals.name(g.owner[n]);
+            const Category c = analysis.classOf(name).category;
+            if (c != Category::Compute && c != Category::Communication)
+                continue;
+            auto [it, fresh] = index.try_emplace(name, std::uint32_t(t.names.size()));
+            if (fresh) {
+                t.names.push_back(trace.name(name));
+                t.comm.push_back(c == Category::Communication);
+            }
+            t.type[n] = it->second;
+        }
+    }
+    return t;
+}
+
+// The typical work of each type: the mean for compute, the median for communication (its transfer).
+std::vector<TimeNs> typicalWork(const Graph& g, const NodeTypes& t)
+{
+    std::vector<std::vector<TimeNs>> samples(t.names.size());
+    for (std::size_t n = 0; n < g.nodeCount(); ++n)
+        if (t.type[n] != kNone)
+            samples[t.type[n]].push_back(g.work[n]);
+    std::vector<TimeNs> out(t.names.size(), 0);
+    for (std::size_t k = 0; k < samples.size(); ++k) {
+        std::vector<TimeNs>& v = samples[k];
+        if (v.empty())
+            continue;
+        if (t.comm[k]) {
+            std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
+            out[k] = v[v.size() / 2];
+        } else {
+            long double sum = 0;
+            for (const TimeNs x : v)
+                sum += x;
+            out[k] = TimeNs(std::llround(sum / v.size()));
+        }
+    }
+    return out;
+}
+
+TimeNs meanOf(const std::map<int, TimeNs>& steps)
+{
+    if (steps.empty())
+        return 0;
+    long double sum = 0;
+    for (const auto& [index, t] : steps)
+        sum += t;
+    return TimeNs(std::llround(sum / steps.size()));
+}
+
+} // namespace
+
+std::map<int, TimeNs> WhatIfModel::jobSteps(const Replay& r) const
+{
+    std::map<int, TimeNs> out;
+    for (std::size_t rank = 0; rank < m_anchors.size(); ++rank) {
+        const RankAnalysis& ra = m_analysis->ranks[rank];
+        for (std::size_t k = 0; k < m_anchors[rank].size() && k < ra.steps.size(); ++k) {
+            const TimeNs start = anchorTime(r, m_anchors[rank][k].start, ra.steps[k].hostRange.start);
+            const TimeNs end = anchorTime(r, m_anchors[rank][k].end, ra.steps[k].hostRange.end);
+            TimeNs& job = out[ra.steps[k].index];
+            job = std::max(job, end - start);
+        }
+    }
+    return out;
+}
+
+EvenResult WhatIfModel::even(int threads) const
+{
+    EvenResult out;
+    const NodeTypes types = nodeTypes(*m_trace, *m_analysis, m_graph);
+    const std::vector<TimeNs> typical = typicalWork(m_graph, types);
+    Plan evened = editablePlan(m_graph);
+    for (std::size_t n = 0; n < m_graph.nodeCount(); ++n)
+        if (types.type[n] != kNone)
+            evened.work[n] = typical[types.type[n]];
+    const std::map<int, TimeNs> recordedSteps = jobSteps(m_recorded);
+    const std::map<int, TimeNs> evenedSteps = jobSteps(replay(m_graph, evened));
+    out.recordedMean = meanOf(recordedSteps);
+    out.evenedMean = meanOf(evenedSteps);
+    out.slowdown = out.evenedMean > 0 ? double(out.recordedMean) / double(out.evenedMean) : 1.0;
+    for (const auto& [index, t] : recordedSteps) {
+        const auto e = evenedSteps.find(index);
+        const TimeNs ev = e == evenedSteps.end() ? 0 : e->second;
+        out.steps.push_back({ index, t, ev, ev > 0 ? double(t) / double(ev) : 1.0 });
+    }
+    out.replays = 2;
+
+    // The groups of each dimension: a node's rank, its rank's coordinates, its type (the 20 types with the most
+    // recorded time: attributing hundreds of kernel names one by one says nothing more).
+    struct Dimension
+    {
+        std::string name;
+        std::vector<std::string> groups;
+        std::vector<int> groupOf; // by node: index into groups, -1 for none
+    };
+    std::vector<Dimension> dims;
+    auto addDim = [&](const char* name, auto&& key) {
+        Dimension d { name, {}, std::vector<int>(m_graph.nodeCount(), -1) };
+        std::map<std::string, int> index;
+        for (std::size_t n = 0; n < m_graph.nodeCount(); ++n) {
+            if (types.type[n] == kNone)
+                continue;
+            const std::string k = key(n);
+            if (k.empty())
+                continue;
+            auto [it, fresh] = index.try_emplace(k, int(d.groups.size()));
+            if (fresh)
+                d.groups.push_back(k);
+            d.groupOf[n] = it->second;
+        }
+        if (d.groups.size() > 1)
+            dims.push_back(std::move(d));
+    };
+    auto coord = [&](int ParallelCoords::*field) {
+        return [&, field](std::size_t n) {
+            const int c = m_trace->ranks[std::size_t(types.rank[n])].coords.*field;
+            return c >= 0 ? std::to_string(c) : std::string();
+        };
+    };
+    addDim("rank", [&](std::size_t n) { return std::to_string(m_trace->ranks[std::size_t(types.rank[n])].rank); });
+    addDim("dp", coord(&ParallelCoords::dp));
+    addDim("pp", coord(&ParallelCoords::pp));
+    addDim("tp", coord(&ParallelCoords::tp));
+    std::vector<TimeNs> typeTotal(types.names.size(), 0);
+    for (std::size_t n = 0; n < m_graph.nodeCount(); ++n)
+        if (types.type[n] != kNone)
+            typeTotal[types.type[n]] += m_graph.work[n];
+    std::vector<std::uint32_t> topTypes(types.names.size());
+    for (std::uint32_t k = 0; k < topTypes.size(); ++k)
+        topTypes[k] = k;
+    std::sort(topTypes.begin(), topTypes.end(), [&](auto a, auto b) { return typeTotal[a] > typeTotal[b]; });
+    topTypes.resize(std::min<std::size_t>(topTypes.size(), 20));
+    std::vector<bool> top(types.names.size(), false);
+    for (const auto k : topTypes)
+        top[k] = true;
+    addDim("op", [&](std::size_t n) { return top[types.type[n]] ? types.names[types.type[n]] : std::string(); });
+
+    // Every group's replay is independent: all of them on every core.
+    struct Job
+    {
+        std::size_t dim;
+        int group;
+    };
+    std::vector<Job> jobs;
+    for (std::size_t d = 0; d < dims.size(); ++d)
+        for (int g = 0; g < int(dims[d].groups.size()); ++g)
+            jobs.push_back({ d, g });
+    std::vector<EvenResult::Group> results(jobs.size());
+    parallelFor(jobs.size(), workerCount(jobs.size(), threads), [&](std::size_t j) {
+        const Dimension& d = dims[jobs[j].dim];
+        Plan plan = evened;
+        TimeNs own = 0, typicalOwn = 0;
+        for (std::size_t n = 0; n < m_graph.nodeCount(); ++n)
+            if (d.groupOf[n] == jobs[j].group) {
+                plan.work[n] = m_graph.work[n];
+                if (!types.comm[types.type[n]]) {
+                    own += m_graph.work[n];
+                    typicalOwn += typical[types.type[n]];
+                }
+            }
+        EvenResult::Group& g = results[j];
+        g.name = d.groups[std::size_t(jobs[j].group)];
+        g.meanStep = meanOf(jobSteps(replay(m_graph, plan)));
+        g.slowdown = out.evenedMean > 0 ? double(g.meanStep) / double(out.evenedMean) : 1.0;
+        g.ownRatio = typicalOwn > 0 ? double(own) / double(typicalOwn) : 1.0;
+    });
+    out.replays += jobs.size();
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+        std::vector<EvenResult::Group> groups;
+        for (std::size_t j = 0; j < jobs.size(); ++j)
+            if (jobs[j].dim == d)
+                groups.push_back(results[j]);
+        std::stable_sort(
+            groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.slowdown > b.slowdown; });
+        out.by.emplace_back(dims[d].name, std::move(groups));
+    }
+    return out;
+}
+
+namespace {
+
+std::string number(double v, int decimals)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+}
+
+std::string jsonString(const std::string& s)
+{
+    std::string out = "\"";
+    for (const char c : s) {
+        if (c == '"' || c == '\\')
+            out += '\\';
+        if (static_cast<unsigned char>(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+            continue;
+        }
+        out += c;
+    }
+    return out + "\"";
+}
+
+} // namespace
+
+std::string evenJson(const EvenResult& r)
+{
+    std::string out = "{\"slowdown\": " + number(r.slowdown, 6) + ", \"recorded_mean_step_ns\": "
+        + std::to_string(r.recordedMean) + ", \"evened_mean_step_ns\": " + std::to_string(r.evenedMean)
+        + ", \"replays\": " + std::to_string(r.replays) + ",\n \"steps\": [";
+    for (std::size_t k = 0; k < r.steps.size(); ++k)
+        out += (k ? ", " : "") + std::string("{\"number\": ") + std::to_string(r.steps[k].index) + ", \"recorded_ns\": "
+            + std::to_string(r.steps[k].recorded) + ", \"evened_ns\": " + std::to_string(r.steps[k].evened)
+            + ", \"slowdown\": " + number(r.steps[k].slowdown, 6) + "}";
+    out += "],\n \"slowdown_by\": {";
+    for (std::size_t d = 0; d < r.by.size(); ++d) {
+        out += (d ? ", " : "") + jsonString(r.by[d].first) + ": {";
+        for (std::size_t g = 0; g < r.by[d].second.size(); ++g)
+            out += (g ? ", " : "") + jsonString(r.by[d].second[g].name) + ": " + number(r.by[d].second[g].slowdown, 6);
+        out += "}";
+    }
+    return out + "}}\n";
+}
+
+std::string evenTable(const EvenResult& r)
+{
+    auto percent = [](double ratio) { return number((ratio - 1.0) * 100.0, 1) + " %"; };
+    std::string out = "Straggler what-if: every operation at its typical duration (compute: the mean of its kind, "
+                      "communication: the median transfer of its kind)\n";
+    out += "mean step as recorded " + formatDuration(r.recordedMean) + ", evened " + formatDuration(r.evenedMean)
+        + ": slowdown " + number(r.slowdown, 3) + " (" + std::to_string(r.replays) + " replays)\n";
+    for (const auto& [dim, groups] : r.by) {
+        out += "\n" + dim + ": ";
+        for (std::size_t g = 0; g < groups.size() && g < 3; ++g) {
+            const EvenResult::Group& x = groups[g];
+            const std::string name = x.name.size() > 60 ? x.name.substr(0, 57) + "..." : x.name;
+            out += (g ? "; " : "") + (dim == "op" ? "'" + name + "'" : dim + " " + name) + " alone costs "
+                + percent(x.slowdown);
+            if (x.ownRatio > 1.005 || x.ownRatio < 0.995)
+                out += " (its compute takes " + number(x.ownRatio, 2) + "× the typical time)";
+        }
+        out += "\n";
+    }
+    return out;
+}
+
+} // namespace exposure::whatif
