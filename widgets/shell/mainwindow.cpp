@@ -16,6 +16,7 @@
 #include "run/openrun.h"
 #include "shell/emptystate.h"
 #include "shell/recentfilesmenu.h"
+#include "shell/shortcutsdialog.h"
 #include "timeline/timelineplot.h"
 
 #include <QAction>
@@ -333,6 +334,12 @@ void MainWindow::createHelpMenu()
                 tr("The demo trace was not found next to the program or in the build folder. "
                    "Create one with: exposure-make-demo OUTDIR"));
     });
+    QAction* keys = help->addAction(tr("&Keyboard Shortcuts"), this, [this] {
+        ShortcutsDialog dialog(shortcutRows(this, menuBar()), this);
+        dialog.exec();
+    });
+    keys->setObjectName(QStringLiteral("keyboardShortcuts"));
+    keys->setShortcut(QKeySequence(Qt::Key_F1));
     help->addAction(tr("&About Exposure"), this, [this] {
         QMessageBox::about(this, tr("About Exposure"),
             tr("<h3>Exposure %1</h3><p>Where does the wall-clock time of multi-GPU training go: "

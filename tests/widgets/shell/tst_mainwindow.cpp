@@ -13,6 +13,7 @@
 #include "shell/emptystate.h"
 #include "shell/mainwindow.h"
 #include "shell/recentfilesmenu.h"
+#include "shell/shortcutsdialog.h"
 #include "support/kinetotraces.h"
 #include "support/nsystraces.h"
 #include "support/testtraces.h"
@@ -100,6 +101,7 @@ private slots:
     void opensDroppedNsightReport();
     void idlePanelListsGapsAndZooms();
     void everyShortcutIsBoundOnce();
+    void shortcutListCoversEveryAction();
     void transfersPanelListsCopies();
     void opensDemoTraceRows();
     void clickFillsDetails();
@@ -1014,6 +1016,42 @@ void TestMainWindow::transfersPanelListsCopies()
     QVERIFY(w.timeline()->selection());
     QVERIFY(*w.timeline()->selection() == t->transferAt(0));
     QCOMPARE(w.detailsPanel()->field(QStringLiteral("Category")), QStringLiteral("memcpy"));
+}
+
+// Help ▸ Keyboard Shortcuts lists every action of the window that has a shortcut, from the actions themselves, and
+// F1 opens it.
+void TestMainWindow::shortcutListCoversEveryAction()
+{
+    MainWindow w;
+    const QVector<ShortcutRow> rows = shortcutRows(&w, w.menuBar());
+    int withKeys = 0;
+    for (QAction* a : w.findChildren<QAction*>()) {
+        if (a->shortcuts().isEmpty())
+            continue;
+        ++withKeys;
+        const QString keys = a->shortcut().toString(QKeySequence::NativeText);
+        const bool listed
+            = std::any_of(rows.begin(), rows.end(), [&](const ShortcutRow& r) { return r.keys.contains(keys); });
+        QVERIFY2(listed, qPrintable(a->text() + QStringLiteral(" (") + keys + QStringLiteral(") is not listed")));
+    }
+    QCOMPARE(int(rows.size()), withKeys);
+    QVERIFY(withKeys >= 10);
+    const auto fit = std::find_if(
+        rows.begin(), rows.end(), [](const ShortcutRow& r) { return r.action == QStringLiteral("Zoom to Fit"); });
+    QVERIFY(fit != rows.end());
+    QCOMPARE(fit->keys, QKeySequence(Qt::CTRL | Qt::Key_0).toString(QKeySequence::NativeText));
+    QVERIFY(!fit->menu.isEmpty());
+    bool opened = false;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QTimer::singleShot(0, &w, [&] {
+        auto* dialog = w.findChild<ShortcutsDialog*>();
+        opened = dialog && dialog->table()->rowCount() == int(rows.size()) + 5;
+        if (dialog)
+            dialog->reject();
+    });
+    QTest::keyClick(&w, Qt::Key_F1);
+    QVERIFY(opened);
 }
 
 void TestMainWindow::everyShortcutIsBoundOnce()
