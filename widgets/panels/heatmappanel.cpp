@@ -196,15 +196,22 @@ void HeatMapPanel::show(const Result& r)
 {
     m_map = r.map;
     updateMetricItems();
+    auto cell = [](const QString& text, qint64 key, bool right) {
+        TableCell c;
+        c.text = text;
+        c.sortKey = key;
+        if (right)
+            c.alignment = Qt::AlignRight | Qt::AlignVCenter;
+        return c;
+    };
     std::vector<TableModel::Row> rows;
     for (const StragglerRank& s : r.stragglers) {
         const auto& rank = m_trace->ranks[std::size_t(s.rank)];
-        auto right = Qt::AlignRight | Qt::AlignVCenter;
-        rows.push_back({ { QString::fromStdString(rank.label), rank.rank },
-            { groupDigits(s.arrivedLast), qint64(s.arrivedLast), right },
-            { durationText(s.causedWaitNs), qint64(s.causedWaitNs), right },
-            { durationText(s.excessStepNs), qint64(s.excessStepNs), right },
-            { groupDigits(s.slowSteps), qint64(s.slowSteps), right } });
+        rows.push_back({ cell(QString::fromStdString(rank.label), rank.rank, false),
+            cell(groupDigits(s.arrivedLast), qint64(s.arrivedLast), true),
+            cell(durationText(s.causedWaitNs), s.causedWaitNs, true),
+            cell(durationText(s.excessStepNs), s.excessStepNs, true),
+            cell(groupDigits(s.slowSteps), qint64(s.slowSteps), true) });
     }
     std::vector<qint64> tags;
     for (const StragglerRank& s : r.stragglers)
