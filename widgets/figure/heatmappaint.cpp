@@ -161,7 +161,8 @@ HeatMapLayout layOutHeatMap(const HeatMapScene& scene, QSizeF canvas, const QFon
     const QString unit = scene.unitTitle();
     l.texts.push_back(textBox(
         fm, font, QPointF(canvas.width() - kPad - fm.horizontalAdvance(unit), top), unit, PlotText::Role::AxisLabel));
-    top += line + kGap;
+    // Half a line under the header: the colour bar's top tick label is centred on the cells' top edge.
+    top += line + std::max(kGap, line / 2);
     const double bottom = canvas.height() - kPad - 2 * line - kGap;
     double rankW = 0;
     for (const int r : scene.order)
