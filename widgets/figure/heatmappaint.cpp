@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "figure/heatmappaint.h"
 
+#include <QFontInfo>
 #include <QFontMetricsF>
 #include <QPainter>
 #include <QRegularExpression>
@@ -159,8 +160,9 @@ HeatMapLayout layOutHeatMap(const HeatMapScene& scene, QSizeF canvas, const QFon
     // The header line: the rank axis's title on the left, the colour bar's title (metric and unit) on the right.
     l.texts.push_back(textBox(fm, font, QPointF(kPad, top), QStringLiteral("Rank"), PlotText::Role::AxisLabel));
     const QString unit = scene.unitTitle();
-    l.texts.push_back(textBox(
-        fm, font, QPointF(canvas.width() - kPad - fm.horizontalAdvance(unit), top), unit, PlotText::Role::AxisLabel));
+    // Right-aligned with room for fonts whose glyphs run wider than this one's (an SVG viewer may substitute one).
+    const double unitW = std::max(fm.horizontalAdvance(unit), 0.53 * QFontInfo(font).pixelSize() * unit.size());
+    l.texts.push_back(textBox(fm, font, QPointF(canvas.width() - kPad - unitW, top), unit, PlotText::Role::AxisLabel));
     // Half a line under the header: the colour bar's top tick label is centred on the cells' top edge.
     top += line + std::max(kGap, line / 2);
     const double bottom = canvas.height() - kPad - 2 * line - kGap;

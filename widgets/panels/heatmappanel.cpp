@@ -120,6 +120,7 @@ HeatMapPanel::HeatMapPanel(QWidget* parent)
     m_stragglers->setColumnToolTip(SlowSteps, tr("Steps whose step time is an outlier above the median"));
     m_table->setModel(m_stragglers);
     m_table->setSortingEnabled(true);
+    m_table->sortByColumn(ArrivedLast, Qt::DescendingOrder); // the ranking's own order (ties: caused waiting, ...)
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
 
@@ -189,10 +190,10 @@ void HeatMapPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
             r.stragglers = rankStragglers(*r.map, collectives.get());
             return r;
         },
-        [this](const Result& r) { show(r); });
+        [this](const Result& r) { showResult(r); });
 }
 
-void HeatMapPanel::show(const Result& r)
+void HeatMapPanel::showResult(const Result& r)
 {
     m_map = r.map;
     updateMetricItems();

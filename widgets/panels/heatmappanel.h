@@ -83,7 +83,7 @@ private:
         std::shared_ptr<const StepHeatMap> map;
         std::vector<StragglerRank> stragglers;
     };
-    void show(const Result& r);
+    void showResult(const Result& r);
     void updateScene();
     void updateMetricItems();
 

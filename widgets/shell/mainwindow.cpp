@@ -725,6 +725,8 @@ void MainWindow::showRankWindow(int rank, TimeRange window)
         }
     if (first < 0)
         return;
+    // How many rows fit depends on the timeline's current height (a dock that just opened changed it).
+    m_timeline->layOutNow();
     m_timeline->ensureRowVisible(last);
     m_timeline->ensureRowVisible(first);
 }
