@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "figure/figurerenderer.h"
 #include "figure/figurespec.h"
+#include "figure/heatmapfigure.h"
 #include "import/loader.h"
 #include "model/timeformat.h"
 #include "renderrequest.h"
@@ -37,6 +38,12 @@ const char* kDescription
       "that cannot be made so is not written: one line says why and proposes a size or rows (exit status 2).\n"
       "--spec FILE reads a figure spec saved by File > Export Figure... in the GUI; options given on the\n"
       "command line override it. --save-spec FILE writes the spec that was used.\n"
+      "\n"
+      "--heatmap METRIC draws the rank x step heat map instead of the timeline: one cell per rank and step of\n"
+      "step (the step's time), compute, exposed (communication no compute hides), waiting (for peers in\n"
+      "collectives), idle or bubble (pipeline bubble, where the analysis has one), in ms on a colour bar; cells\n"
+      "more than 3.5 robust z-scores from their step's median are outlined. --order number|host|stage|value\n"
+      "orders the ranks (value: the largest mean first).\n"
       "\n"
       "An existing output file is never replaced unless --force is given.\n"
       "Exit status: 0 on success, 2 on a bad argument, spec or trace (one line on stderr).";
@@ -84,6 +91,11 @@ struct Options
         QStringLiteral("FILE") };
     QCommandLineOption force { { QStringLiteral("f"), QStringLiteral("force") },
         QStringLiteral("Replace an existing output file.") };
+    QCommandLineOption heatmap { QStringLiteral("heatmap"),
+        QStringLiteral("Draw the rank x step heat map of step, compute, exposed, waiting, idle or bubble."),
+        QStringLiteral("METRIC") };
+    QCommandLineOption order { QStringLiteral("order"),
+        QStringLiteral("Heat map rows by number (default), host, stage or value."), QStringLiteral("ORDER") };
     QCommandLineOption clock { QStringLiteral("clock"),
         QStringLiteral("aligned (default: ranks' clocks aligned across hosts from collective end "
                        "times, where significant) or recorded."),
@@ -93,7 +105,7 @@ struct Options
     {
         for (auto* o : { &output, &format, &width, &height, &widthMm, &heightMm, &dpi, &from, &to, &step, &rows,
                  &noOverlap, &palette, &legend, &noLegend, &legendPos, &title, &fontFamily, &fontSize, &axisLabel,
-                 &timeUnit, &spec, &saveSpec, &force, &clock })
+                 &timeUnit, &spec, &saveSpec, &force, &clock, &heatmap, &order })
             p.addOption(*o);
     }
 };
@@ -140,6 +152,26 @@ bool timeValue(const QCommandLineParser& p, const QCommandLineOption& o, TimeNs*
     }
     *out = *v;
     return true;
+}
+
+// --heatmap METRIC and --order ORDER. Returns an error message or "".
+std::string applyHeatMapArguments(const QCommandLineParser& p, const Options& o, FigureSpec& s)
+{
+    if (p.isSet(o.heatmap)) {
+        s.heatmap = heatMetricFromName(p.value(o.heatmap).toStdString());
+        if (!s.heatmap)
+            return "--heatmap '" + p.value(o.heatmap).toStdString()
+                + "': expected step, compute, exposed, waiting, idle or bubble";
+    }
+    if (p.isSet(o.order)) {
+        if (!s.heatmap)
+            return "--order applies to --heatmap only";
+        const auto order = rankOrderFromName(p.value(o.order).toStdString());
+        if (!order)
+            return "--order '" + p.value(o.order).toStdString() + "': expected number, host, stage or value";
+        s.heatmapOrder = *order;
+    }
+    return {};
 }
 
 // Applies the command line on top of `s` (defaults or a loaded spec). Returns an error message or "".
@@ -240,7 +272,7 @@ std::string applyArguments(const QCommandLineParser& p, const Options& o, Figure
         s.timeAxisLabel = p.value(o.axisLabel);
     if (p.isSet(o.timeUnit) && !timeUnitFromName(p.value(o.timeUnit), &s.timeUnit))
         return "--time-unit '" + p.value(o.timeUnit).toStdString() + "': expected auto, ns, us, ms or s";
-    return {};
+    return applyHeatMapArguments(p, o, s);
 }
 
 // Qt's notes about the environment of a headless run (no XDG_RUNTIME_DIR, ...) are not the user's business;
@@ -336,12 +368,20 @@ int runRender(int argc, char** argv)
     RunOptions runOptions;
     runOptions.load.keepLaunchParameters = false; // not drawn
     runOptions.clock = spec.alignedClocks ? ClockMode::Aligned : ClockMode::Recorded;
+    runOptions.collectives = spec.heatmap.has_value(); // the heat map's waiting for peers
     const auto run = openRunOrFail(spec.tracePath.toStdString(), runOptions);
     if (!run)
         return 2;
     try {
-        FigureRenderer renderer(run->trace, run->analysis);
-        renderer.renderToFile(spec, outPath, force);
+        if (spec.heatmap) {
+            HeatMapFigure figure(run->trace,
+                std::make_shared<const StepHeatMap>(
+                    computeStepHeatMap(*run->trace, *run->analysis, run->collectives.get())));
+            figure.renderToFile(spec, outPath, force);
+        } else {
+            FigureRenderer renderer(run->trace, run->analysis);
+            renderer.renderToFile(spec, outPath, force);
+        }
         if (!request.saveSpec.isEmpty())
             spec.save(request.saveSpec);
     } catch (const std::exception& e) {

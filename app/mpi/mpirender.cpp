@@ -424,6 +424,11 @@ int runRender(const World& world, int argc, char** argv)
             fail("render: another process could not read the arguments or the spec");
         return agreed;
     }
+    if (request.spec.heatmap) { // every process read the same command line
+        if (world.root())
+            fail("render --heatmap: not drawn by exposure-mpi; use exposure-cli render --heatmap");
+        return 2;
+    }
 
     const std::string path = request.spec.tracePath.toStdString();
     std::string planBytes;

@@ -3,6 +3,7 @@
 
 #include "analysis/analysis.h"
 #include "common/atomicwrite.h"
+#include "figure/figureencode.h"
 #include "model/timeformat.h"
 #include "timeline/timelineplot.h"
 #include "view/viewindex.h"
@@ -34,59 +35,6 @@ QPalette figurePalette()
         p.setColor(group, QPalette::Highlight, QColor(0x30, 0x8C, 0xC6));
     }
     return p;
-}
-
-int dotsPerMeter(double dpi)
-{
-    return int(std::lround(dpi / 0.0254));
-}
-
-// Overwrites every match of `re` (its first capture group) in place with `replacement` cut or padded to the same
-// length, so the PDF's cross-reference byte offsets stay valid.
-void replaceSameLength(QByteArray& data, const QRegularExpression& re, const QByteArray& replacement)
-{
-    const QString text = QString::fromLatin1(data);
-    auto it = re.globalMatch(text);
-    while (it.hasNext()) {
-        const auto m = it.next();
-        const qsizetype start = m.capturedStart(1), len = m.capturedLength(1);
-        QByteArray r = replacement.left(len);
-        while (r.size() < len)
-            r.append(r.isEmpty() ? '0' : replacement.at(r.size() % std::max<qsizetype>(1, replacement.size())));
-        data.replace(start, len, r);
-    }
-}
-
-// Qt writes the wall-clock time into /CreationDate and XMP, and derives the trailer /ID from it and a random
-// UUID; a figure must be byte-identical when remade, so those become fixed values.
-void makePdfDeterministic(QByteArray& pdf)
-{
-    replaceSameLength(
-        pdf, QRegularExpression(QStringLiteral("/CreationDate \\(D:([^)]*)\\)")), QByteArrayLiteral("20000101000000Z"));
-    replaceSameLength(
-        pdf, QRegularExpression(QStringLiteral("/ModDate \\(D:([^)]*)\\)")), QByteArrayLiteral("20000101000000Z"));
-    replaceSameLength(pdf, QRegularExpression(QStringLiteral("/ID \\[\\s*<([0-9a-fA-F]*)>")), QByteArrayLiteral("0"));
-    replaceSameLength(pdf, QRegularExpression(QStringLiteral("/ID \\[\\s*<[0-9a-fA-F]*>\\s*<([0-9a-fA-F]*)>")),
-        QByteArrayLiteral("0"));
-}
-
-// A minimal XMP packet without dates or UUIDs (Qt would otherwise generate both).
-QByteArray xmpPacket(const QString& title, const QString& description)
-{
-    QString t = title.toHtmlEscaped();
-    return QByteArrayLiteral("<?xpacket begin='' id='W5M0MpCehiHzreSzNTczkc9d'?>\n"
-                             "<x:xmpmeta xmlns:x='adobe:ns:meta/'>\n"
-                             "<rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>\n"
-                             "<rdf:Description rdf:about='' xmlns:dc='http://purl.org/dc/elements/1.1/' "
-                             "xmlns:xmp='http://ns.adobe.com/xap/1.0/'>\n"
-                             "<dc:title><rdf:Alt><rdf:li xml:lang='x-default'>")
-        + t.toUtf8()
-        + QByteArrayLiteral("</rdf:li></rdf:Alt></dc:title>\n"
-                            "<dc:description><rdf:Alt><rdf:li xml:lang='x-default'>")
-        + description.toHtmlEscaped().toUtf8()
-        + QByteArrayLiteral("</rdf:li></rdf:Alt></dc:description>\n"
-                            "<xmp:CreatorTool>Exposure</xmp:CreatorTool>\n"
-                            "</rdf:Description>\n</rdf:RDF>\n</x:xmpmeta>\n<?xpacket end='w'?>");
 }
 
 // QSvgGenerator wraps every fillRect in its own <g> carrying the whole painter state (~250 bytes); a timeline is

@@ -336,7 +336,32 @@ QByteArray FigureSpec::toJson() const
     ta.insert(QStringLiteral("label"), timeAxisLabel);
     ta.insert(QStringLiteral("unit"), timeUnitName(timeUnit));
     o.insert(QStringLiteral("timeAxis"), ta);
+    if (heatmap) { // written only when set, so that timeline specs keep their bytes
+        QJsonObject h;
+        h.insert(QStringLiteral("metric"), QString::fromLatin1(heatMetricName(*heatmap)));
+        h.insert(QStringLiteral("order"), QString::fromLatin1(rankOrderName(heatmapOrder)));
+        o.insert(QStringLiteral("heatmap"), h);
+    }
     return QJsonDocument(o).toJson(QJsonDocument::Indented);
+}
+
+// The "heatmap" key, if present: the metric and the order of the heat map figure.
+static void readHeatMap(const QJsonObject& o, FigureSpec& s, const QString& src)
+{
+    if (!o.contains(QStringLiteral("heatmap")))
+        return;
+    const QJsonObject h = objectAt(o, "heatmap", src);
+    checkKeys(h, { "metric", "order" }, QStringLiteral("'heatmap'"), src);
+    const QString metric = stringAt(h, "metric", QStringLiteral("step"), src);
+    s.heatmap = heatMetricFromName(metric.toStdString());
+    if (!s.heatmap)
+        fail(src,
+            QStringLiteral("heat map metric '%1' is not step, compute, exposed, waiting, idle or bubble").arg(metric));
+    const QString order = stringAt(h, "order", QStringLiteral("number"), src);
+    const auto ro = rankOrderFromName(order.toStdString());
+    if (!ro)
+        fail(src, QStringLiteral("heat map order '%1' is not number, host, stage or value").arg(order));
+    s.heatmapOrder = *ro;
 }
 
 FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
@@ -358,7 +383,7 @@ FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
                 .arg(kVersion));
     checkKeys(o,
         { "exposureFigure", "trace", "format", "range", "rows", "palette", "size", "font", "legend", "title",
-            "timeAxis", "clock" },
+            "timeAxis", "clock", "heatmap" },
         QStringLiteral("the spec"), src);
 
     FigureSpec s;
@@ -449,6 +474,7 @@ FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
     checkKeys(ta, { "label", "unit" }, QStringLiteral("'timeAxis'"), src);
     s.timeAxisLabel = stringAt(ta, "label", s.timeAxisLabel, src);
     namedAt(ta, "unit", &s.timeUnit, timeUnitName, timeUnitFromName, "time unit", "auto, ns, us, ms or s", src);
+    readHeatMap(o, s, src);
 
     s.validate(src);
     return s;

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "analysis/heatmap.h"
 #include "model/trace.h"
 #include "timeline/timelineoptions.h"
 
 #include <QString>
 #include <QStringList>
+#include <optional>
 #include <stdexcept>
 
 namespace exposure {
@@ -27,7 +29,8 @@ struct Analysis;
 //     "font": { "family": "DejaVu Sans", "size": 8 },                      // size in points
 //     "legend": { "show": true, "position": "top" },                       // top | bottom | right | inside
 //     "title": "BERT, 2 ranks, step 4",
-//     "timeAxis": { "label": "Time since trace start", "unit": "ms" }      // auto | ns | us | ms | s
+//     "timeAxis": { "label": "Time since trace start", "unit": "ms" },     // auto | ns | us | ms | s
+//     "heatmap": { "metric": "compute", "order": "host" }  // instead of the timeline: the rank × step heat map
 //   }
 //
 // Every key but "exposureFigure" is optional and defaults to the value of a default-constructed FigureSpec.
@@ -76,6 +79,11 @@ struct FigureSpec
     TimeUnit timeUnit = TimeUnit::Auto;
     // "clock": "aligned" (default: ranks' clocks aligned across hosts where significant) or "recorded".
     bool alignedClocks = true;
+    // Set: the figure is the rank × step heat map of this metric (analysis/heatmap.h: step, compute, exposed,
+    // waiting, idle, bubble) with its rows in `heatmapOrder`, instead of the timeline (range, rows, palette, legend
+    // and time axis do not apply). Written to JSON only when set.
+    std::optional<HeatMetric> heatmap;
+    RankOrder heatmapOrder = RankOrder::Number;
 
     // The output size in device pixels (mm × dpi / 25.4, rounded, in millimetre mode).
     QSize pixelSize() const;

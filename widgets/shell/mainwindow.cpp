@@ -8,6 +8,7 @@
 #include "panels/collectivespanel.h"
 #include "panels/detailspanel.h"
 #include "panels/exposedpanel.h"
+#include "panels/heatmappanel.h"
 #include "panels/idlepanel.h"
 #include "panels/kernelspanel.h"
 #include "panels/rulespanel.h"
@@ -73,6 +74,7 @@ MainWindow::MainWindow(QWidget* parent)
 {
     initExposureResources();
     m_whatIf = new WhatIfPanel(this);
+    m_heatMap = new HeatMapPanel(this);
     setObjectName(QStringLiteral("MainWindow"));
     setWindowIcon(QIcon(QStringLiteral(":/exposure/icons/exposure.svg")));
     // The timeline, or while no trace is open a page that says how to open one.
@@ -190,6 +192,8 @@ void MainWindow::connectPanels()
         m_timeline->select(ref, true);
         onIntervalSelected(ref);
     });
+    connect(m_heatMap, &HeatMapPanel::cellActivated, this,
+        [this](int rank, int, TimeRange window) { showRankWindow(rank, window); });
     connect(m_kernels, &KernelsPanel::kernelSelected, m_timeline,
         [this](quint32 name) { m_timeline->setHighlightedName(StringId(name)); });
 }
@@ -403,6 +407,15 @@ void MainWindow::createDocks()
         [this](TimeRange r) { m_whatIf->setVisibleRange(r); });
     addPanel(m_collectives, tr("Collectives"), QStringLiteral("collectivesDock"),
         [this](const LoadedTrace& l) { m_collectives->setTrace(l.trace, l.collectives); });
+    addPanel(m_heatMap, tr("Heat Map"), QStringLiteral("heatMapDock"), [this](const LoadedTrace& l) {
+        m_heatMap->setTrace(l.trace, l.analysis, l.collectives);
+        // Many ranks: the overview comes first.
+        if (l.trace && l.trace->ranks.size() > std::size_t(HeatMapPanel::kAutoOpenRanks)) {
+            m_heatMapDock->show();
+            m_heatMapDock->raise();
+        }
+    });
+    m_heatMapDock = m_panels.back().dock;
     m_panels.front().dock->raise();
     resizeDocks({ m_detailsDock }, { 380 }, Qt::Horizontal);
     resizeDocks({ m_panels.front().dock }, { 260 }, Qt::Vertical);
@@ -703,6 +716,27 @@ void MainWindow::showPeerInstance(IntervalRef ref)
     const TimeNs margin = std::max<TimeNs>(span.duration() / 4, 1000);
     m_timeline->setVisibleRange({ span.start - margin, span.end + margin });
     m_timeline->select(ref);
+}
+
+void MainWindow::showRankWindow(int rank, TimeRange window)
+{
+    if (!m_current.trace || window.isEmpty())
+        return;
+    m_timeline->setVisibleRange(window);
+    // The rank's rows: its last row into view, then its first (the first wins where not all of them fit).
+    int first = -1, last = -1;
+    const auto& rows = m_timeline->rows();
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        if (rows[i].rank == rank) {
+            first = first < 0 ? int(i) : first;
+            last = int(i);
+        }
+    if (first < 0)
+        return;
+    // How many rows fit depends on the timeline's current height (a dock that just opened changed it).
+    m_timeline->layOutNow();
+    m_timeline->ensureRowVisible(last);
+    m_timeline->ensureRowVisible(first);
 }
 
 void MainWindow::onVisibleRangeChanged(TimeRange range)

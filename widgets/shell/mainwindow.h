@@ -24,6 +24,7 @@ namespace exposure {
 class DetailsPanel;
 class EmptyState;
 class ExposedPanel;
+class HeatMapPanel;
 class KernelsPanel;
 class IdlePanel;
 class WhatIfPanel;
@@ -81,6 +82,11 @@ public:
     IdlePanel* idlePanel() const { return m_idle; }
     WhatIfPanel* whatIfPanel() const { return m_whatIf; }
     TransfersPanel* transfersPanel() const { return m_transfers; }
+    // The rank × step heat map; its dock opens by itself for a trace of more than HeatMapPanel::kAutoOpenRanks ranks.
+    HeatMapPanel* heatMapPanel() const { return m_heatMap; }
+    QDockWidget* heatMapDock() const { return m_heatMapDock; }
+    // Zooms to a window and scrolls the timeline to the rows of rank index `rank` (the heat map's cell clicks).
+    void showRankWindow(int rank, TimeRange window);
     RecentFilesMenu* recentFilesMenu() const { return m_recent; }
     // The status-bar button that counts the trace's import warnings (hidden when there are none) and lists them.
     QToolButton* traceWarningsButton() const { return m_warningsButton; }
@@ -145,6 +151,8 @@ private:
     RulesPanel* m_rules;
     WhatIfPanel* m_whatIf = nullptr;
     CollectivesPanel* m_collectives;
+    HeatMapPanel* m_heatMap = nullptr;
+    QDockWidget* m_heatMapDock = nullptr;
     RecentFilesMenu* m_recent = nullptr;
     QMenu* m_fileMenu = nullptr;
     QMenu* m_viewMenu = nullptr;

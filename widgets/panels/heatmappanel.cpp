@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "panels/heatmappanel.h"
+
+#include "common/labels.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QHelpEvent>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QSplitter>
+#include <QStandardItemModel>
+#include <QTableView>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+namespace exposure {
+
+HeatMapView::HeatMapView(QWidget* parent)
+    : QWidget(parent)
+{
+    setMouseTracking(true);
+    setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+}
+
+void HeatMapView::setScene(HeatMapScene scene)
+{
+    m_scene = std::move(scene);
+    update();
+}
+
+HeatMapLayout HeatMapView::currentLayout() const
+{
+    return layOutHeatMap(m_scene, QSizeF(size()), font());
+}
+
+std::optional<QPoint> HeatMapView::cellCentre(int rank, std::size_t column) const
+{
+    const auto it = std::find(m_scene.order.begin(), m_scene.order.end(), rank);
+    if (!m_scene.map || it == m_scene.order.end() || column >= m_scene.map->columns.size())
+        return std::nullopt;
+    const QRectF cell = currentLayout().cellRect(int(it - m_scene.order.begin()), int(column));
+    return QPoint(int(std::floor(cell.center().x())), int(std::floor(cell.center().y())));
+}
+
+void HeatMapView::paintEvent(QPaintEvent*)
+{
+    QPainter painter(this);
+    painter.fillRect(rect(), palette().color(QPalette::Base));
+    if (!m_scene.map || m_scene.map->columns.empty() || m_scene.order.empty()) {
+        painter.setPen(palette().color(QPalette::Text));
+        painter.drawText(rect(), Qt::AlignCenter | Qt::TextWordWrap,
+            m_scene.map ? tr("No training steps: nothing to show per step.") : tr("Open a trace to see its heat map."));
+        return;
+    }
+    paintHeatMap(painter, m_scene, currentLayout(), font(), palette().color(QPalette::Text));
+}
+
+void HeatMapView::mousePressEvent(QMouseEvent* event)
+{
+    if (event->button() != Qt::LeftButton || !m_scene.map)
+        return QWidget::mousePressEvent(event);
+    if (const auto cell = currentLayout().cellAt(event->position())) {
+        const auto [row, column] = *cell;
+        if (row >= 0 && std::size_t(row) < m_scene.order.size())
+            emit cellClicked(m_scene.order[std::size_t(row)], column);
+    }
+}
+
+bool HeatMapView::event(QEvent* event)
+{
+    if (event->type() != QEvent::ToolTip || !m_scene.map)
+        return QWidget::event(event);
+    auto* help = static_cast<QHelpEvent*>(event);
+    const auto cell = currentLayout().cellAt(QPointF(help->pos()));
+    if (!cell || std::size_t(cell->first) >= m_scene.order.size()) {
+        QToolTip::hideText();
+        return true;
+    }
+    const int rank = m_scene.order[std::size_t(cell->first)];
+    const std::size_t column = std::size_t(cell->second);
+    const HeatMatrix& m = m_scene.matrix;
+    const std::size_t i = m.at(std::size_t(rank), column);
+    const QString where = tr("%1, %2").arg(QString::fromStdString(m_scene.trace->ranks[std::size_t(rank)].label),
+        QString::fromStdString(m_scene.map->columns[column].name));
+    QString text = m.present[i]
+        ? tr("%1\n%2: %3 (robust z %4)%5\nClick to show it in the timeline")
+              .arg(where, QString::fromLatin1(heatMetricTitle(m.metric)), durationText(m.values[i]))
+              .arg(m.z[i], 0, 'f', 1)
+              .arg(m.outlier[i] ? tr(": an outlier") : QString())
+        : tr("%1: no such step on this rank").arg(where);
+    QToolTip::showText(help->globalPos(), text, this);
+    return true;
+}
+
+HeatMapPanel::HeatMapPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_metric(new QComboBox(this))
+    , m_order(new QComboBox(this))
+    , m_summary(new QLabel(this))
+    , m_view(new HeatMapView(this))
+    , m_stragglers(new TableModel(
+          { tr("Rank"), tr("Arrived last"), tr("Others waited"), tr("Steps over median"), tr("Slow steps") }, this))
+    , m_table(new QTableView(this))
+    , m_jobs(new JobSlot(this))
+{
+    for (std::size_t k = 0; k < kHeatMetricCount; ++k)
+        m_metric->addItem(QString::fromLatin1(heatMetricTitle(HeatMetric(k))), int(k));
+    for (const RankOrder o : { RankOrder::Number, RankOrder::Host, RankOrder::Stage, RankOrder::Value })
+        m_order->addItem(tr("by %1").arg(QString::fromLatin1(rankOrderName(o))), int(o));
+    m_order->setItemData(2, tr("Pipeline stages are not known yet: the same as by number"), Qt::ToolTipRole);
+    m_metric->setToolTip(tr("Outlined cells lie more than 3.5 robust z-scores from the median of their step"));
+    m_summary->setWordWrap(true);
+    m_stragglers->setColumnToolTip(ArrivedLast, tr("Collectives in which this rank arrived last while others waited"));
+    m_stragglers->setColumnToolTip(CausedWait, tr("The other members' waiting in those collectives"));
+    m_stragglers->setColumnToolTip(
+        ExcessStep, tr("Σ over its steps of how much longer each was than the step's median"));
+    m_stragglers->setColumnToolTip(SlowSteps, tr("Steps whose step time is an outlier above the median"));
+    m_table->setModel(m_stragglers);
+    m_table->setSortingEnabled(true);
+    m_table->sortByColumn(ArrivedLast, Qt::DescendingOrder); // the ranking's own order (ties: caused waiting, ...)
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(m_metric);
+    controls->addWidget(m_order);
+    controls->addWidget(m_summary, 1);
+    auto* splitter = new QSplitter(Qt::Horizontal, this);
+    splitter->addWidget(m_view);
+    splitter->addWidget(m_table);
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 1);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addLayout(controls);
+    layout->addWidget(splitter, 1);
+
+    connect(m_metric, &QComboBox::currentIndexChanged, this, [this] { updateScene(); });
+    connect(m_order, &QComboBox::currentIndexChanged, this, [this] { updateScene(); });
+    connect(m_view, &HeatMapView::cellClicked, this, [this](int rank, int column) {
+        if (!m_map || column < 0 || std::size_t(column) >= m_map->columns.size())
+            return;
+        const StepHeatMap::Column& c = m_map->columns[std::size_t(column)];
+        emit cellActivated(rank, c.stepIndex, c.window);
+    });
+    setTrace(nullptr, nullptr, nullptr);
+}
+
+HeatMetric HeatMapPanel::metric() const
+{
+    return HeatMetric(m_metric->currentData().toInt());
+}
+
+RankOrder HeatMapPanel::order() const
+{
+    return RankOrder(m_order->currentData().toInt());
+}
+
+void HeatMapPanel::setMetric(HeatMetric metric)
+{
+    m_metric->setCurrentIndex(m_metric->findData(int(metric)));
+}
+
+void HeatMapPanel::setOrder(RankOrder order)
+{
+    m_order->setCurrentIndex(m_order->findData(int(order)));
+}
+
+void HeatMapPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
+    std::shared_ptr<const CollectiveMatch> collectives)
+{
+    m_trace = trace;
+    m_map.reset();
+    m_stragglers->clear();
+    m_view->setScene({});
+    if (!trace || !analysis) {
+        m_jobs->cancel();
+        m_summary->setText(tr("Open a trace to see its steps per rank."));
+        return;
+    }
+    m_summary->setText(tr("Computing…"));
+    m_jobs->start<Result>(
+        [trace, analysis, collectives](const JobContext& job) {
+            Result r;
+            r.map = std::make_shared<const StepHeatMap>(
+                computeStepHeatMap(*trace, *analysis, collectives.get(), job.cancelFlag()));
+            r.stragglers = rankStragglers(*r.map, collectives.get());
+            return r;
+        },
+        [this](const Result& r) { showResult(r); });
+}
+
+void HeatMapPanel::showResult(const Result& r)
+{
+    m_map = r.map;
+    updateMetricItems();
+    auto cell = [](const QString& text, qint64 key, bool right) {
+        TableCell c;
+        c.text = text;
+        c.sortKey = key;
+        if (right)
+            c.alignment = Qt::AlignRight | Qt::AlignVCenter;
+        return c;
+    };
+    std::vector<TableModel::Row> rows;
+    for (const StragglerRank& s : r.stragglers) {
+        const auto& rank = m_trace->ranks[std::size_t(s.rank)];
+        rows.push_back({ cell(QString::fromStdString(rank.label), rank.rank, false),
+            cell(groupDigits(s.arrivedLast), qint64(s.arrivedLast), true),
+            cell(durationText(s.causedWaitNs), s.causedWaitNs, true),
+            cell(durationText(s.excessStepNs), s.excessStepNs, true),
+            cell(groupDigits(s.slowSteps), qint64(s.slowSteps), true) });
+    }
+    std::vector<qint64> tags;
+    for (const StragglerRank& s : r.stragglers)
+        tags.push_back(s.rank);
+    m_stragglers->setRows(std::move(rows), std::move(tags));
+    updateScene();
+}
+
+void HeatMapPanel::updateMetricItems()
+{
+    // Metrics the trace does not have stay listed but cannot be chosen (the bubble: not computed by the analysis).
+    for (int i = 0; i < m_metric->count(); ++i) {
+        const auto m = HeatMetric(m_metric->itemData(i).toInt());
+        const bool available = !m_map || m_map->available(m);
+        if (auto* model = qobject_cast<QStandardItemModel*>(m_metric->model()))
+            if (QStandardItem* item = model->item(i))
+                item->setEnabled(available);
+        m_metric->setItemData(i,
+            available ? QVariant()
+                      : QVariant(m == HeatMetric::Bubble ? tr("The analysis has no per-step pipeline bubble yet")
+                                                         : tr("No matched collectives in this trace")),
+            Qt::ToolTipRole);
+    }
+    if (m_map && !m_map->available(metric()))
+        setMetric(HeatMetric::Step);
+}
+
+void HeatMapPanel::updateScene()
+{
+    if (!m_trace || !m_map)
+        return;
+    HeatMapScene scene = HeatMapScene::make(m_trace, m_map, metric(), order());
+    const std::size_t outliers = scene.matrix.outlierCount();
+    m_summary->setText(tr("%1 ranks × %2 steps; %3 outlined (|robust z| > 3.5 against the step's median)")
+                           .arg(m_map->rankCount)
+                           .arg(m_map->columns.size())
+                           .arg(outliers == 1 ? tr("1 cell") : tr("%1 cells").arg(outliers)));
+    m_view->setScene(std::move(scene));
+}
+
+} // namespace exposure
