@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/ranksummary.h"
 
+#include "analysis/heatmap.h"
 #include "analysis/stepmean.h"
 #include "analysis/texttable.h"
 #include "model/timeformat.h"
@@ -74,8 +75,6 @@ bool outlierMetric(const std::string& key)
         || key == "compute_busy_ns";
 }
 
-constexpr double kOutlierZ = 3.5;
-
 void sortByMagnitude(std::vector<Outlier>& v)
 {
     std::stable_sort(
@@ -83,30 +82,6 @@ void sortByMagnitude(std::vector<Outlier>& v)
 }
 
 } // namespace
-
-std::vector<double> robustZ(const std::vector<double>& values)
-{
-    std::vector<double> z(values.size(), 0.0);
-    if (values.size() < 3)
-        return z;
-    const double med = median(values);
-    std::vector<double> dev;
-    dev.reserve(values.size());
-    for (const double v : values)
-        dev.push_back(std::abs(v - med));
-    double scale = median(dev) / 0.6745;
-    if (!(scale > 0)) {
-        double sum = 0;
-        for (const double d : dev)
-            sum += d;
-        scale = 1.2533 * sum / double(dev.size());
-    }
-    if (!(scale > 0))
-        return z;
-    for (std::size_t i = 0; i < values.size(); ++i)
-        z[i] = (values[i] - med) / scale;
-    return z;
-}
 
 RankSummary summarizeRanks(const StatsReport& report)
 {

@@ -49,8 +49,7 @@ struct RankSummary
 
 RankSummary summarizeRanks(const StatsReport& report);
 
-// Robust z-scores of `values` against their median (see Outlier); 0 for all where nothing can stand out.
-std::vector<double> robustZ(const std::vector<double>& values);
+// Robust z-scores: robustZ() of analysis/heatmap.h (the heat map marks its cells by the same rule).
 
 // Warnings that differ only in a file path and numbers ("/r/rank7.json: 3 events ...") folded into one line each:
 // "N× <first> (also: <second>)" for a repeated one, the text itself otherwise; in the order of first appearance.

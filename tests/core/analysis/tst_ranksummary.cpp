@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Reports of many ranks: exact nearest-rank percentiles, robust outliers of ranks and steps, warnings folded across
 // files, and the table that replaces one row per rank.
+#include "analysis/heatmap.h"
 #include "analysis/ranksummary.h"
 #include "analysis/statsparts.h"
 
