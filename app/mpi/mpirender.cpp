@@ -166,6 +166,7 @@ StandIn buildStandIn(const std::vector<std::string>& outlines, std::size_t total
                 w.hostRange.end = c.i64();
                 a.ranks[g].steps.push_back(std::move(w));
             }
+            numberSteps(a.ranks[g].steps);
         }
         const auto n = c.i64();
         for (std::int64_t i = 0; i < n; ++i) {

@@ -448,6 +448,7 @@ int runStats(const World& world, int argc, char** argv)
             fillStepCollectives(report.ranks[std::size_t(g)], merged.match, g, request.options.window);
         }
     }
+    fillPeerWaits(report, merged.match, request.options.window);
     const std::string out = formatReport(report, request);
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fflush(stdout);

@@ -49,6 +49,7 @@ RankReport rankReport(
             continue;
         StepReport s;
         s.index = w.index;
+        s.number = w.number;
         s.name = w.name;
         s.range = w.range;
         s.hostRange = w.hostRange;
@@ -69,6 +70,15 @@ void fillStepCollectives(RankReport& r, const CollectiveMatch& match, int rank, 
         s.waitNs = split.waitNs;
         s.transferNs = split.transferNs;
     }
+}
+
+void fillPeerWaits(StatsReport& report, const CollectiveMatch& match, TimeRange window)
+{
+    const auto labelOf = [&report](int r) {
+        return std::size_t(r) < report.ranks.size() ? report.ranks[std::size_t(r)].label : std::string();
+    };
+    for (std::size_t r = 0; r < report.ranks.size(); ++r)
+        report.ranks[r].peers = peerWaitInWindow(match, labelOf, int(r), window);
 }
 
 KernelParts kernelParts(
@@ -224,6 +234,7 @@ StatsReport buildStatsReport(const Trace& trace, const Analysis& analysis, const
         report.ranks[r].collectives.exposedWaitNs = exposedWait(waits[r], analysis.ranks[r]);
         fillStepCollectives(report.ranks[r], match, int(r), o.window);
     }
+    fillPeerWaits(report, match, o.window);
     report.clocks = trace.clocks;
     report.clockLine = clockSummaryLine(trace);
     addCrossRank(report, match);
@@ -282,6 +293,7 @@ template <class IO, class R> void rankReportFields(IO& io, R& r)
     io.pod(r.stepCount);
     io.list(r.steps, [&](auto& step) {
         io.pod(step.index);
+        io.pod(step.number);
         io.str(step.name);
         io.pod(step.range);
         io.pod(step.hostRange);

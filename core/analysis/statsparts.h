@@ -28,6 +28,7 @@ namespace exposure {
 struct StepReport
 {
     int index = 0;
+    int number = 0; // StepWindow::number
     std::string name;
     TimeRange range; // the step's window on the GPU's time axis (StepWindow::range)
     TimeRange hostRange; // its CPU region
@@ -59,12 +60,17 @@ struct RankReport
     std::uint64_t stepCount = 0; // all steps of the rank
     std::vector<StepReport> steps; // the steps that intersect the window
     RankCollectiveStats collectives; // filled in by the merge (whole trace)
+    PeerWait peers; // filled in by the merge: the rank's waiting for peers in the report window (fillPeerWaits)
     std::vector<std::string> warnings;
 };
 
 // Fills in each step's waitNs and transferNs of `rank` (the global index of r in the match) from the matching,
 // over each step's window clipped to `window`.
 void fillStepCollectives(RankReport& r, const CollectiveMatch& match, int rank, TimeRange window);
+
+struct StatsReport;
+// Fills in every rank's peers (its waiting in `window` and the rank it waited for most, by the report's labels).
+void fillPeerWaits(StatsReport& report, const CollectiveMatch& match, TimeRange window);
 
 // The report of one rank of `trace`. stepIdle: also each step's idle breakdown (the JSON lists it).
 RankReport rankReport(

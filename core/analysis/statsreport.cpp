@@ -180,7 +180,7 @@ std::vector<StepWindow> windowSteps(const RankReport& rank)
     std::vector<StepWindow> out;
     out.reserve(rank.steps.size());
     for (const StepReport& s : rank.steps)
-        out.push_back({ s.index, s.name, s.range, s.hostRange });
+        out.push_back({ s.index, s.name, s.range, s.hostRange, s.number });
     return out;
 }
 
@@ -431,7 +431,7 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
                 + ", \"multi_kernel_kernels\": " + std::to_string(ld.multiKernelKernels)
                 + ", \"max_kernels_per_call\": " + std::to_string(ld.maxKernelsPerCall) + ", \"graph_launches\": "
                 + std::to_string(ld.graphLaunches) + ", \"graph_kernels\": " + std::to_string(ld.graphKernels) + "},\n";
-            out += "      \"finding\": " + quoted(idleFinding(rank.stats, idle, ld)) + ",\n";
+            out += "      \"finding\": " + quoted(idleFinding(rank.stats, idle, ld, &rank.peers)) + ",\n";
         }
         out += "      \"step_source\": " + quoted(stepSourceName(rank.stepSource)) + ",\n";
         out += "      \"step_assignment\": " + quoted(stepAssignment(rank)) + ",\n";
@@ -447,6 +447,7 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
             first = false;
             out += "        {\n";
             out += "          \"index\": " + std::to_string(w.index) + ",\n";
+            out += "          \"number\": " + std::to_string(w.number) + ",\n";
             out += "          \"name\": " + quoted(w.name) + ",\n";
             out += "          \"start_ns\": " + std::to_string(w.range.start) + ",\n";
             out += "          \"end_ns\": " + std::to_string(w.range.end) + ",\n";
@@ -630,7 +631,7 @@ std::string idleSection(const StatsReport& report)
         irows.push_back({ rank.label, dur(idle), part(b.hostBoundNs), part(b.dataLoadingNs), part(b.syncWaitNs),
             part(b.queuedNs), part(b.unattributedNs), std::to_string(b.gaps) });
         const LaunchDiagnosis& ld = rank.launches;
-        findings += rank.label + ": " + idleFinding(rank.stats, b, ld) + "\n";
+        findings += rank.label + ": " + idleFinding(rank.stats, b, ld, &rank.peers) + "\n";
         if (ld.kernels > 0)
             findings += "  kernels with a known launch: " + std::to_string(ld.kernels) + ", median "
                 + dur(ld.medianKernelNs) + " (p90 " + dur(ld.p90KernelNs) + ") against launch calls of median "

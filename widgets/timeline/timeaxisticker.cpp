@@ -25,7 +25,9 @@ double TimeAxisTicker::getTickStep(const QCPRange& range)
     // niceStep rounds up: the step could leave a single labelled tick. At least two, so that the scale can be read,
     // but only where their labels do not overprint: the largest step of 1, 2, 4 or 5 × 10^k below it that puts two
     // ticks in the range a label's width apart (on a narrow figure 40 ms may fit where 20 ms would not); else one tick.
-    auto inside = [&](double step) { return std::floor(range.upper / step) - std::ceil(range.lower / step) + 1; };
+    auto inside = [&](double step) {
+        return std::floor((range.upper - m_origin) / step) - std::ceil((range.lower - m_origin) / step) + 1;
+    };
     if (inside(m_step) >= 2)
         return m_step;
     if (widthPx <= 0) {
@@ -57,7 +59,7 @@ int TimeAxisTicker::getSubTickCount(double tickStep)
 
 QString TimeAxisTicker::getTickLabel(double tick, const QLocale&, QChar, int)
 {
-    return QString::fromStdString(timeaxis::label(tick, m_step, m_unit));
+    return QString::fromStdString(timeaxis::label(tick - m_origin, m_step, m_unit));
 }
 
 } // namespace exposure
