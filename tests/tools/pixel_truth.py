@@ -2,7 +2,7 @@
 """Measures a rendered overlap-row figure against the statistics. Usage: /usr/bin/python3 pixel_truth.py path/to/exposure-cli TRACE...  (needs python3-pil)
 For each trace and width: `render --rows overlap --no-legend --palette default`, classify pixels by the default
 palette's overlap-state colours, find the rows, and compare each row's area share per state with stats --json over the
-same window. Pass: every |pixel share - time share| <= max(1 pp, 10 % of the time share).
+same window (the render is given the stats window: --from/--to). Pass: every |pixel share - time share| <= max(1 pp, 10 % of the time share).
 The waiting for peers is a state of its own in overlap rows (exposed: "waiting", hidden: "hidden_waiting"): its
 truth is the rank's exposed_wait_ns and wait_ns - exposed_wait_ns (whole trace: waiting lies inside the GPU activity
 that the default window covers), taken out of exposed and hidden. (The copy in ../shared/tools predates the waiting
@@ -37,7 +37,8 @@ for t in traces:
         out = os.path.join(tmp, f"{os.path.basename(t)}_{width}.png")
         h = 70 * len(truth) + 60
         p = subprocess.run([cli, "render", t, "--rows", "overlap", "--no-legend", "--palette", "default",
-                            "--width", str(width), "--height", str(h), "-o", out, "--force"], capture_output=True, text=True)
+                            "--width", str(width), "--height", str(h), "-o", out, "--force",
+                            "--from", f"{w0}ns", "--to", f"{w1}ns"], capture_output=True, text=True)
         if p.returncode != 0: fails.append(f"{os.path.basename(t)} {width}px: render failed {p.stderr[-150:]}"); continue
         im = Image.open(out).convert("RGB"); W, H = im.size; px = im.load()
         cls = [[classify(px[x, y]) for x in range(W)] for y in range(H)]

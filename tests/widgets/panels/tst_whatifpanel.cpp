@@ -108,7 +108,7 @@ private Q_SLOTS:
         QVERIFY(spy.wait(10000));
         QVERIFY(panel.minimumSizeHint().height() <= 320);
         panel.resize(1200, 320);
-        panel.show();
+        panel.QWidget::show();
         QVERIFY(QTest::qWaitForWindowExposed(&panel));
         const QRect plot = panel.predictedPlot()->geometry().translated(
             panel.predictedPlot()->parentWidget()->mapTo(&panel, QPoint(0, 0)));
