@@ -396,11 +396,13 @@ int runSingle(const World& world, const cli::RenderRequest& request)
         status = [&]() -> int {
             RunOptions options;
             options.load.keepLaunchParameters = false;
+            options.collectives = true; // the waiting for peers is drawn, as by exposure-cli render
             std::string error;
             const auto run = openRunOrError(request.spec.tracePath.toStdString(), options, error);
             if (!run)
                 return fail(error);
             FigureRenderer renderer(run->trace, run->analysis);
+            renderer.setCollectives(run->collectives);
             return writeFigure(renderer, request);
         }();
     }

@@ -11,7 +11,7 @@ import json, os, subprocess, sys, tempfile
 from PIL import Image
 
 STATES = {"exposed": (213, 94, 0), "hidden": (0, 158, 115), "compute": (156, 200, 232), "idle": (221, 221, 221),
-          "waiting": (204, 121, 167), "hidden_waiting": (134, 211, 188)}
+          "waiting": (231, 41, 138), "hidden_waiting": (166, 219, 160)}
 cli, traces = sys.argv[1], sys.argv[2:]
 tmp = tempfile.mkdtemp(prefix="pixtruth_")
 

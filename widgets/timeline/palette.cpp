@@ -118,9 +118,9 @@ QColor Palette::overlap(OverlapState state) const
     case OverlapState::Other:
         return rgb(0x8C8C8C);
     case OverlapState::WaitingExposed:
-        return rgb(0xCC79A7); // Okabe–Ito reddish purple: exposed, but the peer's fault
+        return rgb(0xE7298A); // magenta: exposed, but the late peer decides it
     case OverlapState::WaitingHidden:
-        return rgb(0x86D3BC); // a light bluish green: hidden, spent waiting
+        return rgb(0xA6DBA0); // a light green: hidden, spent waiting
     }
     return rgb(0x8C8C8C);
 }

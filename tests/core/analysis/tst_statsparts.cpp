@@ -183,6 +183,7 @@ private Q_SLOTS:
                 // Each step's waiting and transfer, from the same matching (as exposure-mpi's process 0 does).
                 fillStepCollectives(report.ranks[std::size_t(p.global[r])], match, p.global[r], m_options.window);
             }
+        fillPeerWaits(report, match, m_options.window);
         const std::string expected = statsJson(*m_whole, *m_wholeAnalysis, m_options);
         QVERIFY(expected.find("\"rank\": 3") != std::string::npos);
         QCOMPARE(statsJson(report, m_options), expected);
