@@ -30,7 +30,9 @@ const char* kDescription
       "Size: --width/--height in pixels (default 1600x900 at 96 dpi), or --width-mm/--height-mm with --dpi\n"
       "(85 mm is a single column, 178 mm a double column; 300 to 600 dpi). Fonts are in points at --dpi.\n"
       "Range: the whole trace (its recorded activity, as Zoom to Fit), --from/--to (relative to the trace\n"
-      "start; 120ns, 350us, 1.5ms, 2s), or --step N (the step numbered N, on all ranks).\n"
+      "start; 120ns, 350us, 1.5ms, 2s), or --step N (the step numbered N, on all ranks:\n"
+      "ProfilerStep#N is step N; the axis then reads time since the step's start, --time-origin trace keeps the "
+      "trace's).\n"
       "Rows: auto (the default: every row if all are legible, else GPU streams and overlap rows, else overlap\n"
       "rows only), all, gpu (GPU streams and overlap rows), overlap (one overlap row per rank), or a list such\n"
       "as 0,1:2,1:overlap (rank 0, lane 2 of rank 1, the overlap row of rank 1; indexes as 'info' prints them).\n"
@@ -65,7 +67,13 @@ struct Options
         QStringLiteral("Dots per inch (default 96 for pixels, 300 for mm)."), QStringLiteral("N") };
     QCommandLineOption from { QStringLiteral("from"), QStringLiteral("Start of the time range."), QStringLiteral("T") };
     QCommandLineOption to { QStringLiteral("to"), QStringLiteral("End of the time range."), QStringLiteral("T") };
-    QCommandLineOption step { QStringLiteral("step"), QStringLiteral("Draw training step N."), QStringLiteral("N") };
+    QCommandLineOption step { QStringLiteral("step"),
+        QStringLiteral("Draw training step N (ProfilerStep#N: N, as Zoom to Step and stats number it)."),
+        QStringLiteral("N") };
+    QCommandLineOption timeOrigin { QStringLiteral("time-origin"),
+        QStringLiteral("With --step: the time axis reads time since the step's start (step, the default) or since "
+                       "the trace's (trace)."),
+        QStringLiteral("O") };
     QCommandLineOption rows { QStringLiteral("rows"), QStringLiteral("auto, all, gpu, overlap or a LIST (see above)."),
         QStringLiteral("ROWS") };
     QCommandLineOption noOverlap { QStringLiteral("no-overlap"), QStringLiteral("Hide the per-rank overlap rows.") };
@@ -103,9 +111,9 @@ struct Options
 
     void addTo(QCommandLineParser& p)
     {
-        for (auto* o : { &output, &format, &width, &height, &widthMm, &heightMm, &dpi, &from, &to, &step, &rows,
-                 &noOverlap, &palette, &legend, &noLegend, &legendPos, &title, &fontFamily, &fontSize, &axisLabel,
-                 &timeUnit, &spec, &saveSpec, &force, &clock, &heatmap, &order })
+        for (auto* o : { &output, &format, &width, &height, &widthMm, &heightMm, &dpi, &from, &to, &step, &timeOrigin,
+                 &rows, &noOverlap, &palette, &legend, &noLegend, &legendPos, &title, &fontFamily, &fontSize,
+                 &axisLabel, &timeUnit, &spec, &saveSpec, &force, &clock, &heatmap, &order })
             p.addOption(*o);
     }
 };
@@ -232,6 +240,11 @@ std::string applyArguments(const QCommandLineParser& p, const Options& o, Figure
         s.rangeKind = FigureSpec::RangeKind::Step;
         if (!intValue(p, o.step, -1000000000, 1000000000, &s.step, e))
             return e;
+    }
+    if (p.isSet(o.timeOrigin)) {
+        if (p.value(o.timeOrigin) != QStringLiteral("step") && p.value(o.timeOrigin) != QStringLiteral("trace"))
+            return "--time-origin '" + p.value(o.timeOrigin).toStdString() + "': expected step or trace";
+        s.stepOrigin = p.value(o.timeOrigin) == QStringLiteral("step");
     }
     if (p.isSet(o.rows)) {
         QString err;
@@ -368,7 +381,7 @@ int runRender(int argc, char** argv)
     RunOptions runOptions;
     runOptions.load.keepLaunchParameters = false; // not drawn
     runOptions.clock = spec.alignedClocks ? ClockMode::Aligned : ClockMode::Recorded;
-    runOptions.collectives = spec.heatmap.has_value(); // the heat map's waiting for peers
+    runOptions.collectives = true; // the waiting for peers is drawn (timeline and heat map)
     const auto run = openRunOrFail(spec.tracePath.toStdString(), runOptions);
     if (!run)
         return 2;
@@ -380,6 +393,7 @@ int runRender(int argc, char** argv)
             figure.renderToFile(spec, outPath, force);
         } else {
             FigureRenderer renderer(run->trace, run->analysis);
+            renderer.setCollectives(run->collectives);
             renderer.renderToFile(spec, outPath, force);
         }
         if (!request.saveSpec.isEmpty())

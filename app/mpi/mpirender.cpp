@@ -167,6 +167,7 @@ StandIn buildStandIn(const std::vector<std::string>& outlines, std::size_t total
                 w.hostRange.end = c.i64();
                 a.ranks[g].steps.push_back(std::move(w));
             }
+            numberSteps(a.ranks[g].steps);
         }
         const auto n = c.i64();
         for (std::int64_t i = 0; i < n; ++i) {
@@ -396,11 +397,13 @@ int runSingle(const World& world, const cli::RenderRequest& request)
         status = [&]() -> int {
             RunOptions options;
             options.load.keepLaunchParameters = false;
+            options.collectives = true; // the waiting for peers is drawn, as by exposure-cli render
             std::string error;
             const auto run = openRunOrError(request.spec.tracePath.toStdString(), options, error);
             if (!run)
                 return fail(error);
             FigureRenderer renderer(run->trace, run->analysis);
+            renderer.setCollectives(run->collectives);
             return writeFigure(renderer, request);
         }();
     }

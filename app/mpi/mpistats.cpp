@@ -496,6 +496,7 @@ int runStats(const World& world, int argc, char** argv)
                     s.bubbleNs = it->second;
         }
     }
+    fillPeerWaits(report, merged.match, request.options.window);
     const std::string out = formatReport(report, request);
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fflush(stdout);

@@ -508,6 +508,7 @@ RankAnalysis analyzeRank(const Trace& trace, const Analysis& a, const Rank& rank
     stepsFromRegions(trace, a, rank, ra);
     if (ra.steps.empty())
         stepsFromPattern(rank, a, ra);
+    numberSteps(ra.steps);
     assignHostSteps(a, rank, pairing, ra);
     phasesFromStepHeuristic(a, rank, ra);
     placeStepsOnGpu(a, rank, pairing, ra);
@@ -626,20 +627,23 @@ int findStep(const std::vector<StepWindow>& steps, std::string_view text)
     if (!std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }) || text.size() > 9)
         return -1;
     const int number = std::stoi(std::string(text));
-    // The number the step's name ends with ("ProfilerStep#6" -> 6): how the timeline labels it.
-    auto trailingNumber = [](const std::string& name) -> int {
-        std::size_t d = name.size();
-        while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
-            --d;
-        return d == name.size() || name.size() - d > 9 ? -1 : std::stoi(name.substr(d));
-    };
     for (std::size_t k = 0; k < steps.size(); ++k)
-        if (trailingNumber(steps[k].name) == number)
-            return int(k);
-    for (std::size_t k = 0; k < steps.size(); ++k)
-        if (steps[k].index == number)
+        if (steps[k].number == number)
             return int(k);
     return -1;
+}
+
+void numberSteps(std::vector<StepWindow>& steps)
+{
+    for (StepWindow& w : steps) {
+        // "ProfilerStep#6" -> 6: the number recorded after the last '#', if only digits follow it.
+        const std::size_t hash = w.name.rfind('#');
+        const std::size_t digits = hash == std::string::npos ? 0 : w.name.size() - hash - 1;
+        const bool recorded = digits > 0 && digits <= 9
+            && std::all_of(
+                w.name.begin() + std::ptrdiff_t(hash + 1), w.name.end(), [](char c) { return c >= '0' && c <= '9'; });
+        w.number = recorded ? std::stoi(w.name.substr(hash + 1)) : w.index;
+    }
 }
 
 int stepIndexNamed(const Analysis& analysis, std::string_view text)

@@ -25,7 +25,12 @@ enum class OverlapState : std::uint8_t {
     Hidden, // communication while compute runs
     Exposed, // communication with no compute
     Other, // only memcpy / other GPU activity
+    // Only in the timeline's overlap rows once collectives are matched (never in RankAnalysis::overlap): the part of
+    // Exposed / Hidden during which a matched communication kernel of the rank waits for the last member of its group.
+    WaitingExposed,
+    WaitingHidden,
 };
+inline constexpr int kOverlapStateCount = 6;
 const char* overlapStateName(OverlapState s);
 
 // Bits of RankAnalysis::activityMask.

@@ -596,6 +596,47 @@ TimeNs exposedWait(const std::vector<TimeRange>& waits, const RankAnalysis& ra)
     return TimeNs(boost::icl::length(waitSet - compute));
 }
 
+IntervalTable splitWaiting(const IntervalTable& overlap, std::vector<TimeRange> waits)
+{
+    // The union of the wait parts as sorted disjoint ranges.
+    std::sort(waits.begin(), waits.end(), [](const TimeRange& a, const TimeRange& b) { return a.start < b.start; });
+    std::vector<TimeRange> merged;
+    for (const TimeRange& w : waits) {
+        if (w.end <= w.start)
+            continue;
+        if (!merged.empty() && w.start <= merged.back().end)
+            merged.back().end = std::max(merged.back().end, w.end);
+        else
+            merged.push_back(w);
+    }
+    IntervalTable out;
+    out.reserve(overlap.size() + 2 * merged.size());
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < overlap.size(); ++i) {
+        const auto state = OverlapState(overlap.name(i));
+        TimeNs t = overlap.start(i);
+        const TimeNs end = overlap.end(i);
+        if ((state != OverlapState::Exposed && state != OverlapState::Hidden) || end <= t) {
+            out.append(t, end, overlap.name(i));
+            continue;
+        }
+        const auto waiting
+            = StringId(state == OverlapState::Exposed ? OverlapState::WaitingExposed : OverlapState::WaitingHidden);
+        while (k < merged.size() && merged[k].end <= t)
+            ++k;
+        for (std::size_t j = k; j < merged.size() && merged[j].start < end; ++j) {
+            const TimeNs a = std::max(merged[j].start, t), b = std::min(merged[j].end, end);
+            if (a > t)
+                out.append(t, a, overlap.name(i));
+            out.append(a, b, waiting);
+            t = b;
+        }
+        if (t < end)
+            out.append(t, end, overlap.name(i));
+    }
+    return out;
+}
+
 CollectiveWaitStats collectiveWaitInWindow(
     const CollectiveMatch& match, const Analysis& analysis, int rank, TimeRange window)
 {
@@ -859,6 +900,27 @@ CollectiveSplit collectiveSplitInWindow(const CollectiveMatch& match, int rank, 
 
 PeerWait peerWaitInWindow(const CollectiveMatch& match, const Trace& trace, int rank, TimeRange window)
 {
+    return peerWaitInWindow(
+        match,
+        [&trace](
+            int r) { return std::size_t(r) < trace.ranks.size() ? trace.ranks[std::size_t(r)].label : std::string(); },
+        rank, window);
+}
+
+std::string rankFinding(
+    const Trace& trace, const Analysis& analysis, const CollectiveMatch* match, int rank, TimeRange window)
+{
+    PeerWait peers;
+    if (match)
+        peers = peerWaitInWindow(*match, trace, rank, window);
+    return idleFinding(computeStats(trace, analysis, rank, window),
+        sumIdleGaps(idleGaps(trace, analysis, rank, window)), diagnoseLaunches(trace, analysis, rank, window),
+        match ? &peers : nullptr);
+}
+
+PeerWait peerWaitInWindow(
+    const CollectiveMatch& match, const std::function<std::string(int)>& labelOf, int rank, TimeRange window)
+{
     PeerWait out;
     std::map<int, TimeNs> byPeer;
     for (const CollectiveGroup& g : match.groups)
@@ -872,8 +934,8 @@ PeerWait peerWaitInWindow(const CollectiveMatch& match, const Trace& trace, int 
         }
     const auto top = std::max_element(
         byPeer.begin(), byPeer.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-    if (top != byPeer.end() && std::size_t(top->first) < trace.ranks.size())
-        out.mostWaitedFor = trace.ranks[std::size_t(top->first)].label;
+    if (top != byPeer.end())
+        out.mostWaitedFor = labelOf(top->first);
     return out;
 }
 

@@ -166,6 +166,11 @@ CollectiveMatch matchCandidates(std::vector<CollectiveCandidate> all, std::size_
 std::vector<std::vector<TimeRange>> waitParts(const CollectiveMatch& match);
 // |U(waits) \ U(compute of the rank)|: the waiting that no compute of the rank hides.
 TimeNs exposedWait(const std::vector<TimeRange>& waits, const RankAnalysis& rank);
+// A rank's overlap segments (disjoint, sorted, names = OverlapState) with the parts of Exposed / Hidden segments
+// that lie in U(waits) renamed WaitingExposed / WaitingHidden (split at the edges): what the timeline's overlap rows
+// paint once collectives are matched. Every nanosecond keeps its place; the WaitingExposed time is exposedWait() and
+// WaitingExposed + WaitingHidden is |U(waits)| (wait parts lie inside communication kernels).
+IntervalTable splitWaiting(const IntervalTable& overlap, std::vector<TimeRange> waits);
 
 // Matches the communication kernels (Category::Communication) of all ranks: by process group and order where the
 // group is known (see the top of this file), otherwise instances of the same kernel name on different ranks form a
@@ -232,6 +237,13 @@ CollectiveSplit collectiveSplitInWindow(const CollectiveMatch& match, int rank, 
 // The rank's waiting inside a window (its members' wait parts clipped to it) and the rank it waited for most
 // (the last arrival of the groups that hold most of it), named by `trace`'s rank labels.
 PeerWait peerWaitInWindow(const CollectiveMatch& match, const Trace& trace, int rank, TimeRange window);
+// The finding of one rank over a window (idleFinding of its statistics, idle gaps, launch diagnosis and, with
+// `match`, its waiting for peers): the one line the Idle panel, the What If dock and `exposure-cli stats` print.
+std::string rankFinding(
+    const Trace& trace, const Analysis& analysis, const CollectiveMatch* match, int rank, TimeRange window);
+// The same with the labels of the ranks given by `labelOf(rank index)` (a report whose ranks live elsewhere).
+PeerWait peerWaitInWindow(
+    const CollectiveMatch& match, const std::function<std::string(int)>& labelOf, int rank, TimeRange window);
 
 // One rank's matched communication kernels as [start, start + waitNs, end), sorted by start: many windows of one
 // rank (its steps) are read from it in O(log n + members in the window) each.

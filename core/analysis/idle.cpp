@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The idle-time breakdown of a rank (see IdleBreakdown in analysis/statistics.h).
 #include "analysis/analysis.h"
+#include "model/timeformat.h"
 
 #include <algorithm>
 #include <cmath>
@@ -296,6 +297,22 @@ LaunchDiagnosis diagnoseLaunches(const Trace& trace, const Analysis& analysis, i
     return d;
 }
 
+namespace {
+
+// "waits for Rank 1 in 65 % of its NCCL time (280.1 ms)" when waiting is the largest use of the rank's NCCL time
+// (at least half of it: the rest is transfer), else "".
+std::string peerWaitText(const WindowStats& stats, const PeerWait* peers)
+{
+    if (!peers || stats.commKernelSumNs <= 0 || peers->waitNs <= 0 || peers->waitNs * 2 < stats.commKernelSumNs)
+        return {};
+    const auto share = int(std::lround(100.0 * double(peers->waitNs) / double(stats.commKernelSumNs)));
+    return "waits for " + (peers->mostWaitedFor.empty() ? std::string("peers") : peers->mostWaitedFor) + " in "
+        + std::to_string(share) + " % of its NCCL time (" + formatDuration(peers->waitNs)
+        + ": the rank that arrives last at the collectives; look at what delays it)";
+}
+
+} // namespace
+
 std::string idleFinding(
     const WindowStats& stats, const IdleBreakdown& idle, const LaunchDiagnosis& launches, const PeerWait* peers)
 {
@@ -304,14 +321,13 @@ std::string idleFinding(
         return "no GPU activity in the window";
     const double idleShare = double(stats.idleNs) / double(stats.spanNs);
     const TimeNs total = std::max<TimeNs>(1, idle.totalNs());
-    std::string out = "GPU idle " + pct(idleShare);
-    if (idleShare < 0.05) {
-        if (peers && stats.commKernelSumNs > 0 && peers->waitNs * 2 >= stats.commKernelSumNs)
-            return "GPU busy, but " + pct(double(peers->waitNs) / double(stats.commKernelSumNs))
-                + " of its NCCL time waits for " + (peers->mostWaitedFor.empty() ? "peers" : peers->mostWaitedFor)
-                + " (the rank that arrives last at the collectives: look at what delays it)";
-        return out + ": the GPU is kept busy (not launch-bound)";
-    }
+    const std::string waiting = peerWaitText(stats, peers);
+    if (idleShare < 0.05)
+        return waiting.empty() ? "GPU idle " + pct(idleShare) + ": the GPU is kept busy (not launch-bound)"
+                               : "GPU busy (idle " + pct(idleShare) + "), but it " + waiting;
+    // Waiting for a peer longer than the GPU is idle is the finding; the idle causes follow without their hints.
+    const bool waitFirst = !waiting.empty() && peers->waitNs >= stats.idleNs;
+    std::string out = waitFirst ? "GPU " + waiting + "; idle " + pct(idleShare) : "GPU idle " + pct(idleShare);
     const std::pair<TimeNs, const char*> causes[] = { { idle.hostBoundNs, "waiting for the CPU to launch" },
         { idle.syncWaitNs, "waiting while the CPU blocked in a synchronising call" },
         { idle.queuedNs, "with work queued but not started" },
@@ -321,6 +337,8 @@ std::string idleFinding(
         if (c.first > top->first)
             top = &c;
     out += ": " + pct(double(top->first) / double(total)) + " of it " + top->second;
+    if (waitFirst)
+        return out;
     if (top == &causes[0] && idle.dataLoadingNs * 2 > idle.hostBoundNs)
         out += " (mostly inside the data loader: more loader workers or pinned-memory prefetching usually help)";
     else if (top == &causes[0] && launches.graphKernels > 0) {
@@ -338,6 +356,8 @@ std::string idleFinding(
     } else if (top == &causes[2]) {
         out += " (hint: look for dependencies between streams and event waits)";
     }
+    if (!waiting.empty())
+        out += "; it also " + waiting;
     return out;
 }
 

@@ -76,7 +76,8 @@ const char* launchPairingName(LaunchPairing p)
 const char* overlapStateName(OverlapState s)
 {
     static constexpr EnumName<OverlapState> names[] = { { OverlapState::ComputeOnly, "compute" },
-        { OverlapState::Hidden, "hidden" }, { OverlapState::Exposed, "exposed" }, { OverlapState::Other, "other" } };
+        { OverlapState::Hidden, "hidden" }, { OverlapState::Exposed, "exposed" }, { OverlapState::Other, "other" },
+        { OverlapState::WaitingExposed, "waiting exposed" }, { OverlapState::WaitingHidden, "waiting hidden" } };
     return nameIn(names, s, "other");
 }
 

@@ -50,6 +50,7 @@ RankReport rankReport(
             continue;
         StepReport s;
         s.index = w.index;
+        s.number = w.number;
         s.name = w.name;
         s.range = w.range;
         s.hostRange = w.hostRange;
@@ -98,6 +99,15 @@ void fillStepBubbles(RankReport& r, const Trace& trace, const Analysis& analysis
         const TimeRange w = it->second.intersected(window);
         s.bubbleNs = w.isEmpty() ? 0 : w.duration() - computeStats(trace, analysis, rankIndex, w).computeBusyNs;
     }
+}
+
+void fillPeerWaits(StatsReport& report, const CollectiveMatch& match, TimeRange window)
+{
+    const auto labelOf = [&report](int r) {
+        return std::size_t(r) < report.ranks.size() ? report.ranks[std::size_t(r)].label : std::string();
+    };
+    for (std::size_t r = 0; r < report.ranks.size(); ++r)
+        report.ranks[r].peers = peerWaitInWindow(match, labelOf, int(r), window);
 }
 
 KernelParts kernelParts(
@@ -259,6 +269,7 @@ StatsReport buildStatsReport(const Trace& trace, const Analysis& analysis, const
     const std::map<int, TimeRange> jobWindows = reportJobWindows(report);
     parallelFor(trace.ranks.size(), workerCount(trace.ranks.size()),
         [&](std::size_t r) { fillStepBubbles(report.ranks[r], trace, analysis, int(r), jobWindows, o.window); });
+    fillPeerWaits(report, match, o.window);
     report.clocks = trace.clocks;
     report.clockLine = clockSummaryLine(trace);
     addCrossRank(report, match);
@@ -317,6 +328,7 @@ template <class IO, class R> void rankReportFields(IO& io, R& r)
     io.pod(r.stepCount);
     io.list(r.steps, [&](auto& step) {
         io.pod(step.index);
+        io.pod(step.number);
         io.str(step.name);
         io.pod(step.range);
         io.pod(step.hostRange);

@@ -30,6 +30,7 @@ namespace exposure {
 struct StepReport
 {
     int index = 0;
+    int number = 0; // StepWindow::number
     std::string name;
     TimeRange range; // the step's window on the GPU's time axis (StepWindow::range)
     TimeRange hostRange; // its CPU region
@@ -66,6 +67,7 @@ struct RankReport
     RankCollectiveStats collectives; // filled in by the merge (whole trace)
     CommOps commOps; // communication by operation; waiting and transfer filled in by the merge
     ParallelCoords coords; // Rank::coords (dp, pp, tp, ep, cp where known)
+    PeerWait peers; // filled in by the merge: the rank's waiting for peers in the report window (fillPeerWaits)
     std::vector<std::string> warnings;
 };
 
@@ -76,6 +78,10 @@ void fillStepBubbles(RankReport& r, const Trace& trace, const Analysis& analysis
 // Fills in each step's waitNs and transferNs of `rank` (the global index of r in the match) from the matching,
 // over each step's window clipped to `window`.
 void fillStepCollectives(RankReport& r, const CollectiveMatch& match, int rank, TimeRange window);
+
+struct StatsReport;
+// Fills in every rank's peers (its waiting in `window` and the rank it waited for most, by the report's labels).
+void fillPeerWaits(StatsReport& report, const CollectiveMatch& match, TimeRange window);
 
 // The report of one rank of `trace`. stepIdle: also each step's idle breakdown (the JSON lists it).
 RankReport rankReport(

@@ -165,7 +165,7 @@ std::vector<StepWindow> windowSteps(const RankReport& rank)
     std::vector<StepWindow> out;
     out.reserve(rank.steps.size());
     for (const StepReport& s : rank.steps)
-        out.push_back({ s.index, s.name, s.range, s.hostRange });
+        out.push_back({ s.index, s.name, s.range, s.hostRange, s.number });
     return out;
 }
 
@@ -443,7 +443,7 @@ std::string rankJson(const RankReport& rank)
             + ", \"multi_kernel_kernels\": " + std::to_string(ld.multiKernelKernels) + ", \"max_kernels_per_call\": "
             + std::to_string(ld.maxKernelsPerCall) + ", \"graph_launches\": " + std::to_string(ld.graphLaunches)
             + ", \"graph_kernels\": " + std::to_string(ld.graphKernels) + "},\n";
-        out += "      \"finding\": " + quoted(idleFinding(rank.stats, idle, ld)) + ",\n";
+        out += "      \"finding\": " + quoted(idleFinding(rank.stats, idle, ld, &rank.peers)) + ",\n";
     }
     out += "      \"step_source\": " + quoted(stepSourceName(rank.stepSource)) + ",\n";
     out += "      \"step_assignment\": " + quoted(stepAssignment(rank)) + ",\n";
@@ -459,6 +459,7 @@ std::string rankJson(const RankReport& rank)
         first = false;
         out += "        {\n";
         out += "          \"index\": " + std::to_string(w.index) + ",\n";
+        out += "          \"number\": " + std::to_string(w.number) + ",\n";
         out += "          \"name\": " + quoted(w.name) + ",\n";
         out += "          \"start_ns\": " + std::to_string(w.range.start) + ",\n";
         out += "          \"end_ns\": " + std::to_string(w.range.end) + ",\n";
@@ -659,7 +660,7 @@ std::string idleSection(const StatsReport& report)
         irows.push_back({ rank.label, dur(idle), part(b.hostBoundNs), part(b.dataLoadingNs), part(b.syncWaitNs),
             part(b.queuedNs), part(b.unattributedNs), std::to_string(b.gaps) });
         const LaunchDiagnosis& ld = rank.launches;
-        findings += rank.label + ": " + idleFinding(rank.stats, b, ld) + "\n";
+        findings += rank.label + ": " + idleFinding(rank.stats, b, ld, &rank.peers) + "\n";
         if (ld.kernels > 0)
             findings += "  kernels with a known launch: " + std::to_string(ld.kernels) + ", median "
                 + dur(ld.medianKernelNs) + " (p90 " + dur(ld.p90KernelNs) + ") against launch calls of median "
@@ -904,7 +905,7 @@ std::string idleFindingsSummary(const StatsReport& report)
     std::vector<std::pair<std::size_t, std::string>> lines;
     for (std::size_t r = 0; r < report.ranks.size(); ++r) {
         const RankReport& rank = report.ranks[r];
-        lines.emplace_back(r, idleFinding(rank.stats, rank.idle, rank.launches));
+        lines.emplace_back(r, idleFinding(rank.stats, rank.idle, rank.launches, &rank.peers));
     }
     return "\nWhy the GPUs were idle (per rank in --all-ranks and --json):\n" + foldedByRank(report, lines);
 }

@@ -54,10 +54,13 @@ const char* launchPairingName(LaunchPairing p);
 // steps are contiguous, in order, and never overlap; every per-step statistic is computed inside `range`.
 struct StepWindow
 {
-    int index = 0;
+    int index = 0; // position among the rank's steps (steps are aligned by index across ranks)
     std::string name; // "ProfilerStep#4", "step 3"
     TimeRange range; // on the GPU's time axis (see above)
     TimeRange hostRange; // the step's CPU region (ProfilerStep#N); == range for steps from the kernel pattern
+    // The step's number as the user sees it everywhere (Zoom to Step, --step, figures, stats, whatif): N of a name
+    // that ends in "#N" (ProfilerStep#N) as recorded, else `index`.
+    int number = 0;
 };
 
 // Index into RankAnalysis::steps of the host step that launched a GPU interval (its start when the launch is
@@ -65,9 +68,11 @@ struct StepWindow
 int stepOfInterval(const Trace& trace, const Analysis& analysis, IntervalRef interval);
 // Index into `steps` of the step whose (GPU) range holds `t`, -1 if none.
 int stepAtTime(const std::vector<StepWindow>& steps, TimeNs t);
-// The index into `steps` of the step a user names: its name ("ProfilerStep#6", case-insensitive), the number its
-// name ends with ("6" for ProfilerStep#6), else its StepWindow::index ("6"); -1 if none matches.
+// The index into `steps` of the step a user names: its name ("ProfilerStep#6", case-insensitive), else its
+// StepWindow::number ("6" for ProfilerStep#6); -1 if none matches.
 int findStep(const std::vector<StepWindow>& steps, std::string_view text);
+// Sets every step's StepWindow::number from its name and index.
+void numberSteps(std::vector<StepWindow>& steps);
 // The StepWindow::index of the step a user names (findStep over the ranks in order: steps are aligned by index across
 // ranks), -1 if no rank has it.
 int stepIndexNamed(const Analysis& analysis, std::string_view text);

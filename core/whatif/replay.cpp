@@ -160,8 +160,14 @@ PathSums criticalPath(const Graph& g, const Plan& plan, const Replay& r, std::ui
 {
     PathSums out;
     const TimeNs* work = plan.workOf(g);
+    // Every instant of [from, time(event)) goes to one part: the latest piece of the path that covers it. A
+    // dependency with a negative gap (a kernel recorded as starting before its launch call ended, a calibrated
+    // release before its source's end) leads back to a later time than the one it decided; the pieces before it
+    // then cover only what is still uncovered, below `frontier`, so no part is negative and the parts add up.
+    TimeNs frontier = r.time[event];
     auto add = [&](PathPart part, TimeNs lo, TimeNs hi, std::uint32_t node) {
-        const TimeNs amount = lo <= hi ? hi - std::max(lo, from) : hi - lo;
+        const TimeNs amount = std::max<TimeNs>(0, std::min(hi, frontier) - std::max(lo, from));
+        frontier = std::min(frontier, std::max(lo, from));
         if (amount == 0)
             return;
         out.ns[std::size_t(part)] += amount;
@@ -171,7 +177,7 @@ PathSums criticalPath(const Graph& g, const Plan& plan, const Replay& r, std::ui
     };
     std::uint32_t ev = event;
     TimeNs cur = r.time[ev];
-    while (cur > from) {
+    while (std::min(cur, frontier) > from) {
         const std::uint32_t node = ev >> 1;
         const std::uint32_t b = r.bind[ev];
         if (b == kSourceBind) {
@@ -182,7 +188,7 @@ PathSums criticalPath(const Graph& g, const Plan& plan, const Replay& r, std::ui
         if (ev & 1) {
             const TimeNs release = cur - work[node];
             add(g.part[node], release, cur, node);
-            if (release <= from)
+            if (std::min(release, frontier) <= from)
                 break;
             pred = b == kChainBind ? ev - 1 : g.edges[b].src;
             add(PathPart::Latency, r.time[pred], release, node);

@@ -41,9 +41,10 @@ struct Replay
 
 Replay replay(const Graph& graph, const Plan& plan);
 
-// The critical path into one event, followed back to time `from`, summed by part. The parts add up to exactly
-// time(event) - from (an edge whose recorded gap is negative adds a negative latency). `otherRanksNs` is the part of
-// the path that lies on ranks other than `rank` (reached through collective groups).
+// The critical path into one event, followed back to time `from`, summed by part. Every part is >= 0 and the parts
+// add up to exactly time(event) - from: each instant goes to the latest piece of the path that covers it (an edge
+// whose gap is negative leads back to a later time: the pieces before it count only below the earliest time reached).
+// `otherRanksNs` is the part of the path that lies on ranks other than `rank` (reached through collective groups).
 struct PathSums
 {
     std::array<TimeNs, kPathPartCount> ns {};

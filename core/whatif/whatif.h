@@ -57,6 +57,7 @@ Plan makePlan(const Trace& trace, const Analysis& analysis, const Graph& graph, 
 struct StepTimes
 {
     int index = 0; // StepWindow::index
+    int number = 0; // StepWindow::number (ProfilerStep#N: N)
     TimeNs measured = 0, replay = 0, predicted = 0;
 };
 

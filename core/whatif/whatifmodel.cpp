@@ -5,6 +5,7 @@
 #include "whatif/whatif.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -100,13 +101,27 @@ TimeNs meanOf(const std::vector<StepTimes>& steps, TimeNs StepTimes::*field)
     return sum / TimeNs(steps.size());
 }
 
+// The mean per step of paths summed over n steps, each part rounded down and the nanoseconds lost to rounding given
+// to the parts with the largest remainders: the parts add up to exactly total / n (the mean step, rounded down).
 PathSums meanPath(PathSums sum, std::size_t n)
 {
     if (n == 0)
         return {};
-    for (TimeNs& v : sum.ns)
-        v /= TimeNs(n);
-    sum.otherRanksNs /= TimeNs(n);
+    const auto count = TimeNs(n);
+    const TimeNs total = sum.total() / count;
+    std::array<TimeNs, kPathPartCount> rest {};
+    TimeNs floors = 0;
+    for (std::size_t i = 0; i < sum.ns.size(); ++i) {
+        rest[i] = sum.ns[i] % count;
+        sum.ns[i] /= count;
+        floors += sum.ns[i];
+    }
+    for (TimeNs left = total - floors; left > 0; --left) {
+        const auto most = std::size_t(std::max_element(rest.begin(), rest.end()) - rest.begin());
+        ++sum.ns[most];
+        rest[most] = -1;
+    }
+    sum.otherRanksNs /= count;
     return sum;
 }
 
@@ -178,6 +193,7 @@ WhatIfResult WhatIfModel::evaluate(const Edits& edits) const
             const TimeRange w = ra.steps[k].hostRange;
             StepTimes st;
             st.index = ra.steps[k].index;
+            st.number = ra.steps[k].number;
             st.measured = w.duration();
             st.replay = at(m_recorded, a.end, w.end) - at(m_recorded, a.start, w.start);
             st.predicted = at(predicted, a.end, w.end) - at(predicted, a.start, w.start);

@@ -50,9 +50,9 @@ std::string rankJson(const RankWhatIf& r)
     out += "     \"steps\": [";
     for (std::size_t k = 0; k < r.steps.size(); ++k) {
         const StepTimes& s = r.steps[k];
-        out += (k ? ", " : "") + std::string("{\"index\": ") + std::to_string(s.index)
-            + ", \"measured_ns\": " + std::to_string(s.measured) + ", \"replay_ns\": " + std::to_string(s.replay)
-            + ", \"predicted_ns\": " + std::to_string(s.predicted) + "}";
+        out += (k ? ", " : "") + std::string("{\"index\": ") + std::to_string(s.index) + ", \"number\": "
+            + std::to_string(s.number) + ", \"measured_ns\": " + std::to_string(s.measured) + ", \"replay_ns\": "
+            + std::to_string(s.replay) + ", \"predicted_ns\": " + std::to_string(s.predicted) + "}";
     }
     return out + "]}";
 }
@@ -124,7 +124,7 @@ std::string whatIfTable(const WhatIfResult& result, const Edits& edits)
     }
     out += "\nmeasured: the mean step time of the trace (the steps 'stats' averages); replay: the same steps replayed\n"
            "without edits (fidelity = replay / measured); predicted: replayed with the edits; change: predicted vs\n"
-           "replay.\n";
+           "replay. The parts of a critical path are never negative and add up to the step time it explains.\n";
     for (const std::string& w : result.warnings)
         out += "warning: " + w + "\n";
     return out;

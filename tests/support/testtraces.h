@@ -50,6 +50,54 @@ inline std::shared_ptr<Trace> makeDdpTrace(int ranks = 2, int steps = 3)
     return b.finish();
 }
 
+// Two ranks of which rank 0 waits for rank 1 in every step's AllReduce (no process-group information: matched by
+// time). Steps are "ProfilerStep#N" with N = 4, 5, ... (their numbers are not their indexes); a step lasts 10 ms
+// (the first `firstStepNs` if given: a start-up step). In a step starting at t (µs after t):
+//   rank 0: GEMM [0, 2000) and [2000, 3000) on "CUDA[0:7]"; AllReduce [2000, 7000) on "CUDA[0:17]", which waits
+//           for rank 1 until 6000: waiting hidden [2000, 3000), waiting exposed [3000, 6000), exposed [6000, 7000)
+//   rank 1: GEMM [0, 6000); AllReduce [6000, 7000) (no waiting): compute only [0, 6000), exposed [6000, 7000)
+//   both: "ProfilerStep#N" [0, 9000) on "Master thread" with `cpuDepth` nested regions inside it (CPU rows).
+struct WaitingPairLayout
+{
+    static constexpr TimeNs kStep = 10'000'000;
+    static constexpr TimeNs kUs = 1'000;
+    static constexpr int kFirstNumber = 4;
+};
+
+inline std::shared_ptr<Trace> makeWaitingPairTrace(int steps = 3, TimeNs firstStepNs = 0, int cpuDepth = 0)
+{
+    using L = WaitingPairLayout;
+    TraceBuilder b;
+    const std::string allReduce = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+    for (int r = 0; r < 2; ++r) {
+        const int rank = b.addRank("Rank " + std::to_string(r), "node0", r);
+        const int compute = b.addLane(rank, "CUDA[" + std::to_string(r) + ":7]", LaneKind::GpuStream, r, 7);
+        const int nccl = b.addLane(rank, "CUDA[" + std::to_string(r) + ":17]", LaneKind::GpuStream, r, 17);
+        const int cpu = b.addLane(rank, "Master thread", LaneKind::CpuThread);
+        TimeNs t = 0;
+        for (int s = 0; s < steps; ++s) {
+            const TimeNs length = s == 0 && firstStepNs > 0 ? firstStepNs : L::kStep;
+            const TimeNs g = t + length - L::kStep; // the step's GPU work sits in its last 10 ms
+            b.addInterval(rank, cpu, t, g + 9'000 * L::kUs, "ProfilerStep#" + std::to_string(L::kFirstNumber + s),
+                RegionKind::HostRegion);
+            for (int d = 1; d <= cpuDepth; ++d)
+                b.addInterval(rank, cpu, g + d * L::kUs, g + (8'000 - d) * L::kUs, "region " + std::to_string(d),
+                    RegionKind::HostRegion, std::uint8_t(d));
+            if (r == 0) {
+                b.addInterval(rank, compute, g, g + 2'000 * L::kUs, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
+                b.addInterval(rank, compute, g + 2'000 * L::kUs, g + 3'000 * L::kUs, "ampere_sgemm_128x64_nn",
+                    RegionKind::Kernel);
+                b.addInterval(rank, nccl, g + 2'000 * L::kUs, g + 7'000 * L::kUs, allReduce, RegionKind::Kernel);
+            } else {
+                b.addInterval(rank, compute, g, g + 6'000 * L::kUs, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
+                b.addInterval(rank, nccl, g + 6'000 * L::kUs, g + 7'000 * L::kUs, allReduce, RegionKind::Kernel);
+            }
+            t += length;
+        }
+    }
+    return b.finish();
+}
+
 // Deterministic pseudo-random numbers (a 64-bit LCG: the same sequence on every platform and library).
 class TraceRng
 {

@@ -47,7 +47,9 @@ QString overlapStateLabel(OverlapState s)
         = { { OverlapState::ComputeOnly, QT_TRANSLATE_NOOP("QObject", "compute only") },
               { OverlapState::Hidden, QT_TRANSLATE_NOOP("QObject", "hidden communication") },
               { OverlapState::Exposed, QT_TRANSLATE_NOOP("QObject", "exposed communication") },
-              { OverlapState::Other, QT_TRANSLATE_NOOP("QObject", "other GPU activity") } };
+              { OverlapState::Other, QT_TRANSLATE_NOOP("QObject", "other GPU activity") },
+              { OverlapState::WaitingExposed, QT_TRANSLATE_NOOP("QObject", "waiting for peers (exposed)") },
+              { OverlapState::WaitingHidden, QT_TRANSLATE_NOOP("QObject", "waiting for peers (hidden)") } };
     return translated(nameIn(labels, s, nullptr));
 }
 

@@ -2,6 +2,7 @@
 #include "figure/exportfiguredialog.h"
 
 #include "analysis/analysis.h"
+#include "analysis/stepmean.h"
 #include "figure/figurerenderer.h"
 #include "model/timeformat.h"
 #include "timeline/timelineplot.h"
@@ -120,6 +121,12 @@ ExportFigureDialog::ExportFigureDialog(std::shared_ptr<const Trace> trace, std::
 
 ExportFigureDialog::~ExportFigureDialog() = default;
 
+void ExportFigureDialog::setCollectives(std::shared_ptr<const CollectiveMatch> collectives)
+{
+    m_renderer->setCollectives(std::move(collectives));
+    m_previewTimer.start();
+}
+
 void ExportFigureDialog::buildUi()
 {
     auto* form = new QFormLayout;
@@ -210,14 +217,16 @@ void ExportFigureDialog::addRangeFields(QFormLayout* form)
     m_step = new QComboBox;
     m_step->setObjectName(QStringLiteral("step"));
     if (m_analysis) {
-        // The steps of the first rank that has any (steps are matched by index across ranks).
+        // The steps of the first rank that has any, by StepWindow::number; the first step that is not start-up
+        // (stepMean's rule) is the default.
         for (const auto& ra : m_analysis->ranks) {
             if (ra.steps.empty())
                 continue;
             for (const auto& st : ra.steps)
                 m_step->addItem(QStringLiteral("%1 (%2)").arg(QString::fromStdString(st.name),
                                     QString::fromStdString(formatDuration(st.range.duration()))),
-                    st.index);
+                    st.number);
+            m_step->setCurrentIndex(int(std::min(stepMean(ra.steps).startup.size(), ra.steps.size() - 1)));
             break;
         }
     }
@@ -414,7 +423,8 @@ void ExportFigureDialog::setSpec(const FigureSpec& spec)
         m_from->setText(timeText(spec.range.start));
         m_to->setText(timeText(spec.range.end));
     }
-    selectData(m_step, spec.step);
+    if (spec.rangeKind == FigureSpec::RangeKind::Step)
+        selectData(m_step, spec.step);
     selectData(m_rows, spec.rows);
     for (int i = 0; i < m_rowList->count(); ++i)
         m_rowList->item(i)->setCheckState(
@@ -554,6 +564,10 @@ void ExportFigureDialog::accept()
         return;
     if (QFileInfo(path).suffix().isEmpty())
         path += QLatin1Char('.') + ext;
+    // A typed name of another format is followed: "fig.png" is written as PNG whatever the format chosen before.
+    FigureSpec::Format named = s.format;
+    if (figureFormatFromName(QFileInfo(path).suffix(), &named) && named != s.format)
+        selectData(m_format, named);
     bool overwrite = false;
     if (QFileInfo::exists(path)) {
         if (QMessageBox::question(this, tr("Replace File?"),
@@ -637,6 +651,7 @@ QAction* ExportFigureDialog::installAction(
         if (!s.trace)
             return;
         ExportFigureDialog dialog(s.trace, s.analysis, s.index, s.visible, window);
+        dialog.setCollectives(s.collectives);
         // The dialog closes after saving: the window says what was written, and where.
         if (auto* main = qobject_cast<QMainWindow*>(window))
             connect(&dialog, &ExportFigureDialog::figureSaved, main, [main](const QString& path) {

@@ -38,6 +38,7 @@ struct FigureSource
     std::shared_ptr<const Analysis> analysis;
     std::shared_ptr<const ViewIndex> index;
     TimeRange visible { 0, 0 };
+    std::shared_ptr<const CollectiveMatch> collectives; // null: no waiting drawn
 };
 
 // File ▸ Export Figure…: every setting of a figure spec, a live preview rendered by the same FigureRenderer as
@@ -59,6 +60,8 @@ public:
     ~ExportFigureDialog() override;
 
     FigureSpec spec() const;
+    // Matched collectives of the trace: figures draw the waiting for peers as the timeline does.
+    void setCollectives(std::shared_ptr<const CollectiveMatch> collectives);
     // Shows `spec` (the trace path stays the dialog's trace; a "visible" range becomes a typed range).
     void setSpec(const FigureSpec& spec);
 

@@ -92,6 +92,11 @@ FigureRenderer::FigureRenderer(std::shared_ptr<const Trace> trace, std::shared_p
 
 FigureRenderer::~FigureRenderer() = default;
 
+void FigureRenderer::setCollectives(std::shared_ptr<const CollectiveMatch> collectives)
+{
+    m_plot->setCollectives(std::move(collectives));
+}
+
 void FigureRenderer::prepare(const FigureSpec& spec, QSize device)
 {
     const auto& trace = m_plot->trace();
@@ -118,7 +123,9 @@ void FigureRenderer::prepare(const FigureSpec& spec, QSize device)
         m_check = tryRows(spec, rows);
         m_rowsUsed = rows;
         m_tried.emplace_back(rows, m_check);
-        if (m_check.legible())
+        const bool cpuRowsFit = ladder.size() == 1 || rows != FigureSpec::RowsKind::All
+            || m_check.rowMm + 1e-9 >= FigureCheck::kAutoCpuRowMm;
+        if (m_check.legible() && cpuRowsFit)
             return;
     }
     // Rows too thin under a legend of several lines: the legend moves right of the plot, if it takes at most
@@ -466,6 +473,11 @@ void FigureRenderer::renderToFile(const FigureSpec& spec, const QString& path, b
     auto fail = [&](const QString& problem) {
         throw FigureRenderError(QString(path + QStringLiteral(": ") + problem).toStdString());
     };
+    // A name that ends in another format's extension would hold bytes its name contradicts.
+    FigureSpec::Format named = spec.format;
+    if (figureFormatFromName(QFileInfo(path).suffix(), &named) && named != spec.format)
+        fail(QStringLiteral("the name says %1 but the format is %2 (not written)")
+                 .arg(figureFormatName(named), figureFormatName(spec.format)));
     if (!overwrite && QFileInfo::exists(path))
         fail(QStringLiteral("already exists (not overwritten; use --force to replace it)"));
     QByteArray data;

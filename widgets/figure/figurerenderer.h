@@ -32,6 +32,9 @@ struct FigureCheck
 {
     static constexpr double kMinRowMm = 1.5;
     static constexpr double kMinFontPt = 6;
+    // Rows "auto" keeps the CPU rows only while every row (the GPU rows among them) is at least this tall: CPU rows
+    // go first, before GPU rows become slivers.
+    static constexpr double kAutoCpuRowMm = 3.0;
 
     std::vector<PlotText> texts;
     std::vector<std::pair<int, int>> overlaps; // indexes into texts
@@ -107,6 +110,10 @@ public:
     // Writes render(spec) to `path` atomically (QSaveFile). Refuses an existing file unless `overwrite`.
     // Errors read "<path>: <problem>".
     void renderToFile(const FigureSpec& spec, const QString& path, bool overwrite);
+
+    // Matched collectives: the waiting part of communication becomes its own state in the overlap rows and is
+    // hatched in communication blocks, as on screen (null: drawn without).
+    void setCollectives(std::shared_ptr<const CollectiveMatch> collectives);
 
     // The plot used for rendering (for tests: row labels, pixel positions after renderImage).
     TimelinePlot* plot() const { return m_plot.get(); }

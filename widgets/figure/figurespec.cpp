@@ -294,6 +294,7 @@ QByteArray FigureSpec::toJson() const
         r.insert(QStringLiteral("toNs"), double(range.end));
     } else if (rangeKind == RangeKind::Step) {
         r.insert(QStringLiteral("step"), step);
+        r.insert(QStringLiteral("origin"), stepOrigin ? QStringLiteral("step") : QStringLiteral("trace"));
     }
     o.insert(QStringLiteral("range"), r);
 
@@ -395,7 +396,7 @@ FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
     namedAt(o, "format", &s.format, figureFormatName, figureFormatFromName, "format", "png, svg or pdf", src);
 
     const QJsonObject r = objectAt(o, "range", src);
-    checkKeys(r, { "kind", "fromNs", "toNs", "from", "to", "step" }, QStringLiteral("'range'"), src);
+    checkKeys(r, { "kind", "fromNs", "toNs", "from", "to", "step", "origin" }, QStringLiteral("'range'"), src);
     const QString kind = stringAt(r, "kind", QStringLiteral("whole"), src);
     if (kind == QLatin1String("whole")) {
         s.rangeKind = RangeKind::Whole;
@@ -408,6 +409,10 @@ FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
         if (!r.contains(QStringLiteral("step")))
             fail(src, QStringLiteral("a range of kind 'step' needs 'step'"));
         s.step = intAt(r, "step", 0, src);
+        const QString origin = stringAt(r, "origin", QStringLiteral("step"), src);
+        if (origin != QLatin1String("step") && origin != QLatin1String("trace"))
+            fail(src, QStringLiteral("range origin '%1' is not step or trace").arg(origin));
+        s.stepOrigin = origin == QLatin1String("step");
     } else {
         fail(src, QStringLiteral("range kind '%1' is not whole, visible, range or step").arg(kind));
     }
@@ -516,16 +521,16 @@ TimeRange FigureSpec::resolveRange(const Trace& trace, const Analysis* analysis)
                         QString::fromStdString(formatDuration(trace.extent.end))));
         return range;
     case RangeKind::Step: {
-        // The step window of all ranks together: ranks are aligned by step index.
+        // The step window of all ranks together: the steps numbered `step` (StepWindow::number).
         TimeRange r { 0, 0 };
         bool found = false;
         QStringList available;
         if (analysis) {
             for (const auto& ra : analysis->ranks) {
                 for (const auto& st : ra.steps) {
-                    if (available.size() < 50 && !available.contains(QString::number(st.index)))
-                        available << QString::number(st.index);
-                    if (st.index != step)
+                    if (available.size() < 50 && !available.contains(QString::number(st.number)))
+                        available << QString::number(st.number);
+                    if (st.number != step)
                         continue;
                     r = found ? TimeRange { std::min(r.start, st.range.start), std::max(r.end, st.range.end) }
                               : st.range;
@@ -558,6 +563,11 @@ TimelineOptions FigureSpec::timelineOptions(const Trace& trace, const Analysis* 
     o.fontPointSize = fontSize;
     o.timeAxisLabel = timeAxisLabel;
     o.timeUnit = timeUnit;
+    if (rangeKind == RangeKind::Step && stepOrigin) {
+        o.timeOrigin = o.range->start;
+        if (timeAxisLabel == FigureSpec().timeAxisLabel)
+            o.timeAxisLabel = QStringLiteral("Time since the start of step %1").arg(step);
+    }
     const QString src = QString::fromStdString(trace.sourcePath);
     const int rankCount = int(trace.ranks.size());
     switch (rows) {

@@ -52,7 +52,9 @@ struct FigureSpec
 
     RangeKind rangeKind = RangeKind::Whole;
     TimeRange range { 0, 0 }; // Visible / Custom: trace-relative ns
-    int step = 0; // Step: the StepWindow::index of the step (the same step on every rank)
+    int step = 0; // Step: the StepWindow::number of the step (ProfilerStep#N: N; the same step on every rank)
+    // Step: the time axis reads the time since the step's start (JSON range "origin": "step"), else since the trace's.
+    bool stepOrigin = true;
 
     RowsKind rows = RowsKind::Auto;
     // RowsKind::List: "R" (every row of rank R), "R:L" (lane L of rank R), "R:overlap" (its overlap row).

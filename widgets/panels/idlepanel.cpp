@@ -36,13 +36,8 @@ void IdlePanel::recompute()
             Result r;
             for (int rank = 0; rank < int(trace->ranks.size()); ++rank) {
                 auto gaps = idleGaps(*trace, *analysis, rank, range);
-                const IdleBreakdown b = sumIdleGaps(gaps);
-                PeerWait peers;
-                if (collectives)
-                    peers = peerWaitInWindow(*collectives, *trace, rank, range);
                 r.findings.push_back(trace->ranks[std::size_t(rank)].label + ": "
-                    + idleFinding(computeStats(*trace, *analysis, rank, range), b,
-                        diagnoseLaunches(*trace, *analysis, rank, range), collectives ? &peers : nullptr));
+                    + rankFinding(*trace, *analysis, collectives.get(), rank, range));
                 for (IdleGap& g : gaps)
                     r.gaps.emplace_back(rank, g);
             }

@@ -15,6 +15,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -54,9 +55,19 @@ WhatIfPanel::WhatIfPanel(QWidget* parent)
     table()->horizontalHeader()->setSectionResizeMode(Path, QHeaderView::Stretch);
     m_plot = new TimelinePlot(this);
     m_plot->setObjectName(QStringLiteral("whatIfPlot"));
-    m_plot->setMinimumHeight(160);
+    m_plot->setMinimumSize(240, 100);
     m_plot->setToolTip(tr("The predicted timeline of the visible steps"));
-    layout->addWidget(m_plot, 2);
+    // The table (a row per rank) and the predicted timeline side by side: a bottom dock is wide and short, and the
+    // timeline is in view without scrolling the dock.
+    auto* split = new QSplitter(Qt::Horizontal, this);
+    split->setObjectName(QStringLiteral("whatIfSplit"));
+    split->setChildrenCollapsible(false);
+    layout->removeWidget(table());
+    split->addWidget(table());
+    split->addWidget(m_plot);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 3);
+    layout->addWidget(split, 1);
     clear();
 }
 
@@ -174,6 +185,10 @@ void WhatIfPanel::clear()
     m_predAnalysis.reset();
     m_predIndex.reset();
     m_plot->clearTrace();
+    m_plot->setVisible(false); // until a replay of this trace is shown
+    m_title.clear();
+    m_recordedSteps.clear();
+    m_predictedSteps.clear();
     m_export->setEnabled(false);
     model()->clear();
     summaryLabel()->setText(tr("Open a trace, choose edits and press Replay: the predicted step time per rank."));
@@ -192,13 +207,18 @@ void WhatIfPanel::recompute()
     auto trace = m_trace;
     auto analysis = m_analysis;
     auto model = m_model;
+    auto collectives = m_collectives;
+    const TimeRange range = m_range;
     summaryLabel()->setText(tr("Replaying: %1 …").arg(QString::fromStdString(e.describe())));
     jobs()->run<Result>(
-        [trace, analysis, model, e, problem] {
+        [trace, analysis, model, collectives, range, e, problem] {
             Result r;
             r.problem = problem.toStdString();
             r.edits = e.describe();
-            r.model = model ? model : std::make_shared<const whatif::WhatIfModel>(trace, analysis);
+            r.model = model ? model : std::make_shared<const whatif::WhatIfModel>(trace, analysis, collectives);
+            for (int rank = 0; rank < int(trace->ranks.size()); ++rank)
+                r.findings.push_back(trace->ranks[std::size_t(rank)].label + ": "
+                    + rankFinding(*trace, *analysis, collectives.get(), rank, range));
             try {
                 r.result = r.model->evaluate(e);
             } catch (const std::invalid_argument& ex) {
@@ -267,8 +287,11 @@ void WhatIfPanel::show(const Result& r)
         text += QLatin1Char(' ') + QString::fromStdString(r.problem);
     for (const std::string& w : r.result.warnings)
         text += QLatin1Char(' ') + QString::fromStdString(w);
+    for (const std::string& f : r.findings)
+        text += QLatin1Char('\n') + QString::fromStdString(f);
     summaryLabel()->setText(text);
     m_plot->setTrace(m_predTrace, m_predAnalysis, m_predIndex);
+    m_plot->setVisible(true);
     m_title = tr("Predicted: %1").arg(QString::fromStdString(r.edits));
     TimelineOptions o = m_plot->options();
     o.title = m_title;

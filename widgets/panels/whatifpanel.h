@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "analysis/collectives.h"
 #include "panels/rangepanel.h"
 #include "timeline/timelineoptions.h"
 #include "whatif/whatif.h"
@@ -46,6 +47,10 @@ public:
     std::shared_ptr<const Trace> predictedTrace() const { return m_predTrace; }
     TimeRange predictedRange() const { return m_predRange; }
     QString summary() const;
+    // The cross-rank matching of the trace set next (may be null): the replay's model uses it, and the findings over
+    // the visible range (rankFinding, as the Idle panel and `stats`) name a rank waiting for a peer. Call before
+    // setTrace().
+    void setCollectives(std::shared_ptr<const CollectiveMatch> collectives) { m_collectives = std::move(collectives); }
 
 signals:
     // A replay (table and predicted timeline) was shown.
@@ -62,6 +67,7 @@ private:
         std::vector<TimeRange> recordedSteps, predictedSteps; // the first rank with steps
         std::string problem;
         std::string edits; // what was replayed
+        std::vector<std::string> findings; // per rank, over the recorded visible range
     };
     void recompute() override;
     void clear() override;
@@ -79,6 +85,7 @@ private:
     QPushButton* m_export = nullptr;
     TimelinePlot* m_plot = nullptr;
 
+    std::shared_ptr<const CollectiveMatch> m_collectives;
     std::shared_ptr<const whatif::WhatIfModel> m_model; // of m_trace, built by the first replay
     std::shared_ptr<const Trace> m_predTrace;
     std::shared_ptr<const Analysis> m_predAnalysis;

@@ -243,7 +243,7 @@ void MainWindow::createFileMenu()
         w->activateWindow();
     });
     ExportFigureDialog::installAction(m_fileMenu, m_fileExtensionAnchor, this, [this] {
-        return FigureSource { trace(), analysis(), m_timeline->viewIndex(), visibleRange() };
+        return FigureSource { trace(), analysis(), m_timeline->viewIndex(), visibleRange(), collectives() };
     });
     QAction* quit = m_fileMenu->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
@@ -403,7 +403,10 @@ void MainWindow::createDocks()
     whatIfScroll->setFrameShape(QFrame::NoFrame);
     addPanel(
         whatIfScroll, tr("What If"), QStringLiteral("whatIfDock"),
-        [this](const LoadedTrace& l) { m_whatIf->setTrace(l.trace, l.analysis); },
+        [this](const LoadedTrace& l) {
+            m_whatIf->setCollectives(l.collectives);
+            m_whatIf->setTrace(l.trace, l.analysis);
+        },
         [this](TimeRange r) { m_whatIf->setVisibleRange(r); });
     addPanel(m_collectives, tr("Collectives"), QStringLiteral("collectivesDock"),
         [this](const LoadedTrace& l) { m_collectives->setTrace(l.trace, l.collectives); });

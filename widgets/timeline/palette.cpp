@@ -25,7 +25,7 @@ QColor rgb(QRgb v)
 // states by a darker exposed state; by the enums' order: Category (compute, communication, memcpy, idle, host) and
 // OverlapState (compute only, hidden, exposed, other).
 constexpr int kCategoryGrey[] = { 70, 140, 185, 215, 165 };
-constexpr int kOverlapGrey[] = { 110, 170, 25, 205 };
+constexpr int kOverlapGrey[] = { 110, 170, 25, 205, 60, 145 };
 
 QColor greyLevel(int level)
 {
@@ -117,6 +117,10 @@ QColor Palette::overlap(OverlapState state) const
         return rgb(kVermillion);
     case OverlapState::Other:
         return rgb(0x8C8C8C);
+    case OverlapState::WaitingExposed:
+        return rgb(0xE7298A); // magenta: exposed, but the late peer decides it
+    case OverlapState::WaitingHidden:
+        return rgb(0xA6DBA0); // a light green: hidden, spent waiting
     }
     return rgb(0x8C8C8C);
 }
@@ -160,6 +164,8 @@ std::vector<Palette::ClassColour> Palette::classColours() const
     add(QStringLiteral("hidden comm."), overlap(OverlapState::Hidden));
     add(QStringLiteral("exposed comm."), overlap(OverlapState::Exposed));
     add(QStringLiteral("other GPU activity"), overlap(OverlapState::Other));
+    add(QStringLiteral("waiting for peers"), overlap(OverlapState::WaitingExposed));
+    add(QStringLiteral("hidden waiting"), overlap(OverlapState::WaitingHidden));
     add(QStringLiteral("waiting hatch"), waitingHatch());
     return out;
 }
@@ -193,6 +199,22 @@ QBrush Palette::hiddenBrush() const
     if (m_kind == PaletteKind::Grayscale)
         return QBrush(QColor(90, 90, 90), Qt::BDiagPattern);
     return QBrush(overlap(OverlapState::Hidden));
+}
+
+QBrush Palette::overlapPattern(OverlapState state) const
+{
+    if (m_kind != PaletteKind::Grayscale)
+        return Qt::NoBrush;
+    switch (state) {
+    case OverlapState::Hidden:
+        return hiddenBrush();
+    case OverlapState::WaitingExposed:
+        return QBrush(QColor(215, 215, 215), Qt::FDiagPattern);
+    case OverlapState::WaitingHidden:
+        return QBrush(QColor(40, 40, 40), Qt::FDiagPattern);
+    default:
+        return Qt::NoBrush;
+    }
 }
 
 QBrush Palette::exposedBrush() const

@@ -34,6 +34,8 @@ public:
     // Fill used for the parts of a communication block (and overlap lane) that are hidden/exposed.
     QBrush hiddenBrush() const;
     QBrush exposedBrush() const;
+    // The pattern drawn over overlap(state) (greyscale: hidden and waiting states are hatched; Qt::NoBrush else).
+    QBrush overlapPattern(OverlapState state) const;
     // The lines of the hatch over communication spent waiting for peers.
     QColor waitingHatch() const;
 

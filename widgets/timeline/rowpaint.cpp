@@ -359,6 +359,9 @@ void DrawnClasses::merge(const DrawnClasses& other)
     computeOnly = computeOnly || other.computeOnly;
     otherGpu = otherGpu || other.otherGpu;
     idle = idle || other.idle;
+    waitingExposed = waitingExposed || other.waitingExposed;
+    waitingHidden = waitingHidden || other.waitingHidden;
+    waitingBlocks = waitingBlocks || other.waitingBlocks;
 }
 
 namespace {
@@ -367,7 +370,7 @@ namespace {
 template <typename D> auto drawnFlags(D& d)
 {
     return std::array { &d.compute, &d.communication, &d.idleBlocks, &d.hidden, &d.exposed, &d.computeOnly, &d.otherGpu,
-        &d.idle };
+        &d.idle, &d.waitingExposed, &d.waitingHidden, &d.waitingBlocks };
 }
 
 } // namespace
@@ -410,9 +413,11 @@ std::pair<int, std::string> legendKey(Category c, std::string subgroup, PaletteK
 
 namespace {
 
-// The flag of each overlap state, by OverlapState's order (compute only, hidden, exposed, other).
-constexpr bool DrawnClasses::*kStateFlag[]
-    = { &DrawnClasses::computeOnly, &DrawnClasses::hidden, &DrawnClasses::exposed, &DrawnClasses::otherGpu };
+// The flag of each overlap state, by OverlapState's order (compute only, hidden, exposed, other, waiting exposed,
+// waiting hidden).
+constexpr bool DrawnClasses::*kStateFlag[] = { &DrawnClasses::computeOnly, &DrawnClasses::hidden,
+    &DrawnClasses::exposed, &DrawnClasses::otherGpu, &DrawnClasses::waitingExposed, &DrawnClasses::waitingHidden };
+static_assert(std::size(kStateFlag) == std::size_t(kOverlapStateCount));
 
 // What one row paints inside `range`; the ranks whose communication it draws go into commRanks.
 void addRowClasses(const TimelineScene& scene, int row, TimeRange range, DrawnClasses& d, std::set<int>& commRanks)
@@ -477,6 +482,19 @@ DrawnClasses drawnClasses(const TimelineScene& scene, const std::vector<int>& ro
             addRowClasses(scene, row, range, d, commRanks);
     if (scene.options.twoToneCommunication)
         addTwoToneClasses(scene, commRanks, range, d);
+    // Communication blocks are hatched where their rank waits for peers (the waiting states of its overlap table).
+    for (const int rank : commRanks) {
+        if (!scene.waiting || rank < 0 || std::size_t(rank) >= scene.waiting->tables.size())
+            continue;
+        const ShareIndex& si = scene.waiting->shares[std::size_t(rank)];
+        std::vector<TimeNs> times(si.classCount());
+        si.timeIn(scene.waiting->tables[std::size_t(rank)], range.start, range.end, times.data());
+        for (std::size_t l = 0; l < times.size(); ++l)
+            d.waitingBlocks = d.waitingBlocks
+                || (times[l] > 0
+                    && (si.classAt(l) == std::uint8_t(OverlapState::WaitingExposed)
+                        || si.classAt(l) == std::uint8_t(OverlapState::WaitingHidden)));
+    }
     return d;
 }
 

@@ -100,6 +100,8 @@ struct DrawnClasses
     std::set<std::pair<int, std::string>> blocks; // (category, sub-group) of lane rows: legendKey
     bool compute = false, communication = false, idleBlocks = false;
     bool hidden = false, exposed = false, computeOnly = false, otherGpu = false, idle = false;
+    bool waitingExposed = false, waitingHidden = false; // overlap rows: the waiting states (collectives matched)
+    bool waitingBlocks = false; // communication blocks of lane rows hatched where they wait for peers
 
     // The union with what other rows draw (idle is per row: some row shows idle time).
     void merge(const DrawnClasses& other);

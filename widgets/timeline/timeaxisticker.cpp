@@ -25,9 +25,11 @@ double TimeAxisTicker::getTickStep(const QCPRange& range)
     // niceStep rounds up: the step could leave one or two labelled ticks (0, 2 and 4 s on a 4.9 s figure). At least
     // four where their labels do not overprint, else at least two, so that the scale can be read: the largest step of
     // 5, 4, 2 or 1 × 10^k below it that puts that many ticks in the range a label's width apart (on a narrow figure
-    // 40 ms may fit where 20 ms would not); else the step as it was.
+    // 40 ms may fit where 20 ms would not); else the step as it was. Ticks count from the axis' origin.
     constexpr double kWanted = 4, kLeast = 2;
-    auto inside = [&](double step) { return std::floor(range.upper / step) - std::ceil(range.lower / step) + 1; };
+    auto inside = [&](double step) {
+        return std::floor((range.upper - m_origin) / step) - std::ceil((range.lower - m_origin) / step) + 1;
+    };
     if (inside(m_step) >= kWanted)
         return m_step;
     if (widthPx <= 0) {
@@ -62,7 +64,7 @@ int TimeAxisTicker::getSubTickCount(double tickStep)
 
 QString TimeAxisTicker::getTickLabel(double tick, const QLocale&, QChar, int)
 {
-    return QString::fromStdString(timeaxis::label(tick, m_step, m_unit));
+    return QString::fromStdString(timeaxis::label(tick - m_origin, m_step, m_unit));
 }
 
 } // namespace exposure

@@ -16,6 +16,12 @@ public:
         : m_axis(axis)
     { }
     void setUnit(TimeUnit unit) { m_unit = unit; }
+    // Labels read the time since `origin` (a step's start), and ticks are whole steps from it.
+    void setOrigin(double origin)
+    {
+        m_origin = origin;
+        setTickOrigin(origin);
+    }
     TimeUnit unit() const { return m_unit; }
     double lastStep() const { return m_step; }
 
@@ -28,6 +34,7 @@ private:
     QCPAxis* m_axis;
     TimeUnit m_unit = TimeUnit::Auto;
     double m_step = 1;
+    double m_origin = 0;
 };
 
 } // namespace exposure

@@ -35,6 +35,7 @@ struct TimelineOptions
     double fontPointSize = 0; // <= 0: the application font size
     QString timeAxisLabel = QStringLiteral("Time since trace start");
     TimeUnit timeUnit = TimeUnit::Auto; // unit of tick labels
+    TimeNs timeOrigin = 0; // tick labels read the time since this (a step's start); ticks fall on it
     bool twoToneCommunication = true; // split communication blocks into hidden / exposed parts
     bool outlineBackwardOverlap = true; // outline backward kernels that overlap communication
     bool blockLabels = true; // write names into blocks wide enough for them

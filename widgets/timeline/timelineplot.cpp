@@ -237,6 +237,7 @@ void TimelinePlot::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
     m_scene.trace = std::move(trace);
     m_scene.analysis = std::move(analysis);
     m_scene.collectives.reset();
+    m_scene.waiting.reset();
     m_scene.index = index ? std::move(index)
                           : (m_scene.trace ? ViewIndex::build(*m_scene.trace, m_scene.analysis.get())
                                            : std::shared_ptr<const ViewIndex>());
@@ -253,6 +254,8 @@ void TimelinePlot::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
 void TimelinePlot::setCollectives(std::shared_ptr<const CollectiveMatch> collectives)
 {
     m_scene.collectives = std::move(collectives);
+    m_scene.waiting
+        = m_scene.collectives && m_scene.index ? WaitingOverlap::build(*m_scene.index, *m_scene.collectives) : nullptr;
     ++m_scene.generation;
     rebuildLegend();
     applyLayout();
@@ -274,6 +277,7 @@ void TimelinePlot::setOptions(const TimelineOptions& options)
         rebuildColors();
     }
     m_ticker->setUnit(options.timeUnit);
+    m_ticker->setOrigin(double(options.timeOrigin));
     rebuildRows();
     applyStyle();
     rebuildLegend();
@@ -520,16 +524,29 @@ std::vector<TimelinePlot::LegendEntry> TimelinePlot::legendEntries() const
         out.push_back({ pal.hiddenBrush(), tr("hidden comm."), false, Qt::white });
     if (drawn.exposed)
         out.push_back({ pal.exposedBrush(), tr("exposed comm."), false, Qt::white });
+    // The waiting states of overlap rows: a solid colour, hatched over it in greyscale.
+    auto state = [&](OverlapState st, const QString& text) {
+        const QBrush pattern = pal.overlapPattern(st);
+        if (pattern.style() == Qt::NoBrush)
+            out.push_back({ QBrush(pal.overlap(st)), text, false, Qt::white });
+        else
+            out.push_back({ pattern, text, false, pal.overlap(st) });
+    };
+    if (drawn.waitingExposed)
+        state(OverlapState::WaitingExposed, tr("waiting for peers"));
+    if (drawn.waitingHidden)
+        state(OverlapState::WaitingHidden, tr("hidden waiting"));
     if (drawn.computeOnly)
         out.push_back({ QBrush(pal.overlap(OverlapState::ComputeOnly)), tr("compute only"), false, Qt::white });
     if (drawn.otherGpu)
         out.push_back({ QBrush(pal.overlap(OverlapState::Other)), tr("other GPU"), false, Qt::white });
     if (drawn.idle && !drawn.idleBlocks)
         out.push_back({ QBrush(pal.idle()), tr("idle"), false, Qt::white });
-    const bool comm = drawn.hidden || drawn.exposed;
-    if (comm && drawn.communication && m_scene.collectives && !m_scene.collectives->groups.empty()) {
+    const bool comm = drawn.hidden || drawn.exposed || drawn.waitingExposed || drawn.waitingHidden;
+    if (drawn.waitingBlocks && drawn.communication) {
         const QColor base = pal.block(Category::Communication, std::string());
-        out.push_back({ waitingBrush(pal), tr("waiting for peers"), false, base });
+        out.push_back(
+            { waitingBrush(pal), drawn.waitingExposed ? tr("waiting (hatch)") : tr("waiting for peers"), false, base });
     }
     if (comm && drawn.compute && o.outlineBackwardOverlap)
         out.push_back({ QBrush(pal.block(Category::Compute, "gemm")), tr("overlaps comm."), true, Qt::white });
@@ -567,6 +584,15 @@ DrawnClasses TimelinePlot::presentClasses() const
     for (const IntervalTable& t : m_scene.index->overlap)
         for (std::size_t i = 0; i < t.size(); ++i)
             d.otherGpu = d.otherGpu || t.name(i) == StringId(OverlapState::Other);
+    if (m_scene.waiting)
+        for (const IntervalTable& t : m_scene.waiting->tables)
+            for (std::size_t i = 0; i < t.size(); ++i) {
+                d.waitingExposed = d.waitingExposed || t.name(i) == StringId(OverlapState::WaitingExposed);
+                d.waitingHidden = d.waitingHidden || t.name(i) == StringId(OverlapState::WaitingHidden);
+            }
+    d.waitingExposed = d.waitingExposed && o.showOverlap;
+    d.waitingHidden = d.waitingHidden && o.showOverlap;
+    d.waitingBlocks = m_scene.waiting && d.communication;
     d.computeOnly = true;
     d.idle = o.showOverlap; // overlap rows show idle time as a grey band
     return d;

@@ -22,11 +22,32 @@ const ViewIndex::DepthTables* TimelineScene::depthTables(int row) const
     return std::size_t(r.depth) < d.tables.size() ? &d : nullptr;
 }
 
+std::shared_ptr<const WaitingOverlap> WaitingOverlap::build(const ViewIndex& index, const CollectiveMatch& match)
+{
+    const auto waits = waitParts(match);
+    if (std::all_of(waits.begin(), waits.end(), [](const auto& w) { return w.empty(); }))
+        return nullptr;
+    auto out = std::make_shared<WaitingOverlap>();
+    const std::size_t n = index.overlap.size();
+    out->tables.resize(n);
+    for (std::size_t r = 0; r < n; ++r)
+        out->tables[r] = r < waits.size() ? splitWaiting(index.overlap[r], waits[r]) : index.overlap[r];
+    out->lods.resize(n);
+    out->shares.resize(n);
+    for (std::size_t r = 0; r < n; ++r) {
+        out->lods[r].build(out->tables[r]);
+        out->shares[r].build(out->tables[r], nullptr);
+    }
+    return out;
+}
+
 const IntervalTable* TimelineScene::table(int row) const
 {
     if (!trace || row < 0 || std::size_t(row) >= rows.size())
         return nullptr;
     const TimelineRow& r = rows[row];
+    if (r.kind == TimelineRow::Kind::Overlap && waiting && std::size_t(r.rank) < waiting->tables.size())
+        return &waiting->tables[std::size_t(r.rank)];
     if (r.kind == TimelineRow::Kind::Overlap)
         return index && std::size_t(r.rank) < index->overlap.size() ? &index->overlap[r.rank] : nullptr;
     if (const auto* d = depthTables(row))
@@ -59,6 +80,8 @@ const LodIndex* TimelineScene::lod(int row) const
     if (!index || row < 0 || std::size_t(row) >= rows.size())
         return nullptr;
     const TimelineRow& r = rows[row];
+    if (r.kind == TimelineRow::Kind::Overlap && waiting && std::size_t(r.rank) < waiting->lods.size())
+        return &waiting->lods[std::size_t(r.rank)];
     if (r.kind == TimelineRow::Kind::Overlap)
         return std::size_t(r.rank) < index->overlapLod.size() ? &index->overlapLod[r.rank] : nullptr;
     if (const auto* d = depthTables(row))
@@ -73,6 +96,8 @@ const ShareIndex* TimelineScene::shares(int row) const
     if (!index || row < 0 || std::size_t(row) >= rows.size())
         return nullptr;
     const TimelineRow& r = rows[row];
+    if (r.kind == TimelineRow::Kind::Overlap && waiting && std::size_t(r.rank) < waiting->shares.size())
+        return &waiting->shares[std::size_t(r.rank)];
     if (r.kind == TimelineRow::Kind::Overlap)
         return std::size_t(r.rank) < index->overlapShares.size() ? &index->overlapShares[r.rank] : nullptr;
     if (const auto* d = depthTables(row))
@@ -97,7 +122,7 @@ QColor TimelineScene::colorOf(int row, std::uint32_t interval) const
         return palette.idle();
     const StringId id = t->name(interval);
     if (rows[row].kind == TimelineRow::Kind::Overlap)
-        return palette.overlap(OverlapState(std::min<StringId>(id, 3)));
+        return palette.overlap(OverlapState(std::min<StringId>(id, kOverlapStateCount - 1)));
     return id < nameColors.size() ? nameColors[id] : palette.idle();
 }
 
@@ -129,6 +154,10 @@ QString TimelineScene::classLabel(int row, std::uint8_t cls) const
             return QObject::tr("exposed comm.");
         case OverlapState::Other:
             return QObject::tr("other GPU");
+        case OverlapState::WaitingExposed:
+            return QObject::tr("waiting for peers");
+        case OverlapState::WaitingHidden:
+            return QObject::tr("hidden waiting");
         }
         return {};
     }
@@ -396,18 +425,16 @@ struct StackSlot
 // chart; lane rows stack busy classes in class order (alike on every rank), idle ones last.
 std::vector<StackSlot> stackSlotsOf(const TimelineScene& s, bool overlapRow, const RowPaint& paint)
 {
-    const bool grey = s.palette.kind() == PaletteKind::Grayscale;
     std::vector<StackSlot> stackSlots;
     if (overlapRow) {
-        for (OverlapState st :
-            { OverlapState::Exposed, OverlapState::Hidden, OverlapState::ComputeOnly, OverlapState::Other }) {
+        for (OverlapState st : { OverlapState::Exposed, OverlapState::WaitingExposed, OverlapState::WaitingHidden,
+                 OverlapState::Hidden, OverlapState::ComputeOnly, OverlapState::Other }) {
             const auto it = std::find_if(paint.classes.begin(), paint.classes.end(),
                 [st](const RowPaint::Class& c) { return c.kind == std::uint8_t(st); });
             if (it == paint.classes.end())
                 continue;
             StackSlot slot { std::size_t(it - paint.classes.begin()), s.palette.overlap(st) };
-            if (grey && st == OverlapState::Hidden)
-                slot.pattern = s.palette.hiddenBrush();
+            slot.pattern = s.palette.overlapPattern(st);
             stackSlots.push_back(slot);
         }
         return stackSlots;

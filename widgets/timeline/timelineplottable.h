@@ -27,6 +27,18 @@ struct PlotText
     Role role = Role::RowLabel;
 };
 
+// The overlap rows' tables once collectives are matched: by rank, the view index's overlap segments with the
+// waiting parts split off (splitWaiting), and their LOD and share indexes.
+struct WaitingOverlap
+{
+    std::vector<IntervalTable> tables;
+    std::vector<LodIndex> lods;
+    std::vector<ShareIndex> shares;
+
+    // Null when no matched member waits.
+    static std::shared_ptr<const WaitingOverlap> build(const ViewIndex& index, const CollectiveMatch& match);
+};
+
 // State shared by the plot, its one plottable and its overlay: the data and how to draw it.
 struct TimelineScene
 {
@@ -35,6 +47,8 @@ struct TimelineScene
     std::shared_ptr<const ViewIndex> index;
     // Optional: matched collectives; the waiting part of each matched communication block is hatched.
     std::shared_ptr<const CollectiveMatch> collectives;
+    // From the collectives: what the overlap rows draw (with the waiting states); null: the view index's tables.
+    std::shared_ptr<const WaitingOverlap> waiting;
     std::vector<TimelineRow> rows;
     TimelineOptions options;
     Palette palette;

@@ -10,6 +10,7 @@
 #include "analysis/transfers.h"
 #include "run/openrun.h"
 #include "support/kinetotraces.h"
+#include "support/testtraces.h"
 #include "synth/archivewriter.h"
 
 #include <QTemporaryDir>
@@ -200,7 +201,7 @@ private Q_SLOTS:
         QCOMPARE(findStep(ra.steps, "ProfilerStep#6"), 2);
         QCOMPARE(findStep(ra.steps, " profilerstep#5 "), 1);
         QCOMPARE(findStep(ra.steps, "6"), 2);
-        QCOMPARE(findStep(ra.steps, "0"), 0); // no name ends with 0: the index
+        QCOMPARE(findStep(ra.steps, "0"), -1); // steps are numbered 4 to 6: an index is not a number
         QCOMPARE(findStep(ra.steps, "9"), -1);
         QCOMPARE(findStep(ra.steps, "step"), -1);
         QCOMPARE(stepIndexNamed(*a, "ProfilerStep#4"), 0);
@@ -289,14 +290,61 @@ private Q_SLOTS:
         busy.idleNs = 100;
         busy.commKernelSumNs = 5'200;
         QCOMPARE(QString::fromStdString(idleFinding(busy, {}, {}, &peers)),
-            QStringLiteral("GPU busy, but 96 % of its NCCL time waits for Rank 1 (the rank that arrives last at "
-                           "the collectives: look at what delays it)"));
+            QStringLiteral("GPU busy (idle 1 %), but it waits for Rank 1 in 96 % of its NCCL time (5 µs: the rank "
+                           "that arrives last at the collectives; look at what delays it)"));
         QCOMPARE(QString::fromStdString(idleFinding(busy, {}, {})),
             QStringLiteral("GPU idle 1 %: the GPU is kept busy (not launch-bound)"));
+        // At any idle share: with the GPU idle a quarter of the time for the CPU, waiting that is most of the NCCL
+        // time is named, first when it is longer than the idle time, with its own time.
+        WindowStats idle = busy;
+        idle.idleNs = 2'600;
+        IdleBreakdown launch;
+        launch.hostBoundNs = 2'600;
+        QCOMPARE(QString::fromStdString(idleFinding(idle, launch, {}, &peers)),
+            QStringLiteral(
+                "GPU waits for Rank 1 in 96 % of its NCCL time (5 µs: the rank that arrives last at the "
+                "collectives; look at what delays it); idle 26 %: 100 % of it waiting for the CPU to launch"));
+        idle.idleNs = 6'000;
+        launch.hostBoundNs = 6'000;
+        QCOMPARE(QString::fromStdString(idleFinding(idle, launch, {}, &peers)),
+            QStringLiteral("GPU idle 60 %: 100 % of it waiting for the CPU to launch (hint: larger batches, CUDA "
+                           "graphs or torch.compile, i.e. fewer and larger kernels, usually help); it also waits for "
+                           "Rank 1 in 96 % of its NCCL time (5 µs: the rank that arrives last at the collectives; look "
+                           "at what delays it)"));
+        // Waiting that is less than half of the NCCL time (the rest is transfer) is not the finding.
+        idle.commKernelSumNs = 10'001;
+        QVERIFY(idleFinding(idle, launch, {}, &peers).find("Rank 1") == std::string::npos);
     }
 
     // The demo trace (Score-P-like, written by core/synth): in every rank's step nothing exceeds the step, waiting
     // stays within communication, and the steps add up to the values over the time they cover.
+    void statsAndIdlePanelShareTheFinding()
+    {
+        // Rank 0 of the pair idles 28 % of the trace and spends 12 of its 15 ms of NCCL time waiting for rank 1: the
+        // report (JSON and table) names the waiting, with the same words the Idle panel computes for the window.
+        const auto trace = exposure::testing::makeWaitingPairTrace();
+        const auto a = analyze(*trace, Rules::defaults());
+        const CollectiveMatch match = matchCollectives(*trace, *a);
+        StatsReportOptions o;
+        o.window = trace->extent;
+        const StatsReport report = buildStatsReport(*trace, *a, o);
+        QCOMPARE(report.ranks[0].peers.waitNs, 12'000'000);
+        QCOMPARE(QString::fromStdString(report.ranks[0].peers.mostWaitedFor), QStringLiteral("Rank 1"));
+        QCOMPARE(report.ranks[1].peers.waitNs, 0);
+        for (int r = 0; r < 2; ++r) {
+            const PeerWait peers = peerWaitInWindow(match, *trace, r, o.window);
+            const std::string panel = idleFinding(computeStats(*trace, *a, r, o.window),
+                sumIdleGaps(idleGaps(*trace, *a, r, o.window)), diagnoseLaunches(*trace, *a, r, o.window), &peers);
+            QVERIFY2(statsJson(report, o).find("\"finding\": \"" + panel + "\"") != std::string::npos, panel.c_str());
+            QVERIFY2(statsTable(report, o).find("Rank " + std::to_string(r) + ": " + panel + "\n") != std::string::npos,
+                panel.c_str());
+            if (r == 0)
+                QVERIFY2(panel.starts_with("GPU waits for Rank 1 in 80 % of its NCCL time (12 ms: "), panel.c_str());
+            else
+                QVERIFY2(panel.find("waits for") == std::string::npos, panel.c_str());
+        }
+    }
+
     void demoStepsAddUp()
     {
         QTemporaryDir dir;

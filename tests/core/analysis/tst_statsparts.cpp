@@ -183,6 +183,7 @@ private Q_SLOTS:
                 // Each step's waiting and transfer, from the same matching (as exposure-mpi's process 0 does).
                 fillStepCollectives(report.ranks[std::size_t(p.global[r])], match, p.global[r], m_options.window);
             }
+        fillPeerWaits(report, match, m_options.window);
         // The steps' bubbles from the job's step windows, computed where each rank lives (as exposure-mpi does).
         const auto jobWindows = reportJobWindows(report);
         for (const Part& p : m_parts)

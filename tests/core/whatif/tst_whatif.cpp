@@ -67,6 +67,34 @@ Built straggler()
     return withAnalysis(b.finish());
 }
 
+// The slow-loader run: one rank, 1000 µs steps. A 400 µs DataLoader region, then two 20 µs launches: a 270 µs GEMM
+// on stream 7 at +430 and a 500 µs GEMM on stream 9 at +450; a stream synchronize from +440 returns at +720, when the
+// first GEMM has ended (+700) but the second has not (+950): the synchronize waited for stream 7 only. The graph
+// lets a synchronising call wait for the last work on every stream, calibrated to the recording: the edge from the
+// second GEMM's end has the gap 720 - 950 = -230 µs, and it decides the synchronize's end.
+Built slowLoader()
+{
+    TraceBuilder b;
+    b.addRank("Rank 0");
+    const int cpu = b.addLane(0, "Master thread", LaneKind::CpuThread);
+    const int s7 = b.addLane(0, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
+    const int s9 = b.addLane(0, "CUDA[0:9]", LaneKind::GpuStream, 0, 9);
+    for (int k = 0; k < 3; ++k) {
+        const TimeNs B = k * 1000 * kUs;
+        b.addInterval(0, cpu, B, B + 1000 * kUs, "ProfilerStep#" + std::to_string(k), RegionKind::HostRegion, 0);
+        b.addInterval(0, cpu, B, B + 400 * kUs, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+            RegionKind::HostRegion, 1);
+        const auto l1 = b.addInterval(0, cpu, B + 400 * kUs, B + 420 * kUs, "cudaLaunchKernel", RegionKind::HostApi, 1);
+        const auto l2 = b.addInterval(0, cpu, B + 420 * kUs, B + 440 * kUs, "cudaLaunchKernel", RegionKind::HostApi, 1);
+        b.addInterval(0, cpu, B + 440 * kUs, B + 720 * kUs, "cudaStreamSynchronize", RegionKind::HostApi, 1);
+        b.addInterval(0, s7, B + 430 * kUs, B + 700 * kUs, kGemm, RegionKind::Kernel);
+        b.addInterval(0, s9, B + 450 * kUs, B + 950 * kUs, kGemm, RegionKind::Kernel);
+        b.addLaunch(0, s7, cpu, l1);
+        b.addLaunch(0, s9, cpu, l2);
+    }
+    return withAnalysis(b.finish());
+}
+
 TimeNs part(const PathSums& p, PathPart k)
 {
     return p.ns[std::size_t(k)];
@@ -117,6 +145,39 @@ private Q_SLOTS:
         // Launch calls twice as fast on top: 50 µs less.
         e.launchFactor = 2.0;
         QCOMPARE(model.evaluate(e).ranks[0].predictedMean, 550 * kUs);
+    }
+
+    // Removing the DataLoader: the step shrinks by its 400 µs. The critical path crosses the synchronize's edge with
+    // the negative gap (its end is decided 230 µs before the GEMM it follows ends); it used to count that GEMM's last
+    // 230 µs twice, as compute and as -230 µs of latency. Every instant now goes to one part: none is negative and
+    // they add up to the step.
+    void slowLoaderCriticalPathAddsUp()
+    {
+        const Built t = slowLoader();
+        const WhatIfModel model(t.trace, t.analysis);
+        Edits e;
+        e.regions.push_back({ "DataLoader", 0.0 });
+        const WhatIfResult res = model.evaluate(e);
+        const RankWhatIf& r = res.ranks[0];
+        QCOMPARE(r.replayMean, 1000 * kUs);
+        QCOMPARE(r.predictedMean, 600 * kUs);
+        for (const PathSums* p : { &r.replayPath, &r.predictedPath }) {
+            for (const TimeNs v : p->ns)
+                QVERIFY2(v >= 0, qPrintable(QString::number(v)));
+            QCOMPARE(p->total(), p == &r.replayPath ? r.replayMean : r.predictedMean);
+            // The host after the synchronize (280), the GEMM on stream 9 up to the synchronize's end (270), its
+            // launch latency (30) and launch call (20); before it, the DataLoader (replay only).
+            QCOMPARE(part(*p, PathPart::Compute), 270 * kUs);
+            QCOMPARE(part(*p, PathPart::Latency), 30 * kUs);
+        }
+        QCOMPARE(part(r.predictedPath, PathPart::Host) + part(r.predictedPath, PathPart::Launch)
+                + part(r.predictedPath, PathPart::Sync),
+            300 * kUs);
+        QCOMPARE(part(r.replayPath, PathPart::Host) + part(r.replayPath, PathPart::Launch)
+                + part(r.replayPath, PathPart::Sync) + part(r.replayPath, PathPart::Other),
+            700 * kUs);
+        for (const StepTimes& s : r.steps)
+            QCOMPARE(s.number, s.index); // ProfilerStep#k: numbered k
     }
 
     void gpuBoundGainsNothingFromHostCost()

@@ -558,6 +558,8 @@ void TestFigure::dialogSpecRendersSameThroughCli()
     std::shared_ptr<Trace> trace = loadTrace(m_archive.toStdString());
     auto analysis = analysisOf(*trace);
     ExportFigureDialog dialog(trace, analysis, nullptr, TimeRange { 0, trace->extent.end / 2 });
+    // As the main window gives it (the CLI matches them when it loads): the waiting for peers is drawn.
+    dialog.setCollectives(std::make_shared<const CollectiveMatch>(matchCollectives(*trace, *analysis)));
     dialog.setSpec(FigureSpec()); // start from the defaults, whatever the settings say
     // Drive the widgets as a user would.
     dialog.findChild<QComboBox*>(QStringLiteral("format"))->setCurrentIndex(0); // PNG

@@ -102,7 +102,7 @@ void TestLegibility::presetsAreLegible_data()
     for (int ranks : { 2, 4, 8 })
         for (const auto& [w, h] : { std::pair { 85.0, 34.0 }, std::pair { 85.0, 60.0 }, std::pair { 178.0, 80.0 } })
             for (bool step : { false, true })
-                QTest::addRow("%d ranks, %gx%g mm, %s", ranks, w, h, step ? "step 0" : "whole")
+                QTest::addRow("%d ranks, %gx%g mm, %s", ranks, w, h, step ? "first step" : "whole")
                     << ranks << w << h << step;
 }
 
@@ -118,7 +118,7 @@ void TestLegibility::presetsAreLegible()
     FigureSpec s = testing::millimetreSpec(widthMm, heightMm, 300, FigureSpec::Format::Svg);
     if (step) {
         s.rangeKind = FigureSpec::RangeKind::Step;
-        s.step = 0;
+        s.step = d.analysis->ranks[0].steps.front().number; // the first step, as recorded
     }
     QByteArray svg;
     try {

@@ -2,6 +2,7 @@
 // The What If dock: edits replayed in the background, predicted step times per rank, the predicted timeline of the
 // visible steps.
 #include "analysis/analysis.h"
+#include "analysis/collectives.h"
 #include "common/labels.h"
 #include "figure/figurerenderer.h"
 #include "panels/whatifpanel.h"
@@ -121,6 +122,39 @@ private Q_SLOTS:
             ++kernelsSeen;
         }
         QCOMPARE(kernelsSeen, 2);
+    }
+
+    // In a short, wide dock the predicted timeline is in view beside the table without scrolling; the summary ends
+    // with each rank's finding (the Idle panel's and stats' words); another trace clears table, plot and findings.
+    void predictionInViewAndClearedByANewTrace()
+    {
+        const auto trace = testing::launchBoundSteps();
+        const auto analysis = analyze(*trace, Rules::defaults());
+        WhatIfPanel panel;
+        panel.setTrace(trace, analysis);
+        QVERIFY(!panel.predictedPlot()->isVisibleTo(&panel)); // nothing predicted yet
+        whatif::Edits e;
+        e.regions.push_back({ "^inject$", 0.0 });
+        panel.setEdits(e);
+        QSignalSpy spy(&panel, &WhatIfPanel::replayed);
+        panel.apply();
+        QVERIFY(spy.wait(10000));
+        QVERIFY(panel.minimumSizeHint().height() <= 320);
+        panel.resize(1200, 320);
+        panel.QWidget::show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        const QRect plot = panel.predictedPlot()->geometry().translated(
+            panel.predictedPlot()->parentWidget()->mapTo(&panel, QPoint(0, 0)));
+        QVERIFY2(panel.rect().contains(plot) && plot.height() >= 100,
+            qPrintable(QStringLiteral("%1,%2 %3x%4").arg(plot.x()).arg(plot.y()).arg(plot.width()).arg(plot.height())));
+        const QString finding = QStringLiteral("\nRank 0: ")
+            + QString::fromStdString(rankFinding(*trace, *analysis, nullptr, 0, trace->extent));
+        QVERIFY2(panel.summary().endsWith(finding), qPrintable(panel.summary()));
+        panel.setTrace(testing::gpuBoundSteps(), analyze(*testing::gpuBoundSteps(), Rules::defaults()));
+        QVERIFY(!panel.predictedTrace());
+        QVERIFY(!panel.predictedPlot()->isVisibleTo(&panel));
+        QCOMPARE(panel.model()->rowCount(), 0);
+        QVERIFY(!panel.summary().contains(QStringLiteral("Rank 0:")));
     }
 };
 

@@ -437,7 +437,7 @@ void TestTimelinePlot::waitingPartIsHatched()
     };
     const int legendWithout = legendItems();
     plot.setCollectives(match);
-    QCOMPARE(legendItems(), legendWithout + 1);
+    QCOMPARE(legendItems(), legendWithout + 2); // the overlap rows' "waiting for peers" and the blocks' hatch
     plot.setVisibleRange({ 0, 6 * L::kMs });
     plot.replot();
     const QImage img = plot.toPixmap().toImage();
