@@ -465,6 +465,8 @@ void TestNsysImport::damagedCopiesLoadOrFailWithOneLine()
     QFile in(QString::fromStdString(good));
     QVERIFY(in.open(QIODevice::ReadOnly));
     const QByteArray original = in.readAll();
+    const auto intact = loadTrace(good, {});
+    QCOMPARE(intact->ranks.size(), std::size_t(2));
     std::mt19937 random(2021);
     int loaded = 0, failed = 0;
     for (int c = 0; c < 120; ++c) {
@@ -484,6 +486,9 @@ void TestNsysImport::damagedCopiesLoadOrFailWithOneLine()
         try {
             const auto t = loadTrace(path.toStdString(), {});
             QVERIFY(!t->ranks.empty());
+            // Compared with the intact export: damage never adds ranks or intervals.
+            QVERIFY(t->ranks.size() <= intact->ranks.size());
+            QVERIFY2(t->intervalCount() <= intact->intervalCount(), qPrintable(path));
             ++loaded;
         } catch (const LoadError& e) {
             const QString error = QString::fromStdString(e.what());
