@@ -173,11 +173,11 @@ std::vector<StepWindow> windowSteps(const RankReport& rank)
 std::string stepMeanJson(const std::vector<StepWindow>& steps, const StepMean& m)
 {
     std::string out = "{\"mean_ns\": " + std::to_string(m.meanNs) + ", \"steps_used\": " + std::to_string(m.used.size())
-        + ", \"first_step\": " + (m.used.empty() ? std::string("null") : std::to_string(steps[m.used.front()].index))
-        + ", \"last_step\": " + (m.used.empty() ? std::string("null") : std::to_string(steps[m.used.back()].index))
+        + ", \"first_step\": " + (m.used.empty() ? std::string("null") : std::to_string(steps[m.used.front()].number))
+        + ", \"last_step\": " + (m.used.empty() ? std::string("null") : std::to_string(steps[m.used.back()].number))
         + ", \"startup_steps\": [";
     for (std::size_t i = 0; i < m.startup.size(); ++i)
-        out += (i ? ", " : "") + std::to_string(steps[m.startup[i]].index);
+        out += (i ? ", " : "") + std::to_string(steps[m.startup[i]].number);
     return out + "], \"covers\": " + quoted(m.describe(steps)) + "}";
 }
 

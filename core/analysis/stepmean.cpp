@@ -53,14 +53,14 @@ bool longerThanStartupFactor(TimeNs duration, TimeNs median)
 
 std::string stepRange(const std::vector<StepWindow>& steps, const std::vector<std::size_t>& ks)
 {
-    const int first = steps[ks.front()].index, last = steps[ks.back()].index;
+    const int first = steps[ks.front()].number, last = steps[ks.back()].number;
     // Consecutive numbers read as a range; anything else is listed.
     if (last - first + 1 == int(ks.size()))
         return ks.size() == 1 ? "step " + std::to_string(first)
                               : "steps " + std::to_string(first) + "\xE2\x80\x93" + std::to_string(last);
     std::string out = "steps ";
     for (std::size_t i = 0; i < ks.size(); ++i)
-        out += (i ? ", " : "") + std::to_string(steps[ks[i]].index);
+        out += (i ? ", " : "") + std::to_string(steps[ks[i]].number);
     return out;
 }
 
