@@ -7,6 +7,7 @@
 #include <QRegularExpression>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace exposure {
 
@@ -39,7 +40,7 @@ QString msText(double ms, double step)
 int labelEvery(double spacing, double need)
 {
     if (spacing <= 0)
-        return 1;
+        return std::numeric_limits<int>::max(); // no room: the first label only
     return int(std::max(1.0, niceStep(need / spacing)));
 }
 
@@ -166,6 +167,7 @@ HeatMapLayout layOutHeatMap(const HeatMapScene& scene, QSizeF canvas, const QFon
     // Half a line under the header: the colour bar's top tick label is centred on the cells' top edge.
     top += line + std::max(kGap, line / 2);
     const double bottom = canvas.height() - kPad - 2 * line - kGap;
+    l.textHeight = top + (canvas.height() - bottom);
     double rankW = 0;
     for (const int r : scene.order)
         rankW = std::max(rankW, fm.horizontalAdvance(QString::number(scene.trace->ranks[std::size_t(r)].rank)));
@@ -186,7 +188,7 @@ HeatMapLayout layOutHeatMap(const HeatMapScene& scene, QSizeF canvas, const QFon
     layOutBar(scene, l, fm, font);
     // Rank labels, right-aligned, every k-th row so that they never come closer than a line.
     const int everyRow = labelEvery(l.cellH, line);
-    for (int row = 0; row < rows; row += everyRow) {
+    for (int row = 0; row<rows; row = row> rows - everyRow ? rows : row + everyRow) {
         const double y = l.cells.top() + (row + 0.5) * l.cellH;
         const QString label = QString::number(scene.trace->ranks[std::size_t(scene.order[std::size_t(row)])].rank);
         l.rankTicks.emplace_back(row, y);
@@ -198,7 +200,7 @@ HeatMapLayout layOutHeatMap(const HeatMapScene& scene, QSizeF canvas, const QFon
     for (int c = 0; c < columns; ++c)
         stepW = std::max(stepW, fm.horizontalAdvance(scene.columnLabel(std::size_t(c))));
     const int everyColumn = labelEvery(l.cellW, stepW + fm.horizontalAdvance(QStringLiteral("  ")));
-    for (int c = 0; c < columns; c += everyColumn) {
+    for (int c = 0; c<columns; c = c> columns - everyColumn ? columns : c + everyColumn) {
         const QString label = scene.columnLabel(std::size_t(c));
         const double x = l.cells.left() + (c + 0.5) * l.cellW;
         l.stepTicks.emplace_back(c, x);
