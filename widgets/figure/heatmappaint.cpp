@@ -60,6 +60,10 @@ void layOutBar(const HeatMapScene& scene, HeatMapLayout& l, const QFontMetricsF&
         step = niceStep((hi - lo) / wanted);
         for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step)
             values.push_back(v);
+        if (values.size() < 2) { // a short bar: its two ends, so that the scale can be read
+            step = niceStep((hi - lo) / 100); // decimals for about 1 % of the range
+            values = { lo, hi };
+        }
     } else {
         step = lo > 0 ? niceStep(lo / 10) : 1;
         values.push_back(lo);
@@ -173,7 +177,10 @@ HeatMapLayout layOutHeatMap(const HeatMapScene& scene, QSizeF canvas, const QFon
         rankW = std::max(rankW, fm.horizontalAdvance(QString::number(scene.trace->ranks[std::size_t(r)].rank)));
     // The colour bar's tick labels: the widest the range can give (its ends, with the decimals of a fine step).
     const double hiMs = double(scene.matrix.maxValue) / 1e6;
-    const double tickW = fm.horizontalAdvance(msText(hiMs, niceStep(std::max(hiMs, 1e-6) / 50)));
+    const double loMs = double(scene.matrix.minValue) / 1e6;
+    const double endStep = niceStep(std::max(hiMs - loMs, 1e-6) / 100); // a short bar's end labels (layOutBar)
+    const double tickW = std::max({ fm.horizontalAdvance(msText(hiMs, niceStep(std::max(hiMs, 1e-6) / 50))),
+        fm.horizontalAdvance(msText(hiMs, endStep)), fm.horizontalAdvance(msText(loMs, endStep)) });
     const double left = kPad + rankW + kGap;
     const double right = canvas.width() - kPad - tickW - kGap - kBarWidth - kBarGap;
     l.cellW = columns > 0 ? std::max(0.0, right - left) / columns : 0;
