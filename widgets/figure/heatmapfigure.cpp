@@ -81,9 +81,14 @@ void HeatMapFigure::requireLegible(const FigureSpec& spec) const
     if (legible())
         return;
     FigureProposal p;
-    QString problem = m_check.textLegible() ? QString() : m_check.problem();
+    // The text's part of the timeline's check (its rows are this figure's cells, measured against kMinCellMm here).
+    FigureCheck text = m_check;
+    text.rowCount = 1;
+    text.rowMm = FigureCheck::kMinRowMm;
+    QString problem = m_check.textLegible() ? QString() : text.problem();
+    const double mmPerPx = 25.4 / figureLayoutDpi();
     if (m_check.rowMm + 1e-9 < kMinCellMm) {
-        p.heightMm = std::ceil(spec.sizeMm().height() + m_check.rowCount * kMinCellMm - m_check.plotMm + 1);
+        p.heightMm = std::ceil(m_layout.textHeight * mmPerPx + m_check.rowCount * kMinCellMm + 1);
         problem += QStringLiteral("%1cells of %2 mm (at least %3 mm)")
                        .arg(problem.isEmpty() ? QString() : QStringLiteral("; "))
                        .arg(m_check.rowMm, 0, 'f', 2)

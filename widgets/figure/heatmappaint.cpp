@@ -7,6 +7,7 @@
 #include <QRegularExpression>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace exposure {
 
@@ -39,7 +40,7 @@ QString msText(double ms, double step)
 int labelEvery(double spacing, double need)
 {
     if (spacing <= 0)
-        return 1;
+        return std::numeric_limits<int>::max(); // no room: the first label only
     return int(std::max(1.0, niceStep(need / spacing)));
 }
 
@@ -59,6 +60,10 @@ void layOutBar(const HeatMapScene& scene, HeatMapLayout& l, const QFontMetricsF&
         step = niceStep((hi - lo) / wanted);
         for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step)
             values.push_back(v);
+        if (values.size() < 2) { // a short bar: its two ends, so that the scale can be read
+            step = niceStep((hi - lo) / 100); // decimals for about 1 % of the range
+            values = { lo, hi };
+        }
     } else {
         step = lo > 0 ? niceStep(lo / 10) : 1;
         values.push_back(lo);
@@ -166,12 +171,16 @@ HeatMapLayout layOutHeatMap(const HeatMapScene& scene, QSizeF canvas, const QFon
     // Half a line under the header: the colour bar's top tick label is centred on the cells' top edge.
     top += line + std::max(kGap, line / 2);
     const double bottom = canvas.height() - kPad - 2 * line - kGap;
+    l.textHeight = top + (canvas.height() - bottom);
     double rankW = 0;
     for (const int r : scene.order)
         rankW = std::max(rankW, fm.horizontalAdvance(QString::number(scene.trace->ranks[std::size_t(r)].rank)));
     // The colour bar's tick labels: the widest the range can give (its ends, with the decimals of a fine step).
     const double hiMs = double(scene.matrix.maxValue) / 1e6;
-    const double tickW = fm.horizontalAdvance(msText(hiMs, niceStep(std::max(hiMs, 1e-6) / 50)));
+    const double loMs = double(scene.matrix.minValue) / 1e6;
+    const double endStep = niceStep(std::max(hiMs - loMs, 1e-6) / 100); // a short bar's end labels (layOutBar)
+    const double tickW = std::max({ fm.horizontalAdvance(msText(hiMs, niceStep(std::max(hiMs, 1e-6) / 50))),
+        fm.horizontalAdvance(msText(hiMs, endStep)), fm.horizontalAdvance(msText(loMs, endStep)) });
     const double left = kPad + rankW + kGap;
     const double right = canvas.width() - kPad - tickW - kGap - kBarWidth - kBarGap;
     l.cellW = columns > 0 ? std::max(0.0, right - left) / columns : 0;
@@ -186,7 +195,7 @@ HeatMapLayout layOutHeatMap(const HeatMapScene& scene, QSizeF canvas, const QFon
     layOutBar(scene, l, fm, font);
     // Rank labels, right-aligned, every k-th row so that they never come closer than a line.
     const int everyRow = labelEvery(l.cellH, line);
-    for (int row = 0; row < rows; row += everyRow) {
+    for (int row = 0; row<rows; row = row> rows - everyRow ? rows : row + everyRow) {
         const double y = l.cells.top() + (row + 0.5) * l.cellH;
         const QString label = QString::number(scene.trace->ranks[std::size_t(scene.order[std::size_t(row)])].rank);
         l.rankTicks.emplace_back(row, y);
@@ -198,7 +207,7 @@ HeatMapLayout layOutHeatMap(const HeatMapScene& scene, QSizeF canvas, const QFon
     for (int c = 0; c < columns; ++c)
         stepW = std::max(stepW, fm.horizontalAdvance(scene.columnLabel(std::size_t(c))));
     const int everyColumn = labelEvery(l.cellW, stepW + fm.horizontalAdvance(QStringLiteral("  ")));
-    for (int c = 0; c < columns; c += everyColumn) {
+    for (int c = 0; c<columns; c = c> columns - everyColumn ? columns : c + everyColumn) {
         const QString label = scene.columnLabel(std::size_t(c));
         const double x = l.cells.left() + (c + 0.5) * l.cellW;
         l.stepTicks.emplace_back(c, x);

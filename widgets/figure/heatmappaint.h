@@ -52,6 +52,7 @@ struct HeatMapLayout
     QRectF cells; // the area of all cells
     double cellW = 0, cellH = 0;
     QRectF bar; // the colour bar (low values at the bottom)
+    double textHeight = 0; // the canvas height that is not cells (title, header, step labels, margins)
     std::vector<PlotText> texts; // every text with its box
     std::vector<std::pair<double, QString>> barTicks; // (y, label)
     std::vector<std::pair<int, double>> rankTicks; // (row, y centre) of the labelled rows

@@ -202,7 +202,15 @@ void TestHeatMapFigure::refusals()
         figure.render(heatSpec(HeatMetric::Step, 85, 12));
         QFAIL("an illegible heat map was rendered");
     } catch (const FigureLegibilityError& e) {
-        QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("not legible at 85 × 12 mm")), e.what());
+        const QString message = QString::fromUtf8(e.what());
+        QVERIFY2(message.contains(QStringLiteral("not legible at 85 × 12 mm")), e.what());
+        QVERIFY2(message.contains(QStringLiteral("cells of 0.00 mm (at least 0.3 mm)")), e.what());
+        QVERIFY2(!message.contains(QStringLiteral("rows of")), e.what()); // the timeline's row rule does not apply
+        // The proposed height holds the text and 20 cells of 0.3 mm: the figure is legible at it.
+        QVERIFY(e.proposal.heightMm > 12);
+        figure.renderImage(heatSpec(HeatMetric::Step, 85, e.proposal.heightMm));
+        QVERIFY2(figure.legible(), qPrintable(figure.check().problem()));
+        QVERIFY(figure.check().rowMm >= HeatMapFigure::kMinCellMm);
     }
     FigureSpec timeline = testing::millimetreSpec(85, 60, 300);
     QVERIFY_THROWS_EXCEPTION(FigureRenderError, figure.render(timeline));
