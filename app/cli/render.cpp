@@ -43,7 +43,7 @@ const char* kDescription
       "\n"
       "--heatmap METRIC draws the rank x step heat map instead of the timeline: one cell per rank and step of\n"
       "step (the step's time), compute, exposed (communication no compute hides), waiting (for peers in\n"
-      "collectives), idle or bubble (pipeline bubble, where the analysis has one), in ms on a colour bar; cells\n"
+      "collectives), idle or bubble (the step's job window less the rank's compute), in ms on a colour bar; cells\n"
       "more than 3.5 robust z-scores from their step's median are outlined. --order number|host|stage|value\n"
       "orders the ranks (value: the largest mean first).\n"
       "\n"

@@ -2,10 +2,13 @@
 #include "analysis/heatmap.h"
 
 #include "analysis/collectives.h"
+#include "analysis/commops.h"
+#include "analysis/statistics.h"
 #include "model/enumnames.h"
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <tuple>
 
@@ -105,14 +108,17 @@ std::optional<RankOrder> rankOrderFromName(std::string_view name)
     return valueIn(kOrderNames, name);
 }
 
-std::optional<TimeNs> stepBubbleNs(const Trace&, const Analysis&, int, std::size_t)
+TimeNs stepBubbleNs(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange jobWindow)
 {
-    return std::nullopt; // no per-step pipeline bubble in the analysis yet
+    return jobWindow.isEmpty()
+        ? 0
+        : jobWindow.duration() - computeStats(trace, analysis, rankIndex, jobWindow).computeBusyNs;
 }
 
-std::optional<int> rankStage(const Trace&, int)
+std::optional<int> rankStage(const Trace& trace, int rankIndex)
 {
-    return std::nullopt; // no pipeline stages in the analysis yet
+    const int pp = trace.ranks.at(std::size_t(rankIndex)).coords.pp;
+    return pp >= 0 ? std::optional<int>(pp) : std::nullopt;
 }
 
 StepHeatMap computeStepHeatMap(
@@ -123,6 +129,10 @@ StepHeatMap computeStepHeatMap(
     map.rankCount = trace.ranks.size();
     map.cells.resize(map.rankCount * map.columns.size());
     map.hasWaiting = collectives != nullptr;
+    std::vector<std::vector<StepWindow>> allSteps;
+    for (const RankAnalysis& ra : analysis.ranks)
+        allSteps.push_back(ra.steps);
+    const std::map<int, TimeRange> jobWindows = jobStepWindows(allSteps);
     for (std::size_t r = 0; r < map.rankCount && r < analysis.ranks.size(); ++r) {
         if (cancel && cancel->load())
             break;
@@ -145,8 +155,8 @@ StepHeatMap computeStepHeatMap(
             set(HeatMetric::Idle, stats[k].idleNs);
             if (parts)
                 set(HeatMetric::Waiting, parts->in(w.range).waitNs);
-            if (const auto bubble = stepBubbleNs(trace, analysis, int(r), k)) {
-                set(HeatMetric::Bubble, *bubble);
+            if (const auto job = jobWindows.find(w.index); job != jobWindows.end()) {
+                set(HeatMetric::Bubble, stepBubbleNs(trace, analysis, int(r), job->second));
                 map.hasBubble = true;
             }
         }

@@ -75,10 +75,9 @@ struct StepHeatMap
 StepHeatMap computeStepHeatMap(const Trace& trace, const Analysis& analysis, const CollectiveMatch* collectives,
     const std::atomic<bool>* cancel = nullptr);
 
-// EXTENSION POINT: the pipeline bubble of one rank's step, in ns. The analysis has no per-step bubble yet, so this
-// returns nullopt and the `bubble` metric is unavailable (StepHeatMap::hasBubble false); when the analysis gains
-// one, return it here and the heat map, its figure and the GUI show it without further change.
-std::optional<TimeNs> stepBubbleNs(const Trace& trace, const Analysis& analysis, int rankIndex, std::size_t step);
+// The pipeline bubble of one rank's step (analysis/commops.h, as stats' steps[].bubble_ns): the job's window of the
+// step (the hull of that step's window over the ranks) minus the rank's compute busy time inside it.
+TimeNs stepBubbleNs(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange jobWindow);
 
 // Robust z-scores of a sample against its median: z = 0.6745·(x − median)/MAD with MAD the median absolute
 // deviation; where MAD is 0, z = (x − median)/(1.2533·MeanAD) with MeanAD the mean absolute deviation from the
@@ -103,8 +102,8 @@ struct HeatMatrix
 };
 HeatMatrix heatMatrix(const StepHeatMap& map, HeatMetric metric);
 
-// The pipeline stage of a rank. EXTENSION POINT like stepBubbleNs(): no stage is known yet (nullopt), and the
-// Stage order is the number order.
+// The pipeline stage of a rank: its pp coordinate where the trace gives one (Rank::coords), else nullopt (then the
+// Stage order is the number order).
 std::optional<int> rankStage(const Trace& trace, int rankIndex);
 // The rank indexes in display order (top row first).
 std::vector<int> orderRanks(const Trace& trace, const HeatMatrix& matrix, RankOrder order);

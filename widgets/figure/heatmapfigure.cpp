@@ -30,7 +30,7 @@ void HeatMapFigure::prepare(const FigureSpec& spec)
         throw FigureRenderError("no trace to render");
     const HeatMetric metric = *spec.heatmap;
     if (metric == HeatMetric::Bubble && !m_map->hasBubble)
-        throw FigureRenderError("no per-step pipeline bubble: the analysis does not compute one yet");
+        throw FigureRenderError("no per-step pipeline bubble: the trace has no steps");
     if (metric == HeatMetric::Waiting && !m_map->hasWaiting)
         throw FigureRenderError("no waiting for peers: the collectives were not matched");
     if (m_map->columns.empty())

@@ -232,7 +232,7 @@ void HeatMapPanel::updateMetricItems()
                 item->setEnabled(available);
         m_metric->setItemData(i,
             available ? QVariant()
-                      : QVariant(m == HeatMetric::Bubble ? tr("The analysis has no per-step pipeline bubble yet")
+                      : QVariant(m == HeatMetric::Bubble ? tr("The trace has no steps to measure a pipeline bubble in")
                                                          : tr("No matched collectives in this trace")),
             Qt::ToolTipRole);
     }

@@ -46,7 +46,7 @@ private slots:
     void outliersAreTheSlowRank();
     void rankOrders();
     void stragglerRanking();
-    void bubbleIsAnExtensionPoint();
+    void bubbleIsTheJobWindowLessCompute();
     void metricNames();
 };
 
@@ -211,15 +211,21 @@ void TestHeatMap::stragglerRanking()
     }
 }
 
-void TestHeatMap::bubbleIsAnExtensionPoint()
+// The bubble of a cell: the job's window of that step (every rank's step window is [k·10, k·10 + 9.6) ms, so the hull
+// is the same) less the rank's compute in it, all of which lies in its own window: 9.6 ms less the compute cell.
+void TestHeatMap::bubbleIsTheJobWindowLessCompute()
 {
     const Run run = stragglerRun();
     const StepHeatMap map = computeStepHeatMap(*run.trace, *run.analysis, &run.match);
-    QVERIFY(!map.hasBubble);
-    QVERIFY(!map.available(HeatMetric::Bubble));
-    QVERIFY(!stepBubbleNs(*run.trace, *run.analysis, 0, 0));
+    QVERIFY(map.hasBubble);
+    QVERIFY(map.available(HeatMetric::Bubble));
     const HeatMatrix bubble = heatMatrix(map, HeatMetric::Bubble);
-    QCOMPARE(std::count(bubble.present.begin(), bubble.present.end(), 1), 0);
+    const HeatMatrix compute = heatMatrix(map, HeatMetric::Compute);
+    QCOMPARE(std::count(bubble.present.begin(), bubble.present.end(), 1), std::ptrdiff_t(20 * 4));
+    for (std::size_t r = 0; r < bubble.rows; ++r)
+        for (std::size_t c = 0; c < bubble.columns; ++c)
+            QCOMPARE(bubble.values[bubble.at(r, c)], 9'600'000 - compute.values[compute.at(r, c)]);
+    QCOMPARE(bubble.values[bubble.at(13, 0)], TimeNs(1'600'000)); // the slow rank computes 8 ms of the 9.6
 }
 
 void TestHeatMap::metricNames()

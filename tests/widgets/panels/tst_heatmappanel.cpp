@@ -96,10 +96,10 @@ void TestHeatMapPanel::panelShowsTheHeatMap()
         }
     QVERIFY2(panel.summaryLabel()->text().contains(QStringLiteral("4 cells outlined")),
         qPrintable(panel.summaryLabel()->text()));
-    // The bubble cannot be chosen: the analysis has none.
+    // Every metric can be chosen, the bubble too (the analysis computes it per step).
     auto* items = qobject_cast<QStandardItemModel*>(panel.metricBox()->model());
     QVERIFY(items);
-    QVERIFY(!items->item(int(HeatMetric::Bubble))->isEnabled());
+    QVERIFY(items->item(int(HeatMetric::Bubble))->isEnabled());
     QVERIFY(items->item(int(HeatMetric::Waiting))->isEnabled());
     // Stragglers: the slow rank first, arrived last in all 4 steps, 19 ranks × 0.9 ms waiting each time.
     QCOMPARE(panel.stragglers()->rowCount(), 20);
