@@ -5,6 +5,7 @@
 #include <QLabel>
 #include <QTreeView>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace exposure {
 
@@ -45,8 +46,13 @@ void CollectivesPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_
                 m_tree->setFirstColumnSpanned(row, group, true);
     }
     m_tree->expandAll();
-    m_summary->setText(
-        tr("%1 process groups, %2 collectives matched").arg(match->processGroups.size()).arg(match->groups.size()));
+    // The time fallback is no process group: it is said apart (a pseudo-group counted as a group misled users).
+    const auto identified = std::count_if(match->processGroups.begin(), match->processGroups.end(),
+        [](const ProcessGroupMatch& pg) { return pg.method != MatchMethod::Time; });
+    const bool byTime = std::size_t(identified) < match->processGroups.size();
+    m_summary->setText((identified == 1 ? tr("1 process group") : tr("%1 process groups").arg(identified))
+        + tr(", %1 collectives matched").arg(match->groups.size())
+        + (byTime ? tr(" (some kernels matched by time, without group identity)") : QString()));
 }
 
 QString CollectivesPanel::summary() const

@@ -862,6 +862,7 @@ void TestMainWindow::clocksAlignedAcrossHosts()
                                                      "members' end skew cannot be told from the offset")),
         qPrintable(w.clockNote()));
     QCOMPARE(w.trace()->clocks.ranks[1].offsetNs, TimeNs(5'000'000));
+    QCOMPARE(w.collectivesPanel()->summary(), QStringLiteral("1 process group, 10 collectives matched"));
     const CollectivesModel* tree = w.collectivesPanel()->model();
     QVERIFY(w.collectivesPanel()->tree()->model() == tree);
     QCOMPARE(tree->rowCount(), 1);
