@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The straggler what-if (whatif.h: EvenResult): typical durations for every operation, and which rank, stage or
 // operation type the job would gain most from.
+#include "analysis/statsreport.h"
 #include "model/parallelfor.h"
 #include "model/timeformat.h"
 #include "whatif/whatif.h"
@@ -232,23 +233,6 @@ std::string number(double v, int decimals)
     return buf;
 }
 
-std::string jsonString(const std::string& s)
-{
-    std::string out = "\"";
-    for (const char c : s) {
-        if (c == '"' || c == '\\')
-            out += '\\';
-        if (static_cast<unsigned char>(c) < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-            continue;
-        }
-        out += c;
-    }
-    return out + "\"";
-}
-
 } // namespace
 
 std::string evenJson(const EvenResult& r)
@@ -262,9 +246,10 @@ std::string evenJson(const EvenResult& r)
             + ", \"slowdown\": " + number(r.steps[k].slowdown, 6) + "}";
     out += "],\n \"slowdown_by\": {";
     for (std::size_t d = 0; d < r.by.size(); ++d) {
-        out += (d ? ", " : "") + jsonString(r.by[d].first) + ": {";
+        out += (d ? ", " : "") + exposure::jsonQuoted(r.by[d].first) + ": {";
         for (std::size_t g = 0; g < r.by[d].second.size(); ++g)
-            out += (g ? ", " : "") + jsonString(r.by[d].second[g].name) + ": " + number(r.by[d].second[g].slowdown, 6);
+            out += (g ? ", " : "") + exposure::jsonQuoted(r.by[d].second[g].name) + ": "
+                + number(r.by[d].second[g].slowdown, 6);
         out += "}";
     }
     return out + "}}\n";

@@ -223,26 +223,33 @@ FigureCheck FigureRenderer::measure(bool blockLabels) const
     for (PlotText& t : m_plot->textBoxes())
         if (blockLabels || t.role != PlotText::Role::BlockLabel) // the plottable's labels of the last draw
             c.texts.push_back(std::move(t));
-    const QRectF canvas = QRectF(QPointF(0, 0), QSizeF(m_logical)).adjusted(-0.5, -0.5, 0.5, 0.5);
-    c.minFontPt = c.texts.empty() ? FigureCheck::kMinFontPt : 1e9;
-    for (std::size_t i = 0; i < c.texts.size(); ++i) {
-        const QRectF& a = c.texts[i].rect;
-        c.minFontPt = std::min(c.minFontPt, c.texts[i].pointSize);
-        if (!canvas.contains(a))
-            c.clipped.push_back(int(i));
-        for (std::size_t j = i + 1; j < c.texts.size(); ++j) {
-            // Boxes are a line tall (leading included): touching lines do not overprint, so allow half a pixel.
-            const QRectF both = a.intersected(c.texts[j].rect);
-            if (both.width() > 0.5 && both.height() > 0.5)
-                c.overlaps.emplace_back(int(i), int(j));
-        }
-    }
+    c.measureTexts(m_logical);
     const double mmPerPx = 25.4 / figureLayoutDpi();
     c.rowCount = int(m_plot->rows().size());
     const double rows = m_plot->yAxis->range().size();
     c.plotMm = m_plot->axisRect()->height() * mmPerPx;
     c.rowMm = rows > 0 ? c.plotMm / rows : 0;
     return c;
+}
+
+void FigureCheck::measureTexts(QSize logical)
+{
+    overlaps.clear();
+    clipped.clear();
+    const QRectF canvas = QRectF(QPointF(0, 0), QSizeF(logical)).adjusted(-0.5, -0.5, 0.5, 0.5);
+    minFontPt = texts.empty() ? kMinFontPt : 1e9;
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+        const QRectF& a = texts[i].rect;
+        minFontPt = std::min(minFontPt, texts[i].pointSize);
+        if (!canvas.contains(a))
+            clipped.push_back(int(i));
+        for (std::size_t j = i + 1; j < texts.size(); ++j) {
+            // Boxes are a line tall (leading included): touching lines do not overprint, so allow half a pixel.
+            const QRectF both = a.intersected(texts[j].rect);
+            if (both.width() > 0.5 && both.height() > 0.5)
+                overlaps.emplace_back(int(i), int(j));
+        }
+    }
 }
 
 QString FigureCheck::problem() const

@@ -47,6 +47,9 @@ struct FigureCheck
     bool rowsLegible() const { return rowCount > 0 && rowMm + 1e-9 >= kMinRowMm; }
     bool textLegible() const { return overlaps.empty() && clipped.empty() && minFontPt + 1e-9 >= kMinFontPt; }
     bool legible() const { return rowsLegible() && textLegible(); }
+    // From `texts` on a canvas of `logical` pixels: the overlapping pairs, the boxes cut by its edge, the smallest
+    // font (the timeline and the heat map figures measure alike).
+    void measureTexts(QSize logical);
     // "2 texts overlap ('Rank 0' / 'gemm (compute)')", "rows are 0.4 mm tall (at least 1.5 mm)", ...; "" if legible.
     QString problem() const;
 };

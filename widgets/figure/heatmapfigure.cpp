@@ -50,19 +50,7 @@ void HeatMapFigure::prepare(const FigureSpec& spec)
     // The legibility, as FigureRenderer::measure() finds it for the timeline.
     FigureCheck c;
     c.texts = m_layout.texts;
-    const QRectF canvas = QRectF(QPointF(0, 0), QSizeF(m_logical)).adjusted(-0.5, -0.5, 0.5, 0.5);
-    c.minFontPt = c.texts.empty() ? FigureCheck::kMinFontPt : 1e9;
-    for (std::size_t i = 0; i < c.texts.size(); ++i) {
-        const QRectF& a = c.texts[i].rect;
-        c.minFontPt = std::min(c.minFontPt, c.texts[i].pointSize);
-        if (!canvas.contains(a))
-            c.clipped.push_back(int(i));
-        for (std::size_t j = i + 1; j < c.texts.size(); ++j) {
-            const QRectF both = a.intersected(c.texts[j].rect);
-            if (both.width() > 0.5 && both.height() > 0.5)
-                c.overlaps.emplace_back(int(i), int(j));
-        }
-    }
+    c.measureTexts(m_logical);
     const double mmPerPx = 25.4 / figureLayoutDpi();
     c.rowCount = int(m_scene.order.size());
     c.rowMm = m_layout.cellH * mmPerPx;
