@@ -342,6 +342,8 @@ Merged mergeParts(
             item.name = remap[item.name];
             item.group = item.group == kNoKey ? kNoKey : remap[item.group];
             item.signature = item.signature == kNoKey ? kNoKey : remap[item.signature];
+            item.preset = item.preset == kNoKey ? kNoKey : remap[item.preset];
+            item.behind = item.behind == kNoKey ? kNoKey : remap[item.behind];
             candidates.push_back(item);
         }
         readWarnings(c, warnings);

@@ -636,8 +636,11 @@ int findStep(const std::vector<StepWindow>& steps, std::string_view text)
 void numberSteps(std::vector<StepWindow>& steps)
 {
     for (StepWindow& w : steps) {
-        // "ProfilerStep#6" -> 6: the number recorded after the last '#', if only digits follow it.
-        const std::size_t hash = w.name.rfind('#');
+        // "ProfilerStep#6" -> 6: the number recorded after the last '#', if only digits follow it; "step 6" (the
+        // step lane of a Chrome timeline, from its events' `args.step`) -> 6.
+        const std::size_t hash = w.name.rfind('#') != std::string::npos ? w.name.rfind('#')
+            : w.name.rfind("step ", 0) == 0                             ? std::size_t(4)
+                                                                        : std::string::npos;
         const std::size_t digits = hash == std::string::npos ? 0 : w.name.size() - hash - 1;
         const bool recorded = digits > 0 && digits <= 9
             && std::all_of(

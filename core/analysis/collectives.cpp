@@ -46,8 +46,8 @@ const CollectiveMember* CollectiveMatch::member(IntervalRef ref) const
 
 const char* matchMethodName(MatchMethod m)
 {
-    static constexpr EnumName<MatchMethod> names[]
-        = { { MatchMethod::ProcessGroup, "process_group" }, { MatchMethod::Stream, "stream" } };
+    static constexpr EnumName<MatchMethod> names[] = { { MatchMethod::ProcessGroup, "process_group" },
+        { MatchMethod::Stream, "stream" }, { MatchMethod::Identity, "identity" } };
     return nameIn(names, m, "time");
 }
 
@@ -112,6 +112,11 @@ CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, T
             }
         });
     }
+    markQueued(
+        all, keys, [&](std::uint32_t name) { return trace.name(name); }, intern);
+    std::vector<CollectiveCandidate> ops
+        = opLevelCandidates(trace, analysis, intern, [](StringId name) { return std::uint32_t(name); });
+    all.insert(all.end(), ops.begin(), ops.end());
     CollectiveMatch result
         = matchCandidates(std::move(all), trace.ranks.size(), hosts.size() > 1, toleranceNs, std::move(keys));
     const auto waits = waitParts(result);
@@ -320,9 +325,11 @@ CollectiveGroup makeGroup(const PendingGroup& p)
     g.processGroup = p.processGroup;
     g.ordinal = p.ordinal;
     g.lastArrival = std::numeric_limits<TimeNs>::min();
+    // Where each member could begin: after any queue behind its own communicator's other stream.
+    auto ready = [](const CollectiveCandidate* c) { return std::clamp(c->queuedUntil, c->start, c->end); };
     for (const CollectiveCandidate* c : p.members) {
-        if (c->start > g.lastArrival || (c->start == g.lastArrival && c->rank < g.lastRank)) {
-            g.lastArrival = c->start;
+        if (ready(c) > g.lastArrival || (ready(c) == g.lastArrival && c->rank < g.lastRank)) {
+            g.lastArrival = ready(c);
             g.lastRank = c->rank;
         }
     }
@@ -331,10 +338,12 @@ CollectiveGroup makeGroup(const PendingGroup& p)
         mem.rank = c->rank;
         mem.lane = c->lane;
         mem.interval = c->interval;
-        mem.start = c->start;
+        mem.start = ready(c);
         mem.end = c->end;
-        mem.waitNs = std::clamp<TimeNs>(g.lastArrival - c->start, 0, c->end - c->start);
-        mem.transferNs = (c->end - c->start) - mem.waitNs;
+        mem.queuedNs = mem.start - c->start;
+        mem.behind = mem.queuedNs > 0 ? c->behind : kNoKey;
+        mem.waitNs = std::clamp<TimeNs>(g.lastArrival - mem.start, 0, c->end - mem.start);
+        mem.transferNs = (c->end - mem.start) - mem.waitNs;
         g.members.push_back(mem);
     }
     std::sort(g.members.begin(), g.members.end(),
@@ -411,6 +420,34 @@ bool matchIdentified(const std::vector<const CollectiveCandidate*>& items, std::
     return true;
 }
 
+// Op-level timers of one role: the instances of equal identity (CollectiveCandidate::preset) form one group, in the
+// order of the identity texts; an instance alone with its identity, or with none, stays unmatched.
+void matchPresets(const std::vector<const CollectiveCandidate*>& items, const std::vector<std::string>& keys,
+    std::uint32_t pgIndex, ProcessGroupMatch& pg, std::vector<PendingGroup>& out)
+{
+    std::map<std::string, MemberList> byIdentity;
+    std::set<int> ranks;
+    for (const CollectiveCandidate* c : items) {
+        ranks.insert(c->rank);
+        if (c->preset != kNoKey && c->preset < keys.size())
+            byIdentity[keys[c->preset]].push_back(c);
+    }
+    pg.members.assign(ranks.begin(), ranks.end());
+    pg.instances = items.size();
+    for (auto& [identity, members] : byIdentity) {
+        std::sort(members.begin(), members.end(), issueOrder);
+        // One instance per rank (a rank that names one identity twice keeps its first).
+        MemberList unique;
+        for (const CollectiveCandidate* c : members)
+            if (std::none_of(unique.begin(), unique.end(), [&](const auto* u) { return u->rank == c->rank; }))
+                unique.push_back(c);
+        if (unique.size() < 2)
+            continue;
+        pg.matchedInstances += unique.size();
+        out.push_back({ std::move(unique), pgIndex, std::uint32_t(pg.collectives++) });
+    }
+}
+
 // The fallback: greedy clustering in end order, per kernel name. A group opens at the earliest unmatched end and
 // takes, from each other rank, the first instance that ends within the tolerance and overlaps every member so far.
 // Ties in the end go by (rank, lane, interval), so that the result does not depend on the candidates' order.
@@ -474,7 +511,10 @@ void describeGroup(const std::string& key, ProcessGroupMatch& pg)
 {
     const auto f1 = key.find('\x1f');
     const auto f2 = key.find('\x1f', f1 + 1);
-    if (key.compare(0, f1, "\x1epg") == 0) {
+    if (key.compare(0, f1, "\x1eop") == 0) {
+        pg.method = MatchMethod::Identity;
+        pg.name = key.substr(f1 + 1) + " timers";
+    } else if (key.compare(0, f1, "\x1epg") == 0) {
         pg.method = MatchMethod::ProcessGroup;
         pg.name = key.substr(f1 + 1, f2 == std::string::npos ? std::string::npos : f2 - f1 - 1);
         pg.ranks = f2 == std::string::npos ? std::string() : key.substr(f2 + 1);
@@ -496,6 +536,7 @@ void summarise(CollectiveMatch& result)
             ++rs.matched;
             rs.waitNs += m.waitNs;
             rs.transferNs += m.transferNs;
+            rs.queuedNs += m.queuedNs;
             if (m.rank != g.lastRank)
                 othersWait += m.waitNs;
             result.maxWaitNs = std::max(result.maxWaitNs, m.waitNs);
@@ -522,10 +563,12 @@ CollectiveMatch matchCandidates(std::vector<CollectiveCandidate> all, std::size_
     result.keys = std::move(keys);
 
     // Identified instances by group key (in key order, so that the result does not depend on the candidates' order).
-    std::map<std::string, std::vector<const CollectiveCandidate*>> byGroup;
+    std::map<std::string, std::vector<const CollectiveCandidate*>> byGroup, byOp;
     std::vector<const CollectiveCandidate*> unidentified;
     for (const CollectiveCandidate& c : all) {
-        if (c.group != kNoKey && c.group < result.keys.size())
+        if (c.group != kNoKey && c.group < result.keys.size() && result.keys[c.group].rfind("\x1eop\x1f", 0) == 0)
+            byOp[result.keys[c.group]].push_back(&c); // op-level timers: matched by their identity alone
+        else if (c.group != kNoKey && c.group < result.keys.size())
             byGroup[result.keys[c.group]].push_back(&c);
         else {
             unidentified.push_back(&c);
@@ -533,6 +576,12 @@ CollectiveMatch matchCandidates(std::vector<CollectiveCandidate> all, std::size_
         }
     }
     std::vector<PendingGroup> pending;
+    for (const auto& [key, items] : byOp) {
+        ProcessGroupMatch pg;
+        describeGroup(key, pg);
+        matchPresets(items, result.keys, std::uint32_t(result.processGroups.size()), pg, pending);
+        result.processGroups.push_back(std::move(pg));
+    }
     for (auto& [key, items] : byGroup) {
         ProcessGroupMatch pg;
         describeGroup(key, pg);
@@ -552,6 +601,7 @@ CollectiveMatch matchCandidates(std::vector<CollectiveCandidate> all, std::size_
     std::vector<std::uint64_t> matchedOf(rankCount, 0);
     for (const PendingGroup& p : pending) {
         result.groups.push_back(makeGroup(p));
+        result.groups.back().waitBeforeStart = result.processGroups[p.processGroup].method == MatchMethod::Identity;
         for (const auto* c : p.members)
             ++matchedOf[std::size_t(c->rank)];
     }

@@ -15,11 +15,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace exposure {
+
+inline constexpr std::uint32_t kNoKey = 0xFFFFFFFFu;
+inline constexpr std::uint64_t kNoCollectiveSeq = ~0ull;
 
 struct CollectiveMember
 {
@@ -30,6 +34,11 @@ struct CollectiveMember
     TimeNs end = 0;
     TimeNs waitNs = 0; // from this instance's start until the last peer started (clipped to its duration)
     TimeNs transferNs = 0; // the rest of the instance: all peers present
+    // Time the kernel spent queued behind an operation of the same communicator on another stream (FSDP's
+    // all-gather and reduce-scatter streams): [start - queuedNs, start) is the recorded kernel before `start`, which
+    // is where the collective itself could begin. Neither waiting for a peer nor transfer.
+    TimeNs queuedNs = 0;
+    std::uint32_t behind = kNoKey; // index into CollectiveMatch::keys: the operation queued behind ("all_gather")
 };
 
 // How the instances of one process group were matched.
@@ -37,6 +46,7 @@ enum class MatchMethod : std::uint8_t {
     ProcessGroup, // torch.profiler process group arguments, in issue order (or by "Seq")
     Stream, // the GPU stream of the communicator, in issue order
     Time, // kernel name and end time (no identity known, or identity matching failed)
+    Identity, // op-level timers (Chrome traces): the operation's name, step, order and the ranks' coordinates
 };
 const char* matchMethodName(MatchMethod m);
 
@@ -61,9 +71,6 @@ struct ProcessGroupMatch
     std::vector<CountMismatch> mismatches;
 };
 
-inline constexpr std::uint32_t kNoKey = 0xFFFFFFFFu;
-inline constexpr std::uint64_t kNoCollectiveSeq = ~0ull;
-
 struct CollectiveGroup
 {
     StringId name = 0; // the kernel name shared by the members
@@ -73,6 +80,9 @@ struct CollectiveGroup
     std::uint32_t processGroup = 0; // index into CollectiveMatch::processGroups
     std::uint32_t ordinal = 0; // position in the process group's order (the reference member's)
     std::uint32_t signature = kNoKey; // index into CollectiveMatch::keys: type, dtype, sizes; kNoKey if unknown
+    // Op-level timers (MatchMethod::Identity): the members were recorded from the moment all of them were present,
+    // so a member's waiting lies before its start, not inside it (what-if: the group decides the members' starts).
+    bool waitBeforeStart = false;
 };
 
 struct RankCollectiveStats
@@ -85,6 +95,7 @@ struct RankCollectiveStats
     std::uint64_t causedWaits = 0; // groups in which this rank arrived last while others waited
     TimeNs causedWaitNs = 0; // Σ of the other members' waits in those groups
     std::uint64_t unidentified = 0; // communication kernels without a process group or stream identity
+    TimeNs queuedNs = 0; // Σ queuedNs of the matched instances (CollectiveMember)
 };
 
 struct CollectiveMatch
@@ -133,7 +144,31 @@ struct CollectiveCandidate
     std::uint32_t group = kNoKey; // key index of the process group's identity ("\x1epg\x1f..." / "\x1estream\x1f...")
     std::uint32_t signature = kNoKey; // key index of "\x1esig\x1f<type>\x1f<dtype>\x1f<in>\x1f<out>\x1f<size>"
     std::uint64_t seq = kNoCollectiveSeq; // the process group's sequence number, if recorded
+    // Key index of the one operation this instance takes part in, where its identity is known outright (op-level
+    // timers); candidates with equal `preset` form one group. kNoKey: matched by process group, stream or time.
+    std::uint32_t preset = kNoKey;
+    // Queued behind an instance of the same process group on another lane of the rank that started earlier and
+    // ended after this one started: until then (markQueued()); `behind` is the key index of that one's operation.
+    TimeNs queuedUntil = std::numeric_limits<TimeNs>::min();
+    std::uint32_t behind = kNoKey;
 };
+
+// The communication timers of op-level lanes (Chrome traces' ROLE-comm lanes), each with `group` = the role
+// ("\x1eop\x1fpp") and, where its identity can be told, `preset` = the operation it takes part in (opidentity.cpp
+// says how); `intern` maps a key text to its index in the caller's key table.
+// `nameOf` gives a candidate's `name` for a kernel name; `globalIndexOf[k]` the rank index of local rank k (empty:
+// the same).
+std::vector<CollectiveCandidate> opLevelCandidates(const Trace& trace, const Analysis& analysis,
+    const std::function<std::uint32_t(const std::string&)>& intern,
+    const std::function<std::uint32_t(StringId)>& nameOf, const std::vector<int>& globalIndexOf = {});
+// Kernels of one process group on two lanes of a rank (FSDP2's all-gather and reduce-scatter streams share one
+// communicator): NCCL runs a communicator's operations one after the other, so a kernel that starts while an
+// earlier-started one of its group still runs on another lane is queued behind it until that one ends. Sets
+// `queuedUntil` and `behind` (interned: the normalised operation, "all_gather"); `nameText` gives a candidate's
+// kernel name, `keys` is the table the candidates' group indexes refer to.
+void markQueued(std::vector<CollectiveCandidate>& items, const std::vector<std::string>& keys,
+    const std::function<std::string(std::uint32_t)>& nameText,
+    const std::function<std::uint32_t(const std::string&)>& intern);
 
 // The identity of the communication kernel `interval` of `lane` (group, signature, seq); `intern` maps a key
 // text to its index in the caller's key table.

@@ -257,6 +257,7 @@ CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankInd
 
 void fillCommOpCollectives(CommOps& ops, const CollectiveMatch& match, int rank, TimeRange window)
 {
+    std::map<std::size_t, std::map<std::uint32_t, TimeNs>> queuedBehind; // op -> (behind key -> time)
     for (const CollectiveGroup& g : match.groups)
         for (const CollectiveMember& m : g.members) {
             if (m.rank != rank)
@@ -273,11 +274,22 @@ void fillCommOpCollectives(CommOps& ops, const CollectiveMatch& match, int rank,
             CommOpReport& r = ops.ops[ops.kernelOp[at]];
             r.waitNs += wait;
             r.transferNs += transfer;
+            if (const TimeNs queued = TimeRange { m.start - m.queuedNs, m.start }.intersected(window).duration();
+                queued > 0) {
+                r.queuedNs += queued;
+                auto& behind = queuedBehind[ops.kernelOp[at]][m.behind];
+                behind += queued;
+            }
             if (at < ops.kernelRole.size() && ops.kernelRole[at] < ops.roles.size()) {
                 ops.roles[ops.kernelRole[at]].waitNs += wait;
                 ops.roles[ops.kernelRole[at]].transferNs += transfer;
             }
         }
+    for (const auto& [op, behind] : queuedBehind) {
+        const auto most = std::max_element(
+            behind.begin(), behind.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+        ops.ops[op].queuedBehind = most->first < match.keys.size() ? match.keys[most->first] : std::string("other");
+    }
 }
 
 std::map<int, TimeRange> jobStepWindows(const std::vector<std::vector<StepWindow>>& stepsPerRank)

@@ -40,6 +40,10 @@ struct CommOpReport
     TimeNs busyNs = 0; // |U(those kernels) ∩ window|
     TimeNs exposedNs = 0; // |U(those kernels) ∩ window \ U(compute)|
     TimeNs waitNs = 0, transferNs = 0; // their matched members' parts clipped to the window (filled by the merge)
+    // Time queued behind another operation of the same communicator on another stream (CollectiveMember::queuedNs),
+    // and the operation it was queued behind most.
+    TimeNs queuedNs = 0;
+    std::string queuedBehind;
 };
 
 // Communication of one parallelism role: dp (data parallel, FSDP shard and replicate included), tp, pp, ep, cp,

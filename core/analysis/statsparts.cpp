@@ -73,8 +73,10 @@ void fillStepCollectives(RankReport& r, const CollectiveMatch& match, int rank, 
         s.waitNs = split.waitNs;
         s.transferNs = split.transferNs;
     }
-    for (CommOpReport& op : r.commOps.ops)
-        op.waitNs = op.transferNs = 0;
+    for (CommOpReport& op : r.commOps.ops) {
+        op.waitNs = op.transferNs = op.queuedNs = 0;
+        op.queuedBehind.clear();
+    }
     for (CommRoleReport& role : r.commOps.roles)
         role.waitNs = role.transferNs = 0;
     fillCommOpCollectives(r.commOps, match, rank, window);
@@ -216,7 +218,7 @@ CollectiveCandidates collectiveCandidates(
         forEachGpuInterval(rank, [&](std::size_t l, const Lane& lane, std::size_t i) {
             const auto& t = lane.intervals;
             const StringId name = t.name(i);
-            // Op-level timer lanes (Chrome traces' ROLE-comm lanes) hold operations, not kernels: not matched.
+            // Op-level timer lanes (Chrome traces' ROLE-comm lanes) hold operations, not kernels: below.
             if (lane.commRole != CommRole::None || analysis.classOf(name).category != Category::Communication)
                 return;
             auto [it, fresh] = nameIndex.try_emplace(name, std::uint32_t(out.names.size()));
@@ -227,6 +229,16 @@ CollectiveCandidates collectiveCandidates(
             out.items.push_back(c);
         });
     }
+    markQueued(
+        out.items, out.names, [&](std::uint32_t name) { return out.names[name]; }, intern);
+    auto nameOf = [&](StringId name) {
+        auto [it, fresh] = nameIndex.try_emplace(name, std::uint32_t(out.names.size()));
+        if (fresh)
+            out.names.push_back(trace.name(name));
+        return it->second;
+    };
+    std::vector<CollectiveCandidate> ops = opLevelCandidates(trace, analysis, intern, nameOf, globalIndexOf);
+    out.items.insert(out.items.end(), ops.begin(), ops.end());
     return out;
 }
 
@@ -349,6 +361,8 @@ template <class IO, class R> void rankReportFields(IO& io, R& r)
         io.pod(op.exposedNs);
         io.pod(op.waitNs);
         io.pod(op.transferNs);
+        io.pod(op.queuedNs);
+        io.str(op.queuedBehind);
     });
     io.list(r.commOps.roles, [&](auto& role) {
         io.str(role.role);
@@ -459,7 +473,9 @@ CollectiveCandidates deserializeCollectiveCandidates(std::string_view bytes)
         c.items.push_back(in.pod<CollectiveCandidate>());
         const CollectiveCandidate& item = c.items.back();
         if (item.name >= c.names.size() || (item.group != kNoKey && item.group >= c.names.size())
-            || (item.signature != kNoKey && item.signature >= c.names.size()))
+            || (item.signature != kNoKey && item.signature >= c.names.size())
+            || (item.preset != kNoKey && item.preset >= c.names.size())
+            || (item.behind != kNoKey && item.behind >= c.names.size()))
             throw std::runtime_error("statistics message: bad name index");
     }
     in.expectEnd();

@@ -255,7 +255,11 @@ std::string commByOpJson(const CommOps& ops)
             + ", \"source\": " + quoted(commOpSourceName(o.source)) + ", \"kernel_type\": " + quoted(o.kernelType)
             + ", \"count\": " + std::to_string(o.count) + ", \"busy_ns\": " + std::to_string(o.busyNs)
             + ", \"exposed_ns\": " + std::to_string(o.exposedNs) + ", \"wait_ns\": " + std::to_string(o.waitNs)
-            + ", \"transfer_ns\": " + std::to_string(o.transferNs) + "}";
+            + ", \"transfer_ns\": " + std::to_string(o.transferNs)
+            + (o.queuedNs > 0 ? ", \"queued_ns\": " + std::to_string(o.queuedNs)
+                        + ", \"queued_behind\": " + quoted(o.queuedBehind)
+                              : std::string())
+            + "}";
     }
     return out + "]";
 }
@@ -813,6 +817,9 @@ std::string commByOpSection(const StatsReport& report, bool summarise)
                 t.exposedNs += o.exposedNs;
                 t.waitNs += o.waitNs;
                 t.transferNs += o.transferNs;
+                t.queuedNs += o.queuedNs;
+                if (t.queuedBehind.empty())
+                    t.queuedBehind = o.queuedBehind;
             }
         for (const auto& [key, o] : sum)
             row("all", o);
@@ -823,9 +830,19 @@ std::string commByOpSection(const StatsReport& report, bool summarise)
     }
     if (rows.size() == 1)
         return {};
+    std::string queued;
+    auto noteQueued = [&](const std::string& rank, const CommOpReport& o) {
+        if (o.queuedNs > 0)
+            queued += "  " + rank + ": " + o.op + " queued behind " + o.queuedBehind + " for " + dur(o.queuedNs)
+                + " (one communicator on two streams: neither waiting for a peer nor transfer)\n";
+    };
+    if (!summarise)
+        for (const RankReport& r : report.ranks)
+            for (const CommOpReport& o : r.commOps.ops)
+                noteQueued(r.label, o);
     return "\nCommunication by the operation called (the region around each kernel's launch, else the kernel's\n"
            "arguments, else its name; busy and exposed are unions per operation):\n"
-        + renderTable(rows, 4);
+        + renderTable(rows, 4) + queued;
 }
 
 // Communication by parallelism role: per rank, or summed over the ranks when the report summarises; only where

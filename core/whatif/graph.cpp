@@ -12,6 +12,10 @@ namespace {
 
 constexpr TimeNs kCrossSlackNs = 2'000; // a kernel started this much later than its launch and stream explain ...
 constexpr TimeNs kCrossWindowNs = 20'000; // ... and within this after work on another stream ended: it waited for it
+// Op-level timers of one worker (Chrome traces) may end a little after the next operation has started (Megatron's
+// receive timer stops after the compute that needed it has begun): what ends this soon after a start still came
+// before it.
+constexpr TimeNs kTimerSkewNs = 50'000;
 constexpr TimeNs kWakeMinGapNs = 1'000'000; // untraced time at least this long may be a wait for another thread
 
 inline std::uint32_t evS(std::uint32_t node)
@@ -159,11 +163,17 @@ std::uint32_t launchPiece(const Graph& g, const Analysis& a, int rank, std::uint
 class GpuDeps
 {
 public:
-    GpuDeps(Graph& g, const Analysis& a, int rank, std::size_t laneCount)
+    // `opLevel`: the rank's GPU lanes are one worker's operations recorded by its own timers (Chrome traces), which
+    // run one after the other: each waits for whatever on another lane ended last before it, however long ago.
+    GpuDeps(Graph& g, const Analysis& a, int rank, std::size_t laneCount, bool opLevel)
         : m_g(g)
         , m_a(a)
         , m_rank(rank)
         , m_laneCount(laneCount)
+        , m_opLevel(opLevel)
+        , m_slack(opLevel ? 0 : kCrossSlackNs)
+        , m_window(opLevel ? std::numeric_limits<TimeNs>::max() / 4 : kCrossWindowNs)
+        , m_skew(opLevel ? kTimerSkewNs : 0)
     { }
 
     void run()
@@ -248,8 +258,8 @@ private:
         TimeNs explained = std::numeric_limits<TimeNs>::min();
         for (int i = 0; i < n; ++i)
             explained = std::max(explained, deps[i].t + deps[i].nominal);
-        if (n > 0 && s - explained > kCrossSlackNs) {
-            const std::uint32_t y = waitedOn(k, std::max(explained, s - kCrossWindowNs), s);
+        if (n > 0 ? s - explained > m_slack : m_opLevel) {
+            const std::uint32_t y = waitedOn(k, std::max(explained, s - m_window), s + m_skew);
             if (y != kNone)
                 deps[n++] = { evE(y), m_g.recEnd[y], 0 };
         }
@@ -270,6 +280,8 @@ private:
     const Analysis& m_a;
     int m_rank;
     std::size_t m_laneCount;
+    bool m_opLevel;
+    TimeNs m_slack, m_window, m_skew;
     std::vector<std::uint32_t> m_launch; // per GPU node of the rank, in lane order
     std::vector<std::pair<std::uint32_t, std::uint32_t>> m_firstGpu; // (first node, count) of each GPU lane
     TimeNs m_latency = 0;
@@ -422,8 +434,125 @@ void addWakeEdges(Graph& g, int rank, std::size_t laneCount)
     }
 }
 
+TimeNs recordedTime(const Graph& g, std::uint32_t ev)
+{
+    return ev & 1 ? g.recEnd[ev >> 1] : g.recStart[ev >> 1];
+}
+
+// A start dependency of a node as calibrated before groups are added: event `src` + gap.
+struct StartDep
+{
+    std::uint32_t src;
+    TimeNs gap;
+};
+
+// The start dependencies of op-level group members (and of the nodes before them on their lanes), read once before
+// any group changes them.
+class StartDeps
+{
+public:
+    StartDeps(const Graph& g, const CollectiveMatch& match)
+        : m_g(g)
+        , m_index(g.nodeCount(), kNone)
+    {
+        for (const CollectiveGroup& grp : match.groups)
+            for (const CollectiveMember& m : grp.members) {
+                const LaneNodes& ln = g.laneNodes(m.rank, m.lane);
+                if (!grp.waitBeforeStart || m.interval >= ln.nodeOf.size() || ln.nodeOf[m.interval] == kNone)
+                    continue;
+                for (std::uint32_t k = ln.nodeOf[m.interval];; --k) {
+                    mark(k);
+                    if (!batched(k))
+                        break;
+                }
+            }
+        for (std::size_t e = 0; e < g.edges.size(); ++e)
+            if (!(g.edges[e].dst & 1) && m_index[g.edges[e].dst >> 1] != kNone) {
+                m_edges[m_index[g.edges[e].dst >> 1]].push_back(e);
+                m_deps[m_index[g.edges[e].dst >> 1]].push_back({ g.edges[e].src, g.edges[e].gap });
+            }
+    }
+
+    // Node k's dependencies as the group's arrival sees them. A node that starts before the one before it on its
+    // lane has ended runs batched with it (a send and a receive issued together): it arrives as that one does, so
+    // it takes that one's dependencies instead of depending on it.
+    std::vector<StartDep> resolved(std::uint32_t k) const
+    {
+        std::vector<StartDep> out = m_deps[m_index[k]];
+        if (batched(k)) {
+            const auto more = resolved(k - 1);
+            out.insert(out.end(), more.begin(), more.end());
+        } else if (m_g.hasChain(k)) {
+            out.push_back({ 2 * (k - 1) + 1, m_chainGap[m_index[k]] });
+        }
+        return out;
+    }
+    // The edges into node k's start (indexes into Graph::edges).
+    const std::vector<std::size_t>& edgesInto(std::uint32_t k) const { return m_edges[m_index[k]]; }
+
+private:
+    bool batched(std::uint32_t k) const { return m_g.hasChain(k) && m_g.recEnd[k - 1] > m_g.recStart[k]; }
+    void mark(std::uint32_t k)
+    {
+        if (m_index[k] != kNone)
+            return;
+        m_index[k] = std::uint32_t(m_deps.size());
+        m_deps.emplace_back();
+        m_edges.emplace_back();
+        m_chainGap.push_back(m_g.chainGap[k]);
+    }
+
+    const Graph& m_g;
+    std::vector<std::uint32_t> m_index; // node -> index into the lists below, kNone if not read
+    std::vector<std::vector<StartDep>> m_deps;
+    std::vector<std::vector<std::size_t>> m_edges;
+    std::vector<TimeNs> m_chainGap;
+};
+
+// A group of op-level timers (CollectiveGroup::waitBeforeStart): each member was recorded from the moment all of
+// them were present, and its waiting lies in the gap before it. So the group decides the members' starts: its
+// arrivals are the members' start dependencies. The member that was ready last keeps its recorded gap after them,
+// the others at most that gap (they would have been as quick). A member's own start dependencies keep no positive
+// gap (they are in the group's arrival); it starts its recorded offset after the group. Replaying without edits
+// gives back every recorded start.
+void addStartGroup(Graph& g, std::uint32_t node, const std::vector<std::uint32_t>& members, const StartDeps& deps)
+{
+    std::vector<std::vector<StartDep>> dep(members.size());
+    std::vector<TimeNs> ready(members.size(), std::numeric_limits<TimeNs>::min());
+    std::size_t last = 0;
+    for (std::size_t i = 0; i < members.size(); ++i) {
+        dep[i] = deps.resolved(members[i]);
+        for (const StartDep& d : dep[i])
+            ready[i] = std::max(ready[i], recordedTime(g, d.src));
+        if (dep[i].empty())
+            ready[i] = g.recStart[members[i]];
+        if (ready[i] > ready[last])
+            last = i;
+    }
+    const TimeNs lastGap = g.recStart[members[last]] - ready[last];
+    TimeNs groupTime = std::numeric_limits<TimeNs>::min();
+    for (std::size_t i = 0; i < members.size(); ++i) {
+        const std::uint32_t k = members[i];
+        const TimeNs arrival = ready[i] + std::min(g.recStart[k] - ready[i], lastGap);
+        groupTime = std::max(groupTime, arrival);
+        for (const StartDep& d : dep[i]) {
+            const TimeNs t = recordedTime(g, d.src);
+            g.edges.push_back({ d.src, evS(node), t == ready[i] ? arrival - t : std::min<TimeNs>(0, arrival - t) });
+        }
+        g.chainGap[k] = std::min<TimeNs>(g.chainGap[k], 0);
+        for (const std::size_t e : deps.edgesInto(k))
+            g.edges[e].gap = std::min<TimeNs>(g.edges[e].gap, 0);
+    }
+    g.recStart[node] = g.recEnd[node] = groupTime;
+    for (const std::uint32_t k : members) {
+        g.edges.push_back({ evS(node), evS(k), g.recStart[k] - groupTime });
+        g.edges.push_back({ evE(node), evE(k), std::min<TimeNs>(0, g.recStart[k] - groupTime) });
+    }
+}
+
 void addGroups(Graph& g, const CollectiveMatch& match)
 {
+    const StartDeps starts(g, match);
     LaneNodes groupLane;
     groupLane.first = std::uint32_t(g.recStart.size());
     const auto laneIndex = std::uint32_t(g.lanes.size());
@@ -442,6 +571,10 @@ void addGroups(Graph& g, const CollectiveMatch& match)
         const std::uint32_t node = addNode(
             g, grp.lastArrival, grp.lastArrival, std::uint32_t(gi), laneIndex, NodeKind::Group, PathPart::Latency);
         g.groupNode[gi] = node;
+        if (grp.waitBeforeStart) {
+            addStartGroup(g, node, members, starts);
+            continue;
+        }
         for (const std::uint32_t m : members) {
             g.edges.push_back({ evS(m), evS(node), 0 });
             const TimeNs release = std::clamp(grp.lastArrival, g.recStart[m], g.recEnd[m]);
@@ -531,7 +664,10 @@ Graph buildGraph(const Trace& trace, const Analysis& analysis, const CollectiveM
     }
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         const std::size_t lanes = trace.ranks[r].lanes.size();
-        GpuDeps deps(g, analysis, int(r), lanes);
+        const auto& rl = trace.ranks[r].lanes;
+        const bool opLevel
+            = std::any_of(rl.begin(), rl.end(), [](const Lane& l) { return l.commRole != CommRole::None; });
+        GpuDeps deps(g, analysis, int(r), lanes, opLevel);
         deps.run();
         addSyncEdges(g, int(r), lanes, deps.launches());
         addWakeEdges(g, int(r), lanes);

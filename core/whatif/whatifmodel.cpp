@@ -56,8 +56,12 @@ std::vector<StepAnchors> anchorSteps(const Graph& g, const Trace& trace, const A
         bool operator<(const RegionStep& o) const { return start < o.start; }
     };
     std::vector<RegionStep> regions;
-    if (ra.stepSource == StepSource::Regions) {
-        const Rank& r = trace.ranks[std::size_t(rank)];
+    // A Chrome timeline's step lane is drawn from its operations (first start to last end of a step's ones), no
+    // thread of the program: its steps are anchored to those operations (nearestEvent) and move with them.
+    const Rank& r = trace.ranks[std::size_t(rank)];
+    const bool opLevel
+        = std::any_of(r.lanes.begin(), r.lanes.end(), [](const Lane& l) { return l.commRole != CommRole::None; });
+    if (ra.stepSource == StepSource::Regions && !opLevel) {
         for (std::size_t l = 0; l < r.lanes.size(); ++l) {
             if (r.lanes[l].isGpu())
                 continue;

@@ -4,9 +4,11 @@
 // `python3 tests/tools/chrome_unions.py ../shared/traces/megatron-timeline-st/timeline-ST.json.gz`, which reads the
 // JSON without Exposure's code (exact decimals, nanoseconds rounded to the nearest). Skipped where ../shared is absent.
 #include "analysis/analysis.h"
+#include "analysis/collectives.h"
 #include "analysis/statsparts.h"
 #include "run/openrun.h"
 #include "support/shareddata.h"
+#include "whatif/whatif.h"
 
 #include <QFile>
 #include <QTest>
@@ -154,6 +156,39 @@ private Q_SLOTS:
             bubbles += st.bubbleNs;
         QCOMPARE(bubbles, TimeNs(bubbleSum));
         QCOMPARE(rr.steps.front().bubbleNs, TimeNs(firstBubble));
+    }
+
+    // The timers matched by identity: every send with its recv, the dp-comm collectives with their group (all but the
+    // layernorm all-reduces: one per worker and step over a tensor-parallel group of one); the members of each start
+    // together, as that format records them.
+    void timersMatchedByIdentity()
+    {
+        const CollectiveMatch match = matchCollectives(*m_run.trace, *m_run.analysis);
+        QCOMPARE(match.processGroups.size(), std::size_t(2));
+        std::uint64_t matched = 0, unmatched = 0;
+        for (const RankCollectiveStats& r : match.ranks) {
+            matched += r.matched;
+            unmatched += r.unmatched;
+        }
+        QCOMPARE(matched, std::uint64_t(3072 + 896));
+        QCOMPARE(unmatched, std::uint64_t(256));
+        for (const CollectiveGroup& g : match.groups) {
+            QVERIFY(g.waitBeforeStart);
+            for (const CollectiveMember& m : g.members)
+                QVERIFY2(std::abs(m.start - g.members.front().start) <= 1'000,
+                    qPrintable(QString::fromStdString(m_run.trace->name(g.name))));
+        }
+    }
+
+    // The straggler what-if: the last stage (the loss; its compute 1.39x the typical) costs the job most.
+    void lastStageIsTheStraggler()
+    {
+        const whatif::WhatIfModel model(m_run.trace, m_run.analysis);
+        const whatif::EvenResult e = model.even(2);
+        QVERIFY2(e.slowdown > 1.15 && e.slowdown < 1.2, qPrintable(QString::number(e.slowdown)));
+        for (const auto& [dim, groups] : e.by)
+            if (dim == "pp")
+                QCOMPARE(groups.front().name, std::string("3"));
     }
 
 private:

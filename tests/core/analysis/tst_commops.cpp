@@ -204,6 +204,61 @@ private Q_SLOTS:
 
     // Two ranks, one step each: the job's window of the step is the hull of both ranks' step windows; each rank's
     // bubble is that window minus its compute in it.
+    // FSDP: all-gather on stream 20 and reduce-scatter on stream 21 of one communicator (process group "0"). Rank 0's
+    // reduce-scatter [150, 260) us starts while its all-gather [100, 200) still runs: NCCL runs the communicator's
+    // operations one after the other, so it is queued behind the all-gather for 50 us, then both ranks (rank 1's
+    // reduce-scatter [200, 260)) transfer for 60 us. Rank 1's all-gather [120, 200): rank 0 waits 20 us for it.
+    void queuedBehindOneCommunicator()
+    {
+        QTemporaryDir dir;
+        for (int r = 0; r < 2; ++r) {
+            const QByteArray pg = ", \"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0, 1]\"";
+            QByteArray ev;
+            ev += cpu("ProfilerStep#1", "user_annotation", 0, 1000);
+            ev += cpu("nccl:_all_gather_base", "cpu_op", 10, 20);
+            ev += cpu("cudaLaunchKernel", "cuda_runtime", 12, 3, 1);
+            ev += cpu("nccl:_reduce_scatter_base", "cpu_op", 40, 20);
+            ev += cpu("cudaLaunchKernel", "cuda_runtime", 42, 3, 2);
+            ev += kernel("ncclDevKernel_AllGather_RING_LL(x)", 20, r == 0 ? 100 : 120, r == 0 ? 100 : 80, 1,
+                ", \"Collective name\": \"_allgather_base\"" + pg);
+            ev += kernel("ncclDevKernel_ReduceScatter_Sum_f32_RING_LL(x)", 21, r == 0 ? 150 : 200, r == 0 ? 110 : 60, 2,
+                ", \"Collective name\": \"_reduce_scatter_base\"" + pg);
+            testing::write(dir, QStringLiteral("rank%1.json").arg(r), file(ev));
+        }
+        RunOptions options;
+        options.collectives = true;
+        const OpenedRun run = openRun(dir.path().toStdString(), options);
+        const CollectiveMatch& match = *run.collectives;
+        QCOMPARE(match.groups.size(), std::size_t(2));
+        QCOMPARE(match.ranks[0].queuedNs, TimeNs(50'000));
+        QCOMPARE(match.ranks[1].queuedNs, TimeNs(0));
+        QCOMPARE(match.ranks[0].waitNs, TimeNs(20'000));
+        QCOMPARE(match.ranks[0].transferNs, TimeNs(80'000 + 60'000));
+        QCOMPARE(match.ranks[1].transferNs, TimeNs(80'000 + 60'000));
+        StatsReportOptions o;
+        o.window = run.trace->extent;
+        StatsReport report = buildStatsReport(*run.trace, *run.analysis, o);
+        fillStepCollectives(report.ranks[0], match, 0, o.window);
+        const auto& ops = report.ranks[0].commOps.ops;
+        QCOMPARE(ops.size(), std::size_t(2));
+        QCOMPARE(ops[0].op, std::string("reduce_scatter"));
+        QCOMPARE(ops[0].call, std::string("nccl:_reduce_scatter_base"));
+        QCOMPARE(ops[0].busyNs, TimeNs(110'000));
+        QCOMPARE(ops[0].queuedNs, TimeNs(50'000));
+        QCOMPARE(ops[0].queuedBehind, std::string("all_gather"));
+        QCOMPARE(ops[0].waitNs, TimeNs(0));
+        QCOMPARE(ops[0].transferNs, TimeNs(60'000));
+        QCOMPARE(ops[1].op, std::string("all_gather"));
+        QCOMPARE(ops[1].queuedNs, TimeNs(0));
+        QCOMPARE(ops[1].waitNs, TimeNs(20'000));
+        QCOMPARE(ops[1].transferNs, TimeNs(80'000));
+        const std::string json = statsJson(report, o);
+        QVERIFY(json.find("\"queued_ns\": 50000, \"queued_behind\": \"all_gather\"") != std::string::npos);
+        QCOMPARE(json.find("\"queued_behind\"", json.find("\"queued_behind\"") + 1), std::string::npos);
+        const std::string text = statsTable(report, o);
+        QVERIFY2(text.find("reduce_scatter queued behind all_gather for 50") != std::string::npos, text.c_str());
+    }
+
     void bubbles()
     {
         std::vector<std::vector<StepWindow>> steps(2);

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Matching op-level communication by identity (collectives.h: opLevelCandidates).
+//
+// Chrome timelines written by training frameworks' own timers (the Megatron layout) have no kernels, process groups
+// or sequence numbers: each communication lane holds the operations of one parallelism role. The operation a timer
+// took part in is known from what the framework does:
+//  * pipeline (pp lanes): "forward-send" on stage p goes to "forward-recv" on stage p + 1, "backward-send" on stage p
+//    to "backward-recv" on stage p - 1, inside one data-parallel and tensor-parallel replica;
+//  * data-parallel lanes: the same operation of the ranks that share every coordinate but dp; tensor-parallel lanes:
+//    all but tp;
+//  * Megatron's own groups where the name says so: the embedding all-reduce joins the first and last stage of one
+//    replica (all but pp), the gradient-norm all-reduce ("clip-main-grad") every worker, the layernorm all-reduce the
+//    tensor-parallel group (all but tp);
+// and the k-th operation of a name in a step of one worker is the k-th of that name on the others (step from the
+// step window holding its start, k counted in start order). A send and its recv, or the members of one collective,
+// then share one identity text, which matchCandidates() groups.
+#include "analysis/analysis_p.h"
+#include "analysis/collectives.h"
+#include "analysis/commops.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+namespace exposure {
+
+namespace {
+
+std::string lower(std::string_view s)
+{
+    std::string out(s);
+    for (char& c : out)
+        c = char(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+bool contains(const std::string& s, const char* what)
+{
+    return s.find(what) != std::string::npos;
+}
+
+// The coordinates the members of one operation share, as text; empty when the operation has no identity (a p2p
+// name without a direction, a send at the edge of the pipeline).
+std::string sharedCoords(const std::string& name, CommRole role, const ParallelCoords& c, std::string& opKey)
+{
+    auto text = [](std::initializer_list<std::pair<char, int>> parts) {
+        std::string out;
+        for (const auto& [k, v] : parts)
+            out += std::string(1, k) + std::to_string(v) + " ";
+        return out;
+    };
+    opKey = name;
+    const bool send = contains(name, "send"), recv = contains(name, "recv");
+    if (role == CommRole::PP && send != recv) {
+        const int dir = contains(name, "forward") ? 1 : contains(name, "backward") ? -1 : 0;
+        if (dir == 0 || c.pp < 0)
+            return {};
+        const int sender = send ? c.pp : c.pp - dir;
+        opKey = name.substr(0, name.find(send ? "send" : "recv")) + "p2p";
+        return text({ { 'd', c.dp }, { 't', c.tp }, { 'e', c.ep }, { 'c', c.cp }, { 's', sender } });
+    }
+    if (contains(name, "embedding"))
+        return text({ { 'd', c.dp }, { 't', c.tp }, { 'e', c.ep }, { 'c', c.cp } });
+    if (contains(name, "clip") || contains(name, "optimizer"))
+        return "all";
+    if (contains(name, "layernorm") || role == CommRole::TP)
+        return text({ { 'd', c.dp }, { 'p', c.pp }, { 'e', c.ep }, { 'c', c.cp } });
+    return text({ { 'p', c.pp }, { 't', c.tp }, { 'e', c.ep }, { 'c', c.cp } });
+}
+
+// The recorded number of the rank's step whose window holds t; INT_MIN when none does.
+int stepNumberAt(const RankAnalysis& ra, TimeNs t)
+{
+    for (const StepWindow& s : ra.steps)
+        if (s.hostRange.contains(t) || s.range.contains(t))
+            return s.number;
+    return std::numeric_limits<int>::min();
+}
+
+} // namespace
+
+std::vector<CollectiveCandidate> opLevelCandidates(const Trace& trace, const Analysis& analysis,
+    const std::function<std::uint32_t(const std::string&)>& intern,
+    const std::function<std::uint32_t(StringId)>& nameOf, const std::vector<int>& globalIndexOf)
+{
+    std::vector<CollectiveCandidate> out;
+    for (std::size_t r = 0; r < trace.ranks.size() && r < analysis.ranks.size(); ++r) {
+        const Rank& rank = trace.ranks[r];
+        const RankAnalysis& ra = analysis.ranks[r];
+        std::map<std::pair<std::string, int>, int> seen; // (operation name, step) -> occurrences so far
+        detail::forEachGpuLane(rank, [&](std::size_t l, const Lane& lane) {
+            if (lane.commRole == CommRole::None)
+                return;
+            const IntervalTable& t = lane.intervals;
+            const std::string role = commRoleName(lane.commRole);
+            for (std::size_t i = 0; i < t.size(); ++i) {
+                const StringId name = t.name(i);
+                if (analysis.classOf(name).category != Category::Communication)
+                    continue;
+                const int global = globalIndexOf.empty() ? int(r) : globalIndexOf.at(r);
+                CollectiveCandidate c { t.start(i), t.end(i), global, int(l), std::uint32_t(i), nameOf(name) };
+                const std::string lowered = lower(trace.name(name));
+                std::string opKey;
+                const std::string coords = sharedCoords(lowered, lane.commRole, rank.coords, opKey);
+                c.group = intern("\x1eop\x1f" + role);
+                if (!coords.empty()) {
+                    const int step = stepNumberAt(ra, t.start(i));
+                    const int k = seen[{ lowered, step }]++;
+                    c.preset = intern("\x1eopid\x1f" + role + "\x1f" + coords + "\x1f" + opKey + "\x1f"
+                        + std::to_string(step) + "\x1f" + std::to_string(k));
+                }
+                out.push_back(c);
+            }
+        });
+    }
+    return out;
+}
+
+void markQueued(std::vector<CollectiveCandidate>& items, const std::vector<std::string>& keys,
+    const std::function<std::string(std::uint32_t)>& nameText,
+    const std::function<std::uint32_t(const std::string&)>& intern)
+{
+    std::map<std::pair<int, std::uint32_t>, std::vector<CollectiveCandidate*>> byGroup; // (rank, group key)
+    for (CollectiveCandidate& c : items)
+        if (c.group != kNoKey && c.group < keys.size() && keys[c.group].rfind("\x1epg\x1f", 0) == 0)
+            byGroup[{ c.rank, c.group }].push_back(&c);
+    for (auto& [key, list] : byGroup) {
+        std::sort(list.begin(), list.end(), [](const auto* a, const auto* b) {
+            return a->start != b->start ? a->start < b->start : a->lane < b->lane;
+        });
+        std::map<int, const CollectiveCandidate*> lastOnLane;
+        for (CollectiveCandidate* c : list) {
+            for (const auto& [lane, p] : lastOnLane)
+                if (lane != c->lane && p->start < c->start && p->end > c->start && p->end > c->queuedUntil) {
+                    c->queuedUntil = p->end;
+                    const std::string name = nameText(p->name);
+                    const std::string op = normaliseCommOp(name);
+                    c->behind = intern(op.empty() ? name : op);
+                }
+            lastOnLane[c->lane] = c;
+        }
+    }
+}
+
+} // namespace exposure
