@@ -10,6 +10,7 @@
 #include "import/loader.h"
 #include "model/timeformat.h"
 #include "renderrequest.h"
+#include "whatif/whatif.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -104,6 +105,9 @@ struct Options
         QStringLiteral("METRIC") };
     QCommandLineOption order { QStringLiteral("order"),
         QStringLiteral("Heat map rows by number (default), host, stage or value."), QStringLiteral("ORDER") };
+    QCommandLineOption even { QStringLiteral("even"),
+        QStringLiteral("Draw the straggler what-if's predicted timeline (every operation at its typical duration, "
+                       "as whatif --even) instead of the recorded one.") };
     QCommandLineOption clock { QStringLiteral("clock"),
         QStringLiteral("aligned (default: ranks' clocks aligned across hosts from collective end "
                        "times, where significant) or recorded."),
@@ -113,7 +117,7 @@ struct Options
     {
         for (auto* o : { &output, &format, &width, &height, &widthMm, &heightMm, &dpi, &from, &to, &step, &timeOrigin,
                  &rows, &noOverlap, &palette, &legend, &noLegend, &legendPos, &title, &fontFamily, &fontSize,
-                 &axisLabel, &timeUnit, &spec, &saveSpec, &force, &clock, &heatmap, &order })
+                 &axisLabel, &timeUnit, &spec, &saveSpec, &force, &clock, &heatmap, &order, &even })
             p.addOption(*o);
     }
 };
@@ -364,6 +368,7 @@ int parseRenderRequest(RenderRequest& request)
     request.output = outPath;
     request.force = force;
     request.saveSpec = parser.isSet(o.saveSpec) ? parser.value(o.saveSpec) : QString();
+    request.even = parser.isSet(o.even);
     return -1;
 }
 
@@ -391,6 +396,16 @@ int runRender(int argc, char** argv)
                 std::make_shared<const StepHeatMap>(
                     computeStepHeatMap(*run->trace, *run->analysis, run->collectives.get())));
             figure.renderToFile(spec, outPath, force);
+        } else if (request.even) {
+            // The evened job as the replay predicts it, analysed and matched like a recorded one.
+            const whatif::WhatIfModel model(run->trace, run->analysis, run->collectives);
+            whatif::Edits edits;
+            edits.even = true;
+            const std::shared_ptr<const Trace> predicted = model.predictedTrace(edits);
+            const std::shared_ptr<const Analysis> analysis = analyze(*predicted, run->analysis->rules);
+            FigureRenderer renderer(predicted, analysis);
+            renderer.setCollectives(std::make_shared<const CollectiveMatch>(matchCollectives(*predicted, *analysis)));
+            renderer.renderToFile(spec, outPath, force);
         } else {
             FigureRenderer renderer(run->trace, run->analysis);
             renderer.setCollectives(run->collectives);

@@ -14,6 +14,7 @@ struct RenderRequest
     QString output; // -o FILE
     bool force = false; // --force
     QString saveSpec; // --save-spec FILE ("" without)
+    bool even = false; // --even: the predicted timeline of the straggler what-if instead of the recorded one
 };
 
 // Before the QApplication exists: a fixed QHash seed (PDF bytes), Qt's headless notes kept off stderr, and the

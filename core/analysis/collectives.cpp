@@ -443,6 +443,8 @@ void matchPresets(const std::vector<const CollectiveCandidate*>& items, const st
                 unique.push_back(c);
         if (unique.size() < 2)
             continue;
+        // A transfer is named after its send (the group takes its first member's name).
+        std::stable_partition(unique.begin(), unique.end(), [&](const CollectiveCandidate* c) { return c->sends; });
         pg.matchedInstances += unique.size();
         out.push_back({ std::move(unique), pgIndex, std::uint32_t(pg.collectives++) });
     }
@@ -806,7 +808,8 @@ std::vector<CollectiveSummaryRow> collectiveSummary(
         if (fresh) {
             row.processGroup = g.processGroup;
             row.algorithm = info->second.first;
-            row.type = info->second.second;
+            // Op-level timers have no kernel name to read a type from: their own name ("forward-send") is the type.
+            row.type = info->second.second.empty() && g.waitBeforeStart ? kernelName(g.name) : info->second.second;
             if (g.signature != kNoKey && g.signature < match.keys.size()) {
                 const auto f = splitKey(match.keys[g.signature]);
                 if (f.size() == 6) {

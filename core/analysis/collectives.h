@@ -151,6 +151,7 @@ struct CollectiveCandidate
     // ended after this one started: until then (markQueued()); `behind` is the key index of that one's operation.
     TimeNs queuedUntil = std::numeric_limits<TimeNs>::min();
     std::uint32_t behind = kNoKey;
+    bool sends = false; // an op-level timer of the sending side of a transfer (its group is named after it)
 };
 
 // The communication timers of op-level lanes (Chrome traces' ROLE-comm lanes), each with `group` = the role

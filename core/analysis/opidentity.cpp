@@ -105,6 +105,7 @@ std::vector<CollectiveCandidate> opLevelCandidates(const Trace& trace, const Ana
                 std::string opKey;
                 const std::string coords = sharedCoords(lowered, lane.commRole, rank.coords, opKey);
                 c.group = intern("\x1eop\x1f" + role);
+                c.sends = lane.commRole == CommRole::PP && contains(lowered, "send") && !contains(lowered, "recv");
                 if (!coords.empty()) {
                     const int step = stepNumberAt(ra, t.start(i));
                     const int k = seen[{ lowered, step }]++;

@@ -96,6 +96,17 @@ TimeNs meanOf(const std::map<int, TimeNs>& steps)
 
 } // namespace
 
+std::vector<TimeNs> evenedWork(const Trace& trace, const Analysis& analysis, const Graph& graph)
+{
+    const NodeTypes types = nodeTypes(trace, analysis, graph);
+    const std::vector<TimeNs> typical = typicalWork(graph, types);
+    std::vector<TimeNs> work = graph.work;
+    for (std::size_t n = 0; n < graph.nodeCount(); ++n)
+        if (types.type[n] != kNone)
+            work[n] = typical[types.type[n]];
+    return work;
+}
+
 std::map<int, TimeNs> WhatIfModel::jobSteps(const Replay& r) const
 {
     std::map<int, TimeNs> out;

@@ -117,7 +117,7 @@ void planHostLane(
 }
 
 void planGpuLane(const Trace& trace, const Analysis& a, const Graph& g, const LaneNodes& ln, const Edits& edits,
-    NameFactors& kernels, Plan& plan)
+    NameFactors& kernels, const std::vector<TimeNs>& base, Plan& plan)
 {
     const IntervalTable& t = trace.ranks[std::size_t(ln.rank)].lanes[std::size_t(ln.lane)].intervals;
     for (std::uint32_t n = ln.first; n < ln.first + ln.count; ++n) {
@@ -131,7 +131,7 @@ void planGpuLane(const Trace& trace, const Analysis& a, const Graph& g, const La
                 f /= edits.commFactor;
             }
         }
-        plan.work[n] = scaled(g.work[n], f);
+        plan.work[n] = scaled(base.empty() ? g.work[n] : base[n], f);
     }
 }
 
@@ -139,12 +139,14 @@ void planGpuLane(const Trace& trace, const Analysis& a, const Graph& g, const La
 
 bool Edits::empty() const
 {
-    return regions.empty() && gpu.empty() && comm == Comm::Measured && !noSync && launchFactor == 1.0;
+    return regions.empty() && gpu.empty() && comm == Comm::Measured && !noSync && launchFactor == 1.0 && !even;
 }
 
 std::string Edits::describe() const
 {
     std::vector<std::string> parts;
+    if (even)
+        parts.push_back("every operation at its typical duration");
     for (const Scale& s : regions)
         parts.push_back(s.factor == 0 ? "remove regions '" + s.pattern + "'"
                                       : "regions '" + s.pattern + "' ×" + factorText(s.factor));
@@ -216,11 +218,12 @@ Plan makePlan(const Trace& trace, const Analysis& analysis, const Graph& graph, 
     Plan plan = editablePlan(graph);
     NameFactors regions(trace, analysis, edits.regions, false);
     NameFactors kernels(trace, analysis, edits.gpu, true);
+    const std::vector<TimeNs> base = edits.even ? evenedWork(trace, analysis, graph) : std::vector<TimeNs> {};
     for (const LaneNodes& ln : graph.lanes) {
         if (ln.rank < 0 || ln.count == 0)
             continue;
         if (trace.ranks[std::size_t(ln.rank)].lanes[std::size_t(ln.lane)].isGpu())
-            planGpuLane(trace, analysis, graph, ln, edits, kernels, plan);
+            planGpuLane(trace, analysis, graph, ln, edits, kernels, base, plan);
         else
             planHostLane(trace, graph, ln, edits, regions, plan);
     }

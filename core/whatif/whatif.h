@@ -40,6 +40,9 @@ struct Edits
     double commFactor = 1.0;
     bool noSync = false; // synchronising calls removed: they take no time and wait for nothing
     double launchFactor = 1.0; // kernel-launch calls take 1/launchFactor of their time
+    // Every compute and communication operation at its typical duration first (the straggler what-if's evened job,
+    // `whatif --even`); the other edits then scale that.
+    bool even = false;
 
     bool empty() const;
     std::string describe() const; // "remove 'inject'; kernels attention ×0.5; communication hidden" or "none"
@@ -53,6 +56,9 @@ bool parseComm(const std::string& text, Edits& out);
 // Builds the plan of `edits` on `graph`. Throws std::invalid_argument("<pattern>: <problem>") on a bad regular
 // expression.
 Plan makePlan(const Trace& trace, const Analysis& analysis, const Graph& graph, const Edits& edits);
+// The work of every node with each compute operation at the mean of its kind (its name) and each communication
+// operation at the median transfer of its kind, over all ranks and steps; other nodes as recorded.
+std::vector<TimeNs> evenedWork(const Trace& trace, const Analysis& analysis, const Graph& graph);
 
 struct StepTimes
 {

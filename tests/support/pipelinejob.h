@@ -16,6 +16,7 @@
 #include "model/trace.h"
 
 #include <QByteArray>
+#include <QStringBuilder>
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -235,21 +236,21 @@ inline QByteArray pipelineTimeline(const PipelineJob& j, const PipelineTimes& t)
     QByteArray out = "{\"traceEvents\": [\n";
     bool firstEvent = true;
     auto add = [&](const QByteArray& e) {
-        out += (firstEvent ? "" : ",\n") + e;
+        out += QByteArray(firstEvent ? "" : ",\n") + e;
         firstEvent = false;
     };
     auto us = [](TimeNs ns) -> QByteArray {
-        return QByteArray::number(ns / 1000) + "." + QByteArray::number(ns % 1000).rightJustified(3, '0');
+        return QByteArray::number(ns / 1000) + QByteArray(".") + QByteArray::number(ns % 1000).rightJustified(3, '0');
     };
     for (int w = 0; w < j.dp * j.pp; ++w) {
         const int d = w % j.dp, p = w / j.dp;
         for (int l = 0; l < 5; ++l)
-            add(R"({"name": "thread_name", "ph": "M", "pid": )" + QByteArray::number(d) + R"(, "tid": )"
+            add(QByteArray(R"({"name": "thread_name", "ph": "M", "pid": )") + QByteArray::number(d) + R"(, "tid": )"
                 + QByteArray::number(p * 5 + l) + R"(, "args": {"name": "PP rank )" + QByteArray::number(p)
                 + ", TP rank 0, " + lanes[l] + "\"}}");
         for (const PipelineOp& op : t.ops[std::size_t(w)])
             for (const auto& part : op.parts)
-                add(R"({"name": ")" + QByteArray::fromStdString(part.name) + R"(", "ph": "X", "pid": )"
+                add(QByteArray(R"({"name": ")") + QByteArray::fromStdString(part.name) + R"(", "ph": "X", "pid": )"
                     + QByteArray::number(d) + R"(, "tid": )" + QByteArray::number(p * 5 + part.lane) + R"(, "ts": )"
                     + us(op.start) + R"(, "dur": )" + us(op.end - op.start) + R"(, "args": {"step": )"
                     + QByteArray::number(j.firstStep + op.step) + "}}");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "panels/detailspanel.h"
 
+#include "analysis/commops.h"
 #include "common/labels.h"
 #include "common/theme.h"
 #include "model/utf8.h"
@@ -289,6 +290,23 @@ void DetailsPanel::addCommunication(const Subject& s)
     if (s.category != Category::Communication || !s.nc)
         return;
     const NameClass& nc = *s.nc;
+    // The operation the program called, which the kernel's name does not always say: "all_reduce
+    // (nccl:all_reduce), runs as a send_recv kernel".
+    CommOpSource source = CommOpSource::KernelName;
+    std::string call;
+    const std::string op = commOpOf(s.trace, *s.analysis, s.ref, &source, &call);
+    const std::string kernelType = normaliseCommOp(s.trace.name(s.id));
+    QString opText = QString::fromStdString(op);
+    if (!call.empty())
+        opText += QStringLiteral(" (%1)").arg(QString::fromStdString(call));
+    if (!kernelType.empty() && kernelType != op)
+        opText += tr(", runs as a %1 kernel").arg(QString::fromStdString(kernelType));
+    add(tr("Operation"), opText);
+    const CollectiveArgs* args = collectiveArgsOf(s.trace, s.lane, s.ref.interval);
+    const std::string role = s.lane.commRole != CommRole::None ? std::string(commRoleName(s.lane.commRole))
+                                                               : roleOfGroup(args ? args->processGroup : std::string());
+    if (role != "unknown")
+        add(tr("Parallelism role"), QString::fromStdString(role));
     if (!nc.collective.empty())
         add(tr("Collective"), QString::fromStdString(nc.collective));
     if (!nc.algorithm.empty())
@@ -427,6 +445,12 @@ void DetailsPanel::addAcrossRanks(const Subject& s)
     }
     const int rank = s.ref.rank;
     add(tr("Ranks in collective"), QString::number(g->members.size()));
+    if (me && me->queuedNs > 0)
+        add(tr("Queued"),
+            tr("%1 behind %2 of the same communicator on another stream (neither waiting for a peer nor transfer)")
+                .arg(durationText(me->queuedNs))
+                .arg(me->behind < s.collectives->keys.size() ? QString::fromStdString(s.collectives->keys[me->behind])
+                                                             : tr("another operation")));
     add(tr("Waiting for peers"), partOf(me->waitNs, dur));
     add(tr("Transfer"), partOf(me->transferNs, dur));
     auto labelOf = [&](int r) {

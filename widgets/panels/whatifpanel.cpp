@@ -100,6 +100,11 @@ QWidget* WhatIfPanel::makeControls()
     form->addRow(tr("Communication:"), row);
     auto* row2 = new QHBoxLayout;
     m_noSync = new QCheckBox(tr("Remove synchronising calls"), box);
+    m_even = new QCheckBox(tr("Typical durations"), box);
+    m_even->setObjectName(QStringLiteral("whatIfEven"));
+    m_even->setToolTip(tr("The straggler what-if: every compute operation at the mean of its kind and every "
+                          "communication at the median transfer of its kind, over all ranks and steps; the summary "
+                          "says which rank, stage or operation costs the job most (whatif --even)"));
     m_launch = new QDoubleSpinBox(box);
     m_launch->setRange(1, 1000);
     m_launch->setValue(1);
@@ -113,6 +118,7 @@ QWidget* WhatIfPanel::makeControls()
     m_export = new QPushButton(tr("Export Figure…"), box);
     m_export->setToolTip(tr("Save the predicted timeline as a PNG, SVG or PDF figure"));
     connect(m_export, &QPushButton::clicked, this, &WhatIfPanel::exportFigure);
+    row2->addWidget(m_even);
     row2->addWidget(m_noSync);
     row2->addWidget(m_launch);
     row2->addStretch(1);
@@ -148,6 +154,7 @@ whatif::Edits WhatIfPanel::edits(QString* problem) const
     e.commFactor = e.comm == whatif::Edits::Comm::Faster ? m_commFactor->value() : 1.0;
     e.noSync = m_noSync->isChecked();
     e.launchFactor = m_launch->value();
+    e.even = m_even->isChecked();
     return e;
 }
 
@@ -166,6 +173,7 @@ void WhatIfPanel::setEdits(const whatif::Edits& e)
         m_commFactor->setValue(e.commFactor);
     m_noSync->setChecked(e.noSync);
     m_launch->setValue(e.launchFactor);
+    m_even->setChecked(e.even);
 }
 
 void WhatIfPanel::apply()
@@ -225,6 +233,8 @@ void WhatIfPanel::recompute()
                 r.problem = ex.what();
                 return r;
             }
+            if (e.even)
+                r.straggler = whatif::evenTable(r.model->even(0));
             r.trace = r.model->predictedTrace(e);
             r.analysis = analyze(*r.trace, analysis->rules);
             r.index = ViewIndex::build(*r.trace, r.analysis.get());
@@ -287,6 +297,8 @@ void WhatIfPanel::show(const Result& r)
         text += QLatin1Char(' ') + QString::fromStdString(r.problem);
     for (const std::string& w : r.result.warnings)
         text += QLatin1Char(' ') + QString::fromStdString(w);
+    if (!r.straggler.empty())
+        text += QLatin1Char('\n') + QString::fromStdString(r.straggler).trimmed();
     for (const std::string& f : r.findings)
         text += QLatin1Char('\n') + QString::fromStdString(f);
     summaryLabel()->setText(text);

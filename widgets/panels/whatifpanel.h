@@ -68,6 +68,7 @@ private:
         std::string problem;
         std::string edits; // what was replayed
         std::vector<std::string> findings; // per rank, over the recorded visible range
+        std::string straggler; // with typical durations: the slowdown and who costs the job most (evenTable)
     };
     void recompute() override;
     void clear() override;
@@ -81,6 +82,7 @@ private:
     QComboBox* m_comm = nullptr;
     QDoubleSpinBox* m_commFactor = nullptr;
     QCheckBox* m_noSync = nullptr;
+    QCheckBox* m_even = nullptr;
     QDoubleSpinBox* m_launch = nullptr;
     QPushButton* m_export = nullptr;
     TimelinePlot* m_plot = nullptr;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // exposure-cli whatif end to end on a generated torch.profiler trace: exact JSON values, the table, bad arguments.
+#include "support/pipelinejob.h"
 #include "support/processrun.h"
 
 #include <QFile>
@@ -82,6 +83,60 @@ private Q_SLOTS:
         QCOMPARE(table.exitCode, 0);
         QVERIFY(table.out.contains("Rank 0"));
         QVERIFY(table.out.contains("1 ms")); // measured and replay
+    }
+
+    // A DP 2 x PP 4 job whose worker (DP 1, stage 2: rank 5) computes 2x slower: `whatif --even` names it, and
+    // `render --even` draws the evened job, which ends earlier than the recorded one.
+    void evenJobNamedAndRendered()
+    {
+        using namespace exposure::testing;
+        PipelineJob job;
+        job.compute = [](int d, int p, int, int, bool backward) {
+            return exposure::TimeNs((backward ? 2'000'000 : 1'000'000) * (d == 1 && p == 2 ? 2 : 1));
+        };
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("timeline.json"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(pipelineTimeline(job, simulate(job)));
+        f.close();
+        const auto r = runProcess(QStringLiteral(EXPOSURE_CLI),
+            { QStringLiteral("whatif"), path, QStringLiteral("--even"), QStringLiteral("--json") });
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject by = QJsonDocument::fromJson(r.out).object().value(QStringLiteral("slowdown_by")).toObject();
+        QCOMPARE(by.value(QStringLiteral("rank")).toObject().keys().size(), 8);
+        double best = 0;
+        QString top;
+        const QJsonObject ranks = by.value(QStringLiteral("rank")).toObject();
+        for (auto it = ranks.begin(); it != ranks.end(); ++it)
+            if (it.value().toDouble() > best) {
+                best = it.value().toDouble();
+                top = it.key();
+            }
+        QCOMPARE(top, QStringLiteral("5"));
+
+        auto render = [&](const QString& out, bool even) {
+            QStringList args { QStringLiteral("render"), path, QStringLiteral("-o"), out, QStringLiteral("--width"),
+                QStringLiteral("800"), QStringLiteral("--height"), QStringLiteral("400") };
+            if (even)
+                args << QStringLiteral("--even");
+            return runProcess(QStringLiteral(EXPOSURE_CLI), args).exitCode;
+        };
+        const QString recorded = dir.filePath(QStringLiteral("recorded.svg")),
+                      evened = dir.filePath(QStringLiteral("even.svg"));
+        QCOMPARE(render(recorded, false), 0);
+        QCOMPARE(render(evened, true), 0);
+        // The figures name their window ("... to 59.16 ms"): the evened job is shorter.
+        auto windowEnd = [](const QString& svg) {
+            QFile in(svg);
+            if (!in.open(QIODevice::ReadOnly))
+                return QByteArray();
+            const QByteArray text = in.readAll();
+            const auto desc = text.indexOf("<desc>");
+            return text.mid(desc, text.indexOf("</desc>") - desc);
+        };
+        const QByteArray a = windowEnd(recorded), b = windowEnd(evened);
+        QVERIFY2(!a.isEmpty() && !b.isEmpty() && a != b, QByteArray(a + " | " + b).constData());
     }
 
     void badArgumentsExitWithTwo()

@@ -117,6 +117,25 @@ void checkEven(const PipelineJob& job)
     QCOMPARE(e.recordedMean, meanStep(rec));
     QCOMPARE(e.evenedMean, meanStep(ev));
     QCOMPARE(e.slowdown, double(meanStep(rec)) / double(meanStep(ev)));
+    // The predicted timeline of the evened job (What If dock, render --even): every compute operation where the
+    // simulation puts it.
+    whatif::Edits edits;
+    edits.even = true;
+    const std::shared_ptr<Trace> predicted = model.predictedTrace(edits);
+    for (const Rank& rank : predicted->ranks) {
+        std::vector<TimeRange> want;
+        for (const PipelineOp& op : ev.ops[std::size_t(rank.rank)])
+            if (op.compute)
+                want.push_back({ op.start, op.end });
+        for (const Lane& lane : rank.lanes)
+            if (lane.name.size() >= 7 && lane.name.compare(lane.name.size() - 7, 7, "compute") == 0) {
+                QCOMPARE(lane.intervals.size(), want.size());
+                for (std::size_t i = 0; i < want.size(); ++i) {
+                    QCOMPARE(lane.intervals.start(i), want[i].start);
+                    QCOMPARE(lane.intervals.end(i), want[i].end);
+                }
+            }
+    }
     const int workers = job.dp * job.pp;
     for (int w = 0; w < workers; ++w) {
         const EvenResult::Group* g = groupOf(e, "rank", std::to_string(w));
