@@ -108,7 +108,7 @@ int runSingle(const World& world, cli::StatsRequest& request)
             return 0;
         }();
     }
-    MPI_Bcast(&status, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    broadcast(status); // the others wait here without spinning while process 0 works
     return int(status);
 }
 
