@@ -63,6 +63,6 @@ export LD_LIBRARY_PATH="$b/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export OPAL_PREFIX="$b/ompi" PMIX_INSTALL_PREFIX="$b/pmix2"
 export PMIX_MCA_mca_base_component_path="$b/pmix2/lib/pmix"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_pml=ob1
+export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_pml=ob1 PMIX_MCA_pcompress_base_silence_warning=1
 EOF
 du -sh "$out"

@@ -58,6 +58,22 @@ def set_bytes(folder):
     return sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
 
 
+def table(rows):
+    lines = ["| command | wall | CPU (user + sys) | cores busy | peak RSS |", "|---|---|---|---|---|"]
+    for r in rows:
+        if r is None:
+            continue
+        if r.get("status") is None:
+            lines.append("| `%s` | MPI not available here | | | |" % r["label"])
+            continue
+        note = "" if r["status"] == 0 else " (exit status %d)" % r["status"]
+        if "identical" in r:
+            note += ", output %s" % ("byte-identical" if r["identical"] else "DIFFERS from exposure-cli's")
+        lines.append("| `%s`%s | %.1f s | %.1f s | %.1f | %.2f GB |"
+                     % (r["label"], note, r["wall_s"], r["cpu_s"], r["cores"], r["peak_rss_mib"] * 1024 * 1024 / 1e9))
+    return "\n".join(lines)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bin", required=True)
@@ -70,52 +86,52 @@ def main():
     p.add_argument("--skip-gzip", action="store_true", help="no gzip -dc baseline")
     p.add_argument("--skip-info", action="store_true")
     p.add_argument("--keep", action="store_true", help="keep the generated sets")
+    p.add_argument("--out", help="folder for results.jsonl and table.md (default: --work), rewritten after each run")
     a = p.parse_args()
     os.makedirs(a.work, exist_ok=True)
     os.environ["EXPOSURE_TIMINGS"] = "1"
-    results = os.path.join(a.work, "results.jsonl")
+    out_dir = a.out or a.work
+    os.makedirs(out_dir, exist_ok=True)
+    results = os.path.join(out_dir, "results.jsonl")
     cli = os.path.join(a.bin, "exposure-cli")
     mpi = os.path.join(a.bin, "exposure-mpi")
     mpirun = shlex.split(a.mpirun)
     have_mpi = os.path.exists(mpi) and shutil.which(mpirun[0]) is not None
     rows = []
+
+    def add(row):  # the table so far is rewritten after each run, so that a run cut short leaves its rows
+        rows.append(row)
+        with open(os.path.join(out_dir, "table.md"), "w") as f:
+            f.write(table(rows) + "\n")
+
     for fmt in a.formats.split(","):
         folder = generate(a, fmt)
         print("run_scale: %s: %.2f GB" % (folder, set_bytes(folder) / 1e9), file=sys.stderr)
         files = sorted(glob.glob(os.path.join(folder, "rank*")))
         tag = "%d ranks, .%s" % (a.ranks, "json.gz" if fmt == "gz" else "json")
         if fmt == "gz" and not a.skip_gzip:
-            rows.append(measure("gzip -dc of all files, one process (%s)" % tag,
+            add(measure("gzip -dc of all files, one process (%s)" % tag,
                                 ["sh", "-c", 'cat "$@" | gzip -dc', "sh"] + files, os.devnull, results))
         first = os.path.join(a.work, "stats-cli-%s.json" % fmt)
-        rows.append(measure("exposure-cli stats --json (%s)" % tag, [cli, "stats", "--json", folder], first, results))
+        add(measure("exposure-cli stats --json (%s)" % tag, [cli, "stats", "--json", folder], first, results))
         if not a.skip_info:
-            rows.append(measure("exposure-cli info (%s)" % tag, [cli, "info", folder], os.devnull, results))
+            add(measure("exposure-cli info (%s)" % tag, [cli, "info", folder], os.devnull, results))
         for k in [int(x) for x in a.procs.split(",") if x]:
             label = "mpirun -n %d exposure-mpi stats --json (%s)" % (k, tag)
             if not have_mpi:
-                rows.append({"label": label, "status": None})
+                add({"label": label, "status": None})
                 continue
             out = os.path.join(a.work, "stats-mpi%d-%s.json" % (k, fmt))
             row = measure(label, mpirun + ["-n", str(k), mpi, "stats", "--json", folder], out, results)
             if row:
                 with open(first, "rb") as f1, open(out, "rb") as f2:
                     row["identical"] = f1.read() == f2.read()
-            rows.append(row)
+                print("run_scale: %s: output %s" % (label, "byte-identical" if row["identical"] else "DIFFERS"),
+                      file=sys.stderr)
+            add(row)
         if not a.keep:
             shutil.rmtree(folder)
-    print("\n| command | wall | CPU (user + sys) | cores busy | peak RSS |\n|---|---|---|---|---|")
-    for r in rows:
-        if r is None:
-            continue
-        if r.get("status") is None:
-            print("| `%s` | MPI not available here | | | |" % r["label"])
-            continue
-        note = "" if r["status"] == 0 else " (exit status %d)" % r["status"]
-        if "identical" in r:
-            note += ", output %s" % ("byte-identical" if r["identical"] else "DIFFERS from exposure-cli's")
-        print("| `%s`%s | %.1f s | %.1f s | %.1f | %.2f GB |"
-              % (r["label"], note, r["wall_s"], r["cpu_s"], r["cores"], r["peak_rss_mib"] * 1024 * 1024 / 1e9))
+    print("\n" + table(rows))
 
 
 if __name__ == "__main__":
