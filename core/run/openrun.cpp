@@ -77,7 +77,7 @@ std::shared_ptr<Trace> readStages(const std::string& path, const RunOptions& run
     reader->read();
     stage(RunStage::Consistency);
     stageTiming("consistency");
-    checkLaneConsistency(*trace, run.laneWarningsPerRank);
+    checkLaneConsistency(*trace, run.laneWarningsPerRank, load.threads);
     if (!run.part)
         checkRankAlignment(*trace); // needs every rank of the run
     return trace;
