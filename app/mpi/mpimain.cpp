@@ -2,6 +2,7 @@
 #include "mpimain.h"
 
 #include "cli/commands.h"
+#include "mpiutil.h"
 #include "nodelay.h"
 
 #include <cstdio>
@@ -48,6 +49,7 @@ int runJob(int argc, char** argv, const std::function<int(const World&)>& comman
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     std::fflush(stdout);
+    barrier(); // MPI_Finalize's own synchronisation spins while process 0 still prints
     MPI_Finalize();
     return status;
 }

@@ -407,7 +407,7 @@ int runSingle(const World& world, const cli::RenderRequest& request)
             return writeFigure(renderer, request);
         }();
     }
-    MPI_Bcast(&status, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    broadcast(status);
     return int(status);
 }
 
@@ -472,7 +472,7 @@ int runRender(const World& world, int argc, char** argv)
         exchanged.bytes += myOutline.size();
         serveUntilDone(&server, exchanged);
         std::int64_t result = 0;
-        MPI_Bcast(&result, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+        broadcast(result);
         return int(result);
     }
 
@@ -529,7 +529,7 @@ int runRender(const World& world, int argc, char** argv)
         result = fail(e.what());
     }
     sendDone();
-    MPI_Bcast(&result, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    broadcast(result);
     return int(result);
 }
 

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Small MPI helpers of exposure-mpi: byte strings broadcast, gathered to and scattered from process 0.
+// Small MPI helpers of exposure-mpi: byte strings broadcast, gathered to and scattered from process 0. Every one
+// waits without spinning (non-blocking calls polled with pauses), so that a process waiting for others leaves its
+// core to them.
 #pragma once
 
 #include "model/bytes.h"
@@ -20,6 +22,9 @@ struct World
 
 // Process 0's `bytes` on every process.
 void broadcast(std::string& bytes);
+void broadcast(std::int64_t& value);
+// Every process has come here.
+void barrier();
 // Every process's `bytes`, on process 0 (by process rank; empty elsewhere).
 std::vector<std::string> gather(const std::string& bytes);
 // parts[p] (given on process 0) to process p.

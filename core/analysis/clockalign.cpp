@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/clockalign.h"
 
+#include "model/parallelfor.h"
 #include "model/timeformat.h"
 
 #include <algorithm>
@@ -52,16 +53,26 @@ struct Estimate
     bool separated = false; // from transfer starts (see clockSamples)
 };
 
+// Index of the pair of domains a < b in a triangular table of n domains.
+std::size_t pairIndex(std::size_t a, std::size_t b, std::size_t n)
+{
+    return a * n - a * (a + 1) / 2 + (b - a - 1);
+}
+
 Estimate robustEstimate(std::vector<TimeNs> d)
 {
     Estimate e;
     e.samples = d.size();
     if (d.empty())
         return e;
-    auto median = [](std::vector<TimeNs>& v) {
-        std::sort(v.begin(), v.end());
+    auto median = [](std::vector<TimeNs>& v) { // the middle order statistics, selected (not sorted): O(n)
         const std::size_t n = v.size();
-        return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+        const auto mid = v.begin() + std::ptrdiff_t(n / 2);
+        std::nth_element(v.begin(), mid, v.end());
+        if (n % 2)
+            return *mid;
+        const TimeNs below = *std::max_element(v.begin(), mid);
+        return below + (*mid - below) / 2;
     };
     e.median = median(d);
     for (TimeNs& x : d)
@@ -144,18 +155,28 @@ TransferTimes transferTimes(const std::vector<const CollectiveGroup*>& groups)
     return out;
 }
 
-struct PairSamples
+// One clock domain's side of one collective: its first member's end and, where known, transfer start.
+struct Side
 {
-    std::vector<TimeNs> separated; // differences of transfer starts: the offset alone
-    std::vector<TimeNs> ends; // differences of end times: the offset plus the members' end skew
+    TimeNs end = 0;
+    TimeNs transferStart = 0;
+    bool present = false;
+    bool known = false;
 };
 
-// Per pair of clock domains (a < b), samples of b's clock minus a's over the collectives matched by identity that
-// release their members together. Where both members' transfer starts are known (the last arrival's own start, or
-// a member's end minus its transfer time of that kind), their difference is the offset alone; else only the end
-// difference is, which also holds the members' systematic end skew (their places in the ring).
-std::map<std::pair<int, int>, PairSamples> clockSamples(
-    const Trace& trace, const CollectiveMatch& match, const std::vector<int>& domain)
+// The estimate of b's clock minus a's for every pair of clock domains a < b, over the collectives matched by identity
+// that release their members together (samples == 0: fewer than kMinCollectives shared, no estimate). Where both
+// members' transfer starts are known (the last arrival's own start, or a member's end minus its transfer time of
+// that kind), their difference is the offset alone; else only the end difference is, which also holds the members'
+// systematic end skew (their places in the ring). Transfer starts are used where each member's transfer time is
+// stable; where it is not (members released at one instant whatever their arrival), they scatter and ends are the
+// better anchor.
+//
+// Pairs are many where hosts are not recorded (a domain per rank: 523 776 pairs at 1 024 ranks): the sides are kept
+// as one row of collectives per domain and the pairs estimated on all cores, into a triangular table (pairIndex).
+// A map of per-pair sample lists made this stage take 18 s at 1 024 ranks.
+std::vector<Estimate> pairEstimates(
+    const Trace& trace, const CollectiveMatch& match, const std::vector<int>& domain, std::size_t domains)
 {
     std::vector<const CollectiveGroup*> groups;
     std::map<StringId, bool> together;
@@ -170,40 +191,53 @@ std::map<std::pair<int, int>, PairSamples> clockSamples(
             groups.push_back(&g);
     }
     const TransferTimes transfer = transferTimes(groups);
-    std::map<std::pair<int, int>, PairSamples> out;
-    struct Side
-    {
-        TimeNs end = 0;
-        TimeNs transferStart = 0;
-        bool known = false;
-    };
-    std::map<int, Side> sides;
-    for (const CollectiveGroup* g : groups) {
-        sides.clear();
+    std::vector<Side> sides(domains * groups.size()); // [domain][group]
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+        const CollectiveGroup* g = groups[k];
         const int last = clearLastMember(*g);
         const int lastDomain = last >= 0 ? domain[std::size_t(g->members[std::size_t(last)].rank)] : -1;
         for (const CollectiveMember& m : g->members) {
             const int d = domain[std::size_t(m.rank)];
-            auto [it, fresh] = sides.try_emplace(d);
-            if (!fresh)
-                continue;
-            it->second.end = m.end;
+            Side& side = sides[std::size_t(d) * groups.size() + k];
+            if (side.present)
+                continue; // the domain's first member speaks for it
+            side.present = true;
+            side.end = m.end;
             if (d == lastDomain) {
-                it->second.transferStart = g->members[std::size_t(last)].start;
-                it->second.known = true;
+                side.transferStart = g->members[std::size_t(last)].start;
+                side.known = true;
             } else if (const auto t = transfer.find({ m.rank, kindOf(*g) }); t != transfer.end()) {
-                it->second.transferStart = m.end - t->second;
-                it->second.known = true;
+                side.transferStart = m.end - t->second;
+                side.known = true;
             }
         }
-        for (auto a = sides.begin(); a != sides.end(); ++a)
-            for (auto b = std::next(a); b != sides.end(); ++b) {
-                PairSamples& p = out[{ a->first, b->first }];
-                p.ends.push_back(b->second.end - a->second.end);
-                if (a->second.known && b->second.known)
-                    p.separated.push_back(b->second.transferStart - a->second.transferStart);
-            }
     }
+    std::vector<Estimate> out(domains * (domains - 1) / 2);
+    parallelFor(domains, workerCount(domains), [&](std::size_t a) {
+        std::vector<TimeNs> ends, separated;
+        const Side* sa = sides.data() + a * groups.size();
+        for (std::size_t b = a + 1; b < domains; ++b) {
+            const Side* sb = sides.data() + b * groups.size();
+            ends.clear();
+            separated.clear();
+            for (std::size_t k = 0; k < groups.size(); ++k) {
+                if (!sa[k].present || !sb[k].present)
+                    continue;
+                ends.push_back(sb[k].end - sa[k].end);
+                if (sa[k].known && sb[k].known)
+                    separated.push_back(sb[k].transferStart - sa[k].transferStart);
+            }
+            if (ends.size() < kMinCollectives)
+                continue;
+            const Estimate fromEnds = robustEstimate(ends);
+            Estimate fromStarts;
+            if (separated.size() >= kMinCollectives)
+                fromStarts = robustEstimate(separated);
+            fromStarts.separated
+                = fromStarts.samples > 0 && fromStarts.mad <= std::max<TimeNs>(2 * fromEnds.mad, kStableSpreadNs);
+            out[pairIndex(a, b, domains)] = fromStarts.separated ? fromStarts : fromEnds;
+        }
+    });
     return out;
 }
 
@@ -251,64 +285,73 @@ ClockAlignment estimateClockOffsets(const Trace& trace, const CollectiveMatch& m
         out.method = ClockMethod::SingleHost;
         return out;
     }
-    std::map<std::pair<int, int>, Estimate> edges;
-    for (auto& [pair, p] : clockSamples(trace, match, domain)) {
-        if (p.ends.size() < kMinCollectives)
-            continue;
-        const Estimate ends = robustEstimate(std::move(p.ends));
-        Estimate separated;
-        if (p.separated.size() >= kMinCollectives)
-            separated = robustEstimate(std::move(p.separated));
-        // Transfer starts remove the members' end skew where each member's transfer time is stable; where it is not
-        // (members released at one instant whatever their arrival), they scatter and ends are the better anchor.
-        separated.separated = separated.samples > 0 && separated.mad <= std::max<TimeNs>(2 * ends.mad, kStableSpreadNs);
-        edges[pair] = separated.separated ? separated : ends;
-    }
-    // Prim's tree from the reference domain over the best-supported pairs; offsets add up along it.
-    std::vector<bool> reached(static_cast<std::size_t>(domains), false);
-    std::vector<Estimate> at(static_cast<std::size_t>(domains));
-    std::vector<double> variance(static_cast<std::size_t>(domains), 0.0);
-    reached[std::size_t(domain[0])] = true;
-    at[std::size_t(domain[0])].separated = true; // a root: nothing between it and itself
-    std::vector<int> rootOf(static_cast<std::size_t>(domains));
-    std::vector<int> firstRankOf(static_cast<std::size_t>(domains), -1);
+    const auto n = std::size_t(domains);
+    const std::vector<Estimate> edges = pairEstimates(trace, match, domain, n);
+    auto edge = [&](std::size_t u, std::size_t v) -> const Estimate& {
+        return u < v ? edges[pairIndex(u, v, n)] : edges[pairIndex(v, u, n)];
+    };
+    // Prim's tree from the reference domain over the best-supported pairs; offsets add up along it. Each step takes
+    // the pair between a reached and an unreached domain with the most samples, of equals the first pair (a < b) in
+    // (a, b) order. best[v]: that pair for v among the pairs from reached domains, kept up to date as domains are
+    // reached (O(domains) per step).
+    std::vector<bool> reached(n, false);
+    std::vector<Estimate> at(n);
+    std::vector<double> variance(n, 0.0);
+    std::vector<int> rootOf(n);
+    std::vector<int> firstRankOf(n, -1);
     for (std::size_t r = trace.ranks.size(); r-- > 0;)
         firstRankOf[std::size_t(domain[r])] = int(r);
-    for (int d = 0; d < domains; ++d)
-        rootOf[std::size_t(d)] = d;
+    for (std::size_t d = 0; d < n; ++d)
+        rootOf[d] = int(d);
+    constexpr std::size_t kNone = ~std::size_t(0);
+    std::vector<std::size_t> best(n, kNone); // the reached end of v's best pair
+    // Pair (u, v) before pair (x, y): more samples, of equals the first in (a, b) order.
+    auto before = [&](std::size_t u, std::size_t v, std::size_t x, std::size_t y) {
+        const Estimate& e = edge(u, v);
+        const Estimate& o = edge(x, y);
+        if (e.samples != o.samples)
+            return e.samples > o.samples;
+        return std::make_pair(std::min(u, v), std::max(u, v)) < std::make_pair(std::min(x, y), std::max(x, y));
+    };
+    auto reach = [&](std::size_t u) {
+        reached[u] = true;
+        for (std::size_t v = 0; v < n; ++v)
+            if (!reached[v] && edge(u, v).samples > 0 && (best[v] == kNone || before(u, v, best[v], v)))
+                best[v] = u;
+    };
+    reach(std::size_t(domain[0]));
+    at[std::size_t(domain[0])].separated = true; // a root: nothing between it and itself
     for (;;) {
-        const Estimate* best = nullptr;
-        int from = -1, to = -1, sign = 1;
-        for (const auto& [pair, e] : edges) {
-            const bool aIn = reached[std::size_t(pair.first)], bIn = reached[std::size_t(pair.second)];
-            if (aIn == bIn || (best && e.samples <= best->samples))
-                continue;
-            best = &e;
-            from = aIn ? pair.first : pair.second;
-            to = aIn ? pair.second : pair.first;
-            sign = aIn ? 1 : -1;
-        }
-        if (!best) {
+        std::size_t to = kNone;
+        for (std::size_t v = 0; v < n; ++v)
+            if (!reached[v] && best[v] != kNone && (to == kNone || before(best[v], v, best[to], to)))
+                to = v;
+        if (to == kNone) {
             // A set of ranks that shares no collective with the reference (e.g. a process group of its own): its
             // lowest domain becomes its own reference, so that its members are at least aligned among themselves.
-            int root = -1;
-            for (const auto& [pair, e] : edges)
-                if (!reached[std::size_t(pair.first)] && !reached[std::size_t(pair.second)])
-                    root = root < 0 ? pair.first : std::min(root, pair.first);
-            if (root < 0)
+            std::size_t root = kNone;
+            for (std::size_t u = 0; u < n && root == kNone; ++u)
+                for (std::size_t v = u + 1; v < n && !reached[u]; ++v)
+                    if (!reached[v] && edge(u, v).samples > 0) {
+                        root = u;
+                        break;
+                    }
+            if (root == kNone)
                 break;
-            reached[std::size_t(root)] = true;
-            at[std::size_t(root)].separated = true;
+            reach(root);
+            at[root].separated = true;
             continue;
         }
-        reached[std::size_t(to)] = true;
-        rootOf[std::size_t(to)] = rootOf[std::size_t(from)];
-        at[std::size_t(to)].median = at[std::size_t(from)].median + sign * best->median;
-        at[std::size_t(to)].samples = best->samples;
-        at[std::size_t(to)].separated = best->separated && at[std::size_t(from)].separated;
-        variance[std::size_t(to)]
-            = variance[std::size_t(from)] + double(best->standardError) * double(best->standardError);
-        at[std::size_t(to)].standardError = TimeNs(std::llround(std::sqrt(variance[std::size_t(to)])));
+        const std::size_t from = best[to];
+        const Estimate& e = edge(from, to);
+        const int sign = from < to ? 1 : -1;
+        rootOf[to] = rootOf[from];
+        at[to].median = at[from].median + sign * e.median;
+        at[to].samples = e.samples;
+        at[to].separated = e.separated && at[from].separated;
+        variance[to] = variance[from] + double(e.standardError) * double(e.standardError);
+        at[to].standardError = TimeNs(std::llround(std::sqrt(variance[to])));
+        reach(to);
     }
     out.method = mode == ClockMode::Aligned ? ClockMethod::CollectiveEnds : ClockMethod::Recorded;
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {

@@ -97,7 +97,29 @@ private:
     struct CpuSpans
     {
         std::vector<std::pair<TimeNs, TimeNs>> sync, loader;
+        // The enclosing interval of each (kNoParent at depth 0), where the lane is properly nested and its depths
+        // are the nesting depths (every importer's CPU lanes are); empty otherwise.
+        std::vector<std::uint32_t> parent;
     };
+    static constexpr std::uint32_t kNoParent = 0xFFFFFFFFu;
+
+    // Parents by a stack over the intervals in start order (parents first); empty if some interval outlasts the one
+    // it starts in, or its depth is not the number of intervals around it (capped at 255 as the importers do).
+    static std::vector<std::uint32_t> nestingParents(const IntervalTable& t)
+    {
+        std::vector<std::uint32_t> parent(t.size(), kNoParent);
+        std::vector<std::uint32_t> open;
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            while (!open.empty() && t.end(open.back()) <= t.start(i))
+                open.pop_back();
+            if ((!open.empty() && t.end(i) > t.end(open.back()))
+                || t.depth(i) != std::min<std::size_t>(open.size(), 255))
+                return {};
+            parent[i] = open.empty() ? kNoParent : open.back();
+            open.push_back(std::uint32_t(i));
+        }
+        return parent;
+    }
     const CpuSpans& spansFor(std::uint32_t lane) // built for the launching threads only
     {
         auto it = m_cpu.find(lane);
@@ -106,6 +128,7 @@ private:
             CpuSpans spans;
             spans.sync = spansOf(t, m_analysis, [](const NameClass& nc) { return nc.syncCall; });
             spans.loader = spansOf(t, m_analysis, [](const NameClass& nc) { return nc.dataLoader; });
+            spans.parent = nestingParents(t);
             it = m_cpu.emplace(lane, std::move(spans)).first;
         }
         return it->second;
@@ -123,10 +146,22 @@ private:
         }
         return nullptr;
     }
-    // The innermost region of a CPU lane that contains t.
-    LaunchRef regionAt(std::uint32_t lane, TimeNs t) const
+    // The innermost region of a CPU lane that contains t: the deepest, the latest of equally deep ones.
+    LaunchRef regionAt(std::uint32_t lane, TimeNs t)
     {
         const IntervalTable& tab = m_rank.lanes[lane].intervals;
+        // Nested lane: every region that contains t encloses the last one that starts at or before t, so the
+        // innermost is the first of that one's enclosing chain that ends after t (a walk of at most the depth).
+        // Scanning back from t less the lane's longest region instead visited every region of a long step for each
+        // gap, the largest cost of `stats` at 1 024 ranks.
+        const std::vector<std::uint32_t>& parent = spansFor(lane).parent;
+        if (!parent.empty()) {
+            std::size_t i = tab.lowerBoundStart(t + 1);
+            for (std::uint32_t k = i == 0 ? kNoParent : std::uint32_t(i - 1); k != kNoParent; k = parent[k])
+                if (tab.end(k) > t)
+                    return { lane, k };
+            return { kUnknownLaunch, 0 };
+        }
         LaunchRef best { kUnknownLaunch, 0 };
         int depth = -1;
         const TimeNs md = tab.maxDuration();

@@ -273,11 +273,12 @@ StatsReport buildStatsReport(const Trace& trace, const Analysis& analysis, const
     const CollectiveMatch match
         = matchCandidates(std::move(candidates.items), trace.ranks.size(), hosts.size() > 1, 200'000, candidates.names);
     const auto waits = waitParts(match);
-    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+    // On all cores too (serial, this took 2 s at 1 024 ranks): each rank's own report from shared read-only data.
+    parallelFor(trace.ranks.size(), workerCount(trace.ranks.size()), [&](std::size_t r) {
         report.ranks[r].collectives = match.ranks[r];
         report.ranks[r].collectives.exposedWaitNs = exposedWait(waits[r], analysis.ranks[r]);
         fillStepCollectives(report.ranks[r], match, int(r), o.window);
-    }
+    });
     const std::map<int, TimeRange> jobWindows = reportJobWindows(report);
     parallelFor(trace.ranks.size(), workerCount(trace.ranks.size()),
         [&](std::size_t r) { fillStepBubbles(report.ranks[r], trace, analysis, int(r), jobWindows, o.window); });

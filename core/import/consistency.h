@@ -43,7 +43,9 @@ ConsistencyReport checkConsistency(Trace& trace);
 // lane, the cross-rank pass only each rank's time span.
 // checkLaneConsistency leaves disjointRanks 0; warningsPerRank (if given) gets the number of warnings it added for
 // each rank, in rank order.
-ConsistencyReport checkLaneConsistency(Trace& trace, std::vector<std::size_t>* warningsPerRank = nullptr);
+// Ranks are checked on `threads` threads (0: one per hardware thread), with the same result whatever their number.
+ConsistencyReport checkLaneConsistency(
+    Trace& trace, std::vector<std::size_t>* warningsPerRank = nullptr, int threads = 0);
 std::uint64_t checkRankAlignment(Trace& trace); // returns the number of ranks warned about
 // First start to last end of a rank's intervals; start > end when it has none.
 TimeRange rankSpan(const Rank& rank);

@@ -3,6 +3,7 @@
 
 #include "import/consistency.h"
 #include "import/memorybudget.h"
+#include "model/stagetimings.h"
 #include "run/inputkinds.h"
 #include "run/watchedread.h"
 
@@ -46,6 +47,7 @@ std::shared_ptr<Trace> readStages(const std::string& path, const RunOptions& run
     auto trace = std::make_shared<Trace>();
     trace->sourcePath = path;
     stage(RunStage::Detect);
+    stageTiming("detect");
     RunInput input;
     if (run.part) {
         input.kind = &otf2InputKind();
@@ -68,11 +70,14 @@ std::shared_ptr<Trace> readStages(const std::string& path, const RunOptions& run
         load.chromeMapping = run.rules.chromeMapping(); // a rules file's mapping of Chrome traces' threads
     const auto reader = input.kind->open(*trace, input, load);
     stage(RunStage::Estimate);
+    stageTiming("estimate");
     checkEstimate(*reader, path, load);
     stage(RunStage::Import);
+    stageTiming("import");
     reader->read();
     stage(RunStage::Consistency);
-    checkLaneConsistency(*trace, run.laneWarningsPerRank);
+    stageTiming("consistency");
+    checkLaneConsistency(*trace, run.laneWarningsPerRank, load.threads);
     if (!run.part)
         checkRankAlignment(*trace); // needs every rank of the run
     return trace;
@@ -113,15 +118,19 @@ void analyseStages(OpenedRun& run, const RunOptions& options)
     if (!options.analyse)
         return;
     stage(RunStage::Analyse);
+    stageTiming("analyse");
     run.analysis = analyze(*run.trace, options.rules);
     stage(RunStage::Align);
+    stageTiming("align");
     auto matched = alignStage(run, options);
     if (options.viewIndex) {
         stage(RunStage::ViewIndex);
+        stageTiming("view index");
         run.viewIndex = ViewIndex::build(*run.trace, run.analysis.get());
     }
     if (options.collectives) {
         stage(RunStage::Collectives);
+        stageTiming("collectives");
         run.collectives = matched
             ? std::move(matched)
             : std::make_shared<const CollectiveMatch>(matchCollectives(*run.trace, *run.analysis));
@@ -159,6 +168,7 @@ OpenedRun openRun(const std::string& path, const RunOptions& options)
     } catch (const std::exception& e) {
         throw LoadError(path, e.what());
     }
+    stageTiming("after the run (report)");
     return run;
 }
 
