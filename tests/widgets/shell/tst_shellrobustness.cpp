@@ -5,6 +5,7 @@
 #include "import/memorybudget.h"
 #include "jobs/traceloader.h"
 #include "run/openrun.h"
+#include "shell/findbar.h"
 #include "shell/mainwindow.h"
 #include "shell/recentfilesmenu.h"
 #include "support/kinetotraces.h"
@@ -22,6 +23,7 @@
 #include <QTimer>
 #include <QToolButton>
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 using namespace exposure;
@@ -84,6 +86,7 @@ class TestShellRobustness : public QObject
 
 private Q_SLOTS:
     void initTestCase();
+    // also Find on the loaded trace (findStreamsWithoutStalling)
     void eventLoopKeepsTurningWhileLoading();
     void cancelReturnsAtOnce();
     void secondOpenSupersedesTheFirst();
@@ -93,6 +96,7 @@ private Q_SLOTS:
     void tooLargeOffersSomeRanks();
 
 private:
+    void findStreamsWithoutStalling(MainWindow& w);
     QTemporaryDir m_dir;
     QString m_big; // ~10 M events, 2 ranks
     QString m_small; // the demo
@@ -150,6 +154,50 @@ void TestShellRobustness::eventLoopKeepsTurningWhileLoading()
         qPrintable(QStringLiteral("the GUI thread stalled for %1 ms of a %2 ms load")
                        .arg(meter.longestMs())
                        .arg(m_bigLoadMs)));
+    findStreamsWithoutStalling(w);
+}
+
+// Find on the 10 M-event trace: the exact count of a name's instances (counted here by scanning the lanes), results
+// streaming in batches, and the GUI thread never waiting for the search.
+void TestShellRobustness::findStreamsWithoutStalling(MainWindow& w)
+{
+    const Trace& trace = *w.trace();
+    auto hasGemm = [](std::string name) { // case-insensitive, as Find is by default
+        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+        return name.find("gemm") != std::string::npos;
+    };
+    std::uint64_t expected = 0, intervals = 0;
+    for (const Rank& r : trace.ranks)
+        for (const Lane& l : r.lanes) {
+            intervals += l.intervals.size();
+            for (std::size_t i = 0; i < l.intervals.size(); ++i) {
+                const StringId id = l.intervals.name(i);
+                expected += hasGemm(trace.name(id)) || hasGemm(displayName(trace, w.analysis().get(), id));
+            }
+        }
+    QVERIFY(expected > 1'000'000);
+    QSignalSpy batches(w.findBar()->search(), &TraceSearch::resultsChanged);
+    QSignalSpy done(w.findBar()->search(), &TraceSearch::finished);
+    StallMeter meter;
+    QElapsedTimer clock;
+    clock.start();
+    w.findBar()->find(QStringLiteral("gemm"), false);
+    QVERIFY(done.wait(120'000));
+    const qint64 searchMs = clock.elapsed();
+    std::printf("find \"gemm\" over %llu intervals: %llu matches in %lld ms, %d batches; the event loop's longest gap "
+                "%lld ms\n",
+        static_cast<unsigned long long>(intervals), static_cast<unsigned long long>(w.findBar()->matchCount()),
+        static_cast<long long>(searchMs), int(batches.size()), static_cast<long long>(meter.longestMs()));
+    QCOMPARE(w.findBar()->matchCount(), expected);
+    QVERIFY(batches.size() >= 3); // results stream in (a batch about every 2 M intervals scanned)
+    // F3 after the search: the first match in start order.
+    QVERIFY(w.findBar()->findNext(+1));
+    QVERIFY(w.findBar()->search()->results()->contains(*w.timeline()->selection()));
+    if (kSanitized)
+        return;
+    const qint64 bound = std::max<qint64>(100, searchMs / 4);
+    QVERIFY2(meter.longestMs() <= bound,
+        qPrintable(QStringLiteral("the GUI thread stalled for %1 ms of a %2 ms search").arg(meter.longestMs()).arg(searchMs)));
 }
 
 void TestShellRobustness::cancelReturnsAtOnce()

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Small screens and high DPI: a 1280 × 720 window (CTest runs this twice: at 100 %, and with QT_SCALE_FACTOR=2, where
+// 1280 × 720 device pixels are 640 × 360 logical ones) on the demo trace. The docks start tabbed on the right, the
+// timeline keeps at least 60 % of the window's height, the legend shows every entry, and the status text is elided
+// with the whole text in its tooltip. Screenshots go to screenshots/ in the test's build folder.
+#include "common/elidedlabel.h"
+#include "shell/mainwindow.h"
+#include "timeline/timelineplot.h"
+
+#include <QDir>
+#include <QDockWidget>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTest>
+#include <cstdio>
+
+using namespace exposure;
+
+class TestSmallScreen : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+    }
+    void timelineDominatesAt1280x720();
+    void largeWindowKeepsPanelsBelow();
+};
+
+void TestSmallScreen::timelineDominatesAt1280x720()
+{
+    const double dpr = qApp->devicePixelRatio();
+    const QSize logical(int(1280 / dpr), int(720 / dpr));
+    MainWindow w;
+    w.setRemembersRecentFiles(false);
+    w.resize(logical);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(QStringLiteral(EXPOSURE_DEMO_TRACE_DIR));
+    QVERIFY(loaded.wait(30000));
+    bool idle = false;
+    w.whenIdle([&idle] { idle = true; });
+    QTRY_VERIFY_WITH_TIMEOUT(idle, 30000);
+    w.timeline()->replot();
+    QCoreApplication::processEvents();
+    if (w.size() != logical) // what holds the window larger than asked
+        for (QWidget* child : w.findChildren<QWidget*>(QString(), Qt::FindDirectChildrenOnly))
+            std::printf("  %s %s: minimum %dx%d\n", child->metaObject()->className(),
+                qPrintable(child->objectName()), child->minimumSizeHint().width(), child->minimumSizeHint().height());
+    QCOMPARE(w.size(), logical);
+    // The docks: tabbed, on the right, beside the timeline rather than under it.
+    QVERIFY(w.isCompactLayout());
+    const QList<QDockWidget*> docks = w.findChildren<QDockWidget*>();
+    QVERIFY(docks.size() >= 9);
+    for (QDockWidget* d : docks) {
+        QCOMPARE(w.dockWidgetArea(d), Qt::RightDockWidgetArea);
+        QVERIFY2(!w.tabifiedDockWidgets(d).isEmpty(), qPrintable(d->objectName()));
+    }
+    // The timeline's share of the window's height.
+    const double share = double(w.timeline()->height()) / double(w.height());
+    std::printf("%dx%d logical at %.0f %%: timeline %d of %d px (%.1f %%), %d px wide\n", w.width(), w.height(),
+        dpr * 100, w.timeline()->height(), w.height(), share * 100, w.timeline()->width());
+    QVERIFY2(share >= 0.6, qPrintable(QString::number(share)));
+    // Every legend entry is drawn (wrapped into lines), none hidden behind "+N more".
+    int legendTexts = 0;
+    for (const PlotText& t : w.timeline()->textBoxes())
+        if (t.role == PlotText::Role::Legend) {
+            ++legendTexts;
+            QVERIFY2(!t.text.endsWith(QStringLiteral(" more")), qPrintable(t.text));
+            QVERIFY2(t.rect.right() <= w.timeline()->width(), qPrintable(t.text));
+        }
+    QVERIFY(legendTexts >= 8);
+    // The status text: elided to its room, the whole text in the tooltip; every status-bar widget inside the window.
+    const QString text = QStringLiteral("Loaded demo-trace: 2 ranks, 12 345 intervals; ") + QString(200, QLatin1Char('x'));
+    w.statusLabel()->setText(text);
+    QCoreApplication::processEvents();
+    QVERIFY(w.statusLabel()->isElided());
+    QCOMPARE(w.statusLabel()->toolTip(), text);
+    QCOMPARE(w.statusText(), text);
+    for (QWidget* child : w.statusBar()->findChildren<QWidget*>(QString(), Qt::FindDirectChildrenOnly))
+        if (child->isVisible())
+            QVERIFY2(child->geometry().right() < w.statusBar()->width(), child->metaObject()->className());
+    const QString dir = QStringLiteral(EXPOSURE_SCREENSHOT_DIR);
+    QVERIFY(QDir().mkpath(dir));
+    const QString file = dir + QStringLiteral("/smallscreen-1280x720%1.png").arg(dpr > 1 ? QStringLiteral("-200") : QString());
+    const QImage image = w.grab().toImage();
+    QCOMPARE(image.size(), QSize(1280, 720));
+    QVERIFY(image.save(file));
+    std::printf("saved %s\n", qPrintable(file));
+}
+
+// A large window (1600 × 1000 logical) keeps the panels tabbed below the timeline.
+void TestSmallScreen::largeWindowKeepsPanelsBelow()
+{
+    MainWindow w;
+    w.resize(1600, 1000);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(!w.isCompactLayout());
+    QCOMPARE(w.dockWidgetArea(w.bookmarksDock()), Qt::BottomDockWidgetArea);
+    // Shrinking the window below the threshold moves them; growing it again moves them back.
+    w.resize(1600, MainWindow::kCompactHeight - 40);
+    QTRY_VERIFY(w.isCompactLayout());
+    QCOMPARE(w.dockWidgetArea(w.bookmarksDock()), Qt::RightDockWidgetArea);
+    w.resize(1600, 1000);
+    QTRY_VERIFY(!w.isCompactLayout());
+    QCOMPARE(w.dockWidgetArea(w.bookmarksDock()), Qt::BottomDockWidgetArea);
+}
+
+QTEST_MAIN(TestSmallScreen)
+#include "tst_smallscreen.moc"
