@@ -89,8 +89,8 @@ void CollectivesModel::setMatch(const Trace& trace, const CollectiveMatch& match
                 true, QString() });
         for (const CollectiveSummaryRow& r : rows)
             if (r.processGroup == g)
-                group.lines.push_back({ summaryCells(r), false,
-                    r.bytes ? tr("%1 bytes").arg(groupDigits(r.bytes)) : QString() });
+                group.lines.push_back(
+                    { summaryCells(r), false, r.bytes ? tr("%1 bytes").arg(groupDigits(r.bytes)) : QString() });
         QStringList last;
         for (const StragglerRow& st : stragglers)
             if (st.processGroup == g && st.arrivedLast > 0)
@@ -159,7 +159,7 @@ QVariant CollectivesModel::data(const QModelIndex& index, int role) const
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::ToolTipRole && line && !line->spanned) // the exact count behind "28.4 MB"
         return index.column() == Size && !line->sizeTip.isEmpty() ? QVariant(line->sizeTip)
-                                                                   : headerData(index.column(), Qt::Horizontal, role);
+                                                                  : headerData(index.column(), Qt::Horizontal, role);
     if (role != Qt::DisplayRole)
         return {};
     if (!line)

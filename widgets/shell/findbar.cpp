@@ -214,10 +214,10 @@ bool FindBar::findNext(int direction)
         return false;
     }
     const auto sel = m_timeline->selection();
-    std::optional<IntervalRef> next = sel ? results->step(*trace, *sel, direction)
-                                          : results->stepFromTime(*trace, direction > 0
-                                                    ? m_timeline->visibleRange().start
-                                                    : m_timeline->visibleRange().end, direction);
+    std::optional<IntervalRef> next = sel
+        ? results->step(*trace, *sel, direction)
+        : results->stepFromTime(
+            *trace, direction > 0 ? m_timeline->visibleRange().start : m_timeline->visibleRange().end, direction);
     if (!next) {
         next = direction > 0 ? results->first(*trace) : results->last(*trace);
         emit message(direction > 0 ? tr("Wrapped to the first match") : tr("Wrapped to the last match"));
@@ -260,7 +260,8 @@ void FindBar::updateCount()
     else
         text = results->count() == 1 ? tr("1 match") : tr("%1 matches").arg(groupDigits(results->count()));
     m_count->setText(text);
-    m_count->setToolTip(results ? tr("%1 distinct names match").arg(groupDigits(m_search->matchingNames())) : QString());
+    m_count->setToolTip(
+        results ? tr("%1 distinct names match").arg(groupDigits(m_search->matchingNames())) : QString());
     m_timeline->refreshMatches();
 }
 

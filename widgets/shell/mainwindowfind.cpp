@@ -13,8 +13,8 @@ namespace exposure {
 void MainWindow::createEditMenu()
 {
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
-    QAction* find = edit->addAction(QIcon::fromTheme(QStringLiteral("edit-find")), tr("&Find…"), this,
-        [this] { m_findBar->activate(); });
+    QAction* find = edit->addAction(
+        QIcon::fromTheme(QStringLiteral("edit-find")), tr("&Find…"), this, [this] { m_findBar->activate(); });
     find->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_F));
     find->setToolTip(tr("Find kernels and CPU regions by name (text or regular expression)"));
     QAction* next = edit->addAction(tr("Find &Next"), this, [this] { m_findBar->findNext(+1); });

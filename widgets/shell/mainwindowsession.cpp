@@ -15,6 +15,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
+#include <QJsonDocument>
 #include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
@@ -44,8 +45,8 @@ void MainWindow::createSessionActions()
     save->setToolTip(tr("Save the trace's path, the view, the panels, the rules file, the figure settings and the "
                         "bookmarks to a small JSON file"));
     QAction* rules = m_fileMenu->addAction(tr("R&ules File…"), this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Rules File (cancel: the built-in rules)"),
-            m_rulesFile, tr("Rules (*.json);;All files (*)"));
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Rules File (cancel: the built-in rules)"), m_rulesFile, tr("Rules (*.json);;All files (*)"));
         if (setRulesFile(path) && m_current.trace)
             reload();
     });
@@ -137,7 +138,10 @@ Session MainWindow::currentSession() const
     s.geometry = saveGeometry();
     s.docks = saveState();
     s.rulesFile = m_rulesFile;
-    s.figureSpec = QSettings().value(QStringLiteral("ExportFigure/spec")).toByteArray();
+    // As the session file holds it (compact JSON), so that a session read back compares equal.
+    const QJsonDocument spec
+        = QJsonDocument::fromJson(QSettings().value(QStringLiteral("ExportFigure/spec")).toByteArray());
+    s.figureSpec = spec.isObject() ? spec.toJson(QJsonDocument::Compact) : QByteArray();
     s.bookmarks = m_bookmarks->bookmarks();
     if (m_findBar->isVisible()) {
         s.findText = m_findBar->search()->query().text;

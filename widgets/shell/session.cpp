@@ -13,85 +13,85 @@ namespace exposure {
 
 namespace {
 
-    // Nanoseconds as JSON strings: a double holds them exactly only up to 2^53.
-    QJsonValue nsValue(TimeNs ns)
-    {
-        return QString::number(ns);
-    }
+// Nanoseconds as JSON strings: a double holds them exactly only up to 2^53.
+QJsonValue nsValue(TimeNs ns)
+{
+    return QString::number(ns);
+}
 
-    TimeNs nsOf(const QJsonValue& v, const char* what)
-    {
-        bool ok = false;
-        const TimeNs ns = v.isString() ? v.toString().toLongLong(&ok) : TimeNs(v.toDouble());
-        if (!v.isString() && !v.isDouble())
-            throw SessionError(std::string(what) + " is not a time in nanoseconds");
-        if (v.isString() && !ok)
-            throw SessionError(std::string(what) + " is not a time in nanoseconds");
-        return ns;
-    }
+TimeNs nsOf(const QJsonValue& v, const char* what)
+{
+    bool ok = false;
+    const TimeNs ns = v.isString() ? v.toString().toLongLong(&ok) : TimeNs(v.toDouble());
+    if (!v.isString() && !v.isDouble())
+        throw SessionError(std::string(what) + " is not a time in nanoseconds");
+    if (v.isString() && !ok)
+        throw SessionError(std::string(what) + " is not a time in nanoseconds");
+    return ns;
+}
 
-    QJsonObject rangeObject(TimeRange r)
-    {
-        return QJsonObject { { QStringLiteral("start"), nsValue(r.start) }, { QStringLiteral("end"), nsValue(r.end) } };
-    }
+QJsonObject rangeObject(TimeRange r)
+{
+    return QJsonObject { { QStringLiteral("start"), nsValue(r.start) }, { QStringLiteral("end"), nsValue(r.end) } };
+}
 
-    TimeRange rangeOf(const QJsonValue& v, const char* what)
-    {
-        if (!v.isObject())
-            throw SessionError(std::string(what) + " is not an object with start and end");
-        const QJsonObject o = v.toObject();
-        const TimeRange r { nsOf(o.value(QStringLiteral("start")), what), nsOf(o.value(QStringLiteral("end")), what) };
-        if (r.end < r.start)
-            throw SessionError(std::string(what) + " ends before it starts");
-        return r;
-    }
+TimeRange rangeOf(const QJsonValue& v, const char* what)
+{
+    if (!v.isObject())
+        throw SessionError(std::string(what) + " is not an object with start and end");
+    const QJsonObject o = v.toObject();
+    const TimeRange r { nsOf(o.value(QStringLiteral("start")), what), nsOf(o.value(QStringLiteral("end")), what) };
+    if (r.end < r.start)
+        throw SessionError(std::string(what) + " ends before it starts");
+    return r;
+}
 
-    QJsonObject viewObject(const Session& s)
-    {
-        QJsonObject view;
-        if (s.window)
-            view.insert(QStringLiteral("window"), rangeObject(*s.window));
-        if (s.selection)
-            view.insert(QStringLiteral("selection"),
-                QJsonObject { { QStringLiteral("rank"), s.selection->rank }, { QStringLiteral("lane"), s.selection->lane },
-                    { QStringLiteral("interval"), qint64(s.selection->interval) } });
-        QJsonArray collapsed;
-        for (const int r : s.collapsedRanks)
-            collapsed.append(r);
-        view.insert(QStringLiteral("firstRow"), s.firstRow);
-        view.insert(QStringLiteral("showCpu"), s.showCpu);
-        view.insert(QStringLiteral("showOverlap"), s.showOverlap);
-        view.insert(QStringLiteral("collapsedRanks"), collapsed);
-        view.insert(QStringLiteral("palette"), s.palette);
-        view.insert(QStringLiteral("alignClocks"), s.alignClocks);
-        view.insert(QStringLiteral("find"),
-            QJsonObject { { QStringLiteral("text"), s.findText }, { QStringLiteral("regex"), s.findRegex } });
-        return view;
-    }
+QJsonObject viewObject(const Session& s)
+{
+    QJsonObject view;
+    if (s.window)
+        view.insert(QStringLiteral("window"), rangeObject(*s.window));
+    if (s.selection)
+        view.insert(QStringLiteral("selection"),
+            QJsonObject { { QStringLiteral("rank"), s.selection->rank }, { QStringLiteral("lane"), s.selection->lane },
+                { QStringLiteral("interval"), qint64(s.selection->interval) } });
+    QJsonArray collapsed;
+    for (const int r : s.collapsedRanks)
+        collapsed.append(r);
+    view.insert(QStringLiteral("firstRow"), s.firstRow);
+    view.insert(QStringLiteral("showCpu"), s.showCpu);
+    view.insert(QStringLiteral("showOverlap"), s.showOverlap);
+    view.insert(QStringLiteral("collapsedRanks"), collapsed);
+    view.insert(QStringLiteral("palette"), s.palette);
+    view.insert(QStringLiteral("alignClocks"), s.alignClocks);
+    view.insert(QStringLiteral("find"),
+        QJsonObject { { QStringLiteral("text"), s.findText }, { QStringLiteral("regex"), s.findRegex } });
+    return view;
+}
 
-    void readView(const QJsonObject& view, Session& s)
-    {
-        if (view.contains(QStringLiteral("window")))
-            s.window = rangeOf(view.value(QStringLiteral("window")), "view.window");
-        if (const QJsonValue sel = view.value(QStringLiteral("selection")); sel.isObject()) {
-            const QJsonObject o = sel.toObject();
-            const auto interval = o.value(QStringLiteral("interval")).toDouble(-1);
-            if (interval < 0 || !o.value(QStringLiteral("rank")).isDouble() || !o.value(QStringLiteral("lane")).isDouble())
-                throw SessionError("view.selection needs rank, lane and interval");
-            s.selection = IntervalRef { o.value(QStringLiteral("rank")).toInt(), o.value(QStringLiteral("lane")).toInt(),
-                std::uint32_t(interval) };
-        }
-        s.firstRow = std::max(0, view.value(QStringLiteral("firstRow")).toInt(0));
-        s.showCpu = view.value(QStringLiteral("showCpu")).toBool(true);
-        s.showOverlap = view.value(QStringLiteral("showOverlap")).toBool(true);
-        for (const QJsonValue r : view.value(QStringLiteral("collapsedRanks")).toArray())
-            s.collapsedRanks.insert(r.toInt());
-        s.palette = view.value(QStringLiteral("palette")).toString(QStringLiteral("default"));
-        s.alignClocks = view.value(QStringLiteral("alignClocks")).toBool(true);
-        const QJsonObject find = view.value(QStringLiteral("find")).toObject();
-        s.findText = find.value(QStringLiteral("text")).toString();
-        s.findRegex = find.value(QStringLiteral("regex")).toBool();
+void readView(const QJsonObject& view, Session& s)
+{
+    if (view.contains(QStringLiteral("window")))
+        s.window = rangeOf(view.value(QStringLiteral("window")), "view.window");
+    if (const QJsonValue sel = view.value(QStringLiteral("selection")); sel.isObject()) {
+        const QJsonObject o = sel.toObject();
+        const auto interval = o.value(QStringLiteral("interval")).toDouble(-1);
+        if (interval < 0 || !o.value(QStringLiteral("rank")).isDouble() || !o.value(QStringLiteral("lane")).isDouble())
+            throw SessionError("view.selection needs rank, lane and interval");
+        s.selection = IntervalRef { o.value(QStringLiteral("rank")).toInt(), o.value(QStringLiteral("lane")).toInt(),
+            std::uint32_t(interval) };
     }
+    s.firstRow = std::max(0, view.value(QStringLiteral("firstRow")).toInt(0));
+    s.showCpu = view.value(QStringLiteral("showCpu")).toBool(true);
+    s.showOverlap = view.value(QStringLiteral("showOverlap")).toBool(true);
+    for (const QJsonValue r : view.value(QStringLiteral("collapsedRanks")).toArray())
+        s.collapsedRanks.insert(r.toInt());
+    s.palette = view.value(QStringLiteral("palette")).toString(QStringLiteral("default"));
+    s.alignClocks = view.value(QStringLiteral("alignClocks")).toBool(true);
+    const QJsonObject find = view.value(QStringLiteral("find")).toObject();
+    s.findText = find.value(QStringLiteral("text")).toString();
+    s.findRegex = find.value(QStringLiteral("regex")).toBool();
+}
 
 } // namespace
 
@@ -154,8 +154,8 @@ Session Session::fromJson(const QByteArray& json, const QString& sessionFile)
         s.docks = QByteArray::fromBase64(window.value(QStringLiteral("docks")).toString().toLatin1());
         s.rulesFile = root.value(QStringLiteral("rulesFile")).toString();
         if (root.value(QStringLiteral("figureSpec")).isObject())
-            s.figureSpec = QJsonDocument(root.value(QStringLiteral("figureSpec")).toObject())
-                               .toJson(QJsonDocument::Compact);
+            s.figureSpec
+                = QJsonDocument(root.value(QStringLiteral("figureSpec")).toObject()).toJson(QJsonDocument::Compact);
     } catch (const SessionError& e) {
         throw SessionError(name + ": " + e.what());
     }

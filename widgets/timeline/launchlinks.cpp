@@ -3,8 +3,8 @@
 
 namespace exposure {
 
-std::vector<LaunchLink> launchLinksOf(const Trace& trace, const Analysis& analysis, IntervalRef selected,
-    std::size_t max)
+std::vector<LaunchLink> launchLinksOf(
+    const Trace& trace, const Analysis& analysis, IntervalRef selected, std::size_t max)
 {
     std::vector<LaunchLink> out;
     if (selected.rank < 0 || std::size_t(selected.rank) >= trace.ranks.size()

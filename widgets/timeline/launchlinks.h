@@ -20,7 +20,7 @@ struct LaunchLink
 // What to draw for a selection: for a GPU interval whose launch is known, the link from its call to it; for a call
 // that launched GPU work, one link to each interval it launched (a CUDA graph launch: every kernel of the replay), in
 // start order, at most `max`. Empty when nothing is known.
-std::vector<LaunchLink> launchLinksOf(const Trace& trace, const Analysis& analysis, IntervalRef selected,
-    std::size_t max = 512);
+std::vector<LaunchLink> launchLinksOf(
+    const Trace& trace, const Analysis& analysis, IntervalRef selected, std::size_t max = 512);
 
 } // namespace exposure

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The legend of TimelinePlot: which classes it names, how it wraps, and where it and the title sit.
-#include "common/labels.h"
 #include "timeline/timelinelegend.h"
+
+#include "common/labels.h"
 #include "timeline/timelineplot.h"
 
 #include <algorithm>
@@ -145,8 +146,48 @@ void TimelinePlot::fillLegend(bool horizontal)
     for (const LegendEntry& e : m_legendEntries)
         legend->addItem(new SwatchLegendItem(legend, e.brush, e.text, e.outlined, e.base));
     m_legendWrap = horizontal ? wrapLegend(width()) : 0;
-    // Every entry is shown, on screen too: a narrow window wraps the legend into more lines rather than hiding
-    // entries (a figure checks its legend, see FigureRenderer).
+    // On screen the legend takes at most a fifth of the plot's height: beyond that it shows a window of its lines and
+    // scrolls (the wheel over it; the last entry says where it is), so that no entry is out of reach. A figure checks
+    // its legend instead (FigureRenderer).
+    m_legendLines = m_legendShownLines = 0;
+    if (!horizontal || m_scene.options.legendDrawnOnly || legend->itemCount() == 0 || height() <= 0)
+        return;
+    const int columns = std::max(1, m_legendWrap);
+    const int line = legend->item(0)->minimumOuterSizeHint().height() + legend->rowSpacing();
+    const int fit
+        = std::max(1, (height() / 5 - legend->margins().top() - legend->margins().bottom()) / std::max(1, line));
+    const int entries = int(m_legendEntries.size());
+    const int lines = (entries + columns - 1) / columns;
+    if (lines <= fit)
+        return;
+    // `fit` lines of which the last slot is the scroll note: `shown` entries from line m_legendLine on.
+    m_legendLines = (entries + 1 + columns - 1) / columns;
+    m_legendShownLines = fit;
+    m_legendLine = std::clamp(m_legendLine, 0, m_legendLines - fit);
+    const int first = m_legendLine * columns;
+    const int shown = std::min(entries - first, fit * columns - 1);
+    legend->clearItems();
+    for (int i = first; i < first + shown; ++i) {
+        const LegendEntry& e = m_legendEntries[std::size_t(i)];
+        legend->addItem(new SwatchLegendItem(legend, e.brush, e.text, e.outlined, e.base));
+    }
+    legend->addItem(new SwatchLegendItem(legend, QBrush(Qt::NoBrush),
+        tr("↕ %1–%2 of %3").arg(first + 1).arg(first + shown).arg(entries), false, QColor(Qt::transparent)));
+    m_legendWrap = wrapLegend(width());
+}
+
+bool TimelinePlot::scrollLegend(int lines)
+{
+    if (m_legendLines <= m_legendShownLines)
+        return false;
+    const int line = std::clamp(m_legendLine + lines, 0, m_legendLines - m_legendShownLines);
+    if (line == m_legendLine)
+        return true;
+    m_legendLine = line;
+    fillLegend(true);
+    applyLayout();
+    replot(rpQueuedReplot);
+    return true;
 }
 
 int TimelinePlot::wrapLegend(int availableWidth)

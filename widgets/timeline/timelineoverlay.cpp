@@ -70,24 +70,24 @@ void TimelineOverlay::drawNameHighlight(QCPPainter* painter) const
 
 namespace {
 
-    // Whether an item of a row draws a match: one of the lane's matches starts in the item's span and is drawn in this
-    // row (nested CPU regions: the row of its depth).
-    bool itemHasMatch(const TimelineScene& s, int row, const LaneMatches& m, const DrawItem& item)
-    {
-        const TimelineRow& r = s.rows[std::size_t(row)];
-        const IntervalTable& t = s.trace->ranks[std::size_t(r.rank)].lanes[std::size_t(r.lane)].intervals;
-        auto it = std::partition_point(
-            m.intervals.begin(), m.intervals.end(), [&](std::uint32_t i) { return t.start(i) < item.start; });
-        const bool subRows = s.depthTables(row) != nullptr;
-        for (int checked = 0; it != m.intervals.end() && t.start(*it) < std::max(item.end, item.start + 1);
-             ++it, ++checked) {
-            if (!subRows || s.rowOf(IntervalRef { r.rank, r.lane, *it }) == row)
-                return true;
-            if (checked > 64)
-                return false;
-        }
-        return false;
+// Whether an item of a row draws a match: one of the lane's matches starts in the item's span and is drawn in this
+// row (nested CPU regions: the row of its depth).
+bool itemHasMatch(const TimelineScene& s, int row, const LaneMatches& m, const DrawItem& item)
+{
+    const TimelineRow& r = s.rows[std::size_t(row)];
+    const IntervalTable& t = s.trace->ranks[std::size_t(r.rank)].lanes[std::size_t(r.lane)].intervals;
+    auto it = std::partition_point(
+        m.intervals.begin(), m.intervals.end(), [&](std::uint32_t i) { return t.start(i) < item.start; });
+    const bool subRows = s.depthTables(row) != nullptr;
+    for (int checked = 0; it != m.intervals.end() && t.start(*it) < std::max(item.end, item.start + 1);
+         ++it, ++checked) {
+        if (!subRows || s.rowOf(IntervalRef { r.rank, r.lane, *it }) == row)
+            return true;
+        if (checked > 64)
+            return false;
     }
+    return false;
+}
 
 } // namespace
 

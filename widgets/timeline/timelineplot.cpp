@@ -115,6 +115,7 @@ void TimelinePlot::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
     m_selection.reset();
     m_links.clear();
     m_search.reset();
+    m_legendLine = 0;
     m_hover.reset();
     m_highlightName = kInvalidString;
     m_scene.trace = std::move(trace);
@@ -378,7 +379,6 @@ void TimelinePlot::rebuildColors()
             m_scene.classColors.push_back(m_scene.palette.block(pc.category, pc.subgroup));
 }
 
-
 void TimelinePlot::applyStyle()
 {
     m_scene.palette = Palette(m_scene.options.palette, palette());
@@ -411,7 +411,6 @@ void TimelinePlot::applyStyle()
     m_title->setTextColor(pal.text());
 }
 
-
 std::optional<TimelineHit> TimelinePlot::hitAt(const QPoint& pos) const
 {
     if (!m_scene.trace || !axisRect()->rect().contains(pos))
@@ -441,7 +440,6 @@ std::optional<TimelineHit> TimelinePlot::hitAt(const QPoint& pos) const
     h.end = item.end;
     return h;
 }
-
 
 void TimelinePlot::select(const TimelineSelection& sel, bool ensureVisible)
 {
@@ -584,6 +582,13 @@ void TimelinePlot::mouseReleaseEvent(QMouseEvent* event)
 
 void TimelinePlot::wheelEvent(QWheelEvent* event)
 {
+    // Over a legend that does not show every line: scroll its lines.
+    if (legend->visible() && legendScrolls() && legend->outerRect().contains(event->position().toPoint())) {
+        const QPoint d = event->angleDelta();
+        scrollLegend((d.y() != 0 ? d.y() : d.x()) > 0 ? -1 : 1);
+        event->accept();
+        return;
+    }
     // Shift + wheel scrolls the rows when they do not all fit; the plain wheel zooms time.
     if ((event->modifiers() & Qt::ShiftModifier) && m_shownRows < int(m_scene.rows.size())) {
         const QPoint d = event->angleDelta();

@@ -97,6 +97,10 @@ public:
     void layOutNow() { updateLayout(); }
     // A horizontal legend wrapped into as many columns as fit `availableWidth`; returns the column count.
     int wrapLegend(int availableWidth);
+    // A legend taller than a fifth of the plot on screen shows some of its lines: scrolls it by `lines` (the wheel
+    // over it does); false when it shows every line.
+    bool scrollLegend(int lines);
+    bool legendScrolls() const { return m_legendLines > m_legendShownLines; }
 
     // --- view range and navigation ---
     TimeRange visibleRange() const;
@@ -208,6 +212,9 @@ private:
     QCPLayoutGrid* m_legendHolder = nullptr;
     QCPLayoutGrid* m_sideHolder = nullptr; // the legend on the right, packed at the top
     int m_legendWrap = 0;
+    int m_legendLine = 0; // the first line shown of a legend that scrolls
+    int m_legendLines = 0; // its lines (0: it does not scroll)
+    int m_legendShownLines = 0;
     std::vector<LegendEntry> m_legendEntries;
     QScrollBar* m_rowScroll = nullptr;
     int m_firstRow = 0;

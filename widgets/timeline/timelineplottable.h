@@ -6,8 +6,8 @@
 #include "model/trace.h"
 #include "timeline/palette.h"
 #include "timeline/rowpaint.h"
-#include "timeline/timelinescene.h"
 #include "timeline/timelineoptions.h"
+#include "timeline/timelinescene.h"
 #include "view/drawlist.h"
 #include "view/viewindex.h"
 

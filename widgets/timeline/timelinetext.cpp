@@ -146,9 +146,9 @@ QString TimelinePlot::tooltipFor(const TimelineHit& h) const
     }
     // Where it ran: the rank's host, where the trace names it.
     const Rank& rank = trace.ranks[std::size_t(h.rank)];
-    const QString where = rank.host.empty()
-        ? QString()
-        : QStringLiteral("\n") + tr("%1 on %2").arg(QString::fromStdString(rank.label), QString::fromStdString(rank.host));
+    const QString where = rank.host.empty() ? QString()
+                                            : QStringLiteral("\n")
+            + tr("%1 on %2").arg(QString::fromStdString(rank.label), QString::fromStdString(rank.host));
     return tr("%1\n%2 · %3").arg(name, durationText(table.duration(h.largest)), catText) + where;
 }
 

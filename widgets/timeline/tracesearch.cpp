@@ -42,30 +42,42 @@ NameMatches matchNames(const Trace& trace, const Analysis* analysis, const Searc
     return out;
 }
 
-void SearchResults::add(const Trace& trace, LaneMatches lane)
+SearchBatch SearchResults::binned(const Trace& trace, TimeRange extent, std::vector<LaneMatches> lanes)
 {
-    if (lane.intervals.empty() || lane.rank < 0 || lane.lane < 0)
-        return;
-    if (m_slot.size() <= std::size_t(lane.rank))
-        m_slot.resize(std::size_t(lane.rank) + 1);
-    auto& laneSlots = m_slot[std::size_t(lane.rank)];
-    if (laneSlots.size() <= std::size_t(lane.lane))
-        laneSlots.resize(std::size_t(lane.lane) + 1, -1);
-    const IntervalTable& t = trace.ranks[std::size_t(lane.rank)].lanes[std::size_t(lane.lane)].intervals;
-    const double span = double(std::max<TimeNs>(1, m_extent.duration()));
-    for (const std::uint32_t i : lane.intervals) {
-        const double at = double(t.start(i) - m_extent.start) / span * kBins;
-        ++m_bins[std::size_t(std::clamp(int(at), 0, kBins - 1))];
+    SearchBatch batch { std::move(lanes), std::vector<std::uint32_t>(kBins, 0) };
+    const double span = double(std::max<TimeNs>(1, extent.duration()));
+    for (const LaneMatches& lane : batch.lanes) {
+        const IntervalTable& t = trace.ranks[std::size_t(lane.rank)].lanes[std::size_t(lane.lane)].intervals;
+        for (const std::uint32_t i : lane.intervals) {
+            const double at = double(t.start(i) - extent.start) / span * kBins;
+            ++batch.bins[std::size_t(std::clamp(int(at), 0, kBins - 1))];
+        }
     }
-    m_count += lane.intervals.size();
-    int& slot = laneSlots[std::size_t(lane.lane)];
-    if (slot >= 0) { // a later batch of the same lane: it continues in start order
-        auto& v = m_lanes[std::size_t(slot)].intervals;
-        v.insert(v.end(), lane.intervals.begin(), lane.intervals.end());
-        return;
+    return batch;
+}
+
+void SearchResults::add(SearchBatch batch)
+{
+    for (std::size_t b = 0; b < batch.bins.size() && b < m_bins.size(); ++b)
+        m_bins[b] += batch.bins[b];
+    for (LaneMatches& lane : batch.lanes) {
+        if (lane.intervals.empty() || lane.rank < 0 || lane.lane < 0)
+            continue;
+        if (m_slot.size() <= std::size_t(lane.rank))
+            m_slot.resize(std::size_t(lane.rank) + 1);
+        auto& laneSlots = m_slot[std::size_t(lane.rank)];
+        if (laneSlots.size() <= std::size_t(lane.lane))
+            laneSlots.resize(std::size_t(lane.lane) + 1, -1);
+        m_count += lane.intervals.size();
+        int& slot = laneSlots[std::size_t(lane.lane)];
+        if (slot >= 0) { // a later batch of the same lane: it continues in start order
+            auto& v = m_lanes[std::size_t(slot)].intervals;
+            v.insert(v.end(), lane.intervals.begin(), lane.intervals.end());
+            continue;
+        }
+        slot = int(m_lanes.size());
+        m_lanes.push_back(std::move(lane));
     }
-    slot = int(m_lanes.size());
-    m_lanes.push_back(std::move(lane));
 }
 
 const LaneMatches* SearchResults::lane(int rank, int lane) const
@@ -137,8 +149,9 @@ std::uint64_t SearchResults::countBelow(const Trace& trace, const Key& key) cons
     std::uint64_t n = 0;
     for (const LaneMatches& l : m_lanes) {
         const IntervalTable& t = trace.ranks[std::size_t(l.rank)].lanes[std::size_t(l.lane)].intervals;
-        const auto below = std::partition_point(l.intervals.begin(), l.intervals.end(),
-            [&](std::uint32_t i) { return Key { t.start(i), l.rank, l.lane, i } < key; });
+        const auto below = std::partition_point(l.intervals.begin(), l.intervals.end(), [&](std::uint32_t i) {
+            return Key { t.start(i), l.rank, l.lane, i } < key;
+        });
         n += std::uint64_t(below - l.intervals.begin());
     }
     return n;
@@ -155,35 +168,35 @@ std::uint64_t SearchResults::rankOf(const Trace& trace, IntervalRef ref) const
 
 namespace {
 
-    // Scans every lane for intervals of matching names; hands over a batch about every `batchIntervals` scanned.
-    void collectMatches(const Trace& trace, const NameMatches& names, const std::atomic<bool>& cancel,
-        const std::function<void(std::vector<LaneMatches>, bool)>& emitBatch)
-    {
-        constexpr std::size_t batchIntervals = 1u << 21;
-        std::vector<LaneMatches> batch;
-        std::size_t scanned = 0;
-        for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-            for (std::size_t l = 0; l < trace.ranks[r].lanes.size(); ++l) {
-                const IntervalTable& t = trace.ranks[r].lanes[l].intervals;
-                LaneMatches m { int(r), int(l), {} };
-                for (std::size_t i = 0; i < t.size(); ++i) {
-                    const StringId id = t.name(i);
-                    if (id < names.byName.size() && names.byName[id])
-                        m.intervals.push_back(std::uint32_t(i));
-                    if (++scanned % batchIntervals == 0) {
-                        if (cancel.load())
-                            return;
-                        if (!m.intervals.empty())
-                            batch.push_back(LaneMatches { m.rank, m.lane, std::exchange(m.intervals, {}) });
-                        emitBatch(std::exchange(batch, {}), false);
-                    }
+// Scans every lane for intervals of matching names; hands over a batch about every `batchIntervals` scanned.
+void collectMatches(const Trace& trace, const NameMatches& names, const std::atomic<bool>& cancel,
+    const std::function<void(std::vector<LaneMatches>, bool)>& emitBatch)
+{
+    constexpr std::size_t batchIntervals = 1u << 21;
+    std::vector<LaneMatches> batch;
+    std::size_t scanned = 0;
+    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+        for (std::size_t l = 0; l < trace.ranks[r].lanes.size(); ++l) {
+            const IntervalTable& t = trace.ranks[r].lanes[l].intervals;
+            LaneMatches m { int(r), int(l), {} };
+            for (std::size_t i = 0; i < t.size(); ++i) {
+                const StringId id = t.name(i);
+                if (id < names.byName.size() && names.byName[id])
+                    m.intervals.push_back(std::uint32_t(i));
+                if (++scanned % batchIntervals == 0) {
+                    if (cancel.load())
+                        return;
+                    if (!m.intervals.empty())
+                        batch.push_back(LaneMatches { m.rank, m.lane, std::exchange(m.intervals, {}) });
+                    emitBatch(std::exchange(batch, {}), false);
                 }
-                if (!m.intervals.empty())
-                    batch.push_back(std::move(m));
             }
+            if (!m.intervals.empty())
+                batch.push_back(std::move(m));
         }
-        emitBatch(std::move(batch), true);
     }
+    emitBatch(std::move(batch), true);
+}
 
 } // namespace
 
@@ -239,8 +252,7 @@ void TraceSearch::start(const SearchQuery& query)
     m_running = true;
     emit resultsChanged();
     const quint64 generation = m_generation;
-    m_future = QtConcurrent::run([this, generation, trace = m_trace, analysis = m_analysis, query,
-                                     cancel = m_cancel] {
+    m_future = QtConcurrent::run([this, generation, trace = m_trace, analysis = m_analysis, query, cancel = m_cancel] {
         const NameMatches names = matchNames(*trace, analysis.get(), query);
         QMetaObject::invokeMethod(
             this,
@@ -256,9 +268,11 @@ void TraceSearch::start(const SearchQuery& query)
                 this, [this, generation] { deliver(generation, {}, true); }, Qt::QueuedConnection);
             return;
         }
-        collectMatches(*trace, names, *cancel, [this, generation](std::vector<LaneMatches> batch, bool last) {
+        collectMatches(*trace, names, *cancel, [this, generation, &trace](std::vector<LaneMatches> lanes, bool last) {
+            SearchBatch batch = SearchResults::binned(*trace, trace->extent, std::move(lanes));
             QMetaObject::invokeMethod(
-                this, [this, generation, batch = std::move(batch), last]() mutable {
+                this,
+                [this, generation, batch = std::move(batch), last]() mutable {
                     deliver(generation, std::move(batch), last);
                 },
                 Qt::QueuedConnection);
@@ -266,12 +280,11 @@ void TraceSearch::start(const SearchQuery& query)
     });
 }
 
-void TraceSearch::deliver(quint64 generation, std::vector<LaneMatches> batch, bool last)
+void TraceSearch::deliver(quint64 generation, SearchBatch batch, bool last)
 {
     if (generation != m_generation || !m_results)
         return;
-    for (LaneMatches& l : batch)
-        m_results->add(*m_trace, std::move(l));
+    m_results->add(std::move(batch));
     if (last)
         m_running = false;
     emit resultsChanged();

@@ -45,6 +45,14 @@ struct LaneMatches
     std::vector<std::uint32_t> intervals;
 };
 
+// Matches found by the background search since its last batch, with their histogram over the trace's extent
+// (computed there, not on the GUI thread).
+struct SearchBatch
+{
+    std::vector<LaneMatches> lanes;
+    std::vector<std::uint32_t> bins; // SearchResults::kBins, or empty when nothing was found
+};
+
 // Every match found so far. Matches are ordered by (start, rank, lane, interval): that is the order of
 // next / previous, and of "k of n". Queries cost O(lanes · log matches).
 class SearchResults
@@ -56,7 +64,9 @@ public:
         : m_extent(extent)
         , m_bins(kBins, 0)
     { }
-    void add(const Trace& trace, LaneMatches lane);
+    // Bins the lanes' matches by start (in the background), then adds the batch (on the GUI thread).
+    static SearchBatch binned(const Trace& trace, TimeRange extent, std::vector<LaneMatches> lanes);
+    void add(SearchBatch batch);
     std::uint64_t count() const { return m_count; }
     const std::vector<LaneMatches>& lanes() const { return m_lanes; }
     const LaneMatches* lane(int rank, int lane) const;
@@ -116,7 +126,7 @@ signals:
 
 private:
     void cancelRunning();
-    void deliver(quint64 generation, std::vector<LaneMatches> batch, bool last);
+    void deliver(quint64 generation, SearchBatch batch, bool last);
 
     std::shared_ptr<const Trace> m_trace;
     std::shared_ptr<const Analysis> m_analysis;

@@ -197,7 +197,8 @@ private slots:
                         qPrintable(QStringLiteral("line break inside an identifier: …%1|%2…")
                                        .arg(text.mid(std::max(0, at - 20), std::min(at, 20)), text.mid(at, 20))));
                     if (!nameStart.isEmpty() && text.startsWith(nameStart))
-                        QVERIFY2(text[at - 1] == QChar(0x200B) || (at > 1 && text.mid(at - 2, 2) == QStringLiteral(", ")),
+                        QVERIFY2(
+                            text[at - 1] == QChar(0x200B) || (at > 1 && text.mid(at - 2, 2) == QStringLiteral(", ")),
                             qPrintable(QStringLiteral("a name broken elsewhere than at ::, <, ( or ,: …%1|%2…")
                                            .arg(text.mid(std::max(0, at - 20), std::min(at, 20)), text.mid(at, 20))));
                 }
@@ -217,9 +218,9 @@ private slots:
             b.addRank("Rank 0", "", 0);
             const int lane = b.addLane(0, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
             b.addInterval(0, lane, 0, 1000,
-                "cutlass::Kernel<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8_bias_T / "
-                "NT-fused-epilogue, unsigned long long, cutlass::gemm::GemmShape<128, 128, 64>>(cutlass::gemm::"
-                "kernel::Gemm<unsigned long long>::Params, long double)",
+                "cutlass::Kernel<cutlass_tensorop_gemm_bias_T / NT-fused, unsigned long long, "
+                "cutlass::gemm::GemmShape<128, 128, 64>>(cutlass::gemm::kernel::Gemm<unsigned long long>::Params, "
+                "long double, cutlass::epilogue::thread::LinearCombination<float, 4, float, float>::Params)",
                 RegionKind::Kernel);
             const auto odd = std::shared_ptr<const Trace>(b.finish());
             const auto oddAnalysis = analyze(*odd, Rules::defaults());

@@ -9,6 +9,7 @@
 #include "shell/mainwindow.h"
 #include "shell/recentfilesmenu.h"
 #include "support/kinetotraces.h"
+#include "support/stallmeter.h"
 #include "synth/archivewriter.h"
 #include "timeline/timelineplot.h"
 
@@ -29,40 +30,6 @@
 using namespace exposure;
 
 namespace {
-
-// Records the longest time between two ticks of a 5 ms timer on the GUI thread.
-class StallMeter : public QObject
-{
-public:
-    StallMeter()
-    {
-        m_timer.setInterval(5);
-        m_timer.setTimerType(Qt::PreciseTimer);
-        connect(&m_timer, &QTimer::timeout, this, [this] {
-            const qint64 gap = m_clock.restart();
-            if (gap > m_longest) {
-                m_longest = gap;
-                m_longestAt = m_since.elapsed();
-            }
-            ++m_ticks;
-        });
-        m_clock.start();
-        m_since.start();
-        m_timer.start();
-    }
-    qint64 longestMs() const { return m_longest; }
-    qint64 longestEndedAtMs() const { return m_longestAt; } // since the meter started
-    qint64 elapsedMs() const { return m_since.elapsed(); }
-    int ticks() const { return m_ticks; }
-
-private:
-    QTimer m_timer;
-    QElapsedTimer m_clock;
-    QElapsedTimer m_since;
-    qint64 m_longest = 0;
-    qint64 m_longestAt = 0;
-    int m_ticks = 0;
-};
 
 // Timing under AddressSanitizer (several times slower, with its own allocator) says nothing about the release
 // build: the timing checks run in the normal build only.
@@ -126,7 +93,7 @@ void TestShellRobustness::eventLoopKeepsTurningWhileLoading()
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QSignalSpy loaded(&w, &MainWindow::traceLoaded);
-    StallMeter meter;
+    testing::StallMeter meter;
     QElapsedTimer total;
     total.start();
     w.openTrace(m_big);
@@ -157,8 +124,8 @@ void TestShellRobustness::eventLoopKeepsTurningWhileLoading()
     findStreamsWithoutStalling(w);
 }
 
-// Find on the 10 M-event trace: the exact count of a name's instances (counted here by scanning the lanes), results
-// streaming in batches, and the GUI thread never waiting for the search.
+// Find on the 10 M-event trace (2 M intervals; tst_find searches 10 M intervals): the exact count of a name's
+// instances on a real OTF2 archive (counted here by scanning the lanes), and F3 selects a match.
 void TestShellRobustness::findStreamsWithoutStalling(MainWindow& w)
 {
     const Trace& trace = *w.trace();
@@ -175,10 +142,13 @@ void TestShellRobustness::findStreamsWithoutStalling(MainWindow& w)
                 expected += hasGemm(trace.name(id)) || hasGemm(displayName(trace, w.analysis().get(), id));
             }
         }
-    QVERIFY(expected > 1'000'000);
+    std::printf("%llu of %llu intervals have \"gemm\" in their name\n", static_cast<unsigned long long>(expected),
+        static_cast<unsigned long long>(intervals));
+    QVERIFY(intervals > 1'500'000);
+    QVERIFY(expected > 100'000);
     QSignalSpy batches(w.findBar()->search(), &TraceSearch::resultsChanged);
     QSignalSpy done(w.findBar()->search(), &TraceSearch::finished);
-    StallMeter meter;
+    testing::StallMeter meter;
     QElapsedTimer clock;
     clock.start();
     w.findBar()->find(QStringLiteral("gemm"), false);
@@ -189,15 +159,10 @@ void TestShellRobustness::findStreamsWithoutStalling(MainWindow& w)
         static_cast<unsigned long long>(intervals), static_cast<unsigned long long>(w.findBar()->matchCount()),
         static_cast<long long>(searchMs), int(batches.size()), static_cast<long long>(meter.longestMs()));
     QCOMPARE(w.findBar()->matchCount(), expected);
-    QVERIFY(batches.size() >= 3); // results stream in (a batch about every 2 M intervals scanned)
     // F3 after the search: the first match in start order.
     QVERIFY(w.findBar()->findNext(+1));
     QVERIFY(w.findBar()->search()->results()->contains(*w.timeline()->selection()));
-    if (kSanitized)
-        return;
-    const qint64 bound = std::max<qint64>(100, searchMs / 4);
-    QVERIFY2(meter.longestMs() <= bound,
-        qPrintable(QStringLiteral("the GUI thread stalled for %1 ms of a %2 ms search").arg(meter.longestMs()).arg(searchMs)));
+    // How the GUI thread fares during a search of 10 M intervals is asserted in tst_find (CPU time, not gaps).
 }
 
 void TestShellRobustness::cancelReturnsAtOnce()
