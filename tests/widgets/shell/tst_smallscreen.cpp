@@ -4,6 +4,7 @@
 // timeline keeps at least 60 % of the window's height, the legend shows every entry, and the status text is elided
 // with the whole text in its tooltip. Screenshots go to screenshots/ in the test's build folder.
 #include "common/elidedlabel.h"
+#include "shell/findbar.h"
 #include "shell/mainwindow.h"
 #include "timeline/timelineplot.h"
 
@@ -102,6 +103,24 @@ void TestSmallScreen::timelineDominatesAt1280x720()
     QCOMPARE(int(entries.size()), 17);
     QVERIFY(entries.contains(QStringLiteral("attention")));
     QVERIFY(entries.contains(QStringLiteral("overlaps comm.")));
+    // With the find bar open (Ctrl+F, "gemm" found): the window keeps its size, the timeline still dominates.
+    QTest::keyClick(&w, Qt::Key_F, Qt::ControlModifier);
+    QSignalSpy found(w.findBar()->search(), &TraceSearch::finished);
+    w.findBar()->find(QStringLiteral("gemm"), false);
+    QVERIFY(found.wait(10000));
+    QTest::keyClick(&w, Qt::Key_F3);
+    QCoreApplication::processEvents();
+    w.timeline()->replot();
+    QCOMPARE(w.size(), logical);
+    const double findShare = double(w.timeline()->height()) / double(w.height());
+    std::printf(
+        "with the find bar: timeline %d of %d px (%.1f %%)\n", w.timeline()->height(), w.height(), findShare * 100);
+    QVERIFY2(findShare >= 0.6, qPrintable(QString::number(findShare)));
+    QVERIFY(w.findBar()->geometry().right() <= w.centralWidget()->width());
+    QVERIFY(w.findBar()->grab().toImage().save(QStringLiteral(EXPOSURE_SCREENSHOT_DIR)
+        + QStringLiteral("/smallscreen-find%1.png").arg(dpr > 1 ? QStringLiteral("-200") : QString())));
+    QVERIFY(w.grab().toImage().save(QStringLiteral(EXPOSURE_SCREENSHOT_DIR)
+        + QStringLiteral("/smallscreen-1280x720-find%1.png").arg(dpr > 1 ? QStringLiteral("-200") : QString())));
     // The status text: elided to its room, the whole text in the tooltip; every status-bar widget inside the window.
     const QString text
         = QStringLiteral("Loaded demo-trace: 2 ranks, 12 345 intervals; ") + QString(200, QLatin1Char('x'));
