@@ -652,9 +652,9 @@ void MainWindow::openDialog(bool folder)
 void MainWindow::applyLoaded(const LoadedTrace& loaded)
 {
     m_current = loaded;
-    m_findBar->setTrace(loaded.trace, loaded.analysis);
     m_timeline->setTrace(loaded.trace, loaded.analysis, loaded.index);
     m_timeline->setCollectives(loaded.collectives);
+    m_findBar->setTrace(loaded.trace, loaded.analysis); // after the timeline: it draws the new matches
     m_details->clear();
     for (const Panel& panel : m_panels)
         panel.load(loaded);
