@@ -130,6 +130,8 @@ public:
     // The rules file the next loads classify with ("" = the built-in rules); false and a dialog if it cannot be read.
     bool setRulesFile(const QString& path);
     QString rulesFile() const { return m_rulesFile; }
+    // Where a window that closes with a trace saves its session (File ▸ Reopen Last Session opens it).
+    static QString lastSessionPath();
 
     // --- small screens (mainwindowlayout.cpp) ---
     // Compact: every panel tabbed with Details on the right, so that the timeline keeps the window's height. Chosen

@@ -21,6 +21,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
+#include <QStandardPaths>
 
 namespace exposure {
 
@@ -51,6 +52,14 @@ void MainWindow::createSessionActions()
             reload();
     });
     rules->setToolTip(tr("Classify kernels with the rules of a file (as exposure-cli --rules); the trace reloads"));
+    QAction* last = m_fileMenu->addAction(tr("Reopen &Last Session"), this, [this] {
+        if (QFileInfo::exists(lastSessionPath()))
+            openSession(lastSessionPath());
+        else
+            m_statusText->setText(tr("No session was saved when a window last closed"));
+    });
+    last->setObjectName(QStringLiteral("reopenLastSession"));
+    last->setToolTip(tr("The trace and view of the window that was closed last (saved when a window closes)"));
     m_traceActions << save;
 }
 
@@ -268,8 +277,17 @@ void MainWindow::restoreSettings()
     setPalette(paletteKindFromName(s.value(QStringLiteral("view/palette"), QStringLiteral("default")).toString()));
 }
 
+QString MainWindow::lastSessionPath()
+{
+    return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/last.exposure-session");
+}
+
 void MainWindow::saveSettings()
 {
+    // The session of a window that closes with a trace: File ▸ Reopen Last Session brings it back.
+    if (m_current.trace && !m_current.path.isEmpty() && m_remembersRecent
+        && QDir().mkpath(QFileInfo(lastSessionPath()).absolutePath()))
+        writeFileAtomically(lastSessionPath(), currentSession().toJson(lastSessionPath()));
     QSettings s;
     s.setValue(QStringLiteral("window/geometry"), saveGeometry());
     s.setValue(QStringLiteral("window/state"), saveState());

@@ -60,6 +60,7 @@ private slots:
     void badFilesSayWhatIsWrong();
     void bookmarksJumpByShortcut();
     void commandLineOpensASession();
+    void closedWindowReopensItsSession();
 
 private:
     QTemporaryDir m_dir;
@@ -290,6 +291,36 @@ void TestSession::commandLineOpensASession()
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitCode(), 2);
     QVERIFY2(p.readAllStandardError().contains("bad.exposure-session: not valid JSON"), "no message");
+}
+
+// A window that closes with a trace saves its session; File ▸ Reopen Last Session in a new window restores it.
+void TestSession::closedWindowReopensItsSession()
+{
+    QFile::remove(MainWindow::lastSessionPath());
+    const QString traceDir = m_dir.filePath(QStringLiteral("last/run3"));
+    QVERIFY(QDir().mkpath(traceDir));
+    const TimeRange view { L::kStep, L::kStep + 2 * L::kMs };
+    {
+        MainWindow w;
+        prepare(w, nullptr);
+        QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+        w.openTrace(traceDir);
+        QVERIFY(loaded.wait(10000));
+        w.timeline()->setVisibleRange(view);
+        w.addBookmark(QStringLiteral("here"));
+        QVERIFY(w.close());
+    }
+    QVERIFY(QFile::exists(MainWindow::lastSessionPath()));
+    MainWindow w;
+    prepare(w, nullptr);
+    QSignalSpy restored(&w, &MainWindow::sessionRestored);
+    QAction* reopen = w.findChild<QAction*>(QStringLiteral("reopenLastSession"));
+    QVERIFY(reopen);
+    reopen->trigger();
+    QVERIFY(restored.wait(10000));
+    QCOMPARE(w.tracePath(), QFileInfo(traceDir).absoluteFilePath());
+    QCOMPARE(w.visibleRange(), view);
+    QCOMPARE(int(w.bookmarksPanel()->bookmarks().size()), 1);
 }
 
 QTEST_MAIN(TestSession)
