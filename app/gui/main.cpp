@@ -16,8 +16,10 @@
 #include <QRegularExpression>
 #include <QTimer>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <unistd.h>
+#include <vector>
 
 using namespace exposure;
 
@@ -68,13 +70,17 @@ int fail(const QString& message)
     return 2;
 }
 
-// Loads `path` into the window at `size`, saves a PNG of the whole window to `file` once the panels are done and
-// returns the exit status.
-int takeScreenshot(
-    QApplication& app, MainWindow& window, const QString& path, QSize windowSize, const QString& file, bool asked)
+// Opens a trace or a session in the window (`open`) at `size`, saves a PNG of the whole window to `file` once the
+// panels are done and returns the exit status.
+int takeScreenshot(QApplication& app, MainWindow& window, const std::function<bool()>& open, QSize windowSize,
+    const QString& file, bool asked)
 {
     int rc = 0;
     window.setRemembersRecentFiles(false); // a screenshot run is not the user's history
+    window.setFolderChooser([](const QString& missing) { // nobody to ask
+        fail(QStringLiteral("%1: the session's trace is not there").arg(missing));
+        return QString();
+    });
     window.setMessageSink([&](const QString&, const QString& text) {
         rc = fail(text);
         app.exit(rc);
@@ -103,7 +109,8 @@ int takeScreenshot(
     window.show();
     if (qEnvironmentVariableIsSet("EXPOSURE_STARTUP_TIMING"))
         std::fprintf(stderr, "exposure: loading starts %.0f ms after the process started\n", msSinceProcessStart());
-    window.openTrace(path);
+    if (!open())
+        return rc ? rc : 2;
     const int status = app.exec();
     return rc ? rc : status;
 }
@@ -117,6 +124,27 @@ std::optional<TimeRange> parseRange(const QString& text)
     if (parts.size() != 2 || !from || !to || to.value_or(0) <= from.value_or(0))
         return std::nullopt;
     return TimeRange { *from, *to };
+}
+
+// QGuiApplication takes "-session" / "--session" (X11 session management) out of argv: take `--session FILE` (or
+// `--session=FILE`) out first. Returns the file ("" if not given); `args` keeps the other arguments.
+QString takeSessionArgument(int argc, char** argv, std::vector<char*>& args)
+{
+    QString file;
+    for (int i = 0; i < argc; ++i) {
+        const QByteArray a(argv[i]);
+        if (i > 0 && (a == "--session" || a == "-session") && i + 1 < argc) {
+            file = QString::fromLocal8Bit(argv[++i]);
+            continue;
+        }
+        if (i > 0 && a.startsWith("--session=")) {
+            file = QString::fromLocal8Bit(a.mid(10));
+            continue;
+        }
+        args.push_back(argv[i]);
+    }
+    args.push_back(nullptr);
+    return file;
 }
 
 } // namespace
@@ -133,7 +161,10 @@ int main(int argc, char** argv)
         && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
     if (headless)
         qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
+    std::vector<char*> appArgs;
+    const QString sessionFile = takeSessionArgument(argc, argv, appArgs);
+    int appArgc = int(appArgs.size()) - 1;
+    QApplication app(appArgc, appArgs.data());
     QApplication::setApplicationName(QStringLiteral("exposure"));
     QApplication::setOrganizationName(QStringLiteral("exposure"));
     QApplication::setApplicationDisplayName(QStringLiteral("Exposure"));
@@ -157,6 +188,10 @@ int main(int argc, char** argv)
         QStringLiteral("Colours: system (the default), dark (Fusion style, dark palette) or "
                        "light (Fusion style)."),
         QStringLiteral("NAME"), QStringLiteral("system"));
+    const QCommandLineOption session(QStringLiteral("session"),
+        QStringLiteral("Open a session saved by File > Save Session (its trace, view, panels and bookmarks)."),
+        QStringLiteral("FILE"));
+    parser.addOption(session);
     parser.addOption(theme);
     parser.addOption(shot);
     parser.addOption(size);
@@ -165,6 +200,8 @@ int main(int argc, char** argv)
     const QStringList args = parser.positionalArguments();
     if (args.size() > 1)
         return fail(QStringLiteral("expected at most one PATH, got %1").arg(args.size()));
+    if (!sessionFile.isEmpty() && !args.isEmpty())
+        return fail(QStringLiteral("give either --session FILE or a PATH, not both"));
 
     if (!applyTheme(parser.value(theme)))
         return fail(QStringLiteral("--theme: expected system, dark or light, got \"%1\"").arg(parser.value(theme)));
@@ -185,15 +222,22 @@ int main(int argc, char** argv)
     if (initialRange) // applied once per loaded trace, before the first paint
         QObject::connect(
             &window, &MainWindow::traceLoaded, &window, [&] { window.timeline()->setVisibleRange(*initialRange); });
+    // What to open: the session, or the trace PATH.
+    const std::function<bool()> open = [&]() -> bool {
+        if (!sessionFile.isEmpty())
+            return window.openSession(sessionFile);
+        window.openTrace(args.first());
+        return true;
+    };
     if (!parser.isSet(shot) && !headless) {
         window.show();
-        if (!args.isEmpty())
-            window.openTrace(args.first());
+        if (!sessionFile.isEmpty() || !args.isEmpty())
+            open();
         return app.exec();
     }
 
     // --- headless screenshot ---
-    if (args.isEmpty())
+    if (args.isEmpty() && sessionFile.isEmpty())
         return fail(headless ? QStringLiteral("no display (DISPLAY and WAYLAND_DISPLAY are unset): give a trace PATH "
                                               "to render the window to a PNG, or use exposure-cli")
                              : QStringLiteral("--screenshot needs a trace PATH"));
@@ -207,5 +251,5 @@ int main(int argc, char** argv)
     if (!parser.isSet(shot))
         std::fprintf(
             stderr, "exposure: no display (DISPLAY and WAYLAND_DISPLAY are unset); rendering the window headlessly\n");
-    return takeScreenshot(app, window, args.first(), windowSize, file, parser.isSet(shot));
+    return takeScreenshot(app, window, open, windowSize, file, parser.isSet(shot));
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "panels/collectivesmodel.h"
 
+#include "common/labels.h"
 #include "model/timeformat.h"
 
 namespace exposure {
@@ -36,9 +37,9 @@ QStringList summaryCells(const CollectiveSummaryRow& r)
     QStringList cells(CollectivesModel::ColumnCount);
     cells[CollectivesModel::Type] = QString::fromStdString(r.type.empty() ? "?" : r.type);
     cells[CollectivesModel::DataType] = QString::fromStdString(r.dtype);
-    cells[CollectivesModel::Size] = r.bytes ? QString::number(r.bytes) + QStringLiteral(" B") : QString();
+    cells[CollectivesModel::Size] = r.bytes ? byteCountText(r.bytes) : QString();
     cells[CollectivesModel::Algorithm] = QString::fromStdString(r.algorithm);
-    cells[CollectivesModel::Count] = QString::number(r.count);
+    cells[CollectivesModel::Count] = groupDigits(r.count);
     cells[CollectivesModel::Total] = duration(r.totalNs);
     cells[CollectivesModel::Mean] = duration(r.totalNs / n);
     cells[CollectivesModel::Latency] = duration(r.latencyTotalNs / n);
@@ -85,10 +86,11 @@ void CollectivesModel::setMatch(const Trace& trace, const CollectiveMatch& match
                                             .arg(mm.referenceCount)
                                             .arg(rankLabel(trace, mm.reference))
                                             .arg(mm.unmatched) },
-                true });
+                true, QString() });
         for (const CollectiveSummaryRow& r : rows)
             if (r.processGroup == g)
-                group.lines.push_back({ summaryCells(r), false });
+                group.lines.push_back(
+                    { summaryCells(r), false, r.bytes ? tr("%1 bytes").arg(groupDigits(r.bytes)) : QString() });
         QStringList last;
         for (const StragglerRow& st : stragglers)
             if (st.processGroup == g && st.arrivedLast > 0)
@@ -97,7 +99,8 @@ void CollectivesModel::setMatch(const Trace& trace, const CollectiveMatch& match
                             .arg(st.arrivedLast)
                             .arg(duration(st.causedWaitNs));
         group.lines.push_back(
-            { { tr("Stragglers: %1").arg(last.isEmpty() ? tr("none") : last.join(QStringLiteral(", "))) }, true });
+            { { tr("Stragglers: %1").arg(last.isEmpty() ? tr("none") : last.join(QStringLiteral(", "))) }, true,
+                QString() });
         m_groups.push_back(std::move(group));
     }
     endResetModel();
@@ -152,8 +155,11 @@ QVariant CollectivesModel::data(const QModelIndex& index, int role) const
     if (!index.isValid() || index.model() != this)
         return {};
     const Line* line = lineOf(index);
-    if (role == Qt::TextAlignmentRole && line && !line->spanned && index.column() >= Count)
+    if (role == Qt::TextAlignmentRole && line && !line->spanned && (index.column() >= Count || index.column() == Size))
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::ToolTipRole && line && !line->spanned) // the exact count behind "28.4 MB"
+        return index.column() == Size && !line->sizeTip.isEmpty() ? QVariant(line->sizeTip)
+                                                                  : headerData(index.column(), Qt::Horizontal, role);
     if (role != Qt::DisplayRole)
         return {};
     if (!line)
@@ -165,12 +171,46 @@ QVariant CollectivesModel::data(const QModelIndex& index, int role) const
 
 QVariant CollectivesModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole || section < 0 || section >= ColumnCount)
+    if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount)
+        return {};
+    if (role == Qt::ToolTipRole)
+        return columnToolTip(Column(section));
+    if (role == Qt::TextAlignmentRole)
+        return QVariant::fromValue(
+            (section >= Count || section == Size ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter);
+    if (role != Qt::DisplayRole)
         return {};
     static const char* const titles[ColumnCount] = { QT_TR_NOOP("Type"), QT_TR_NOOP("Data type"), QT_TR_NOOP("Size"),
         QT_TR_NOOP("Algorithm"), QT_TR_NOOP("Count"), QT_TR_NOOP("Total"), QT_TR_NOOP("Mean"), QT_TR_NOOP("Latency"),
         QT_TR_NOOP("Bus bandwidth"), QT_TR_NOOP("Waiting") };
     return tr(titles[section]);
+}
+
+QString CollectivesModel::columnToolTip(Column column)
+{
+    switch (column) {
+    case Size:
+        return tr("Message size S: the larger of the input and output message (the exact byte count in each cell's "
+                  "tooltip)");
+    case Count:
+        return tr("Collectives matched across ranks (one per collective, not one per rank's kernel)");
+    case Total:
+        return tr("Σ over the collectives of each one's span: from the first rank's kernel start to the last rank's "
+                  "kernel end. A collective counts once, however many ranks run it, and its span includes the "
+                  "waiting for the last rank: the Kernels panel's total instead sums every rank's kernel durations, so "
+                  "the two differ.");
+    case Mean:
+        return tr("Total / Count: the mean span of one collective across its ranks");
+    case Latency:
+        return tr("The shortest member's duration (the last arrival's, without waiting), averaged");
+    case BusBandwidth:
+        return tr("Message size / mean latency × the nccl-tests factor (2(n−1)/n all-reduce, (n−1)/n all-gather, "
+                  "reduce-scatter, all-to-all, 1 otherwise)");
+    case Waiting:
+        return tr("Share of the members' time spent before the last member arrived");
+    default:
+        return {};
+    }
 }
 
 Qt::ItemFlags CollectivesModel::flags(const QModelIndex& index) const

@@ -34,12 +34,15 @@ public:
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
     Qt::ItemFlags flags(const QModelIndex& index) const override;
+    // What a column's figure is, for its header's tooltip ("Total": Σ of the collectives' spans across ranks, ...).
+    static QString columnToolTip(Column column);
 
 private:
     struct Line
     {
         QStringList cells; // one text (spanned) or ColumnCount texts
         bool spanned = false;
+        QString sizeTip; // "28 351 488 bytes"
     };
     struct Group
     {

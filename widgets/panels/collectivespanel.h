@@ -32,6 +32,7 @@ public:
     QString summary() const;
 
 private:
+    void fitFirstColumn();
     QLabel* m_summary;
     CollectivesModel* m_model;
     QTreeView* m_tree;

@@ -82,20 +82,32 @@ QList<QPair<QString, QString>> launchTopic(const Trace& trace, const Analysis& a
 
 const QChar kBreak(0x200B); // zero-width space: a line may break here
 
+const QChar kNoBreakSpace(0x00A0);
+const QChar kWordJoiner(0x2060); // no line break here
+
 // Kernel names are long C++ signatures ("void at::native::vectorized_elementwise_kernel<4, …>(int, …)"): offer
 // line breaks after "::" and ", " and before "<" and "(", so that a name wraps between its parts, never inside an
-// identifier. Only the displayed text gets the (invisible) break marks; copying removes them (BreakingBrowser).
-QString withNameBreaks(const QString& text)
+// identifier. With `onlyThere` (a name), those are its only break points: other spaces ("unsigned long", "bias_T /
+// NT") do not break, nor does a line break after "-" or "/". Only the displayed text gets the (invisible) marks;
+// copying removes them (BreakingBrowser).
+QString withNameBreaks(const QString& text, bool onlyThere = false)
 {
     QString out;
-    out.reserve(text.size() + text.size() / 8);
+    out.reserve(text.size() + text.size() / 4);
     for (qsizetype i = 0; i < text.size(); ++i) {
         const QChar c = text[i];
         if ((c == QLatin1Char('<') || c == QLatin1Char('(')) && i > 0 && text[i - 1] != QLatin1Char(' '))
             out += kBreak;
+        if (onlyThere && c == QLatin1Char(' ') && !(i > 0 && text[i - 1] == QLatin1Char(','))) {
+            out += kNoBreakSpace;
+            continue;
+        }
         out += c;
         if (c == QLatin1Char(':') && i > 0 && text[i - 1] == QLatin1Char(':'))
             out += kBreak;
+        else if (onlyThere && !c.isLetterOrNumber() && c != QLatin1Char('_') && c != QLatin1Char(' ')
+            && c != QLatin1Char(',') && c != QLatin1Char(':') && i + 1 < text.size())
+            out += kWordJoiner; // "-", "/", ")", ... : no break after them
     }
     return out;
 }
@@ -112,6 +124,8 @@ protected:
         auto* mime = new QMimeData;
         QString text = textCursor().selection().toPlainText();
         text.remove(kBreak);
+        text.remove(kWordJoiner);
+        text.replace(kNoBreakSpace, QLatin1Char(' '));
         mime->setText(text);
         return mime;
     }
@@ -192,7 +206,7 @@ void DetailsPanel::section(const QString& title)
 void DetailsPanel::render()
 {
     QString html
-        = QStringLiteral("<h3 style='margin-bottom:4px'>%1</h3>").arg(withNameBreaks(m_heading).toHtmlEscaped());
+        = QStringLiteral("<h3 style='margin-bottom:4px'>%1</h3>").arg(withNameBreaks(m_heading, true).toHtmlEscaped());
     if (!m_summary.isEmpty()) // the answer to "why is this kernel long", above the long classification list
         html += QStringLiteral("<p style='margin-top:0'>%1</p>").arg(m_summary.toHtmlEscaped());
     html += QStringLiteral("<table cellspacing='0' cellpadding='2'>");
@@ -206,8 +220,11 @@ void DetailsPanel::render()
             ++s;
         }
         const QString& label = m_fields[i].first;
-        const QString value = withNameBreaks(m_fields[i].second).toHtmlEscaped();
-        if (label == tr("Name") || label == tr("Full name") || label == tr("Longest")) {
+        const bool name = label == tr("Name") || label == tr("Full name") || label == tr("Longest");
+        if (label == tr("Name") && m_fields[i].second == m_heading)
+            continue; // the heading says it: a name is printed once
+        const QString value = withNameBreaks(m_fields[i].second, name).toHtmlEscaped();
+        if (name) {
             // Kernel names get the panel's whole width (under their label), so they rarely need to wrap.
             // (Outside the table: a spanning cell would widen the label column of every other row.)
             html += QStringLiteral("</table><p style='margin-top:2px;margin-bottom:0px;margin-left:2px;color:%2'>%1</p>"
@@ -270,7 +287,8 @@ void DetailsPanel::addIdentity(const Subject& s)
     section(!s.lane.isGpu() ? tr("Region") : s.category == Category::Memcpy ? tr("Copy") : tr("Kernel"));
     add(tr("Name"), s.display);
     const StringId canon = s.id < s.trace.canonicalNames.size() ? s.trace.canonicalNames[s.id] : s.id;
-    add(tr("Full name"), QString::fromStdString(s.trace.name(canon)));
+    if (const QString full = QString::fromStdString(s.trace.name(canon)); full != s.display)
+        add(tr("Full name"), full); // the mangled name, where it differs
     // A name that was not valid UTF-8 in the trace is shown decoded (U+FFFD for each bad sequence); its bytes here.
     const std::string* raw
         = s.trace.strings.rawBytes(canon) ? s.trace.strings.rawBytes(canon) : s.trace.strings.rawBytes(s.id);
@@ -330,8 +348,9 @@ void DetailsPanel::addProfilerArgs(const Subject& s)
         return;
     const CollectiveArgs& ca = s.trace.collectiveArgs[it->second];
     add(tr("Collective (profiler)"), QString::fromStdString(ca.collective));
-    add(tr("Elements in / out"),
-        QStringLiteral("%1 / %2").arg(groupDigits(ca.inElements), groupDigits(ca.outElements)));
+    if (ca.inElements > 0 || ca.outElements > 0) // 0 / 0: the profiler did not record them
+        add(tr("Elements in / out"),
+            QStringLiteral("%1 / %2").arg(groupDigits(ca.inElements), groupDigits(ca.outElements)));
     if (!ca.dtype.empty())
         add(tr("Element type"), QString::fromStdString(ca.dtype));
     if (const std::uint64_t bytes = collectiveBytes(ca))
@@ -386,7 +405,8 @@ void DetailsPanel::addPlacement(const Subject& s)
     const Lane& l = s.lane;
     section(tr("Where"));
     add(tr("Rank"), QString::fromStdString(r.label));
-    add(tr("Host"), QString::fromStdString(r.host));
+    if (!r.host.empty()) // where the trace names it
+        add(tr("Host"), QString::fromStdString(r.host));
     if (l.device >= 0)
         add(tr("Device"), QString::number(l.device));
     add(l.isGpu() ? tr("Stream") : tr("Thread"),

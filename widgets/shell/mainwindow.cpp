@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "shell/mainwindow.h"
 
+#include "common/elidedlabel.h"
 #include "common/labels.h"
 #include "compare/comparewindow.h"
 #include "figure/exportfiguredialog.h"
 #include "jobs/jobslot.h"
+#include "panels/bookmarkspanel.h"
 #include "panels/collectivespanel.h"
 #include "panels/detailspanel.h"
 #include "panels/exposedpanel.h"
@@ -16,6 +18,7 @@
 #include "panels/whatifpanel.h"
 #include "run/openrun.h"
 #include "shell/emptystate.h"
+#include "shell/findbar.h"
 #include "shell/recentfilesmenu.h"
 #include "shell/shortcutsdialog.h"
 #include "timeline/timelineplot.h"
@@ -44,6 +47,7 @@
 #include <QStyle>
 #include <QTimer>
 #include <QToolButton>
+#include <QVBoxLayout>
 
 // The resources are compiled into this static library; referencing their initialiser here keeps the
 // linker from dropping it in every program that shows a MainWindow (Q_INIT_RESOURCE needs global scope).
@@ -65,7 +69,7 @@ MainWindow::MainWindow(QWidget* parent)
     , m_transfers(new TransfersPanel(this))
     , m_rules(new RulesPanel(this))
     , m_collectives(new CollectivesPanel(this))
-    , m_statusText(new QLabel(this))
+    , m_statusText(new ElidedLabel(this))
     , m_cursorLabel(new QLabel(this))
     , m_rangeLabel(new QLabel(this))
     , m_progress(new QProgressBar(this))
@@ -75,13 +79,21 @@ MainWindow::MainWindow(QWidget* parent)
     initExposureResources();
     m_whatIf = new WhatIfPanel(this);
     m_heatMap = new HeatMapPanel(this);
+    m_bookmarks = new BookmarksPanel(this);
     setObjectName(QStringLiteral("MainWindow"));
     setWindowIcon(QIcon(QStringLiteral(":/exposure/icons/exposure.svg")));
     // The timeline, or while no trace is open a page that says how to open one.
     m_central = new QStackedWidget(this);
     m_emptyState = new EmptyState(m_central);
     m_central->addWidget(m_emptyState);
-    m_central->addWidget(m_timeline);
+    m_timelinePage = new QWidget(m_central);
+    m_findBar = new FindBar(m_timeline, m_timelinePage);
+    auto* page = new QVBoxLayout(m_timelinePage);
+    page->setContentsMargins(0, 0, 0, 0);
+    page->setSpacing(0);
+    page->addWidget(m_findBar);
+    page->addWidget(m_timeline, 1);
+    m_central->addWidget(m_timelinePage);
     setCentralWidget(m_central);
     setAcceptDrops(true);
     m_sink = [this](const QString& title, const QString& text) { QMessageBox::critical(this, title, text); };
@@ -151,8 +163,10 @@ void MainWindow::connectLoader()
 
     // F5 keeps the zoom and the selection; failure and cancel messages leave the status bar after a while.
     connect(this, &MainWindow::traceLoaded, this, &MainWindow::restoreAfterReload);
+    connect(this, &MainWindow::traceLoaded, this, &MainWindow::applySession);
     connect(this, &MainWindow::loadFailed, this, [this] {
         m_reloadState.reset();
+        m_pendingSession.reset();
         clearStatusLater();
     });
     connect(this, &MainWindow::loadCancelled, this, [this] {
@@ -201,7 +215,9 @@ void MainWindow::connectPanels()
 void MainWindow::createActions()
 {
     createFileMenu();
+    createEditMenu();
     createViewMenu();
+    createBookmarksMenu();
     createHelpMenu();
 }
 
@@ -223,6 +239,7 @@ void MainWindow::createFileMenu()
     QAction* close = m_fileMenu->addAction(tr("&Close Trace"), this, &MainWindow::closeTrace);
     close->setShortcut(QKeySequence::Close);
     m_traceActions << m_reloadAction << close;
+    createSessionActions();
     m_fileMenu->addSeparator();
     m_fileExtensionAnchor = m_fileMenu->addSeparator();
     // Compare Runs: one window per main window, kept when closed so its runs survive; the open trace is the
@@ -358,7 +375,17 @@ void MainWindow::addPanel(QWidget* widget, const QString& title, const QString& 
 {
     auto* d = new QDockWidget(title, this);
     d->setObjectName(objectName);
-    d->setWidget(widget);
+    // In a scroll area: a panel wider or taller than a small window's dock scrolls instead of holding the window (and
+    // the timeline) larger. Above its minimum size the panel fills the dock as before.
+    auto* scroll = qobject_cast<QScrollArea*>(widget);
+    if (!scroll) {
+        scroll = new QScrollArea(this);
+        scroll->setWidget(widget);
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+    }
+    scroll->setMinimumSize(80, 60);
+    d->setWidget(scroll);
     addDockWidget(Qt::BottomDockWidgetArea, d);
     m_viewMenu->addAction(d->toggleViewAction());
     if (!m_panels.empty())
@@ -419,38 +446,18 @@ void MainWindow::createDocks()
         }
     });
     m_heatMapDock = m_panels.back().dock;
+    // Bookmarks belong to a trace: another trace starts without them (a session brings its own once loaded).
+    addPanel(m_bookmarks, tr("Bookmarks"), QStringLiteral("bookmarksDock"),
+        [this, shown = std::make_shared<QString>()](const LoadedTrace& l) {
+            if (l.path != *shown || !l.trace)
+                m_bookmarks->setBookmarks({});
+            *shown = l.trace ? l.path : QString();
+        });
+    m_bookmarksDock = m_panels.back().dock;
     m_panels.front().dock->raise();
     resizeDocks({ m_detailsDock }, { 380 }, Qt::Horizontal);
     resizeDocks({ m_panels.front().dock }, { 260 }, Qt::Vertical);
-}
-
-void MainWindow::createStatusBar()
-{
-    m_progress->setMaximumWidth(220);
-    m_progress->setTextVisible(false);
-    m_progress->hide();
-    m_cancelButton->setText(tr("Cancel"));
-    m_cancelButton->setToolTip(tr("Stop loading and keep the current trace"));
-    m_cancelButton->hide();
-    connect(m_cancelButton, &QToolButton::clicked, this, &MainWindow::cancelLoading);
-    m_warningsButton->setAutoRaise(true);
-    m_warningsButton->setIcon(style()->standardIcon(QStyle::SP_MessageBoxWarning));
-    m_warningsButton->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-    m_warningsButton->setToolTip(tr("What the importer found inconsistent or incomplete in this trace: counted, and "
-                                    "clipped or dropped only where it says so"));
-    m_warningsButton->hide();
-    connect(m_warningsButton, &QToolButton::clicked, this, &MainWindow::showTraceWarnings);
-    statusBar()->addWidget(m_statusText, 1);
-    m_clockLabel = new QLabel(this);
-    m_clockLabel->hide();
-    statusBar()->addPermanentWidget(m_clockLabel);
-    statusBar()->addPermanentWidget(m_warningsButton);
-    statusBar()->addPermanentWidget(m_cursorLabel);
-    statusBar()->addPermanentWidget(m_rangeLabel);
-    statusBar()->addPermanentWidget(m_progress);
-    statusBar()->addPermanentWidget(m_cancelButton);
-    m_cursorLabel->setMinimumWidth(130);
-    m_rangeLabel->setMinimumWidth(130);
+    createLayoutAction();
 }
 
 std::shared_ptr<const Trace> MainWindow::trace() const
@@ -647,6 +654,7 @@ void MainWindow::applyLoaded(const LoadedTrace& loaded)
     m_current = loaded;
     m_timeline->setTrace(loaded.trace, loaded.analysis, loaded.index);
     m_timeline->setCollectives(loaded.collectives);
+    m_findBar->setTrace(loaded.trace, loaded.analysis); // after the timeline: it draws the new matches
     m_details->clear();
     for (const Panel& panel : m_panels)
         panel.load(loaded);
@@ -683,7 +691,12 @@ void MainWindow::updateActions()
     const bool has = m_current.trace != nullptr;
     for (QAction* a : std::as_const(m_traceActions))
         a->setEnabled(has);
-    m_central->setCurrentWidget(has ? static_cast<QWidget*>(m_timeline) : m_emptyState);
+    QWidget* shown = has ? m_timelinePage : static_cast<QWidget*>(m_emptyState);
+    // Only the page shown holds the window's minimum size (a stacked layout takes every page's otherwise).
+    for (QWidget* page : { m_timelinePage, static_cast<QWidget*>(m_emptyState) })
+        page->setSizePolicy(page == shown ? QSizePolicy::Preferred : QSizePolicy::Ignored,
+            page == shown ? QSizePolicy::Preferred : QSizePolicy::Ignored);
+    m_central->setCurrentWidget(shown);
 }
 
 void MainWindow::showError(const QString& title, const QString& text)
@@ -695,6 +708,8 @@ void MainWindow::showError(const QString& title, const QString& text)
 
 void MainWindow::onIntervalSelected(IntervalRef ref)
 {
+    if (m_compact) // the details share the right area with the panels: bring them to the front
+        m_detailsDock->raise();
     if (m_current.trace)
         m_details->showInterval(
             *m_current.trace, m_current.analysis.get(), m_current.index.get(), ref, m_current.collectives.get());
@@ -823,36 +838,6 @@ void MainWindow::showTraceWarnings()
         QMessageBox::Close, this);
     box.setDetailedText(traceWarningsText());
     box.exec();
-}
-
-void MainWindow::restoreSettings()
-{
-    QSettings s;
-    restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
-    restoreState(s.value(QStringLiteral("window/state")).toByteArray());
-    // A damaged or hand-edited settings file: a value that is not what we wrote gives the default.
-    auto flag = [&s](const QString& key, bool fallback) {
-        const QVariant v = s.value(key);
-        if (v.typeId() == QMetaType::Bool)
-            return v.toBool();
-        const QString text = v.toString();
-        return text == QLatin1String("true") ? true : text == QLatin1String("false") ? false : fallback;
-    };
-    const bool showCpu = flag(QStringLiteral("view/showCpu"), true);
-    const bool showOverlap = flag(QStringLiteral("view/showOverlap"), true);
-    m_showCpuAction->setChecked(showCpu);
-    m_showOverlapAction->setChecked(showOverlap);
-    setPalette(paletteKindFromName(s.value(QStringLiteral("view/palette"), QStringLiteral("default")).toString()));
-}
-
-void MainWindow::saveSettings()
-{
-    QSettings s;
-    s.setValue(QStringLiteral("window/geometry"), saveGeometry());
-    s.setValue(QStringLiteral("window/state"), saveState());
-    s.setValue(QStringLiteral("view/showCpu"), m_showCpuAction->isChecked());
-    s.setValue(QStringLiteral("view/showOverlap"), m_showOverlapAction->isChecked());
-    s.setValue(QStringLiteral("view/palette"), paletteKindName(m_timeline->options().palette));
 }
 
 void MainWindow::closeEvent(QCloseEvent* event)

@@ -4,12 +4,14 @@
 #include "analysis/analysis.h"
 #include "jobs/traceloader.h"
 #include "model/trace.h"
+#include "shell/session.h"
 #include "timeline/timelineoptions.h"
 
 #include <QMainWindow>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <utility>
 
 class QAction;
 class QDockWidget;
@@ -21,8 +23,11 @@ class QToolButton;
 
 namespace exposure {
 
+class BookmarksPanel;
 class DetailsPanel;
+class ElidedLabel;
 class EmptyState;
+class FindBar;
 class ExposedPanel;
 class HeatMapPanel;
 class KernelsPanel;
@@ -103,14 +108,51 @@ public:
     // Whether opened traces go into File ▸ Open Recent (true; `exposure --screenshot` turns it off).
     void setRemembersRecentFiles(bool on) { m_remembersRecent = on; }
 
+    // --- Find (Edit ▸ Find, mainwindowfind.cpp) ---
+    FindBar* findBar() const { return m_findBar; }
+
+    // --- sessions and bookmarks (mainwindowsession.cpp) ---
+    // The session of what the window shows now (for `sessionFile`: the trace's relative path is taken from there).
+    Session currentSession() const;
+    // Writes the session; false (and a dialog) when it cannot be written.
+    bool saveSession(const QString& path);
+    // Opens the session's trace and, once loaded, restores its view, docks, rules, figure settings and bookmarks.
+    // A trace that is not where the session says is asked for (its folder); bad JSON shows a dialog. False when
+    // nothing is opened.
+    bool openSession(const QString& path);
+    // Asks for the folder that now holds a trace the session names (returns "" to give up); tests replace the dialog.
+    using FolderChooser = std::function<QString(const QString& missingPath)>;
+    void setFolderChooser(FolderChooser chooser) { m_folderChooser = std::move(chooser); }
+    BookmarksPanel* bookmarksPanel() const { return m_bookmarks; }
+    QDockWidget* bookmarksDock() const { return m_bookmarksDock; }
+    // Adds the visible range as a bookmark named `name` (asked for when empty).
+    void addBookmark(const QString& name = QString());
+    // The rules file the next loads classify with ("" = the built-in rules); false and a dialog if it cannot be read.
+    bool setRulesFile(const QString& path);
+    QString rulesFile() const { return m_rulesFile; }
+    // Where a window that closes with a trace saves its session (File ▸ Reopen Last Session opens it).
+    static QString lastSessionPath();
+
+    // --- small screens (mainwindowlayout.cpp) ---
+    // Compact: every panel tabbed with Details on the right, so that the timeline keeps the window's height. Chosen
+    // by itself when the window is shown, and when it is resized across, kCompactHeight logical pixels of height
+    // (until View ▸ Compact Layout is switched by hand).
+    static constexpr int kCompactHeight = 760;
+    bool isCompactLayout() const { return m_compact; }
+    void setCompactLayout(bool compact);
+    ElidedLabel* statusLabel() const { return m_statusText; }
+
 signals:
     void traceLoaded(const QString& path);
     void loadFailed(const QString& path, const QString& message);
     void loadCancelled(const QString& path);
     void errorShown(const QString& title, const QString& text);
+    void sessionRestored(const QString& path); // its trace loaded and its view applied
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 
@@ -119,6 +161,12 @@ private:
     void createFileMenu();
     void createViewMenu();
     void createHelpMenu();
+    void createEditMenu();
+    void createSessionActions();
+    void createBookmarksMenu();
+    void applySession(const QString& path);
+    void adaptLayout();
+    void createLayoutAction();
     void connectLoader();
     void connectPanels();
     void createDocks();
@@ -175,8 +223,8 @@ private:
     void addPanel(QWidget* widget, const QString& title, const QString& objectName,
         std::function<void(const LoadedTrace&)> load, std::function<void(TimeRange)> followRange = {});
     QAction* m_alignClocksAction = nullptr;
-    QLabel* m_clockLabel = nullptr;
-    QLabel* m_statusText;
+    ElidedLabel* m_clockLabel = nullptr;
+    ElidedLabel* m_statusText;
     QLabel* m_cursorLabel;
     QLabel* m_rangeLabel;
     QProgressBar* m_progress;
@@ -195,6 +243,18 @@ private:
     };
     std::optional<ReloadState> m_reloadState;
     RankChooser m_rankChooser;
+    FindBar* m_findBar = nullptr;
+    QWidget* m_timelinePage = nullptr; // the find bar above the timeline
+    BookmarksPanel* m_bookmarks = nullptr;
+    QDockWidget* m_bookmarksDock = nullptr;
+    QAction* m_compactAction = nullptr;
+    bool m_compact = false;
+    bool m_layoutByHand = false; // View ▸ Compact Layout was switched: no automatic changes any more
+    bool m_shownOnce = false;
+    QString m_rulesFile;
+    FolderChooser m_folderChooser;
+    // A session whose trace is loading: applied when it has loaded.
+    std::optional<std::pair<QString, Session>> m_pendingSession;
     void offerRanks(const QString& path, const QString& message);
     int m_transientStatusMs = 10000;
 };

@@ -3,6 +3,7 @@
 
 #include "analysis/analysis.h"
 #include "model/trace.h"
+#include "timeline/launchlinks.h"
 #include "timeline/timelineoptions.h"
 #include "timeline/timelineplottable.h"
 #include "view/viewindex.h"
@@ -21,6 +22,7 @@ class QScrollBar;
 
 namespace exposure {
 
+class SearchResults;
 class TimeAxisTicker;
 class TimelineOverlay;
 
@@ -95,6 +97,10 @@ public:
     void layOutNow() { updateLayout(); }
     // A horizontal legend wrapped into as many columns as fit `availableWidth`; returns the column count.
     int wrapLegend(int availableWidth);
+    // A legend taller than a fifth of the plot on screen shows some of its lines: scrolls it by `lines` (the wheel
+    // over it does); false when it shows every line.
+    bool scrollLegend(int lines);
+    bool legendScrolls() const { return m_legendLines > m_legendShownLines; }
 
     // --- view range and navigation ---
     TimeRange visibleRange() const;
@@ -134,6 +140,20 @@ public:
     void setHighlightedName(StringId name);
     StringId highlightedName() const { return m_highlightName; }
     std::optional<TimelineHit> hover() const { return m_hover; }
+    // Outline every match of Find (null: none); the results may grow, refreshMatches() redraws them.
+    void setSearchResults(std::shared_ptr<const SearchResults> results);
+    const std::shared_ptr<const SearchResults>& searchResults() const { return m_search; }
+    void refreshMatches() { refreshOverlay(); }
+
+    // --- launch links: the arrows from a launch call to the GPU work it started, shown for the selection ---
+    const std::vector<LaunchLink>& launchLinks() const { return m_links; }
+    // An arrow's end points in widget pixels (from the call to the work); nullopt where a row is not shown.
+    std::optional<QLineF> linkLine(const LaunchLink& link) const;
+    // The arrow within a few pixels of `pos`.
+    std::optional<LaunchLink> linkAt(const QPoint& pos) const;
+    // Selects the end of `link` that is not selected (the call, or the work when the call is selected) and scrolls to
+    // it, as clicking the arrow does.
+    void followLink(const LaunchLink& link);
 
 signals:
     void visibleRangeChanged(exposure::TimeRange range); // committed ranges (after a gesture ends)
@@ -192,6 +212,9 @@ private:
     QCPLayoutGrid* m_legendHolder = nullptr;
     QCPLayoutGrid* m_sideHolder = nullptr; // the legend on the right, packed at the top
     int m_legendWrap = 0;
+    int m_legendLine = 0; // the first line shown of a legend that scrolls
+    int m_legendLines = 0; // its lines (0: it does not scroll)
+    int m_legendShownLines = 0;
     std::vector<LegendEntry> m_legendEntries;
     QScrollBar* m_rowScroll = nullptr;
     int m_firstRow = 0;
@@ -206,6 +229,8 @@ private:
     std::optional<TimelineHit> m_hover;
     DrawnClassesSource m_drawnClassesSource;
     StringId m_highlightName = kInvalidString;
+    std::shared_ptr<const SearchResults> m_search;
+    std::vector<LaunchLink> m_links; // of the selection
 
     friend class TimelineOverlay;
 };

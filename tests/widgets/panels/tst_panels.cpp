@@ -179,8 +179,9 @@ private slots:
         panel.resize(380, 700); // the Details dock's width in the main window
         panel.show();
         QVERIFY(QTest::qWaitForWindowExposed(&panel));
-        // Counts the line breaks of the panel's text and fails on one between two identifier characters.
-        auto checkBreaks = [&](int& breaks) {
+        // Counts the line breaks of the panel's text and fails on one between two identifier characters; in the lines
+        // of a name, on any break but after "::" or ", " or before "<" or "(" (the panel marks those with U+200B).
+        auto checkBreaks = [&](int& breaks, const QString& nameStart = QString()) {
             QTextDocument* doc = panel.browser()->document();
             doc->setTextWidth(panel.browser()->viewport()->width());
             doc->documentLayout()->documentSize(); // lays the document out
@@ -195,14 +196,41 @@ private slots:
                     QVERIFY2(!(isIdentifierChar(text[at - 1]) && isIdentifierChar(text[at])),
                         qPrintable(QStringLiteral("line break inside an identifier: …%1|%2…")
                                        .arg(text.mid(std::max(0, at - 20), std::min(at, 20)), text.mid(at, 20))));
+                    if (!nameStart.isEmpty() && text.startsWith(nameStart))
+                        QVERIFY2(
+                            text[at - 1] == QChar(0x200B) || (at > 1 && text.mid(at - 2, 2) == QStringLiteral(", ")),
+                            qPrintable(QStringLiteral("a name broken elsewhere than at ::, <, ( or ,: …%1|%2…")
+                                           .arg(text.mid(std::max(0, at - 20), std::min(at, 20)), text.mid(at, 20))));
                 }
             }
         };
         panel.showInterval(*trace, analysis.get(), nullptr, { 0, 0, 0 });
-        QCOMPARE(panel.field(QStringLiteral("Full name")), QString::fromStdString(kLongName)); // the text is intact
+        QCOMPARE(panel.field(QStringLiteral("Name")), QString::fromStdString(kLongName)); // the text is intact
+        // The name is printed once (the heading), not again as "Name" and as an identical "Full name".
+        QVERIFY(panel.field(QStringLiteral("Full name")).isEmpty());
+        QCOMPARE(panel.browser()->toPlainText().count(QStringLiteral("multi_tensor_apply_kernel")), 1);
         int breaks = 0;
-        checkBreaks(breaks);
+        checkBreaks(breaks, QStringLiteral("void"));
         QVERIFY2(breaks >= 6, qPrintable(QString::number(breaks))); // the name does wrap, many times
+        // A name with spaces, "/" and "-" inside its parts wraps at its parts only.
+        {
+            TraceBuilder b;
+            b.addRank("Rank 0", "", 0);
+            const int lane = b.addLane(0, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
+            b.addInterval(0, lane, 0, 1000,
+                "cutlass::Kernel<cutlass_tensorop_gemm_bias_T / NT-fused, unsigned long long, "
+                "cutlass::gemm::GemmShape<128, 128, 64>>(cutlass::gemm::kernel::Gemm<unsigned long long>::Params, "
+                "long double, cutlass::epilogue::thread::LinearCombination<float, 4, float, float>::Params)",
+                RegionKind::Kernel);
+            const auto odd = std::shared_ptr<const Trace>(b.finish());
+            const auto oddAnalysis = analyze(*odd, Rules::defaults());
+            panel.showInterval(*odd, oddAnalysis.get(), nullptr, { 0, 0, 0 });
+            int oddBreaks = 0;
+            checkBreaks(oddBreaks, QStringLiteral("cutlass"));
+            QVERIFY2(oddBreaks >= 2, qPrintable(QString::number(oddBreaks)));
+            // The trace names no host: no empty Host row.
+            QVERIFY(!panel.browser()->toPlainText().contains(QStringLiteral("Host")));
+        }
         // An NCCL kernel's one long identifier (ncclDevKernel_AllReduce_Sum_f32_RING_LL) stays whole too.
         panel.showInterval(*trace, analysis.get(), nullptr, { 0, 1, 0 });
         int ncclBreaks = 0;

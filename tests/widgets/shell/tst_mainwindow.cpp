@@ -3,6 +3,7 @@
 // TraceBuilder traces behind an injected load function.
 #include "common/labels.h"
 #include "figure/exportfiguredialog.h"
+#include "panels/collectivesmodel.h"
 #include "panels/collectivespanel.h"
 #include "panels/detailspanel.h"
 #include "panels/exposedpanel.h"
@@ -19,6 +20,7 @@
 #include "support/testtraces.h"
 #include "timeline/timelineplot.h"
 
+#include <QDockWidget>
 #include <QDropEvent>
 #include <QElapsedTimer>
 #include <QHeaderView>
@@ -881,6 +883,34 @@ void TestMainWindow::clocksAlignedAcrossHosts()
     QVERIFY(w.collectivesPanel()->tree()->isFirstColumnSpanned(1, group));
     QVERIFY(w.collectivesPanel()->tree()->isExpanded(group));
     QCOMPARE(text(1, 0), QStringLiteral("Stragglers: Rank 1 last in 10 (others waited 500 µs)"));
+    // Sizes in human units with the exact count in the tooltip (1 048 576 floats); "Total" says what it sums.
+    QCOMPARE(text(0, CollectivesModel::Size), QStringLiteral("4.19 MB"));
+    QCOMPARE(tree->index(0, CollectivesModel::Size, group).data(Qt::ToolTipRole).toString(),
+        QStringLiteral("4 194 304 bytes"));
+    QVERIFY(tree->headerData(CollectivesModel::Total, Qt::Horizontal, Qt::ToolTipRole)
+                .toString()
+                .startsWith(QStringLiteral("Σ over the collectives of each one's span")));
+    // Columns sit under their headers: every figure right-aligned under a right-aligned header, no column stretched
+    // (the Waiting share was about 1 000 px right of its header), and the Type column as wide as its own cells, not
+    // as the group's title spanned over all columns.
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    for (QDockWidget* d : w.findChildren<QDockWidget*>())
+        if (d->objectName() == QStringLiteral("collectivesDock"))
+            d->raise();
+    QCoreApplication::processEvents();
+    QTreeView* view = w.collectivesPanel()->tree();
+    QVERIFY(!view->header()->stretchLastSection());
+    for (int c = CollectivesModel::Count; c < CollectivesModel::ColumnCount; ++c) {
+        QCOMPARE(tree->headerData(c, Qt::Horizontal, Qt::TextAlignmentRole).value<Qt::Alignment>() & Qt::AlignRight,
+            Qt::AlignRight);
+        const QRect cell = view->visualRect(tree->index(0, c, group));
+        QCOMPARE(cell.left(), view->header()->sectionViewportPosition(c));
+        QCOMPARE(cell.width(), view->header()->sectionSize(c));
+        QVERIFY2(view->header()->sectionSize(c) < 200, qPrintable(QString::number(view->header()->sectionSize(c))));
+    }
+    QVERIFY(view->header()->sectionSize(CollectivesModel::Type)
+        < view->fontMetrics().horizontalAdvance(group.data().toString()) / 2);
     int ncclLane = -1;
     for (std::size_t l = 0; l < w.trace()->ranks[0].lanes.size(); ++l)
         if (w.trace()->ranks[0].lanes[l].name == "CUDA[0:17]")

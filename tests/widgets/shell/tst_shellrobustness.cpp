@@ -5,9 +5,11 @@
 #include "import/memorybudget.h"
 #include "jobs/traceloader.h"
 #include "run/openrun.h"
+#include "shell/findbar.h"
 #include "shell/mainwindow.h"
 #include "shell/recentfilesmenu.h"
 #include "support/kinetotraces.h"
+#include "support/stallmeter.h"
 #include "synth/archivewriter.h"
 #include "timeline/timelineplot.h"
 
@@ -22,45 +24,12 @@
 #include <QTimer>
 #include <QToolButton>
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 using namespace exposure;
 
 namespace {
-
-// Records the longest time between two ticks of a 5 ms timer on the GUI thread.
-class StallMeter : public QObject
-{
-public:
-    StallMeter()
-    {
-        m_timer.setInterval(5);
-        m_timer.setTimerType(Qt::PreciseTimer);
-        connect(&m_timer, &QTimer::timeout, this, [this] {
-            const qint64 gap = m_clock.restart();
-            if (gap > m_longest) {
-                m_longest = gap;
-                m_longestAt = m_since.elapsed();
-            }
-            ++m_ticks;
-        });
-        m_clock.start();
-        m_since.start();
-        m_timer.start();
-    }
-    qint64 longestMs() const { return m_longest; }
-    qint64 longestEndedAtMs() const { return m_longestAt; } // since the meter started
-    qint64 elapsedMs() const { return m_since.elapsed(); }
-    int ticks() const { return m_ticks; }
-
-private:
-    QTimer m_timer;
-    QElapsedTimer m_clock;
-    QElapsedTimer m_since;
-    qint64 m_longest = 0;
-    qint64 m_longestAt = 0;
-    int m_ticks = 0;
-};
 
 // Timing under AddressSanitizer (several times slower, with its own allocator) says nothing about the release
 // build: the timing checks run in the normal build only.
@@ -84,6 +53,7 @@ class TestShellRobustness : public QObject
 
 private Q_SLOTS:
     void initTestCase();
+    // also Find on the loaded trace (findStreamsWithoutStalling)
     void eventLoopKeepsTurningWhileLoading();
     void cancelReturnsAtOnce();
     void secondOpenSupersedesTheFirst();
@@ -93,6 +63,7 @@ private Q_SLOTS:
     void tooLargeOffersSomeRanks();
 
 private:
+    void findStreamsWithoutStalling(MainWindow& w);
     QTemporaryDir m_dir;
     QString m_big; // ~10 M events, 2 ranks
     QString m_small; // the demo
@@ -122,7 +93,7 @@ void TestShellRobustness::eventLoopKeepsTurningWhileLoading()
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QSignalSpy loaded(&w, &MainWindow::traceLoaded);
-    StallMeter meter;
+    testing::StallMeter meter;
     QElapsedTimer total;
     total.start();
     w.openTrace(m_big);
@@ -150,6 +121,48 @@ void TestShellRobustness::eventLoopKeepsTurningWhileLoading()
         qPrintable(QStringLiteral("the GUI thread stalled for %1 ms of a %2 ms load")
                        .arg(meter.longestMs())
                        .arg(m_bigLoadMs)));
+    findStreamsWithoutStalling(w);
+}
+
+// Find on the 10 M-event trace (2 M intervals; tst_find searches 10 M intervals): the exact count of a name's
+// instances on a real OTF2 archive (counted here by scanning the lanes), and F3 selects a match.
+void TestShellRobustness::findStreamsWithoutStalling(MainWindow& w)
+{
+    const Trace& trace = *w.trace();
+    auto hasGemm = [](std::string name) { // case-insensitive, as Find is by default
+        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+        return name.find("gemm") != std::string::npos;
+    };
+    std::uint64_t expected = 0, intervals = 0;
+    for (const Rank& r : trace.ranks)
+        for (const Lane& l : r.lanes) {
+            intervals += l.intervals.size();
+            for (std::size_t i = 0; i < l.intervals.size(); ++i) {
+                const StringId id = l.intervals.name(i);
+                expected += hasGemm(trace.name(id)) || hasGemm(displayName(trace, w.analysis().get(), id));
+            }
+        }
+    std::printf("%llu of %llu intervals have \"gemm\" in their name\n", static_cast<unsigned long long>(expected),
+        static_cast<unsigned long long>(intervals));
+    QVERIFY(intervals > 1'500'000);
+    QVERIFY(expected > 100'000);
+    QSignalSpy batches(w.findBar()->search(), &TraceSearch::resultsChanged);
+    QSignalSpy done(w.findBar()->search(), &TraceSearch::finished);
+    testing::StallMeter meter;
+    QElapsedTimer clock;
+    clock.start();
+    w.findBar()->find(QStringLiteral("gemm"), false);
+    QVERIFY(done.wait(120'000));
+    const qint64 searchMs = clock.elapsed();
+    std::printf("find \"gemm\" over %llu intervals: %llu matches in %lld ms, %d batches; the event loop's longest gap "
+                "%lld ms\n",
+        static_cast<unsigned long long>(intervals), static_cast<unsigned long long>(w.findBar()->matchCount()),
+        static_cast<long long>(searchMs), int(batches.size()), static_cast<long long>(meter.longestMs()));
+    QCOMPARE(w.findBar()->matchCount(), expected);
+    // F3 after the search: the first match in start order.
+    QVERIFY(w.findBar()->findNext(+1));
+    QVERIFY(w.findBar()->search()->results()->contains(*w.timeline()->selection()));
+    // How the GUI thread fares during a search of 10 M intervals is asserted in tst_find (CPU time, not gaps).
 }
 
 void TestShellRobustness::cancelReturnsAtOnce()

@@ -155,7 +155,9 @@ void TestTimelinePlot::clickSelectsKernel()
     QCOMPARE(plot.selection()->interval, 5u);
     const auto hit = plot.hitAt(*p);
     QVERIFY(hit);
-    QCOMPARE(plot.tooltipFor(*hit), QStringLiteral("ampere_sgemm_64x64_tn_backward\n800 \u00B5s \u00B7 compute"));
+    // The host where the trace names it ("node0" in the DDP trace).
+    QCOMPARE(plot.tooltipFor(*hit),
+        QStringLiteral("ampere_sgemm_64x64_tn_backward\n800 \u00B5s \u00B7 compute\nRank 1 on node0"));
 }
 
 void TestTimelinePlot::foldedRunsAtWholeTraceZoom()
