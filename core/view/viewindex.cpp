@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "view/viewindex.h"
 
+#include "analysis/commops.h"
 #include "analysis/rules.h"
 #include "model/enumnames.h"
 
@@ -18,6 +19,36 @@ const char* laneRoleName(LaneRole role)
         { LaneRole::Communication, "NCCL" }, { LaneRole::Memcpy, "memcpy" }, { LaneRole::Cpu, "CPU" } };
     return nameIn(names, role, "");
 }
+
+namespace {
+
+// "dp · 0 (default_pg)": the parallelism role and process group of a communication stream's kernels (the first 4 096
+// that name one); roles joined by '+' where several groups share the stream; empty where none is recorded.
+std::string commGroupLabel(const Trace& trace, const Lane& lane)
+{
+    std::vector<std::string> groups;
+    const std::size_t n = std::min<std::size_t>(lane.collectiveArgs.size(), 4096);
+    for (std::size_t k = 0; k < n; ++k) {
+        const std::uint32_t at = lane.collectiveArgs[k].second;
+        if (at >= trace.collectiveArgs.size())
+            continue;
+        const CollectiveArgs& args = trace.collectiveArgs[at];
+        const std::string group = !args.processGroup.empty() ? args.processGroup : args.groupRanks;
+        if (!group.empty() && std::find(groups.begin(), groups.end(), group) == groups.end())
+            groups.push_back(group);
+    }
+    if (groups.empty())
+        return {};
+    if (groups.size() == 1)
+        return roleOfGroup(groups.front()) + " \xC2\xB7 " + groups.front();
+    std::string roles;
+    for (const std::string& g : groups)
+        if (const std::string r = roleOfGroup(g); roles.find(r) == std::string::npos)
+            roles += (roles.empty() ? "" : "+") + r;
+    return roles + " \xC2\xB7 " + std::to_string(groups.size()) + " groups";
+}
+
+} // namespace
 
 void ViewIndex::resizeRanks(std::size_t n)
 {
@@ -247,6 +278,9 @@ std::vector<TimelineRow> buildRows(const Trace& trace, const ViewIndex& index, c
                 row.label += ' ';
                 row.label += role;
             }
+            if (laneRole == LaneRole::Communication && rank.lanes[l].commRole == CommRole::None)
+                if (const std::string group = commGroupLabel(trace, rank.lanes[l]); !group.empty())
+                    row.label += " " + group;
             return row;
         };
         const bool collapsed = filter.collapsedRanks.count(ri) > 0;

@@ -7,6 +7,7 @@
 #include "analysis/statsparts.h"
 #include "run/openrun.h"
 #include "support/kinetotraces.h"
+#include "view/viewindex.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -255,6 +256,13 @@ private Q_SLOTS:
         const std::string json = statsJson(report, o);
         QVERIFY(json.find("\"queued_ns\": 50000, \"queued_behind\": \"all_gather\"") != std::string::npos);
         QCOMPARE(json.find("\"queued_behind\"", json.find("\"queued_behind\"") + 1), std::string::npos);
+        // The communication streams' rows name their process group and its role ("0": a group of no known role).
+        const auto index = ViewIndex::build(*run.trace, run.analysis.get());
+        int labelled = 0;
+        for (const TimelineRow& row : buildRows(*run.trace, *index, {}))
+            if (row.label.find("NCCL other \xC2\xB7 0") != std::string::npos)
+                ++labelled;
+        QCOMPARE(labelled, 4); // streams 20 and 21 of both ranks
         const std::string text = statsTable(report, o);
         QVERIFY2(text.find("reduce_scatter queued behind all_gather for 50") != std::string::npos, text.c_str());
     }
