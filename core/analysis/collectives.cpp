@@ -792,9 +792,18 @@ std::vector<CollectiveSummaryRow> collectiveSummary(const Trace& trace, const Co
 std::vector<CollectiveSummaryRow> collectiveSummary(
     const CollectiveMatch& match, const std::function<std::string(std::uint32_t)>& kernelName)
 {
+    return collectiveSummary(match, kernelName, {});
+}
+
+std::vector<CollectiveSummaryRow> collectiveSummary(const CollectiveMatch& match,
+    const std::function<std::string(std::uint32_t)>& kernelName,
+    const std::function<std::string(const CollectiveGroup&)>& opOf)
+{
+    std::unordered_map<std::string, std::uint32_t> opIndex;
+    std::vector<std::string> ops;
     // Key: process group, signature (or kernel name), kernel name (which says the algorithm); the names' texts are
     // looked at once per name.
-    std::map<std::tuple<std::uint32_t, std::uint64_t, std::uint32_t>, CollectiveSummaryRow> rows;
+    std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint64_t, std::uint32_t>, CollectiveSummaryRow> rows;
     std::unordered_map<std::uint32_t, std::pair<std::string, std::string>> nameInfo; // name -> (algorithm, type)
     for (const CollectiveGroup& g : match.groups) {
         auto info = nameInfo.find(g.name);
@@ -803,10 +812,19 @@ std::vector<CollectiveSummaryRow> collectiveSummary(
             info = nameInfo.emplace(g.name, std::make_pair(algorithmFromKernel(kernel), typeFromKernel(kernel))).first;
         }
         const std::uint64_t sig = g.signature != kNoKey ? g.signature : (std::uint64_t(1) << 32) | g.name;
-        auto [it, fresh] = rows.try_emplace({ g.processGroup, sig, g.name });
+        std::uint32_t op = 0;
+        if (opOf) {
+            const std::string text = opOf(g);
+            auto [o, added] = opIndex.try_emplace(text, std::uint32_t(ops.size()));
+            if (added)
+                ops.push_back(text);
+            op = o->second;
+        }
+        auto [it, fresh] = rows.try_emplace({ g.processGroup, op, sig, g.name });
         CollectiveSummaryRow& row = it->second;
         if (fresh) {
             row.processGroup = g.processGroup;
+            row.op = opOf ? ops[op] : std::string();
             row.algorithm = info->second.first;
             // Op-level timers have no kernel name to read a type from: their own name ("forward-send") is the type.
             row.type = info->second.second.empty() && g.waitBeforeStart ? kernelName(g.name) : info->second.second;
@@ -852,7 +870,9 @@ std::vector<CollectiveSummaryRow> collectiveSummary(
         out.push_back(std::move(row));
     }
     std::stable_sort(out.begin(), out.end(), [](const CollectiveSummaryRow& a, const CollectiveSummaryRow& b) {
-        return a.processGroup != b.processGroup ? a.processGroup < b.processGroup : a.totalNs > b.totalNs;
+        return a.processGroup != b.processGroup ? a.processGroup < b.processGroup
+            : a.op != b.op                      ? a.op < b.op
+                                                : a.totalNs > b.totalNs;
     });
     return out;
 }

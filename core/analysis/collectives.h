@@ -230,6 +230,7 @@ std::string matchWarning(const Trace& trace, const CollectiveMatch& match);
 struct CollectiveSummaryRow
 {
     std::uint32_t processGroup = 0; // index into CollectiveMatch::processGroups
+    std::string op; // the operation the program called ("all_reduce", analysis/commops.h); empty where not asked
     std::string type; // "allreduce", ... (from the arguments, else the kernel name)
     std::string dtype; // empty if unknown
     std::uint64_t bytes = 0; // message size S (0 if unknown)
@@ -246,6 +247,11 @@ std::vector<CollectiveSummaryRow> collectiveSummary(const Trace& trace, const Co
 // The same with the kernel names of CollectiveGroup::name given by `kernelName` (candidates with their own table).
 std::vector<CollectiveSummaryRow> collectiveSummary(
     const CollectiveMatch& match, const std::function<std::string(std::uint32_t)>& kernelName);
+// The same with one row per operation the program called (`opOf` of a group: its first member's operation) within
+// each process group, sorted by it: all-to-all and all-reduce carried by the same SendRecv kernels apart.
+std::vector<CollectiveSummaryRow> collectiveSummary(const CollectiveMatch& match,
+    const std::function<std::string(std::uint32_t)>& kernelName,
+    const std::function<std::string(const CollectiveGroup&)>& opOf);
 
 // Per process group and member: how often it arrived last while others waited, and the waiting it caused them.
 struct StragglerRow

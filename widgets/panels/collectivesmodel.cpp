@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "panels/collectivesmodel.h"
 
+#include "analysis/commops.h"
 #include "common/labels.h"
 #include "model/timeformat.h"
 
@@ -35,7 +36,13 @@ QStringList summaryCells(const CollectiveSummaryRow& r)
 {
     const TimeNs n = TimeNs(r.count);
     QStringList cells(CollectivesModel::ColumnCount);
-    cells[CollectivesModel::Type] = QString::fromStdString(r.type.empty() ? "?" : r.type);
+    // The operation called, and the kernels' own type where it says something else.
+    const std::string kernelType = r.type.empty() ? "?" : r.type;
+    const std::string normalised = normaliseCommOp(r.type);
+    cells[CollectivesModel::Type] = r.op.empty() || r.op == "other" ? QString::fromStdString(kernelType)
+        : r.type.empty() || normalised == r.op
+        ? QString::fromStdString(r.op)
+        : CollectivesModel::tr("%1 (%2 kernels)").arg(QString::fromStdString(r.op), QString::fromStdString(r.type));
     cells[CollectivesModel::DataType] = QString::fromStdString(r.dtype);
     cells[CollectivesModel::Size] = r.bytes ? byteCountText(r.bytes) : QString();
     cells[CollectivesModel::Algorithm] = QString::fromStdString(r.algorithm);
@@ -64,11 +71,18 @@ void CollectivesModel::clear()
     endResetModel();
 }
 
-void CollectivesModel::setMatch(const Trace& trace, const CollectiveMatch& match)
+void CollectivesModel::setMatch(const Trace& trace, const CollectiveMatch& match, const Analysis* analysis)
 {
     beginResetModel();
     m_groups.clear();
-    const auto rows = trace.ranks.size() < 2 ? std::vector<CollectiveSummaryRow> {} : collectiveSummary(trace, match);
+    auto opOf = [&](const CollectiveGroup& g) {
+        const CollectiveMember& m = g.members.front();
+        return commOpOf(trace, *analysis, { m.rank, m.lane, m.interval });
+    };
+    auto kernelName = [&](std::uint32_t name) { return trace.name(name); };
+    const auto rows = trace.ranks.size() < 2 ? std::vector<CollectiveSummaryRow> {}
+        : analysis                           ? collectiveSummary(match, kernelName, opOf)
+                                             : collectiveSummary(trace, match);
     const auto stragglers = stragglerSummary(match);
     for (std::uint32_t g = 0; trace.ranks.size() >= 2 && g < match.processGroups.size(); ++g) {
         const ProcessGroupMatch& pg = match.processGroups[g];

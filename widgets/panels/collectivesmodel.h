@@ -22,8 +22,9 @@ public:
 
     explicit CollectivesModel(QObject* parent = nullptr);
 
-    // The groups of `match` (of `trace`); empty for fewer than two ranks or no process group.
-    void setMatch(const Trace& trace, const CollectiveMatch& match);
+    // The groups of `match` (of `trace`); empty for fewer than two ranks or no process group. With the trace's
+    // analysis, each group's rows are grouped by the operation the program called ("all_reduce (send_recv kernels)").
+    void setMatch(const Trace& trace, const CollectiveMatch& match, const Analysis* analysis = nullptr);
     void clear();
     bool isSpanned(const QModelIndex& index) const;
 

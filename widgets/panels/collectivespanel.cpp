@@ -32,14 +32,16 @@ CollectivesPanel::CollectivesPanel(QWidget* parent)
     setTrace(nullptr, nullptr);
 }
 
-void CollectivesPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const CollectiveMatch> match)
+void CollectivesPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const CollectiveMatch> match,
+    std::shared_ptr<const Analysis> analysis)
 {
+    m_analysis = std::move(analysis);
     if (!trace || !match || trace->ranks.size() < 2 || match->processGroups.empty()) {
         m_model->clear();
         m_summary->setText(tr("No communication kernels on several ranks."));
         return;
     }
-    m_model->setMatch(*trace, *match);
+    m_model->setMatch(*trace, *match, m_analysis.get());
     // Group, mismatch and straggler lines span the columns; every group is open.
     for (int g = 0; g < m_model->rowCount(); ++g) {
         const QModelIndex group = m_model->index(g, 0);

@@ -25,7 +25,9 @@ public:
     using enum CollectivesModel::Column;
 
     explicit CollectivesPanel(QWidget* parent = nullptr);
-    void setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const CollectiveMatch> match);
+    // With the analysis, each process group's rows are grouped by the operation the program called.
+    void setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const CollectiveMatch> match,
+        std::shared_ptr<const Analysis> analysis = {});
 
     QTreeView* tree() const { return m_tree; }
     CollectivesModel* model() const { return m_model; }
@@ -35,6 +37,7 @@ private:
     void fitFirstColumn();
     QLabel* m_summary;
     CollectivesModel* m_model;
+    std::shared_ptr<const Analysis> m_analysis; // kept while its names are shown
     QTreeView* m_tree;
 };
 

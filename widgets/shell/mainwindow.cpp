@@ -436,7 +436,7 @@ void MainWindow::createDocks()
         },
         [this](TimeRange r) { m_whatIf->setVisibleRange(r); });
     addPanel(m_collectives, tr("Collectives"), QStringLiteral("collectivesDock"),
-        [this](const LoadedTrace& l) { m_collectives->setTrace(l.trace, l.collectives); });
+        [this](const LoadedTrace& l) { m_collectives->setTrace(l.trace, l.collectives, l.analysis); });
     addPanel(m_heatMap, tr("Heat Map"), QStringLiteral("heatMapDock"), [this](const LoadedTrace& l) {
         m_heatMap->setTrace(l.trace, l.analysis, l.collectives);
         // Many ranks: the overview comes first.

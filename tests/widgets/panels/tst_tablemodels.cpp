@@ -80,6 +80,7 @@ private slots:
     void exposedPanel();
     void rulesPanel();
     void collectivesPanel();
+    void collectivesByOperation();
     void kernelsPanel();
 
 private:
@@ -394,6 +395,57 @@ void TestTableModels::collectivesPanel()
     QCOMPARE(m->rowCount(), 0);
     panel.setTrace(m_trace, match);
     QCOMPARE(m->rowCount(), 1);
+}
+
+// Two ranks whose all-reduce and all-to-all both run as NCCL SendRecv kernels (one process group): with the analysis
+// the dock's rows are the operations the program called, each saying which kernels carried it.
+void TestTableModels::collectivesByOperation()
+{
+    QTemporaryDir dir;
+    const QByteArray pg = R"(, "Process Group Name": "0", "Process Group Ranks": "[0, 1]")";
+    for (int r = 0; r < 2; ++r) {
+        QByteArray ev = R"({"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}})";
+        auto cpu = [&](const char* name, double ts, double dur, int corr) {
+            ev += QByteArray(R"(, {"ph": "X", "cat": "cpu_op", "name": ")") + name + R"(", "pid": 1, "tid": 1, "ts": )"
+                + QByteArray::number(ts) + R"(, "dur": )" + QByteArray::number(dur)
+                + (corr >= 0 ? R"(, "args": {"correlation": )" + QByteArray::number(corr) + "}}" : QByteArray("}"));
+        };
+        auto kernel = [&](double ts, double dur, int corr) {
+            ev += QByteArray(
+                      R"K(, {"ph": "X", "cat": "kernel", "name": "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(x)", )K")
+                + R"("pid": 0, "tid": 17, "ts": )" + QByteArray::number(ts) + R"(, "dur": )" + QByteArray::number(dur)
+                + R"(, "args": {"device": 0, "stream": 17, "correlation": )" + QByteArray::number(corr) + pg + "}}";
+        };
+        cpu("nccl:all_reduce", 100, 20, -1);
+        cpu("cudaLaunchKernel", 101, 2, 1);
+        kernel(200, 50 + 10 * r, 1);
+        cpu("nccl:all_to_all", 300, 20, -1);
+        cpu("cudaLaunchKernel", 301, 2, 2);
+        cpu("cudaLaunchKernel", 305, 2, 3);
+        kernel(400, 30, 2);
+        kernel(440, 20, 3);
+        QFile f(dir.filePath(QStringLiteral("rank%1.json").arg(r)));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("{\"schemaVersion\": 1, \"traceEvents\": [" + ev + "]}");
+    }
+    RunOptions options;
+    options.collectives = true;
+    const OpenedRun run = openRun(dir.path().toStdString(), options);
+    CollectivesPanel panel;
+    panel.setTrace(run.trace, run.collectives, run.analysis);
+    const CollectivesModel* m = panel.model();
+    QCOMPARE(m->rowCount(), 1);
+    const QModelIndex group = m->index(0, 0);
+    QCOMPARE(m->rowCount(group), 3); // all_reduce, all_to_all, stragglers
+    auto text = [&](int row, int column) { return m->index(row, column, group).data().toString(); };
+    QCOMPARE(text(0, CollectivesModel::Type), QStringLiteral("all_reduce (sendrecv kernels)"));
+    QCOMPARE(text(0, CollectivesModel::Count), QStringLiteral("1"));
+    QCOMPARE(text(1, CollectivesModel::Type), QStringLiteral("all_to_all (sendrecv kernels)"));
+    QCOMPARE(text(1, CollectivesModel::Count), QStringLiteral("2"));
+    // Without the analysis: one row for the SendRecv kernels, as the kernels' names say.
+    panel.setTrace(run.trace, run.collectives);
+    QCOMPARE(m->rowCount(m->index(0, 0)), 2);
+    QCOMPARE(m->index(0, CollectivesModel::Type, m->index(0, 0)).data().toString(), QStringLiteral("sendrecv"));
 }
 
 // The kernels table (a model of its own, behind a filter proxy).
