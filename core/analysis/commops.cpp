@@ -86,10 +86,12 @@ const char* commOpSourceName(CommOpSource s)
 
 namespace {
 
-// A CPU region name that is a call of a communication operation ("nccl:all_reduce", "c10d::allreduce_").
+// A CPU region name that is a call of a communication operation ("nccl:all_reduce", "c10d::allreduce_", or the NVTX
+// range NCCL itself opens around a call, "ncclAllReduce", as Nsight Systems records it).
 bool isCommCall(const std::string& name)
 {
-    return name.rfind("nccl:", 0) == 0 || name.rfind("c10d::", 0) == 0 || name.rfind("torch.distributed.", 0) == 0;
+    return name.rfind("nccl:", 0) == 0 || name.rfind("c10d::", 0) == 0 || name.rfind("torch.distributed.", 0) == 0
+        || (name.size() > 4 && name.rfind("nccl", 0) == 0 && std::isupper(static_cast<unsigned char>(name[4])));
 }
 
 // The nearest enclosing region of CPU interval j that is a communication call; -1 if none within reach.

@@ -161,6 +161,11 @@ private Q_SLOTS:
         ev += cpu("aten::mm", "cpu_op", 500, 10);
         ev += cpu("cudaLaunchKernel", "cuda_runtime", 501, 2, 4);
         ev += kernel("ampere_sgemm_128x64_nn", 7, 430, 25, 4);
+        // NCCL's own NVTX range around a call (as Nsight Systems records it): all_reduce of a SendRecv kernel
+        // [800, 805) us.
+        ev += cpu("ncclAllReduce", "user_annotation", 780, 10);
+        ev += cpu("cudaLaunchKernel", "cuda_runtime", 782, 3, 5);
+        ev += kernel(kSendRecv, 17, 800, 5, 5);
         // No launch record: the kernel's arguments, then its name.
         ev += kernel(
             "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", 17, 700, 20, 98, ", \"Collective name\": \"allreduce\"");
@@ -169,7 +174,7 @@ private Q_SLOTS:
         auto trace = loadTrace(dir.path().toStdString());
         auto analysis = analyze(*trace, Rules::defaults());
         const CommOps ops = commOperations(*trace, *analysis, 0, trace->extent);
-        QCOMPARE(ops.ops.size(), std::size_t(4));
+        QCOMPARE(ops.ops.size(), std::size_t(5));
         auto check = [&](std::size_t k, const char* op, const char* call, CommOpSource source, std::uint64_t count,
                          TimeNs busy, TimeNs exposed, const char* kernelType) {
             const CommOpReport& o = ops.ops[k];
@@ -185,12 +190,13 @@ private Q_SLOTS:
         check(1, "all_reduce", "nccl:all_reduce", CommOpSource::Region, 1, 60'000, 60'000, "send_recv");
         check(2, "all_reduce", "allreduce", CommOpSource::KernelArgs, 1, 20'000, 20'000, "all_reduce");
         check(3, "send_recv", "", CommOpSource::KernelName, 1, 10'000, 10'000, "send_recv");
-        QCOMPARE(ops.kernelKeys.size(), std::size_t(5));
-        // No process group recorded: one role, unknown, with every kernel; its busy time is the union of all five.
+        check(4, "all_reduce", "ncclAllReduce", CommOpSource::Region, 1, 5'000, 5'000, "send_recv");
+        QCOMPARE(ops.kernelKeys.size(), std::size_t(6));
+        // No process group recorded: one role, unknown, with every kernel; its busy time is the union of all six.
         QCOMPARE(ops.roles.size(), std::size_t(1));
         QCOMPARE(ops.roles[0].role, std::string("unknown"));
-        QCOMPARE(ops.roles[0].count, std::uint64_t(5));
-        QCOMPARE(ops.roles[0].busyNs, TimeNs(60'000 + 70'000 + 20'000 + 10'000));
+        QCOMPARE(ops.roles[0].count, std::uint64_t(6));
+        QCOMPARE(ops.roles[0].busyNs, TimeNs(60'000 + 70'000 + 20'000 + 10'000 + 5'000));
         // The report carries it, and a window clips it.
         StatsReportOptions o;
         o.window = { trace->extent.start, trace->extent.start + 455'000 };
