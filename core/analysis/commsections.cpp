@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The stats report's parts on hybrid parallelism (statsreport_p.h): communication by operation and by role, the
+// ranks' coordinates, and the pipeline stages, in JSON and in the text report.
+#include "analysis/commops.h"
+#include "analysis/statsparts.h"
+#include "analysis/statsreport.h"
+#include "analysis/statsreport_p.h"
+#include "analysis/texttable.h"
+#include "model/timeformat.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+namespace exposure {
+
+namespace {
+
+std::string dur(TimeNs ns)
+{
+    return formatDuration(ns);
+}
+
+std::string number(double v, int decimals)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+}
+
+} // namespace
+
+// "comm_by_op": the rank's communication by the operation the program called (analysis/commops.h).
+std::string commByOpJson(const CommOps& ops)
+{
+    std::string out = "[";
+    for (std::size_t k = 0; k < ops.ops.size(); ++k) {
+        const CommOpReport& o = ops.ops[k];
+        out += (k ? ", " : "") + std::string("{\"op\": ") + jsonQuoted(o.op) + ", \"call\": " + jsonQuoted(o.call)
+            + ", \"source\": " + jsonQuoted(commOpSourceName(o.source))
+            + ", \"kernel_type\": " + jsonQuoted(o.kernelType) + ", \"count\": " + std::to_string(o.count)
+            + ", \"busy_ns\": " + std::to_string(o.busyNs) + ", \"exposed_ns\": " + std::to_string(o.exposedNs)
+            + ", \"wait_ns\": " + std::to_string(o.waitNs) + ", \"transfer_ns\": " + std::to_string(o.transferNs)
+            + (o.queuedNs > 0 ? ", \"queued_ns\": " + std::to_string(o.queuedNs)
+                        + ", \"queued_behind\": " + jsonQuoted(o.queuedBehind)
+                              : std::string())
+            + "}";
+    }
+    return out + "]";
+}
+
+// "parallel": the rank's coordinates in the parallel grid, those that are known ({} where none is).
+std::string parallelJson(const ParallelCoords& c)
+{
+    std::string out = "{";
+    for (const auto& [key, v] :
+        { std::pair { "dp", c.dp }, { "pp", c.pp }, { "tp", c.tp }, { "ep", c.ep }, { "cp", c.cp } })
+        if (v >= 0)
+            out += (out.size() > 1 ? ", \"" : "\"") + std::string(key) + "\": " + std::to_string(v);
+    return out + "}";
+}
+
+// "comm_by_role": {ROLE: {count, busy_ns, exposed_ns, wait_ns, transfer_ns}} (analysis/commops.h).
+std::string commByRoleJson(const CommOps& ops)
+{
+    std::string out = "{";
+    for (std::size_t k = 0; k < ops.roles.size(); ++k) {
+        const CommRoleReport& r = ops.roles[k];
+        out += (k ? ", " : "") + jsonQuoted(r.role) + ": {\"count\": " + std::to_string(r.count)
+            + ", \"busy_ns\": " + std::to_string(r.busyNs) + ", \"exposed_ns\": " + std::to_string(r.exposedNs)
+            + ", \"wait_ns\": " + std::to_string(r.waitNs) + ", \"transfer_ns\": " + std::to_string(r.transferNs) + "}";
+    }
+    return out + "}";
+}
+
+// Communication by the operation the program called (analysis/commops.h): per rank, or summed over the ranks when
+// the report summarises.
+std::string commByOpSection(const StatsReport& report, bool summarise)
+{
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({ "rank", "operation", "called as", "kernels", "count", "busy", "exposed", "waiting", "transfer" });
+    auto row = [&](const std::string& rank, const CommOpReport& o) {
+        rows.push_back({ rank, o.op, o.call.empty() ? "(" + std::string(commOpSourceName(o.source)) + ")" : o.call,
+            o.kernelType.empty() ? "-" : o.kernelType, std::to_string(o.count), dur(o.busyNs), dur(o.exposedNs),
+            dur(o.waitNs), dur(o.transferNs) });
+    };
+    if (summarise) {
+        std::map<std::tuple<std::string, std::string, std::string>, CommOpReport> sum;
+        for (const RankReport& r : report.ranks)
+            for (const CommOpReport& o : r.commOps.ops) {
+                CommOpReport& t = sum[{ o.op, o.call, o.kernelType }];
+                t.op = o.op;
+                t.call = o.call;
+                t.kernelType = o.kernelType;
+                t.source = o.source;
+                t.count += o.count;
+                t.busyNs += o.busyNs;
+                t.exposedNs += o.exposedNs;
+                t.waitNs += o.waitNs;
+                t.transferNs += o.transferNs;
+                t.queuedNs += o.queuedNs;
+                if (t.queuedBehind.empty())
+                    t.queuedBehind = o.queuedBehind;
+            }
+        for (const auto& [key, o] : sum)
+            row("all", o);
+    } else {
+        for (const RankReport& r : report.ranks)
+            for (const CommOpReport& o : r.commOps.ops)
+                row(r.label, o);
+    }
+    if (rows.size() == 1)
+        return {};
+    std::string queued;
+    auto noteQueued = [&](const std::string& rank, const CommOpReport& o) {
+        if (o.queuedNs > 0)
+            queued += "  " + rank + ": " + o.op + " queued behind " + o.queuedBehind + " for " + dur(o.queuedNs)
+                + " (one communicator on two streams: neither waiting for a peer nor transfer)\n";
+    };
+    if (!summarise)
+        for (const RankReport& r : report.ranks)
+            for (const CommOpReport& o : r.commOps.ops)
+                noteQueued(r.label, o);
+    return "\nCommunication by the operation called (the region around each kernel's launch, else the kernel's\n"
+           "arguments, else its name; busy and exposed are unions per operation):\n"
+        + renderTable(rows, 4) + queued;
+}
+
+// Communication by parallelism role: per rank, or summed over the ranks when the report summarises; only where
+// some role is known.
+std::string commByRoleSection(const StatsReport& report, bool summarise)
+{
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({ "rank", "role", "count", "busy", "exposed", "waiting", "transfer" });
+    std::map<std::string, CommRoleReport> sum;
+    bool known = false;
+    for (const RankReport& r : report.ranks)
+        for (const CommRoleReport& o : r.commOps.roles) {
+            known = known || o.role != "unknown";
+            if (!summarise) {
+                rows.push_back({ r.label, o.role, std::to_string(o.count), dur(o.busyNs), dur(o.exposedNs),
+                    dur(o.waitNs), dur(o.transferNs) });
+                continue;
+            }
+            CommRoleReport& t = sum[o.role];
+            t.count += o.count;
+            t.busyNs += o.busyNs;
+            t.exposedNs += o.exposedNs;
+            t.waitNs += o.waitNs;
+            t.transferNs += o.transferNs;
+        }
+    for (const auto& [role, t] : sum)
+        rows.push_back({ "all", role, std::to_string(t.count), dur(t.busyNs), dur(t.exposedNs), dur(t.waitNs),
+            dur(t.transferNs) });
+    if (!known)
+        return {};
+    return "\nCommunication by parallelism role (exposed = not overlapped by the rank's compute):\n"
+        + renderTable(rows, 2);
+}
+
+// Pipeline stages (ranks with a pp coordinate): each stage's compute and its bubble share, the Σ of its ranks' step
+// bubbles over the Σ of the job's step windows, and the stage whose compute is longest.
+std::string pipelineSection(const StatsReport& report)
+{
+    struct Stage
+    {
+        int ranks = 0;
+        TimeNs compute = 0, bubble = 0, windows = 0;
+    };
+    std::map<int, Stage> stages;
+    const std::map<int, TimeRange> jobWindows = reportJobWindows(report);
+    for (const RankReport& r : report.ranks) {
+        if (r.coords.pp < 0)
+            continue;
+        Stage& st = stages[r.coords.pp];
+        ++st.ranks;
+        st.compute += r.stats.computeBusyNs;
+        for (const StepReport& s : r.steps) {
+            st.bubble += s.bubbleNs;
+            if (const auto it = jobWindows.find(s.index); it != jobWindows.end())
+                st.windows += it->second.duration();
+        }
+    }
+    if (stages.size() < 2)
+        return {};
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({ "stage", "ranks", "compute per rank", "bubble", "bubble share" });
+    int longest = stages.begin()->first;
+    for (const auto& [pp, st] : stages) {
+        rows.push_back({ std::to_string(pp), std::to_string(st.ranks), dur(st.compute / std::max(1, st.ranks)),
+            dur(st.bubble / std::max(1, st.ranks)),
+            st.windows > 0 ? number(100.0 * double(st.bubble) / double(st.windows), 1) + " %" : std::string("-") });
+        if (st.compute / std::max(1, st.ranks) > stages[longest].compute / std::max(1, stages[longest].ranks))
+            longest = pp;
+    }
+    return "\nPipeline stages (bubble = the job's window of each step less the rank's compute in it):\n"
+        + renderTable(rows, 1) + "stage " + std::to_string(longest) + " computes longest\n";
+}
+
+} // namespace exposure
