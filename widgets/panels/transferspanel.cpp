@@ -40,11 +40,14 @@ void TransfersPanel::recompute()
 void TransfersPanel::show(const Result& r)
 {
     QStringList lines;
-    for (const TransferSum& s : r.byDirection)
-        lines << tr("%1: %2 copies, %3 in %4 (%5)")
+    for (const TransferSum& s : r.byDirection) {
+        // A memset writes device memory and moves nothing: counted apart from the copies, its rate is a fill rate.
+        const bool memset = s.direction == "memset";
+        lines << (memset ? tr("%1: %2 memsets, %3 set in %4 (%5)") : tr("%1: %2 copies, %3 in %4 (%5)"))
                      .arg(QString::fromStdString(s.direction), groupDigits(s.count), TransfersModel::bytesText(s.bytes),
                          durationText(s.timeNs),
                          TransfersModel::bandwidthText(s.timeNs > 0 ? double(s.bytes) * 1e9 / double(s.timeNs) : 0));
+    }
     QStringList steps;
     for (const TransferSum& s : r.byStep) {
         if (s.step < 0 || !m_trace || !m_analysis || std::size_t(s.rank) >= m_analysis->ranks.size()

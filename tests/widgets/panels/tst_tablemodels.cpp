@@ -76,6 +76,7 @@ private slots:
     void tableModelSortsByValue();
     void transfersModel();
     void transfersPanelRefills();
+    void memsetsApartFromCopies();
     void idlePanel();
     void exposedPanel();
     void rulesPanel();
@@ -206,6 +207,34 @@ void TestTableModels::transfersModel()
     m.clear();
     QCOMPARE(m.rowCount(), 0);
     QCOMPARE(m.transferAt(0).rank, -1);
+}
+
+// A memset is reported as a memset, not as a copy: two 1 MB memsets of 10 us and one 4 kB copy of 2 us.
+void TestTableModels::memsetsApartFromCopies()
+{
+    QTemporaryDir dir;
+    QByteArray ev;
+    auto gpu = [&](const char* cat, const char* name, int ts, int dur, int bytes) {
+        ev += QByteArray(ev.isEmpty() ? "" : ",\n") + R"({"ph": "X", "cat": ")" + cat + R"(", "name": ")" + name
+            + R"(", "pid": 0, "tid": 7, "ts": )" + QByteArray::number(ts) + R"(, "dur": )" + QByteArray::number(dur)
+            + R"(, "args": {"device": 0, "stream": 7, "bytes": )" + QByteArray::number(bytes) + "}}";
+    };
+    gpu("gpu_memset", "Memset (Device)", 100, 10, 1'048'576);
+    gpu("gpu_memset", "Memset (Device)", 200, 10, 1'048'576);
+    gpu("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 300, 2, 4096);
+    QFile f(dir.filePath(QStringLiteral("rank0.json")));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("{\"schemaVersion\": 1, \"traceEvents\": [\n" + ev + "\n]}");
+    f.close();
+    const OpenedRun run = openRun(dir.path().toStdString(), {});
+    TransfersPanel panel;
+    panel.setTrace(run.trace, run.analysis);
+    QVERIFY(waitFor([&] { return panel.jobs()->deliveredCount() == 1 && !panel.jobs()->busy(); }));
+    QCOMPARE(panel.model()->rowCount(), 3);
+    QVERIFY2(panel.summary().contains(QStringLiteral("memset: 2 memsets, 2.10 MB set in 20 µs")),
+        qPrintable(panel.summary()));
+    QVERIFY2(panel.summary().contains(QStringLiteral("HtoD: 1 copies, 4.10 kB in 2 µs")), qPrintable(panel.summary()));
+    QVERIFY(!panel.summary().contains(QStringLiteral("memset: 2 copies")));
 }
 
 // The dock fills its model in a job for the visible range; activating a row asks to select its copy.
