@@ -9,7 +9,6 @@
 #include "model/timeformat.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <tuple>
 
@@ -20,13 +19,6 @@ namespace {
 std::string dur(TimeNs ns)
 {
     return formatDuration(ns);
-}
-
-std::string number(double v, int decimals)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    return buf;
 }
 
 } // namespace
@@ -190,7 +182,8 @@ std::string pipelineSection(const StatsReport& report)
     for (const auto& [pp, st] : stages) {
         rows.push_back({ std::to_string(pp), std::to_string(st.ranks), dur(st.compute / std::max(1, st.ranks)),
             dur(st.bubble / std::max(1, st.ranks)),
-            st.windows > 0 ? number(100.0 * double(st.bubble) / double(st.windows), 1) + " %" : std::string("-") });
+            st.windows > 0 ? formatFixed(100.0 * double(st.bubble) / double(st.windows), 1) + " %"
+                           : std::string("-") });
         if (st.compute / std::max(1, st.ranks) > stages[longest].compute / std::max(1, stages[longest].ranks))
             longest = pp;
     }

@@ -70,15 +70,6 @@ std::string sharedCoords(const std::string& name, CommRole role, const ParallelC
     return text({ { 'p', c.pp }, { 't', c.tp }, { 'e', c.ep }, { 'c', c.cp } });
 }
 
-// The recorded number of the rank's step whose window holds t; INT_MIN when none does.
-int stepNumberAt(const RankAnalysis& ra, TimeNs t)
-{
-    for (const StepWindow& s : ra.steps)
-        if (s.hostRange.contains(t) || s.range.contains(t))
-            return s.number;
-    return std::numeric_limits<int>::min();
-}
-
 } // namespace
 
 std::vector<CollectiveCandidate> opLevelCandidates(const Trace& trace, const Analysis& analysis,
@@ -107,7 +98,8 @@ std::vector<CollectiveCandidate> opLevelCandidates(const Trace& trace, const Ana
                 c.group = intern("\x1eop\x1f" + role);
                 c.sends = lane.commRole == CommRole::PP && contains(lowered, "send") && !contains(lowered, "recv");
                 if (!coords.empty()) {
-                    const int step = stepNumberAt(ra, t.start(i));
+                    const int at = stepAtTime(ra.steps, t.start(i));
+                    const int step = at >= 0 ? ra.steps[std::size_t(at)].number : std::numeric_limits<int>::min();
                     const int k = seen[{ lowered, step }]++;
                     c.preset = intern("\x1eopid\x1f" + role + "\x1f" + coords + "\x1f" + opKey + "\x1f"
                         + std::to_string(step) + "\x1f" + std::to_string(k));

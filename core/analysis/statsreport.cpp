@@ -82,16 +82,9 @@ std::string quoted(std::string_view s)
     return jsonQuoted(s);
 }
 
-std::string number(double v, int decimals = 6)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    return buf;
-}
-
 std::string ratioText(const std::optional<double>& r)
 {
-    return r ? number(*r) : std::string("null");
+    return r ? formatFixed(*r, 6) : std::string("null");
 }
 
 // Field values in statsFieldNames() order, as JSON/CSV tokens.
@@ -140,7 +133,7 @@ std::string stepAssignment(const RankReport& r)
 
 std::string percent(const std::optional<double>& r)
 {
-    return r ? number(*r * 100.0, 1) + " %" : std::string("-");
+    return r ? formatFixed(*r * 100.0, 1) + " %" : std::string("-");
 }
 
 std::string dur(TimeNs ns)
@@ -303,12 +296,13 @@ std::string collectiveSummaryJson(const StatsReport& report)
             out += "       {\"type\": " + quoted(r.type) + ", \"dtype\": " + quoted(r.dtype)
                 + ", \"bytes\": " + std::to_string(r.bytes) + ", \"algorithm\": " + quoted(r.algorithm)
                 + ", \"ranks\": " + std::to_string(r.ranks) + ", \"count\": " + std::to_string(r.count)
-                + ", \"total_ns\": " + std::to_string(r.totalNs) + ", \"mean_ns\": " + number(double(r.totalNs) / n, 1)
-                + ", \"latency_ns\": " + number(double(r.latencyTotalNs) / n, 1)
+                + ", \"total_ns\": " + std::to_string(r.totalNs)
+                + ", \"mean_ns\": " + formatFixed(double(r.totalNs) / n, 1)
+                + ", \"latency_ns\": " + formatFixed(double(r.latencyTotalNs) / n, 1)
                 + ", \"min_latency_ns\": " + std::to_string(r.minLatencyNs) + ", \"bus_bandwidth_gbps\": "
-                + (r.busBandwidth > 0 ? number(gigabytesPerSecond(r.busBandwidth), 3) : std::string("null"))
+                + (r.busBandwidth > 0 ? formatFixed(gigabytesPerSecond(r.busBandwidth), 3) : std::string("null"))
                 + ", \"wait_share\": "
-                + (r.memberNs > 0 ? number(double(r.waitNs) / double(r.memberNs)) : std::string("null")) + "}";
+                + (r.memberNs > 0 ? formatFixed(double(r.waitNs) / double(r.memberNs), 6) : std::string("null")) + "}";
         }
         out += first ? "],\n" : "\n     ],\n";
         out += "     \"stragglers\": [";
@@ -354,8 +348,8 @@ std::string collectiveSummaryText(const StatsReport& report)
             rows.push_back({ r.type.empty() ? "?" : r.type, r.dtype.empty() ? "-" : r.dtype,
                 r.bytes ? std::to_string(r.bytes) + " B" : std::string("-"), r.algorithm.empty() ? "-" : r.algorithm,
                 std::to_string(r.count), dur(r.totalNs), dur(r.totalNs / n), dur(r.latencyTotalNs / n),
-                r.busBandwidth > 0 ? number(gigabytesPerSecond(r.busBandwidth), 2) + " GB/s" : "-",
-                r.memberNs > 0 ? number(100.0 * double(r.waitNs) / double(r.memberNs), 1) + " %" : "-" });
+                r.busBandwidth > 0 ? formatFixed(gigabytesPerSecond(r.busBandwidth), 2) + " GB/s" : "-",
+                r.memberNs > 0 ? formatFixed(100.0 * double(r.waitNs) / double(r.memberNs), 1) + " %" : "-" });
         }
         out += renderTable(rows, 4);
         std::string stragglers;
@@ -399,8 +393,8 @@ std::string rankJson(const RankReport& rank)
         out += "      \"launch_diagnosis\": {\"kernels\": " + std::to_string(ld.kernels) + ", \"median_kernel_ns\": "
             + std::to_string(ld.medianKernelNs) + ", \"p90_kernel_ns\": " + std::to_string(ld.p90KernelNs)
             + ", \"median_launch_ns\": " + std::to_string(ld.medianLaunchNs) + ", \"p90_launch_ns\": "
-            + std::to_string(ld.p90LaunchNs) + ", \"shorter_than_launch\": " + number(ld.shorterThanLaunch)
-            + ", \"launches_per_second\": " + number(ld.launchesPerSecond, 1) + ", \"calls\": "
+            + std::to_string(ld.p90LaunchNs) + ", \"shorter_than_launch\": " + formatFixed(ld.shorterThanLaunch, 6)
+            + ", \"launches_per_second\": " + formatFixed(ld.launchesPerSecond, 1) + ", \"calls\": "
             + std::to_string(ld.calls) + ", \"multi_kernel_calls\": " + std::to_string(ld.multiKernelCalls)
             + ", \"multi_kernel_kernels\": " + std::to_string(ld.multiKernelKernels) + ", \"max_kernels_per_call\": "
             + std::to_string(ld.maxKernelsPerCall) + ", \"graph_launches\": " + std::to_string(ld.graphLaunches)
@@ -492,8 +486,8 @@ std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
         out += "    {\"name\": " + quoted(k.displayName) + ", \"category\": " + quoted(categoryName(k.category))
             + ", \"subgroup\": " + quoted(k.subgroup) + ", \"phase\": " + quoted(phaseName(k.phase))
             + ", \"count\": " + std::to_string(k.count) + ", \"total_ns\": " + std::to_string(k.totalNs)
-            + ", \"mean_ns\": " + number(k.meanNs, 1) + ", \"min_ns\": " + std::to_string(k.minNs)
-            + ", \"max_ns\": " + std::to_string(k.maxNs) + ", \"gpu_share\": " + number(k.gpuShare) + "}";
+            + ", \"mean_ns\": " + formatFixed(k.meanNs, 1) + ", \"min_ns\": " + std::to_string(k.minNs)
+            + ", \"max_ns\": " + std::to_string(k.maxNs) + ", \"gpu_share\": " + formatFixed(k.gpuShare, 6) + "}";
     }
     out += rows.empty() ? "]\n" : "\n  ]\n";
     out += "}\n";
@@ -617,7 +611,8 @@ std::string idleSection(const StatsReport& report)
         const IdleBreakdown& b = rank.idle;
         const TimeNs idle = b.totalNs();
         auto part = [&](TimeNs v) {
-            return dur(v) + (idle > 0 ? " (" + number(100.0 * double(v) / double(idle), 1) + " %)" : std::string());
+            return dur(v)
+                + (idle > 0 ? " (" + formatFixed(100.0 * double(v) / double(idle), 1) + " %)" : std::string());
         };
         irows.push_back({ rank.label, dur(idle), part(b.hostBoundNs), part(b.dataLoadingNs), part(b.syncWaitNs),
             part(b.queuedNs), part(b.unattributedNs), std::to_string(b.gaps) });
@@ -626,7 +621,7 @@ std::string idleSection(const StatsReport& report)
         if (ld.kernels > 0)
             findings += "  kernels with a known launch: " + std::to_string(ld.kernels) + ", median "
                 + dur(ld.medianKernelNs) + " (p90 " + dur(ld.p90KernelNs) + ") against launch calls of median "
-                + dur(ld.medianLaunchNs) + " (p90 " + dur(ld.p90LaunchNs) + "); " + number(ld.launchesPerSecond, 0)
+                + dur(ld.medianLaunchNs) + " (p90 " + dur(ld.p90LaunchNs) + "); " + formatFixed(ld.launchesPerSecond, 0)
                 + " launches/s\n";
         if (ld.multiKernelCalls > 0)
             findings += "  calls that launched several kernels: " + std::to_string(ld.multiKernelCalls) + " of "
@@ -688,7 +683,7 @@ std::string kernelsSection(const StatsReport& report, const StatsReportOptions& 
             std::string name = k.displayName;
             if (name.size() > 90)
                 name = name.substr(0, 87) + "...";
-            krows.push_back({ number(k.gpuShare * 100.0, 1) + " %", dur(k.totalNs), std::to_string(k.count),
+            krows.push_back({ formatFixed(k.gpuShare * 100.0, 1) + " %", dur(k.totalNs), std::to_string(k.count),
                 dur(TimeNs(k.meanNs + 0.5)), dur(k.minNs), dur(k.maxNs),
                 std::string(categoryName(k.category)) + (k.subgroup.empty() ? "" : "/" + k.subgroup),
                 phaseName(k.phase), name });

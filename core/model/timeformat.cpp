@@ -83,4 +83,11 @@ std::string formatDuration(TimeNs ns, int precision)
     return buf;
 }
 
+std::string formatFixed(double v, int decimals)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+}
+
 } // namespace exposure

@@ -16,4 +16,7 @@ std::optional<TimeNs> parseDuration(std::string_view text);
 // `precision` is the number of significant digits kept (at least 3).
 std::string formatDuration(TimeNs ns, int precision = 4);
 
+// `v` with exactly `decimals` digits after the point ("%.*f"): the reports' ratios, shares and rates.
+std::string formatFixed(double v, int decimals);
+
 } // namespace exposure

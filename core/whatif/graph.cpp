@@ -483,7 +483,7 @@ public:
             const auto more = resolved(k - 1);
             out.insert(out.end(), more.begin(), more.end());
         } else if (m_g.hasChain(k)) {
-            out.push_back({ 2 * (k - 1) + 1, m_chainGap[m_index[k]] });
+            out.push_back({ evE(k - 1), m_chainGap[m_index[k]] });
         }
         return out;
     }

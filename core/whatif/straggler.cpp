@@ -94,17 +94,22 @@ TimeNs meanOf(const std::map<int, TimeNs>& steps)
     return TimeNs(std::llround(sum / steps.size()));
 }
 
+// The graph's work with every typed node at its type's typical work.
+std::vector<TimeNs> withTypicalWork(const Graph& g, const NodeTypes& types, const std::vector<TimeNs>& typical)
+{
+    std::vector<TimeNs> work = g.work;
+    for (std::size_t n = 0; n < g.nodeCount(); ++n)
+        if (types.type[n] != kNone)
+            work[n] = typical[types.type[n]];
+    return work;
+}
+
 } // namespace
 
 std::vector<TimeNs> evenedWork(const Trace& trace, const Analysis& analysis, const Graph& graph)
 {
     const NodeTypes types = nodeTypes(trace, analysis, graph);
-    const std::vector<TimeNs> typical = typicalWork(graph, types);
-    std::vector<TimeNs> work = graph.work;
-    for (std::size_t n = 0; n < graph.nodeCount(); ++n)
-        if (types.type[n] != kNone)
-            work[n] = typical[types.type[n]];
-    return work;
+    return withTypicalWork(graph, types, typicalWork(graph, types));
 }
 
 std::map<int, TimeNs> WhatIfModel::jobSteps(const Replay& r) const
@@ -128,9 +133,7 @@ EvenResult WhatIfModel::even(int threads) const
     const NodeTypes types = nodeTypes(*m_trace, *m_analysis, m_graph);
     const std::vector<TimeNs> typical = typicalWork(m_graph, types);
     Plan evened = editablePlan(m_graph);
-    for (std::size_t n = 0; n < m_graph.nodeCount(); ++n)
-        if (types.type[n] != kNone)
-            evened.work[n] = typical[types.type[n]];
+    evened.work = withTypicalWork(m_graph, types, typical);
     const std::map<int, TimeNs> recordedSteps = jobSteps(m_recorded);
     const std::map<int, TimeNs> evenedSteps = jobSteps(replay(m_graph, evened));
     out.recordedMean = meanOf(recordedSteps);
@@ -235,32 +238,21 @@ EvenResult WhatIfModel::even(int threads) const
     return out;
 }
 
-namespace {
-
-std::string number(double v, int decimals)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    return buf;
-}
-
-} // namespace
-
 std::string evenJson(const EvenResult& r)
 {
-    std::string out = "{\"slowdown\": " + number(r.slowdown, 6) + ", \"recorded_mean_step_ns\": "
+    std::string out = "{\"slowdown\": " + formatFixed(r.slowdown, 6) + ", \"recorded_mean_step_ns\": "
         + std::to_string(r.recordedMean) + ", \"evened_mean_step_ns\": " + std::to_string(r.evenedMean)
         + ", \"replays\": " + std::to_string(r.replays) + ",\n \"steps\": [";
     for (std::size_t k = 0; k < r.steps.size(); ++k)
         out += (k ? ", " : "") + std::string("{\"number\": ") + std::to_string(r.steps[k].index) + ", \"recorded_ns\": "
             + std::to_string(r.steps[k].recorded) + ", \"evened_ns\": " + std::to_string(r.steps[k].evened)
-            + ", \"slowdown\": " + number(r.steps[k].slowdown, 6) + "}";
+            + ", \"slowdown\": " + formatFixed(r.steps[k].slowdown, 6) + "}";
     out += "],\n \"slowdown_by\": {";
     for (std::size_t d = 0; d < r.by.size(); ++d) {
         out += (d ? ", " : "") + exposure::jsonQuoted(r.by[d].first) + ": {";
         for (std::size_t g = 0; g < r.by[d].second.size(); ++g)
             out += (g ? ", " : "") + exposure::jsonQuoted(r.by[d].second[g].name) + ": "
-                + number(r.by[d].second[g].slowdown, 6);
+                + formatFixed(r.by[d].second[g].slowdown, 6);
         out += "}";
     }
     return out + "}}\n";
@@ -268,11 +260,11 @@ std::string evenJson(const EvenResult& r)
 
 std::string evenTable(const EvenResult& r)
 {
-    auto percent = [](double ratio) { return number((ratio - 1.0) * 100.0, 1) + " %"; };
+    auto percent = [](double ratio) { return formatFixed((ratio - 1.0) * 100.0, 1) + " %"; };
     std::string out = "Straggler what-if: every operation at its typical duration (compute: the mean of its kind, "
                       "communication: the median transfer of its kind)\n";
     out += "mean step as recorded " + formatDuration(r.recordedMean) + ", evened " + formatDuration(r.evenedMean)
-        + ": slowdown " + number(r.slowdown, 3) + " (" + std::to_string(r.replays) + " replays)\n";
+        + ": slowdown " + formatFixed(r.slowdown, 3) + " (" + std::to_string(r.replays) + " replays)\n";
     for (const auto& [dim, groups] : r.by) {
         out += "\n" + dim + ": ";
         for (std::size_t g = 0; g < groups.size() && g < 3; ++g) {
@@ -281,7 +273,7 @@ std::string evenTable(const EvenResult& r)
             out += (g ? "; " : "") + (dim == "op" ? "'" + name + "'" : dim + " " + name) + " alone costs "
                 + percent(x.slowdown);
             if (x.ownRatio > 1.005 || x.ownRatio < 0.995)
-                out += " (its compute takes " + number(x.ownRatio, 2) + "× the typical time)";
+                out += " (its compute takes " + formatFixed(x.ownRatio, 2) + "× the typical time)";
         }
         out += "\n";
     }

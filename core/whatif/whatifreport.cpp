@@ -16,13 +16,6 @@ std::string quoted(const std::string& s)
     return jsonQuoted(s);
 }
 
-std::string fixed(double v, int digits)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-    return buf;
-}
-
 std::string pathJson(const PathSums& p)
 {
     std::string out = "{";
@@ -43,8 +36,8 @@ std::string rankJson(const RankWhatIf& r)
     out += "     \"measured_step_ns\": " + std::to_string(r.measuredMean) + ", \"replay_step_ns\": "
         + std::to_string(r.replayMean) + ", \"predicted_step_ns\": " + std::to_string(r.predictedMean)
         + ", \"change_ns\": " + std::to_string(r.predictedMean - r.replayMean) + ",\n";
-    out += "     \"fidelity\": " + fixed(ratio(r.replayMean, r.measuredMean), 4)
-        + ", \"max_step_error_percent\": " + fixed(r.maxStepErrorPercent, 2) + ",\n";
+    out += "     \"fidelity\": " + formatFixed(ratio(r.replayMean, r.measuredMean), 4)
+        + ", \"max_step_error_percent\": " + formatFixed(r.maxStepErrorPercent, 2) + ",\n";
     out += "     \"critical_path\": " + pathJson(r.predictedPath) + ",\n";
     out += "     \"replay_critical_path\": " + pathJson(r.replayPath) + ",\n";
     out += "     \"steps\": [";
@@ -62,7 +55,7 @@ std::string percentChange(TimeNs now, TimeNs before)
     if (before <= 0)
         return "-";
     const double p = 100.0 * double(now - before) / double(before);
-    return (p >= 0 ? "+" : "") + fixed(p, 1) + " %";
+    return (p >= 0 ? "+" : "") + formatFixed(p, 1) + " %";
 }
 
 std::string pathLine(const PathSums& p)
@@ -111,7 +104,7 @@ std::string whatIfTable(const WhatIfResult& result, const Edits& edits)
             (r.label.empty() ? std::to_string(r.rank) : r.label).c_str(), r.steps.size(), dur(r.measuredMean).c_str(),
             dur(r.replayMean).c_str(), dur(r.predictedMean).c_str(),
             none ? "-" : percentChange(r.predictedMean, r.replayMean).c_str(),
-            none ? "-" : (fixed(100.0 * ratio(r.replayMean, r.measuredMean), 1) + " %").c_str());
+            none ? "-" : (formatFixed(100.0 * ratio(r.replayMean, r.measuredMean), 1) + " %").c_str());
         out += line;
     }
     if (noSteps)
