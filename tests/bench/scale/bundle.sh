@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-3.0-or-later
-# Packs exposure-cli and exposure-mpi of a build, the shared libraries they need (Qt 6 Core, OTF2, ICU, ...) and
+# Packs exposure-cli, exposure-mpi and the `exposure` GUI (with Qt's offscreen platform plugin, the image and SVG
+# plugins and the DejaVu fonts, to time `exposure --screenshot` headless) of a build, the shared libraries they need (Qt 6 Core, OTF2, ICU, ...) and
 # Debian's Open MPI runtime (mpirun, its components, PMIx) into one folder that runs on a Linux x86-64 machine
 # without Qt, OTF2 or MPI installed (a machine lent for measuring, say). glibc itself is not packed: the machine
 # needs glibc 2.36 or later.
@@ -19,6 +20,17 @@ mkdir -p "$out/bin" "$out/lib" "$out/ompi/bin" "$out/ompi/lib/$arch/openmpi/lib/
     "$out/pmix2/lib/pmix" "$out/pmix2/share"
 cp "$build/app/exposure-cli" "$out/bin/"
 [ -x "$build/app/mpi/exposure-mpi" ] && cp "$build/app/mpi/exposure-mpi" "$out/bin/"
+# The demo generator and the load benchmark, for the many-thread OTF2 rows (bench_load DIR --threads 16).
+[ -x "$build/app/exposure-make-demo" ] && cp "$build/app/exposure-make-demo" "$out/bin/"
+[ -x "$build/tests/bench/bench_load" ] && cp "$build/tests/bench/bench_load" "$out/bin/"
+qtplugins=/usr/lib/$arch/qt6/plugins
+if [ -x "$build/app/exposure" ] && [ -f "$qtplugins/platforms/libqoffscreen.so" ]; then
+    cp "$build/app/exposure" "$out/bin/"
+    mkdir -p "$out/plugins/platforms" "$out/plugins/imageformats" "$out/fonts"
+    cp "$qtplugins/platforms/libqoffscreen.so" "$qtplugins/platforms/libqminimal.so" "$out/plugins/platforms/"
+    cp "$qtplugins"/imageformats/*.so "$out/plugins/imageformats/" 2>/dev/null || true
+    [ -d /usr/share/fonts/truetype/dejavu ] && cp /usr/share/fonts/truetype/dejavu/*.ttf "$out/fonts/"
+fi
 
 have_mpi=false
 if [ -x /usr/bin/orterun ] && [ -d /usr/lib/$arch/openmpi/lib/openmpi3 ]; then
@@ -39,7 +51,7 @@ fi
 
 # Every library any of these loads, but glibc's own.
 list=$(mktemp)
-for f in "$out"/bin/* "$out"/ompi/bin/orterun "$out"/ompi/lib/$arch/openmpi/lib/openmpi3/*.so "$out"/pmix2/lib/pmix/*.so; do
+for f in "$out"/bin/* "$out"/plugins/*/*.so "$out"/ompi/bin/orterun "$out"/ompi/lib/$arch/openmpi/lib/openmpi3/*.so "$out"/pmix2/lib/pmix/*.so; do
     [ -f "$f" ] || continue
     ldd "$f" 2>/dev/null | awk '$3 ~ /^\// { print $3 }' >>"$list"
 done
@@ -50,7 +62,7 @@ sort -u "$list" | while read -r lib; do
     cp -L "$lib" "$out/lib/"
 done
 rm -f "$list"
-strip --strip-unneeded "$out"/bin/* "$out"/lib/*.so* 2>/dev/null || true
+strip --strip-unneeded "$out"/bin/* "$out"/lib/*.so* "$out"/plugins/*/*.so 2>/dev/null || true
 $have_mpi && strip --strip-unneeded "$out"/ompi/bin/orterun "$out"/ompi/lib/$arch/openmpi/lib/openmpi3/*.so \
     "$out"/pmix2/lib/pmix/*.so 2>/dev/null || true
 
@@ -62,6 +74,7 @@ export PATH="$b/ompi/bin:$b/bin:$PATH"
 export LD_LIBRARY_PATH="$b/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export OPAL_PREFIX="$b/ompi" PMIX_INSTALL_PREFIX="$b/pmix2"
 export PMIX_MCA_mca_base_component_path="$b/pmix2/lib/pmix"
+export QT_PLUGIN_PATH="$b/plugins" QT_QPA_PLATFORM=offscreen QT_QPA_FONTDIR="$b/fonts"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_pml=ob1 PMIX_MCA_pcompress_base_silence_warning=1
 EOF
