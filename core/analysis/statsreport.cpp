@@ -320,6 +320,30 @@ std::string collectiveSummaryJson(const StatsReport& report)
     return out + (report.processGroups.empty() ? "]" : "\n  ]");
 }
 
+// A process group's ranks for the text report: as recorded ("[0, 1]"), or as ranges ("0-255") when there are more
+// than 8 of them, so that a group of a large job is one short line (the JSON keeps the recorded list).
+std::string groupRanksText(const std::string& recorded)
+{
+    std::vector<int> ranks;
+    int value = -1;
+    for (const char c : recorded) {
+        if (c >= '0' && c <= '9') {
+            value = (value < 0 ? 0 : value * 10) + (c - '0');
+            if (value > 1'000'000'000)
+                return recorded;
+        } else {
+            if (value >= 0)
+                ranks.push_back(value);
+            value = -1;
+            if (c != '[' && c != ']' && c != ',' && c != ' ')
+                return recorded; // not a plain list of numbers
+        }
+    }
+    if (value >= 0)
+        ranks.push_back(value);
+    return ranks.size() > 8 ? formatRankList(std::move(ranks)) : recorded;
+}
+
 // The text report's collective summary and stragglers, per process group.
 std::string collectiveSummaryText(const StatsReport& report)
 {
@@ -329,7 +353,7 @@ std::string collectiveSummaryText(const StatsReport& report)
         const ProcessGroupMatch& pg = report.processGroups[g];
         out += "\n"
             + (pg.name.empty() ? std::string("(no process group: matched by kernel name and end time)")
-                               : "group " + pg.name + (pg.ranks.empty() ? "" : " ranks " + pg.ranks))
+                               : "group " + pg.name + (pg.ranks.empty() ? "" : " ranks " + groupRanksText(pg.ranks)))
             + ": " + std::to_string(pg.collectives) + " collectives, " + std::to_string(pg.matchedInstances) + " of "
             + std::to_string(pg.instances) + " kernels matched by " + matchMethodName(pg.method) + "\n";
         for (const CountMismatch& mm : pg.mismatches)

@@ -4,6 +4,7 @@
 // (core/run/openrun.h) is the one path from a file to an analysed trace.
 
 #include "model/lanemapping.h"
+#include "model/timeformat.h" // formatRankList
 #include "model/trace.h"
 
 #include <atomic>
@@ -98,7 +99,5 @@ public:
 
 // "0,2,4-7" -> {0, 2, 4, 5, 6, 7} (in the order given, without repeats); nullopt if it is not such a list.
 std::optional<std::vector<int>> parseRankList(const std::string& text);
-// {0, 1, 2, 3, 5} -> "0-3,5".
-std::string formatRankList(std::vector<int> ranks);
 
 } // namespace exposure

@@ -90,4 +90,21 @@ std::string formatFixed(double v, int decimals)
     return buf;
 }
 
+std::string formatRankList(std::vector<int> ranks)
+{
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    std::string s;
+    for (std::size_t i = 0; i < ranks.size();) {
+        std::size_t j = i;
+        while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1)
+            ++j;
+        s += (s.empty() ? "" : ",") + std::to_string(ranks[i]);
+        if (j > i)
+            s += (j == i + 1 ? "," : "-") + std::to_string(ranks[j]);
+        i = j + 1;
+    }
+    return s;
+}
+
 } // namespace exposure

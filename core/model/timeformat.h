@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace exposure {
 
@@ -18,5 +19,8 @@ std::string formatDuration(TimeNs ns, int precision = 4);
 
 // `v` with exactly `decimals` digits after the point ("%.*f"): the reports' ratios, shares and rates.
 std::string formatFixed(double v, int decimals);
+
+// {0, 1, 2, 3, 5} -> "0-3,5".
+std::string formatRankList(std::vector<int> ranks);
 
 } // namespace exposure

@@ -193,7 +193,8 @@ int main(int argc, char** argv)
             double(json) / 1e6 / gzBest);
         std::printf("| %-58s | %9.3f | %10.2f | %10.1f |\n", "2-rank .json.gz pair: exposure-cli stats", cliBest,
             cliBest / gzBest, double(json) / 1e6 / cliBest);
-        std::printf("| %-58s | %9.3f | %10.2f | %10s |\n", "2-rank pair, CPU time: gzip -dc (baseline)", gzCpu, 1.0, "");
+        std::printf(
+            "| %-58s | %9.3f | %10.2f | %10s |\n", "2-rank pair, CPU time: gzip -dc (baseline)", gzCpu, 1.0, "");
         std::printf("| %-58s | %9.3f | %10.2f | %10s |\n", "2-rank pair, CPU time: exposure-cli stats", cliCpu,
             cliCpu / gzCpu, "");
     }

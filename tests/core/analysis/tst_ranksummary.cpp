@@ -142,6 +142,34 @@ private Q_SLOTS:
         QVERIFY(all.find("Ranks: 20, summarised") == std::string::npos);
         QVERIFY(all.find("Rank 19") != std::string::npos);
     }
+
+    // A process group of a large job is one short line: more than 8 recorded ranks are printed as ranges.
+    void groupRanksAsRanges()
+    {
+        StatsReport report = manyRanks();
+        std::string twenty = "[";
+        for (int r = 0; r < 20; ++r)
+            twenty += (r ? ", " : "") + std::to_string(r);
+        twenty += "]";
+        const auto group = [](std::string name, std::string ranks) {
+            ProcessGroupMatch pg;
+            pg.method = MatchMethod::ProcessGroup;
+            pg.name = std::move(name);
+            pg.ranks = std::move(ranks);
+            return pg;
+        };
+        report.processGroups = { group("0 (default_pg)", twenty), group("1", "[0, 2]"),
+            group("2", "[0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11]"), group("3", "[0, 1, 2, 3, 4, 5, 6, 7]") };
+        StatsReportOptions o;
+        o.window = { 0, 500'000'000 };
+        const std::string text = statsTable(report, o);
+        QVERIFY2(text.find("\ngroup 0 (default_pg) ranks 0-19: 0 collectives") != std::string::npos, text.c_str());
+        QVERIFY(text.find("\ngroup 1 ranks [0, 2]: ") != std::string::npos);
+        QVERIFY(text.find("\ngroup 2 ranks 0-8,10,11: ") != std::string::npos);
+        QVERIFY(text.find("\ngroup 3 ranks [0, 1, 2, 3, 4, 5, 6, 7]: ") != std::string::npos);
+        // The JSON keeps the list as recorded.
+        QVERIFY(statsJson(report, o).find("\"group_ranks\": \"" + twenty + "\"") != std::string::npos);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestRankSummary)
