@@ -4,6 +4,7 @@
 #include "import/archivefinder.h"
 #include "import/jsonstream.h"
 #include "model/lanemapping.h"
+#include "model/tracefinalize.h"
 
 #include <QRegularExpression>
 #include <algorithm>
@@ -691,7 +692,7 @@ void importChrome(Trace& trace, const std::string& file, const LoadOptions& opti
     addWarnings(trace, data, counts, file);
     trace.eventCount += data.events;
     trace.regionKinds.resize(trace.strings.size(), RegionKind::Unknown);
-    trace.finalize(true);
+    finalizeTrace(trace, true, options.threads);
 }
 
 } // namespace exposure

@@ -6,6 +6,7 @@
 #include "import/parallelread.h"
 #include "model/parallelfor.h"
 #include "model/stagetimings.h"
+#include "model/tracefinalize.h"
 
 #include <algorithm>
 #include <array>
@@ -811,7 +812,7 @@ void importKineto(Trace& trace, const std::vector<std::string>& files, const Loa
     }
     trace.regionKinds.resize(trace.strings.size(), RegionKind::Unknown);
     stageTiming("import: finalize");
-    trace.finalize(true);
+    finalizeTrace(trace, true, options.threads);
 }
 
 } // namespace exposure

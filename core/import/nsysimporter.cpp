@@ -5,6 +5,7 @@
 #include "import/memorybudget.h"
 #include "import/parallelread.h"
 #include "import/sqlitedb_p.h"
+#include "model/tracefinalize.h"
 
 #include <algorithm>
 #include <atomic>
@@ -858,7 +859,7 @@ void importNsys(Trace& trace, const std::vector<std::string>& files, const LoadO
     for (auto& r : ranks)
         trace.ranks.push_back(std::move(r));
     trace.regionKinds.resize(trace.strings.size(), RegionKind::Unknown);
-    trace.finalize(true);
+    finalizeTrace(trace, true, options.threads);
 }
 
 } // namespace exposure

@@ -2,6 +2,8 @@
 // The OTF2 importer's last stage: region kinds and canonical names, launch references in launch order,
 // launch parameters, warnings, and Trace::finalize.
 #include "import/otf2importer_p.h"
+#include "model/stagetimings.h"
+#include "model/tracefinalize.h"
 
 namespace fs = std::filesystem;
 
@@ -165,13 +167,15 @@ std::uint64_t finishLanes(Trace& trace, const Archives& archives)
 
 void Otf2Importer::finish()
 {
+    stageTiming("import: finish lanes");
     setRegionKinds(m_trace, m_archives);
     setCanonicalNames(m_trace);
     mergeLaunchParams(m_trace, m_archives);
     orderLaunches(m_trace, m_archives);
     m_trace.eventCount = finishLanes(m_trace, m_archives);
     m_archives.clear();
-    m_trace.finalize(true);
+    stageTiming("import: finalize");
+    finalizeTrace(m_trace, true, m_options.threads);
 }
 
 } // namespace exposure

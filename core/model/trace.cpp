@@ -2,6 +2,8 @@
 #include "model/trace.h"
 
 #include "model/enumnames.h"
+#include "model/parallelfor.h"
+#include "model/tracefinalize.h"
 #include "model/utf8.h"
 
 #include <algorithm>
@@ -262,89 +264,119 @@ void decodeTexts(Trace& t)
 
 } // namespace
 
-void Trace::finalize(bool rebaseToZero)
+namespace {
+
+// finalize()'s first pass over one rank: every lane sorted by start, the launch references and side tables renumbered
+// with it. Returns the rank's earliest start (max() if it has no interval).
+TimeNs sortRankLanes(Rank& r)
 {
     TimeNs first = std::numeric_limits<TimeNs>::max();
-    for (auto& r : ranks) {
-        // Sort every lane; remember the permutation of CPU lanes to remap launch references.
-        std::vector<std::vector<std::uint32_t>> newIndex(r.lanes.size());
-        for (std::size_t li = 0; li < r.lanes.size(); ++li) {
-            auto& lane = r.lanes[li];
-            if (!lane.launchByInterval.empty())
-                lane.launchByInterval.resize(lane.intervals.size(), LaunchRef { kUnknownLaunch, 0 });
-            auto order = lane.intervals.sortByStart();
-            if (!order.empty()) {
-                auto& inv = newIndex[li];
-                inv.resize(order.size());
+    // Sort every lane; remember the permutation of CPU lanes to remap launch references.
+    std::vector<std::vector<std::uint32_t>> newIndex(r.lanes.size());
+    for (std::size_t li = 0; li < r.lanes.size(); ++li) {
+        auto& lane = r.lanes[li];
+        if (!lane.launchByInterval.empty())
+            lane.launchByInterval.resize(lane.intervals.size(), LaunchRef { kUnknownLaunch, 0 });
+        auto order = lane.intervals.sortByStart();
+        if (!order.empty()) {
+            auto& inv = newIndex[li];
+            inv.resize(order.size());
+            for (std::size_t k = 0; k < order.size(); ++k)
+                inv[order[k]] = std::uint32_t(k);
+            if (!lane.launchByInterval.empty()) {
+                LaunchList by;
+                by.reserve(order.size());
                 for (std::size_t k = 0; k < order.size(); ++k)
-                    inv[order[k]] = std::uint32_t(k);
-                if (!lane.launchByInterval.empty()) {
-                    LaunchList by;
-                    by.reserve(order.size());
-                    for (std::size_t k = 0; k < order.size(); ++k)
-                        by.push_back(order[k] < lane.launchByInterval.size() ? lane.launchByInterval[order[k]]
-                                                                             : LaunchRef { kUnknownLaunch, 0 });
-                    lane.launchByInterval = std::move(by);
-                }
-                if (!lane.launchParamIds.empty()) {
-                    std::vector<std::uint32_t> ids(order.size());
-                    for (std::size_t k = 0; k < order.size(); ++k)
-                        ids[k] = lane.launchParamIds[order[k]];
-                    lane.launchParamIds = std::move(ids);
-                }
-                renumberSideTable(lane.copyBytes, inv);
-                renumberSideTable(lane.copyPeers, inv);
-                renumberSideTable(lane.collectiveArgs, inv);
-                renumberSideTable(lane.collectiveSeq, inv);
+                    by.push_back(order[k] < lane.launchByInterval.size() ? lane.launchByInterval[order[k]]
+                                                                         : LaunchRef { kUnknownLaunch, 0 });
+                lane.launchByInterval = std::move(by);
             }
-            if (!lane.intervals.empty())
-                first = std::min(first, lane.intervals.start(0));
+            if (!lane.launchParamIds.empty()) {
+                std::vector<std::uint32_t> ids(order.size());
+                for (std::size_t k = 0; k < order.size(); ++k)
+                    ids[k] = lane.launchParamIds[order[k]];
+                lane.launchParamIds = std::move(ids);
+            }
+            renumberSideTable(lane.copyBytes, inv);
+            renumberSideTable(lane.copyPeers, inv);
+            renumberSideTable(lane.collectiveArgs, inv);
+            renumberSideTable(lane.collectiveSeq, inv);
         }
-        for (auto& lane : r.lanes) {
-            const auto renumbered = [&](LaunchRef l) {
-                return l.cpuLane < newIndex.size() && !newIndex[l.cpuLane].empty() ? newIndex[l.cpuLane][l.interval]
-                                                                                   : l.interval;
-            };
-            lane.launches.remapIntervals(renumbered);
-            lane.launchByInterval.remapIntervals(renumbered);
+        if (!lane.intervals.empty())
+            first = std::min(first, lane.intervals.start(0));
+    }
+    for (auto& lane : r.lanes) {
+        const auto renumbered = [&](LaunchRef l) {
+            return l.cpuLane < newIndex.size() && !newIndex[l.cpuLane].empty() ? newIndex[l.cpuLane][l.interval]
+                                                                               : l.interval;
+        };
+        lane.launches.remapIntervals(renumbered);
+        lane.launchByInterval.remapIntervals(renumbered);
+    }
+    return first;
+}
+
+// finalize()'s second pass over one rank: its lanes shifted by `delta`, and their spans (all events, GPU work).
+std::vector<LaneSpan> shiftRankLanes(Rank& rank, TimeNs delta, const std::vector<RegionKind>& regionKinds)
+{
+    std::vector<LaneSpan> spans(rank.lanes.size());
+    for (std::size_t l = 0; l < rank.lanes.size(); ++l) {
+        IntervalTable& t = rank.lanes[l].intervals;
+        t.shift(delta);
+        LaneSpan& span = spans[l];
+        const bool gpu = rank.lanes[l].isGpu();
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            const TimeNs s = t.start(i), e = t.end(i);
+            span.start = std::min(span.start, s);
+            span.end = std::max(span.end, e);
+            const StringId name = t.name(i);
+            const RegionKind k = name < regionKinds.size() ? regionKinds[name] : RegionKind::Unknown;
+            if (gpu && k != RegionKind::Idle && k != RegionKind::Sync) {
+                span.workStart = std::min(span.workStart, s);
+                span.workEnd = std::max(span.workEnd, e);
+            }
         }
     }
+    return spans;
+}
+
+} // namespace
+
+void Trace::finalize(bool rebaseToZero)
+{
+    finalizeTrace(*this, rebaseToZero, 1);
+}
+
+void finalizeTrace(Trace& trace, bool rebaseToZero, int threads)
+{
+    auto& ranks = trace.ranks;
+    // Ranks are independent in both passes: on up to `threads` threads (0: one per hardware thread).
+    const std::size_t workers = workerCount(ranks.size(), threads);
+    std::vector<TimeNs> firsts(ranks.size());
+    parallelFor(ranks.size(), workers, [&](std::size_t r) { firsts[r] = sortRankLanes(ranks[r]); });
+    TimeNs first = std::numeric_limits<TimeNs>::max();
+    for (const TimeNs f : firsts)
+        first = std::min(first, f);
     if (first == std::numeric_limits<TimeNs>::max())
         first = 0;
     const TimeNs delta = rebaseToZero ? -first : 0;
-    TimeNs last = 0;
-    regionKinds.resize(strings.size(), RegionKind::Unknown);
+    trace.regionKinds.resize(trace.strings.size(), RegionKind::Unknown);
     std::vector<std::vector<LaneSpan>> spans(ranks.size());
-    for (std::size_t r = 0; r < ranks.size(); ++r) {
-        spans[r].resize(ranks[r].lanes.size());
-        for (std::size_t l = 0; l < ranks[r].lanes.size(); ++l) {
-            IntervalTable& t = ranks[r].lanes[l].intervals;
-            t.shift(delta);
-            LaneSpan& span = spans[r][l];
-            const bool gpu = ranks[r].lanes[l].isGpu();
-            for (std::size_t i = 0; i < t.size(); ++i) {
-                const TimeNs s = t.start(i), e = t.end(i);
-                span.start = std::min(span.start, s);
-                span.end = std::max(span.end, e);
-                const StringId name = t.name(i);
-                const RegionKind k = name < regionKinds.size() ? regionKinds[name] : RegionKind::Unknown;
-                if (gpu && k != RegionKind::Idle && k != RegionKind::Sync) {
-                    span.workStart = std::min(span.workStart, s);
-                    span.workEnd = std::max(span.workEnd, e);
-                }
-            }
+    parallelFor(
+        ranks.size(), workers, [&](std::size_t r) { spans[r] = shiftRankLanes(ranks[r], delta, trace.regionKinds); });
+    TimeNs last = 0;
+    for (const auto& rankSpans : spans)
+        for (const LaneSpan& span : rankSpans)
             last = std::max(last, span.end);
-        }
-    }
     if (rebaseToZero)
-        originAbsNs += first;
-    extent = { rebaseToZero ? 0 : std::min<TimeNs>(0, first), last };
-    activity = activityOf(*this, spans);
-    const auto oldCanon = canonicalNames.size();
-    canonicalNames.resize(strings.size());
-    for (std::size_t i = oldCanon; i < canonicalNames.size(); ++i)
-        canonicalNames[i] = StringId(i);
-    decodeTexts(*this);
+        trace.originAbsNs += first;
+    trace.extent = { rebaseToZero ? 0 : std::min<TimeNs>(0, first), last };
+    trace.activity = activityOf(trace, spans);
+    const auto oldCanon = trace.canonicalNames.size();
+    trace.canonicalNames.resize(trace.strings.size());
+    for (std::size_t i = oldCanon; i < trace.canonicalNames.size(); ++i)
+        trace.canonicalNames[i] = StringId(i);
+    decodeTexts(trace);
 }
 
 TraceBuilder::TraceBuilder()

@@ -1,10 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-3.0-or-later
-# Packs exposure-cli, exposure-mpi and the `exposure` GUI (with Qt's offscreen platform plugin, the image and SVG
-# plugins and the DejaVu fonts, to time `exposure --screenshot` headless) of a build, the shared libraries they need (Qt 6 Core, OTF2, ICU, ...) and
-# Debian's Open MPI runtime (mpirun, its components, PMIx) into one folder that runs on a Linux x86-64 machine
-# without Qt, OTF2 or MPI installed (a machine lent for measuring, say). glibc itself is not packed: the machine
-# needs glibc 2.36 or later.
+# Packs exposure-cli, exposure-mpi, the `exposure` GUI (with Qt's offscreen platform plugin, the image plugins and
+# the DejaVu fonts, to time `exposure --screenshot` headless), exposure-make-demo and bench_load of a build, the
+# shared libraries they need (Qt 6, OTF2, ICU, ...) and Debian's Open MPI runtime (mpirun, its components, PMIx)
+# into one folder that runs on a Linux x86-64 machine without Qt, OTF2 or MPI installed (a machine lent for
+# measuring, say). glibc itself is not packed: the machine needs glibc 2.36 or later.
 #
 # usage: bundle.sh BUILD_DIR OUT_DIR        then, on the other machine:   . OUT_DIR/env.sh
 #
@@ -30,6 +30,15 @@ if [ -x "$build/app/exposure" ] && [ -f "$qtplugins/platforms/libqoffscreen.so" 
     cp "$qtplugins/platforms/libqoffscreen.so" "$qtplugins/platforms/libqminimal.so" "$out/plugins/platforms/"
     cp "$qtplugins"/imageformats/*.so "$out/plugins/imageformats/" 2>/dev/null || true
     [ -d /usr/share/fonts/truetype/dejavu ] && cp /usr/share/fonts/truetype/dejavu/*.ttf "$out/fonts/"
+    # Qt finds fonts through fontconfig: a configuration of its own, with the fonts beside it.
+    cat >"$out/fonts.conf" <<'CONF'
+<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "fonts.dtd">
+<fontconfig>
+  <dir prefix="relative">fonts</dir>
+  <cachedir>/tmp/exposure-bundle-fontconfig</cachedir>
+</fontconfig>
+CONF
 fi
 
 have_mpi=false
@@ -74,7 +83,7 @@ export PATH="$b/ompi/bin:$b/bin:$PATH"
 export LD_LIBRARY_PATH="$b/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export OPAL_PREFIX="$b/ompi" PMIX_INSTALL_PREFIX="$b/pmix2"
 export PMIX_MCA_mca_base_component_path="$b/pmix2/lib/pmix"
-export QT_PLUGIN_PATH="$b/plugins" QT_QPA_PLATFORM=offscreen QT_QPA_FONTDIR="$b/fonts"
+export QT_PLUGIN_PATH="$b/plugins" QT_QPA_PLATFORM=offscreen FONTCONFIG_FILE="$b/fonts.conf"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_pml=ob1 PMIX_MCA_pcompress_base_silence_warning=1
 EOF

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "model/timeformat.h"
 #include "model/trace.h"
+#include "model/tracefinalize.h"
 
 #include <QTest>
+#include <memory>
 #include <random>
 
 using namespace exposure;
@@ -256,6 +258,57 @@ private Q_SLOTS:
         QCOMPARE(t.regionKind(lanes[gpu].intervals.name(0)), RegionKind::Kernel);
         QCOMPARE(t.canonicalNames.size(), t.strings.size());
         QCOMPARE(t.intervalCount(), std::size_t(3));
+    }
+
+    // finalize on several threads gives what it gives on one: each rank sorted and remapped on its own, the earliest
+    // start and the extent over all ranks, the activity from the GPU work.
+    void finalizeOnThreadsEqualsOneThread()
+    {
+        const auto build = [](int threads) {
+            auto builder = std::make_unique<TraceBuilder>();
+            TraceBuilder& b = *builder;
+            for (int r = 0; r < 6; ++r) {
+                const int rank = b.addRank("Rank " + std::to_string(r));
+                const int cpu = b.addLane(rank, "Master thread", LaneKind::CpuThread);
+                const int gpu = b.addLane(rank, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
+                for (int k = 4; k >= 0; --k) { // inserted in reverse time order: finalize sorts
+                    const TimeNs base = 10'000 + TimeNs(r) * 700 + TimeNs(k) * 2'000;
+                    const auto launch
+                        = b.addInterval(rank, cpu, base, base + 100, "cuLaunchKernel", RegionKind::HostApi);
+                    b.addInterval(rank, gpu, base + 300, base + 900 + TimeNs(r), "gemm", RegionKind::Kernel);
+                    b.addLaunch(rank, gpu, cpu, launch);
+                }
+            }
+            finalizeTrace(b.trace(), true, threads);
+            return builder;
+        };
+        const auto oneBuilder = build(1);
+        const auto fourBuilder = build(4);
+        const Trace* one = &oneBuilder->trace();
+        const Trace* four = &fourBuilder->trace();
+        QCOMPARE(four->extent, one->extent);
+        QCOMPARE(four->activity, one->activity);
+        QCOMPARE(four->originAbsNs, TimeNs(10'000));
+        QCOMPARE(four->extent, (TimeRange { 0, 3'500 + 8'000 + 900 + 5 }));
+        QCOMPARE(four->activity, (TimeRange { 0, 3'500 + 8'000 + 900 + 5 }));
+        for (std::size_t r = 0; r < one->ranks.size(); ++r)
+            for (std::size_t l = 0; l < 2; ++l) {
+                const Lane& a = one->ranks[r].lanes[l];
+                const Lane& b = four->ranks[r].lanes[l];
+                QCOMPARE(b.intervals.size(), std::size_t(5));
+                for (std::size_t i = 0; i < 5; ++i) {
+                    QCOMPARE(b.intervals.start(i), a.intervals.start(i));
+                    QCOMPARE(b.intervals.start(i), TimeNs(r) * 700 + TimeNs(i) * 2'000 + (l ? 300 : 0));
+                }
+                if (l == 1) {
+                    QCOMPARE(b.launches.size(), std::size_t(5));
+                    for (std::size_t i = 0; i < 5; ++i) {
+                        QCOMPARE(b.launches[i].interval, a.launches[i].interval); // remapped alike
+                        const Lane& cpu = four->ranks[r].lanes[0];
+                        QCOMPARE(four->name(cpu.intervals.name(b.launches[i].interval)), std::string("cuLaunchKernel"));
+                    }
+                }
+            }
     }
 
     void parseDuration_data()
