@@ -168,29 +168,33 @@ private Q_SLOTS:
     void groupRoleRuleWins_data()
     {
         QTest::addColumn<QByteArray>("rule");
-        QTest::addColumn<qint64>("dpNs");
-        QTest::addColumn<qint64>("tpNs");
-        QTest::newRow("no rule") << QByteArray() << qint64(90'000) << qint64(0);
-        QTest::newRow("by name") << QByteArray(R"({"id": "t", "name": "^1$", "role": "tp"})") << qint64(50'000)
-                                 << qint64(40'000);
+        QTest::addColumn<QString>("role1"); // of group 1 (40 us)
+        QTest::addColumn<QString>("role2"); // of group 2 (50 us)
+        QTest::newRow("no rule") << QByteArray() << "dp"
+                                 << "dp";
+        QTest::newRow("by name") << QByteArray(R"({"id": "t", "name": "^1$", "role": "tp"})") << "tp"
+                                 << "dp";
         QTest::newRow("by description") << QByteArray(R"({"id": "t", "desc": "^mesh_dp_replicate$", "role": "tp"})")
-                                        << qint64(40'000) << qint64(50'000);
-        QTest::newRow("by ranks, any order")
-            << QByteArray(R"({"id": "t", "ranks": [2, 0], "role": "tp"})") << qint64(40'000) << qint64(50'000);
-        QTest::newRow("by size") << QByteArray(R"({"id": "t", "size": 2, "role": "tp"})") << qint64(0)
-                                 << qint64(90'000);
+                                        << "dp"
+                                        << "tp";
+        QTest::newRow("by ranks, any order") << QByteArray(R"({"id": "t", "ranks": [2, 0], "role": "tp"})") << "dp"
+                                             << "tp";
+        QTest::newRow("by size") << QByteArray(R"({"id": "t", "size": 2, "role": "tp"})") << "tp"
+                                 << "tp";
         QTest::newRow("every condition must hold")
-            << QByteArray(R"({"id": "t", "name": "^1$", "ranks": [0, 2], "role": "tp"})") << qint64(90'000)
-            << qint64(0);
+            << QByteArray(R"({"id": "t", "name": "^1$", "ranks": [0, 2], "role": "tp"})") << "dp"
+            << "dp";
         QTest::newRow("the first that matches")
-            << QByteArray(R"({"id": "a", "size": 2, "role": "tp"}, {"id": "b", "name": "1", "role": "pp"})")
-            << qint64(0) << qint64(90'000);
+            << QByteArray(R"({"id": "a", "size": 2, "role": "tp"}, {"id": "b", "name": "1", "role": "pp"})") << "tp"
+            << "tp";
     }
     void groupRoleRuleWins()
     {
         QFETCH(QByteArray, rule);
-        QFETCH(qint64, dpNs);
-        QFETCH(qint64, tpNs);
+        QFETCH(QString, role1);
+        QFETCH(QString, role2);
+        const TimeNs dpNs = (role1 == "dp" ? 40'000 : 0) + (role2 == "dp" ? 50'000 : 0);
+        const TimeNs tpNs = (role1 == "tp" ? 40'000 : 0) + (role2 == "tp" ? 50'000 : 0);
         QTemporaryDir dir;
         QByteArray ev;
         ev += kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", 17, 100, 40, 1,
@@ -208,8 +212,8 @@ private Q_SLOTS:
         TimeNs dp = 0, tp = 0, other = 0;
         for (const CommRoleReport& r : ops.roles)
             (r.role == "dp" ? dp : r.role == "tp" ? tp : other) += r.busyNs;
-        QCOMPARE(dp, TimeNs(dpNs));
-        QCOMPARE(tp, TimeNs(tpNs));
+        QCOMPARE(dp, dpNs);
+        QCOMPARE(tp, tpNs);
         QCOMPARE(other, TimeNs(0));
         // The stats report's comm_by_role says the same.
         StatsReportOptions o;
@@ -220,6 +224,16 @@ private Q_SLOTS:
             QCOMPARE(report.ranks[0].commOps.roles[k].role, ops.roles[k].role);
             QCOMPARE(report.ranks[0].commOps.roles[k].busyNs, ops.roles[k].busyNs);
         }
+        // The timeline's communication rows say the role the rules give (stream 17: group 1, stream 18: group 2).
+        const auto index = ViewIndex::build(*run.trace, run.analysis.get());
+        QStringList labels;
+        for (const TimelineRow& row : buildRows(*run.trace, *index, {}))
+            if (row.lane >= 0 && run.trace->ranks[0].lanes[std::size_t(row.lane)].stream >= 17)
+                labels << QString::fromStdString(row.label);
+        QCOMPARE(labels.size(), 2);
+        const QString dot = QStringLiteral(" \u00B7 ");
+        QVERIFY2(labels[0].endsWith(role1 + dot + QStringLiteral("1 (mesh_dp_shard)")), qPrintable(labels[0]));
+        QVERIFY2(labels[1].endsWith(role2 + dot + QStringLiteral("2 (mesh_dp_replicate)")), qPrintable(labels[1]));
         // The rules survive a round trip through their JSON.
         const Rules again = Rules::fromJson(options.rules.toJson(), "again");
         QCOMPARE(again.groupRoles().size(), options.rules.groupRoles().size());
@@ -317,10 +331,9 @@ private Q_SLOTS:
         QCOMPARE(exposed, TimeNs(0));
     }
 
-    // A two-stage pipeline (process group "3 (mesh_pp)" of ranks 0 and 1): rank 0 sends twice on two streams,
-    // [100, 200) us (Seq 1) and [150, 260) us (Seq 2); rank 1 receives them, the first [130, 261) us (Seq 1) and the
-    // second [120, 201) us (Seq 2). By end time the first send would meet the second receive; the sequence numbers
-    // pair each send with its receive: pair 1 waits 30 us on rank 0 for rank 1 to start, pair 2 30 us on rank 1.
+    // A two-stage pipeline's sends and receives (testing::pipelinePairRank): by end time the first send would meet
+    // the second receive; the sequence numbers pair each send with its receive: pair 1 waits 30 us on rank 0 for
+    // rank 1 to start, pair 2 30 us on rank 1.
     void pointToPointByIdentity_data()
     {
         QTest::addColumn<bool>("peerRecorded");
@@ -331,20 +344,8 @@ private Q_SLOTS:
     {
         QFETCH(bool, peerRecorded);
         QTemporaryDir dir;
-        const char* kernelName = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
-        auto p2p = [&](const char* op, int seq, int peer) -> QByteArray {
-            return groupArgs(op, "3", "mesh_pp", "[0, 1]", 2) + ", \"Seq\": " + QByteArray::number(seq)
-                + (peerRecorded ? QByteArray(", \"") + (op == std::string("send") ? "Dst" : "Src")
-                            + " Rank\": " + QByteArray::number(peer)
-                                : QByteArray());
-        };
-        QByteArray sends, receives;
-        sends += kernel(kernelName, 20, 100, 100, 1, p2p("send", 1, 1));
-        sends += kernel(kernelName, 21, 150, 110, 2, p2p("send", 2, 1));
-        receives += kernel(kernelName, 20, 130, 131, 1, p2p("recv", 1, 0));
-        receives += kernel(kernelName, 21, 120, 81, 2, p2p("recv", 2, 0));
-        testing::write(dir, QStringLiteral("rank0.json"), rankFile(0, 2, sends));
-        testing::write(dir, QStringLiteral("rank1.json"), rankFile(1, 2, receives));
+        testing::write(dir, QStringLiteral("rank0.json"), testing::pipelinePairRank(0, peerRecorded));
+        testing::write(dir, QStringLiteral("rank1.json"), testing::pipelinePairRank(1, peerRecorded));
         RunOptions options;
         options.collectives = true;
         const OpenedRun run = openRun(dir.path().toStdString(), options);
