@@ -3,6 +3,7 @@
 // classify() is called once per distinct name (the analysis caches the result by StringId), so the
 // regex cost is proportional to the number of distinct names, never to the number of events.
 #include "analysis/analysis.h"
+#include "analysis/grouproles_p.h"
 #include "model/demangle.h"
 #include "model/enumnames.h"
 #include "model/lanemapping.h"
@@ -204,7 +205,7 @@ struct Rules::Impl
     std::map<std::pair<Category, std::string>, std::uint32_t> colours; // (category, sub-group or "*") -> 0xRRGGBB
     std::vector<ChromeMappingRule> chromeMapping;
     std::vector<GroupRoleRule> groupRoles;
-    std::vector<std::pair<QRegularExpression, QRegularExpression>> groupRolePatterns; // (name, desc) of each
+    std::vector<detail::GroupRolePatterns> groupRolePatterns;
 };
 
 Rules::Rules()
@@ -277,7 +278,7 @@ struct Parsed
     std::map<std::pair<Category, std::string>, std::uint32_t> colours;
     std::vector<ChromeMappingRule> chromeMapping;
     std::vector<GroupRoleRule> groupRoles;
-    std::vector<std::pair<QRegularExpression, QRegularExpression>> groupRolePatterns;
+    std::vector<detail::GroupRolePatterns> groupRolePatterns;
 };
 
 // "chrome_mapping": [{"id", "process", "thread", "pid", "role", "roles", "step"}, ...] (model/lanemapping.h): how a
@@ -335,75 +336,6 @@ template <typename Fail> void parseChromeMapping(const QJsonValue& value, Parsed
         if (!r.role.empty())
             r.roles.pop_back();
         out.chromeMapping.push_back(std::move(r));
-    }
-}
-
-// "process_groups": [{"id", "name", "desc", "ranks", "size", "role"}, ...] (GroupRoleRule): the role of the process
-// groups each rule matches. Patterns must compile, ranks and sizes be counts, the role a known one, and a rule must
-// give at least one condition.
-template <typename Fail> void parseGroupRoles(const QJsonValue& value, Parsed& out, const Fail& fail)
-{
-    if (value.isUndefined())
-        return;
-    if (!value.isArray())
-        throw fail("\"process_groups\" must be an array of process group rules");
-    std::set<std::string> ids;
-    for (const QJsonValue& v : value.toArray()) {
-        std::string where = "process_groups rule " + std::to_string(out.groupRoles.size() + 1);
-        if (!v.isObject())
-            throw fail(where + " is not an object");
-        const QJsonObject o = v.toObject();
-        static const std::array<const char*, 8> keys
-            = { "id", "name", "desc", "ranks", "size", "role", "description", "comment" };
-        for (auto it = o.begin(); it != o.end(); ++it)
-            if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return it.key() == QLatin1String(k); }))
-                throw fail(where + ": unknown key \"" + it.key().toStdString()
-                    + "\" (expected id, name, desc, ranks, size, role, description)");
-        auto str = [&](const char* key) {
-            const QJsonValue x = o.value(QLatin1String(key));
-            if (!x.isUndefined() && !x.isString())
-                throw fail(where + ": \"" + key + "\" must be a string");
-            return x.toString().toStdString();
-        };
-        GroupRoleRule r;
-        r.id = str("id");
-        if (r.id.empty() || !ids.insert(r.id).second)
-            throw fail(where + ": \"id\" missing, empty or used twice");
-        where += " (\"" + r.id + "\")";
-        r.name = str("name");
-        r.desc = str("desc");
-        r.role = str("role");
-        // A count: a whole number from 0 (ranks) or 1 (size) to 2^24.
-        auto count = [&](const QJsonValue& x, int least, const std::string& what) {
-            const double d = x.toDouble(-1);
-            if (!x.isDouble() || d != std::floor(d) || d < least || d > double(1 << 24))
-                throw fail(where + ": " + what);
-            return int(d);
-        };
-        const QJsonValue ranks = o.value(QLatin1String("ranks"));
-        if (!ranks.isUndefined()) {
-            if (!ranks.isArray() || ranks.toArray().isEmpty())
-                throw fail(where + ": \"ranks\" must be a non-empty array of global rank numbers");
-            for (const QJsonValue& x : ranks.toArray())
-                r.ranks.push_back(count(x, 0, "\"ranks\" must be a non-empty array of global rank numbers"));
-            std::sort(r.ranks.begin(), r.ranks.end());
-        }
-        const QJsonValue size = o.value(QLatin1String("size"));
-        if (!size.isUndefined())
-            r.size = count(size, 1, "\"size\" must be a number of ranks (1 or more)");
-        static const std::array<const char*, 6> roles = { "dp", "tp", "pp", "ep", "cp", "other" };
-        if (std::none_of(roles.begin(), roles.end(), [&](const char* k) { return r.role == k; }))
-            throw fail(where + ": \"role\" must be dp, tp, pp, ep, cp or other, not \"" + r.role + "\"");
-        if (r.name.empty() && r.desc.empty() && r.ranks.empty() && r.size == 0)
-            throw fail(where + ": no condition (give name, desc, ranks or size)");
-        std::pair<QRegularExpression, QRegularExpression> patterns;
-        for (auto [pattern, re] : { std::pair { &r.name, &patterns.first }, std::pair { &r.desc, &patterns.second } }) {
-            *re = QRegularExpression(QString::fromStdString(*pattern), QRegularExpression::CaseInsensitiveOption);
-            if (!re->isValid())
-                throw fail(where + ": bad pattern \"" + *pattern + "\": " + re->errorString().toStdString());
-        }
-        out.groupRoles.push_back(std::move(r));
-        out.groupRolePatterns.push_back(std::move(patterns));
     }
 }
 
@@ -518,7 +450,8 @@ Parsed parseRules(const std::string& json, const std::string& source)
     out.description = top.value(QLatin1String("description")).toString().toStdString();
     parseColours(top.value(QLatin1String("colours")), out, fail);
     parseChromeMapping(top.value(QLatin1String("chrome_mapping")), out, fail);
-    parseGroupRoles(top.value(QLatin1String("process_groups")), out, fail);
+    detail::parseGroupRoles(top.value(QLatin1String("process_groups")), out.groupRoles, out.groupRolePatterns,
+        [&](const std::string& problem) { return fail(problem); });
     const QJsonArray arr = top.value(QLatin1String("rules")).toArray();
     std::set<std::string> ids;
     int index = 0;
@@ -636,30 +569,6 @@ QJsonArray chromeMappingJson(const std::vector<ChromeMappingRule>& mapping)
     }
     return arr;
 }
-
-QJsonArray groupRolesJson(const std::vector<GroupRoleRule>& rules)
-{
-    QJsonArray arr;
-    for (const GroupRoleRule& r : rules) {
-        QJsonObject o;
-        o.insert(QLatin1String("id"), QString::fromStdString(r.id));
-        if (!r.name.empty())
-            o.insert(QLatin1String("name"), QString::fromStdString(r.name));
-        if (!r.desc.empty())
-            o.insert(QLatin1String("desc"), QString::fromStdString(r.desc));
-        if (!r.ranks.empty()) {
-            QJsonArray ranks;
-            for (const int k : r.ranks)
-                ranks.append(k);
-            o.insert(QLatin1String("ranks"), ranks);
-        }
-        if (r.size > 0)
-            o.insert(QLatin1String("size"), r.size);
-        o.insert(QLatin1String("role"), QString::fromStdString(r.role));
-        arr.append(o);
-    }
-    return arr;
-}
 } // namespace
 
 std::string Rules::toJson() const
@@ -694,47 +603,13 @@ std::string Rules::toJson() const
     if (!d->chromeMapping.empty())
         top.insert(QLatin1String("chrome_mapping"), chromeMappingJson(d->chromeMapping));
     if (!d->groupRoles.empty())
-        top.insert(QLatin1String("process_groups"), groupRolesJson(d->groupRoles));
+        top.insert(QLatin1String("process_groups"), detail::groupRolesJson(d->groupRoles));
     return QJsonDocument(top).toJson(QJsonDocument::Indented).toStdString();
 }
 
 std::string Rules::groupRole(const CollectiveArgs& args) const
 {
-    if (d->groupRoles.empty())
-        return {};
-    // The description alone: processGroup is "name (description)" where both were recorded.
-    std::string desc;
-    const std::string prefix = args.groupName + " (";
-    if (args.groupName.empty())
-        desc = args.processGroup;
-    else if (args.processGroup.size() > prefix.size() && args.processGroup.compare(0, prefix.size(), prefix) == 0
-        && args.processGroup.back() == ')')
-        desc = args.processGroup.substr(prefix.size(), args.processGroup.size() - prefix.size() - 1);
-    const std::string& name = args.groupName.empty() ? args.processGroup : args.groupName;
-    // The recorded ranks ("[0, 1]"), sorted.
-    std::vector<int> ranks;
-    for (std::size_t i = 0; i < args.groupRanks.size();) {
-        if (!std::isdigit(static_cast<unsigned char>(args.groupRanks[i]))) {
-            ++i;
-            continue;
-        }
-        long long v = 0;
-        for (; i < args.groupRanks.size() && std::isdigit(static_cast<unsigned char>(args.groupRanks[i])); ++i)
-            v = std::min<long long>(v * 10 + (args.groupRanks[i] - '0'), 1ll << 31);
-        ranks.push_back(int(std::min<long long>(v, std::numeric_limits<int>::max())));
-    }
-    std::sort(ranks.begin(), ranks.end());
-    const int size = args.groupSize > 0 ? args.groupSize : int(ranks.size());
-    for (std::size_t k = 0; k < d->groupRoles.size(); ++k) {
-        const GroupRoleRule& r = d->groupRoles[k];
-        const auto& [namePattern, descPattern] = d->groupRolePatterns[k];
-        if ((!r.name.empty() && (name.empty() || !namePattern.match(QString::fromStdString(name)).hasMatch()))
-            || (!r.desc.empty() && (desc.empty() || !descPattern.match(QString::fromStdString(desc)).hasMatch()))
-            || (!r.ranks.empty() && r.ranks != ranks) || (r.size > 0 && r.size != size))
-            continue;
-        return r.role;
-    }
-    return {};
+    return detail::matchGroupRole(d->groupRoles, d->groupRolePatterns, args);
 }
 
 std::optional<std::uint32_t> Rules::colour(Category category, const std::string& subgroup) const

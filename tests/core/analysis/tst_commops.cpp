@@ -193,8 +193,9 @@ private Q_SLOTS:
         QFETCH(QByteArray, rule);
         QFETCH(QString, role1);
         QFETCH(QString, role2);
-        const TimeNs dpNs = (role1 == "dp" ? 40'000 : 0) + (role2 == "dp" ? 50'000 : 0);
-        const TimeNs tpNs = (role1 == "tp" ? 40'000 : 0) + (role2 == "tp" ? 50'000 : 0);
+        const auto dp1 = QLatin1String("dp"), tp1 = QLatin1String("tp");
+        const TimeNs dpNs = (role1 == dp1 ? 40'000 : 0) + (role2 == dp1 ? 50'000 : 0);
+        const TimeNs tpNs = (role1 == tp1 ? 40'000 : 0) + (role2 == tp1 ? 50'000 : 0);
         QTemporaryDir dir;
         QByteArray ev;
         ev += kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", 17, 100, 40, 1,
@@ -249,40 +250,41 @@ private Q_SLOTS:
     {
         QTest::addColumn<QByteArray>("groups");
         QTest::addColumn<QString>("message");
-        QTest::newRow("not an array") << QByteArray(R"({"id": "t"})")
-                                      << R"(roles.json: "process_groups" must be an array of process group rules)";
-        QTest::newRow("unknown role") << QByteArray(R"([{"id": "t", "name": "x", "role": "tensor"}])")
-                                      << R"(roles.json: process_groups rule 1 ("t"): "role" must be dp, tp, pp, ep, )"
-                                         R"(cp or other, not "tensor")";
-        QTest::newRow("no role") << QByteArray(R"([{"id": "t", "name": "x"}])")
-                                 << R"(roles.json: process_groups rule 1 ("t"): "role" must be dp, tp, pp, ep, cp or )"
-                                    R"(other, not "")";
+        QTest::newRow("not an array") << QByteArray("{\"id\": \"t\"}")
+                                      << "roles.json: \"process_groups\" must be an array of process group rules";
+        QTest::newRow("unknown role") << QByteArray("[{\"id\": \"t\", \"name\": \"x\", \"role\": \"tensor\"}]")
+                                      << "roles.json: process_groups rule 1 (\"t\"): \"role\" must be dp, tp, pp, ep, "
+                                         "cp or other, not \"tensor\"";
+        QTest::newRow("no role") << QByteArray("[{\"id\": \"t\", \"name\": \"x\"}]")
+                                 << "roles.json: process_groups rule 1 (\"t\"): \"role\" must be dp, tp, pp, ep, cp or "
+                                    "other, not \"\"";
         QTest::newRow("no condition") << QByteArray(
-            R"([{"id": "a", "size": 2, "role": "tp"}, {"id": "b", "role": "dp"}])")
-                                      << R"(roles.json: process_groups rule 2 ("b"): no condition (give name, desc, )"
-                                         R"(ranks or size))";
-        QTest::newRow("unknown key") << QByteArray(R"([{"id": "t", "group": "x", "role": "tp"}])")
-                                     << R"(roles.json: process_groups rule 1: unknown key "group" (expected id, name, )"
-                                        R"(desc, ranks, size, role, description))";
-        QTest::newRow("ranks not numbers") << QByteArray(R"([{"id": "t", "ranks": ["0"], "role": "tp"}])")
-                                           << R"(roles.json: process_groups rule 1 ("t"): "ranks" must be a )"
-                                              R"(non-empty array of global rank numbers)";
-        QTest::newRow("size 0") << QByteArray(R"([{"id": "t", "size": 0, "role": "tp"}])")
-                                << R"(roles.json: process_groups rule 1 ("t"): "size" must be a number of ranks )"
-                                   R"((1 or more))";
-        QTest::newRow("id twice") << QByteArray(R"([{"id": "t", "size": 2, "role": "tp"}, {"id": "t", "size": 4, )"
-                                                R"("role": "dp"}])")
-                                  << R"(roles.json: process_groups rule 2: "id" missing, empty or used twice)";
-        QTest::newRow("bad pattern") << QByteArray(R"([{"id": "t", "desc": "(tp", "role": "tp"}])")
-                                     << R"(roles.json: process_groups rule 1 ("t"): bad pattern "(tp": missing )"
-                                        R"(closing parenthesis)";
+            "[{\"id\": \"a\", \"size\": 2, \"role\": \"tp\"}, {\"id\": \"b\", \"role\": \"dp\"}]")
+                                      << "roles.json: process_groups rule 2 (\"b\"): no condition (give name, desc, "
+                                         "ranks or size)";
+        QTest::newRow("unknown key") << QByteArray("[{\"id\": \"t\", \"group\": \"x\", \"role\": \"tp\"}]")
+                                     << "roles.json: process_groups rule 1: unknown key \"group\" (expected id, name, "
+                                        "desc, ranks, size, role, description)";
+        QTest::newRow("ranks not numbers") << QByteArray("[{\"id\": \"t\", \"ranks\": [\"0\"], \"role\": \"tp\"}]")
+                                           << "roles.json: process_groups rule 1 (\"t\"): \"ranks\" must be a "
+                                              "non-empty array of global rank numbers";
+        QTest::newRow("size 0") << QByteArray("[{\"id\": \"t\", \"size\": 0, \"role\": \"tp\"}]")
+                                << "roles.json: process_groups rule 1 (\"t\"): \"size\" must be a number of ranks "
+                                   "(1 or more)";
+        QTest::newRow("id twice") << QByteArray(
+            "[{\"id\": \"t\", \"size\": 2, \"role\": \"tp\"}, {\"id\": \"t\", \"size\": 4, "
+            "\"role\": \"dp\"}]") << "roles.json: process_groups rule 2: \"id\" missing, empty or used twice";
+        QTest::newRow("bad pattern") << QByteArray("[{\"id\": \"t\", \"desc\": \"(tp\", \"role\": \"tp\"}]")
+                                     << "roles.json: process_groups rule 1 (\"t\"): bad pattern \"(tp\": missing "
+                                        "closing parenthesis";
     }
     void badGroupRoleRules()
     {
         QFETCH(QByteArray, groups);
         QFETCH(QString, message);
         try {
-            Rules::fromJson(("{\"rules\": [], \"process_groups\": " + groups + "}").toStdString(), "roles.json");
+            Rules::fromJson(
+                QByteArray("{\"rules\": [], \"process_groups\": " + groups + "}").toStdString(), "roles.json");
             QFAIL("accepted");
         } catch (const std::runtime_error& e) {
             QCOMPARE(QString::fromUtf8(e.what()), message);
