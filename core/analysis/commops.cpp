@@ -177,6 +177,7 @@ CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankInd
     std::vector<std::vector<TimeRange>> parts, roleParts;
     std::vector<std::pair<std::uint64_t, std::uint16_t>> keyed;
     std::vector<std::uint16_t> keyedRole;
+    std::unordered_map<const CollectiveArgs*, std::string> roleOfArgs; // the rules tried once per distinct group
     detail::forEachGpuLane(rank, [&](std::size_t l, const Lane& lane) {
         const IntervalTable& t = lane.intervals;
         for (std::size_t i = 0; i < t.size(); ++i) {
@@ -207,9 +208,16 @@ CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankInd
                 parts[it->second].push_back(clipped);
             keyed.push_back({ (std::uint64_t(l) << 32) | i, std::uint16_t(it->second) });
             // The lane's role where the trace gives one (Chrome traces' ROLE-comm lanes), else the process group's.
-            const std::string role = lane.commRole != CommRole::None
-                ? std::string(commRoleName(lane.commRole))
-                : roleOfGroup(analysis.rules, collectiveArgsOf(trace, lane, std::uint32_t(i)));
+            std::string role;
+            if (lane.commRole != CommRole::None) {
+                role = commRoleName(lane.commRole);
+            } else {
+                const CollectiveArgs* args = collectiveArgsOf(trace, lane, std::uint32_t(i));
+                auto [known, freshArgs] = roleOfArgs.try_emplace(args);
+                if (freshArgs)
+                    known->second = roleOfGroup(analysis.rules, args);
+                role = known->second;
+            }
             auto [ri, freshRole] = roleIndex.try_emplace(role, out.roles.size());
             if (freshRole) {
                 out.roles.push_back({ role });
