@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <boost/icl/interval_set.hpp>
+#include <cctype>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -77,6 +78,42 @@ std::string groupKeyText(const Lane& lane, const CollectiveArgs* args)
     return {};
 }
 
+bool p2pIdentity(const CollectiveArgs& args, int self, std::string& group, std::string& signature)
+{
+    std::string op;
+    for (const char c : args.collective)
+        op += char(std::tolower(static_cast<unsigned char>(c)));
+    const bool sends = op == "send", receives = op == "recv" || op == "receive";
+    if (self < 0 || (!sends && !receives))
+        return false;
+    int peer = args.peer;
+    if (peer < 0) {
+        // A group of two: the peer is the other member.
+        std::vector<int> members;
+        for (std::size_t i = 0; i < args.groupRanks.size();) {
+            if (!std::isdigit(static_cast<unsigned char>(args.groupRanks[i]))) {
+                ++i;
+                continue;
+            }
+            int v = 0;
+            for (; i < args.groupRanks.size() && std::isdigit(static_cast<unsigned char>(args.groupRanks[i])); ++i)
+                v = std::min(v * 10 + (args.groupRanks[i] - '0'), 1 << 24);
+            members.push_back(v);
+        }
+        if (members.size() != 2 || (members[0] != self && members[1] != self))
+            return false;
+        peer = members[0] == self ? members[1] : members[0];
+    }
+    if (peer == self)
+        return false;
+    const int src = sends ? self : peer, dst = sends ? peer : self;
+    group = "\x1ep2p\x1f" + (args.processGroup.empty() ? std::string("p2p") : args.processGroup) + ", "
+        + std::to_string(src) + " \xE2\x86\x92 " + std::to_string(dst) + "\x1f" + args.groupRanks;
+    signature
+        = "\x1esig\x1fp2p\x1f" + args.dtype + "\x1f" + std::to_string(std::max(args.inElements, args.outElements));
+    return true;
+}
+
 std::string signatureText(const CollectiveArgs& args)
 {
     return "\x1esig\x1f" + args.collective + "\x1f" + args.dtype + "\x1f" + std::to_string(args.inElements) + "\x1f"
@@ -107,7 +144,7 @@ CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, T
                 if (analysis.classOf(name).category != Category::Communication)
                     continue;
                 CollectiveCandidate c { t.start(i), t.end(i), int(r), int(l), std::uint32_t(i), name };
-                identifyCandidate(lane, std::uint32_t(i), trace, c, intern);
+                identifyCandidate(lane, std::uint32_t(i), trace, c, intern, rank.rank);
                 all.push_back(c);
             }
         });
@@ -138,16 +175,27 @@ std::uint64_t sigOf(const CollectiveCandidate& c)
 class PairAligner
 {
 public:
+    // `pointToPoint`: the instances are one direction of a group's sends and receives (p2pIdentity), each list in
+    // issue order; the k-th send meets the k-th receive, whatever their sequence numbers (a rank's count of a group's
+    // point-to-point operations runs over both directions).
     PairAligner(const std::vector<const CollectiveCandidate*>& a, const std::vector<const CollectiveCandidate*>& b,
-        TimeNs toleranceNs)
+        TimeNs toleranceNs, bool pointToPoint = false)
         : m_a(a)
         , m_b(b)
         , m_tol(toleranceNs)
+        , m_p2p(pointToPoint)
     { }
 
     std::vector<std::int64_t> align() const
     {
-        if (bySeq())
+        if (m_p2p && m_a.size() == m_b.size()) {
+            std::vector<std::int64_t> out(m_a.size());
+            for (std::size_t i = 0; i < out.size(); ++i)
+                out[i] = sigOf(*m_a[i]) == sigOf(*m_b[i]) ? std::int64_t(i) : -1;
+            if (std::find(out.begin(), out.end(), -1) == out.end())
+                return out;
+        }
+        if (!m_p2p && bySeq())
             return alignBySeq();
         if (m_a.size() == m_b.size() && ordinalConsistent()) {
             std::vector<std::int64_t> out(m_a.size());
@@ -305,6 +353,7 @@ private:
     const std::vector<const CollectiveCandidate*>& m_a;
     const std::vector<const CollectiveCandidate*>& m_b;
     TimeNs m_tol;
+    bool m_p2p;
 };
 
 using MemberList = std::vector<const CollectiveCandidate*>;
@@ -365,7 +414,7 @@ bool issueOrder(const CollectiveCandidate* a, const CollectiveCandidate* b)
 // Matches one identified process group: every member against the reference member (the one with most instances).
 // Returns false when fewer than half of the instances matched (the identity is then not trusted).
 bool matchIdentified(const std::vector<const CollectiveCandidate*>& items, std::uint32_t pgIndex, ProcessGroupMatch& pg,
-    TimeNs toleranceNs, std::vector<PendingGroup>& out)
+    TimeNs toleranceNs, std::vector<PendingGroup>& out, bool pointToPoint)
 {
     std::map<int, MemberList> byRank;
     for (const CollectiveCandidate* c : items)
@@ -389,7 +438,7 @@ bool matchIdentified(const std::vector<const CollectiveCandidate*>& items, std::
     for (const auto& [rank, b] : byRank) {
         if (rank == ref)
             continue;
-        const auto matchOf = PairAligner(a, b, toleranceNs).align();
+        const auto matchOf = PairAligner(a, b, toleranceNs, pointToPoint).align();
         std::vector<bool> used(b.size(), false);
         for (std::size_t i = 0; i < a.size(); ++i) {
             if (matchOf[i] < 0)
@@ -516,7 +565,7 @@ void describeGroup(const std::string& key, ProcessGroupMatch& pg)
     if (key.compare(0, f1, "\x1eop") == 0) {
         pg.method = MatchMethod::Identity;
         pg.name = key.substr(f1 + 1) + " timers";
-    } else if (key.compare(0, f1, "\x1epg") == 0) {
+    } else if (key.compare(0, f1, "\x1epg") == 0 || key.compare(0, f1, "\x1ep2p") == 0) {
         pg.method = MatchMethod::ProcessGroup;
         pg.name = key.substr(f1 + 1, f2 == std::string::npos ? std::string::npos : f2 - f1 - 1);
         pg.ranks = f2 == std::string::npos ? std::string() : key.substr(f2 + 1);
@@ -587,7 +636,9 @@ CollectiveMatch matchCandidates(std::vector<CollectiveCandidate> all, std::size_
     for (auto& [key, items] : byGroup) {
         ProcessGroupMatch pg;
         describeGroup(key, pg);
-        if (matchIdentified(items, std::uint32_t(result.processGroups.size()), pg, toleranceNs, pending)) {
+        const bool pointToPoint = key.rfind("\x1ep2p\x1f", 0) == 0;
+        if (matchIdentified(
+                items, std::uint32_t(result.processGroups.size()), pg, toleranceNs, pending, pointToPoint)) {
             result.processGroups.push_back(std::move(pg));
             continue;
         }

@@ -172,10 +172,17 @@ void markQueued(std::vector<CollectiveCandidate>& items, const std::vector<std::
     const std::function<std::uint32_t(const std::string&)>& intern);
 
 // The identity of the communication kernel `interval` of `lane` (group, signature, seq); `intern` maps a key
-// text to its index in the caller's key table.
+// text to its index in the caller's key table; `self` is the global rank (Rank::rank) of the lane's rank, which a
+// send or receive needs (p2pIdentity).
 template <typename Intern>
-void identifyCandidate(
-    const Lane& lane, std::uint32_t interval, const Trace& trace, CollectiveCandidate& c, Intern&& intern);
+void identifyCandidate(const Lane& lane, std::uint32_t interval, const Trace& trace, CollectiveCandidate& c,
+    Intern&& intern, int self = -1);
+// A send or receive of global rank `self` whose peer is known (CollectiveArgs::peer, else the other member of a
+// two-rank group): its group key "\x1ep2p\x1f<group>, <src> → <dst>\x1f<ranks>", one per process group and
+// direction (NCCL delivers a group's transfers from src to dst in the order they were issued, so the k-th send meets
+// the k-th receive, in "Seq" order where recorded), and a signature that leaves the direction out. False (nothing
+// set) for any other instance.
+bool p2pIdentity(const CollectiveArgs& args, int self, std::string& group, std::string& signature);
 // The key texts of one candidate (for identifyCandidate's callers).
 std::string groupKeyText(const Lane& lane, const CollectiveArgs* args);
 std::string signatureText(const CollectiveArgs& args);
@@ -184,12 +191,16 @@ std::uint64_t collectiveSeqOf(const Lane& lane, std::uint32_t interval);
 
 template <typename Intern>
 void identifyCandidate(
-    const Lane& lane, std::uint32_t interval, const Trace& trace, CollectiveCandidate& c, Intern&& intern)
+    const Lane& lane, std::uint32_t interval, const Trace& trace, CollectiveCandidate& c, Intern&& intern, int self)
 {
     const CollectiveArgs* args = collectiveArgsOf(trace, lane, interval);
-    const std::string group = groupKeyText(lane, args);
+    std::string group, signature;
+    if (!args || !p2pIdentity(*args, self, group, signature)) {
+        group = groupKeyText(lane, args);
+        signature = args ? signatureText(*args) : std::string();
+    }
     c.group = group.empty() ? kNoKey : intern(group);
-    c.signature = args ? intern(signatureText(*args)) : kNoKey;
+    c.signature = args ? intern(signature) : kNoKey;
     c.seq = args ? collectiveSeqOf(lane, interval) : kNoCollectiveSeq;
 }
 

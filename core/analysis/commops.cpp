@@ -4,6 +4,7 @@
 #include "analysis/analysis_p.h"
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <limits>
 #include <tuple>
@@ -69,6 +70,15 @@ std::string roleOfGroup(std::string_view group)
         || std::string_view(group).find("default_pg") != std::string_view::npos)
         return "dp";
     return "other";
+}
+
+std::string roleOfGroup(const Rules& rules, const CollectiveArgs* args)
+{
+    if (!args)
+        return "unknown";
+    if (std::string role = rules.groupRole(*args); !role.empty())
+        return role;
+    return roleOfGroup(args->processGroup);
 }
 
 const char* commOpSourceName(CommOpSource s)
@@ -167,6 +177,7 @@ CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankInd
     std::vector<std::vector<TimeRange>> parts, roleParts;
     std::vector<std::pair<std::uint64_t, std::uint16_t>> keyed;
     std::vector<std::uint16_t> keyedRole;
+    std::unordered_map<const CollectiveArgs*, std::string> roleOfArgs; // the rules tried once per distinct group
     detail::forEachGpuLane(rank, [&](std::size_t l, const Lane& lane) {
         const IntervalTable& t = lane.intervals;
         for (std::size_t i = 0; i < t.size(); ++i) {
@@ -197,11 +208,16 @@ CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankInd
                 parts[it->second].push_back(clipped);
             keyed.push_back({ (std::uint64_t(l) << 32) | i, std::uint16_t(it->second) });
             // The lane's role where the trace gives one (Chrome traces' ROLE-comm lanes), else the process group's.
-            const CollectiveArgs* args
-                = lane.commRole == CommRole::None ? collectiveArgsOf(trace, lane, std::uint32_t(i)) : nullptr;
-            const std::string role = lane.commRole != CommRole::None
-                ? std::string(commRoleName(lane.commRole))
-                : roleOfGroup(args ? args->processGroup : std::string());
+            std::string role;
+            if (lane.commRole != CommRole::None) {
+                role = commRoleName(lane.commRole);
+            } else {
+                const CollectiveArgs* args = collectiveArgsOf(trace, lane, std::uint32_t(i));
+                auto [known, freshArgs] = roleOfArgs.try_emplace(args);
+                if (freshArgs)
+                    known->second = roleOfGroup(analysis.rules, args);
+                role = known->second;
+            }
             auto [ri, freshRole] = roleIndex.try_emplace(role, out.roles.size());
             if (freshRole) {
                 out.roles.push_back({ role });
@@ -292,6 +308,77 @@ void fillCommOpCollectives(CommOps& ops, const CollectiveMatch& match, int rank,
             behind.begin(), behind.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
         ops.ops[op].queuedBehind = most->first < match.keys.size() ? match.keys[most->first] : std::string("other");
     }
+}
+
+std::vector<CommRoleShare> commRoleShares(
+    const Trace& trace, const Analysis& analysis, const CollectiveMatch* match, int rankIndex, TimeRange window)
+{
+    CommOps ops = commOperations(trace, analysis, rankIndex, window);
+    if (match)
+        fillCommOpCollectives(ops, *match, rankIndex, window);
+    const Rank& rank = trace.ranks.at(std::size_t(rankIndex));
+    // Each kernel's part of the window as two events (time, role, +1 / -1), in time order.
+    struct Edge
+    {
+        TimeNs t;
+        std::size_t role;
+        int delta;
+    };
+    std::vector<Edge> edges;
+    for (std::size_t k = 0; k < ops.kernelKeys.size(); ++k) {
+        const IntervalTable& t = rank.lanes[std::size_t(ops.kernelKeys[k] >> 32)].intervals;
+        const std::size_t i = std::size_t(ops.kernelKeys[k] & 0xFFFFFFFFu);
+        const TimeRange part = TimeRange { t.start(i), t.end(i) }.intersected(window);
+        if (!part.isEmpty()) {
+            edges.push_back({ part.start, ops.kernelRole[k], +1 });
+            edges.push_back({ part.end, ops.kernelRole[k], -1 });
+        }
+    }
+    std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.t < b.t; });
+    // The disjoint pieces of U(communication) by the set of roles running in them (a bit per index into ops.roles:
+    // there are at most the seven of CommRoleReport).
+    std::map<std::uint64_t, std::vector<TimeRange>> pieces;
+    std::vector<int> running(ops.roles.size(), 0);
+    std::uint64_t mask = 0;
+    for (std::size_t e = 0; e < edges.size();) {
+        const TimeNs t = edges[e].t;
+        if (mask != 0 && e > 0 && edges[e - 1].t < t)
+            pieces[mask].push_back({ edges[e - 1].t, t });
+        for (; e < edges.size() && edges[e].t == t; ++e) {
+            running[edges[e].role] += edges[e].delta;
+            const std::uint64_t bit = std::uint64_t(1) << edges[e].role;
+            mask = running[edges[e].role] > 0 ? mask | bit : mask & ~bit;
+        }
+    }
+    const RankAnalysis& ra = analysis.ranks.at(std::size_t(rankIndex));
+    std::vector<CommRoleShare> singles, combined;
+    for (std::size_t k = 0; k < ops.roles.size(); ++k) {
+        const CommRoleReport& r = ops.roles[k];
+        singles.push_back({ r.role, r.count, 0, 0, r.waitNs, r.transferNs });
+    }
+    for (const auto& [set, parts] : pieces) {
+        TimeNs busy = 0;
+        for (const TimeRange& p : parts)
+            busy += p.duration();
+        const TimeNs exposed = exposedWait(parts, ra);
+        if ((set & (set - 1)) == 0) { // one role
+            const std::size_t k = std::size_t(std::countr_zero(set));
+            singles[k].busyNs = busy;
+            singles[k].exposedNs = exposed;
+            continue;
+        }
+        CommRoleShare c;
+        for (std::size_t k = 0; k < ops.roles.size(); ++k)
+            if (set & (std::uint64_t(1) << k))
+                c.role += (c.role.empty() ? "" : "+") + ops.roles[k].role;
+        c.busyNs = busy;
+        c.exposedNs = exposed;
+        combined.push_back(std::move(c));
+    }
+    std::sort(combined.begin(), combined.end(),
+        [](const CommRoleShare& a, const CommRoleShare& b) { return a.role < b.role; });
+    singles.insert(singles.end(), combined.begin(), combined.end());
+    return singles;
 }
 
 std::map<int, TimeRange> jobStepWindows(const std::vector<std::vector<StepWindow>>& stepsPerRank)

@@ -58,6 +58,9 @@ struct CommRoleReport
 // The role a process group plays, from its name and description ("0 (default_pg)", "tp", "mesh_dp_shard",
 // "TENSOR_MODEL_PARALLEL_GROUP"): "dp", "tp", "pp", "ep", "cp", or "other"; "unknown" for an empty text.
 std::string roleOfGroup(std::string_view group);
+// The role of the process group of `args`: the first "process_groups" rule of `rules` that matches it, which always
+// wins (Rules::groupRole); else roleOfGroup() of its name and description; "unknown" without arguments.
+std::string roleOfGroup(const Rules& rules, const CollectiveArgs* args);
 
 // The rank's communication by operation and by role over `window`, and for each of its communication kernels the
 // index into those lists (keyed by lane and interval), which the merge uses to split waiting and transfer.
@@ -70,6 +73,22 @@ struct CommOps
     std::vector<std::uint16_t> kernelRole; // index into roles, parallel to kernelKeys
 };
 CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
+
+// One part of a rank's communication over a window split by role so that the parts add up (the Exposed
+// Communication panel's split): time in which kernels of one role run alone belongs to that role, time in which
+// kernels of several roles run at once to their combination ("dp+tp"). Over the parts, busyNs adds up to the rank's
+// WindowStats::commBusyNs and exposedNs to its WindowStats::exposedNs; count, waiting and transfer (the matched
+// members' parts clipped to the window, as in CommRoleReport) belong to each kernel's own role.
+struct CommRoleShare
+{
+    std::string role; // "dp", "tp", ... or the roles that run at once joined by '+' ("dp+tp")
+    std::uint64_t count = 0; // 0 for a combination
+    TimeNs busyNs = 0, exposedNs = 0, waitNs = 0, transferNs = 0;
+};
+// The parts of one rank, the single roles first (by name), then the combinations (by name); `match` may be null
+// (no waiting or transfer).
+std::vector<CommRoleShare> commRoleShares(
+    const Trace& trace, const Analysis& analysis, const CollectiveMatch* match, int rankIndex, TimeRange window);
 
 // The operation of one communication kernel and where it came from ("" when it is not communication).
 std::string commOpOf(const Trace& trace, const Analysis& analysis, IntervalRef kernel, CommOpSource* source = nullptr,

@@ -3,6 +3,7 @@
 // classify() is called once per distinct name (the analysis caches the result by StringId), so the
 // regex cost is proportional to the number of distinct names, never to the number of events.
 #include "analysis/analysis.h"
+#include "analysis/grouproles_p.h"
 #include "model/demangle.h"
 #include "model/enumnames.h"
 #include "model/lanemapping.h"
@@ -15,8 +16,11 @@
 #include <QString>
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -200,6 +204,8 @@ struct Rules::Impl
     std::string description;
     std::map<std::pair<Category, std::string>, std::uint32_t> colours; // (category, sub-group or "*") -> 0xRRGGBB
     std::vector<ChromeMappingRule> chromeMapping;
+    std::vector<GroupRoleRule> groupRoles;
+    std::vector<detail::GroupRolePatterns> groupRolePatterns;
 };
 
 Rules::Rules()
@@ -242,6 +248,10 @@ const std::vector<ChromeMappingRule>& Rules::chromeMapping() const
 {
     return d->chromeMapping;
 }
+const std::vector<GroupRoleRule>& Rules::groupRoles() const
+{
+    return d->groupRoles;
+}
 
 namespace {
 
@@ -267,6 +277,8 @@ struct Parsed
     std::string description;
     std::map<std::pair<Category, std::string>, std::uint32_t> colours;
     std::vector<ChromeMappingRule> chromeMapping;
+    std::vector<GroupRoleRule> groupRoles;
+    std::vector<detail::GroupRolePatterns> groupRolePatterns;
 };
 
 // "chrome_mapping": [{"id", "process", "thread", "pid", "role", "roles", "step"}, ...] (model/lanemapping.h): how a
@@ -426,9 +438,11 @@ Parsed parseRules(const std::string& json, const std::string& source)
     const QJsonObject top = doc.object();
     for (auto it = top.begin(); it != top.end(); ++it) {
         if (it.key() != QLatin1String("rules") && it.key() != QLatin1String("description")
-            && it.key() != QLatin1String("colours") && it.key() != QLatin1String("chrome_mapping"))
+            && it.key() != QLatin1String("colours") && it.key() != QLatin1String("chrome_mapping")
+            && it.key() != QLatin1String("process_groups"))
             throw fail("unknown top-level key \"" + it.key().toStdString()
-                + "\" (expected \"description\", \"rules\", \"colours\", \"chrome_mapping\")");
+                + "\" (expected \"description\", \"rules\", \"colours\", \"chrome_mapping\", "
+                  "\"process_groups\")");
     }
     if (!top.value(QLatin1String("rules")).isArray())
         throw fail("missing \"rules\" array");
@@ -436,6 +450,8 @@ Parsed parseRules(const std::string& json, const std::string& source)
     out.description = top.value(QLatin1String("description")).toString().toStdString();
     parseColours(top.value(QLatin1String("colours")), out, fail);
     parseChromeMapping(top.value(QLatin1String("chrome_mapping")), out, fail);
+    detail::parseGroupRoles(top.value(QLatin1String("process_groups")), out.groupRoles, out.groupRolePatterns,
+        [&](const std::string& problem) { return fail(problem); });
     const QJsonArray arr = top.value(QLatin1String("rules")).toArray();
     std::set<std::string> ids;
     int index = 0;
@@ -499,6 +515,8 @@ Rules Rules::fromJson(const std::string& json, const std::string& sourceName)
     r.d->description = std::move(p.description);
     r.d->colours = std::move(p.colours);
     r.d->chromeMapping = std::move(p.chromeMapping);
+    r.d->groupRoles = std::move(p.groupRoles);
+    r.d->groupRolePatterns = std::move(p.groupRolePatterns);
     return r;
 }
 
@@ -584,7 +602,14 @@ std::string Rules::toJson() const
     }
     if (!d->chromeMapping.empty())
         top.insert(QLatin1String("chrome_mapping"), chromeMappingJson(d->chromeMapping));
+    if (!d->groupRoles.empty())
+        top.insert(QLatin1String("process_groups"), detail::groupRolesJson(d->groupRoles));
     return QJsonDocument(top).toJson(QJsonDocument::Indented).toStdString();
+}
+
+std::string Rules::groupRole(const CollectiveArgs& args) const
+{
+    return detail::matchGroupRole(d->groupRoles, d->groupRolePatterns, args);
 }
 
 std::optional<std::uint32_t> Rules::colour(Category category, const std::string& subgroup) const

@@ -54,6 +54,18 @@ struct NameClass
     bool dataLoader = false; // CPU regions: the data loader producing the next batch
 };
 
+// A rule of a rules file's "process_groups": the role it gives the process groups it matches, which beats the role
+// their names suggest (analysis/commops.h). Every condition given must hold; a rule gives at least one.
+struct GroupRoleRule
+{
+    std::string id; // short unique label
+    std::string name; // regular expression (case-insensitive) searched in the group's name ("Process Group Name")
+    std::string desc; // the same for its description ("mesh_dp_shard", "TENSOR_MODEL_PARALLEL_GROUP")
+    std::vector<int> ranks; // exactly these global ranks, in any order (empty: any)
+    int size = 0; // exactly this many ranks (0: any)
+    std::string role; // dp, tp, pp, ep, cp or other
+};
+
 // Ordered regex rules over region names (default set compiled in from resources/rules.json).
 class Rules
 {
@@ -89,6 +101,10 @@ public:
     // The rules file's "chrome_mapping" (model/lanemapping.h): how Chrome traces' threads become workers and lanes,
     // tried before the built-in mapping of Megatron-LM timelines. The built-in rules have none.
     const std::vector<ChromeMappingRule>& chromeMapping() const;
+    // The rules file's "process_groups", in order. The built-in rules have none.
+    const std::vector<GroupRoleRule>& groupRoles() const;
+    // The role the first of them that matches the process group of `args` gives it; empty when none does.
+    std::string groupRole(const CollectiveArgs& args) const;
 
     Rules();
     ~Rules();

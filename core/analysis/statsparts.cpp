@@ -225,7 +225,7 @@ CollectiveCandidates collectiveCandidates(
             if (fresh)
                 out.names.push_back(trace.name(name));
             CollectiveCandidate c { t.start(i), t.end(i), global, int(l), std::uint32_t(i), it->second };
-            identifyCandidate(lane, std::uint32_t(i), trace, c, intern);
+            identifyCandidate(lane, std::uint32_t(i), trace, c, intern, rank.rank);
             out.items.push_back(c);
         });
     }

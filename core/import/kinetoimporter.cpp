@@ -93,6 +93,8 @@ enum class JsonKey : std::uint8_t {
     PgDesc,
     PgRanks,
     Seq,
+    SrcRank,
+    DstRank,
     PgConfig,
     PgConfigName,
     PgConfigDesc,
@@ -120,10 +122,11 @@ JsonKey keyOf(const char* s, std::size_t n)
         { "In msg nelems", JsonKey::InElems }, { "Out msg nelems", JsonKey::OutElems },
         { "Group size", JsonKey::GroupSize }, { "dtype", JsonKey::Dtype }, { "Process Group Name", JsonKey::PgName },
         { "Process Group Description", JsonKey::PgDesc }, { "Process Group Ranks", JsonKey::PgRanks },
-        { "Seq", JsonKey::Seq }, { "pg_config", JsonKey::PgConfig }, { "pg_name", JsonKey::PgConfigName },
-        { "pg_desc", JsonKey::PgConfigDesc }, { "ranks", JsonKey::PgConfigRanks }, { "grid", JsonKey::Grid },
-        { "block", JsonKey::Block }, { "registers per thread", JsonKey::Registers },
-        { "shared memory", JsonKey::SharedMemory }, { "est. achieved occupancy %", JsonKey::Occupancy } };
+        { "Seq", JsonKey::Seq }, { "Src Rank", JsonKey::SrcRank }, { "Dst Rank", JsonKey::DstRank },
+        { "pg_config", JsonKey::PgConfig }, { "pg_name", JsonKey::PgConfigName }, { "pg_desc", JsonKey::PgConfigDesc },
+        { "ranks", JsonKey::PgConfigRanks }, { "grid", JsonKey::Grid }, { "block", JsonKey::Block },
+        { "registers per thread", JsonKey::Registers }, { "shared memory", JsonKey::SharedMemory },
+        { "est. achieved occupancy %", JsonKey::Occupancy } };
     const std::string_view key(s, n);
     for (const Entry& e : entries)
         if (e.text == key)
@@ -319,6 +322,8 @@ private:
                 m_event.coll.groupRanks.assign(s, n);
             } else if (key == JsonKey::Seq && number && parseU64(s, n, v) && v != kNoSeq) {
                 m_event.seq = v;
+            } else if ((key == JsonKey::SrcRank || key == JsonKey::DstRank) && parseU64(s, n, v) && v < (1u << 24)) {
+                m_event.coll.peer = int(v); // a send's receiver or a receive's sender (a number, or its text)
             } else if (key == JsonKey::Registers && number && parseU64(s, n, v) && v < (1u << 16)) {
                 m_event.params.registersPerThread = v;
                 m_event.hasParams = true;
@@ -433,7 +438,7 @@ private:
             args.groupName = e.pgName;
             const std::string argsKey = args.collective + '\x1f' + std::to_string(args.inElements) + '\x1f'
                 + std::to_string(args.outElements) + '\x1f' + args.dtype + '\x1f' + std::to_string(args.groupSize)
-                + '\x1f' + args.processGroup + '\x1f' + args.groupRanks;
+                + '\x1f' + args.processGroup + '\x1f' + args.groupRanks + '\x1f' + std::to_string(args.peer);
             auto [slot, added] = m_collectiveIndex.emplace(argsKey, std::uint32_t(m_trace.collectiveArgs.size()));
             if (added)
                 m_trace.collectiveArgs.push_back(std::move(args));

@@ -166,6 +166,7 @@ struct CollectiveArgs
     std::string processGroup; // name and description ("0 (default_pg)")
     std::string groupRanks; // "[0, 1]"
     std::string groupName; // "Process Group Name" alone ("0"); empty if not recorded
+    int peer = -1; // send / recv: the peer's global rank ("Dst Rank" / "Src Rank"); -1 if not recorded
     bool operator==(const CollectiveArgs&) const = default;
 };
 

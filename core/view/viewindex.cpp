@@ -23,10 +23,11 @@ const char* laneRoleName(LaneRole role)
 namespace {
 
 // "dp · 0 (default_pg)": the parallelism role and process group of a communication stream's kernels (the first 4 096
-// that name one); roles joined by '+' where several groups share the stream; empty where none is recorded.
-std::string commGroupLabel(const Trace& trace, const Lane& lane)
+// that name one; roles by `rules` where given, else by the groups' names); roles joined by '+' where several groups
+// share the stream; empty where none is recorded.
+std::string commGroupLabel(const Trace& trace, const Lane& lane, const Rules* rules)
 {
-    std::vector<std::string> groups;
+    std::vector<std::pair<std::string, std::string>> groups; // (group, role)
     const std::size_t n = std::min<std::size_t>(lane.collectiveArgs.size(), 4096);
     for (std::size_t k = 0; k < n; ++k) {
         const std::uint32_t at = lane.collectiveArgs[k].second;
@@ -34,16 +35,19 @@ std::string commGroupLabel(const Trace& trace, const Lane& lane)
             continue;
         const CollectiveArgs& args = trace.collectiveArgs[at];
         const std::string group = !args.processGroup.empty() ? args.processGroup : args.groupRanks;
-        if (!group.empty() && std::find(groups.begin(), groups.end(), group) == groups.end())
-            groups.push_back(group);
+        if (group.empty() || std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
+                return g.first == group;
+            }) != groups.end())
+            continue;
+        groups.emplace_back(group, rules ? roleOfGroup(*rules, &args) : roleOfGroup(group));
     }
     if (groups.empty())
         return {};
     if (groups.size() == 1)
-        return roleOfGroup(groups.front()) + " \xC2\xB7 " + groups.front();
+        return groups.front().second + " \xC2\xB7 " + groups.front().first;
     std::string roles;
-    for (const std::string& g : groups)
-        if (const std::string r = roleOfGroup(g); roles.find(r) == std::string::npos)
+    for (const auto& [g, r] : groups)
+        if (roles.find(r) == std::string::npos)
             roles += (roles.empty() ? "" : "+") + r;
     return roles + " \xC2\xB7 " + std::to_string(groups.size()) + " groups";
 }
@@ -54,6 +58,7 @@ void ViewIndex::resizeRanks(std::size_t n)
 {
     lod.resize(n);
     roles.resize(n);
+    commLabels.resize(n);
     overlap.resize(n);
     overlapLod.resize(n);
     shares.resize(n);
@@ -211,8 +216,12 @@ std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Anal
         for (std::size_t li = 0; li < rank.lanes.size(); ++li)
             if (!rank.lanes[li].isGpu())
                 buildDepthTables(*index, rank.lanes[li], index->depth[r][li]);
-        for (const Lane& lane : rank.lanes)
+        for (const Lane& lane : rank.lanes) {
             indexLane(*index, r, lane, cats);
+            index->commLabels[r].push_back(lane.isGpu() && lane.commRole == CommRole::None
+                    ? commGroupLabel(trace, lane, analysis ? &analysis->rules : nullptr)
+                    : std::string());
+        }
         if (analysis && r < analysis->ranks.size()) {
             auto& table = index->overlap[r];
             const auto& segs = analysis->ranks[r].overlap;
@@ -279,7 +288,10 @@ std::vector<TimelineRow> buildRows(const Trace& trace, const ViewIndex& index, c
                 row.label += role;
             }
             if (laneRole == LaneRole::Communication && rank.lanes[l].commRole == CommRole::None)
-                if (const std::string group = commGroupLabel(trace, rank.lanes[l]); !group.empty())
+                if (const std::string group = r < index.commLabels.size() && std::size_t(l) < index.commLabels[r].size()
+                        ? index.commLabels[r][std::size_t(l)]
+                        : commGroupLabel(trace, rank.lanes[l], nullptr);
+                    !group.empty())
                     row.label += " " + group;
             return row;
         };

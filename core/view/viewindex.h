@@ -47,6 +47,9 @@ struct ViewIndex
 {
     std::vector<std::vector<LodIndex>> lod; // [rank][lane]
     std::vector<std::vector<LaneRole>> roles; // [rank][lane]
+    // [rank][lane]: a communication stream's parallelism role and process group ("dp · 0 (default_pg)"; roles by the
+    // analysis' rules, its "process_groups" first); empty where none is recorded.
+    std::vector<std::vector<std::string>> commLabels;
     std::vector<IntervalTable> overlap; // [rank]; empty without analysis
     std::vector<LodIndex> overlapLod; // [rank]
     // Exact time per paint class at any zoom, for the area-true drawing of every row (see ShareIndex).

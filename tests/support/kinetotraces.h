@@ -96,6 +96,43 @@ inline QByteArray rankTrace2021()
 })json";
 }
 
+// One rank of a two-stage pipeline's send/receive pairs: NCCL SendRecv kernels of process group "3 (mesh_pp)" (ranks
+// [0, 1]) with torch.profiler's arguments ("Seq", and "Dst Rank" / "Src Rank" where `peerRecorded`), on streams 20
+// and 21 (lanes in that order after the CPU thread), times in us from the step region at 0:
+//   rank 0 sends     [100, 200) Seq 1 (stream 20), [150, 260) Seq 2 (stream 21)
+//   rank 1 receives  [130, 261) Seq 1 (stream 20), [120, 201) Seq 2 (stream 21)
+// By end time the first send would meet the second receive; by identity each meets its own: pair 1 waits 30 us on
+// rank 0 (transfer 70 and 131 us), pair 2 30 us on rank 1 (transfer 110 and 51 us).
+inline QByteArray pipelinePairRank(int rank, bool peerRecorded = true)
+{
+    struct Op
+    {
+        int stream, ts, dur, seq;
+    };
+    const Op ops[2][2] = { { { 20, 100, 100, 1 }, { 21, 150, 110, 2 } }, { { 20, 130, 131, 1 }, { 21, 120, 81, 2 } } };
+    const bool sends = rank == 0;
+    QByteArray events
+        = R"json({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 1000})json";
+    for (const Op& op : ops[rank == 0 ? 0 : 1]) {
+        events += ",\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": "
+                  "\"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)\", "
+                  "\"pid\": 0, \"tid\": "
+            + QByteArray::number(op.stream) + ", \"ts\": " + QByteArray::number(op.ts) + ", \"dur\": "
+            + QByteArray::number(op.dur) + ", \"args\": {\"device\": 0, \"stream\": " + QByteArray::number(op.stream)
+            + ", \"Collective name\": \"" + (sends ? "send" : "recv")
+            + "\", \"In msg nelems\": 1024, \"Out msg nelems\": 1024, \"dtype\": \"Float\", \"Group size\": 2, "
+              "\"Process Group Name\": \"3\", \"Process Group Description\": \"mesh_pp\", "
+              "\"Process Group Ranks\": \"[0, 1]\", \"Seq\": "
+            + QByteArray::number(op.seq)
+            + (peerRecorded ? QByteArray(sends ? ", \"Dst Rank\": 1" : ", \"Src Rank\": 0") : QByteArray()) + "}}";
+    }
+    return R"json({"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": )json" + QByteArray::number(rank)
+        + R"json(, "world_size": 2}, "traceEvents": [
+{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}},
+)json" + events
+        + "\n]}";
+}
+
 // Writes `text` to `path` (gzip-compressed when the name ends in .gz); false if it cannot be written.
 inline bool writeFile(const QString& path, const QByteArray& text)
 {

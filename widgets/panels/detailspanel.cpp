@@ -322,7 +322,7 @@ void DetailsPanel::addCommunication(const Subject& s)
     add(tr("Operation"), opText);
     const CollectiveArgs* args = collectiveArgsOf(s.trace, s.lane, s.ref.interval);
     const std::string role = s.lane.commRole != CommRole::None ? std::string(commRoleName(s.lane.commRole))
-                                                               : roleOfGroup(args ? args->processGroup : std::string());
+                                                               : roleOfGroup(s.analysis->rules, args);
     if (role != "unknown")
         add(tr("Parallelism role"), QString::fromStdString(role));
     if (!nc.collective.empty())

@@ -40,7 +40,56 @@ struct ScopeResult
     std::vector<WindowStats> stats;
     std::vector<CollectiveWaitStats> waits;
     std::vector<TimeNs> lengths; // per rank: its step's length (step scope) or its span
+    std::vector<std::vector<CommRoleShare>> roles; // split by role: per rank, then the sums; empty otherwise
 };
+
+enum RoleColumn { RoleBusy, RoleExposed, RoleWaiting, RoleTransfer, RoleKernels, RoleColumnCount };
+
+// The ranks' parts summed per role, in the order of first appearance over the ranks (single roles before
+// combinations, as each rank lists them).
+std::vector<CommRoleShare> sumShares(const std::vector<std::vector<CommRoleShare>>& perRank)
+{
+    std::vector<CommRoleShare> total;
+    for (const auto& shares : perRank)
+        for (const CommRoleShare& s : shares) {
+            auto it
+                = std::find_if(total.begin(), total.end(), [&](const CommRoleShare& t) { return t.role == s.role; });
+            if (it == total.end()) {
+                total.push_back({ s.role });
+                it = total.end() - 1;
+            }
+            it->count += s.count;
+            it->busyNs += s.busyNs;
+            it->exposedNs += s.exposedNs;
+            it->waitNs += s.waitNs;
+            it->transferNs += s.transferNs;
+        }
+    // Single roles first: a combination that only a later rank has goes after every single role.
+    std::stable_partition(
+        total.begin(), total.end(), [](const CommRoleShare& t) { return t.role.find('+') == std::string::npos; });
+    return total;
+}
+
+// Each rank's communication split by role over the scope (in a step scope, over the rank's own window of `step`),
+// then the sums over the ranks.
+std::vector<std::vector<CommRoleShare>> roleSharesOf(const Trace& trace, const Analysis& analysis,
+    const CollectiveMatch* collectives, bool stepScope, int step, TimeRange window)
+{
+    std::vector<std::vector<CommRoleShare>> roles;
+    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+        TimeRange w = window;
+        if (stepScope) {
+            w = {};
+            for (const auto& st : analysis.ranks.at(r).steps)
+                if (st.index == step)
+                    w = st.range;
+        }
+        roles.push_back(
+            w.isEmpty() ? std::vector<CommRoleShare> {} : commRoleShares(trace, analysis, collectives, int(r), w));
+    }
+    roles.push_back(sumShares(roles));
+    return roles;
+}
 
 // "Step 2" for a detected step named "step 2"; "Step 0 (ProfilerStep#4)" when the name says more.
 QString scopeStepLabel(int index, const QString& name)
@@ -142,6 +191,7 @@ void RankBarChart::paintEvent(QPaintEvent*)
 ExposedPanel::ExposedPanel(QWidget* parent)
     : QWidget(parent)
     , m_scopeBox(new QComboBox(this))
+    , m_splitBox(new QComboBox(this))
     , m_caption(new QLabel(this))
     // Two-line titles: the table fits beside the chart at 1400 px without scrolling sideways.
     , m_model(new TableModel({ tr("Span"), tr("Compute\nbusy"), tr("Comm.\nbusy"), tr("Comm.\nkernel sum"),
@@ -149,6 +199,9 @@ ExposedPanel::ExposedPanel(QWidget* parent)
                                  tr("Backward\noverlap"), tr("Idle"), tr("Unclassified") },
           this))
     , m_table(new QTableView(this))
+    , m_roleModel(new TableModel(
+          { tr("Comm.\nbusy"), tr("Exposed"), tr("Waiting"), tr("Transfer"), tr("Comm.\nkernels") }, this))
+    , m_roleTable(new QTableView(this))
     , m_chart(new RankBarChart(this))
     , m_jobs(new JobSlot(this))
 {
@@ -157,8 +210,30 @@ ExposedPanel::ExposedPanel(QWidget* parent)
     // The step entries arrive with a trace, after the box was first shown: it must grow to them.
     m_scopeBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     top->addWidget(m_scopeBox);
+    top->addWidget(new QLabel(tr("Split:"), this));
+    m_splitBox->setObjectName(QStringLiteral("splitBox"));
+    m_splitBox->addItem(tr("None"), int(Split::Totals));
+    m_splitBox->addItem(tr("By role"), int(Split::ByRole));
+    m_splitBox->setToolTip(tr("By role: each rank's communication by the parallelism of its process groups (dp, tp, "
+                              "pp, ep, cp, other); the parts add up to the rank's totals"));
+    top->addWidget(m_splitBox);
     top->addWidget(m_caption, 1);
     m_table->setModel(m_model);
+    m_roleTable->setModel(m_roleModel);
+    m_roleModel->setColumnToolTip(RoleBusy,
+        tr("Time the role's communication kernels run while no other role's do; a row \"dp+tp\" holds the time "
+           "kernels of those roles run at once. The rows of a rank add up to its communication busy time"));
+    m_roleModel->setColumnToolTip(
+        RoleExposed, tr("The same time with no compute running; the rows add up to the rank's exposed time"));
+    m_roleModel->setColumnToolTip(RoleWaiting,
+        tr("Time the role's kernels waited for the last peer (sum over its kernels, clipped to the scope)"));
+    m_roleModel->setColumnToolTip(RoleTransfer, tr("Time the role's kernels ran with all peers present"));
+    m_roleModel->setColumnToolTip(RoleKernels, tr("Communication kernels of the role in the scope"));
+    m_roleTable->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_roleTable->setSelectionMode(QAbstractItemView::NoSelection);
+    m_roleTable->verticalHeader()->setDefaultSectionSize(m_roleTable->fontMetrics().height() + 6);
+    m_roleTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_roleTable->hide();
     m_model->setColumnToolTip(ColUnclassified,
         tr("Compute time only a catch-all rule matched (the column is hidden while it is 0 everywhere)"));
     m_model->setColumnToolTip(ColWaiting,
@@ -178,12 +253,15 @@ ExposedPanel::ExposedPanel(QWidget* parent)
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     auto* body = new QHBoxLayout;
     body->addWidget(m_table, 1);
+    body->addWidget(m_roleTable, 1);
     body->addWidget(m_chart, 0);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(top);
     layout->addLayout(body, 1);
     connect(m_scopeBox, qOverload<int>(&QComboBox::activated), this, &ExposedPanel::onScopeChanged);
+    connect(m_splitBox, qOverload<int>(&QComboBox::activated), this,
+        [this](int i) { setSplit(Split(m_splitBox->itemData(i).toInt())); });
     setTrace(nullptr, nullptr);
 }
 
@@ -210,7 +288,9 @@ void ExposedPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
     m_stats.clear();
     m_waits.clear();
     m_lengths.clear();
+    m_roleShares.clear();
     m_model->clear();
+    m_roleModel->clear();
     m_chart->setData({}, {});
     if (m_trace)
         m_visible = activityRange(*m_trace);
@@ -236,6 +316,19 @@ void ExposedPanel::setScope(Scope scope, int step)
     const int i = m_scopeBox->findData(want);
     if (i >= 0)
         m_scopeBox->setCurrentIndex(i);
+    recompute();
+}
+
+void ExposedPanel::setSplit(Split split)
+{
+    m_split = split;
+    m_splitBox->setCurrentIndex(m_splitBox->findData(int(split)));
+    m_table->setVisible(split == Split::Totals);
+    m_roleTable->setVisible(split == Split::ByRole);
+    if (split == Split::Totals) {
+        m_roleShares.clear();
+        m_roleModel->clear();
+    }
     recompute();
 }
 
@@ -268,8 +361,9 @@ void ExposedPanel::recompute()
     auto collectives = m_collectives;
     const Scope scope = m_scope;
     const int step = m_step;
+    const bool byRole = m_split == Split::ByRole;
     m_jobs->run<ScopeResult>(
-        [trace, analysis, collectives, scope, step, window] {
+        [trace, analysis, collectives, scope, step, window, byRole] {
             std::vector<WindowStats> out;
             std::vector<CollectiveWaitStats> waits;
             const int rankCount = int(trace->ranks.size());
@@ -294,6 +388,8 @@ void ExposedPanel::recompute()
                 waits.push_back(total);
             }
             const int ranks = int(trace->ranks.size());
+            auto roles = byRole ? roleSharesOf(*trace, *analysis, collectives.get(), scope == Scope::Step, step, window)
+                                : std::vector<std::vector<CommRoleShare>> {};
             std::vector<TimeNs> lengths;
             if (scope == Scope::Step) {
                 // Each rank's step window on the GPU (StepWindow::range): the statistics and the waiting above are
@@ -318,11 +414,13 @@ void ExposedPanel::recompute()
                 }
                 out.push_back(computeTotal(*trace, *analysis, window));
             }
-            return ScopeResult { window, std::move(out), std::move(waits), std::move(lengths) };
+            return ScopeResult { window, std::move(out), std::move(waits), std::move(lengths), std::move(roles) };
         },
         [this](const ScopeResult& result) {
             m_window = result.window;
             m_lengths = result.lengths;
+            if (m_split == Split::ByRole)
+                showRoles(result.roles);
             show(result.stats, result.waits);
         });
 }
@@ -381,6 +479,43 @@ void ExposedPanel::show(const std::vector<WindowStats>& stats, const std::vector
     std::vector<WindowStats> perRank(stats.begin(), stats.end() - (n > 0 ? 1 : 0));
     m_chart->setData(labels, perRank);
     emit updated();
+}
+
+void ExposedPanel::showRoles(const std::vector<std::vector<CommRoleShare>>& shares)
+{
+    m_roleShares = shares;
+    QStringList titles;
+    std::vector<TableModel::Row> rows;
+    const QString dot = QStringLiteral(" \u00B7 ");
+    for (std::size_t i = 0; i < shares.size(); ++i) {
+        const bool total = i + 1 == shares.size();
+        const QString rank = total ? tr("All ranks") : QString::fromStdString(m_trace->ranks[i].label);
+        for (const CommRoleShare& s : shares[i]) {
+            titles << rank + dot + QString::fromStdString(s.role);
+            const bool combination = s.role.find('+') != std::string::npos;
+            const bool matched = m_collectives != nullptr;
+            const QString none = QStringLiteral("\u2013");
+            const QString cells[RoleColumnCount] = { durationText(s.busyNs), durationText(s.exposedNs),
+                combination || !matched ? none : durationText(s.waitNs),
+                combination || !matched ? none : durationText(s.transferNs),
+                combination ? none : QString::number(s.count) };
+            const TimeNs keys[RoleColumnCount] = { s.busyNs, s.exposedNs, s.waitNs, s.transferNs, TimeNs(s.count) };
+            TableModel::Row row(RoleColumnCount);
+            for (int c = 0; c < RoleColumnCount; ++c) {
+                TableCell& cell = row[std::size_t(c)];
+                cell.text = cells[c];
+                cell.sortKey = qint64(keys[c]);
+                cell.alignment = Qt::AlignRight | Qt::AlignVCenter;
+                cell.bold = total;
+                if (combination)
+                    cell.toolTip = tr("Kernels of %1 run at the same time: this time belongs to no one role")
+                                       .arg(QString::fromStdString(s.role));
+            }
+            rows.push_back(std::move(row));
+        }
+    }
+    m_roleModel->setRowTitles(titles);
+    m_roleModel->setRows(std::move(rows));
 }
 
 } // namespace exposure

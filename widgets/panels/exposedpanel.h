@@ -3,6 +3,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/collectives.h"
+#include "analysis/commops.h"
 #include "common/tablemodel.h"
 #include "jobs/jobslot.h"
 #include "model/trace.h"
@@ -44,6 +45,9 @@ class ExposedPanel : public QWidget
     Q_OBJECT
 public:
     enum class Scope { WholeTrace, VisibleRange, Step };
+    // Totals: one row per rank (the statistics table). ByRole: the rank's communication split by the role of its
+    // process groups (commRoleShares), one row per rank and role, then the ranks' sums per role.
+    enum class Split { Totals, ByRole };
 
     explicit ExposedPanel(QWidget* parent = nullptr);
 
@@ -53,6 +57,8 @@ public:
     void setVisibleRange(TimeRange range);
     void setScope(Scope scope, int step = 0);
     Scope scope() const { return m_scope; }
+    void setSplit(Split split);
+    Split split() const { return m_split; }
 
     // Last delivered numbers: index = rank, last = total. For tests and export.
     const std::vector<WindowStats>& stats() const { return m_stats; }
@@ -65,6 +71,12 @@ public:
     // Rows: the ranks, then "All ranks"; the rank labels are the row titles (vertical header).
     TableModel* model() const { return m_model; }
     JobSlot* jobs() const { return m_jobs; }
+    // By role (last delivered, empty while split by nothing): index = rank, last = the sums over the ranks per role.
+    const std::vector<std::vector<CommRoleShare>>& roleShares() const { return m_roleShares; }
+    // Rows: "<rank> · <role>" for each rank and role, then "All ranks · <role>"; columns: busy, exposed, waiting,
+    // transfer, kernels.
+    TableModel* roleModel() const { return m_roleModel; }
+    QTableView* roleTable() const { return m_roleTable; }
 
 signals:
     void updated();
@@ -73,6 +85,7 @@ private:
     void recompute();
     void show(const std::vector<WindowStats>& stats, const std::vector<CollectiveWaitStats>& waits);
     void onScopeChanged(int comboIndex);
+    void showRoles(const std::vector<std::vector<CommRoleShare>>& shares);
 
     std::shared_ptr<const Trace> m_trace;
     std::shared_ptr<const Analysis> m_analysis;
@@ -84,10 +97,15 @@ private:
     std::vector<WindowStats> m_stats;
     std::vector<CollectiveWaitStats> m_waits;
     std::vector<TimeNs> m_lengths; // per rank: step time (step scope) or span
+    Split m_split = Split::Totals;
+    std::vector<std::vector<CommRoleShare>> m_roleShares;
     QComboBox* m_scopeBox;
+    QComboBox* m_splitBox;
     QLabel* m_caption;
     TableModel* m_model;
     QTableView* m_table;
+    TableModel* m_roleModel;
+    QTableView* m_roleTable;
     RankBarChart* m_chart;
     JobSlot* m_jobs;
 };

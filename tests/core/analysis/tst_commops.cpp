@@ -9,6 +9,7 @@
 #include "support/kinetotraces.h"
 #include "view/viewindex.h"
 
+#include <QDir>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -32,6 +33,25 @@ QByteArray kernel(const char* name, int stream, double ts, double dur, int corr,
         + "\", \"pid\": 0, \"tid\": " + QByteArray::number(stream) + ", \"ts\": " + QByteArray::number(ts, 'f', 3)
         + ", \"dur\": " + QByteArray::number(dur, 'f', 3) + ", \"args\": {\"device\": 0, \"stream\": "
         + QByteArray::number(stream) + ", \"correlation\": " + QByteArray::number(corr) + args + "}}";
+}
+
+// A rank's file with its place in the job (distributedInfo), a step region at t = 0 and `events`.
+QByteArray rankFile(int rank, int worldSize, const QByteArray& events)
+{
+    return "{\"schemaVersion\": 1, \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": " + QByteArray::number(rank)
+        + ", \"world_size\": " + QByteArray::number(worldSize)
+        + "}, \"traceEvents\": [\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": 1, \"args\": "
+          "{\"name\": \"main\"}}"
+        + cpu("ProfilerStep#1", "user_annotation", 0, 1000) + events + "\n]}";
+}
+
+// torch.profiler's arguments of a collective of process group `name` (`desc`) over `ranks`.
+QByteArray groupArgs(const char* collective, const char* name, const char* desc, const char* ranks, int size)
+{
+    return QByteArray(", \"Collective name\": \"") + collective
+        + "\", \"In msg nelems\": 1024, \"Out msg nelems\": 1024, \"dtype\": \"Float\", \"Group size\": "
+        + QByteArray::number(size) + ", \"Process Group Name\": \"" + name + "\", \"Process Group Description\": \""
+        + desc + "\", \"Process Group Ranks\": \"" + ranks + "\"";
 }
 
 QByteArray file(const QByteArray& events)
@@ -140,6 +160,237 @@ private Q_SLOTS:
         QCOMPARE(ops.roles[1].role, std::string("tp"));
         QCOMPARE(ops.roles[1].busyNs, TimeNs(40'000));
         QCOMPARE(ops.roles[1].exposedNs, TimeNs(40'000));
+    }
+
+    // Two groups whose names say data parallel ("mesh_dp_shard" [0, 1] and "mesh_dp_replicate" [0, 2], both of two
+    // ranks): all-reduce [100, 140) us on one, [200, 250) us on the other. A "process_groups" rule of the rules file
+    // gives its groups its role whatever their names say.
+    void groupRoleRuleWins_data()
+    {
+        QTest::addColumn<QByteArray>("rule");
+        QTest::addColumn<QString>("role1"); // of group 1 (40 us)
+        QTest::addColumn<QString>("role2"); // of group 2 (50 us)
+        QTest::newRow("no rule") << QByteArray() << "dp"
+                                 << "dp";
+        QTest::newRow("by name") << QByteArray(R"({"id": "t", "name": "^1$", "role": "tp"})") << "tp"
+                                 << "dp";
+        QTest::newRow("by description") << QByteArray(R"({"id": "t", "desc": "^mesh_dp_replicate$", "role": "tp"})")
+                                        << "dp"
+                                        << "tp";
+        QTest::newRow("by ranks, any order") << QByteArray(R"({"id": "t", "ranks": [2, 0], "role": "tp"})") << "dp"
+                                             << "tp";
+        QTest::newRow("by size") << QByteArray(R"({"id": "t", "size": 2, "role": "tp"})") << "tp"
+                                 << "tp";
+        QTest::newRow("every condition must hold")
+            << QByteArray(R"({"id": "t", "name": "^1$", "ranks": [0, 2], "role": "tp"})") << "dp"
+            << "dp";
+        QTest::newRow("the first that matches")
+            << QByteArray(R"({"id": "a", "size": 2, "role": "tp"}, {"id": "b", "name": "1", "role": "pp"})") << "tp"
+            << "tp";
+    }
+    void groupRoleRuleWins()
+    {
+        QFETCH(QByteArray, rule);
+        QFETCH(QString, role1);
+        QFETCH(QString, role2);
+        const auto dp1 = QLatin1String("dp"), tp1 = QLatin1String("tp");
+        const TimeNs dpNs = (role1 == dp1 ? 40'000 : 0) + (role2 == dp1 ? 50'000 : 0);
+        const TimeNs tpNs = (role1 == tp1 ? 40'000 : 0) + (role2 == tp1 ? 50'000 : 0);
+        QTemporaryDir dir;
+        QByteArray ev;
+        ev += kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", 17, 100, 40, 1,
+            groupArgs("allreduce", "1", "mesh_dp_shard", "[0, 1]", 2));
+        ev += kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", 18, 200, 50, 2,
+            groupArgs("allreduce", "2", "mesh_dp_replicate", "[0, 2]", 2));
+        QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("trace")));
+        testing::write(dir, QStringLiteral("trace/rank0.json"), rankFile(0, 3, ev));
+        const QString rulesPath
+            = testing::write(dir, QStringLiteral("roles.json"), "{\"rules\": [], \"process_groups\": [" + rule + "]}");
+        RunOptions options;
+        options.rules = Rules::fromFile(rulesPath.toStdString(), true);
+        const OpenedRun run = openRun(dir.filePath(QStringLiteral("trace")).toStdString(), options);
+        const CommOps ops = commOperations(*run.trace, *run.analysis, 0, run.trace->extent);
+        TimeNs dp = 0, tp = 0, other = 0;
+        for (const CommRoleReport& r : ops.roles)
+            (r.role == "dp" ? dp : r.role == "tp" ? tp : other) += r.busyNs;
+        QCOMPARE(dp, dpNs);
+        QCOMPARE(tp, tpNs);
+        QCOMPARE(other, TimeNs(0));
+        // The stats report's comm_by_role says the same.
+        StatsReportOptions o;
+        o.window = run.trace->extent;
+        const StatsReport report = buildStatsReport(*run.trace, *run.analysis, o);
+        QCOMPARE(report.ranks[0].commOps.roles.size(), ops.roles.size());
+        for (std::size_t k = 0; k < ops.roles.size(); ++k) {
+            QCOMPARE(report.ranks[0].commOps.roles[k].role, ops.roles[k].role);
+            QCOMPARE(report.ranks[0].commOps.roles[k].busyNs, ops.roles[k].busyNs);
+        }
+        // The timeline's communication rows say the role the rules give (stream 17: group 1, stream 18: group 2).
+        const auto index = ViewIndex::build(*run.trace, run.analysis.get());
+        QStringList labels;
+        for (const TimelineRow& row : buildRows(*run.trace, *index, {}))
+            if (row.lane >= 0 && run.trace->ranks[0].lanes[std::size_t(row.lane)].stream >= 17)
+                labels << QString::fromStdString(row.label);
+        QCOMPARE(labels.size(), 2);
+        const QString dot = QStringLiteral(" \u00B7 ");
+        QVERIFY2(labels[0].endsWith(role1 + dot + QStringLiteral("1 (mesh_dp_shard)")), qPrintable(labels[0]));
+        QVERIFY2(labels[1].endsWith(role2 + dot + QStringLiteral("2 (mesh_dp_replicate)")), qPrintable(labels[1]));
+        // The rules survive a round trip through their JSON.
+        const Rules again = Rules::fromJson(options.rules.toJson(), "again");
+        QCOMPARE(again.groupRoles().size(), options.rules.groupRoles().size());
+        for (std::size_t k = 0; k < again.groupRoles().size(); ++k) {
+            QCOMPARE(again.groupRoles()[k].role, options.rules.groupRoles()[k].role);
+            QCOMPARE(again.groupRoles()[k].ranks, options.rules.groupRoles()[k].ranks);
+            QCOMPARE(again.groupRoles()[k].size, options.rules.groupRoles()[k].size);
+        }
+    }
+
+    // A bad "process_groups" rule: one line naming the file and the rule.
+    void badGroupRoleRules_data()
+    {
+        QTest::addColumn<QByteArray>("groups");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("not an array") << QByteArray("{\"id\": \"t\"}")
+                                      << "roles.json: \"process_groups\" must be an array of process group rules";
+        QTest::newRow("unknown role") << QByteArray("[{\"id\": \"t\", \"name\": \"x\", \"role\": \"tensor\"}]")
+                                      << "roles.json: process_groups rule 1 (\"t\"): \"role\" must be dp, tp, pp, ep, "
+                                         "cp or other, not \"tensor\"";
+        QTest::newRow("no role") << QByteArray("[{\"id\": \"t\", \"name\": \"x\"}]")
+                                 << "roles.json: process_groups rule 1 (\"t\"): \"role\" must be dp, tp, pp, ep, cp or "
+                                    "other, not \"\"";
+        QTest::newRow("no condition") << QByteArray(
+            "[{\"id\": \"a\", \"size\": 2, \"role\": \"tp\"}, {\"id\": \"b\", \"role\": \"dp\"}]")
+                                      << "roles.json: process_groups rule 2 (\"b\"): no condition (give name, desc, "
+                                         "ranks or size)";
+        QTest::newRow("unknown key") << QByteArray("[{\"id\": \"t\", \"group\": \"x\", \"role\": \"tp\"}]")
+                                     << "roles.json: process_groups rule 1: unknown key \"group\" (expected id, name, "
+                                        "desc, ranks, size, role, description)";
+        QTest::newRow("ranks not numbers") << QByteArray("[{\"id\": \"t\", \"ranks\": [\"0\"], \"role\": \"tp\"}]")
+                                           << "roles.json: process_groups rule 1 (\"t\"): \"ranks\" must be a "
+                                              "non-empty array of global rank numbers";
+        QTest::newRow("size 0") << QByteArray("[{\"id\": \"t\", \"size\": 0, \"role\": \"tp\"}]")
+                                << "roles.json: process_groups rule 1 (\"t\"): \"size\" must be a number of ranks "
+                                   "(1 or more)";
+        QTest::newRow("id twice") << QByteArray(
+            "[{\"id\": \"t\", \"size\": 2, \"role\": \"tp\"}, {\"id\": \"t\", \"size\": 4, "
+            "\"role\": \"dp\"}]") << "roles.json: process_groups rule 2: \"id\" missing, empty or used twice";
+        QTest::newRow("bad pattern") << QByteArray("[{\"id\": \"t\", \"desc\": \"(tp\", \"role\": \"tp\"}]")
+                                     << "roles.json: process_groups rule 1 (\"t\"): bad pattern \"(tp\": missing "
+                                        "closing parenthesis";
+    }
+    void badGroupRoleRules()
+    {
+        QFETCH(QByteArray, groups);
+        QFETCH(QString, message);
+        try {
+            Rules::fromJson(
+                QByteArray("{\"rules\": [], \"process_groups\": " + groups + "}").toStdString(), "roles.json");
+            QFAIL("accepted");
+        } catch (const std::runtime_error& e) {
+            QCOMPARE(QString::fromUtf8(e.what()), message);
+        }
+    }
+
+    // One rank's communication split by role adds up: data-parallel all-reduce [100, 160) us and tensor-parallel
+    // all-reduce [140, 200) us on two streams, compute [150, 170) us. dp alone [100, 140), both [140, 160) (10 us of it
+    // under compute), tp alone [160, 200) (10 us under compute).
+    void roleSharesAddUp()
+    {
+        QTemporaryDir dir;
+        QByteArray ev;
+        ev += kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", 17, 100, 60, 1,
+            groupArgs("allreduce", "1", "mesh_dp", "[0, 1]", 2));
+        ev += kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", 18, 140, 60, 2,
+            groupArgs("allreduce", "2", "mesh_tp", "[0, 1]", 2));
+        ev += kernel("ampere_sgemm_128x64_nn", 7, 150, 20, 3);
+        testing::write(dir, QStringLiteral("rank0.json"), rankFile(0, 2, ev));
+        auto trace = loadTrace(dir.path().toStdString());
+        auto analysis = analyze(*trace, Rules::defaults());
+        const auto shares = commRoleShares(*trace, *analysis, nullptr, 0, trace->extent);
+        QCOMPARE(shares.size(), std::size_t(3));
+        auto check = [&](std::size_t k, const char* role, std::uint64_t count, TimeNs busy, TimeNs exposed) {
+            QCOMPARE(shares[k].role, std::string(role));
+            QCOMPARE(shares[k].count, count);
+            QCOMPARE(shares[k].busyNs, busy);
+            QCOMPARE(shares[k].exposedNs, exposed);
+        };
+        check(0, "dp", 1, 40'000, 40'000);
+        check(1, "tp", 1, 40'000, 30'000);
+        check(2, "dp+tp", 0, 20'000, 10'000);
+        const WindowStats s = computeStats(*trace, *analysis, 0, trace->extent);
+        QCOMPARE(s.commBusyNs, TimeNs(100'000));
+        QCOMPARE(s.exposedNs, TimeNs(80'000));
+        // A window clips it: [150, 170) us is all under compute.
+        const TimeRange w { trace->extent.start + 150'000, trace->extent.start + 170'000 };
+        const auto clipped = commRoleShares(*trace, *analysis, nullptr, 0, w);
+        TimeNs busy = 0, exposed = 0;
+        for (const CommRoleShare& c : clipped) {
+            busy += c.busyNs;
+            exposed += c.exposedNs;
+        }
+        QCOMPARE(busy, computeStats(*trace, *analysis, 0, w).commBusyNs);
+        QCOMPARE(busy, TimeNs(20'000));
+        QCOMPARE(exposed, TimeNs(0));
+    }
+
+    // A two-stage pipeline's sends and receives (testing::pipelinePairRank): by end time the first send would meet
+    // the second receive; the sequence numbers pair each send with its receive: pair 1 waits 30 us on rank 0 for
+    // rank 1 to start, pair 2 30 us on rank 1.
+    void pointToPointByIdentity_data()
+    {
+        QTest::addColumn<bool>("peerRecorded");
+        QTest::newRow("Dst Rank and Src Rank") << true;
+        QTest::newRow("peer: the other of two") << false;
+    }
+    void pointToPointByIdentity()
+    {
+        QFETCH(bool, peerRecorded);
+        QTemporaryDir dir;
+        testing::write(dir, QStringLiteral("rank0.json"), testing::pipelinePairRank(0, peerRecorded));
+        testing::write(dir, QStringLiteral("rank1.json"), testing::pipelinePairRank(1, peerRecorded));
+        RunOptions options;
+        options.collectives = true;
+        const OpenedRun run = openRun(dir.path().toStdString(), options);
+        const CollectiveMatch& match = *run.collectives;
+        QCOMPARE(match.processGroups.size(), std::size_t(1));
+        QCOMPARE(match.processGroups[0].method, MatchMethod::ProcessGroup);
+        QCOMPARE(match.processGroups[0].name, std::string("3 (mesh_pp), 0 \xE2\x86\x92 1"));
+        QCOMPARE(match.processGroups[0].collectives, std::uint64_t(2));
+        QCOMPARE(match.processGroups[0].matchedInstances, std::uint64_t(4));
+        QCOMPARE(match.groups.size(), std::size_t(2));
+        // Each pair: rank 0's member, then rank 1's; (start, wait, transfer) in ns from the trace's start.
+        const TimeNs t0 = run.trace->extent.start;
+        auto check = [&](const CollectiveGroup& g, TimeNs sendStart, TimeNs sendWait, TimeNs sendTransfer,
+                         TimeNs recvStart, TimeNs recvWait, TimeNs recvTransfer) {
+            QCOMPARE(g.members.size(), std::size_t(2));
+            QCOMPARE(g.members[0].rank, 0);
+            QCOMPARE(g.members[0].start - t0, sendStart);
+            QCOMPARE(g.members[0].waitNs, sendWait);
+            QCOMPARE(g.members[0].transferNs, sendTransfer);
+            QCOMPARE(g.members[1].rank, 1);
+            QCOMPARE(g.members[1].start - t0, recvStart);
+            QCOMPARE(g.members[1].waitNs, recvWait);
+            QCOMPARE(g.members[1].transferNs, recvTransfer);
+        };
+        // Sorted by the last arrival: pair 1 at 130 us, pair 2 at 150 us.
+        check(match.groups[0], 100'000, 30'000, 70'000, 130'000, 0, 131'000);
+        check(match.groups[1], 150'000, 0, 110'000, 120'000, 30'000, 51'000);
+        QCOMPARE(match.ranks[0].waitNs, TimeNs(30'000));
+        QCOMPARE(match.ranks[1].waitNs, TimeNs(30'000));
+        QCOMPARE(match.ranks[0].transferNs, TimeNs(180'000));
+        QCOMPARE(match.ranks[1].transferNs, TimeNs(182'000));
+        QCOMPARE(match.ranks[0].unmatched, std::uint64_t(0));
+        // Both sides are pipeline-parallel communication, named after the operation called.
+        StatsReportOptions o;
+        o.window = run.trace->extent;
+        StatsReport report = buildStatsReport(*run.trace, *run.analysis, o);
+        fillStepCollectives(report.ranks[1], match, 1, o.window);
+        QCOMPARE(report.ranks[1].commOps.roles.size(), std::size_t(1));
+        QCOMPARE(report.ranks[1].commOps.roles[0].role, std::string("pp"));
+        QCOMPARE(report.ranks[1].commOps.roles[0].waitNs, TimeNs(30'000));
+        QCOMPARE(report.ranks[1].commOps.roles[0].transferNs, TimeNs(182'000));
+        QCOMPARE(report.ranks[1].commOps.ops.size(), std::size_t(1));
+        QCOMPARE(report.ranks[1].commOps.ops[0].op, std::string("recv"));
     }
 
     void operationsOfSendRecvKernels()

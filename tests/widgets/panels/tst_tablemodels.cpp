@@ -17,6 +17,8 @@
 #include "synth/archivewriter.h"
 
 #include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QFile>
 #include <QFont>
 #include <QHeaderView>
 #include <QSignalSpy>
@@ -61,6 +63,24 @@ synth::ArchiveSpec spec()
     return s;
 }
 
+// A torch.profiler kernel on `stream` over [ts, ts + dur) us, of process group `pg` ("1 (mesh_dp)") of ranks [0, 1]
+// where given.
+QByteArray kinetoKernel(const char* name, int stream, int ts, int dur, const char* pg = nullptr)
+{
+    QByteArray args = "\"device\": 0, \"stream\": " + QByteArray::number(stream);
+    if (pg) {
+        const QByteArray text(pg);
+        const qsizetype space = text.indexOf(' ');
+        args += ", \"Collective name\": \"allreduce\", \"In msg nelems\": 1024, \"Out msg nelems\": 1024, "
+                "\"dtype\": \"Float\", \"Group size\": 2, \"Process Group Name\": \""
+            + text.left(space) + "\", \"Process Group Description\": \"" + text.mid(space + 2).chopped(1)
+            + "\", \"Process Group Ranks\": \"[0, 1]\"";
+    }
+    return ",\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" + QByteArray(name)
+        + "\", \"pid\": 0, \"tid\": " + QByteArray::number(stream) + ", \"ts\": " + QByteArray::number(ts)
+        + ", \"dur\": " + QByteArray::number(dur) + ", \"args\": {" + args + "}}";
+}
+
 template <typename Done> bool waitFor(Done done)
 {
     return QTest::qWaitFor(done, 10000);
@@ -79,6 +99,7 @@ private slots:
     void memsetsApartFromCopies();
     void idlePanel();
     void exposedPanel();
+    void exposedPanelByRole();
     void rulesPanel();
     void collectivesPanel();
     void collectivesByOperation();
@@ -308,6 +329,116 @@ void TestTableModels::idlePanel()
     QCOMPARE(m->text(1, IdlePanel::Duration), QStringLiteral("5 µs"));
     QCOMPARE(m->text(1, IdlePanel::Rank), QString::fromStdString(m_trace->ranks[1].label));
     panel.setTrace(nullptr, nullptr);
+    QCOMPARE(m->rowCount(), 0);
+}
+
+// Split by role: data-parallel all-reduces (group "1 (mesh_dp)") and tensor-parallel ones ("2 (mesh_tp)") on two
+// streams of two ranks, beside a GEMM (us):
+//   rank 0: dp [100, 160), tp [140, 200), gemm [150, 170)
+//   rank 1: dp [120, 160), tp [130, 200), gemm [170, 180)
+// Rank 0 waits 20 us for rank 1's dp all-reduce, rank 1 10 us for rank 0's tp one. Per rank the time in which both
+// roles' kernels run is a row of its own ("dp+tp"), so the rows add up to the rank's communication busy and exposed
+// time.
+void TestTableModels::exposedPanelByRole()
+{
+    QTemporaryDir dir;
+    const char* allReduce = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)";
+    for (int r = 0; r < 2; ++r) {
+        QByteArray ev = "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 1, "
+                        "\"tid\": 1, \"ts\": 0, \"dur\": 1000}";
+        ev += kinetoKernel(allReduce, 17, r == 0 ? 100 : 120, r == 0 ? 60 : 40, "1 (mesh_dp)");
+        ev += kinetoKernel(allReduce, 18, r == 0 ? 140 : 130, r == 0 ? 60 : 70, "2 (mesh_tp)");
+        ev += kinetoKernel("ampere_sgemm_128x64_nn", 7, r == 0 ? 150 : 170, r == 0 ? 20 : 10);
+        QFile f(dir.filePath(QStringLiteral("rank%1.json").arg(r)));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("{\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": " + QByteArray::number(r)
+            + ", \"world_size\": 2}, \"traceEvents\": [\n" + ev + "\n]}");
+    }
+    RunOptions options;
+    options.collectives = true;
+    const OpenedRun run = openRun(dir.path().toStdString(), options);
+    ExposedPanel panel;
+    Tester tester(panel.roleModel(), kMode);
+    QSignalSpy updated(&panel, &ExposedPanel::updated);
+    panel.setTrace(run.trace, run.analysis, run.collectives);
+    QVERIFY(updated.wait(10000));
+    QVERIFY(panel.roleShares().empty());
+    QCOMPARE(panel.roleModel()->rowCount(), 0);
+    auto* splitBox = panel.findChild<QComboBox*>(QStringLiteral("splitBox"));
+    QVERIFY(splitBox);
+    QCOMPARE(splitBox->count(), 2);
+    splitBox->setCurrentIndex(1);
+    emit splitBox->activated(1); // as a click on "By role" does
+    QCOMPARE(panel.split(), ExposedPanel::Split::ByRole);
+    QVERIFY(updated.wait(10000));
+    QVERIFY(panel.table()->isHidden());
+    QVERIFY(!panel.roleTable()->isHidden());
+    TableModel* m = panel.roleModel();
+    QCOMPARE(m->rowCount(), 9);
+    struct Expected
+    {
+        const char* title;
+        TimeNs busy, exposed, wait, transfer;
+        const char* kernels;
+    };
+    const Expected rows[] = {
+        { "Rank 0 \u00B7 dp", 40'000, 40'000, 20'000, 40'000, "1" },
+        { "Rank 0 \u00B7 tp", 40'000, 30'000, 0, 60'000, "1" },
+        { "Rank 0 \u00B7 dp+tp", 20'000, 10'000, -1, -1, nullptr },
+        { "Rank 1 \u00B7 dp", 10'000, 10'000, 0, 40'000, "1" },
+        { "Rank 1 \u00B7 tp", 40'000, 30'000, 10'000, 60'000, "1" },
+        { "Rank 1 \u00B7 dp+tp", 30'000, 30'000, -1, -1, nullptr },
+        { "All ranks \u00B7 dp", 50'000, 50'000, 20'000, 80'000, "2" },
+        { "All ranks \u00B7 tp", 80'000, 60'000, 10'000, 120'000, "2" },
+        { "All ranks \u00B7 dp+tp", 50'000, 40'000, -1, -1, nullptr },
+    };
+    const QString none = QStringLiteral("\u2013");
+    for (int i = 0; i < 9; ++i) {
+        const Expected& e = rows[i];
+        QCOMPARE(m->headerData(i, Qt::Vertical).toString(), QString::fromUtf8(e.title));
+        QCOMPARE(m->text(i, 0), durationText(e.busy));
+        QCOMPARE(m->text(i, 1), durationText(e.exposed));
+        QCOMPARE(m->text(i, 2), e.wait < 0 ? none : durationText(e.wait));
+        QCOMPARE(m->text(i, 3), e.transfer < 0 ? none : durationText(e.transfer));
+        QCOMPARE(m->text(i, 4), e.kernels ? QString::fromUtf8(e.kernels) : none);
+        QCOMPARE(m->index(i, 0).data(Qt::FontRole).value<QFont>().bold(), i >= 6);
+    }
+    // The parts add up to the panel's totals of each rank and of all ranks, and the numbers are exact.
+    const auto& shares = panel.roleShares();
+    QCOMPARE(shares.size(), std::size_t(3));
+    QCOMPARE(shares[0][0].busyNs, TimeNs(40'000));
+    for (std::size_t r = 0; r < shares.size(); ++r) {
+        TimeNs busy = 0, exposed = 0, wait = 0, transfer = 0;
+        std::uint64_t kernels = 0;
+        for (const CommRoleShare& s : shares[r]) {
+            busy += s.busyNs;
+            exposed += s.exposedNs;
+            wait += s.waitNs;
+            transfer += s.transferNs;
+            kernels += s.count;
+        }
+        QCOMPARE(busy, panel.stats()[r].commBusyNs);
+        QCOMPARE(exposed, panel.stats()[r].exposedNs);
+        QCOMPARE(wait, panel.waits()[r].waitNs);
+        QCOMPARE(kernels, panel.stats()[r].commKernelCount);
+        TimeNs matched = 0;
+        for (int k = 0; k < 2; ++k)
+            if (r == 2 || std::size_t(k) == r)
+                matched += collectiveSplitInWindow(*run.collectives, k, panel.statsWindow()).transferNs;
+        QCOMPARE(transfer, matched);
+    }
+    QCOMPARE(panel.stats()[2].commBusyNs, TimeNs(180'000));
+    QCOMPARE(panel.stats()[2].exposedNs, TimeNs(150'000));
+    // Step scope: the same, over each rank's step window (which holds all of it).
+    panel.setScope(ExposedPanel::Scope::Step, run.analysis->ranks[0].steps.at(0).index);
+    QVERIFY(updated.wait(10000));
+    QCOMPARE(m->rowCount(), 9);
+    QCOMPARE(m->text(7, 0), durationText(80'000));
+    // Back to no split: the statistics table again.
+    panel.setSplit(ExposedPanel::Split::Totals);
+    QVERIFY(updated.wait(10000));
+    QVERIFY(!panel.table()->isHidden());
+    QVERIFY(panel.roleTable()->isHidden());
     QCOMPARE(m->rowCount(), 0);
 }
 

@@ -116,6 +116,7 @@ private slots:
     void keyboardZoomAndHistory();
     void clickOnFoldExplainsIt();
     void collectivesInDetailsAndExposed();
+    void sendLinksToItsReceive();
     void screenshotCommandLine();
     void reloadKeepsZoomAndSelection();
     void emptyStateInsteadOfEmptyTimeline();
@@ -842,6 +843,50 @@ void TestMainWindow::savedFigureIsConfirmed()
     QVERIFY2(message.startsWith(QStringLiteral("Saved figure %1 (").arg(QDir::toNativeSeparators(png))),
         qPrintable(message));
     QVERIFY(message.endsWith(QStringLiteral(" KB)")));
+}
+
+void TestMainWindow::sendLinksToItsReceive()
+{
+    // A two-stage pipeline whose second receive ends before the first (testing::pipelinePairRank): selecting a send,
+    // the details link to its own receive on the other rank (matched by sequence number, not by end time), and
+    // following the link selects that receive.
+    QTemporaryDir dir;
+    testing::write(dir, QStringLiteral("rank0.json"), testing::pipelinePairRank(0));
+    testing::write(dir, QStringLiteral("rank1.json"), testing::pipelinePairRank(1));
+    MainWindow w;
+    w.resize(1200, 800);
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(dir.path());
+    QVERIFY(loaded.wait(10000));
+    QVERIFY(w.collectives());
+    // Each rank's lane of stream 20 (Seq 1) and of stream 21 (Seq 2).
+    auto laneOf = [&](int rank, int stream) {
+        const auto& lanes = w.trace()->ranks[std::size_t(rank)].lanes;
+        for (std::size_t l = 0; l < lanes.size(); ++l)
+            if (lanes[l].isGpu() && lanes[l].stream == stream)
+                return int(l);
+        return -1;
+    };
+    DetailsPanel* d = w.detailsPanel();
+    for (const int stream : { 20, 21 }) {
+        const TimelineSelection send { 0, laneOf(0, stream), 0 }, receive { 1, laneOf(1, stream), 0 };
+        QVERIFY(send.lane >= 0 && receive.lane >= 0);
+        w.timeline()->select(send);
+        QCOMPARE(d->field(QStringLiteral("Ranks in collective")), QStringLiteral("2"));
+        // The first send waits 30 us for its receive to start, the second none.
+        QCOMPARE(d->field(QStringLiteral("Waiting for peers")),
+            stream == 20 ? QStringLiteral("%1 (30 000 ns, 30.0 %)").arg(durationText(30'000))
+                         : QStringLiteral("%1 (0 ns, 0.0 %)").arg(durationText(0)));
+        QVERIFY2(d->field(QStringLiteral("Matched by")).startsWith(QStringLiteral("process group 3 (mesh_pp), 0 → 1")),
+            qPrintable(d->field(QStringLiteral("Matched by"))));
+        QCOMPARE(d->peers().size(), 1);
+        QCOMPARE(d->peers().front(), receive);
+        emit d->browser()->anchorClicked(QUrl(QStringLiteral("peer:0")));
+        QVERIFY(w.timeline()->selection());
+        QCOMPARE(*w.timeline()->selection(), receive);
+        QCOMPARE(d->field(QStringLiteral("Rank")), QStringLiteral("Rank 1"));
+        QCOMPARE(d->peers().front(), send);
+    }
 }
 
 void TestMainWindow::clocksAlignedAcrossHosts()
