@@ -2,6 +2,7 @@
 // The OTF2 importer's last stage: region kinds and canonical names, launch references in launch order,
 // launch parameters, warnings, and Trace::finalize.
 #include "import/otf2importer_p.h"
+#include "model/parallelfor.h"
 #include "model/stagetimings.h"
 #include "model/tracefinalize.h"
 
@@ -73,12 +74,14 @@ void mergeLaunchParams(Trace& trace, const Archives& archives)
     }
 }
 
-void orderLaunches(Trace& trace, const Archives& archives)
+void orderLaunches(Trace& trace, const Archives& archives, int threads)
 {
     // Launches in launch (Enter time) order across the threads of a rank. Each CPU lane's list is already in
     // time order: a stream fed by one thread takes it as is; otherwise the lists are merged by a stable sort
-    // (ties: lower lane first). finalize() remaps the interval indices if a CPU table had to be sorted.
-    for (const auto& a : archives) {
+    // (ties: lower lane first). finalize() remaps the interval indices if a CPU table had to be sorted. An archive
+    // touches only its own ranks: archives in parallel.
+    parallelFor(archives.size(), workerCount(archives.size(), threads), [&](std::size_t ai) {
+        const auto& a = archives[ai];
         std::unordered_map<std::uint64_t, std::vector<const LaneState*>> sources; // (rank, lane) -> CPU lanes
         std::unordered_map<std::uint64_t, std::size_t> counts;
         for (const auto& s : a->lanes) {
@@ -129,14 +132,18 @@ void orderLaunches(Trace& trace, const Archives& archives)
             s->outgoing.clear();
             s->outgoing.shrink_to_fit();
         }
-    }
+    });
 }
 
 // Gives back unused reserve, and warns of what the reader dropped or closed. Returns the events read.
-std::uint64_t finishLanes(Trace& trace, const Archives& archives)
+std::uint64_t finishLanes(Trace& trace, const Archives& archives, int threads)
 {
-    std::uint64_t total = 0;
-    for (const auto& a : archives) {
+    // Archives in parallel (each its own lanes), their warnings appended in archive order.
+    std::vector<std::uint64_t> totals(archives.size(), 0);
+    std::vector<std::vector<std::string>> warnings(archives.size());
+    parallelFor(archives.size(), workerCount(archives.size(), threads), [&](std::size_t ai) {
+        const auto& a = archives[ai];
+        std::uint64_t& total = totals[ai];
         for (const auto& s : a->lanes) {
             total += s->lane->eventCount;
             auto& table = s->lane->intervals;
@@ -157,8 +164,13 @@ std::uint64_t finishLanes(Trace& trace, const Archives& archives)
             };
             for (const auto& [count, what] : findings)
                 if (count)
-                    trace.warnings.push_back(where + std::to_string(count) + what);
+                    warnings[ai].push_back(where + std::to_string(count) + what);
         }
+    });
+    std::uint64_t total = 0;
+    for (std::size_t ai = 0; ai < archives.size(); ++ai) {
+        total += totals[ai];
+        trace.warnings.insert(trace.warnings.end(), warnings[ai].begin(), warnings[ai].end());
     }
     return total;
 }
@@ -171,8 +183,8 @@ void Otf2Importer::finish()
     setRegionKinds(m_trace, m_archives);
     setCanonicalNames(m_trace);
     mergeLaunchParams(m_trace, m_archives);
-    orderLaunches(m_trace, m_archives);
-    m_trace.eventCount = finishLanes(m_trace, m_archives);
+    orderLaunches(m_trace, m_archives, m_options.threads);
+    m_trace.eventCount = finishLanes(m_trace, m_archives, m_options.threads);
     m_archives.clear();
     stageTiming("import: finalize");
     finalizeTrace(m_trace, true, m_options.threads);
