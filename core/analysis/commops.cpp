@@ -123,6 +123,18 @@ TimeNs unionLength(std::vector<TimeRange> parts)
 
 } // namespace
 
+namespace {
+
+// The operation a communication kernel's name says: the collective the rules classified it as (NCCL's kernel names,
+// a rule's named group), else what the name reads as (op-level timers: "params-all-gather").
+std::string kernelNameOp(const Trace& trace, const Analysis& analysis, StringId name)
+{
+    const std::string& collective = analysis.classOf(name).collective;
+    return normaliseCommOp(collective.empty() ? std::string_view(trace.name(name)) : std::string_view(collective));
+}
+
+} // namespace
+
 std::string commOpOf(
     const Trace& trace, const Analysis& analysis, IntervalRef kernel, CommOpSource* source, std::string* call)
 {
@@ -152,8 +164,7 @@ std::string commOpOf(
     if (const CollectiveArgs* args = collectiveArgsOf(trace, lane, kernel.interval); args)
         if (std::string op = normaliseCommOp(args->collective); !op.empty())
             return said(CommOpSource::KernelArgs, args->collective, op);
-    const std::string& kernelName = trace.name(lane.intervals.name(kernel.interval));
-    std::string op = normaliseCommOp(kernelName);
+    std::string op = kernelNameOp(trace, analysis, lane.intervals.name(kernel.interval));
     return said(CommOpSource::KernelName, {}, op.empty() ? std::string("other") : op);
 }
 
@@ -185,12 +196,12 @@ CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankInd
                 r.op = op;
                 r.call = call;
                 r.source = source;
-                r.kernelType = normaliseCommOp(trace.name(name));
+                r.kernelType = kernelNameOp(trace, analysis, name);
                 out.ops.push_back(std::move(r));
                 parts.emplace_back();
             }
             CommOpReport& r = out.ops[it->second];
-            if (r.kernelType != normaliseCommOp(trace.name(name)))
+            if (r.kernelType != kernelNameOp(trace, analysis, name))
                 r.kernelType = "mixed";
             ++r.count;
             if (!clipped.isEmpty())

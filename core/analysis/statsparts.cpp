@@ -242,7 +242,7 @@ CollectiveCandidates collectiveCandidates(
     return out;
 }
 
-void addCrossRank(StatsReport& report, const CollectiveMatch& match)
+void addCrossRank(StatsReport& report, const CollectiveMatch& match, const Rules& rules)
 {
     report.anyCollectiveGroup = !match.groups.empty();
     report.multipleHosts = match.multipleHosts;
@@ -251,8 +251,8 @@ void addCrossRank(StatsReport& report, const CollectiveMatch& match)
         for (int& m : pg.members)
             m = std::size_t(m) < report.ranks.size() ? report.ranks[std::size_t(m)].rank : m;
     const auto& keys = match.keys;
-    report.collectiveSummary
-        = collectiveSummary(match, [&](std::uint32_t name) { return name < keys.size() ? keys[name] : std::string(); });
+    report.collectiveSummary = collectiveSummary(
+        match, rules, [&](std::uint32_t name) { return name < keys.size() ? keys[name] : std::string(); });
     report.stragglers = stragglerSummary(match);
 }
 
@@ -285,7 +285,7 @@ StatsReport buildStatsReport(const Trace& trace, const Analysis& analysis, const
     fillPeerWaits(report, match, o.window);
     report.clocks = trace.clocks;
     report.clockLine = clockSummaryLine(trace);
-    addCrossRank(report, match);
+    addCrossRank(report, match, analysis.rules);
     report.kernels = kernelRows(kernelParts(trace, analysis, o.window));
     return report;
 }
