@@ -432,14 +432,14 @@ void CompareWindow::startJob(Run& run)
     run.error.clear();
     // Everything the job needs is captured by value: it never touches the window.
     run.job->start<JobResult>(
-        [path = run.path, trace = run.trace, analysis = run.analysis, skip = m_skip->value(), options = m_runOptions](
+        [path = run.path, trace = run.trace, analysis = run.analysis, skip = m_skip->value(), load = m_runOptions](
             const JobContext& job) mutable -> JobResult {
             JobResult result;
             result.skipSteps = skip;
             try {
                 if (!trace) {
-                    options.load.cancel = job.cancelFlag();
-                    OpenedRun opened = openRun(path.toStdString(), options);
+                    load.load.cancel = job.cancelFlag();
+                    OpenedRun opened = openRun(path.toStdString(), load);
                     trace = std::move(opened.trace);
                     analysis = std::move(opened.analysis);
                 }
@@ -449,9 +449,9 @@ void CompareWindow::startJob(Run& run)
             }
             if (job.cancelled())
                 throw LoadCancelled();
-            CompareOptions options;
-            options.skipSteps = skip;
-            result.summary = summarizeRun(*trace, *analysis, options);
+            CompareOptions compare;
+            compare.skipSteps = skip;
+            result.summary = summarizeRun(*trace, *analysis, compare);
             result.trace = trace;
             result.analysis = analysis;
             return result;

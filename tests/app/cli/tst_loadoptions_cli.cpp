@@ -49,6 +49,23 @@ class TestLoadOptionsCli : public QObject
     QString m_trace, m_rules, m_badRules;
     QStringList m_options;
 
+    // The commands, each with what it needs besides the load options and the trace; info and stats where asked.
+    void addCommands(bool infoAndStats)
+    {
+        QTest::addColumn<QString>("command");
+        QTest::addColumn<QStringList>("extra");
+        if (infoAndStats) {
+            QTest::newRow("info") << QStringLiteral("info") << QStringList {};
+            QTest::newRow("stats") << QStringLiteral("stats") << QStringList {};
+        }
+        QTest::newRow("whatif") << QStringLiteral("whatif")
+                                << QStringList { QStringLiteral("--comm"), QStringLiteral("hidden") };
+        QTest::newRow("compare") << QStringLiteral("compare") << QStringList { m_trace };
+        QTest::newRow("render") << QStringLiteral("render")
+                                << QStringList { QStringLiteral("-f"), QStringLiteral("-o"),
+                                       m_dir.filePath(QStringLiteral("figure.svg")) };
+    }
+
 private Q_SLOTS:
     void initTestCase()
     {
@@ -94,19 +111,7 @@ private Q_SLOTS:
     }
 
     // Every command takes every load option, and refuses a bad value of each with one line naming it.
-    void everyCommandTakesEveryOption_data()
-    {
-        QTest::addColumn<QString>("command");
-        QTest::addColumn<QStringList>("extra"); // what the command needs besides the options and the trace
-        QTest::newRow("info") << QStringLiteral("info") << QStringList {};
-        QTest::newRow("stats") << QStringLiteral("stats") << QStringList {};
-        QTest::newRow("whatif") << QStringLiteral("whatif") << QStringList { QStringLiteral("--comm"),
-            QStringLiteral("hidden") };
-        QTest::newRow("compare") << QStringLiteral("compare") << QStringList { m_dir.filePath(QStringLiteral("run")) };
-        QTest::newRow("render") << QStringLiteral("render")
-                                << QStringList { QStringLiteral("-f"), QStringLiteral("-o"),
-                                       m_dir.filePath(QStringLiteral("out.svg")) };
-    }
+    void everyCommandTakesEveryOption_data() { addCommands(true); }
     void everyCommandTakesEveryOption()
     {
         QFETCH(QString, command);
@@ -154,7 +159,8 @@ private Q_SLOTS:
         QCOMPARE(s.value(QLatin1String("ranks")).toArray().size(), 2);
         // --rules: X classifies
         QCOMPARE(s.value(QLatin1String("rules")).toString(), m_rules);
-        const QString nccl = QStringLiteral("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+        const QString nccl
+            = QStringLiteral("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
         QCOMPARE(kernelRow(plain, nccl).value(QLatin1String("category")).toString(), QStringLiteral("communication"));
         QCOMPARE(kernelRow(s, nccl).value(QLatin1String("category")).toString(), QStringLiteral("compute"));
         QCOMPARE(kernelRow(s, kCustom).value(QLatin1String("subgroup")).toString(), QStringLiteral("reducescatter"));
@@ -180,17 +186,7 @@ private Q_SLOTS:
 
     // whatif, compare and render: the output with the options equals neither the plain one nor the one with only
     // the clock left at its default, and agrees with itself (the options, not chance, make the difference).
-    void outputsFollowTheOptions_data()
-    {
-        QTest::addColumn<QString>("command");
-        QTest::addColumn<QStringList>("extra");
-        QTest::newRow("whatif") << QStringLiteral("whatif") << QStringList { QStringLiteral("--comm"),
-            QStringLiteral("hidden") };
-        QTest::newRow("compare") << QStringLiteral("compare") << QStringList { m_dir.filePath(QStringLiteral("run")) };
-        QTest::newRow("render") << QStringLiteral("render")
-                                << QStringList { QStringLiteral("-f"), QStringLiteral("-o"),
-                                       m_dir.filePath(QStringLiteral("figure.svg")) };
-    }
+    void outputsFollowTheOptions_data() { addCommands(false); }
     void outputsFollowTheOptions()
     {
         QFETCH(QString, command);
@@ -210,8 +206,8 @@ private Q_SLOTS:
         const Run all = run(m_options);
         const Run again = run(m_options);
         const Run alignedClock = run(rulesAndRanks);
-        const Run noRules = run(
-            { QStringLiteral("--clock"), QStringLiteral("recorded"), QStringLiteral("--ranks"), QStringLiteral("0,1") });
+        const Run noRules = run({ QStringLiteral("--clock"), QStringLiteral("recorded"), QStringLiteral("--ranks"),
+            QStringLiteral("0,1") });
         for (const Run* r : { &plain, &all, &again, &alignedClock, &noRules })
             QVERIFY2(r->exitCode == 0, r->err.constData());
         QVERIFY(!all.out.isEmpty());

@@ -9,6 +9,7 @@
 #include "analysis/statsreport.h"
 #include "figure/figurerenderer.h"
 #include "run/openrun.h"
+#include "support/figurespecs.h"
 #include "synth/archivewriter.h"
 #include "timeline/timelineplot.h"
 
@@ -21,6 +22,7 @@
 
 using namespace exposure;
 using namespace exposure::synth;
+using exposure::testing::legendTexts;
 
 namespace {
 
@@ -55,22 +57,20 @@ QJsonObject kernelRow(const QJsonObject& stats, const char* name)
     return {};
 }
 
-QStringList legendTexts(const FigureRenderer& r)
-{
-    QStringList out;
-    for (const PlotText& t : r.check().texts)
-        if (t.role == PlotText::Role::Legend)
-            out << t.text;
-    return out;
-}
-
 FigureSpec gpuRows()
 {
-    FigureSpec s;
-    s.widthPx = 900;
-    s.heightPx = 300;
+    FigureSpec s = testing::pixelSpec(900, 300);
     s.rows = FigureSpec::RowsKind::Gpu;
     return s;
+}
+
+// Loads the trace with `rules`, matching the collectives.
+OpenedRun load(const QString& trace, const Rules& rules)
+{
+    RunOptions o;
+    o.rules = rules;
+    o.collectives = true;
+    return openRun(trace.toStdString(), o);
 }
 
 long pixelsOf(const QImage& image, QRgb rgb)
@@ -108,9 +108,7 @@ private Q_SLOTS:
     // The built-in rules: the custom kernel is compute ("reduce" in its name), no collective anywhere.
     void builtInRules()
     {
-        RunOptions o;
-        o.collectives = true;
-        const OpenedRun run = openRun(m_trace.toStdString(), o);
+        const OpenedRun run = load(m_trace, Rules::defaults());
         const QJsonObject stats = statsOf(run);
         const QJsonObject k = kernelRow(stats, kKernel);
         QCOMPARE(k.value(QLatin1String("category")).toString(), QStringLiteral("compute"));
@@ -126,10 +124,7 @@ private Q_SLOTS:
 
     void rulesFileIsFollowedEverywhere()
     {
-        RunOptions o;
-        o.rules = Rules::fromFile(m_rules.toStdString(), true);
-        o.collectives = true;
-        const OpenedRun run = openRun(m_trace.toStdString(), o);
+        const OpenedRun run = load(m_trace, Rules::fromFile(m_rules.toStdString(), true));
 
         // The stats JSON: the kernel table's class, and the collectives by type with the algorithm and protocol.
         const QJsonObject stats = statsOf(run);
@@ -149,8 +144,8 @@ private Q_SLOTS:
 
         // The collective summary of the Collectives dock (by the operation called: the kernel's collective).
         const CollectiveMatch& match = *run.collectives;
-        const auto rows = collectiveSummary(match, run.analysis->rules,
-            [&](std::uint32_t name) { return run.trace->name(name); },
+        const auto rows = collectiveSummary(
+            match, run.analysis->rules, [&](std::uint32_t name) { return run.trace->name(name); },
             [&](const CollectiveGroup& g) {
                 const CollectiveMember& m = g.members.front();
                 return commOpOf(*run.trace, *run.analysis, { m.rank, m.lane, m.interval });
