@@ -2,6 +2,7 @@
 #include "analysis/commops.h"
 
 #include "analysis/analysis_p.h"
+#include "analysis/kernelop.h"
 
 #include <algorithm>
 #include <cctype>
@@ -17,7 +18,7 @@ std::string normaliseCommOp(std::string_view name)
     for (const char c : name.substr(0, name.find('(')))
         if (std::isalnum(static_cast<unsigned char>(c)))
             key += char(std::tolower(static_cast<unsigned char>(c)));
-    for (const char* prefix : { "nccldevkernel", "ncclkernel", "nccl", "rccl", "c10d", "torchdistributed", "dist" })
+    for (const char* prefix : { "nccl", "rccl", "c10d", "torchdistributed", "dist" })
         if (key.rfind(prefix, 0) == 0) {
             key.erase(0, std::string_view(prefix).size());
             break;
@@ -123,17 +124,16 @@ TimeNs unionLength(std::vector<TimeRange> parts)
 
 } // namespace
 
-namespace {
-
-// The operation a communication kernel's name says: the collective the rules classified it as (NCCL's kernel names,
-// a rule's named group), else what the name reads as (op-level timers: "params-all-gather").
-std::string kernelNameOp(const Trace& trace, const Analysis& analysis, StringId name)
+const std::string& kernelOpText(const Trace& trace, const Analysis& analysis, StringId name)
 {
     const std::string& collective = analysis.classOf(name).collective;
-    return normaliseCommOp(collective.empty() ? std::string_view(trace.name(name)) : std::string_view(collective));
+    return collective.empty() ? trace.name(name) : collective;
 }
 
-} // namespace
+std::string kernelNameOp(const Trace& trace, const Analysis& analysis, StringId name)
+{
+    return normaliseCommOp(kernelOpText(trace, analysis, name));
+}
 
 std::string commOpOf(
     const Trace& trace, const Analysis& analysis, IntervalRef kernel, CommOpSource* source, std::string* call)

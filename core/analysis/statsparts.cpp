@@ -3,6 +3,7 @@
 
 #include "analysis/clockalign.h"
 #include "analysis/gpuwork_p.h"
+#include "analysis/kernelop.h"
 #include "model/bytes.h"
 #include "model/parallelfor.h"
 
@@ -229,8 +230,14 @@ CollectiveCandidates collectiveCandidates(
             out.items.push_back(c);
         });
     }
-    markQueued(
-        out.items, out.names, [&](std::uint32_t name) { return out.names[name]; }, intern);
+    std::unordered_map<std::uint32_t, StringId> kernelOf; // the kernel names' indexes in out.names
+    for (const auto& [id, index] : nameIndex)
+        kernelOf.emplace(index, id);
+    auto opText = [&](std::uint32_t name) {
+        const auto it = kernelOf.find(name);
+        return it == kernelOf.end() ? out.names[name] : kernelOpText(trace, analysis, it->second);
+    };
+    markQueued(out.items, out.names, opText, intern);
     auto nameOf = [&](StringId name) {
         auto [it, fresh] = nameIndex.try_emplace(name, std::uint32_t(out.names.size()));
         if (fresh)
