@@ -103,7 +103,8 @@ struct StandIn
     std::shared_ptr<ViewIndex> index;
 };
 
-StandIn buildStandIn(const std::vector<std::string>& outlines, std::size_t totalRanks, const Trace& part)
+StandIn buildStandIn(
+    const std::vector<std::string>& outlines, std::size_t totalRanks, const Trace& part, const Rules& rules)
 {
     StandIn s;
     s.trace = std::make_shared<Trace>();
@@ -112,6 +113,7 @@ StandIn buildStandIn(const std::vector<std::string>& outlines, std::size_t total
     Trace& t = *s.trace;
     Analysis& a = *s.analysis;
     ViewIndex& v = *s.index;
+    a.rules = rules; // whose colours the figure paints
     t.sourcePath = part.sourcePath;
     t.originAbsNs = part.originAbsNs;
     t.extent = part.extent;
@@ -479,7 +481,7 @@ int runRender(const World& world, int argc, char** argv)
         exchanged.bytes += outlines[p].size();
     std::int64_t result = 0;
     try {
-        const StandIn standIn = buildStandIn(outlines, totalRanks, *trace);
+        const StandIn standIn = buildStandIn(outlines, totalRanks, *trace, request.run.rules);
         FigureRenderer renderer(standIn.trace, standIn.analysis, standIn.index);
         TimelinePlot* plot = renderer.plot();
         // A request of process 0: broadcast, answered by every process (this one too), the answers gathered.

@@ -99,10 +99,11 @@ private Q_SLOTS:
         m_rules = m_dir.filePath(QStringLiteral("rules.json"));
         QFile f(m_rules);
         QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(R"({"rules": [{"id": "custom-comm",
-            "pattern": "^custom_comm_(?<collective>[a-z]+)_(?<algorithm>tree)_(?<protocol>ll128)$",
-            "target": "kernel", "category": "communication"}],
-            "colours": {"communication": {"reducescatter": "#123456"}}})");
+        f.write(
+            "{\"rules\": [{\"id\": \"custom-comm\", \"pattern\": "
+            "\"^custom_comm_(?<collective>[a-z]+)_(?<algorithm>tree)_(?<protocol>ll128)$\", \"target\": \"kernel\", "
+            "\"category\": \"communication\"}], "
+            "\"colours\": {\"communication\": {\"reducescatter\": \"#123456\"}}}");
     }
 
     // The built-in rules: the custom kernel is compute ("reduce" in its name), no collective anywhere.
