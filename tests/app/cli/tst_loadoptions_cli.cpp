@@ -4,6 +4,7 @@
 // command runs with --rules X --clock recorded --ranks 0,1 on a generated 3-rank run of two hosts (rank 1's clock
 // 40 µs late), and its output shows each option honoured: the ranks it lists, the classification of X (the NCCL
 // kernels compute, the custom kernel a reduce-scatter) and the recorded clocks (rank 1's waiting not shifted away).
+#include "support/customcomm.h"
 #include "support/processrun.h"
 #include "synth/archivewriter.h"
 
@@ -15,6 +16,7 @@
 #include <QTest>
 
 using namespace exposure::synth;
+namespace testing = exposure::testing;
 
 namespace {
 
@@ -38,7 +40,7 @@ QJsonObject kernelRow(const QJsonObject& stats, const QString& name)
     return {};
 }
 
-const QString kCustom = QStringLiteral("custom_comm_reducescatter_tree_ll128");
+const QString kCustom = QLatin1String(exposure::testing::kCustomCommKernel);
 
 } // namespace
 
@@ -98,12 +100,9 @@ private Q_SLOTS:
         m_rules = m_dir.filePath(QStringLiteral("x.json"));
         QFile f(m_rules);
         QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(
-            "{\"rules\": [{\"id\": \"custom-comm\", \"pattern\": "
-            "\"^custom_comm_(?<collective>[a-z]+)_(?<algorithm>tree)_(?<protocol>ll128)$\", \"target\": \"kernel\", "
-            "\"category\": \"communication\"}, "
-            "{\"id\": \"rest\", \"pattern\": \"\", \"target\": \"kernel\", \"category\": \"compute\", "
-            "\"subgroup\": \"other\"}]}");
+        f.write(QByteArray("{\"rules\": [" + testing::customCommRule()
+            + ", {\"id\": \"rest\", \"pattern\": \"\", \"target\": \"kernel\", \"category\": \"compute\", "
+              "\"subgroup\": \"other\"}]}"));
         f.close();
         m_badRules = m_dir.filePath(QStringLiteral("bad.json"));
         QFile b(m_badRules);

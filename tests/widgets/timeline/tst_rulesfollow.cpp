@@ -9,6 +9,7 @@
 #include "analysis/statsreport.h"
 #include "figure/figurerenderer.h"
 #include "run/openrun.h"
+#include "support/customcomm.h"
 #include "support/figurespecs.h"
 #include "synth/archivewriter.h"
 #include "timeline/timelineplot.h"
@@ -26,7 +27,7 @@ using exposure::testing::legendTexts;
 
 namespace {
 
-constexpr const char* kKernel = "custom_comm_reducescatter_tree_ll128";
+constexpr const char* kKernel = exposure::testing::kCustomCommKernel;
 
 // Two ranks, each with a GEMM on stream 7 and the custom communication kernel on stream 17 (2 µs apart: rank 0 waits).
 void writeTrace(const QString& dir)
@@ -99,11 +100,8 @@ private Q_SLOTS:
         m_rules = m_dir.filePath(QStringLiteral("rules.json"));
         QFile f(m_rules);
         QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(
-            "{\"rules\": [{\"id\": \"custom-comm\", \"pattern\": "
-            "\"^custom_comm_(?<collective>[a-z]+)_(?<algorithm>tree)_(?<protocol>ll128)$\", \"target\": \"kernel\", "
-            "\"category\": \"communication\"}], "
-            "\"colours\": {\"communication\": {\"reducescatter\": \"#123456\"}}}");
+        f.write(QByteArray("{\"rules\": [" + testing::customCommRule()
+            + "], \"colours\": {\"communication\": {\"reducescatter\": \"#123456\"}}}"));
     }
 
     // The built-in rules: the custom kernel is compute ("reduce" in its name), no collective anywhere.
