@@ -44,9 +44,21 @@ void addTraceArgument(QCommandLineParser& parser);
 // the exit status (0 after help or version; 2 after a one-line message "COMMAND: …").
 std::optional<int> parseTraceCommand(QCommandLineParser& parser, const char* command, std::string& path);
 
-// --ranks LIST and --memory-limit SIZE, for the commands that load a trace.
+// The load options of every command that loads a trace (info, stats, render, compare, whatif, and exposure-mpi's):
+// --rules FILE / --extend-rules FILE, --clock aligned|recorded, --ranks LIST and --memory-limit SIZE, parsed into
+// the one RunOptions the command loads with.
 struct LoadArgs
 {
+    QCommandLineOption rules { QStringLiteral("rules"),
+        QStringLiteral("Classify with the rules in FILE instead of the built-in ones."), QStringLiteral("FILE") };
+    QCommandLineOption extendRules { QStringLiteral("extend-rules"),
+        QStringLiteral("Try the rules in FILE before the built-in ones."), QStringLiteral("FILE") };
+    QCommandLineOption clock { QStringLiteral("clock"),
+        QStringLiteral("aligned (default): ranks on different hosts are put on one clock from "
+                       "the transfer starts of matched collectives (their end times where a "
+                       "rank's own transfer time is unknown), where the offset is significant; "
+                       "ranks of one host are never shifted; recorded: times as recorded."),
+        QStringLiteral("MODE") };
     QCommandLineOption ranks { QStringLiteral("ranks"),
         QStringLiteral("Load only these ranks of a folder of per-rank OTF2 archives, e.g. 0,2,4-7 "
                        "(the rank numbers 'info' lists)."),
@@ -57,8 +69,9 @@ struct LoadArgs
                        "memory."),
         QStringLiteral("SIZE") };
     void addTo(QCommandLineParser& parser) const;
-    // Fills `options`; returns the problem with an argument, or "".
-    std::string apply(const QCommandLineParser& parser, LoadOptions& options) const;
+    // Fills `options` (rules, clock, ranks, memory limit; reads the rules file); returns the problem with an argument
+    // or the rules file ("<file>: <problem>"), or "".
+    std::string apply(const QCommandLineParser& parser, RunOptions& options) const;
 };
 
 // openRun for a command, with the command line's one mapping of its errors: a LoadError is printed (fail()) and
@@ -79,11 +92,9 @@ struct StatsRequest
     enum class Format { Table, Json, Csv };
     std::string path;
     Format format = Format::Table;
-    Rules rules;
     std::optional<TimeNs> from, to;
     StatsReportOptions options;
-    LoadOptions loadOptions; // --ranks, --memory-limit
-    ClockMode clock = ClockMode::Aligned; // --clock
+    RunOptions run; // LoadArgs: --rules, --extend-rules, --clock, --ranks, --memory-limit
 };
 // Parses the stats command line (a Q*Application must exist). Returns -1 to go on, else the exit status (help,
 // version: 0; bad arguments or rules file: 2, with the message printed).

@@ -81,52 +81,80 @@ std::optional<int> parseTraceCommand(QCommandLineParser& parser, const char* com
 
 void LoadArgs::addTo(QCommandLineParser& parser) const
 {
-    parser.addOption(ranks);
-    parser.addOption(memoryLimit);
+    for (const QCommandLineOption* o : { &rules, &extendRules, &clock, &ranks, &memoryLimit })
+        parser.addOption(*o);
 }
 
-std::string LoadArgs::apply(const QCommandLineParser& parser, LoadOptions& options) const
+namespace {
+
+// --memory-limit SIZE: "512M", "8G", "1.5GiB", "4096" (bytes); nullopt when it is no size.
+std::optional<std::uint64_t> parseSize(QString text)
 {
+    text = text.trimmed().toUpper();
+    if (text.endsWith(QStringLiteral("IB")))
+        text.chop(2);
+    else if (text.endsWith(QLatin1Char('B')))
+        text.chop(1);
+    double factor = 1;
+    if (!text.isEmpty() && QStringLiteral("KMGT").contains(text.back())) {
+        factor = std::pow(1024.0, QStringLiteral("KMGT").indexOf(text.back()) + 1);
+        text.chop(1);
+    }
+    bool ok = false;
+    const double value = text.toDouble(&ok) * factor;
+    if (!ok || !(value >= 1) || value > 1e18)
+        return std::nullopt;
+    return std::uint64_t(value);
+}
+
+} // namespace
+
+std::string LoadArgs::apply(const QCommandLineParser& parser, RunOptions& options) const
+{
+    if (parser.isSet(rules) && parser.isSet(extendRules))
+        return "--rules and --extend-rules exclude each other";
+    if (parser.isSet(clock)) {
+        const QString mode = parser.value(clock);
+        if (mode != QStringLiteral("aligned") && mode != QStringLiteral("recorded"))
+            return "--clock '" + mode.toStdString() + "': expected aligned or recorded";
+        options.clock = mode == QStringLiteral("aligned") ? ClockMode::Aligned : ClockMode::Recorded;
+    }
     if (parser.isSet(ranks)) {
         const auto list = parseRankList(parser.value(ranks).toStdString());
         if (!list)
             return "--ranks '" + parser.value(ranks).toStdString() + "': expected rank numbers such as 0,2,4-7";
-        options.ranks = *list;
+        options.load.ranks = *list;
     }
     if (parser.isSet(memoryLimit)) {
-        QString text = parser.value(memoryLimit).trimmed().toUpper();
-        const std::string bad
-            = "--memory-limit '" + parser.value(memoryLimit).toStdString() + "': expected a size such as 512M or 8G";
-        if (text.endsWith(QStringLiteral("IB")))
-            text.chop(2);
-        else if (text.endsWith(QLatin1Char('B')))
-            text.chop(1);
-        double factor = 1;
-        if (!text.isEmpty() && QStringLiteral("KMGT").contains(text.back())) {
-            factor = std::pow(1024.0, QStringLiteral("KMGT").indexOf(text.back()) + 1);
-            text.chop(1);
-        }
-        bool ok = false;
-        const double value = text.toDouble(&ok) * factor;
-        if (!ok || !(value >= 1) || value > 1e18)
-            return bad;
-        options.memoryLimit = std::uint64_t(value);
+        const auto size = parseSize(parser.value(memoryLimit));
+        if (!size)
+            return "--memory-limit '" + parser.value(memoryLimit).toStdString()
+                + "': expected a size such as 512M or 8G";
+        options.load.memoryLimit = *size;
+    }
+    // The rules file last: the cheap checks first.
+    try {
+        if (parser.isSet(rules))
+            options.rules = Rules::fromFile(parser.value(rules).toStdString(), false);
+        else if (parser.isSet(extendRules))
+            options.rules = Rules::fromFile(parser.value(extendRules).toStdString(), true);
+    } catch (const std::exception& e) {
+        return e.what();
     }
     return {};
 }
 
 std::optional<OpenedRun> openRunOrFail(const std::string& path, const RunOptions& options)
 {
-    try {
-        return openRun(path, options);
-    } catch (const LoadStalled& e) {
-        fail(e.what());
+    std::string error;
+    bool stalled = false;
+    auto run = openRunOrError(path, options, error, &stalled);
+    if (run)
+        return run;
+    fail(error);
+    if (stalled) {
         std::fflush(nullptr);
         std::_Exit(2); // the reading thread cannot be stopped from outside
-    } catch (const LoadError& e) {
-        fail(e.what());
-    } catch (const LoadCancelled& e) {
-        fail(path + ": " + e.what());
     }
     return std::nullopt;
 }

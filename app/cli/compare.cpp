@@ -28,17 +28,17 @@ int runCompare(int argc, char** argv)
             "the median of its later steps (then the next, and so on; the rule of 'exposure-cli stats'); the output\n"
             "says which steps each mean covers.\n"
             "\n"
-            "Each RUN is a trace as for 'exposure-cli stats'. Exit status: 0 on success, 2 on bad input."));
+            "Each RUN is a trace as for 'exposure-cli stats', every one loaded with the same load options (--rules,\n"
+            "--clock, --ranks ...). Exit status: 0 on success, 2 on bad input."));
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Print JSON instead of a table."));
-    const QCommandLineOption rules(QStringLiteral("rules"),
-        QStringLiteral("Classify with the rules in FILE instead of the built-in ones."), QStringLiteral("FILE"));
     const QCommandLineOption skip(QStringLiteral("skip-steps"),
         QStringLiteral("Leave out exactly each rank's first N steps instead of its start-up "
                        "steps (as long as one step remains)."),
         QStringLiteral("N"));
     parser.addOption(json);
-    parser.addOption(rules);
     parser.addOption(skip);
+    const LoadArgs loadArgs; // the same for every run
+    loadArgs.addTo(parser);
     parser.addPositionalArgument(
         QStringLiteral("RUN"), QStringLiteral("Two or more traces (ordered by GPU count)."), QStringLiteral("RUN..."));
     if (!parser.parse(QCoreApplication::arguments()))
@@ -55,16 +55,11 @@ int runCompare(int argc, char** argv)
     if (!ok || (parser.isSet(skip) && options.skipSteps < 0))
         return fail("compare: --skip-steps '" + parser.value(skip).toStdString() + "': not a whole number >= 0");
 
-    Rules ruleSet;
-    try {
-        ruleSet = parser.isSet(rules) ? Rules::fromFile(parser.value(rules).toStdString(), false) : Rules::defaults();
-    } catch (const std::exception& e) {
-        return fail(e.what());
-    }
+    RunOptions runOptions;
+    if (const std::string problem = loadArgs.apply(parser, runOptions); !problem.empty())
+        return fail(problem);
 
     std::vector<RunSummary> runs;
-    RunOptions runOptions;
-    runOptions.rules = ruleSet;
     for (const auto& p : paths) {
         const auto run = openRunOrFail(p.toStdString(), runOptions);
         if (!run)

@@ -184,7 +184,7 @@ int runInfo(int argc, char** argv)
     const std::string path = args.front().toStdString();
     RunOptions runOptions;
     runOptions.analyse = false;
-    if (const std::string problem = loadArgs.apply(parser, runOptions.load); !problem.empty())
+    if (const std::string problem = loadArgs.apply(parser, runOptions); !problem.empty())
         return fail(problem);
     const auto run = openRunOrFail(path, runOptions);
     if (!run)

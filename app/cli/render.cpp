@@ -108,18 +108,16 @@ struct Options
     QCommandLineOption even { QStringLiteral("even"),
         QStringLiteral("Draw the straggler what-if's predicted timeline (every operation at its typical duration, "
                        "as whatif --even) instead of the recorded one.") };
-    QCommandLineOption clock { QStringLiteral("clock"),
-        QStringLiteral("aligned (default: ranks' clocks aligned across hosts from collective end "
-                       "times, where significant) or recorded."),
-        QStringLiteral("MODE") };
 
     void addTo(QCommandLineParser& p)
     {
         for (auto* o : { &output, &format, &width, &height, &widthMm, &heightMm, &dpi, &from, &to, &step, &timeOrigin,
                  &rows, &noOverlap, &palette, &legend, &noLegend, &legendPos, &title, &fontFamily, &fontSize,
-                 &axisLabel, &timeUnit, &spec, &saveSpec, &force, &clock, &heatmap, &order, &even })
+                 &axisLabel, &timeUnit, &spec, &saveSpec, &force, &heatmap, &order, &even })
             p.addOption(*o);
+        load.addTo(p);
     }
+    LoadArgs load; // --rules, --extend-rules, --clock (kept in the spec), --ranks, --memory-limit
 };
 
 std::string name(const QCommandLineOption& o)
@@ -257,10 +255,10 @@ std::string applyArguments(const QCommandLineParser& p, const Options& o, Figure
     }
     if (p.isSet(o.noOverlap))
         s.overlapLanes = false;
-    if (p.isSet(o.clock)) {
-        if (p.value(o.clock) != QStringLiteral("aligned") && p.value(o.clock) != QStringLiteral("recorded"))
-            return "--clock '" + p.value(o.clock).toStdString() + "': expected aligned or recorded";
-        s.alignedClocks = p.value(o.clock) == QStringLiteral("aligned");
+    if (p.isSet(o.load.clock)) {
+        if (p.value(o.load.clock) != QStringLiteral("aligned") && p.value(o.load.clock) != QStringLiteral("recorded"))
+            return "--clock '" + p.value(o.load.clock).toStdString() + "': expected aligned or recorded";
+        s.alignedClocks = p.value(o.load.clock) == QStringLiteral("aligned");
     }
     if (p.isSet(o.palette)) {
         bool ok = false;
@@ -369,6 +367,11 @@ int parseRenderRequest(RenderRequest& request)
     request.force = force;
     request.saveSpec = parser.isSet(o.saveSpec) ? parser.value(o.saveSpec) : QString();
     request.even = parser.isSet(o.even);
+    if (const std::string problem = o.load.apply(parser, request.run); !problem.empty())
+        return fail(problem);
+    request.run.clock = spec.alignedClocks ? ClockMode::Aligned : ClockMode::Recorded; // --clock over the spec's
+    request.run.load.keepLaunchParameters = false; // not drawn
+    request.run.collectives = true; // the waiting for peers is drawn (timeline and heat map)
     return -1;
 }
 
@@ -383,11 +386,7 @@ int runRender(int argc, char** argv)
     const QString& outPath = request.output;
     const bool force = request.force;
 
-    RunOptions runOptions;
-    runOptions.load.keepLaunchParameters = false; // not drawn
-    runOptions.clock = spec.alignedClocks ? ClockMode::Aligned : ClockMode::Recorded;
-    runOptions.collectives = true; // the waiting for peers is drawn (timeline and heat map)
-    const auto run = openRunOrFail(spec.tracePath.toStdString(), runOptions);
+    const auto run = openRunOrFail(spec.tracePath.toStdString(), request.run);
     if (!run)
         return 2;
     try {

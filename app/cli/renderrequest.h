@@ -3,6 +3,7 @@
 #pragma once
 
 #include "figure/figurespec.h"
+#include "run/openrun.h"
 
 #include <QString>
 
@@ -15,6 +16,7 @@ struct RenderRequest
     bool force = false; // --force
     QString saveSpec; // --save-spec FILE ("" without)
     bool even = false; // --even: the predicted timeline of the straggler what-if instead of the recorded one
+    RunOptions run; // the load options (cli::LoadArgs), the clock as the spec says, the collectives matched
 };
 
 // Before the QApplication exists: a fixed QHash seed (PDF bytes), Qt's headless notes kept off stderr, and the

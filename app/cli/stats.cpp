@@ -57,10 +57,6 @@ int parseStatsRequest(StatsRequest& request)
         QStringLiteral("Print CSV: one row per rank, then the total (a null ratio is an empty field)."));
     const QCommandLineOption perStep(
         QStringLiteral("per-step"), QStringLiteral("Also print one row per training step (table and CSV)."));
-    const QCommandLineOption rules(QStringLiteral("rules"),
-        QStringLiteral("Classify with the rules in FILE instead of the built-in ones."), QStringLiteral("FILE"));
-    const QCommandLineOption extend(QStringLiteral("extend-rules"),
-        QStringLiteral("Try the rules in FILE before the built-in ones."), QStringLiteral("FILE"));
     const QCommandLineOption from(QStringLiteral("from"),
         QStringLiteral("Start of the time window (default: start of the recorded activity)."), QStringLiteral("T"));
     const QCommandLineOption to(QStringLiteral("to"),
@@ -70,13 +66,7 @@ int parseStatsRequest(StatsRequest& request)
                        "out, findings and warnings folded across ranks (the default above 16 ranks)."));
     const QCommandLineOption allRanks(
         QStringLiteral("all-ranks"), QStringLiteral("Table: one row per rank, whatever the number of ranks."));
-    const QCommandLineOption clock(QStringLiteral("clock"),
-        QStringLiteral("aligned (default): ranks on different hosts are put on one clock from "
-                       "the transfer starts of matched collectives (their end times where a "
-                       "rank's own transfer time is unknown), where the offset is significant; "
-                       "ranks of one host are never shifted; recorded: times as recorded."),
-        QStringLiteral("MODE"));
-    for (const auto* o : { &json, &csv, &perStep, &rules, &extend, &from, &to, &clock, &summary, &allRanks })
+    for (const auto* o : { &json, &csv, &perStep, &from, &to, &summary, &allRanks })
         parser.addOption(*o);
     const LoadArgs loadArgs;
     loadArgs.addTo(parser);
@@ -84,19 +74,11 @@ int parseStatsRequest(StatsRequest& request)
         return *status;
     if (parser.isSet(json) && parser.isSet(csv))
         return fail("stats: --json and --csv exclude each other");
-    if (parser.isSet(rules) && parser.isSet(extend))
-        return fail("stats: --rules and --extend-rules exclude each other");
     if (parser.isSet(summary) && parser.isSet(allRanks))
         return fail("stats: --summary and --all-ranks exclude each other");
     request.options.rankDetail = parser.isSet(summary) ? StatsReportOptions::RankDetail::Summary
         : parser.isSet(allRanks)                       ? StatsReportOptions::RankDetail::AllRanks
                                                        : StatsReportOptions::RankDetail::Auto;
-    if (parser.isSet(clock)) {
-        const QString mode = parser.value(clock);
-        if (mode != QStringLiteral("aligned") && mode != QStringLiteral("recorded"))
-            return fail("stats: --clock '" + mode.toStdString() + "': expected aligned or recorded");
-        request.clock = mode == QStringLiteral("aligned") ? ClockMode::Aligned : ClockMode::Recorded;
-    }
 
     // Check everything cheap before the (possibly long) load.
     std::string error;
@@ -109,21 +91,11 @@ int parseStatsRequest(StatsRequest& request)
     if (request.from && request.to && *request.from >= *request.to)
         return fail("--from " + formatDuration(*request.from) + " is not before --to " + formatDuration(*request.to));
 
-    try {
-        if (parser.isSet(rules))
-            request.rules = Rules::fromFile(parser.value(rules).toStdString(), false);
-        else if (parser.isSet(extend))
-            request.rules = Rules::fromFile(parser.value(extend).toStdString(), true);
-        else
-            request.rules = Rules::defaults();
-    } catch (const std::exception& e) {
-        return fail(e.what());
-    }
     request.format = parser.isSet(json) ? StatsRequest::Format::Json
         : parser.isSet(csv)             ? StatsRequest::Format::Csv
                                         : StatsRequest::Format::Table;
     request.options.perStep = parser.isSet(perStep);
-    if (const std::string problem = loadArgs.apply(parser, request.loadOptions); !problem.empty())
+    if (const std::string problem = loadArgs.apply(parser, request.run); !problem.empty())
         return fail(problem);
     return -1;
 }
@@ -153,11 +125,7 @@ int runStats(int argc, char** argv)
     if (const int status = parseStatsRequest(request); status >= 0)
         return status;
 
-    RunOptions runOptions;
-    runOptions.load = request.loadOptions;
-    runOptions.rules = std::move(request.rules);
-    runOptions.clock = request.clock;
-    const auto run = openRunOrFail(request.path, runOptions);
+    const auto run = openRunOrFail(request.path, request.run);
     if (!run)
         return 2;
     const Trace* trace = run->trace.get();

@@ -60,10 +60,6 @@ struct WhatIfOptions
     QCommandLineOption even { QStringLiteral("even"),
         QStringLiteral("Straggler what-if: every operation at its typical duration; the slowdown this job suffers and "
                        "which rank, stage and operation type cause it.") };
-    QCommandLineOption rules { QStringLiteral("rules"),
-        QStringLiteral("Classify with the rules in FILE instead of the built-in ones."), QStringLiteral("FILE") };
-    QCommandLineOption extend { QStringLiteral("extend-rules"),
-        QStringLiteral("Try the rules in FILE before the built-in ones."), QStringLiteral("FILE") };
 };
 
 // Reads the edits from the parsed command line; returns the problem or "".
@@ -102,29 +98,20 @@ int runWhatIf(int argc, char** argv)
     QCommandLineParser parser;
     setUpCommand(parser, "whatif", QString::fromUtf8(kDescription));
     const WhatIfOptions o;
-    for (const auto* opt : { &o.remove, &o.scaleRegion, &o.scaleKernels, &o.comm, &o.noSync, &o.launch, &o.json,
-             &o.even, &o.rules, &o.extend })
+    for (const auto* opt :
+        { &o.remove, &o.scaleRegion, &o.scaleKernels, &o.comm, &o.noSync, &o.launch, &o.json, &o.even })
         parser.addOption(*opt);
     const LoadArgs loadArgs;
     loadArgs.addTo(parser);
     std::string path;
     if (const auto status = parseTraceCommand(parser, "whatif", path))
         return *status;
-    if (parser.isSet(o.rules) && parser.isSet(o.extend))
-        return fail("whatif: --rules and --extend-rules exclude each other");
     whatif::Edits edits;
     if (const std::string problem = readEdits(parser, o, edits); !problem.empty())
         return fail(problem);
     RunOptions runOptions;
-    if (const std::string problem = loadArgs.apply(parser, runOptions.load); !problem.empty())
+    if (const std::string problem = loadArgs.apply(parser, runOptions); !problem.empty())
         return fail(problem);
-    try {
-        runOptions.rules = parser.isSet(o.rules) ? Rules::fromFile(parser.value(o.rules).toStdString(), false)
-            : parser.isSet(o.extend)             ? Rules::fromFile(parser.value(o.extend).toStdString(), true)
-                                                 : Rules::defaults();
-    } catch (const std::exception& e) {
-        return fail(e.what());
-    }
     runOptions.collectives = true; // the cross-rank matching the graph's collective groups come from
 
     // The one place this command loads (openRun: the stages every front end shares).

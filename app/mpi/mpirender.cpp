@@ -103,7 +103,8 @@ struct StandIn
     std::shared_ptr<ViewIndex> index;
 };
 
-StandIn buildStandIn(const std::vector<std::string>& outlines, std::size_t totalRanks, const Trace& part)
+StandIn buildStandIn(
+    const std::vector<std::string>& outlines, std::size_t totalRanks, const Trace& part, const Rules& rules)
 {
     StandIn s;
     s.trace = std::make_shared<Trace>();
@@ -112,6 +113,7 @@ StandIn buildStandIn(const std::vector<std::string>& outlines, std::size_t total
     Trace& t = *s.trace;
     Analysis& a = *s.analysis;
     ViewIndex& v = *s.index;
+    a.rules = rules; // whose colours the figure paints
     t.sourcePath = part.sourcePath;
     t.originAbsNs = part.originAbsNs;
     t.extent = part.extent;
@@ -395,11 +397,8 @@ int runSingle(const World& world, const cli::RenderRequest& request)
     std::int64_t status = 0;
     if (world.root()) {
         status = [&]() -> int {
-            RunOptions options;
-            options.load.keepLaunchParameters = false;
-            options.collectives = true; // the waiting for peers is drawn, as by exposure-cli render
-            std::string error;
-            const auto run = openRunOrError(request.spec.tracePath.toStdString(), options, error);
+            std::string error; // loaded as by exposure-cli render
+            const auto run = openRunOrError(request.spec.tracePath.toStdString(), request.run, error);
             if (!run)
                 return fail(error);
             FigureRenderer renderer(run->trace, run->analysis);
@@ -438,7 +437,7 @@ int runRender(const World& world, int argc, char** argv)
     if (world.root())
         // From 3 processes on, process 0 only draws: its memory is the stand-in and the rows' paints, whatever the
         // event count (with 2, both read, so that they share the load).
-        planBytes = encode(makePlan(path, {}, world.size, world.size > 2 ? 1 : 0));
+        planBytes = encode(makePlan(path, request.run.load.ranks, world.size, world.size > 2 ? 1 : 0));
     broadcast(planBytes);
     const Plan plan = decode(planBytes);
     if (plan.mode == Mode::Single)
@@ -452,6 +451,7 @@ int runRender(const World& world, int argc, char** argv)
     share.analyse = false; // after joinRun
     share.load.threads = 1; // one process per core
     share.load.keepLaunchParameters = false; // not drawn
+    share.load.memoryLimit = request.run.load.memoryLimit; // checked against this process's archives
     std::string error;
     const auto run = openRunOrError(path, share, error);
     if (agreeOnError(world, error))
@@ -459,7 +459,7 @@ int runRender(const World& world, int argc, char** argv)
     const std::shared_ptr<Trace> trace = run->trace;
     std::size_t totalRanks = 0;
     const std::vector<int> globalIndex = joinRun(*trace, plan, mine, mineIndex, totalRanks);
-    std::shared_ptr<const Analysis> analysis = analyzeRanks(*trace, Rules::defaults(), 1);
+    std::shared_ptr<const Analysis> analysis = analyzeRanks(*trace, request.run.rules, 1);
     const std::shared_ptr<const ViewIndex> index = ViewIndex::build(*trace, analysis.get());
     RowServer server(trace, analysis, index, globalIndex);
 
@@ -481,7 +481,7 @@ int runRender(const World& world, int argc, char** argv)
         exchanged.bytes += outlines[p].size();
     std::int64_t result = 0;
     try {
-        const StandIn standIn = buildStandIn(outlines, totalRanks, *trace);
+        const StandIn standIn = buildStandIn(outlines, totalRanks, *trace, request.run.rules);
         FigureRenderer renderer(standIn.trace, standIn.analysis, standIn.index);
         TimelinePlot* plot = renderer.plot();
         // A request of process 0: broadcast, answered by every process (this one too), the answers gathered.

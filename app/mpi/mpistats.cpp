@@ -105,11 +105,8 @@ int runSingle(const World& world, cli::StatsRequest& request)
     if (world.root()) {
         unbindSingleReader();
         status = [&]() -> int {
-            RunOptions options;
-            options.load = request.loadOptions;
-            options.rules = std::move(request.rules);
             std::string error;
-            const auto run = openRunOrError(request.path, options, error);
+            const auto run = openRunOrError(request.path, request.run, error);
             if (!run)
                 return fail(error);
             const Trace* trace = run->trace.get();
@@ -263,7 +260,7 @@ int readPart(const World& world, const Plan& plan, cli::StatsRequest& request, L
     share.analyse = false; // after joinRun
     share.load.threads = 1; // one process per core
     share.load.keepLaunchParameters = false; // the statistics do not use them
-    share.load.memoryLimit = request.loadOptions.memoryLimit; // checked against this process's archives
+    share.load.memoryLimit = request.run.load.memoryLimit; // checked against this process's archives
     std::string error;
     if (auto run = openRunOrError(request.path, share, error))
         local.trace = run->trace;
@@ -278,7 +275,7 @@ int readPart(const World& world, const Plan& plan, cli::StatsRequest& request, L
         return 2;
     }
     timings.lap("agree");
-    local.analysis = analyzeRanks(trace, std::move(request.rules), 1);
+    local.analysis = analyzeRanks(trace, std::move(request.run.rules), 1);
     const bool anyComm = allMax(hasCommunicationKernel(trace, *local.analysis) ? 1 : 0) != 0;
     if (local.totalRanks > 1 && !anyComm)
         warnNoCommunication(*local.analysis, local.totalRanks);
@@ -370,7 +367,7 @@ Merged mergeParts(
     for (const auto& [text, index] : names)
         keys[index] = text;
     m.match = matchCandidates(std::move(candidates), local.totalRanks, hosts.size() > 1, 200'000, std::move(keys));
-    addCrossRank(report, m.match);
+    addCrossRank(report, m.match, local.analysis->rules);
     setRecordedClocks(report, hosts.size());
     return m;
 }
@@ -462,7 +459,7 @@ int runStats(const World& world, int argc, char** argv)
     Timings timings(world.rank);
     std::string planBytes;
     if (world.root())
-        planBytes = encode(makePlan(request.path, request.loadOptions.ranks, world.size));
+        planBytes = encode(makePlan(request.path, request.run.load.ranks, world.size));
     broadcast(planBytes);
     timings.exchanged(planBytes.size());
     const Plan plan = decode(planBytes);

@@ -69,18 +69,6 @@ Plan makePlan(const std::string& path, const std::vector<int>& ranks, int proces
     return plan;
 }
 
-std::optional<OpenedRun> openRunOrError(const std::string& path, const RunOptions& options, std::string& error)
-{
-    try {
-        return openRun(path, options);
-    } catch (const LoadError& e) {
-        error = e.what();
-    } catch (const LoadCancelled& e) {
-        error = path + ": " + e.what();
-    }
-    return std::nullopt;
-}
-
 // Process 0 prints the message of the lowest process that has one; every process gets the status 2 if any has.
 bool agreeOnError(const World& world, const std::string& error)
 {

@@ -46,10 +46,6 @@ Plan decode(const std::string& bytes);
 // firstProcess .. processes - 1 (firstProcess 1: process 0 reads nothing; ignored with a single process).
 Plan makePlan(const std::string& path, const std::vector<int>& ranks, int processes, int firstProcess = 0);
 
-// openRun with exposure-mpi's one mapping of its errors: nullopt, with `error` set to the line to report (a stalled
-// read is reported like any other bad input; its thread is left behind until the process ends).
-std::optional<OpenedRun> openRunOrError(const std::string& path, const RunOptions& options, std::string& error);
-
 // Process 0 prints the message of the lowest process that has one; every process gets the status 2 if any has.
 bool agreeOnError(const World& world, const std::string& error);
 

@@ -2,6 +2,7 @@
 #include "analysis/collectives.h"
 
 #include "analysis/analysis_p.h"
+#include "analysis/kernelop.h"
 #include "model/enumnames.h"
 
 #include <algorithm>
@@ -150,7 +151,7 @@ CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, T
         });
     }
     markQueued(
-        all, keys, [&](std::uint32_t name) { return trace.name(name); }, intern);
+        all, keys, [&](std::uint32_t name) { return kernelOpText(trace, analysis, StringId(name)); }, intern);
     std::vector<CollectiveCandidate> ops
         = opLevelCandidates(trace, analysis, intern, [](StringId name) { return std::uint32_t(name); });
     all.insert(all.end(), ops.begin(), ops.end());

@@ -242,10 +242,10 @@ struct CollectiveSummaryRow
 {
     std::uint32_t processGroup = 0; // index into CollectiveMatch::processGroups
     std::string op; // the operation the program called ("all_reduce", analysis/commops.h); empty where not asked
-    std::string type; // "allreduce", ... (from the arguments, else the kernel name)
+    std::string type; // "allreduce", ... (from the arguments, else the classification of the kernel name)
     std::string dtype; // empty if unknown
     std::uint64_t bytes = 0; // message size S (0 if unknown)
-    std::string algorithm; // "RING_LL" from the kernel name; empty if it does not say
+    std::string algorithm; // "RING_LL": the classification's algorithm and protocol; empty if it has no algorithm
     int ranks = 0; // members of the collectives
     std::uint64_t count = 0;
     TimeNs totalNs = 0; // Σ collective spans (first member's start to last member's end)
@@ -254,15 +254,16 @@ struct CollectiveSummaryRow
     TimeNs memberNs = 0, waitNs = 0; // Σ member durations and Σ member waits
     double busBandwidth = 0; // bytes/s by the nccl-tests formula over the mean latency; 0 if unknown
 };
-std::vector<CollectiveSummaryRow> collectiveSummary(const Trace& trace, const CollectiveMatch& match);
-// The same with the kernel names of CollectiveGroup::name given by `kernelName` (candidates with their own table).
+// A row's type and algorithm are what `rules` make of its kernel name (NameClass: the collective, NCCL's algorithm
+// and protocol, a rule's named groups included), unless the kernels' arguments say the type.
 std::vector<CollectiveSummaryRow> collectiveSummary(
-    const CollectiveMatch& match, const std::function<std::string(std::uint32_t)>& kernelName);
-// The same with one row per operation the program called (`opOf` of a group: its first member's operation) within
-// each process group, sorted by it: all-to-all and all-reduce carried by the same SendRecv kernels apart.
-std::vector<CollectiveSummaryRow> collectiveSummary(const CollectiveMatch& match,
+    const Trace& trace, const CollectiveMatch& match, const Rules& rules);
+// The same with the kernel names of CollectiveGroup::name given by `kernelName` (candidates with their own table),
+// and, given `opOf`, one row per operation the program called (`opOf` of a group: its first member's operation)
+// within each process group, sorted by it: all-to-all and all-reduce carried by the same SendRecv kernels apart.
+std::vector<CollectiveSummaryRow> collectiveSummary(const CollectiveMatch& match, const Rules& rules,
     const std::function<std::string(std::uint32_t)>& kernelName,
-    const std::function<std::string(const CollectiveGroup&)>& opOf);
+    const std::function<std::string(const CollectiveGroup&)>& opOf = {});
 
 // Per process group and member: how often it arrived last while others waited, and the waiting it caused them.
 struct StragglerRow

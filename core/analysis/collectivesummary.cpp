@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 #include <functional>
 #include <map>
 #include <set>
@@ -30,55 +29,30 @@ std::vector<std::string> splitKey(const std::string& key)
     }
 }
 
-// "ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)" -> "allreduce"; "" if the name does not say.
-std::string typeFromKernel(const std::string& name)
+// What the classification says of a kernel name: the collective in lower case ("allreduce") and NCCL's algorithm
+// with its protocol ("RING_LL"); both empty for a name that is no collective kernel.
+std::pair<std::string, std::string> kernelInfo(const Rules& rules, const std::string& name)
 {
-    const auto a = name.find('_');
-    if (a == std::string::npos || name.compare(0, 4, "nccl") != 0)
-        return {};
-    const auto b = name.find_first_of("_(", a + 1);
-    std::string t = name.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
-    for (char& c : t)
+    const NameClass nc = rules.classify(name, RegionKind::Kernel);
+    std::string type = nc.collective;
+    for (char& c : type)
         c = char(std::tolower(static_cast<unsigned char>(c)));
-    return t;
-}
-
-// "..._RING_LL(...)" -> "RING_LL": NCCL's algorithm and protocol as the kernel name spells them.
-std::string algorithmFromKernel(const std::string& name)
-{
-    for (const char* algo :
-        { "_RING_", "_TREE_", "_NVLS_TREE_", "_NVLS_", "_COLLNET_DIRECT_", "_COLLNET_CHAIN_", "_PAT_" }) {
-        const auto at = name.find(algo);
-        if (at == std::string::npos)
-            continue;
-        for (const char* proto : { "LL128", "LL", "SIMPLE" }) {
-            const std::size_t p = at + std::strlen(algo);
-            if (name.compare(p, std::strlen(proto), proto) == 0) {
-                const char after = p + std::strlen(proto) < name.size() ? name[p + std::strlen(proto)] : '\0';
-                if (after == '\0' || after == '(' || after == '_')
-                    return name.substr(at + 1, p + std::strlen(proto) - at - 1);
-            }
-        }
-    }
-    return {};
+    const std::string algorithm
+        = nc.algorithm.empty() || nc.protocol.empty() ? nc.algorithm : nc.algorithm + "_" + nc.protocol;
+    return { algorithm, type };
 }
 
 } // namespace
 
-std::vector<CollectiveSummaryRow> collectiveSummary(const Trace& trace, const CollectiveMatch& match)
+std::vector<CollectiveSummaryRow> collectiveSummary(
+    const Trace& trace, const CollectiveMatch& match, const Rules& rules)
 {
-    return collectiveSummary(match, [&](std::uint32_t name) -> std::string {
+    return collectiveSummary(match, rules, [&](std::uint32_t name) -> std::string {
         return name < trace.strings.size() ? trace.name(name) : std::string();
     });
 }
 
-std::vector<CollectiveSummaryRow> collectiveSummary(
-    const CollectiveMatch& match, const std::function<std::string(std::uint32_t)>& kernelName)
-{
-    return collectiveSummary(match, kernelName, {});
-}
-
-std::vector<CollectiveSummaryRow> collectiveSummary(const CollectiveMatch& match,
+std::vector<CollectiveSummaryRow> collectiveSummary(const CollectiveMatch& match, const Rules& rules,
     const std::function<std::string(std::uint32_t)>& kernelName,
     const std::function<std::string(const CollectiveGroup&)>& opOf)
 {
@@ -92,7 +66,7 @@ std::vector<CollectiveSummaryRow> collectiveSummary(const CollectiveMatch& match
         auto info = nameInfo.find(g.name);
         if (info == nameInfo.end()) {
             const std::string kernel = kernelName(g.name);
-            info = nameInfo.emplace(g.name, std::make_pair(algorithmFromKernel(kernel), typeFromKernel(kernel))).first;
+            info = nameInfo.emplace(g.name, kernelInfo(rules, kernel)).first;
         }
         const std::uint64_t sig = g.signature != kNoKey ? g.signature : (std::uint64_t(1) << 32) | g.name;
         std::uint32_t op = 0;

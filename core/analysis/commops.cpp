@@ -2,6 +2,7 @@
 #include "analysis/commops.h"
 
 #include "analysis/analysis_p.h"
+#include "analysis/kernelop.h"
 
 #include <algorithm>
 #include <bit>
@@ -18,7 +19,7 @@ std::string normaliseCommOp(std::string_view name)
     for (const char c : name.substr(0, name.find('(')))
         if (std::isalnum(static_cast<unsigned char>(c)))
             key += char(std::tolower(static_cast<unsigned char>(c)));
-    for (const char* prefix : { "nccldevkernel", "ncclkernel", "nccl", "rccl", "c10d", "torchdistributed", "dist" })
+    for (const char* prefix : { "nccl", "rccl", "c10d", "torchdistributed", "dist" })
         if (key.rfind(prefix, 0) == 0) {
             key.erase(0, std::string_view(prefix).size());
             break;
@@ -133,6 +134,17 @@ TimeNs unionLength(std::vector<TimeRange> parts)
 
 } // namespace
 
+const std::string& kernelOpText(const Trace& trace, const Analysis& analysis, StringId name)
+{
+    const std::string& collective = analysis.classOf(name).collective;
+    return collective.empty() ? trace.name(name) : collective;
+}
+
+std::string kernelNameOp(const Trace& trace, const Analysis& analysis, StringId name)
+{
+    return normaliseCommOp(kernelOpText(trace, analysis, name));
+}
+
 std::string commOpOf(
     const Trace& trace, const Analysis& analysis, IntervalRef kernel, CommOpSource* source, std::string* call)
 {
@@ -162,8 +174,7 @@ std::string commOpOf(
     if (const CollectiveArgs* args = collectiveArgsOf(trace, lane, kernel.interval); args)
         if (std::string op = normaliseCommOp(args->collective); !op.empty())
             return said(CommOpSource::KernelArgs, args->collective, op);
-    const std::string& kernelName = trace.name(lane.intervals.name(kernel.interval));
-    std::string op = normaliseCommOp(kernelName);
+    std::string op = kernelNameOp(trace, analysis, lane.intervals.name(kernel.interval));
     return said(CommOpSource::KernelName, {}, op.empty() ? std::string("other") : op);
 }
 
@@ -196,12 +207,12 @@ CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankInd
                 r.op = op;
                 r.call = call;
                 r.source = source;
-                r.kernelType = normaliseCommOp(trace.name(name));
+                r.kernelType = kernelNameOp(trace, analysis, name);
                 out.ops.push_back(std::move(r));
                 parts.emplace_back();
             }
             CommOpReport& r = out.ops[it->second];
-            if (r.kernelType != normaliseCommOp(trace.name(name)))
+            if (r.kernelType != kernelNameOp(trace, analysis, name))
                 r.kernelType = "mixed";
             ++r.count;
             if (!clipped.isEmpty())

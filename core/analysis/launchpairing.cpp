@@ -70,8 +70,9 @@ struct InOrder
         return paired;
     }
 
-    // Copies and memsets take the copy calls (cudaMemcpy*, cuMemcpy*, cudaMemset* ...) that reference their stream, in
-    // order, each only a call that began before it; what they feed is what the idle breakdown attributes gaps to.
+    // Copies and memsets take the copy calls (NameClass::copyCall: cudaMemcpy*, cuMemcpy*, cudaMemset* ...) that
+    // reference their stream, in order, each only a call that began before it; what they feed is what the idle
+    // breakdown attributes gaps to.
     void pairCopies()
     {
         for (std::size_t li = 0; li < laneCount(); ++li) {
@@ -82,10 +83,7 @@ struct InOrder
             for (const LaunchRef& l : lane.launches) {
                 if (l.cpuLane == kUnknownLaunch || !validCall(l))
                     continue;
-                std::string name = trace.name(rank.lanes[l.cpuLane].intervals.name(l.interval));
-                std::transform(
-                    name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-                if (name.find("memcpy") != std::string::npos || name.find("memset") != std::string::npos)
+                if (analysis.names[rank.lanes[l.cpuLane].intervals.name(l.interval)].copyCall)
                     calls.push_back(l);
             }
             if (calls.empty())

@@ -622,6 +622,15 @@ std::optional<std::uint32_t> Rules::colour(Category category, const std::string&
     return it->second;
 }
 
+std::vector<std::string> Rules::colouredSubgroups(Category category) const
+{
+    std::vector<std::string> out;
+    for (const auto& [key, rgb] : d->colours)
+        if (key.first == category && !key.second.empty())
+            out.push_back(key.second);
+    return out;
+}
+
 namespace {
 
 // A compute, communication, memcpy or idle rule that matched: the name's category and sub-group (for communication
@@ -712,8 +721,10 @@ NameClass Rules::classify(std::string_view name, RegionKind kind) const
             continue;
         const bool isClassRule = c.kind == RuleKind::Compute || c.kind == RuleKind::Communication
             || c.kind == RuleKind::Memcpy || c.kind == RuleKind::Idle;
+        // A memcpy rule on a CPU region names a copy call.
+        const bool copyCallRule = c.kind == RuleKind::Memcpy && forRegion && !nc.copyCall;
         // Skip the regex when this kind of question is already answered.
-        if (isClassRule && (classified || !forKernel))
+        if (isClassRule && (classified || !forKernel) && !copyCallRule)
             continue;
         if (c.kind == RuleKind::Phase && (!forKernel || phaseDone) && (!forRegion || regionPhaseDone))
             continue;
@@ -730,6 +741,9 @@ NameClass Rules::classify(std::string_view name, RegionKind kind) const
             continue;
         const int ruleIndex = int(i);
         const Rule& r = d->rules[i];
+        nc.copyCall = nc.copyCall || copyCallRule;
+        if (isClassRule && (classified || !forKernel))
+            continue; // only the copy call was asked
         switch (c.kind) {
         case RuleKind::Compute:
         case RuleKind::Communication:

@@ -51,6 +51,7 @@ struct NameClass
     bool kernelLaunch = false; // CPU regions: a kernel-launch API call (cuLaunchKernel, hipLaunchKernel ...)
     bool graphLaunch = false; // CPU regions: a CUDA/HIP graph launch (a launch rule of subgroup "graph")
     bool syncCall = false; // CPU regions: a call that blocks until the GPU catches up (synchronize, .item())
+    bool copyCall = false; // CPU regions: a copy or memset call (a memcpy rule whose target takes regions)
     bool dataLoader = false; // CPU regions: the data loader producing the next batch
 };
 
@@ -92,6 +93,9 @@ public:
     // The colour (0xRRGGBB) the rules file gives a sub-group of a category ("colours"), else that category's "*"
     // colour; nullopt when it gives neither.
     std::optional<std::uint32_t> colour(Category category, const std::string& subgroup) const;
+    // The sub-groups of a category that "colours" names, in name order, "*" (the others' colour) included and ""
+    // (the category without a sub-group) left out: the classes a legend of the category can show.
+    std::vector<std::string> colouredSubgroups(Category category) const;
 
     // The text of resources/rules.json compiled into the library.
     static const char* defaultJson();

@@ -3,6 +3,7 @@
 
 #include "analysis/clockalign.h"
 #include "analysis/gpuwork_p.h"
+#include "analysis/kernelop.h"
 #include "model/bytes.h"
 #include "model/parallelfor.h"
 
@@ -229,8 +230,14 @@ CollectiveCandidates collectiveCandidates(
             out.items.push_back(c);
         });
     }
-    markQueued(
-        out.items, out.names, [&](std::uint32_t name) { return out.names[name]; }, intern);
+    std::unordered_map<std::uint32_t, StringId> kernelOf; // the kernel names' indexes in out.names
+    for (const auto& [id, index] : nameIndex)
+        kernelOf.emplace(index, id);
+    auto opText = [&](std::uint32_t name) {
+        const auto it = kernelOf.find(name);
+        return it == kernelOf.end() ? out.names[name] : kernelOpText(trace, analysis, it->second);
+    };
+    markQueued(out.items, out.names, opText, intern);
     auto nameOf = [&](StringId name) {
         auto [it, fresh] = nameIndex.try_emplace(name, std::uint32_t(out.names.size()));
         if (fresh)
@@ -242,7 +249,7 @@ CollectiveCandidates collectiveCandidates(
     return out;
 }
 
-void addCrossRank(StatsReport& report, const CollectiveMatch& match)
+void addCrossRank(StatsReport& report, const CollectiveMatch& match, const Rules& rules)
 {
     report.anyCollectiveGroup = !match.groups.empty();
     report.multipleHosts = match.multipleHosts;
@@ -251,8 +258,8 @@ void addCrossRank(StatsReport& report, const CollectiveMatch& match)
         for (int& m : pg.members)
             m = std::size_t(m) < report.ranks.size() ? report.ranks[std::size_t(m)].rank : m;
     const auto& keys = match.keys;
-    report.collectiveSummary
-        = collectiveSummary(match, [&](std::uint32_t name) { return name < keys.size() ? keys[name] : std::string(); });
+    report.collectiveSummary = collectiveSummary(
+        match, rules, [&](std::uint32_t name) { return name < keys.size() ? keys[name] : std::string(); });
     report.stragglers = stragglerSummary(match);
 }
 
@@ -285,7 +292,7 @@ StatsReport buildStatsReport(const Trace& trace, const Analysis& analysis, const
     fillPeerWaits(report, match, o.window);
     report.clocks = trace.clocks;
     report.clockLine = clockSummaryLine(trace);
-    addCrossRank(report, match);
+    addCrossRank(report, match, analysis.rules);
     report.kernels = kernelRows(kernelParts(trace, analysis, o.window));
     return report;
 }

@@ -155,8 +155,8 @@ struct StatsReport
 };
 
 // Fills the cross-rank parts of a report (groups, summary, stragglers) from the match of all its ranks; the
-// match's keys table also names its kernels (CollectiveCandidates::names).
-void addCrossRank(StatsReport& report, const CollectiveMatch& match);
+// match's keys table also names its kernels (CollectiveCandidates::names), which `rules` classify.
+void addCrossRank(StatsReport& report, const CollectiveMatch& match, const Rules& rules);
 // The job windows of the report's steps (by step index; jobStepWindows over every rank's steps).
 std::map<int, TimeRange> reportJobWindows(const StatsReport& report);
 

@@ -172,6 +172,25 @@ OpenedRun openRun(const std::string& path, const RunOptions& options)
     return run;
 }
 
+std::optional<OpenedRun> openRunOrError(
+    const std::string& path, const RunOptions& options, std::string& error, bool* stalled)
+{
+    if (stalled)
+        *stalled = false;
+    try {
+        return openRun(path, options);
+    } catch (const LoadStalled& e) {
+        error = e.what();
+        if (stalled)
+            *stalled = true;
+    } catch (const LoadError& e) {
+        error = e.what();
+    } catch (const LoadCancelled& e) {
+        error = path + ": " + e.what();
+    }
+    return std::nullopt;
+}
+
 std::shared_ptr<Trace> loadTrace(const std::string& path, const LoadOptions& options)
 {
     RunOptions run;

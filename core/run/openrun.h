@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,13 @@ struct OpenedRun
 // of them, ...) and runs the stages `options` asks for. Throws LoadError (incl. TraceTooLarge, LoadStalled) or
 // LoadCancelled.
 OpenedRun openRun(const std::string& path, const RunOptions& options = {});
+
+// openRun for the command-line front ends (exposure-cli, exposure-mpi), with their one mapping of its errors:
+// nullopt, with `error` set to the one line to report ("<file>: <problem>", for a cancel too). A stalled read is
+// such an error as well; `stalled` (if given) says that it was one, whose reading thread is left behind and cannot be
+// stopped (a program that wants to end should _Exit).
+std::optional<OpenedRun> openRunOrError(
+    const std::string& path, const RunOptions& options, std::string& error, bool* stalled = nullptr);
 
 // The reading stages alone (detect .. consistency), unwatched, in the calling thread: openRun(path) without the
 // analysis, for tests and tools that want just the Trace.

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// Figure specs the figure tests start from: a print size in millimetres at a resolution, or a size in pixels.
+// Figure specs the figure tests start from: a print size in millimetres at a resolution, or a size in pixels; and
+// what a render's legend said.
+#include "figure/figurerenderer.h"
 #include "figure/figurespec.h"
+
+#include <QStringList>
 
 namespace exposure::testing {
 
@@ -24,6 +28,16 @@ inline FigureSpec pixelSpec(int widthPx, int heightPx)
     s.widthPx = widthPx;
     s.heightPx = heightPx;
     return s;
+}
+
+// The legend's texts of the last render, in the order drawn.
+inline QStringList legendTexts(const FigureRenderer& r)
+{
+    QStringList out;
+    for (const PlotText& t : r.check().texts)
+        if (t.role == PlotText::Role::Legend)
+            out << t.text;
+    return out;
 }
 
 } // namespace exposure::testing

@@ -403,6 +403,17 @@ bool CompareWindow::isLoading() const
     return std::any_of(m_runs.begin(), m_runs.end(), [](const auto& r) { return r->busy; });
 }
 
+void CompareWindow::setRunOptions(RunOptions options)
+{
+    // What a job reports through its own JobContext, never through these.
+    options.load.progress = nullptr;
+    options.stageStarted = nullptr;
+    options.viewIndex = false;
+    options.collectives = false;
+    options.analyse = true;
+    m_runOptions = std::move(options);
+}
+
 void CompareWindow::setSkipSteps(int n)
 {
     m_skip->setValue(n);
@@ -421,15 +432,14 @@ void CompareWindow::startJob(Run& run)
     run.error.clear();
     // Everything the job needs is captured by value: it never touches the window.
     run.job->start<JobResult>(
-        [path = run.path, trace = run.trace, analysis = run.analysis, skip = m_skip->value()](
+        [path = run.path, trace = run.trace, analysis = run.analysis, skip = m_skip->value(), load = m_runOptions](
             const JobContext& job) mutable -> JobResult {
             JobResult result;
             result.skipSteps = skip;
             try {
                 if (!trace) {
-                    RunOptions options;
-                    options.load.cancel = job.cancelFlag();
-                    OpenedRun opened = openRun(path.toStdString(), options);
+                    load.load.cancel = job.cancelFlag();
+                    OpenedRun opened = openRun(path.toStdString(), load);
                     trace = std::move(opened.trace);
                     analysis = std::move(opened.analysis);
                 }
@@ -439,9 +449,9 @@ void CompareWindow::startJob(Run& run)
             }
             if (job.cancelled())
                 throw LoadCancelled();
-            CompareOptions options;
-            options.skipSteps = skip;
-            result.summary = summarizeRun(*trace, *analysis, options);
+            CompareOptions compare;
+            compare.skipSteps = skip;
+            result.summary = summarizeRun(*trace, *analysis, compare);
             result.trace = trace;
             result.analysis = analysis;
             return result;

@@ -10,6 +10,7 @@
 #include "compare/comparechart.h"
 #include "jobs/jobslot.h"
 #include "model/trace.h"
+#include "run/openrun.h"
 
 #include <QDialog>
 #include <QString>
@@ -53,7 +54,11 @@ public:
     explicit CompareWindow(QWidget* parent = nullptr);
     ~CompareWindow() override; // cancels the loads and waits for them
 
-    // Loads `path` in the background (loadTrace + analyze with the default rules + summarizeRun).
+    // How the runs added next load: the main window's rules, clock mode, memory limit and stall limit
+    // (TraceLoader::runOptions()); the built-in rules and the defaults until set.
+    void setRunOptions(RunOptions options);
+    const RunOptions& runOptions() const { return m_runOptions; }
+    // Loads `path` in the background (openRun with runOptions(), then summarizeRun).
     void addRun(const QString& path);
     // A run that is already loaded (e.g. the trace open in the main window): only summarised.
     void addLoadedRun(
@@ -130,6 +135,7 @@ private:
     void rememberFolder(const QString& path);
 
     std::vector<std::unique_ptr<Run>> m_runs;
+    RunOptions m_runOptions;
     quint64 m_nextId = 1;
     QListWidget* m_list;
     TableModel* m_model;

@@ -61,19 +61,25 @@ std::function<void(const LoadProgress&)> progressReporter(const JobContext& job)
 
 } // namespace
 
-void TraceLoader::load(const QString& path, const std::vector<int>& ranks)
+RunOptions TraceLoader::runOptions(const std::vector<int>& ranks) const
 {
-    m_path = path;
-    emit started(path);
     RunOptions options;
     options.read = m_load;
     options.rules = m_rules;
-    options.viewIndex = true;
-    options.collectives = true;
     options.clock = m_clockMode;
     options.load.ranks = ranks;
     options.load.memoryLimit = m_memoryLimit;
     options.stallSeconds = m_stallSeconds;
+    return options;
+}
+
+void TraceLoader::load(const QString& path, const std::vector<int>& ranks)
+{
+    m_path = path;
+    emit started(path);
+    RunOptions options = runOptions(ranks);
+    options.viewIndex = true;
+    options.collectives = true;
     auto tooLargeFlag = std::make_shared<std::atomic<bool>>(false);
     m_job->start<LoadedTrace>(
         [options, path, ranks, tooLargeFlag](const JobContext& job) mutable -> LoadedTrace {

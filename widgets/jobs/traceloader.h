@@ -53,6 +53,9 @@ public:
     void setClockMode(ClockMode mode) { m_clockMode = mode; }
     ClockMode clockMode() const { return m_clockMode; }
 
+    // The options the next load of `ranks` runs with: the rules, the clock mode, the memory and stall limits and the
+    // load function (what Compare Runs loads its runs with too).
+    RunOptions runOptions(const std::vector<int>& ranks = {}) const;
     // Loads `path`; with `ranks`, only those ranks of a folder of per-rank archives.
     void load(const QString& path, const std::vector<int>& ranks = {});
     void cancel();

@@ -81,8 +81,8 @@ void CollectivesModel::setMatch(const Trace& trace, const CollectiveMatch& match
     };
     auto kernelName = [&](std::uint32_t name) { return trace.name(name); };
     const auto rows = trace.ranks.size() < 2 ? std::vector<CollectiveSummaryRow> {}
-        : analysis                           ? collectiveSummary(match, kernelName, opOf)
-                                             : collectiveSummary(trace, match);
+        : analysis                           ? collectiveSummary(match, analysis->rules, kernelName, opOf)
+                                             : collectiveSummary(trace, match, Rules::defaults());
     const auto stragglers = stragglerSummary(match);
     for (std::uint32_t g = 0; trace.ranks.size() >= 2 && g < match.processGroups.size(); ++g) {
         const ProcessGroupMatch& pg = match.processGroups[g];

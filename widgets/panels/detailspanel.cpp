@@ -2,6 +2,7 @@
 #include "panels/detailspanel.h"
 
 #include "analysis/commops.h"
+#include "analysis/kernelop.h"
 #include "common/labels.h"
 #include "common/theme.h"
 #include "model/utf8.h"
@@ -313,7 +314,7 @@ void DetailsPanel::addCommunication(const Subject& s)
     CommOpSource source = CommOpSource::KernelName;
     std::string call;
     const std::string op = commOpOf(s.trace, *s.analysis, s.ref, &source, &call);
-    const std::string kernelType = normaliseCommOp(s.trace.name(s.id));
+    const std::string kernelType = kernelNameOp(s.trace, *s.analysis, s.id);
     QString opText = QString::fromStdString(op);
     if (!call.empty())
         opText += QStringLiteral(" (%1)").arg(QString::fromStdString(call));

@@ -255,6 +255,7 @@ void MainWindow::createFileMenu()
             if (trace())
                 w->addLoadedRun(tracePath(), trace(), analysis());
         }
+        w->setRunOptions(m_loader->runOptions()); // runs load as the main window's trace did
         w->show();
         w->raise();
         w->activateWindow();

@@ -51,9 +51,14 @@ PaletteKind paletteKindFromName(const QString& name, bool* ok)
     return kind.value_or(PaletteKind::Default);
 }
 
-Palette::Palette(PaletteKind kind, const QPalette& base)
+Palette::Palette(PaletteKind kind, const QPalette& base, std::shared_ptr<const Rules> rules)
     : m_kind(kind)
+    , m_rules(std::move(rules))
 {
+    if (!m_rules) {
+        static const auto defaults = std::make_shared<const Rules>(Rules::defaults());
+        m_rules = defaults;
+    }
     m_background = base.color(QPalette::Base);
     m_text = base.color(QPalette::WindowText);
     const bool dark = m_background.lightness() < 128;
@@ -76,10 +81,9 @@ QColor Palette::grey(QColor c) const
 QColor Palette::block(Category category, const std::string& sg) const
 {
     // Sub-group colours come with the rules file ("colours"); strict colour-blind mode keeps one per category.
-    static const Rules defaults = Rules::defaults();
     auto ruled = [&](QRgb categoryColour) {
         return m_kind == PaletteKind::ColorBlind ? rgb(categoryColour)
-                                                 : rgb(defaults.colour(category, sg).value_or(categoryColour));
+                                                 : rgb(m_rules->colour(category, sg).value_or(categoryColour));
     };
     QColor c;
     switch (category) {
@@ -146,13 +150,11 @@ std::vector<Palette::ClassColour> Palette::classColours() const
     std::vector<ClassColour> out;
     auto add = [&](const QString& name, const QColor& c) { out.push_back({ name, c }); };
     if (m_kind == PaletteKind::Default) {
-        for (const char* sg : { "gemm", "attention", "elementwise", "reduction", "normalization", "optimizer",
-                 "convolution", "layout", "pooling", "other" })
-            add(QString::fromLatin1(sg), block(Category::Compute, sg));
-        for (const char* sg : { "AllReduce", "AllGather", "ReduceScatter", "Broadcast", "SendRecv" })
-            add(QString::fromLatin1(sg), block(Category::Communication, sg));
-        for (const char* sg : { "HtoD", "DtoH", "DtoD", "PtoP" })
-            add(QString::fromLatin1(sg), block(Category::Memcpy, sg));
+        for (const Category c : { Category::Compute, Category::Communication, Category::Memcpy })
+            for (const std::string& sg : m_rules->colouredSubgroups(c))
+                add(sg == "*" ? QStringLiteral("other %1").arg(QLatin1String(categoryName(c)))
+                              : QString::fromStdString(sg),
+                    block(c, sg));
     } else {
         add(QStringLiteral("compute"), block(Category::Compute, std::string()));
         add(QStringLiteral("communication"), block(Category::Communication, std::string()));

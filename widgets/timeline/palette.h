@@ -7,6 +7,7 @@
 #include <QColor>
 #include <QPalette>
 #include <QString>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,12 +21,13 @@ enum class PaletteKind {
 QString paletteKindName(PaletteKind kind); // "default", "colorblind", "grayscale"
 PaletteKind paletteKindFromName(const QString& name, bool* ok = nullptr);
 
-// All colours of the timeline. Block colours come from the category / sub-group tables; chrome
-// colours (background, text, grid, selection) are taken from a QPalette so a dark theme works.
+// All colours of the timeline. Block colours come from the rules' "colours" (the loaded rules, else the built-in
+// ones); chrome colours (background, text, grid, selection) are taken from a QPalette so a dark theme works.
 class Palette
 {
 public:
-    explicit Palette(PaletteKind kind = PaletteKind::Default, const QPalette& base = QPalette());
+    explicit Palette(PaletteKind kind = PaletteKind::Default, const QPalette& base = QPalette(),
+        std::shared_ptr<const Rules> rules = nullptr);
 
     PaletteKind kind() const { return m_kind; }
     QColor block(Category category, const std::string& subgroup) const;
@@ -39,8 +41,8 @@ public:
     // The lines of the hatch over communication spent waiting for peers.
     QColor waitingHatch() const;
 
-    // Every class colour a figure can show, by legend name (sub-groups in the default palette): what the
-    // ΔE test compares pairwise.
+    // Every class colour a figure can show, by legend name (in the default palette the sub-groups the rules give
+    // colours, "*" as "other <category>"): what the ΔE test compares pairwise.
     struct ClassColour
     {
         QString name;
@@ -62,6 +64,7 @@ private:
     QColor grey(QColor c) const;
 
     PaletteKind m_kind;
+    std::shared_ptr<const Rules> m_rules; // never null
     QColor m_background, m_rowShade, m_text, m_grid, m_selection, m_hover, m_outline;
 };
 

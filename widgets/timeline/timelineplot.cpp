@@ -358,10 +358,18 @@ void TimelinePlot::ensureRowVisible(int row)
         setFirstRow(row - m_shownRows + 1);
 }
 
+namespace {
+// The rules the analysis classified with, whose "colours" the palette paints (null: the built-in ones).
+std::shared_ptr<const Rules> rulesOf(const std::shared_ptr<const Analysis>& analysis)
+{
+    return analysis ? std::shared_ptr<const Rules>(analysis, &analysis->rules) : nullptr;
+}
+} // namespace
+
 void TimelinePlot::rebuildColors()
 {
     ++m_scene.generation;
-    m_scene.palette = Palette(m_scene.options.palette, palette());
+    m_scene.palette = Palette(m_scene.options.palette, palette(), rulesOf(m_scene.analysis));
     m_scene.nameColors.clear();
     m_scene.classColors.clear();
     if (!m_scene.trace)
@@ -381,7 +389,7 @@ void TimelinePlot::rebuildColors()
 
 void TimelinePlot::applyStyle()
 {
-    m_scene.palette = Palette(m_scene.options.palette, palette());
+    m_scene.palette = Palette(m_scene.options.palette, palette(), rulesOf(m_scene.analysis));
     const Palette& pal = m_scene.palette;
     const auto& o = m_scene.options;
     QFont font = QApplication::font();

@@ -465,7 +465,7 @@ private Q_SLOTS:
         QCOMPARE(m.groups.size(), std::size_t(24));
         for (const CollectiveGroup& g : m.groups)
             QCOMPARE(g.members.size(), std::size_t(4));
-        const auto summary = collectiveSummary(*l.trace, m);
+        const auto summary = collectiveSummary(*l.trace, m, l.run.analysis->rules);
         QCOMPARE(summary.size(), std::size_t(1));
         QCOMPARE(summary[0].type, std::string("sendrecv"));
         QCOMPARE(summary[0].count, std::uint64_t(24));

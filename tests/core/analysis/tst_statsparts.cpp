@@ -173,7 +173,7 @@ private Q_SLOTS:
         for (const auto& [text, index] : names)
             keys[index] = text;
         const CollectiveMatch match = matchCandidates(all, 4, false, 200'000, keys);
-        addCrossRank(report, match);
+        addCrossRank(report, match, m_parts.front().analysis->rules);
         const auto waits = waitParts(match);
         for (const Part& p : m_parts)
             for (std::size_t r = 0; r < p.trace->ranks.size(); ++r) {

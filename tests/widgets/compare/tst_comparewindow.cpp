@@ -10,6 +10,7 @@
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QDir>
+#include <QFile>
 #include <QFutureWatcher>
 #include <QListWidget>
 #include <QMenu>
@@ -33,6 +34,7 @@ private slots:
     void chartShowsExposedBar();
     void orderAndSkipSteps();
     void mainWindowAction();
+    void loadsWithTheMainWindowsOptions();
     void removeWhileLoading();
     void runsByGpuCount();
     void sameGpuCountHasNoEfficiency();
@@ -313,6 +315,60 @@ void TestCompareWindow::mainWindowAction()
     action->trigger();
     QCOMPARE(mw.findChildren<CompareWindow*>().size(), qsizetype(1));
     QCOMPARE(cw->runCount(), 1);
+}
+
+// Runs added to Compare Runs load as the main window loads: its rules (here every kernel is compute, so no run has
+// communication), its clock mode and its memory limit (a tiny one refuses the run, naming it).
+void TestCompareWindow::loadsWithTheMainWindowsOptions()
+{
+    const QString rulesPath = m_dir.filePath(QStringLiteral("all-compute.json"));
+    {
+        QFile f(rulesPath);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"rules": [{"id": "all", "pattern": "", "target": "kernel", "category": "compute",
+            "subgroup": "other"}]})");
+    }
+    const Rules allCompute = Rules::fromFile(rulesPath.toStdString(), false);
+    MainWindow mw;
+    mw.loader()->setRules(allCompute);
+    mw.openTrace(m_run2);
+    QVERIFY(QTest::qWaitFor([&] { return mw.trace() != nullptr; }, 60000));
+    mw.loader()->setClockMode(ClockMode::Recorded);
+    mw.loader()->setMemoryLimit(1024);
+    QAction* action = nullptr;
+    for (QAction* a : mw.fileMenu()->actions())
+        if (a->shortcut() == QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C))
+            action = a;
+    QVERIFY(action);
+    action->trigger();
+    auto* cw = mw.findChild<CompareWindow*>();
+    QVERIFY(cw);
+    QCOMPARE(cw->runOptions().rules.source(), rulesPath.toStdString());
+    QCOMPARE(cw->runOptions().clock, ClockMode::Recorded);
+    QCOMPARE(cw->runOptions().load.memoryLimit, std::uint64_t(1024));
+    // 1 KiB is less than any trace needs: the run is refused by the memory check, with its file named.
+    cw->addRun(m_run1);
+    QVERIFY(QTest::qWaitFor([&] { return !cw->isLoading(); }, 60000));
+    QVERIFY2(cw->errorText().contains(QStringLiteral("gpus1")), qPrintable(cw->errorText()));
+    QCOMPARE(cw->summaries().size(), std::size_t(1));
+
+    // Without the limit, a run added next is classified by the main window's rules: all compute.
+    mw.loader()->setMemoryLimit(0);
+    action->trigger();
+    QCOMPARE(cw->runOptions().load.memoryLimit, std::uint64_t(0));
+    cw->removeRun(1);
+    cw->addRun(m_run2);
+    QVERIFY(QTest::qWaitFor([&] { return !cw->isLoading(); }, 60000));
+    QCOMPARE(cw->summaries().size(), std::size_t(2));
+    const auto trace = loadTrace(m_run2.toStdString());
+    const RunSummary byRules = summarizeRun(*trace, *analyze(*trace, allCompute), CompareOptions {});
+    const RunSummary byDefaults = summary(m_run2);
+    QVERIFY(byDefaults.commBusyNs > 0);
+    QCOMPARE(byRules.commBusyNs, TimeNs(0));
+    for (const RunSummary& s : cw->summaries()) {
+        QCOMPARE(s.commBusyNs, TimeNs(0));
+        QCOMPARE(s.computeNs, byRules.computeNs);
+    }
 }
 
 void TestCompareWindow::removeWhileLoading()

@@ -9,6 +9,7 @@
 #include "figure/exportfiguredialog.h"
 #include "figure/figurerenderer.h"
 #include "support/areameasure.h"
+#include "support/figurespecs.h"
 #include "support/testtraces.h"
 #include "timeline/timelineplot.h"
 
@@ -62,15 +63,6 @@ long statePixels(const std::map<QRgb, long>& counts, const Palette& pal, Overlap
     if (pattern.style() != Qt::NoBrush && pattern.color() != pal.overlap(st))
         n += countOf(counts, pattern.color());
     return n;
-}
-
-QStringList legendTexts(const FigureRenderer& r)
-{
-    QStringList out;
-    for (const PlotText& t : r.check().texts)
-        if (t.role == PlotText::Role::Legend)
-            out << t.text;
-    return out;
 }
 
 } // namespace
