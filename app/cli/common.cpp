@@ -2,6 +2,8 @@
 // Helpers shared by every exposure-cli command (and by exposure-cli-render).
 #include "commands.h"
 
+#include "run/jobcheck.h"
+
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <algorithm>
@@ -118,7 +120,12 @@ std::string LoadArgs::apply(const QCommandLineParser& parser, LoadOptions& optio
 std::optional<OpenedRun> openRunOrFail(const std::string& path, const RunOptions& options)
 {
     try {
-        return openRun(path, options);
+        OpenedRun run = openRun(path, options);
+        // Still one loadable run; but files of different jobs read as one are worth saying where it is seen at once.
+        for (const auto& w : run.trace->warnings)
+            if (isJobWarning(w) && !g_quiet)
+                std::cerr << g_program << ": warning: " << w << std::endl;
+        return run;
     } catch (const LoadStalled& e) {
         fail(e.what());
         std::fflush(nullptr);
