@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Helpers shared by every exposure-cli command (and by exposure-cli-render).
 #include "commands.h"
-
 #include "run/jobcheck.h"
 
 #include <QCommandLineParser>

@@ -7,13 +7,12 @@
 #include "model/parallelfor.h"
 #include "model/timeformat.h"
 
-#include <rapidjson/document.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <limits>
 #include <map>
 #include <optional>
+#include <rapidjson/document.h>
 #include <regex>
 #include <set>
 #include <tuple>
@@ -299,8 +298,8 @@ JobSplit splitJobs(const std::string& path, const std::vector<FileJob>& files)
     // One job per distinct (program, world size, clock cluster) among the dimensions that differ, in file order.
     std::map<std::tuple<std::string, int, int>, std::size_t> groupOf;
     for (std::size_t i = 0; i < files.size(); ++i) {
-        const auto key = std::make_tuple(byProgram ? programs[i] : std::string(), byWorld ? worldSizes[i] : 0,
-            byEpoch ? clusters[i] : 0);
+        const auto key = std::make_tuple(
+            byProgram ? programs[i] : std::string(), byWorld ? worldSizes[i] : 0, byEpoch ? clusters[i] : 0);
         const auto [it, added] = groupOf.emplace(key, split.groups.size());
         if (added)
             split.groups.emplace_back();

@@ -9,9 +9,9 @@
 #include "support/shareddata.h"
 
 #include <QFile>
-#include <algorithm>
 #include <QTemporaryDir>
 #include <QTest>
+#include <algorithm>
 
 using namespace exposure;
 using namespace exposure::testing;

@@ -203,7 +203,8 @@ void TestCliInfo::nsightReports()
     QVERIFY(refused.err.contains(QByteArray(bad.toUtf8() + ": not an SQLite database")));
 }
 
-// Two unrelated reports in one folder: info and stats still read them (exit 0) and say on stderr that they are two jobs.
+// Two unrelated reports in one folder: info and stats still read them (exit 0) and say on stderr that they are two
+// jobs.
 void TestCliInfo::differentJobs()
 {
     using namespace exposure::testing;

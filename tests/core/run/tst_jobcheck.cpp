@@ -2,8 +2,8 @@
 // run/jobcheck: files of one folder that belong to different jobs (programs, world sizes, clocks hours apart) open
 // as one run with one warning naming the groups; one job on several hosts gives none; threads named for another rank
 // are flagged.
-#include "run/jobcheck.h"
 #include "model/timeformat.h"
+#include "run/jobcheck.h"
 #include "run/openrun.h"
 #include "support/kinetotraces.h"
 #include "support/nsystraces.h"
@@ -66,13 +66,15 @@ private slots:
         const auto jobs = jobWarnings(*t);
         QCOMPARE(jobs.size(), std::size_t(1));
         QCOMPARE(jobs[0],
-            d + ": the files look like 2 different jobs (different programs): cloverleaf.sqlite (program cloverleaf, "
-                "host gpu-node-1) and saxpy.sqlite (program saxpy, host gpu-node-7)"
+            d
+                + ": the files look like 2 different jobs (different programs): cloverleaf.sqlite (program cloverleaf, "
+                  "host gpu-node-1) and saxpy.sqlite (program saxpy, host gpu-node-7)"
                 + kTail);
         // Rank 1 (saxpy, numbered by the order of the files) runs a thread its program named "MPI Rank 0".
-        const std::string thread = d + "/saxpy.sqlite: Rank 1: its thread \"MPI Rank 0\" is named for rank 0, not 1 "
-                                       "(the rank numbers, taken from the files' names or order, or the files "
-                                       "themselves may not belong together)";
+        const std::string thread = d
+            + "/saxpy.sqlite: Rank 1: its thread \"MPI Rank 0\" is named for rank 0, not 1 "
+              "(the rank numbers, taken from the files' names or order, or the files "
+              "themselves may not belong together)";
         QCOMPARE(std::count(t->warnings.begin(), t->warnings.end(), thread), 1l);
         QCOMPARE(threadRankWarnings(*t), std::vector<std::string>({ thread }));
 
@@ -107,7 +109,8 @@ private slots:
         const std::string d = dir.path().toStdString();
         const std::int64_t day = 86'400'000'000'000;
         writeReport(d + "/a_rank0.sqlite", "python3", "n1", "MPI Rank 0", 100, 1'790'000'000'000'000'000);
-        writeReport(d + "/b_rank1.sqlite", "python3", "n1", "MPI Rank 1", 200, 1'790'000'000'000'000'000 + day + 7'200'000'000'000);
+        writeReport(d + "/b_rank1.sqlite", "python3", "n1", "MPI Rank 1", 200,
+            1'790'000'000'000'000'000 + day + 7'200'000'000'000);
         const auto t = loadTrace(d);
         const auto jobs = jobWarnings(*t);
         QCOMPARE(jobs.size(), std::size_t(1));
@@ -133,8 +136,9 @@ private slots:
         const auto jobs = jobWarnings(*t);
         QCOMPARE(jobs.size(), std::size_t(1));
         QCOMPARE(jobs[0],
-            d + ": the files look like 2 different jobs (different world sizes): ws1_rank0.json (world size 1) and "
-                "ws2_rank0.json, ws2_rank1.json (world size 2)"
+            d
+                + ": the files look like 2 different jobs (different world sizes): ws1_rank0.json (world size 1) and "
+                  "ws2_rank0.json, ws2_rank1.json (world size 2)"
                 + kTail);
         QVERIFY(std::count(t->warnings.begin(), t->warnings.end(),
             d + ": rank numbers follow the natural order of the files (the files declare different world sizes)"));
