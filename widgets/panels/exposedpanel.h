@@ -18,6 +18,8 @@ class QTableView;
 
 namespace exposure {
 
+class ElidedLabel;
+
 // Per rank: one stacked bar of compute-only / hidden / exposed / idle time over the scope.
 class RankBarChart : public QWidget
 {
@@ -85,7 +87,7 @@ private:
     std::vector<CollectiveWaitStats> m_waits;
     std::vector<TimeNs> m_lengths; // per rank: step time (step scope) or span
     QComboBox* m_scopeBox;
-    QLabel* m_caption;
+    ElidedLabel* m_caption; // what the scope covers: elided to its room (the whole text in its tooltip)
     TableModel* m_model;
     QTableView* m_table;
     RankBarChart* m_chart;
