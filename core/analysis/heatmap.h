@@ -70,8 +70,8 @@ struct StepHeatMap
     const Cell& cell(std::size_t rank, std::size_t column) const { return cells[rank * columns.size() + column]; }
     bool available(HeatMetric m) const
     {
-        return m == HeatMetric::Bubble ? hasBubble
-            : m == HeatMetric::Waiting ? hasWaiting
+        return m == HeatMetric::Bubble  ? hasBubble
+            : m == HeatMetric::Waiting  ? hasWaiting
             : m == HeatMetric::Slowdown ? hasSlowdown
                                         : true;
     }
