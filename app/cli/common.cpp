@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Helpers shared by every exposure-cli command (and by exposure-cli-render).
 #include "commands.h"
+#include "run/jobcheck.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -149,8 +150,13 @@ std::optional<OpenedRun> openRunOrFail(const std::string& path, const RunOptions
     std::string error;
     bool stalled = false;
     auto run = openRunOrError(path, options, error, &stalled);
-    if (run)
+    if (run) {
+        // Still one loadable run; but files of different jobs read as one are worth saying where it is seen at once.
+        for (const auto& w : run->trace->warnings)
+            if (isJobWarning(w) && !g_quiet)
+                std::cerr << g_program << ": warning: " << w << std::endl;
         return run;
+    }
     fail(error);
     if (stalled) {
         std::fflush(nullptr);

@@ -44,9 +44,11 @@ const char* kDescription
       "\n"
       "--heatmap METRIC draws the rank x step heat map instead of the timeline: one cell per rank and step of\n"
       "step (the step's time), compute, exposed (communication no compute hides), waiting (for peers in\n"
-      "collectives), idle or bubble (the step's job window less the rank's compute), in ms on a colour bar; cells\n"
-      "more than 3.5 robust z-scores from their step's median are outlined. --order number|host|stage|value\n"
-      "orders the ranks (value: the largest mean first).\n"
+      "collectives), idle, bubble (the step's job window less the rank's compute) or slowdown (the straggler\n"
+      "attribution of whatif --even: the job's step with only that rank as recorded and every other operation at\n"
+      "its typical duration, less the step with all of them evened), in ms on a colour bar; cells more than 3.5\n"
+      "robust z-scores from their step's median are outlined. --order number|host|stage|value orders the ranks\n"
+      "(value: the largest mean first).\n"
       "\n"
       "An existing output file is never replaced unless --force is given.\n"
       "Exit status: 0 on success, 2 on a bad argument, spec or trace (one line on stderr).";
@@ -101,7 +103,7 @@ struct Options
     QCommandLineOption force { { QStringLiteral("f"), QStringLiteral("force") },
         QStringLiteral("Replace an existing output file.") };
     QCommandLineOption heatmap { QStringLiteral("heatmap"),
-        QStringLiteral("Draw the rank x step heat map of step, compute, exposed, waiting, idle or bubble."),
+        QStringLiteral("Draw the rank x step heat map of step, compute, exposed, waiting, idle, bubble or slowdown."),
         QStringLiteral("METRIC") };
     QCommandLineOption order { QStringLiteral("order"),
         QStringLiteral("Heat map rows by number (default), host, stage or value."), QStringLiteral("ORDER") };
@@ -171,7 +173,7 @@ std::string applyHeatMapArguments(const QCommandLineParser& p, const Options& o,
         s.heatmap = heatMetricFromName(p.value(o.heatmap).toStdString());
         if (!s.heatmap)
             return "--heatmap '" + p.value(o.heatmap).toStdString()
-                + "': expected step, compute, exposed, waiting, idle or bubble";
+                + "': expected step, compute, exposed, waiting, idle, bubble or slowdown";
     }
     if (p.isSet(o.order)) {
         if (!s.heatmap)
@@ -391,9 +393,12 @@ int runRender(int argc, char** argv)
         return 2;
     try {
         if (spec.heatmap) {
-            HeatMapFigure figure(run->trace,
-                std::make_shared<const StepHeatMap>(
-                    computeStepHeatMap(*run->trace, *run->analysis, run->collectives.get())));
+            auto map = std::make_shared<StepHeatMap>(
+                computeStepHeatMap(*run->trace, *run->analysis, run->collectives.get()));
+            if (*spec.heatmap == HeatMetric::Slowdown) // the straggler attribution: one replay per rank
+                whatif::addSlowdown(
+                    *map, *run->trace, whatif::WhatIfModel(run->trace, run->analysis, run->collectives).even());
+            HeatMapFigure figure(run->trace, std::move(map));
             figure.renderToFile(spec, outPath, force);
         } else if (request.even) {
             // The evened job as the replay predicts it, analysed and matched like a recorded one.

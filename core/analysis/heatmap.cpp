@@ -23,6 +23,7 @@ constexpr EnumName<HeatMetric> kMetricNames[] = {
     { HeatMetric::Waiting, "waiting" },
     { HeatMetric::Idle, "idle" },
     { HeatMetric::Bubble, "bubble" },
+    { HeatMetric::Slowdown, "slowdown" },
 };
 
 constexpr EnumName<HeatMetric> kMetricTitles[] = {
@@ -32,6 +33,7 @@ constexpr EnumName<HeatMetric> kMetricTitles[] = {
     { HeatMetric::Waiting, "Waiting for peers" },
     { HeatMetric::Idle, "Idle" },
     { HeatMetric::Bubble, "Pipeline bubble" },
+    { HeatMetric::Slowdown, "Slowdown" },
 };
 
 constexpr EnumName<RankOrder> kOrderNames[] = {

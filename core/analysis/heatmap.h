@@ -25,9 +25,13 @@ enum class HeatMetric : std::uint8_t {
     Waiting, // the rank's matched communication kernels' waiting for peers (collectiveSplitInWindow().waitNs)
     Idle, // WindowStats::idleNs
     Bubble, // the pipeline bubble of the step: see stepBubbleNs(), the extension point
+    // The straggler attribution of the step (whatif::addSlowdown(), core/whatif/straggler.cpp): the job's step time
+    // in the replay with only this rank's operations as recorded and every other operation at its typical duration,
+    // minus the job's step time with every operation at its typical duration; not computed by computeStepHeatMap.
+    Slowdown,
 };
-inline constexpr std::size_t kHeatMetricCount = 6;
-const char* heatMetricName(HeatMetric m); // "step", "compute", "exposed", "waiting", "idle", "bubble"
+inline constexpr std::size_t kHeatMetricCount = 7;
+const char* heatMetricName(HeatMetric m); // "step", "compute", "exposed", "waiting", "idle", "bubble", "slowdown"
 std::optional<HeatMetric> heatMetricFromName(std::string_view name);
 const char* heatMetricTitle(HeatMetric m); // "Step time", "Compute", "Exposed communication", ...
 
@@ -61,11 +65,15 @@ struct StepHeatMap
     std::vector<Cell> cells; // [rank * columns.size() + column]
     bool hasWaiting = false; // a collective matching was given
     bool hasBubble = false; // stepBubbleNs() gave a value for some step
+    bool hasSlowdown = false; // whatif::addSlowdown() filled the Slowdown metric
 
     const Cell& cell(std::size_t rank, std::size_t column) const { return cells[rank * columns.size() + column]; }
     bool available(HeatMetric m) const
     {
-        return m == HeatMetric::Bubble ? hasBubble : m == HeatMetric::Waiting ? hasWaiting : true;
+        return m == HeatMetric::Bubble  ? hasBubble
+            : m == HeatMetric::Waiting  ? hasWaiting
+            : m == HeatMetric::Slowdown ? hasSlowdown
+                                        : true;
     }
 };
 

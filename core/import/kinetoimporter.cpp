@@ -779,22 +779,25 @@ void importKineto(Trace& trace, const std::vector<std::string>& files, const Loa
         l.rank = l.data.rank >= 0 ? int(l.data.rank) : rankFromFileName(l.path);
     }
     const bool allNamed = std::all_of(loaded.begin(), loaded.end(), [](const Loaded& l) { return l.rank >= 0; });
-    if (!allNamed)
+    // Files of different world sizes are different jobs: read all the same (run/jobcheck.h says so and names them),
+    // their ranks numbered in the order of the files, since their own numbers repeat.
+    bool worldSizesDiffer = false;
+    for (std::size_t i = 0; i < loaded.size(); ++i)
+        worldSizesDiffer = worldSizesDiffer
+            || (loaded[i].data.worldSize >= 0 && loaded.front().data.worldSize >= 0
+                && loaded[i].data.worldSize != loaded.front().data.worldSize);
+    if (!allNamed || worldSizesDiffer)
         for (std::size_t i = 0; i < loaded.size(); ++i)
             loaded[i].rank = int(i);
+    if (worldSizesDiffer)
+        trace.warnings.push_back(trace.sourcePath
+            + ": rank numbers follow the natural order of the files (the files declare different world sizes)");
     for (std::size_t i = 0; i < loaded.size(); ++i)
-        for (std::size_t j = 0; j < i; ++j) {
+        for (std::size_t j = 0; j < i; ++j)
             if (loaded[i].rank == loaded[j].rank)
                 throw LoadError(loaded[i].path,
                     "rank " + std::to_string(loaded[i].rank) + " also comes from " + loaded[j].path
                         + " (two files of the same rank)");
-            if (loaded[i].data.worldSize >= 0 && loaded[j].data.worldSize >= 0
-                && loaded[i].data.worldSize != loaded[j].data.worldSize)
-                throw LoadError(loaded[i].path,
-                    "world size " + std::to_string(loaded[i].data.worldSize) + " differs from "
-                        + std::to_string(loaded[j].data.worldSize) + " in " + loaded[j].path
-                        + " (files of different runs)");
-        }
     std::vector<std::size_t> order(loaded.size()); // files in rank order
     std::iota(order.begin(), order.end(), std::size_t(0));
     std::stable_sort(

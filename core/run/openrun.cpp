@@ -5,6 +5,7 @@
 #include "import/memorybudget.h"
 #include "model/stagetimings.h"
 #include "run/inputkinds.h"
+#include "run/jobcheck.h"
 #include "run/watchedread.h"
 
 #include <algorithm>
@@ -78,8 +79,10 @@ std::shared_ptr<Trace> readStages(const std::string& path, const RunOptions& run
     stage(RunStage::Consistency);
     stageTiming("consistency");
     checkLaneConsistency(*trace, run.laneWarningsPerRank, load.threads);
-    if (!run.part)
-        checkRankAlignment(*trace); // needs every rank of the run
+    if (!run.part) { // both need every rank of the run
+        checkRankAlignment(*trace);
+        checkJobs(*trace);
+    }
     return trace;
 }
 

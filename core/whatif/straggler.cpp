@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The straggler what-if (whatif.h: EvenResult): typical durations for every operation, and which rank, stage or
 // operation type the job would gain most from.
+#include "analysis/heatmap.h"
 #include "analysis/statsreport.h"
 #include "model/parallelfor.h"
 #include "model/timeformat.h"
@@ -136,6 +137,7 @@ EvenResult WhatIfModel::even(int threads) const
     evened.work = withTypicalWork(m_graph, types, typical);
     const std::map<int, TimeNs> recordedSteps = jobSteps(m_recorded);
     const std::map<int, TimeNs> evenedSteps = jobSteps(replay(m_graph, evened));
+    out.evenedSteps = evenedSteps;
     out.recordedMean = meanOf(recordedSteps);
     out.evenedMean = meanOf(evenedSteps);
     out.slowdown = out.evenedMean > 0 ? double(out.recordedMean) / double(out.evenedMean) : 1.0;
@@ -221,7 +223,8 @@ EvenResult WhatIfModel::even(int threads) const
             }
         EvenResult::Group& g = results[j];
         g.name = d.groups[std::size_t(jobs[j].group)];
-        g.meanStep = meanOf(jobSteps(replay(m_graph, plan)));
+        g.steps = jobSteps(replay(m_graph, plan));
+        g.meanStep = meanOf(g.steps);
         g.slowdown = out.evenedMean > 0 ? double(g.meanStep) / double(out.evenedMean) : 1.0;
         g.ownRatio = typicalOwn > 0 ? double(own) / double(typicalOwn) : 1.0;
     });
@@ -236,6 +239,37 @@ EvenResult WhatIfModel::even(int threads) const
         out.by.emplace_back(dims[d].name, std::move(groups));
     }
     return out;
+}
+
+void addSlowdown(StepHeatMap& map, const Trace& trace, const EvenResult& even)
+{
+    // A run of one rank has no "rank" dimension (one group): its replay as recorded is the unedited replay.
+    std::map<std::string, const std::map<int, TimeNs>*> byRank;
+    std::map<int, TimeNs> recorded;
+    for (const EvenResult::Step& s : even.steps)
+        recorded[s.index] = s.recorded;
+    for (const auto& [dim, groups] : even.by)
+        if (dim == "rank")
+            for (const EvenResult::Group& g : groups)
+                byRank[g.name] = &g.steps;
+    const auto slowdown = std::size_t(HeatMetric::Slowdown);
+    for (std::size_t r = 0; r < map.rankCount && r < trace.ranks.size(); ++r) {
+        const auto it = byRank.find(std::to_string(trace.ranks[r].rank));
+        const std::map<int, TimeNs>* steps
+            = it != byRank.end() ? it->second : (trace.ranks.size() == 1 ? &recorded : nullptr);
+        for (std::size_t c = 0; c < map.columns.size(); ++c) {
+            StepHeatMap::Cell& cell = map.cells[r * map.columns.size() + c];
+            const int index = map.columns[c].stepIndex;
+            const auto kept = steps ? steps->find(index) : recorded.end();
+            const auto evened = even.evenedSteps.find(index);
+            if (!steps || kept == steps->end() || evened == even.evenedSteps.end()) {
+                cell.values[slowdown] = 0;
+                continue;
+            }
+            cell.values[slowdown] = kept->second - evened->second;
+        }
+    }
+    map.hasSlowdown = true;
 }
 
 std::string evenJson(const EvenResult& r)

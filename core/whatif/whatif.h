@@ -14,6 +14,10 @@
 #include <string>
 #include <vector>
 
+namespace exposure {
+struct StepHeatMap;
+}
+
 namespace exposure::whatif {
 
 struct Edits
@@ -119,10 +123,18 @@ struct EvenResult
         TimeNs meanStep = 0; // mean job step with this group as recorded
         double slowdown = 1.0; // meanStep / evenedMean
         double ownRatio = 1.0; // the group's recorded compute time over the same work at its typical durations
+        std::map<int, TimeNs> steps; // StepWindow::index -> the job's step time with this group as recorded
     };
+    std::map<int, TimeNs> evenedSteps; // StepWindow::index -> the job's step time with every operation evened
     std::vector<std::pair<std::string, std::vector<Group>>> by; // dimension -> groups, largest slowdown first
     std::size_t replays = 0;
 };
+
+// The Slowdown metric of a heat map (analysis/heatmap.h) from the attribution of dimension "rank": the cell of rank r
+// and step s is the job's step time s with rank r's operations as recorded and every other operation evened, minus
+// the job's step time s with every operation evened (both replays of even()); 0 where a replay lacks the step. Sets
+// map.hasSlowdown (for a run of one rank too, whose replay with that rank as recorded is the unedited replay).
+void addSlowdown(StepHeatMap& map, const Trace& trace, const EvenResult& even);
 
 std::string evenJson(const EvenResult& result);
 std::string evenTable(const EvenResult& result);

@@ -106,6 +106,26 @@ CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER
         exec("INSERT INTO TARGET_INFO_CUDA_DEVICE (gpuId, cudaId, pid) VALUES (" + std::to_string(cudaId) + ", "
             + std::to_string(cudaId) + ", 0)");
     }
+    // A process of the report (PROCESSES: what `nsys` records of each process it saw).
+    void process(std::int64_t pid, const std::string& name)
+    {
+        exec("INSERT INTO PROCESSES VALUES (" + std::to_string(nsysPid(pid)) + ", " + std::to_string(pid) + ", "
+            + quote(name) + ")");
+    }
+    // The recording host's name (TARGET_INFO_SYSTEM_ENV, name 'Hostname').
+    void host(const std::string& name)
+    {
+        exec("CREATE TABLE IF NOT EXISTS TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT NOT NULL, "
+             "name TEXT NOT NULL, nameEnum INTEGER NOT NULL, value TEXT NOT NULL)");
+        exec("INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (0, 'Default', 'Hostname', 0, " + quote(name) + ")");
+    }
+    // The session's start, ns since the epoch (TARGET_INFO_SESSION_START_TIME): the times of the report count from it.
+    void sessionStart(std::int64_t utcEpochNs)
+    {
+        exec("CREATE TABLE IF NOT EXISTS TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, "
+             "localTime TEXT)");
+        exec("INSERT INTO TARGET_INFO_SESSION_START_TIME (utcEpochNs) VALUES (" + std::to_string(utcEpochNs) + ")");
+    }
     void threadName(std::int64_t gtid, const std::string& name)
     {
         exec("INSERT INTO ThreadNames VALUES (" + std::to_string(str(name)) + ", 0, " + std::to_string(gtid) + ")");

@@ -31,6 +31,8 @@ void HeatMapFigure::prepare(const FigureSpec& spec)
     const HeatMetric metric = *spec.heatmap;
     if (metric == HeatMetric::Bubble && !m_map->hasBubble)
         throw FigureRenderError("no per-step pipeline bubble: the trace has no steps");
+    if (metric == HeatMetric::Slowdown && !m_map->hasSlowdown)
+        throw FigureRenderError("no slowdown: the straggler what-if was not run (whatif::addSlowdown)");
     if (metric == HeatMetric::Waiting && !m_map->hasWaiting)
         throw FigureRenderError("no waiting for peers: the collectives were not matched");
     if (m_map->columns.empty())

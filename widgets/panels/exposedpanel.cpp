@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "panels/exposedpanel.h"
 
+#include "common/elidedlabel.h"
 #include "common/labels.h"
 #include "common/theme.h"
 
@@ -192,7 +193,7 @@ ExposedPanel::ExposedPanel(QWidget* parent)
     : QWidget(parent)
     , m_scopeBox(new QComboBox(this))
     , m_splitBox(new QComboBox(this))
-    , m_caption(new QLabel(this))
+    , m_caption(new ElidedLabel(this))
     // Two-line titles: the table fits beside the chart at 1400 px without scrolling sideways.
     , m_model(new TableModel({ tr("Span"), tr("Compute\nbusy"), tr("Comm.\nbusy"), tr("Comm.\nkernel sum"),
                                  tr("Hidden"), tr("Exposed"), tr("Waiting"), tr("Exposed\nwaiting"), tr("Overlap"),

@@ -19,6 +19,8 @@ class QTableView;
 
 namespace exposure {
 
+class ElidedLabel;
+
 // Per rank: one stacked bar of compute-only / hidden / exposed / idle time over the scope.
 class RankBarChart : public QWidget
 {
@@ -101,7 +103,7 @@ private:
     std::vector<std::vector<CommRoleShare>> m_roleShares;
     QComboBox* m_scopeBox;
     QComboBox* m_splitBox;
-    QLabel* m_caption;
+    ElidedLabel* m_caption; // what the scope covers: elided to its room (the whole text in its tooltip)
     TableModel* m_model;
     QTableView* m_table;
     TableModel* m_roleModel;

@@ -2,6 +2,7 @@
 #include "panels/heatmappanel.h"
 
 #include "common/labels.h"
+#include "whatif/whatif.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -173,6 +174,8 @@ void HeatMapPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
     std::shared_ptr<const CollectiveMatch> collectives)
 {
     m_trace = trace;
+    m_analysis = analysis;
+    m_collectives = collectives;
     m_map.reset();
     m_stragglers->clear();
     m_view->setScene({});
@@ -224,26 +227,54 @@ void HeatMapPanel::showResult(const Result& r)
 void HeatMapPanel::updateMetricItems()
 {
     // Metrics the trace does not have stay listed but cannot be chosen (the bubble: not computed by the analysis).
+    // The slowdown is computed when chosen: it can be chosen wherever there are steps.
+    auto choosable = [this](HeatMetric m) {
+        return !m_map || m_map->available(m) || (m == HeatMetric::Slowdown && !m_map->columns.empty());
+    };
     for (int i = 0; i < m_metric->count(); ++i) {
         const auto m = HeatMetric(m_metric->itemData(i).toInt());
-        const bool available = !m_map || m_map->available(m);
+        const bool available = choosable(m);
         if (auto* model = qobject_cast<QStandardItemModel*>(m_metric->model()))
             if (QStandardItem* item = model->item(i))
                 item->setEnabled(available);
-        m_metric->setItemData(i,
-            available ? QVariant()
-                      : QVariant(m == HeatMetric::Bubble ? tr("The trace has no steps to measure a pipeline bubble in")
-                                                         : tr("No matched collectives in this trace")),
-            Qt::ToolTipRole);
+        const QString why = m == HeatMetric::Slowdown
+            ? (available ? tr("Per rank and step, how much longer the job's step is with only this rank as recorded "
+                              "and every other operation at its typical duration (computed when chosen: one replay "
+                              "of the job per rank)")
+                         : tr("The trace has no steps"))
+            : m == HeatMetric::Bubble ? tr("The trace has no steps to measure a pipeline bubble in")
+                                      : tr("No matched collectives in this trace");
+        m_metric->setItemData(i, available && m != HeatMetric::Slowdown ? QVariant() : QVariant(why), Qt::ToolTipRole);
     }
-    if (m_map && !m_map->available(metric()))
+    if (m_map && !choosable(metric()))
         setMetric(HeatMetric::Step);
+}
+
+void HeatMapPanel::computeSlowdown()
+{
+    m_summary->setText(tr("Computing the straggler attribution (one replay of the job per rank)…"));
+    auto map = std::make_shared<StepHeatMap>(*m_map);
+    m_jobs->start<std::shared_ptr<const StepHeatMap>>(
+        [map, trace = m_trace, analysis = m_analysis, collectives = m_collectives](const JobContext&) {
+            whatif::addSlowdown(*map, *trace, whatif::WhatIfModel(trace, analysis, collectives).even());
+            return std::shared_ptr<const StepHeatMap>(map);
+        },
+        [this](const std::shared_ptr<const StepHeatMap>& withSlowdown) {
+            m_map = withSlowdown;
+            updateScene();
+        },
+        [this](const QString& message) { m_summary->setText(tr("No slowdown: %1").arg(message)); });
 }
 
 void HeatMapPanel::updateScene()
 {
     if (!m_trace || !m_map)
         return;
+    if (metric() == HeatMetric::Slowdown && !m_map->hasSlowdown) {
+        if (!m_map->columns.empty() && m_analysis)
+            computeSlowdown();
+        return; // the scene shown stays until the slowdown is there
+    }
     HeatMapScene scene = HeatMapScene::make(m_trace, m_map, metric(), order());
     const std::size_t outliers = scene.matrix.outlierCount();
     m_summary->setText(tr("%1 ranks × %2 steps; %3 outlined (|robust z| > 3.5 against the step's median)")

@@ -46,7 +46,8 @@ private:
 };
 
 // The "Heat Map" dock: rank × step heat map of a metric (step time, compute, exposed communication, waiting for
-// peers, idle, pipeline bubble where the analysis has one), rows ordered by rank number, host, stage or value,
+// peers, idle, pipeline bubble where the analysis has one, the straggler what-if's slowdown computed when chosen),
+// rows ordered by rank number, host, stage or value,
 // outliers against their step's median outlined (robust z-score, analysis/heatmap.h); beside it the straggler
 // ranking: ranks by how often they arrived last in collectives and by how much longer their steps ran than the
 // median. Computed in a JobSlot when a trace is set; clicking a cell asks to show that rank and step.
@@ -86,8 +87,12 @@ private:
     void showResult(const Result& r);
     void updateScene();
     void updateMetricItems();
+    // The Slowdown metric, computed when first chosen (the straggler what-if: one replay per rank).
+    void computeSlowdown();
 
     std::shared_ptr<const Trace> m_trace;
+    std::shared_ptr<const Analysis> m_analysis;
+    std::shared_ptr<const CollectiveMatch> m_collectives;
     std::shared_ptr<const StepHeatMap> m_map;
     QComboBox* m_metric;
     QComboBox* m_order;

@@ -164,6 +164,7 @@ void MainWindow::connectLoader()
     // F5 keeps the zoom and the selection; failure and cancel messages leave the status bar after a while.
     connect(this, &MainWindow::traceLoaded, this, &MainWindow::restoreAfterReload);
     connect(this, &MainWindow::traceLoaded, this, &MainWindow::applySession);
+    connect(this, &MainWindow::traceLoaded, this, &MainWindow::offerJobs);
     connect(this, &MainWindow::loadFailed, this, [this] {
         m_reloadState.reset();
         m_pendingSession.reset();

@@ -57,6 +57,12 @@ public:
     using RankChooser = std::function<std::optional<std::vector<int>>(
         const QString& path, const QString& message, const std::vector<int>& available)>;
     void setRankChooser(RankChooser chooser) { m_rankChooser = std::move(chooser); }
+    // What the window asks when the files of a loaded run look like different jobs (run/jobcheck.h): open each job
+    // in a window of its own, compare them in Compare Runs, or keep them as one run. `jobs` are the paths that open
+    // each job alone (mainwindowjobs.cpp). Tests replace the dialog.
+    enum class JobChoice { OpenAsOne, OpenSeparately, Compare };
+    using JobChooser = std::function<JobChoice(const QString& warning, const QStringList& jobs)>;
+    void setJobChooser(JobChooser chooser) { m_jobChooser = std::move(chooser); }
     // Calls `fn` once (on the GUI thread) when no background job of the window runs: loading, the panels'
     // recomputations. What a screenshot waits for instead of a timer.
     void whenIdle(std::function<void()> fn);
@@ -256,6 +262,8 @@ private:
     // A session whose trace is loading: applied when it has loaded.
     std::optional<std::pair<QString, Session>> m_pendingSession;
     void offerRanks(const QString& path, const QString& message);
+    void offerJobs(const QString& path);
+    JobChooser m_jobChooser;
     int m_transientStatusMs = 10000;
 };
 

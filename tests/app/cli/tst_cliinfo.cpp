@@ -54,6 +54,7 @@ private Q_SLOTS:
     void badInput();
     void demoTrace();
     void nsightReports();
+    void differentJobs();
 };
 
 void TestCliInfo::text()
@@ -200,6 +201,32 @@ void TestCliInfo::nsightReports()
     QCOMPARE(refused.exitCode, 2);
     QCOMPARE(refused.err.count('\n'), 1);
     QVERIFY(refused.err.contains(QByteArray(bad.toUtf8() + ": not an SQLite database")));
+}
+
+// Two unrelated reports in one folder: info and stats still read them (exit 0) and say on stderr that they are two
+// jobs.
+void TestCliInfo::differentJobs()
+{
+    using namespace exposure::testing;
+    QTemporaryDir dir;
+    auto report = [&](const QString& name, const std::string& program, const std::string& host) {
+        NsysWriter w(dir.filePath(name).toStdString());
+        w.process(7, program);
+        w.host(host);
+        w.runtime(nsysTid(7, 7), 2'000, 2'010, 1, "cudaLaunchKernel_v7000");
+        w.kernel(7, 0, 7, 3'000, 53'000, 1, "ampere_sgemm_128x64_nn");
+    };
+    report(QStringLiteral("cloverleaf.sqlite"), "cloverleaf", "h1");
+    report(QStringLiteral("saxpy.sqlite"), "saxpy", "h2");
+    const QByteArray expected = "exposure-cli: warning: " + dir.path().toUtf8()
+        + ": the files look like 2 different jobs (different programs): cloverleaf.sqlite (program cloverleaf, host "
+          "h1) and saxpy.sqlite (program saxpy, host h2); they were opened as one run, though their ranks are not one "
+          "job's (open each job separately, or compare them)\n";
+    for (const char* command : { "info", "stats" }) {
+        const Run run = runCli({ QString::fromLatin1(command), dir.path() });
+        QCOMPARE(run.exitCode, 0);
+        QCOMPARE(run.err, expected);
+    }
 }
 
 QTEST_APPLESS_MAIN(TestCliInfo)

@@ -8,6 +8,7 @@
 //    twice the layers and for random jitter only; the attribution names the worker, its stage and its replica.
 #include "analysis/analysis.h"
 #include "analysis/collectives.h"
+#include "analysis/heatmap.h"
 #include "analysis/statsparts.h"
 #include "analysis/statsreport.h"
 #include "run/openrun.h"
@@ -239,6 +240,39 @@ private slots:
         QCOMPARE(topOf(e, "pp"), std::string("2"));
         QCOMPARE(topOf(e, "dp"), std::string("1"));
         QVERIFY(evenTable(e).find("rank 5 alone costs") != std::string::npos);
+
+        // The slowdown heat map: each cell the job's step with that worker alone as recorded minus the evened job's
+        // step, exactly as the simulation gives it and as the attribution replays gave it; the slow worker's cells are
+        // each step's largest, and the colour scale's top.
+        StepHeatMap map = computeStepHeatMap(*loaded->run.trace, *loaded->run.analysis, loaded->run.collectives.get());
+        QVERIFY(!map.available(HeatMetric::Slowdown));
+        addSlowdown(map, *loaded->run.trace, e);
+        QVERIFY(map.available(HeatMetric::Slowdown));
+        const HeatMatrix m = heatMatrix(map, HeatMetric::Slowdown);
+        QCOMPARE(m.rows, std::size_t(8));
+        QCOMPARE(m.columns, std::size_t(job.steps));
+        const PipelineTimes ev = evened(job, rec, [](int) { return false; });
+        TimeNs slowMax = 0;
+        for (std::size_t r = 0; r < m.rows; ++r) {
+            const int worker = loaded->run.trace->ranks[r].rank;
+            const PipelineTimes kept = evened(job, rec, [&](int x) { return x == worker; });
+            const EvenResult::Group* g = groupOf(e, "rank", std::to_string(worker));
+            QVERIFY(g);
+            for (std::size_t c = 0; c < m.columns; ++c) {
+                QVERIFY(m.present[m.at(r, c)]);
+                const TimeNs v = m.values[m.at(r, c)];
+                QCOMPARE(v, kept.jobStep[c] - ev.jobStep[c]);
+                const int index = map.columns[c].stepIndex;
+                QCOMPARE(v, g->steps.at(index) - e.evenedSteps.at(index));
+                if (worker == 5)
+                    slowMax = std::max(slowMax, v);
+                else
+                    QVERIFY2(v < m.values[m.at(std::size_t(5), c)], qPrintable(QString::number(worker)));
+            }
+        }
+        QCOMPARE(loaded->run.trace->ranks[5].rank, 5);
+        QVERIFY(slowMax > 1'000'000); // the slow worker alone adds more than a millisecond to every step
+        QCOMPARE(m.maxValue, slowMax);
     }
 
     // The same worker slowed in Megatron's 1F1B schedule, whose sends and receives are batched in pairs.

@@ -4,12 +4,16 @@
 // remakes, refusals; and `exposure-cli render --heatmap` end to end on a demo archive.
 #include "analysis/collectives.h"
 #include "figure/heatmapfigure.h"
+#include "run/openrun.h"
 #include "support/demoarchive.h"
 #include "support/figurespecs.h"
 #include "support/heatmaptraces.h"
+#include "support/pipelinejob.h"
 #include "support/processrun.h"
+#include "whatif/whatif.h"
 
 #include <QApplication>
+#include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
 #include <cmath>
@@ -63,6 +67,7 @@ private slots:
     void refusals();
     void specRoundTrip();
     void cliRendersHeatMap();
+    void cliRendersSlowdown();
 };
 
 void TestHeatMapFigure::sizeAndLegibilityAt85mm()
@@ -251,7 +256,64 @@ void TestHeatMapFigure::cliRendersHeatMap()
         { QStringLiteral("render"), run, QStringLiteral("--heatmap"), QStringLiteral("slowness"), QStringLiteral("-o"),
             dir.filePath(QStringLiteral("x.png")) });
     QCOMPARE(r.exitCode, 2);
-    QVERIFY2(r.err.contains("expected step, compute, exposed, waiting, idle or bubble"), r.err.constData());
+    QVERIFY2(r.err.contains("expected step, compute, exposed, waiting, idle, bubble or slowdown"), r.err.constData());
+}
+
+// `render --heatmap slowdown` on a generated DP 2 x PP 4 job whose worker 5 (DP rank 1, stage 2) computes 2x slower:
+// an 85 mm figure, the slow worker's largest cell in the colour bar's top colour (the figure drawn here from the same
+// replays gives where the cell is).
+void TestHeatMapFigure::cliRendersSlowdown()
+{
+    QTemporaryDir dir;
+    testing::PipelineJob job;
+    job.compute = [](int d, int p, int, int, bool backward) {
+        return TimeNs((backward ? 2'000'000 : 1'000'000) * (d == 1 && p == 2 ? 2 : 1));
+    };
+    const QString trace = dir.filePath(QStringLiteral("timeline.json"));
+    {
+        QFile f(trace);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(testing::pipelineTimeline(job, testing::simulate(job)));
+    }
+    const QString out = dir.filePath(QStringLiteral("slowdown.png"));
+    const auto r = synth::runProcess(QStringLiteral(EXPOSURE_CLI),
+        { QStringLiteral("render"), trace, QStringLiteral("--heatmap"), QStringLiteral("slowdown"),
+            QStringLiteral("--width-mm"), QStringLiteral("85"), QStringLiteral("--height-mm"), QStringLiteral("40"),
+            QStringLiteral("-o"), out });
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QImage image(out);
+    QCOMPARE(image.size(), QSize(1004, 472));
+
+    RunOptions o;
+    o.collectives = true;
+    const OpenedRun run = openRun(trace.toStdString(), o);
+    auto map = std::make_shared<StepHeatMap>(computeStepHeatMap(*run.trace, *run.analysis, run.collectives.get()));
+    whatif::addSlowdown(*map, *run.trace, whatif::WhatIfModel(run.trace, run.analysis, run.collectives).even());
+    HeatMapFigure figure(run.trace, map);
+    QCOMPARE(figure.renderImage(heatSpec(HeatMetric::Slowdown, 85, 40)), image);
+    const HeatMatrix& m = figure.scene().matrix;
+    const auto row = std::size_t(
+        std::find(figure.scene().order.begin(), figure.scene().order.end(), 5) - figure.scene().order.begin());
+    QCOMPARE(run.trace->ranks[5].rank, 5);
+    std::size_t top = 0;
+    for (std::size_t c = 0; c < m.columns; ++c)
+        if (m.values[m.at(5, c)] > m.values[m.at(5, top)])
+            top = c;
+    QCOMPARE(m.values[m.at(5, top)], m.maxValue);
+    const QPoint cell = devicePixel(figure, figure.layout().cellRect(int(row), int(top)).center());
+    const QPoint barTop = devicePixel(figure, QPointF(figure.layout().bar.center().x(), figure.layout().bar.top() + 1));
+    QCOMPARE(image.pixelColor(cell), heatColour(1.0));
+    // The bar's top band (one band per logical pixel row, each at the t of its centre) is the top of the scale.
+    const int bands = int(std::ceil(figure.layout().bar.height()));
+    QCOMPARE(image.pixelColor(barTop), heatColour(1.0 - 0.5 / bands));
+    const QColor a = image.pixelColor(cell), b = image.pixelColor(barTop);
+    QVERIFY(
+        std::abs(a.red() - b.red()) <= 4 && std::abs(a.green() - b.green()) <= 4 && std::abs(a.blue() - b.blue()) <= 4);
+    // Every other worker's cells lie below the top of the scale.
+    for (std::size_t rank = 0; rank < m.rows; ++rank)
+        for (std::size_t c = 0; c < m.columns; ++c)
+            if (rank != 5)
+                QVERIFY(m.values[m.at(rank, c)] < m.maxValue);
 }
 
 QTEST_MAIN(TestHeatMapFigure)

@@ -5,16 +5,21 @@
 // cell zooms the timeline to the step's window and scrolls to the rank's rows. Screenshots land in
 // screenshots/ of this build folder.
 #include "panels/heatmappanel.h"
+#include "run/openrun.h"
 #include "shell/mainwindow.h"
 #include "support/heatmaptraces.h"
+#include "support/pipelinejob.h"
 #include "timeline/timelineplot.h"
+#include "whatif/whatif.h"
 
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QFile>
 #include <QSignalSpy>
 #include <QStandardItemModel>
 #include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace exposure;
@@ -63,6 +68,7 @@ private slots:
     void initTestCase();
     void panelShowsTheHeatMap();
     void clickNamesRankAndStep();
+    void slowdownComputedWhenChosen();
     void dockStaysClosedAt16Ranks();
     void dockOpensAbove16RanksAndClickZooms();
 };
@@ -110,6 +116,50 @@ void TestHeatMapPanel::panelShowsTheHeatMap()
     panel.setOrder(RankOrder::Value);
     QCOMPARE(panel.view()->scene().order.front(), kSlow);
     saveScreenshot(panel, QStringLiteral("heatmap-panel.png"));
+}
+
+// The Slowdown metric on the generated DP 2 x PP 4 job whose worker 5 computes 2x slower: computed in the panel's job
+// when chosen, its cells those of the straggler what-if's attribution replays, the slow worker's row on top by value.
+void TestHeatMapPanel::slowdownComputedWhenChosen()
+{
+    QTemporaryDir dir;
+    testing::PipelineJob job;
+    job.compute = [](int d, int p, int, int, bool backward) {
+        return TimeNs((backward ? 2'000'000 : 1'000'000) * (d == 1 && p == 2 ? 2 : 1));
+    };
+    const QString path = dir.filePath(QStringLiteral("timeline.json"));
+    {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(testing::pipelineTimeline(job, testing::simulate(job)));
+    }
+    RunOptions o;
+    o.collectives = true;
+    const OpenedRun run = openRun(path.toStdString(), o);
+    HeatMapPanel panel;
+    panel.resize(700, 300);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    panel.setTrace(run.trace, run.analysis, run.collectives);
+    QTRY_VERIFY_WITH_TIMEOUT(panel.heatMap() != nullptr, 20000);
+    QVERIFY(!panel.heatMap()->hasSlowdown); // not computed until chosen
+    auto* items = qobject_cast<QStandardItemModel*>(panel.metricBox()->model());
+    QVERIFY(items && items->item(int(HeatMetric::Slowdown))->isEnabled());
+    panel.setOrder(RankOrder::Value);
+    panel.setMetric(HeatMetric::Slowdown);
+    QTRY_VERIFY_WITH_TIMEOUT(panel.view()->scene().matrix.metric == HeatMetric::Slowdown, 20000);
+    StepHeatMap expected = computeStepHeatMap(*run.trace, *run.analysis, run.collectives.get());
+    whatif::addSlowdown(expected, *run.trace, whatif::WhatIfModel(run.trace, run.analysis, run.collectives).even());
+    const HeatMatrix& m = panel.view()->scene().matrix;
+    QCOMPARE(m.rows, std::size_t(8));
+    QCOMPARE(m.columns, std::size_t(job.steps));
+    for (std::size_t r = 0; r < m.rows; ++r)
+        for (std::size_t c = 0; c < m.columns; ++c)
+            QCOMPARE(m.values[m.at(r, c)], expected.cell(r, c).values[std::size_t(HeatMetric::Slowdown)]);
+    QCOMPARE(panel.view()->scene().order.front(), 5); // by value: the slow worker first
+    QVERIFY(m.values[m.at(5, 0)] > 1'000'000);
+    QCOMPARE(panel.view()->scene().unitTitle(), QStringLiteral("Slowdown (ms)"));
+    saveScreenshot(panel, QStringLiteral("heatmap-panel-slowdown.png"));
 }
 
 void TestHeatMapPanel::clickNamesRankAndStep()

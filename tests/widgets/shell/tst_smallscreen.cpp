@@ -4,13 +4,16 @@
 // timeline keeps at least 60 % of the window's height, the legend shows every entry, and the status text is elided
 // with the whole text in its tooltip. Screenshots go to screenshots/ in the test's build folder.
 #include "common/elidedlabel.h"
+#include "panels/exposedpanel.h"
 #include "shell/findbar.h"
 #include "shell/mainwindow.h"
 #include "timeline/timelineplot.h"
 
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QLabel>
 #include <QSet>
 #include <QSettings>
 #include <QSignalSpy>
@@ -121,6 +124,60 @@ void TestSmallScreen::timelineDominatesAt1280x720()
         + QStringLiteral("/smallscreen-find%1.png").arg(dpr > 1 ? QStringLiteral("-200") : QString())));
     QVERIFY(w.grab().toImage().save(QStringLiteral(EXPOSURE_SCREENSHOT_DIR)
         + QStringLiteral("/smallscreen-1280x720-find%1.png").arg(dpr > 1 ? QStringLiteral("-200") : QString())));
+    // The Exposed panel's scope row: its labels (the caption of the scope included) beside the scope box, never on
+    // it, whatever the scope (the step scope's caption is the longest).
+    QDockWidget* exposedDock = nullptr;
+    for (QWidget* p = w.exposedPanel(); p && !exposedDock; p = p->parentWidget())
+        exposedDock = qobject_cast<QDockWidget*>(p);
+    QVERIFY(exposedDock);
+    exposedDock->raise();
+    auto* scopeBox = w.exposedPanel()->findChild<QComboBox*>();
+    QVERIFY(scopeBox);
+    int panelMinimum = -1;
+    for (int scope = 0; scope < 3; ++scope) {
+        scopeBox->setCurrentIndex(scope == 2 ? scopeBox->count() - 1 : scope);
+        emit scopeBox->activated(scopeBox->currentIndex());
+        QCoreApplication::processEvents();
+        QVERIFY(w.exposedPanel()->isVisible());
+        QVERIFY(scopeBox->isVisible() && scopeBox->width() >= scopeBox->minimumSizeHint().width());
+        int labels = 0;
+        for (QWidget* label : w.exposedPanel()->findChildren<QWidget*>())
+            if (label->isVisible() && (qobject_cast<QLabel*>(label) || qobject_cast<ElidedLabel*>(label))
+                && label->parentWidget() == scopeBox->parentWidget()) {
+                ++labels;
+                QVERIFY2(!label->geometry().intersects(scopeBox->geometry()),
+                    qPrintable(QStringLiteral("%1 at %2,%3 %4x%5 on the scope box at %6,%7 %8x%9")
+                                   .arg(QString::fromLatin1(label->metaObject()->className()))
+                                   .arg(label->x())
+                                   .arg(label->y())
+                                   .arg(label->width())
+                                   .arg(label->height())
+                                   .arg(scopeBox->x())
+                                   .arg(scopeBox->y())
+                                   .arg(scopeBox->width())
+                                   .arg(scopeBox->height())));
+                QVERIFY(label->geometry().right() <= w.exposedPanel()->width());
+            }
+        QCOMPARE(labels, 2); // "Scope:" and the caption
+        // The caption does not widen the panel (it did to 875 px with the step's caption): the panel fits its dock.
+        if (panelMinimum < 0)
+            panelMinimum = w.exposedPanel()->minimumSizeHint().width();
+        QCOMPARE(w.exposedPanel()->minimumSizeHint().width(), panelMinimum);
+        QVERIFY(w.exposedPanel()->width() <= exposedDock->width());
+        auto* caption = w.exposedPanel()->findChild<ElidedLabel*>();
+        QVERIFY(caption);
+        if (scope
+            == 2) { // the step's caption is longer than its room at both sizes: cut with "…", whole in the tooltip
+            QVERIFY(caption->isElided());
+            QVERIFY(caption->shownText().endsWith(QChar(0x2026)));
+            QVERIFY(caption->toolTip().startsWith(QStringLiteral("step ")));
+            QCOMPARE(caption->toolTip(), caption->text());
+        }
+        QVERIFY(w.exposedPanel()->grab().toImage().save(QStringLiteral(EXPOSURE_SCREENSHOT_DIR)
+            + QStringLiteral("/smallscreen-exposed-scope%1%2.png")
+                  .arg(scope)
+                  .arg(dpr > 1 ? QStringLiteral("-200") : QString())));
+    }
     // The status text: elided to its room, the whole text in the tooltip; every status-bar widget inside the window.
     const QString text
         = QStringLiteral("Loaded demo-trace: 2 ranks, 12 345 intervals; ") + QString(200, QLatin1Char('x'));
