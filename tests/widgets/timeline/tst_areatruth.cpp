@@ -11,6 +11,7 @@
 
 #include <QTest>
 #include <map>
+#include <numeric>
 #include <set>
 
 using namespace exposure;
@@ -28,6 +29,8 @@ private slots:
     void foldTooltipGivesCountBusyAndTimePerCategory();
     void nestedCpuRegionsInOneRowPaintTheirUnion();
     void peerCopiesDrawAnArrowBetweenDevices();
+    void collapsedGroupsPaintTheirRanksShares_data();
+    void collapsedGroupsPaintTheirRanksShares();
 
 private:
     std::shared_ptr<const Trace> m_launch, m_gpu;
@@ -246,6 +249,85 @@ void TestAreaTruth::peerCopiesDrawAnArrowBetweenDevices()
     const int yMid = (a.bottom() + c.top()) / 2; // between the two rows: only the arrow is drawn there
     QCOMPARE(QColor(img.pixel(x, yMid)).name(), arrow.name());
     QVERIFY(QColor(img.pixel(x + 20, yMid)).name() != arrow.name());
+}
+
+void TestAreaTruth::collapsedGroupsPaintTheirRanksShares_data()
+{
+    QTest::addColumn<bool>("launchBound");
+    QTest::addColumn<int>("width");
+    for (bool launch : { true, false })
+        for (int width : { 600, 1500 })
+            QTest::addRow("%s %d px", launch ? "launch-bound" : "GPU-bound", width) << launch << width;
+}
+
+void TestAreaTruth::collapsedGroupsPaintTheirRanksShares()
+{
+    // 12 ranks in blocks of consecutive ranks (8 and 4), both collapsed: two rows. In every pixel column of a group
+    // row the stacked heights are the shares of its ranks in each overlap state, idle included (time of the state
+    // summed over the ranks / (ranks x the column's span)); over the row, a state's painted pixels are within 2 of
+    // the sum of those shares x the box height (error diffusion: 1; the clipped column at either end: 1), and its
+    // share of the box is its share of the group's rank-time in view.
+    QFETCH(bool, launchBound);
+    QFETCH(int, width);
+    const auto trace = launchBound ? testing::makeLaunchBoundTrace(12, 20'000'000) : testing::makeGpuBoundTrace(12, 3);
+    const auto analysis = analyze(*trace, Rules::defaults());
+    TimelinePlot plot;
+    TimelineOptions o;
+    o.legend = false;
+    o.grouping = RankGrouping::Blocks;
+    o.collapsedGroups = { 0, 1 };
+    const QImage image = drawWholeTrace(plot, trace, analysis, QSize(width, 300), o);
+    QCOMPARE(image.width(), width);
+    QCOMPARE(int(plot.rows().size()), 2);
+    if (qEnvironmentVariableIsSet("EXPOSURE_FIGURE_DUMP"))
+        image.save(qEnvironmentVariable("EXPOSURE_FIGURE_DUMP")
+            + QStringLiteral("/groups-%1-%2.png").arg(launchBound ? "launch" : "gpu").arg(width));
+    const TimelineScene& s = plot.scene();
+    const TimeRange window = plot.visibleRange().intersected(trace->extent);
+    const ColumnGrid grid = plot.plottable()->currentGrid();
+    const int xo = int(std::floor(plot.plottable()->xOrigin()));
+    for (int row = 0; row < 2; ++row) {
+        const TimelineRow& info = plot.rows()[std::size_t(row)];
+        QCOMPARE(info.kind, TimelineRow::Kind::Group);
+        QCOMPARE(info.group, row);
+        const auto members = s.groupMembers(info.group);
+        QCOMPARE(int(members.size()), row == 0 ? 8 : 4);
+        const QRect box = plot.plottable()->rowBox(row);
+        const auto counts = countColours(image, box);
+        const auto& cols = plot.plottable()->columnTimes(row);
+        QCOMPARE(cols.size(), std::size_t(grid.width) * kGroupStateCount);
+        const auto times = groupStateTimes(members, window, trace->extent);
+        const TimeNs total = std::accumulate(times.begin(), times.end(), TimeNs(0));
+        QCOMPARE(total, TimeNs(members.size()) * window.duration());
+        long paintedStates = 0;
+        int statesSeen = 0;
+        for (int st = 0; st < kGroupStateCount; ++st) {
+            const QColor colour = st == kGroupIdle ? s.palette.idle() : s.palette.overlap(OverlapState(st));
+            const long painted = countOf(counts, colour);
+            paintedStates += painted;
+            // What the columns inside the box owe the state, in pixels.
+            double owed = 0;
+            for (int x = std::max(0, box.left() - xo); x <= box.right() - xo && x < grid.width; ++x) {
+                const TimeNs span = TimeNs(members.size()) * columnSpan(grid, x).duration();
+                owed += double(cols[std::size_t(x) * kGroupStateCount + std::size_t(st)]) / double(span) * box.height();
+            }
+            QVERIFY2(std::abs(double(painted) - owed) <= 2.0,
+                qPrintable(QStringLiteral("group %1, state %2: %3 px painted, %4 owed").arg(row).arg(st).arg(painted).arg(owed)));
+            const double share = double(times[std::size_t(st)]) / double(total);
+            const double paintedShare = double(painted) / (double(box.width()) * box.height());
+            QVERIFY2(std::abs(paintedShare - share) <= std::max(0.005, 0.05 * share),
+                qPrintable(QStringLiteral("group %1, state %2: %3 % painted, %4 % of the rank-time")
+                               .arg(row)
+                               .arg(st)
+                               .arg(paintedShare * 100)
+                               .arg(share * 100)));
+            statesSeen += times[std::size_t(st)] > 0 ? 1 : 0;
+        }
+        QVERIFY(statesSeen >= 3); // compute only, exposed or hidden communication, idle
+        // Every pixel of the box is some state's: the rows are full stacks over the trace.
+        QVERIFY2(double(paintedStates) >= 0.99 * box.width() * box.height(),
+            qPrintable(QStringLiteral("%1 of %2 px").arg(paintedStates).arg(box.width() * box.height())));
+    }
 }
 
 QTEST_MAIN(TestAreaTruth)
