@@ -194,6 +194,15 @@ const std::vector<DrawItem>& TimelinePlottable::items(int row) const
     return m_lists[row];
 }
 
+const std::vector<TimeNs>& TimelinePlottable::columnTimes(int row) const
+{
+    static const std::vector<TimeNs> empty;
+    ensureLists();
+    if (row < 0 || std::size_t(row) >= m_columns.size())
+        return empty;
+    return m_columns[std::size_t(row)];
+}
+
 const std::vector<TimeNs>& TimelinePlottable::overlapColumns(int rank) const
 {
     static const std::vector<TimeNs> empty;

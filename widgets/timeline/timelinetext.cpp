@@ -171,7 +171,8 @@ QString TimelinePlot::groupTooltipAt(const QPoint& pos) const
         return {};
     std::vector<int> order(kGroupStateCount);
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return times[std::size_t(a)] > times[std::size_t(b)]; });
+    std::stable_sort(
+        order.begin(), order.end(), [&](int a, int b) { return times[std::size_t(a)] > times[std::size_t(b)]; });
     QStringList parts;
     for (const int st : order)
         if (times[std::size_t(st)] > 0)

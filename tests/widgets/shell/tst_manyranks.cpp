@@ -31,7 +31,8 @@ void TestManyRanks::opensWithCollapsedGroups()
     QVERIFY(!run.isEmpty());
     MainWindow w;
     QStringList errors;
-    w.setMessageSink([&errors](const QString& title, const QString& text) { errors << title + QStringLiteral(": ") + text; });
+    w.setMessageSink(
+        [&errors](const QString& title, const QString& text) { errors << title + QStringLiteral(": ") + text; });
     w.setRemembersRecentFiles(false);
     w.resize(1400, 900);
     w.show();
@@ -62,9 +63,11 @@ void TestManyRanks::opensWithCollapsedGroups()
         QCOMPARE(plot->rows()[i].group, int(i));
     }
     QCOMPARE(plot->options().collapsedGroups.size(), std::size_t(64));
-    const auto checked = std::find_if(w.groupingActions().begin(), w.groupingActions().end(),
-        [](const QAction* a) { return a->isChecked(); });
-    QVERIFY(checked != w.groupingActions().end());
+    const QList<QAction*> groupings = w.groupingActions();
+    QCOMPARE(groupings.size(), 6);
+    const auto checked
+        = std::find_if(groupings.begin(), groupings.end(), [](const QAction* a) { return a->isChecked(); });
+    QVERIFY(checked != groupings.end());
     QCOMPARE(RankGrouping((*checked)->data().toInt()), RankGrouping::Auto);
 
     // Painted: every shown group row is a full stack of states, its compute share that of its ranks.
@@ -82,7 +85,8 @@ void TestManyRanks::opensWithCollapsedGroups()
         const auto counts = testing::countColours(image, box);
         long states = 0;
         for (int st = 0; st < kGroupStateCount; ++st)
-            states += testing::countOf(counts, st == kGroupIdle ? s.palette.idle() : s.palette.overlap(OverlapState(st)));
+            states
+                += testing::countOf(counts, st == kGroupIdle ? s.palette.idle() : s.palette.overlap(OverlapState(st)));
         QVERIFY2(double(states) >= 0.99 * box.width() * box.height(),
             qPrintable(QStringLiteral("row %1: %2 of %3 px").arg(row).arg(states).arg(box.width() * box.height())));
         const auto times = groupStateTimes(s.groupMembers(row), window, trace->extent);

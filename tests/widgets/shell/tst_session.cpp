@@ -184,16 +184,18 @@ void TestSession::groupsRoundTrip()
         QCOMPARE(w.timelineOptions().collapsedGroups, std::set<int>({ 0, 1, 2 }));
         QCOMPARE(int(w.timeline()->rows().size()), 3);
         QCOMPARE(w.timeline()->rowLabels(),
-            QStringList({ QStringLiteral("ranks 0\u20137 \u00B7 8 ranks"), QStringLiteral("ranks 8\u201315 \u00B7 8 ranks"),
-                QStringLiteral("ranks 16\u201319 \u00B7 4 ranks") }));
+            QStringList({ QStringLiteral("ranks 0\u20137 \u00B7 8 ranks"),
+                QStringLiteral("ranks 8\u201315 \u00B7 8 ranks"), QStringLiteral("ranks 16\u201319 \u00B7 4 ranks") }));
         // Blocks chosen by hand, the last block collapsed: two headers with 8 ranks of 4 rows each (compute, NCCL,
         // overlap, CPU), and the last header.
         w.setRankGrouping(RankGrouping::Blocks, false);
         QVERIFY(w.timeline()->toggleGroupCollapsed(2));
         QCOMPARE(int(w.timeline()->rows().size()), 3 + 2 * 8 * 4);
-        const auto checked = std::find_if(w.groupingActions().begin(), w.groupingActions().end(),
-            [](const QAction* a) { return a->isChecked(); });
-        QVERIFY(checked != w.groupingActions().end());
+        const QList<QAction*> groupings = w.groupingActions();
+        QCOMPARE(groupings.size(), 6);
+        const auto checked
+            = std::find_if(groupings.begin(), groupings.end(), [](const QAction* a) { return a->isChecked(); });
+        QVERIFY(checked != groupings.end());
         QCOMPARE(RankGrouping((*checked)->data().toInt()), RankGrouping::Blocks);
         QVERIFY(w.saveSession(file));
         QVERIFY2(errors.isEmpty(), qPrintable(errors.join(QLatin1Char('\n'))));
@@ -229,7 +231,8 @@ void TestSession::groupsRoundTrip()
     w.timeline()->layOutNow();
     w.timeline()->replot();
     const QRect band = w.timeline()->plottable()->rowBand(0);
-    QTest::mouseClick(w.timeline(), Qt::LeftButton, {}, QPoint(w.timeline()->axisRect()->left() / 2, band.center().y()));
+    QTest::mouseClick(
+        w.timeline(), Qt::LeftButton, {}, QPoint(w.timeline()->axisRect()->left() / 2, band.center().y()));
     QCOMPARE(w.timelineOptions().collapsedGroups, std::set<int>({ 0 }));
     QCOMPARE(int(w.timeline()->rows().size()), 3 + 12 * 4);
 }

@@ -4,7 +4,9 @@
 // exact colour inside each row's box and compared with the statistics (overlap rows) or with the clipped
 // interval sums (stream rows), on generated launch-bound and GPU-bound traces.
 #include "analysis/analysis.h"
+#include "analysis/collectives.h"
 #include "support/areameasure.h"
+#include "support/heatmaptraces.h"
 #include "support/testtraces.h"
 #include "timeline/timelineplot.h"
 #include "timeline/timelineplottable.h"
@@ -31,6 +33,7 @@ private slots:
     void peerCopiesDrawAnArrowBetweenDevices();
     void collapsedGroupsPaintTheirRanksShares_data();
     void collapsedGroupsPaintTheirRanksShares();
+    void hostGroupsWithWaitingForPeers();
 
 private:
     std::shared_ptr<const Trace> m_launch, m_gpu;
@@ -260,13 +263,64 @@ void TestAreaTruth::collapsedGroupsPaintTheirRanksShares_data()
             QTest::addRow("%s %d px", launch ? "launch-bound" : "GPU-bound", width) << launch << width;
 }
 
+namespace {
+
+// Checks one group row of a drawn plot: in every pixel column the stacked heights are the shares of the group's ranks
+// in each overlap state, idle included (time of the state summed over the ranks / (ranks x the column's span)); over
+// the row, a state's painted pixels are within 2 of the sum of those shares x the box height (error diffusion: 1; the
+// clipped column at either end: 1), its share of the box is its share of the group's rank-time in view, and every
+// pixel of the box is some state's. Returns the states with time.
+int checkGroupRow(const TimelinePlot& plot, const QImage& image, int row, const Trace& trace)
+{
+    const TimelineScene& s = plot.scene();
+    const TimeRange window = plot.visibleRange().intersected(trace.extent);
+    const ColumnGrid grid = plot.plottable()->currentGrid();
+    const int xo = int(std::floor(plot.plottable()->xOrigin()));
+    const TimelineRow& info = plot.rows()[std::size_t(row)];
+    if (info.kind != TimelineRow::Kind::Group)
+        return -1;
+    const auto members = s.groupMembers(info.group);
+    const QRect box = plot.plottable()->rowBox(row);
+    const auto counts = countColours(image, box);
+    const auto& cols = plot.plottable()->columnTimes(row);
+    if (cols.size() != std::size_t(grid.width) * kGroupStateCount)
+        return -1;
+    const auto times = groupStateTimes(members, window, trace.extent);
+    const TimeNs total = std::accumulate(times.begin(), times.end(), TimeNs(0));
+    if (total != TimeNs(members.size()) * window.duration())
+        return -1;
+    long paintedStates = 0;
+    int statesSeen = 0;
+    for (int st = 0; st < kGroupStateCount; ++st) {
+        const QColor colour = st == kGroupIdle ? s.palette.idle() : s.palette.overlap(OverlapState(st));
+        const long painted = countOf(counts, colour);
+        paintedStates += painted;
+        double owed = 0; // what the columns inside the box owe the state, in pixels
+        for (int x = std::max(0, box.left() - xo); x <= box.right() - xo && x < grid.width; ++x) {
+            const TimeNs span = TimeNs(members.size()) * columnSpan(grid, x).duration();
+            owed += double(cols[std::size_t(x) * kGroupStateCount + std::size_t(st)]) / double(span) * box.height();
+        }
+        const double share = double(times[std::size_t(st)]) / double(total);
+        const double paintedShare = double(painted) / (double(box.width()) * box.height());
+        if (std::abs(double(painted) - owed) > 2.0 || std::abs(paintedShare - share) > std::max(0.005, 0.05 * share)) {
+            qWarning("group row %d, state %d: %ld px painted, %.1f owed; %.2f %% painted, %.2f %% of the rank-time",
+                row, st, painted, owed, paintedShare * 100, share * 100);
+            return -1;
+        }
+        statesSeen += times[std::size_t(st)] > 0 ? 1 : 0;
+    }
+    if (double(paintedStates) < 0.99 * box.width() * box.height()) {
+        qWarning("group row %d: %ld of %d px painted by a state", row, paintedStates, box.width() * box.height());
+        return -1;
+    }
+    return statesSeen;
+}
+
+} // namespace
+
 void TestAreaTruth::collapsedGroupsPaintTheirRanksShares()
 {
-    // 12 ranks in blocks of consecutive ranks (8 and 4), both collapsed: two rows. In every pixel column of a group
-    // row the stacked heights are the shares of its ranks in each overlap state, idle included (time of the state
-    // summed over the ranks / (ranks x the column's span)); over the row, a state's painted pixels are within 2 of
-    // the sum of those shares x the box height (error diffusion: 1; the clipped column at either end: 1), and its
-    // share of the box is its share of the group's rank-time in view.
+    // 12 ranks in blocks of consecutive ranks (8 and 4), both collapsed: two rows, each area-true over its ranks.
     QFETCH(bool, launchBound);
     QFETCH(int, width);
     const auto trace = launchBound ? testing::makeLaunchBoundTrace(12, 20'000'000) : testing::makeGpuBoundTrace(12, 3);
@@ -279,55 +333,48 @@ void TestAreaTruth::collapsedGroupsPaintTheirRanksShares()
     const QImage image = drawWholeTrace(plot, trace, analysis, QSize(width, 300), o);
     QCOMPARE(image.width(), width);
     QCOMPARE(int(plot.rows().size()), 2);
-    if (qEnvironmentVariableIsSet("EXPOSURE_FIGURE_DUMP"))
-        image.save(qEnvironmentVariable("EXPOSURE_FIGURE_DUMP")
-            + QStringLiteral("/groups-%1-%2.png").arg(launchBound ? "launch" : "gpu").arg(width));
-    const TimelineScene& s = plot.scene();
-    const TimeRange window = plot.visibleRange().intersected(trace->extent);
-    const ColumnGrid grid = plot.plottable()->currentGrid();
-    const int xo = int(std::floor(plot.plottable()->xOrigin()));
     for (int row = 0; row < 2; ++row) {
-        const TimelineRow& info = plot.rows()[std::size_t(row)];
-        QCOMPARE(info.kind, TimelineRow::Kind::Group);
-        QCOMPARE(info.group, row);
-        const auto members = s.groupMembers(info.group);
-        QCOMPARE(int(members.size()), row == 0 ? 8 : 4);
-        const QRect box = plot.plottable()->rowBox(row);
-        const auto counts = countColours(image, box);
-        const auto& cols = plot.plottable()->columnTimes(row);
-        QCOMPARE(cols.size(), std::size_t(grid.width) * kGroupStateCount);
-        const auto times = groupStateTimes(members, window, trace->extent);
-        const TimeNs total = std::accumulate(times.begin(), times.end(), TimeNs(0));
-        QCOMPARE(total, TimeNs(members.size()) * window.duration());
-        long paintedStates = 0;
-        int statesSeen = 0;
-        for (int st = 0; st < kGroupStateCount; ++st) {
-            const QColor colour = st == kGroupIdle ? s.palette.idle() : s.palette.overlap(OverlapState(st));
-            const long painted = countOf(counts, colour);
-            paintedStates += painted;
-            // What the columns inside the box owe the state, in pixels.
-            double owed = 0;
-            for (int x = std::max(0, box.left() - xo); x <= box.right() - xo && x < grid.width; ++x) {
-                const TimeNs span = TimeNs(members.size()) * columnSpan(grid, x).duration();
-                owed += double(cols[std::size_t(x) * kGroupStateCount + std::size_t(st)]) / double(span) * box.height();
-            }
-            QVERIFY2(std::abs(double(painted) - owed) <= 2.0,
-                qPrintable(QStringLiteral("group %1, state %2: %3 px painted, %4 owed").arg(row).arg(st).arg(painted).arg(owed)));
-            const double share = double(times[std::size_t(st)]) / double(total);
-            const double paintedShare = double(painted) / (double(box.width()) * box.height());
-            QVERIFY2(std::abs(paintedShare - share) <= std::max(0.005, 0.05 * share),
-                qPrintable(QStringLiteral("group %1, state %2: %3 % painted, %4 % of the rank-time")
-                               .arg(row)
-                               .arg(st)
-                               .arg(paintedShare * 100)
-                               .arg(share * 100)));
-            statesSeen += times[std::size_t(st)] > 0 ? 1 : 0;
-        }
-        QVERIFY(statesSeen >= 3); // compute only, exposed or hidden communication, idle
-        // Every pixel of the box is some state's: the rows are full stacks over the trace.
-        QVERIFY2(double(paintedStates) >= 0.99 * box.width() * box.height(),
-            qPrintable(QStringLiteral("%1 of %2 px").arg(paintedStates).arg(box.width() * box.height())));
+        QCOMPARE(plot.rows()[std::size_t(row)].group, row);
+        QCOMPARE(int(plot.scene().groupMembers(row).size()), row == 0 ? 8 : 4);
+        // Compute only, exposed or hidden communication, idle.
+        QVERIFY(checkGroupRow(plot, image, row, *trace) >= 3);
     }
+}
+
+void TestAreaTruth::hostGroupsWithWaitingForPeers()
+{
+    // 256 ranks on 32 hosts (rank r on node<r % 32>: the ranks of a host are not consecutive), rank 77 slow: grouped
+    // by host, every group collapsed, collectives matched. 32 rows of 8 ranks; every group waits for the slow rank
+    // (the waiting-for-peers state is painted) and every row is area-true over its ranks.
+    const auto trace = testing::makeStragglerTrace(256, 3, 77, 32);
+    const auto analysis = analyze(*trace, Rules::defaults());
+    TimelinePlot plot;
+    TimelineOptions o;
+    o.grouping = RankGrouping::Auto;
+    for (int g = 0; g < 32; ++g)
+        o.collapsedGroups.insert(g);
+    showWholeTrace(plot, trace, analysis, QSize(1400, 32 * 22 + 120), o);
+    plot.setCollectives(std::make_shared<const CollectiveMatch>(matchCollectives(*trace, *analysis)));
+    plot.layOutNow();
+    plot.replot();
+    const QImage image = plot.toPixmap().toImage().convertToFormat(QImage::Format_RGB32);
+    if (qEnvironmentVariableIsSet("EXPOSURE_FIGURE_DUMP"))
+        image.save(qEnvironmentVariable("EXPOSURE_FIGURE_DUMP") + QStringLiteral("/groups-256-ranks-32-hosts.png"));
+    QCOMPARE(resolveGrouping(*trace, RankGrouping::Auto), RankGrouping::Host);
+    QCOMPARE(int(plot.rows().size()), 32);
+    QCOMPARE(plot.shownRowCount(), 32);
+    QCOMPARE(plot.rankGroups()[5].label, std::string("node5"));
+    QCOMPARE(plot.rankGroups()[5].ranks, std::vector<int>({ 5, 37, 69, 101, 133, 165, 197, 229 }));
+    const QColor waiting = plot.scene().palette.overlap(OverlapState::WaitingExposed);
+    for (int row = 0; row < 32; ++row) {
+        QVERIFY(checkGroupRow(plot, image, row, *trace) >= 3);
+        QVERIFY(countOf(countColours(image, plot.plottable()->rowBox(row)), waiting) > 0);
+    }
+    // The legend names the waiting state the group rows paint.
+    bool named = false;
+    for (const PlotText& t : plot.textBoxes())
+        named = named || (t.role == PlotText::Role::Legend && t.text.contains(QStringLiteral("waiting")));
+    QVERIFY(named);
 }
 
 QTEST_MAIN(TestAreaTruth)
