@@ -107,12 +107,20 @@ void TestManyRanks::opensWithCollapsedGroups()
     QVERIFY2(tip.startsWith(QStringLiteral("ranks 0\u20137 \u00B7 8 ranks, ")), qPrintable(tip));
     QVERIFY2(tip.contains(QStringLiteral(" %")), qPrintable(tip));
     QVERIFY(plot->groupTooltipAt(QPoint(box.left() - 20, box.center().y())).isEmpty());
-    // The heat map's way to a rank: its group expands (8 ranks' rows under the header), the others stay collapsed.
-    QVERIFY(plot->expandGroupOf(13));
+    // The heat map's way to a rank (a cell click): its group expands (its 8 ranks' rows under the header), the others
+    // stay collapsed, and the rank's rows scroll into view.
+    w.showRankWindow(13, trace->extent);
     QCOMPARE(plot->options().collapsedGroups.count(1), std::size_t(0));
+    QCOMPARE(plot->options().collapsedGroups.size(), std::size_t(63));
     QVERIFY(int(plot->rows().size()) > 64 + 8);
     QVERIFY(std::all_of(plot->rows().begin(), plot->rows().end(),
         [](const TimelineRow& r) { return r.kind == TimelineRow::Kind::Group || (r.rank >= 8 && r.rank < 16); }));
+    int first13 = -1;
+    for (std::size_t i = 0; i < plot->rows().size() && first13 < 0; ++i)
+        if (plot->rows()[i].rank == 13 && plot->rows()[i].kind != TimelineRow::Kind::Group)
+            first13 = int(i);
+    QVERIFY(first13 > 0);
+    QVERIFY(plot->firstRow() <= first13 && first13 < plot->firstRow() + plot->shownRowCount());
 }
 
 QTEST_MAIN(TestManyRanks)
