@@ -81,11 +81,8 @@ void manyRanks(int ranks)
             groupStateColumns(members, grid, trace->extent, cols);
         }
     });
-    std::printf("
-                    % d ranks x 2 GPU streams(% zu intervals),
-                first frame at 1920x1080 offscreen, best of 5
-                : ", ranks,
-                  trace->intervalCount());
+    std::printf("\n%d ranks x 2 GPU streams (%zu intervals), first frame at 1920x1080 offscreen, best of 5:\n", ranks,
+        trace->intervalCount());
     std::printf(
         "%-56s %10.2f ms %5zu rows  1.00x\n", "every rank's rows (baseline; the rows in view drawn)", every, everyRows);
     std::printf("%-56s %10.2f ms %5zu rows  %.2fx\n", "collapsed groups of 8 (all 512 ranks summed)", grouped,
