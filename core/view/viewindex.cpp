@@ -251,104 +251,142 @@ const ShareIndex* ViewIndex::laneShares(const Trace& trace, int rank, int lane) 
     return slot.get();
 }
 
-std::vector<TimelineRow> buildRows(const Trace& trace, const ViewIndex& index, const RowFilter& filter)
+namespace {
+
+// The rows of one rank, the first one carrying the rank's name (none where the filter leaves none).
+void appendRankRows(
+    const Trace& trace, const ViewIndex& index, const RowFilter& filter, std::size_t r, std::vector<TimelineRow>& rows)
 {
-    std::vector<TimelineRow> rows;
     auto wanted = [&](int rank, int lane) {
         if (filter.only.empty())
             return true;
         return std::find(filter.only.begin(), filter.only.end(), std::make_pair(rank, lane)) != filter.only.end();
     };
-    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-        const Rank& rank = trace.ranks[r];
-        const int ri = int(r);
-        const bool hasOverlap = r < index.overlap.size() && !index.overlap[r].empty();
-        std::vector<int> gpu, cpu;
-        for (std::size_t l = 0; l < rank.lanes.size(); ++l)
-            (rank.lanes[l].isGpu() ? gpu : cpu).push_back(int(l));
-        auto roleOf = [&](int l) {
-            return r < index.roles.size() && std::size_t(l) < index.roles[r].size() ? index.roles[r][l]
-                                                                                    : LaneRole::Other;
-        };
-        std::stable_sort(gpu.begin(), gpu.end(), [&](int a, int b) { return roleOf(a) < roleOf(b); });
+    const Rank& rank = trace.ranks[r];
+    const int ri = int(r);
+    const bool hasOverlap = r < index.overlap.size() && !index.overlap[r].empty();
+    std::vector<int> gpu, cpu;
+    for (std::size_t l = 0; l < rank.lanes.size(); ++l)
+        (rank.lanes[l].isGpu() ? gpu : cpu).push_back(int(l));
+    auto roleOf = [&](int l) {
+        return r < index.roles.size() && std::size_t(l) < index.roles[r].size() ? index.roles[r][l] : LaneRole::Other;
+    };
+    std::stable_sort(gpu.begin(), gpu.end(), [&](int a, int b) { return roleOf(a) < roleOf(b); });
 
-        std::vector<TimelineRow> mine;
-        auto laneRow = [&](int l) {
-            TimelineRow row;
-            row.rank = ri;
-            row.lane = l;
-            row.label = rank.lanes[l].name;
-            const LaneRole laneRole = roleOf(l);
-            // AMD streams (HIP[d:s]) run RCCL, not NCCL.
-            const char* role = laneRole == LaneRole::Communication && rank.lanes[l].name.rfind("HIP", 0) == 0
-                ? "RCCL"
-                : laneRoleName(laneRole);
-            if (rank.lanes[l].isGpu() && *role) {
-                row.label += ' ';
-                row.label += role;
-            }
-            if (laneRole == LaneRole::Communication && rank.lanes[l].commRole == CommRole::None)
-                if (const std::string group = r < index.commLabels.size() && std::size_t(l) < index.commLabels[r].size()
-                        ? index.commLabels[r][std::size_t(l)]
-                        : commGroupLabel(trace, rank.lanes[l], nullptr);
-                    !group.empty())
-                    row.label += " " + group;
-            return row;
-        };
-        const bool collapsed = filter.collapsedRanks.count(ri) > 0;
-        if (collapsed) {
-            TimelineRow row;
-            if (hasOverlap) {
-                row.kind = TimelineRow::Kind::Overlap;
-                row.rank = ri;
-                row.label = "overlap";
-            } else if (!gpu.empty()) {
-                row = laneRow(gpu.front());
-            } else if (!cpu.empty()) {
-                row = laneRow(cpu.front());
-            } else {
-                continue;
-            }
-            row.label += " (collapsed)";
-            mine.push_back(row);
-        } else {
-            for (int l : gpu)
-                if (wanted(ri, l))
-                    mine.push_back(laneRow(l));
-            if (hasOverlap && filter.showOverlap && wanted(ri, -1)) {
-                TimelineRow row;
-                row.kind = TimelineRow::Kind::Overlap;
-                row.rank = ri;
-                row.label = "overlap";
-                mine.push_back(row);
-            }
-            if (filter.showCpu && !filter.gpuOnly)
-                for (int l : cpu) {
-                    if (!wanted(ri, l))
-                        continue;
-                    const std::size_t depthRows
-                        = filter.cpuDepthRows && r < index.depth.size() && std::size_t(l) < index.depth[r].size()
-                        ? index.depth[r][std::size_t(l)].tables.size()
-                        : 0;
-                    if (depthRows < 2) {
-                        mine.push_back(laneRow(l));
-                        continue;
-                    }
-                    // One sub-row per nesting depth; only the top one carries the lane's name.
-                    for (std::size_t d = 0; d < depthRows; ++d) {
-                        TimelineRow row = laneRow(l);
-                        row.depth = int(d);
-                        if (d > 0)
-                            row.label.clear();
-                        mine.push_back(row);
-                    }
-                }
+    std::vector<TimelineRow> mine;
+    auto laneRow = [&](int l) {
+        TimelineRow row;
+        row.rank = ri;
+        row.lane = l;
+        row.label = rank.lanes[l].name;
+        const LaneRole laneRole = roleOf(l);
+        // AMD streams (HIP[d:s]) run RCCL, not NCCL.
+        const char* role = laneRole == LaneRole::Communication && rank.lanes[l].name.rfind("HIP", 0) == 0
+            ? "RCCL"
+            : laneRoleName(laneRole);
+        if (rank.lanes[l].isGpu() && *role) {
+            row.label += ' ';
+            row.label += role;
         }
-        if (mine.empty())
+        if (laneRole == LaneRole::Communication && rank.lanes[l].commRole == CommRole::None)
+            if (const std::string group = r < index.commLabels.size() && std::size_t(l) < index.commLabels[r].size()
+                    ? index.commLabels[r][std::size_t(l)]
+                    : commGroupLabel(trace, rank.lanes[l], nullptr);
+                !group.empty())
+                row.label += " " + group;
+        return row;
+    };
+    if (filter.collapsedRanks.count(ri) > 0) {
+        TimelineRow row;
+        if (hasOverlap) {
+            row.kind = TimelineRow::Kind::Overlap;
+            row.rank = ri;
+            row.label = "overlap";
+        } else if (!gpu.empty()) {
+            row = laneRow(gpu.front());
+        } else if (!cpu.empty()) {
+            row = laneRow(cpu.front());
+        } else {
+            return;
+        }
+        row.label += " (collapsed)";
+        mine.push_back(row);
+    } else {
+        for (int l : gpu)
+            if (wanted(ri, l))
+                mine.push_back(laneRow(l));
+        if (hasOverlap && filter.showOverlap && wanted(ri, -1)) {
+            TimelineRow row;
+            row.kind = TimelineRow::Kind::Overlap;
+            row.rank = ri;
+            row.label = "overlap";
+            mine.push_back(row);
+        }
+        if (filter.showCpu && !filter.gpuOnly)
+            for (int l : cpu) {
+                if (!wanted(ri, l))
+                    continue;
+                const std::size_t depthRows
+                    = filter.cpuDepthRows && r < index.depth.size() && std::size_t(l) < index.depth[r].size()
+                    ? index.depth[r][std::size_t(l)].tables.size()
+                    : 0;
+                if (depthRows < 2) {
+                    mine.push_back(laneRow(l));
+                    continue;
+                }
+                // One sub-row per nesting depth; only the top one carries the lane's name.
+                for (std::size_t d = 0; d < depthRows; ++d) {
+                    TimelineRow row = laneRow(l);
+                    row.depth = int(d);
+                    if (d > 0)
+                        row.label.clear();
+                    mine.push_back(row);
+                }
+            }
+    }
+    if (mine.empty())
+        return;
+    mine.front().firstOfRank = true;
+    mine.front().label = rank.label + " \xC2\xB7 " + mine.front().label;
+    rows.insert(rows.end(), mine.begin(), mine.end());
+}
+
+} // namespace
+
+std::vector<TimelineRow> buildRows(const Trace& trace, const ViewIndex& index, const RowFilter& filter)
+{
+    std::vector<TimelineRow> rows;
+    const bool anyOverlap
+        = std::any_of(index.overlap.begin(), index.overlap.end(), [](const IntervalTable& t) { return !t.empty(); });
+    if (filter.groups.empty() || !filter.only.empty() || !anyOverlap) {
+        for (std::size_t r = 0; r < trace.ranks.size(); ++r)
+            appendRankRows(trace, index, filter, r, rows);
+        return rows;
+    }
+    for (std::size_t g = 0; g < filter.groups.size(); ++g) {
+        const RankGroup& group = filter.groups[g];
+        std::vector<int> members;
+        for (const int r : group.ranks)
+            if (r >= 0 && std::size_t(r) < trace.ranks.size())
+                members.push_back(r);
+        if (members.empty())
             continue;
-        mine.front().firstOfRank = true;
-        mine.front().label = rank.label + " \xC2\xB7 " + mine.front().label;
-        rows.insert(rows.end(), mine.begin(), mine.end());
+        TimelineRow header;
+        header.kind = TimelineRow::Kind::Group;
+        header.rank = members.front();
+        header.group = int(g);
+        header.firstOfRank = true;
+        header.label
+            = group.label + " \xC2\xB7 " + std::to_string(members.size()) + (members.size() == 1 ? " rank" : " ranks");
+        rows.push_back(header);
+        if (filter.collapsedGroups.count(int(g)))
+            continue;
+        for (const int r : members) {
+            const std::size_t before = rows.size();
+            appendRankRows(trace, index, filter, std::size_t(r), rows);
+            for (std::size_t i = before; i < rows.size(); ++i)
+                rows[i].group = int(g);
+        }
     }
     return rows;
 }

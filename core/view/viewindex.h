@@ -4,6 +4,7 @@
 #include "analysis/analysis.h"
 #include "model/trace.h"
 #include "view/drawlist.h"
+#include "view/rankgroups.h"
 #include "view/shareindex.h"
 
 #include <algorithm>
@@ -95,11 +96,14 @@ private:
 // One row of the timeline.
 struct TimelineRow
 {
-    enum class Kind : std::uint8_t { Lane, Overlap };
+    // Group: the header row of a group of ranks (RowFilter::groups), drawn as the group's overlap states
+    // (rankgroups.h); its ranks' rows follow it unless the group is collapsed.
+    enum class Kind : std::uint8_t { Lane, Overlap, Group };
     Kind kind = Kind::Lane;
-    int rank = 0;
+    int rank = 0; // a group row: the group's first rank
+    int group = -1; // index into RowFilter::groups of a group row, and of the rows of a grouped rank
     int lane = -1; // -1 for the overlap row
-    bool firstOfRank = false; // the row that carries the rank name in its label
+    bool firstOfRank = false; // the row that carries the rank (or group) name in its label
     int depth = -1; // a CPU lane's nesting sub-row (ViewIndex::depth), -1: the whole lane in one row
     std::string label; // "Rank 0 · CUDA[0:7] compute", "CUDA[0:17] NCCL", "overlap"
 };
@@ -110,12 +114,16 @@ struct RowFilter
     bool showOverlap = true;
     bool gpuOnly = false; // hides CPU rows (and overlap rows when showOverlap is false)
     std::set<int> collapsedRanks; // rank indexes shown as one row
+    // Ranks in groups (ignored with `only`, or when no rank has overlap rows to aggregate): each group is a header row
+    // followed by its ranks' rows, or the header row alone when collapsed.
+    std::vector<RankGroup> groups;
+    std::set<int> collapsedGroups; // indexes into groups
     std::vector<std::pair<int, int>> only; // if non-empty: only these (rank, lane) rows; lane -1 = overlap
     bool cpuDepthRows = true; // CPU lanes with nesting get one sub-row per depth (ViewIndex::depth)
 };
 
 // Rows in display order: per rank its GPU streams (compute, then communication, memcpy, others),
-// its overlap row, then its CPU threads.
+// its overlap row, then its CPU threads; with groups, per group its header row and (expanded) its ranks' rows.
 std::vector<TimelineRow> buildRows(const Trace& trace, const ViewIndex& index, const RowFilter& filter);
 
 } // namespace exposure

@@ -2,13 +2,16 @@
 // Draw-list build time of a zoomed-out 10-million-kernel lane at 1920 px, against baselines measured
 // in the same run: one linear pass over the lane's durations, and the builder without its LOD index.
 // Then the whole TimelinePlot (offscreen raster, 1920x1080) replotting a zoomed-out 2-rank trace of
-// that many kernels, which is what a user waits for. Not run by CTest.
+// that many kernels, which is what a user waits for. Last, the first frame of a 512-rank trace with every rank's rows
+// (a window of them scrolls) against the same trace with its ranks in collapsed groups (64 group rows, each summing
+// the overlap rows of its 8 ranks). Not run by CTest.
 // Usage: QT_QPA_PLATFORM=offscreen bench_draw [kernels] (default 10 000 000)
 #include "analysis/analysis.h"
 #include "benchutil.h"
 #include "timeline/timelineplot.h"
 #include "timeline/timelineplottable.h"
 #include "view/drawlist.h"
+#include "view/rankgroups.h"
 #include "view/shareindex.h"
 #include "view/viewindex.h"
 
@@ -25,6 +28,68 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 using bench::bestOfMs;
+
+// 512 ranks, 4 steps of 10 ms: rank r computes 60 kernels of 100 us + r x 5 ns each, then an all-reduce until all
+// ranks are done (the later a rank, the less it communicates exposed).
+void manyRanks(int ranks)
+{
+    TraceBuilder b;
+    for (int r = 0; r < ranks; ++r) {
+        const int rank = b.addRank("Rank " + std::to_string(r), "node" + std::to_string(r / 8), r % 8, r);
+        const int compute = b.addLane(rank, "CUDA[0:7]", LaneKind::GpuStream, r % 8, 7);
+        const int nccl = b.addLane(rank, "CUDA[0:17]", LaneKind::GpuStream, r % 8, 17);
+        for (int s = 0; s < 4; ++s) {
+            const TimeNs t0 = s * 10'000'000LL;
+            TimeNs t = t0;
+            for (int k = 0; k < 60; ++k, t += 100'000 + r * 5 + 1'000)
+                b.addInterval(rank, compute, t, t + 100'000 + r * 5, "ampere_sgemm_128x64_nn", RegionKind::Kernel);
+            b.addInterval(rank, nccl, t, t0 + 6'060'000 + 60 * 5 * ranks + 1'000'000,
+                "ncclDevKernel_AllReduce_Sum_f32_RING_LL", RegionKind::Kernel);
+        }
+    }
+    auto trace = b.finish();
+    auto analysis = analyze(*trace, Rules::defaults());
+    auto index = ViewIndex::build(*trace, analysis.get());
+    auto frame = [&](RankGrouping grouping) {
+        TimelinePlot plot;
+        TimelineOptions o;
+        o.grouping = grouping;
+        plot.setOptions(o);
+        plot.resize(1920, 1080);
+        plot.setTrace(trace, analysis, index);
+        plot.setAllGroupsCollapsed(true);
+        plot.replot();
+        const double ms = bestOfMs(5, [&] {
+            plot.plottable()->invalidate();
+            (void)plot.toPixmap(1920, 1080);
+        });
+        return std::make_pair(ms, plot.rows().size());
+    };
+    const auto [every, everyRows] = frame(RankGrouping::None);
+    const auto [grouped, groupRows] = frame(RankGrouping::Blocks);
+    // The group columns alone: every group's state time in 1 900 columns.
+    const auto groups = groupRanks(*trace, RankGrouping::Blocks);
+    ColumnGrid grid;
+    grid.nsPerPixel = double(trace->extent.duration()) / 1900;
+    grid.width = 1900;
+    std::vector<TimeNs> cols;
+    const double columnsOnly = bestOfMs(5, [&] {
+        for (const RankGroup& g : groups) {
+            std::vector<GroupMember> members;
+            for (int r : g.ranks)
+                members.push_back({ &index->overlap[std::size_t(r)], &index->overlapShares[std::size_t(r)] });
+            groupStateColumns(members, grid, trace->extent, cols);
+        }
+    });
+    std::printf("\n%d ranks x 2 GPU streams (%zu intervals), first frame at 1920x1080 offscreen, best of 5:\n", ranks,
+        trace->intervalCount());
+    std::printf(
+        "%-56s %10.2f ms %5zu rows  1.00x\n", "every rank's rows (baseline; the rows in view drawn)", every, everyRows);
+    std::printf("%-56s %10.2f ms %5zu rows  %.2fx\n", "collapsed groups of 8 (all 512 ranks summed)", grouped,
+        groupRows, grouped / every);
+    std::printf("%-56s %10.2f ms %5s       %.2fx\n", "  of which: the group columns (groupStateColumns)", columnsOnly,
+        "", columnsOnly / every);
+}
 
 struct KernelLane
 {
@@ -178,5 +243,6 @@ int main(int argc, char** argv)
         std::printf(
             "%-48s %10.2f %8s %10.3f\n", "render (toPixmap), 1/1000 of the trace", zoomed, "-", zoomed / linearPass);
     }
+    manyRanks(512);
     return sink == 42 ? 1 : 0;
 }

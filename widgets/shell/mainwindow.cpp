@@ -320,6 +320,7 @@ void MainWindow::createViewMenu()
     };
     m_showCpuAction = rowToggle(tr("Show &CPU Threads"), &TimelineOptions::showCpu);
     m_showOverlapAction = rowToggle(tr("Show &Overlap Lanes"), &TimelineOptions::showOverlap);
+    createGroupMenu();
     // Ranks on different hosts: their clocks put on one time base from the ends of matched collectives (reloads).
     m_alignClocksAction = m_viewMenu->addAction(tr("&Align Clocks Across Hosts"));
     m_alignClocksAction->setCheckable(true);
@@ -538,7 +539,9 @@ void MainWindow::reload()
 {
     if (m_current.path.isEmpty())
         return;
-    m_reloadState = ReloadState { m_current.path, m_timeline->visibleRange(), m_timeline->selection() };
+    const TimelineOptions o = m_timeline->options();
+    m_reloadState = ReloadState { m_current.path, m_timeline->visibleRange(), m_timeline->selection(), o.grouping,
+        o.collapsedGroups };
     openTraceRanks(m_current.path, m_current.ranks);
 }
 
@@ -548,6 +551,13 @@ void MainWindow::restoreAfterReload(const QString& path)
     if (!state || state->path != path || !m_current.trace)
         return;
     const Trace& trace = *m_current.trace;
+    // The groups as they were (the reloaded trace has the same ranks).
+    TimelineOptions o = m_timeline->options();
+    o.range.reset();
+    o.grouping = state->grouping;
+    o.collapsedGroups = state->collapsedGroups;
+    m_timeline->setOptions(o);
+    syncGroupActions();
     // The zoom, when the reloaded trace still covers it (clipped to its extent).
     const TimeRange extent = trace.extent;
     const TimeRange visible { std::max(state->visible.start, extent.start), std::min(state->visible.end, extent.end) };
@@ -655,6 +665,7 @@ void MainWindow::applyLoaded(const LoadedTrace& loaded)
 {
     m_current = loaded;
     m_timeline->setTrace(loaded.trace, loaded.analysis, loaded.index);
+    applyDefaultGrouping();
     m_timeline->setCollectives(loaded.collectives);
     m_findBar->setTrace(loaded.trace, loaded.analysis); // after the timeline: it draws the new matches
     m_details->clear();
@@ -743,11 +754,12 @@ void MainWindow::showRankWindow(int rank, TimeRange window)
     if (!m_current.trace || window.isEmpty())
         return;
     m_timeline->setVisibleRange(window);
+    m_timeline->expandGroupOf(rank);
     // The rank's rows: its last row into view, then its first (the first wins where not all of them fit).
     int first = -1, last = -1;
     const auto& rows = m_timeline->rows();
     for (std::size_t i = 0; i < rows.size(); ++i)
-        if (rows[i].rank == rank) {
+        if (rows[i].rank == rank && rows[i].kind != TimelineRow::Kind::Group) {
             first = first < 0 ? int(i) : first;
             last = int(i);
         }

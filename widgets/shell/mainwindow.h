@@ -139,6 +139,15 @@ public:
     // Where a window that closes with a trace saves its session (File ▸ Reopen Last Session opens it).
     static QString lastSessionPath();
 
+    // --- rank groups (mainwindowgroups.cpp) ---
+    // View ▸ Group Ranks: how the ranks are grouped (an action per RankGrouping, data = its value) and Collapse All
+    // Groups / Expand All Groups. A trace of more than kGroupRanksAbove ranks opens grouped (Auto), every group
+    // collapsed.
+    QList<QAction*> groupingActions() const { return m_groupingActions; }
+    QAction* collapseGroupsAction() const { return m_collapseGroupsAction; }
+    QAction* expandGroupsAction() const { return m_expandGroupsAction; }
+    void setRankGrouping(RankGrouping grouping, bool collapseAll);
+
     // --- small screens (mainwindowlayout.cpp) ---
     // Compact: every panel tabbed with Details on the right, so that the timeline keeps the window's height. Chosen
     // by itself when the window is shown, and when it is resized across, kCompactHeight logical pixels of height
@@ -170,6 +179,9 @@ private:
     void createEditMenu();
     void createSessionActions();
     void createBookmarksMenu();
+    void createGroupMenu();
+    void applyDefaultGrouping();
+    void syncGroupActions();
     void applySession(const QString& path);
     void adaptLayout();
     void createLayoutAction();
@@ -246,6 +258,8 @@ private:
         QString path;
         TimeRange visible;
         std::optional<IntervalRef> selection;
+        RankGrouping grouping = RankGrouping::None;
+        std::set<int> collapsedGroups;
     };
     std::optional<ReloadState> m_reloadState;
     RankChooser m_rankChooser;
@@ -254,6 +268,9 @@ private:
     BookmarksPanel* m_bookmarks = nullptr;
     QDockWidget* m_bookmarksDock = nullptr;
     QAction* m_compactAction = nullptr;
+    QList<QAction*> m_groupingActions;
+    QAction* m_collapseGroupsAction = nullptr;
+    QAction* m_expandGroupsAction = nullptr;
     bool m_compact = false;
     bool m_layoutByHand = false; // View ▸ Compact Layout was switched: no automatic changes any more
     bool m_shownOnce = false;

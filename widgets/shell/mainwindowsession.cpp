@@ -142,6 +142,8 @@ Session MainWindow::currentSession() const
     s.showCpu = o.showCpu;
     s.showOverlap = o.showOverlap;
     s.collapsedRanks = o.collapsedRanks;
+    s.grouping = QString::fromLatin1(rankGroupingName(o.grouping));
+    s.collapsedGroups = o.collapsedGroups;
     s.palette = paletteKindName(o.palette);
     s.alignClocks = m_alignClocksAction->isChecked();
     s.geometry = saveGeometry();
@@ -232,6 +234,10 @@ void MainWindow::applySession(const QString& path)
     o.showCpu = s.showCpu;
     o.showOverlap = s.showOverlap;
     o.collapsedRanks = s.collapsedRanks;
+    if (const auto grouping = rankGroupingFromName(s.grouping.toStdString())) { // else as the trace opened
+        o.grouping = *grouping;
+        o.collapsedGroups = s.collapsedGroups;
+    }
     o.range = s.window;
     {
         const QSignalBlocker cpu(m_showCpuAction), overlap(m_showOverlapAction);
@@ -239,6 +245,7 @@ void MainWindow::applySession(const QString& path)
         m_showOverlapAction->setChecked(s.showOverlap);
     }
     m_timeline->setOptions(o);
+    syncGroupActions();
     m_whatIf->followTimelineOptions(o);
     const Trace& t = *m_current.trace;
     if (const auto& sel = s.selection; sel && sel->rank >= 0 && std::size_t(sel->rank) < t.ranks.size()

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "shell/session.h"
 
+#include "view/rankgroups.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -62,6 +64,13 @@ QJsonObject viewObject(const Session& s)
     view.insert(QStringLiteral("showCpu"), s.showCpu);
     view.insert(QStringLiteral("showOverlap"), s.showOverlap);
     view.insert(QStringLiteral("collapsedRanks"), collapsed);
+    if (!s.grouping.isEmpty()) {
+        QJsonArray groups;
+        for (const int g : s.collapsedGroups)
+            groups.append(g);
+        view.insert(QStringLiteral("grouping"), s.grouping);
+        view.insert(QStringLiteral("collapsedGroups"), groups);
+    }
     view.insert(QStringLiteral("palette"), s.palette);
     view.insert(QStringLiteral("alignClocks"), s.alignClocks);
     view.insert(QStringLiteral("find"),
@@ -86,6 +95,13 @@ void readView(const QJsonObject& view, Session& s)
     s.showOverlap = view.value(QStringLiteral("showOverlap")).toBool(true);
     for (const QJsonValue r : view.value(QStringLiteral("collapsedRanks")).toArray())
         s.collapsedRanks.insert(r.toInt());
+    s.grouping = view.value(QStringLiteral("grouping")).toString();
+    if (!s.grouping.isEmpty() && !rankGroupingFromName(s.grouping.toStdString()))
+        throw SessionError(
+            "view.grouping \"" + s.grouping.toStdString() + "\" is none of none, auto, host, stage, dp, blocks");
+    for (const QJsonValue g : view.value(QStringLiteral("collapsedGroups")).toArray())
+        if (g.toInt(-1) >= 0)
+            s.collapsedGroups.insert(g.toInt());
     s.palette = view.value(QStringLiteral("palette")).toString(QStringLiteral("default"));
     s.alignClocks = view.value(QStringLiteral("alignClocks")).toBool(true);
     const QJsonObject find = view.value(QStringLiteral("find")).toObject();

@@ -36,6 +36,8 @@ struct Session
     bool showCpu = true;
     bool showOverlap = true;
     std::set<int> collapsedRanks;
+    QString grouping; // rankGroupingName(); empty: not recorded (the trace opens with its default grouping)
+    std::set<int> collapsedGroups; // indexes of the grouping's groups
     QString palette = QStringLiteral("default");
     bool alignClocks = true;
     QByteArray geometry; // QMainWindow::saveGeometry

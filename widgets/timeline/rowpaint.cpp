@@ -112,6 +112,7 @@ void RowPaint::appendTo(std::string& out) const
         put(out, a.t);
         put(out, std::int32_t(a.toRow));
     }
+    put(out, std::int32_t(members));
 }
 
 RowPaint RowPaint::readFrom(std::string_view in, std::size_t& pos)
@@ -146,6 +147,9 @@ RowPaint RowPaint::readFrom(std::string_view in, std::size_t& pos)
         a.t = get<TimeNs>(in, pos);
         a.toRow = get<std::int32_t>(in, pos);
     }
+    p.members = get<std::int32_t>(in, pos);
+    if (p.members < 0)
+        malformed();
     return p;
 }
 
@@ -209,6 +213,21 @@ void addArrows(const TimelineScene& s, int row, const DrawListParams& params, Ro
     }
 }
 
+// A group row: every state of its ranks, idle last, per column (groupStateColumns); no blocks.
+RowPaint groupRowPaint(const TimelineScene& s, int row, const std::vector<TimeNs>& columns)
+{
+    RowPaint p;
+    const int group = s.rows[std::size_t(row)].group;
+    if (columns.empty() || group < 0 || std::size_t(group) >= s.groups.size())
+        return p;
+    p.visible = true;
+    for (int st = 0; st < kGroupStateCount; ++st)
+        p.classes.push_back({ std::uint8_t(st), {} });
+    p.columns = columns;
+    p.members = int(s.groups[std::size_t(group)].ranks.size());
+    return p;
+}
+
 } // namespace
 
 RowPaint makeRowPaint(const TimelineScene& s, int row, const DrawListParams& params, const ColumnGrid& grid,
@@ -218,6 +237,8 @@ RowPaint makeRowPaint(const TimelineScene& s, int row, const DrawListParams& par
     RowPaint p;
     if (!s.trace || row < 0 || std::size_t(row) >= s.rows.size())
         return p;
+    if (s.rows[std::size_t(row)].kind == TimelineRow::Kind::Group)
+        return groupRowPaint(s, row, columns);
     addArrows(s, row, params, p);
     if (list.empty())
         return p;
@@ -423,6 +444,14 @@ static_assert(std::size(kStateFlag) == std::size_t(kOverlapStateCount));
 void addRowClasses(const TimelineScene& scene, int row, TimeRange range, DrawnClasses& d, std::set<int>& commRanks)
 {
     const TimelineRow& r = scene.rows[std::size_t(row)];
+    if (r.kind == TimelineRow::Kind::Group) {
+        const auto times = groupStateTimes(scene.groupMembers(r.group), range, scene.trace->extent);
+        for (std::size_t st = 0; st < std::size(kStateFlag); ++st)
+            if (times[st] > 0)
+                d.*kStateFlag[st] = true;
+        d.idle = d.idle || times[kGroupIdle] > 0;
+        return;
+    }
     const auto times = scene.classTimes(row, range.start, range.end);
     if (r.kind == TimelineRow::Kind::Overlap) {
         TimeNs busy = 0;

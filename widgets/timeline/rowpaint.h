@@ -32,7 +32,8 @@ struct TimelineScene;
 struct RowPaint
 {
     // A paint class: for lane rows a Category and the sub-group (gemm, AllReduce); for overlap rows an
-    // OverlapState (sub-group empty). In the ShareIndex's local order (increasing class id).
+    // OverlapState (sub-group empty), for group rows an OverlapState or kGroupIdle. In the ShareIndex's local order
+    // (increasing class id; group rows: every state in order).
     struct Class
     {
         std::uint8_t kind = 0;
@@ -66,6 +67,9 @@ struct RowPaint
     std::vector<TimeNs> split; // two-tone communication: [2x] exposed, [2x + 1] hidden; empty: no split
     std::vector<Block> blocks; // in time order
     std::vector<Arrow> arrows; // in the lane's order, at most kMaxArrows
+    // A group row: its ranks; a column then holds members × the column's span of rank-time (idle included inside the
+    // trace). 0 for other rows.
+    int members = 0;
 
     static constexpr std::size_t kMaxArrows = 2000;
 

@@ -107,11 +107,15 @@ DrawnClasses TimelinePlot::presentClasses() const
                 d.waitingExposed = d.waitingExposed || t.name(i) == StringId(OverlapState::WaitingExposed);
                 d.waitingHidden = d.waitingHidden || t.name(i) == StringId(OverlapState::WaitingHidden);
             }
-    d.waitingExposed = d.waitingExposed && o.showOverlap;
-    d.waitingHidden = d.waitingHidden && o.showOverlap;
+    // Overlap rows and group rows (which paint their ranks' overlap states) show the states.
+    const bool states = o.showOverlap
+        || std::any_of(m_scene.rows.begin(), m_scene.rows.end(),
+            [](const TimelineRow& r) { return r.kind == TimelineRow::Kind::Group; });
+    d.waitingExposed = d.waitingExposed && states;
+    d.waitingHidden = d.waitingHidden && states;
     d.waitingBlocks = m_scene.waiting && d.communication;
     d.computeOnly = true;
-    d.idle = o.showOverlap; // overlap rows show idle time as a grey band
+    d.idle = states; // overlap rows show idle time as a grey band, group rows as their ranks' idle share
     return d;
 }
 

@@ -188,4 +188,52 @@ bool TimelinePlot::toggleRankCollapsed(int rank)
     return true;
 }
 
+bool TimelinePlot::toggleGroupCollapsed(int group)
+{
+    if (group < 0 || std::size_t(group) >= m_scene.groups.size())
+        return false;
+    auto& c = m_scene.options.collapsedGroups;
+    const bool collapsed = !c.count(group);
+    if (collapsed)
+        c.insert(group);
+    else
+        c.erase(group);
+    rebuildRows();
+    replot(rpQueuedReplot);
+    emit groupCollapseToggled(group, collapsed);
+    return true;
+}
+
+void TimelinePlot::setGrouping(RankGrouping grouping, bool collapseAll)
+{
+    m_scene.options.grouping = grouping;
+    m_scene.options.collapsedGroups.clear();
+    m_firstRow = 0;
+    rebuildRows();
+    if (collapseAll)
+        setAllGroupsCollapsed(true);
+    else
+        replot(rpQueuedReplot);
+}
+
+bool TimelinePlot::expandGroupOf(int rank)
+{
+    for (std::size_t g = 0; g < m_scene.groups.size(); ++g) {
+        const auto& ranks = m_scene.groups[g].ranks;
+        if (std::find(ranks.begin(), ranks.end(), rank) != ranks.end())
+            return m_scene.options.collapsedGroups.count(int(g)) && toggleGroupCollapsed(int(g));
+    }
+    return false;
+}
+
+void TimelinePlot::setAllGroupsCollapsed(bool collapsed)
+{
+    auto& c = m_scene.options.collapsedGroups;
+    c.clear();
+    for (std::size_t g = 0; collapsed && g < m_scene.groups.size(); ++g)
+        c.insert(int(g));
+    rebuildRows();
+    replot(rpQueuedReplot);
+}
+
 } // namespace exposure

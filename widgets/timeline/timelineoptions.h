@@ -27,6 +27,10 @@ struct TimelineOptions
     bool showOverlap = true; // per-rank derived overlap rows
     bool cpuDepthRows = true; // nested CPU regions: one sub-row per depth (else all in one row)
     std::set<int> collapsedRanks; // rank indexes drawn as a single row
+    // Ranks in groups (view/rankgroups.h; the plot groups its trace's ranks so): a group's header row paints the share
+    // of its ranks in each overlap state, and a collapsed group is that row alone.
+    RankGrouping grouping = RankGrouping::None;
+    std::set<int> collapsedGroups; // indexes of the groups drawn as their header row alone
     PaletteKind palette = PaletteKind::Default;
     bool legend = true;
     LegendPosition legendPosition = LegendPosition::Top;
@@ -55,6 +59,7 @@ struct TimelineOptions
         f.gpuOnly = rows == RowSelection::GpuOnly;
         f.showOverlap = showOverlap;
         f.collapsedRanks = collapsedRanks;
+        f.collapsedGroups = collapsedGroups; // the groups themselves come from the plot, which knows the trace
         f.cpuDepthRows = cpuDepthRows;
         if (rows == RowSelection::Custom)
             f.only = customRows;

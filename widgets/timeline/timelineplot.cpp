@@ -192,18 +192,25 @@ void TimelinePlot::rebuildRows()
     m_plottable->invalidate();
     if (!m_scene.trace || !m_scene.index) {
         m_scene.rows.clear();
+        m_scene.groups.clear();
     } else {
-        m_scene.rows = buildRows(*m_scene.trace, *m_scene.index, m_scene.options.rowFilter());
+        m_scene.groups = groupRanks(*m_scene.trace, m_scene.options.grouping);
+        RowFilter filter = m_scene.options.rowFilter();
+        filter.groups = m_scene.groups;
+        m_scene.rows = buildRows(*m_scene.trace, *m_scene.index, filter);
     }
     QMap<double, QString> ticks;
     for (std::size_t i = 0; i < m_scene.rows.size(); ++i) {
         const auto& row = m_scene.rows[i];
         QString label = QString::fromStdString(row.label);
-        if (row.firstOfRank
-            && m_scene.options.disclosureMarks) // a disclosure mark: clicking the label collapses / expands the rank
-            label = (m_scene.options.collapsedRanks.count(row.rank) ? QStringLiteral("\u25B8 ")
-                                                                    : QStringLiteral("\u25BE "))
-                + label;
+        const bool group = row.kind == TimelineRow::Kind::Group;
+        // A disclosure mark: clicking the label collapses / expands the rank or the group.
+        const bool collapsed = group ? m_scene.options.collapsedGroups.count(row.group) > 0
+                                     : m_scene.options.collapsedRanks.count(row.rank) > 0;
+        if (row.firstOfRank && m_scene.options.disclosureMarks)
+            label = (collapsed ? QStringLiteral("\u25B8 ") : QStringLiteral("\u25BE ")) + label;
+        if (!group && row.group >= 0) // a rank inside an expanded group: indented under its header
+            label = QStringLiteral("   ") + label;
         ticks.insert(double(i), label + QLatin1Char(' '));
     }
     m_rowLabels = ticks;
@@ -277,7 +284,10 @@ bool TimelinePlot::updateRowTicks()
 
 QString TimelinePlot::rankLabel(int row) const
 {
-    const int rank = m_scene.rows[std::size_t(row)].rank;
+    const TimelineRow& r = m_scene.rows[std::size_t(row)];
+    if (r.kind == TimelineRow::Kind::Group && std::size_t(r.group) < m_scene.groups.size())
+        return QString::fromStdString(m_scene.groups[std::size_t(r.group)].label);
+    const int rank = r.rank;
     return m_scene.trace && std::size_t(rank) < m_scene.trace->ranks.size()
         ? QString::fromStdString(m_scene.trace->ranks[std::size_t(rank)].label)
         : QString::number(rank);
@@ -523,7 +533,9 @@ void TimelinePlot::mousePressEvent(QMouseEvent* event)
         && event->pos().y() >= axisRect()->top() && event->pos().y() <= axisRect()->bottom()) {
         // Clicking a rank's label collapses / expands the rank.
         const int row = m_plottable->rowAtPixel(event->pos().y());
-        if (row >= 0 && m_scene.rows[row].firstOfRank)
+        if (row >= 0 && m_scene.rows[row].kind == TimelineRow::Kind::Group)
+            toggleGroupCollapsed(m_scene.rows[row].group);
+        else if (row >= 0 && m_scene.rows[row].firstOfRank)
             toggleRankCollapsed(m_scene.rows[row].rank);
         return;
     }
@@ -543,6 +555,14 @@ void TimelinePlot::mouseMoveEvent(QMouseEvent* event)
     if (axisRect()->rect().contains(event->pos()))
         emit cursorTimeChanged(qint64(std::llround(xAxis->pixelToCoord(event->pos().x()))));
     const auto hit = hitAt(event->pos());
+    if (const QString group = hit ? QString() : groupTooltipAt(event->pos()); !group.isEmpty()) {
+        if (m_hover) {
+            m_hover.reset();
+            refreshOverlay();
+        }
+        QToolTip::showText(event->globalPosition().toPoint(), group, this);
+        return;
+    }
     const bool changed = hit.has_value() != m_hover.has_value()
         || (hit && (hit->row != m_hover->row || hit->first != m_hover->first || hit->count != m_hover->count));
     if (!changed)

@@ -121,6 +121,13 @@ public:
     bool zoomToSelection();
     bool zoomToStep(int stepIndex); // index into the first rank's steps that has one
     bool toggleRankCollapsed(int rank);
+    // Ranks in groups (TimelineOptions::grouping): the groups of the trace, collapsing one, all or none.
+    const std::vector<RankGroup>& rankGroups() const { return m_scene.groups; }
+    bool toggleGroupCollapsed(int group);
+    void setGrouping(RankGrouping grouping, bool collapseAll);
+    void setAllGroupsCollapsed(bool collapsed);
+    // Expands the collapsed group that holds rank index `rank`; false if there is none.
+    bool expandGroupOf(int rank);
     // Rows that do not all fit at TimelineOptions::minRowPixels: the first row shown and how many are shown.
     int firstRow() const { return m_firstRow; }
     int shownRowCount() const { return m_shownRows; }
@@ -130,6 +137,9 @@ public:
     // --- picking and selection ---
     std::optional<TimelineHit> hitAt(const QPoint& pos) const;
     QString tooltipFor(const TimelineHit& hit) const;
+    // Over a group row: the group and its ranks' share of each state in the five pixel columns around `pos`, largest
+    // first (what the hover shows there); empty elsewhere.
+    QString groupTooltipAt(const QPoint& pos) const;
     FoldComposition foldComposition(const TimelineHit& hit) const;
     std::optional<TimelineSelection> selection() const { return m_selection; }
     void select(const TimelineSelection& sel, bool ensureVisible = false);
@@ -162,6 +172,7 @@ signals:
     void selectionCleared();
     void cursorTimeChanged(qint64 ns);
     void rankCollapseToggled(int rank, bool collapsed);
+    void groupCollapseToggled(int group, bool collapsed);
 
 protected:
     void mousePressEvent(QMouseEvent* event) override;

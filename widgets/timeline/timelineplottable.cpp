@@ -139,6 +139,13 @@ void buildRowData(const TimelineScene& scene, int row, const DrawListParams& par
     const double lo = std::min(valueLower, valueUpper) - 0.5, hi = std::max(valueLower, valueUpper) + 0.5;
     const IntervalTable* t = scene.table(row);
     columns.clear();
+    if (scene.rows[std::size_t(row)].kind == TimelineRow::Kind::Group) { // its ranks' states, no draw list
+        list.clear();
+        if (scene.trace && double(row) >= lo && double(row) <= hi)
+            groupStateColumns(
+                scene.groupMembers(scene.rows[std::size_t(row)].group), grid, scene.trace->extent, columns);
+        return;
+    }
     if (!t || double(row) < lo || double(row) > hi) { // culled: outside the visible value range
         list.clear();
         return;
@@ -185,6 +192,15 @@ const std::vector<DrawItem>& TimelinePlottable::items(int row) const
     if (row < 0 || std::size_t(row) >= m_lists.size())
         return empty;
     return m_lists[row];
+}
+
+const std::vector<TimeNs>& TimelinePlottable::columnTimes(int row) const
+{
+    static const std::vector<TimeNs> empty;
+    ensureLists();
+    if (row < 0 || std::size_t(row) >= m_columns.size())
+        return empty;
+    return m_columns[std::size_t(row)];
 }
 
 const std::vector<TimeNs>& TimelinePlottable::overlapColumns(int rank) const
@@ -255,12 +271,13 @@ struct StackSlot
     bool split = false; // communication: lower half split into exposed / hidden
 };
 
-// Stack order, from the bottom: overlap rows put exposed communication on the baseline so that it reads like a bar
-// chart; lane rows stack busy classes in class order (alike on every rank), idle ones last.
-std::vector<StackSlot> stackSlotsOf(const TimelineScene& s, bool overlapRow, const RowPaint& paint)
+// Stack order, from the bottom: overlap and group rows put exposed communication on the baseline so that it reads like
+// a bar chart (group rows: idle on top); lane rows stack busy classes in class order (alike on every rank), idle ones
+// last.
+std::vector<StackSlot> stackSlotsOf(const TimelineScene& s, TimelineRow::Kind kind, const RowPaint& paint)
 {
     std::vector<StackSlot> stackSlots;
-    if (overlapRow) {
+    if (kind != TimelineRow::Kind::Lane) {
         for (OverlapState st : { OverlapState::Exposed, OverlapState::WaitingExposed, OverlapState::WaitingHidden,
                  OverlapState::Hidden, OverlapState::ComputeOnly, OverlapState::Other }) {
             const auto it = std::find_if(paint.classes.begin(), paint.classes.end(),
@@ -271,6 +288,10 @@ std::vector<StackSlot> stackSlotsOf(const TimelineScene& s, bool overlapRow, con
             slot.pattern = s.palette.overlapPattern(st);
             stackSlots.push_back(slot);
         }
+        const auto idle = std::find_if(paint.classes.begin(), paint.classes.end(),
+            [](const RowPaint::Class& c) { return c.kind == std::uint8_t(kGroupIdle); });
+        if (kind == TimelineRow::Kind::Group && idle != paint.classes.end())
+            stackSlots.push_back({ std::size_t(idle - paint.classes.begin()), s.palette.idle() });
         return stackSlots;
     }
     for (int pass = 0; pass < 2; ++pass)
@@ -294,7 +315,6 @@ void TimelinePlottable::drawColumns(QCPPainter* painter, int row, const RowPaint
         return;
     const TimelineScene& s = *m_scene;
     const TimelineRow& info = s.rows[row];
-    const bool overlapRow = info.kind == TimelineRow::Kind::Overlap;
     const std::size_t k = paint.classes.size();
     const QRect band = rowBand(row);
     const int h = std::max(1, int(band.height() * 0.78));
@@ -302,7 +322,9 @@ void TimelinePlottable::drawColumns(QCPPainter* painter, int row, const RowPaint
     const int xo = int(std::floor(xOrigin()));
     const ColumnGrid grid = currentGrid();
 
-    const std::vector<StackSlot> stackSlots = stackSlotsOf(s, overlapRow, paint);
+    const std::vector<StackSlot> stackSlots = stackSlotsOf(s, info.kind, paint);
+    // A group row's column holds the time of all its ranks: its stacks are shares of members × the span.
+    const TimeNs spanScale = std::max(1, paint.members);
     const std::size_t n = stackSlots.size();
     // Two-tone split: per column, the rank's exposed and hidden communication time.
     const std::vector<TimeNs>* ov = paint.split.empty() ? nullptr : &paint.split;
@@ -356,7 +378,7 @@ void TimelinePlottable::drawColumns(QCPPainter* painter, int row, const RowPaint
     std::vector<int> heights(n);
     const int width = int(cols.size() / std::max<std::size_t>(1, k));
     for (int x = 0; x < width; ++x) {
-        const TimeNs span = std::max<TimeNs>(1, grid.edge(x + 1) - grid.edge(x));
+        const TimeNs span = spanScale * std::max<TimeNs>(1, grid.edge(x + 1) - grid.edge(x));
         const TimeNs* col = &cols[std::size_t(x) * k];
         for (std::size_t i = 0; i < n; ++i)
             times[i] = col[stackSlots[i].local];
@@ -396,7 +418,8 @@ void TimelinePlottable::draw(QCPPainter* painter)
 
     // Rank bands: every other rank slightly shaded so the grouping reads at a glance.
     for (std::size_t row = 0; row < s.rows.size(); ++row) {
-        if (s.rows[row].rank % 2 == 1)
+        const TimelineRow& r = s.rows[row];
+        if ((r.kind == TimelineRow::Kind::Group ? r.group : r.rank) % 2 == 1)
             painter->fillRect(rowBand(int(row)).intersected(ar), s.palette.rowShade());
     }
     painter->setPen(QPen(s.palette.grid(), 0));
@@ -424,8 +447,9 @@ void TimelinePlottable::draw(QCPPainter* painter)
         // A label is written only right of the previous one of its row: in the last CPU sub-row, deeper regions
         // nest inside each other and their names would overprint.
         int labelsEnd = std::numeric_limits<int>::min();
-        const bool overlapRow = s.rows[row].kind == TimelineRow::Kind::Overlap;
-        if (overlapRow) // idle is the absence of segments: show it as a faint band over the trace
+        const bool overlapRow = s.rows[row].kind != TimelineRow::Kind::Lane; // group rows paint their idle time
+        if (s.rows[row].kind
+            == TimelineRow::Kind::Overlap) // idle is the absence of segments: show it as a faint band over the trace
             painter->fillRect(
                 boxRect(int(row), trace.extent.start, trace.extent.end).intersected(ar), s.palette.idle());
         // Every column painted by time share (area-true at every zoom); blocks wide enough to read get their

@@ -44,6 +44,8 @@ const IntervalTable* TimelineScene::table(int row) const
     if (!trace || row < 0 || std::size_t(row) >= rows.size())
         return nullptr;
     const TimelineRow& r = rows[row];
+    if (r.kind == TimelineRow::Kind::Group) // painted from its ranks' overlap rows (groupMembers)
+        return nullptr;
     if (r.kind == TimelineRow::Kind::Overlap && waiting && std::size_t(r.rank) < waiting->tables.size())
         return &waiting->tables[std::size_t(r.rank)];
     if (r.kind == TimelineRow::Kind::Overlap)
@@ -78,6 +80,8 @@ const LodIndex* TimelineScene::lod(int row) const
     if (!index || row < 0 || std::size_t(row) >= rows.size())
         return nullptr;
     const TimelineRow& r = rows[row];
+    if (r.kind == TimelineRow::Kind::Group)
+        return nullptr;
     if (r.kind == TimelineRow::Kind::Overlap && waiting && std::size_t(r.rank) < waiting->lods.size())
         return &waiting->lods[std::size_t(r.rank)];
     if (r.kind == TimelineRow::Kind::Overlap)
@@ -94,6 +98,8 @@ const ShareIndex* TimelineScene::shares(int row) const
     if (!index || row < 0 || std::size_t(row) >= rows.size())
         return nullptr;
     const TimelineRow& r = rows[row];
+    if (r.kind == TimelineRow::Kind::Group)
+        return nullptr;
     if (r.kind == TimelineRow::Kind::Overlap && waiting && std::size_t(r.rank) < waiting->shares.size())
         return &waiting->shares[std::size_t(r.rank)];
     if (r.kind == TimelineRow::Kind::Overlap)
@@ -101,6 +107,23 @@ const ShareIndex* TimelineScene::shares(int row) const
     if (const auto* d = depthTables(row))
         return std::size_t(r.depth) < d->shares.size() ? &d->shares[std::size_t(r.depth)] : nullptr;
     return trace ? index->laneShares(*trace, r.rank, r.lane) : nullptr;
+}
+
+std::vector<GroupMember> TimelineScene::groupMembers(int group) const
+{
+    std::vector<GroupMember> out;
+    if (!index || group < 0 || std::size_t(group) >= groups.size())
+        return out;
+    for (const int r : groups[std::size_t(group)].ranks) {
+        const auto rank = std::size_t(r);
+        if (waiting && rank < waiting->tables.size())
+            out.push_back({ &waiting->tables[rank], &waiting->shares[rank] });
+        else if (rank < index->overlap.size() && rank < index->overlapShares.size())
+            out.push_back({ &index->overlap[rank], &index->overlapShares[rank] });
+        else
+            out.push_back({}); // idle throughout
+    }
+    return out;
 }
 
 int TimelineScene::rowOf(int rank, int lane) const
@@ -142,7 +165,10 @@ std::vector<std::pair<std::uint8_t, TimeNs>> TimelineScene::classTimes(int row, 
 
 QString TimelineScene::classLabel(int row, std::uint8_t cls) const
 {
-    if (row >= 0 && std::size_t(row) < rows.size() && rows[row].kind == TimelineRow::Kind::Overlap) {
+    const bool states = row >= 0 && std::size_t(row) < rows.size() && rows[row].kind != TimelineRow::Kind::Lane;
+    if (states && cls == kGroupIdle)
+        return QObject::tr("idle");
+    if (states) {
         switch (OverlapState(cls)) {
         case OverlapState::ComputeOnly:
             return QObject::tr("compute only");
@@ -169,8 +195,8 @@ QString TimelineScene::classLabel(int row, std::uint8_t cls) const
 
 bool TimelineScene::classIsBusy(int row, std::uint8_t cls) const
 {
-    if (row >= 0 && std::size_t(row) < rows.size() && rows[row].kind == TimelineRow::Kind::Overlap)
-        return true;
+    if (row >= 0 && std::size_t(row) < rows.size() && rows[row].kind != TimelineRow::Kind::Lane)
+        return cls != kGroupIdle;
     return !index || cls >= index->paintClasses.size() || index->paintClasses[cls].category != Category::Idle;
 }
 

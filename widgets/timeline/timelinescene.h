@@ -39,6 +39,7 @@ struct TimelineScene
     // From the collectives: what the overlap rows draw (with the waiting states); null: the view index's tables.
     std::shared_ptr<const WaitingOverlap> waiting;
     std::vector<TimelineRow> rows;
+    std::vector<RankGroup> groups; // of options.grouping on this trace (TimelineRow::group indexes them)
     TimelineOptions options;
     Palette palette;
     std::vector<QColor> nameColors; // by StringId
@@ -50,6 +51,9 @@ struct TimelineScene
     const LodIndex* lod(int row) const;
     // Exact time per paint class of the row's table (overlap rows: per overlap state).
     const ShareIndex* shares(int row) const;
+    // The ranks of a group as group rows aggregate them: each rank's overlap row table (with the waiting states once
+    // collectives are matched) and its share index.
+    std::vector<GroupMember> groupMembers(int group) const;
     int rowOf(int rank, int lane) const; // -1 if not shown (a CPU lane split by depth: its top sub-row)
     // The row that draws one interval of a lane (its depth's sub-row for nested CPU lanes); -1 if not shown.
     int rowOf(IntervalRef ref) const;

@@ -8,6 +8,7 @@
 #include <QFontMetricsF>
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace exposure {
 
@@ -150,6 +151,36 @@ QString TimelinePlot::tooltipFor(const TimelineHit& h) const
                                             : QStringLiteral("\n")
             + tr("%1 on %2").arg(QString::fromStdString(rank.label), QString::fromStdString(rank.host));
     return tr("%1\n%2 · %3").arg(name, durationText(table.duration(h.largest)), catText) + where;
+}
+
+QString TimelinePlot::groupTooltipAt(const QPoint& pos) const
+{
+    if (!m_scene.trace || !axisRect()->rect().contains(pos))
+        return {};
+    const int row = m_plottable->rowAtPixel(pos.y());
+    if (row < 0 || m_scene.rows[std::size_t(row)].kind != TimelineRow::Kind::Group)
+        return {};
+    const TimelineRow& r = m_scene.rows[std::size_t(row)];
+    const ColumnGrid grid = m_plottable->currentGrid();
+    const int x = int(std::floor(pos.x() - std::floor(m_plottable->xOrigin())));
+    const TimeRange span { grid.edge(x - 2), std::max(grid.edge(x + 3), grid.edge(x - 2) + 1) };
+    const auto members = m_scene.groupMembers(r.group);
+    const auto times = groupStateTimes(members, span, m_scene.trace->extent);
+    const TimeNs total = std::accumulate(times.begin(), times.end(), TimeNs(0));
+    if (total <= 0)
+        return {};
+    std::vector<int> order(kGroupStateCount);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(
+        order.begin(), order.end(), [&](int a, int b) { return times[std::size_t(a)] > times[std::size_t(b)]; });
+    QStringList parts;
+    for (const int st : order)
+        if (times[std::size_t(st)] > 0)
+            parts << QStringLiteral("%1 %2 %").arg(m_scene.classLabel(row, std::uint8_t(st)),
+                QString::number(100.0 * double(times[std::size_t(st)]) / double(total), 'f', 1));
+    return tr("%1 \u00B7 %2 ranks, %3 around the cursor\n%4")
+        .arg(QString::fromStdString(m_scene.groups[std::size_t(r.group)].label), QString::number(members.size()),
+            durationText(span.duration()), parts.join(QStringLiteral(", ")));
 }
 
 } // namespace exposure

@@ -9,7 +9,9 @@
 #include "shell/session.h"
 #include "support/testtraces.h"
 #include "timeline/timelineplot.h"
+#include "timeline/timelineplottable.h"
 
+#include <QAction>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
@@ -56,6 +58,7 @@ private slots:
         QVERIFY(m_dir.isValid());
     }
     void roundTripKeepsTheViewState();
+    void groupsRoundTrip();
     void movedTraceIsAskedFor();
     void badFilesSayWhatIsWrong();
     void bookmarksJumpByShortcut();
@@ -157,6 +160,83 @@ void TestSession::roundTripKeepsTheViewState()
     QVERIFY(normalized == saved);
 }
 
+void TestSession::groupsRoundTrip()
+{
+    // 20 ranks (more than kGroupRanksAbove) on one host, no parallel coordinates: they open in blocks of 8 (8, 8, 4),
+    // every group collapsed.
+    const QString traceDir = m_dir.filePath(QStringLiteral("groups/run20"));
+    QVERIFY(QDir().mkpath(traceDir));
+    const QString file = m_dir.filePath(QStringLiteral("groups/view.exposure-session"));
+    auto twentyRanks = [](MainWindow& w) {
+        w.loader()->setLoadFunction(
+            [](const std::string&, const LoadOptions&) { return testing::makeDdpTrace(20, 1); });
+    };
+    Session saved;
+    {
+        MainWindow w;
+        QStringList errors;
+        prepare(w, &errors);
+        twentyRanks(w);
+        QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+        w.openTrace(traceDir);
+        QVERIFY(loaded.wait(10000));
+        QCOMPARE(w.timelineOptions().grouping, RankGrouping::Auto);
+        QCOMPARE(w.timelineOptions().collapsedGroups, std::set<int>({ 0, 1, 2 }));
+        QCOMPARE(int(w.timeline()->rows().size()), 3);
+        QCOMPARE(w.timeline()->rowLabels(),
+            QStringList({ QStringLiteral("ranks 0\u20137 \u00B7 8 ranks"),
+                QStringLiteral("ranks 8\u201315 \u00B7 8 ranks"), QStringLiteral("ranks 16\u201319 \u00B7 4 ranks") }));
+        // Blocks chosen by hand, the last block collapsed: two headers with 8 ranks of 4 rows each (compute, NCCL,
+        // overlap, CPU), and the last header.
+        w.setRankGrouping(RankGrouping::Blocks, false);
+        QVERIFY(w.timeline()->toggleGroupCollapsed(2));
+        QCOMPARE(int(w.timeline()->rows().size()), 3 + 2 * 8 * 4);
+        const QList<QAction*> groupings = w.groupingActions();
+        QCOMPARE(groupings.size(), 6);
+        const auto checked
+            = std::find_if(groupings.begin(), groupings.end(), [](const QAction* a) { return a->isChecked(); });
+        QVERIFY(checked != groupings.end());
+        QCOMPARE(RankGrouping((*checked)->data().toInt()), RankGrouping::Blocks);
+        QVERIFY(w.saveSession(file));
+        QVERIFY2(errors.isEmpty(), qPrintable(errors.join(QLatin1Char('\n'))));
+        saved = w.currentSession();
+        QCOMPARE(saved.grouping, QStringLiteral("blocks"));
+        QCOMPARE(saved.collapsedGroups, std::set<int>({ 2 }));
+    }
+    const Session read = Session::load(file);
+    QCOMPARE(read.grouping, QStringLiteral("blocks"));
+    QCOMPARE(read.collapsedGroups, std::set<int>({ 2 }));
+    // Another window: the session's groups, not the default (all collapsed).
+    MainWindow w;
+    QStringList errors;
+    prepare(w, &errors);
+    twentyRanks(w);
+    QSignalSpy restored(&w, &MainWindow::sessionRestored);
+    QVERIFY(w.openSession(file));
+    QVERIFY(restored.wait(10000));
+    QVERIFY2(errors.isEmpty(), qPrintable(errors.join(QLatin1Char('\n'))));
+    QCOMPARE(w.timelineOptions().grouping, RankGrouping::Blocks);
+    QCOMPARE(w.timelineOptions().collapsedGroups, std::set<int>({ 2 }));
+    QCOMPARE(int(w.timeline()->rows().size()), 3 + 2 * 8 * 4);
+    QCOMPARE(w.timeline()->rows()[0].kind, TimelineRow::Kind::Group);
+    QCOMPARE(w.timeline()->rows()[1 + 8 * 4].kind, TimelineRow::Kind::Group);
+    QCOMPARE(w.currentSession().collapsedGroups, saved.collapsedGroups);
+    // Collapse All / Expand All.
+    w.collapseGroupsAction()->trigger();
+    QCOMPARE(int(w.timeline()->rows().size()), 3);
+    w.expandGroupsAction()->trigger();
+    QCOMPARE(int(w.timeline()->rows().size()), 3 + 20 * 4);
+    // A click on a group's label collapses it.
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.timeline()->layOutNow();
+    w.timeline()->replot();
+    const QRect band = w.timeline()->plottable()->rowBand(0);
+    QTest::mouseClick(
+        w.timeline(), Qt::LeftButton, {}, QPoint(w.timeline()->axisRect()->left() / 2, band.center().y()));
+    QCOMPARE(w.timelineOptions().collapsedGroups, std::set<int>({ 0 }));
+    QCOMPARE(int(w.timeline()->rows().size()), 3 + 12 * 4);
+}
+
 void TestSession::movedTraceIsAskedFor()
 {
     const QString before = m_dir.filePath(QStringLiteral("moved/old/run2"));
@@ -216,6 +296,9 @@ void TestSession::badFilesSayWhatIsWrong()
         { "badwindow.exposure-session",
             R"({"exposureSession": 1, "traces": [{"path": "/x"}], "view": {"window": {"start": "9", "end": "1"}}})",
             QStringLiteral("view.window ends before it starts") },
+        { "badgrouping.exposure-session",
+            R"({"exposureSession": 1, "traces": [{"path": "/x"}], "view": {"grouping": "racks"}})",
+            QStringLiteral("badgrouping.exposure-session: view.grouping \"racks\" is none of none, auto, host") },
     };
     for (const Case& c : cases) {
         const QString path = m_dir.filePath(QString::fromLatin1(c.name));

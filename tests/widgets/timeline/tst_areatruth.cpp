@@ -4,13 +4,16 @@
 // exact colour inside each row's box and compared with the statistics (overlap rows) or with the clipped
 // interval sums (stream rows), on generated launch-bound and GPU-bound traces.
 #include "analysis/analysis.h"
+#include "analysis/collectives.h"
 #include "support/areameasure.h"
+#include "support/heatmaptraces.h"
 #include "support/testtraces.h"
 #include "timeline/timelineplot.h"
 #include "timeline/timelineplottable.h"
 
 #include <QTest>
 #include <map>
+#include <numeric>
 #include <set>
 
 using namespace exposure;
@@ -28,6 +31,9 @@ private slots:
     void foldTooltipGivesCountBusyAndTimePerCategory();
     void nestedCpuRegionsInOneRowPaintTheirUnion();
     void peerCopiesDrawAnArrowBetweenDevices();
+    void collapsedGroupsPaintTheirRanksShares_data();
+    void collapsedGroupsPaintTheirRanksShares();
+    void hostGroupsWithWaitingForPeers();
 
 private:
     std::shared_ptr<const Trace> m_launch, m_gpu;
@@ -246,6 +252,129 @@ void TestAreaTruth::peerCopiesDrawAnArrowBetweenDevices()
     const int yMid = (a.bottom() + c.top()) / 2; // between the two rows: only the arrow is drawn there
     QCOMPARE(QColor(img.pixel(x, yMid)).name(), arrow.name());
     QVERIFY(QColor(img.pixel(x + 20, yMid)).name() != arrow.name());
+}
+
+void TestAreaTruth::collapsedGroupsPaintTheirRanksShares_data()
+{
+    QTest::addColumn<bool>("launchBound");
+    QTest::addColumn<int>("width");
+    for (bool launch : { true, false })
+        for (int width : { 600, 1500 })
+            QTest::addRow("%s %d px", launch ? "launch-bound" : "GPU-bound", width) << launch << width;
+}
+
+namespace {
+
+// Checks one group row of a drawn plot: in every pixel column the stacked heights are the shares of the group's ranks
+// in each overlap state, idle included (time of the state summed over the ranks / (ranks x the column's span)); over
+// the row, a state's painted pixels are within 2 of the sum of those shares x the box height (error diffusion: 1; the
+// clipped column at either end: 1), its share of the box is its share of the group's rank-time in view, and every
+// pixel of the box is some state's. Returns the states with time.
+int checkGroupRow(const TimelinePlot& plot, const QImage& image, int row, const Trace& trace)
+{
+    const TimelineScene& s = plot.scene();
+    const TimeRange window = plot.visibleRange().intersected(trace.extent);
+    const ColumnGrid grid = plot.plottable()->currentGrid();
+    const int xo = int(std::floor(plot.plottable()->xOrigin()));
+    const TimelineRow& info = plot.rows()[std::size_t(row)];
+    if (info.kind != TimelineRow::Kind::Group)
+        return -1;
+    const auto members = s.groupMembers(info.group);
+    const QRect box = plot.plottable()->rowBox(row);
+    const auto counts = countColours(image, box);
+    const auto& cols = plot.plottable()->columnTimes(row);
+    if (cols.size() != std::size_t(grid.width) * kGroupStateCount)
+        return -1;
+    const auto times = groupStateTimes(members, window, trace.extent);
+    const TimeNs total = std::accumulate(times.begin(), times.end(), TimeNs(0));
+    if (total != TimeNs(members.size()) * window.duration())
+        return -1;
+    long paintedStates = 0;
+    int statesSeen = 0;
+    for (int st = 0; st < kGroupStateCount; ++st) {
+        const QColor colour = st == kGroupIdle ? s.palette.idle() : s.palette.overlap(OverlapState(st));
+        const long painted = countOf(counts, colour);
+        paintedStates += painted;
+        double owed = 0; // what the columns inside the box owe the state, in pixels
+        for (int x = std::max(0, box.left() - xo); x <= box.right() - xo && x < grid.width; ++x) {
+            const TimeNs span = TimeNs(members.size()) * columnSpan(grid, x).duration();
+            owed += double(cols[std::size_t(x) * kGroupStateCount + std::size_t(st)]) / double(span) * box.height();
+        }
+        const double share = double(times[std::size_t(st)]) / double(total);
+        const double paintedShare = double(painted) / (double(box.width()) * box.height());
+        if (std::abs(double(painted) - owed) > 2.0 || std::abs(paintedShare - share) > std::max(0.005, 0.05 * share)) {
+            qWarning("group row %d, state %d: %ld px painted, %.1f owed; %.2f %% painted, %.2f %% of the rank-time",
+                row, st, painted, owed, paintedShare * 100, share * 100);
+            return -1;
+        }
+        statesSeen += times[std::size_t(st)] > 0 ? 1 : 0;
+    }
+    if (double(paintedStates) < 0.99 * box.width() * box.height()) {
+        qWarning("group row %d: %ld of %d px painted by a state", row, paintedStates, box.width() * box.height());
+        return -1;
+    }
+    return statesSeen;
+}
+
+} // namespace
+
+void TestAreaTruth::collapsedGroupsPaintTheirRanksShares()
+{
+    // 12 ranks in blocks of consecutive ranks (8 and 4), both collapsed: two rows, each area-true over its ranks.
+    QFETCH(bool, launchBound);
+    QFETCH(int, width);
+    const auto trace = launchBound ? testing::makeLaunchBoundTrace(12, 20'000'000) : testing::makeGpuBoundTrace(12, 3);
+    const auto analysis = analyze(*trace, Rules::defaults());
+    TimelinePlot plot;
+    TimelineOptions o;
+    o.legend = false;
+    o.grouping = RankGrouping::Blocks;
+    o.collapsedGroups = { 0, 1 };
+    const QImage image = drawWholeTrace(plot, trace, analysis, QSize(width, 300), o);
+    QCOMPARE(image.width(), width);
+    QCOMPARE(int(plot.rows().size()), 2);
+    for (int row = 0; row < 2; ++row) {
+        QCOMPARE(plot.rows()[std::size_t(row)].group, row);
+        QCOMPARE(int(plot.scene().groupMembers(row).size()), row == 0 ? 8 : 4);
+        // Compute only, exposed or hidden communication, idle.
+        QVERIFY(checkGroupRow(plot, image, row, *trace) >= 3);
+    }
+}
+
+void TestAreaTruth::hostGroupsWithWaitingForPeers()
+{
+    // 256 ranks on 32 hosts (rank r on node<r % 32>: the ranks of a host are not consecutive), rank 77 slow: grouped
+    // by host, every group collapsed, collectives matched. 32 rows of 8 ranks; every group waits for the slow rank
+    // (the waiting-for-peers state is painted) and every row is area-true over its ranks.
+    const auto trace = testing::makeStragglerTrace(256, 3, 77, 32);
+    const auto analysis = analyze(*trace, Rules::defaults());
+    TimelinePlot plot;
+    TimelineOptions o;
+    o.grouping = RankGrouping::Auto;
+    for (int g = 0; g < 32; ++g)
+        o.collapsedGroups.insert(g);
+    showWholeTrace(plot, trace, analysis, QSize(1400, 32 * 22 + 120), o);
+    plot.setCollectives(std::make_shared<const CollectiveMatch>(matchCollectives(*trace, *analysis)));
+    plot.layOutNow();
+    plot.replot();
+    const QImage image = plot.toPixmap().toImage().convertToFormat(QImage::Format_RGB32);
+    if (qEnvironmentVariableIsSet("EXPOSURE_FIGURE_DUMP"))
+        image.save(qEnvironmentVariable("EXPOSURE_FIGURE_DUMP") + QStringLiteral("/groups-256-ranks-32-hosts.png"));
+    QCOMPARE(resolveGrouping(*trace, RankGrouping::Auto), RankGrouping::Host);
+    QCOMPARE(int(plot.rows().size()), 32);
+    QCOMPARE(plot.shownRowCount(), 32);
+    QCOMPARE(plot.rankGroups()[5].label, std::string("node5"));
+    QCOMPARE(plot.rankGroups()[5].ranks, std::vector<int>({ 5, 37, 69, 101, 133, 165, 197, 229 }));
+    const QColor waiting = plot.scene().palette.overlap(OverlapState::WaitingExposed);
+    for (int row = 0; row < 32; ++row) {
+        QVERIFY(checkGroupRow(plot, image, row, *trace) >= 3);
+        QVERIFY(countOf(countColours(image, plot.plottable()->rowBox(row)), waiting) > 0);
+    }
+    // The legend names the waiting state the group rows paint.
+    bool named = false;
+    for (const PlotText& t : plot.textBoxes())
+        named = named || (t.role == PlotText::Role::Legend && t.text.contains(QStringLiteral("waiting")));
+    QVERIFY(named);
 }
 
 QTEST_MAIN(TestAreaTruth)
