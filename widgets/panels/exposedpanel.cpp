@@ -211,14 +211,17 @@ ExposedPanel::ExposedPanel(QWidget* parent)
     // The step entries arrive with a trace, after the box was first shown: it must grow to them.
     m_scopeBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     top->addWidget(m_scopeBox);
-    top->addWidget(new QLabel(tr("Split:"), this));
+    top->addWidget(m_caption, 1);
+    // The split on a row of its own: beside a step's scope box it would widen the panel past its dock at 200 %.
+    auto* splitRow = new QHBoxLayout;
+    splitRow->addWidget(new QLabel(tr("Split:"), this));
     m_splitBox->setObjectName(QStringLiteral("splitBox"));
     m_splitBox->addItem(tr("None"), int(Split::Totals));
     m_splitBox->addItem(tr("By role"), int(Split::ByRole));
     m_splitBox->setToolTip(tr("By role: each rank's communication by the parallelism of its process groups (dp, tp, "
                               "pp, ep, cp, other); the parts add up to the rank's totals"));
-    top->addWidget(m_splitBox);
-    top->addWidget(m_caption, 1);
+    splitRow->addWidget(m_splitBox);
+    splitRow->addStretch(1);
     m_table->setModel(m_model);
     m_roleTable->setModel(m_roleModel);
     m_roleModel->setColumnToolTip(RoleBusy,
@@ -259,6 +262,7 @@ ExposedPanel::ExposedPanel(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(top);
+    layout->addLayout(splitRow);
     layout->addLayout(body, 1);
     connect(m_scopeBox, qOverload<int>(&QComboBox::activated), this, &ExposedPanel::onScopeChanged);
     connect(m_splitBox, qOverload<int>(&QComboBox::activated), this,

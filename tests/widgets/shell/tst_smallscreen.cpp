@@ -158,7 +158,7 @@ void TestSmallScreen::timelineDominatesAt1280x720()
                                    .arg(scopeBox->height())));
                 QVERIFY(label->geometry().right() <= w.exposedPanel()->width());
             }
-        QCOMPARE(labels, 2); // "Scope:" and the caption
+        QCOMPARE(labels, 3); // "Scope:", the caption, and "Split:" on a row of its own
         // The caption does not widen the panel (it did to 875 px with the step's caption): the panel fits its dock.
         if (panelMinimum < 0)
             panelMinimum = w.exposedPanel()->minimumSizeHint().width();
