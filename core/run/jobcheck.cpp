@@ -8,12 +8,12 @@
 #include "model/timeformat.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <limits>
 #include <map>
 #include <optional>
 #include <rapidjson/document.h>
-#include <regex>
 #include <set>
 #include <tuple>
 #include <zlib.h>
@@ -326,19 +326,71 @@ JobSplit splitJobs(const std::string& path, const std::vector<FileJob>& files)
     return split;
 }
 
+namespace {
+
+// The rank a thread's name gives: a name that is a rank alone ("rank 3", "Rank#3", the whole name), or "MPI Rank 0"
+// anywhere as a word (Nsight Systems and Score-P name MPI processes so); empty if none. Case is ignored. (Written out
+// rather than as a std::regex: GCC 12 reports std::regex's internals as maybe-uninitialized in the sanitizer build.)
+std::string rankInThreadName(const std::string& name)
+{
+    std::string low(name);
+    for (char& c : low)
+        c = char(std::tolower(static_cast<unsigned char>(c)));
+    const auto isSpace = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+    const auto isWord = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+    const auto isDigit = [](char c) { return c >= '0' && c <= '9'; };
+    const auto isSep = [](char c) { return c == ' ' || c == '_' || c == ':' || c == '#'; };
+    // "rank" at `at`, its separators and digits: the position after the digits and the digits; npos if not there.
+    const auto rankDigits = [&](std::size_t at, std::string& digits) -> std::size_t {
+        if (low.compare(at, 4, "rank") != 0)
+            return std::string::npos;
+        std::size_t j = at + 4;
+        while (j < low.size() && isSep(low[j]))
+            ++j;
+        const std::size_t first = j;
+        while (j < low.size() && isDigit(low[j]))
+            ++j;
+        if (j == first)
+            return std::string::npos;
+        digits = low.substr(first, j - first);
+        return j;
+    };
+    std::string digits;
+    std::size_t start = 0;
+    while (start < low.size() && isSpace(low[start]))
+        ++start;
+    if (std::size_t end = rankDigits(start, digits); end != std::string::npos) {
+        while (end < low.size() && isSpace(low[end]))
+            ++end;
+        if (end == low.size())
+            return digits;
+    }
+    for (std::size_t i = low.find("mpi"); i != std::string::npos; i = low.find("mpi", i + 1)) {
+        if (i > 0 && isWord(low[i - 1]))
+            continue;
+        std::size_t j = i + 3;
+        if (j < low.size() && (low[j] == ' ' || low[j] == '_'))
+            ++j;
+        const std::size_t end = rankDigits(j, digits);
+        if (end != std::string::npos && (end == low.size() || !isWord(low[end])))
+            return digits;
+    }
+    return {};
+}
+
+} // namespace
+
 std::vector<std::string> threadRankWarnings(const Trace& trace)
 {
     // "MPI Rank 0" anywhere (Nsight Systems and Score-P name MPI processes so), or a name that is a rank alone
     // ("rank 3", "Rank#3"); "PP rank 1, TP rank 0, compute" names no global rank.
-    static const std::regex named(R"(^\s*rank[ _:#]*(\d+)\s*$|\bmpi[ _]?rank[ _:#]*(\d+)\b)", std::regex::icase);
     std::vector<std::string> out;
     for (const Rank& rank : trace.ranks) {
         std::set<std::string> seen;
         for (const Lane& lane : rank.lanes) {
-            std::smatch m;
-            if (!std::regex_search(lane.name, m, named) || !seen.insert(lane.name).second)
+            const std::string digits = rankInThreadName(lane.name);
+            if (digits.empty() || !seen.insert(lane.name).second)
                 continue;
-            const std::string digits = m[1].matched ? m[1].str() : m[2].str();
             if (digits.size() > 9 || std::stoi(digits) == rank.rank)
                 continue;
             const std::string& file = rank.archivePath.empty() ? trace.sourcePath : rank.archivePath;
