@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <optional>
 
 namespace exposure {
 
@@ -107,6 +109,83 @@ void GzStream::fill()
     }
     m_pos = m_buffer.data();
     m_end = m_pos + n;
+}
+
+namespace {
+
+// The decompressed size a JSON file is expected to have: a gzip file's trailer (ISIZE, the size modulo 2^32 of its
+// last member: a hint, the read below grows past it), a plain file's size. Nothing when the file cannot be read.
+std::optional<std::uint64_t> expectedSize(const std::string& path)
+{
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f)
+        return std::nullopt;
+    unsigned char head[2] = { 0, 0 };
+    const bool gzip = std::fread(head, 1, 2, f) == 2 && head[0] == 0x1f && head[1] == 0x8b;
+    std::optional<std::uint64_t> size;
+    if (std::fseek(f, gzip ? -4 : 0, SEEK_END) == 0) {
+        if (!gzip) {
+            const long end = std::ftell(f);
+            if (end >= 0)
+                size = std::uint64_t(end);
+        } else if (unsigned char t[4]; std::fread(t, 1, 4, f) == 4) {
+            size = std::uint64_t(t[0]) | std::uint64_t(t[1]) << 8 | std::uint64_t(t[2]) << 16
+                | std::uint64_t(t[3]) << 24;
+        }
+    }
+    std::fclose(f);
+    return size;
+}
+
+} // namespace
+
+bool readWholeFile(const std::string& path, gzFile file, const LoadOptions& options, LoadProgress* progress,
+    std::string& out, bool& cancelled, std::string& gzError)
+{
+    // EXPOSURE_JSON_WHOLE_FILE_LIMIT (bytes) replaces kWholeFileBytes: tests read the same files both ways.
+    std::uint64_t limit = kWholeFileBytes;
+    if (const char* env = std::getenv("EXPOSURE_JSON_WHOLE_FILE_LIMIT"))
+        limit = std::strtoull(env, nullptr, 10);
+    const auto expected = expectedSize(path);
+    if (!expected || *expected > limit)
+        return false;
+    const std::uint64_t base = progress ? progress->bytesRead : 0;
+    constexpr std::size_t kChunk = std::size_t(4) << 20; // progress and cancellation between chunks
+    out.resize(std::size_t(*expected) + 1);
+    std::size_t used = 0;
+    for (;;) {
+        if (options.cancel && options.cancel->load(std::memory_order_relaxed)) {
+            cancelled = true;
+            return true;
+        }
+        if (progress && options.progress) {
+            progress->bytesRead = base + std::uint64_t(std::max<z_off_t>(0, gzoffset(file)));
+            options.progress(*progress);
+        }
+        if (used > 2 * limit) { // the trailer understated the size: stream the file instead
+            std::string().swap(out);
+            if (progress)
+                progress->bytesRead = base; // the stream counts from the start again
+            if (gzrewind(file) != 0)
+                gzError = "cannot rewind";
+            return !gzError.empty();
+        }
+        if (out.size() - used < 2) // room for one more byte and the terminating NUL
+            out.resize(out.size() + out.size() / 2 + kChunk);
+        const std::size_t want = std::min(kChunk, out.size() - used - 1);
+        const int n = gzread(file, out.data() + used, unsigned(want));
+        if (n <= 0) {
+            int code = Z_OK;
+            const char* message = gzerror(file, &code);
+            if (n < 0 || (code != Z_OK && code != Z_STREAM_END))
+                gzError = message && *message ? message : "read error";
+            break;
+        }
+        used += std::size_t(n);
+    }
+    out.resize(used + 1);
+    out[used] = '\0';
+    return true;
 }
 
 GzFile::GzFile(const std::string& path)

@@ -6,6 +6,7 @@
 // become a LoadError naming the file.
 
 #include "import/loader.h"
+#include "import/rapidjsonconfig.h"
 #include "model/timerange.h"
 
 #include <array>
@@ -98,24 +99,46 @@ private:
     gzFile m_file = nullptr;
 };
 
+// Reads the whole decompressed content of `file` into `out` (with a terminating NUL) when it is expected to be at most
+// kWholeFileBytes: the gzip trailer's size for gzip files, the file size for plain ones. False, with nothing read, for
+// a larger file, which is then streamed (and for one whose content outgrows twice the limit: it is rewound and
+// streamed). EXPOSURE_JSON_WHOLE_FILE_LIMIT=BYTES sets another limit (0: stream every file). Reports progress and
+// honours cancellation as GzStream does; a gzip error goes to `gzError`.
+constexpr std::uint64_t kWholeFileBytes = std::uint64_t(128) << 20;
+bool readWholeFile(const std::string& path, gzFile file, const LoadOptions& options, LoadProgress* progress,
+    std::string& out, bool& cancelled, std::string& gzError);
+
 // Streams `path` through `handler` (numbers as text, stopping after the top-level value). Throws LoadCancelled, or
 // LoadError naming the file for corrupt gzip data, JSON nested deeper than Handler::kMaxDepth (the handler refuses
 // deeper levels and says so through tooDeep(), which bounds RapidJSON's recursion) and invalid JSON (with the byte
 // offset). `what` ends the nesting message: "not a torch.profiler trace".
+// A file of at most kWholeFileBytes is decompressed into memory first and parsed in place (strings and numbers are
+// handed to `handler` where they lie in the buffer, white space skipped with SIMD): about twice as fast as the
+// stream, for the memory of one file per reading thread. Handlers copy what they keep, in either path.
 template <class Handler>
 void parseJsonFile(
     const std::string& path, const LoadOptions& options, LoadProgress* progress, Handler& handler, const char* what)
 {
+    constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseStopWhenDoneFlag;
     rapidjson::ParseResult ok;
     std::string gzError;
     bool cancelled = false;
     {
         const GzFile file(path);
-        GzStream stream(file.get(), options, progress);
-        rapidjson::Reader reader;
-        ok = reader.Parse<rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseStopWhenDoneFlag>(stream, handler);
-        cancelled = stream.cancelled();
-        gzError = stream.error();
+        std::string whole;
+        if (readWholeFile(path, file.get(), options, progress, whole, cancelled, gzError)) {
+            if (!cancelled && gzError.empty()) {
+                rapidjson::InsituStringStream stream(whole.data());
+                rapidjson::Reader reader;
+                ok = reader.Parse<kFlags | rapidjson::kParseInsituFlag>(stream, handler);
+            }
+        } else {
+            GzStream stream(file.get(), options, progress);
+            rapidjson::Reader reader;
+            ok = reader.Parse<kFlags>(stream, handler);
+            cancelled = stream.cancelled();
+            gzError = stream.error();
+        }
     }
     if (cancelled)
         throw LoadCancelled();

@@ -127,10 +127,29 @@ JsonKey keyOf(const char* s, std::size_t n)
         { "ranks", JsonKey::PgConfigRanks }, { "grid", JsonKey::Grid }, { "block", JsonKey::Block },
         { "registers per thread", JsonKey::Registers }, { "shared memory", JsonKey::SharedMemory },
         { "est. achieved occupancy %", JsonKey::Occupancy } };
-    const std::string_view key(s, n);
-    for (const Entry& e : entries)
-        if (e.text == key)
+    // Millions of keys per file: look among the names of the key's length and first byte only (one name, mostly),
+    // comparing the rest byte by byte (short names: cheaper than a call to memcmp).
+    constexpr std::size_t kLongest = 32;
+    struct Index
+    {
+        std::array<std::vector<Entry>, kLongest * 4> slot;
+        static std::size_t of(std::size_t n, char first) { return n * 4 + (unsigned char)(first) % 4; }
+        Index()
+        {
+            for (const Entry& e : entries)
+                slot[of(e.text.size(), e.text[0])].push_back(e);
+        }
+    };
+    static const Index index;
+    if (n == 0 || n >= kLongest)
+        return JsonKey::Other;
+    for (const Entry& e : index.slot[Index::of(n, s[0])]) {
+        std::size_t i = 0;
+        while (i < n && e.text[i] == s[i])
+            ++i;
+        if (i == n)
             return e.key;
+    }
     return JsonKey::Other;
 }
 
@@ -233,7 +252,7 @@ private:
             m_data.sawTraceEvents = true;
         }
         if (m_depth == 2 && object && m_inEvents)
-            m_event = Event {};
+            m_event.reset();
         if (m_depth == 3 && object && m_key[1] == JsonKey::DistributedInfo && m_key[2] == JsonKey::PgConfig)
             m_data.pgConfig.emplace_back();
         if (m_depth < kTracked) {
@@ -461,6 +480,25 @@ private:
         std::uint64_t seq = kNoSeq;
         KernelLaunchParams params;
         bool hasParams = false;
+
+        // Back to a default Event, keeping the strings' buffers (one event after another: no allocation per event).
+        void reset()
+        {
+            for (std::string* t : { &ph, &cat, &name, &pid, &tid, &argName, &pgName, &pgDesc, &coll.collective,
+                     &coll.dtype, &coll.processGroup, &coll.groupRanks, &coll.groupName })
+                t->clear();
+            ts = dur = 0;
+            tsOk = durOk = false;
+            correlation = kNoCorrelation;
+            bytes = 0;
+            device = stream = -1;
+            coll.inElements = coll.outElements = 0;
+            coll.groupSize = 0;
+            coll.peer = -1;
+            seq = kNoSeq;
+            params = KernelLaunchParams {};
+            hasParams = false;
+        }
     };
 
     // The kernel's launch parameters interned in the file's Trace (products of the shapes filled in).

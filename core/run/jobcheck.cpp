@@ -3,6 +3,7 @@
 
 #include "import/consistency.h"
 #include "import/nsysimporter.h"
+#include "import/rapidjsonconfig.h"
 #include "import/sqlitedb_p.h"
 #include "model/parallelfor.h"
 #include "model/timeformat.h"

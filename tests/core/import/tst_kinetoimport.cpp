@@ -37,6 +37,45 @@ const Lane* laneNamed(const Rank& r, const std::string& name)
     return nullptr;
 }
 
+// EXPOSURE_JSON_WHOLE_FILE_LIMIT for one scope: "0" streams every file, unset reads files of up to 128 MiB whole.
+class WholeFileLimit
+{
+public:
+    explicit WholeFileLimit(const QByteArray& bytes) { qputenv("EXPOSURE_JSON_WHOLE_FILE_LIMIT", bytes); }
+    ~WholeFileLimit() { qunsetenv("EXPOSURE_JSON_WHOLE_FILE_LIMIT"); }
+    WholeFileLimit(const WholeFileLimit&) = delete;
+    WholeFileLimit& operator=(const WholeFileLimit&) = delete;
+};
+
+// Two loads of the same files: the same ranks, names, lanes and intervals (QCOMPARE: check currentTestFailed()).
+void compareTraces(const Trace& a, const Trace& b)
+{
+    QCOMPARE(a.ranks.size(), b.ranks.size());
+    QCOMPARE(a.strings.size(), b.strings.size());
+    for (StringId i = 0; i < a.strings.size(); ++i) {
+        QCOMPARE(a.name(i), b.name(i));
+        QCOMPARE(a.regionKind(i), b.regionKind(i));
+    }
+    QVERIFY(a.collectiveArgs == b.collectiveArgs);
+    QCOMPARE(a.warnings, b.warnings);
+    for (std::size_t r = 0; r < a.ranks.size(); ++r) {
+        QCOMPARE(a.ranks[r].rank, b.ranks[r].rank);
+        QCOMPARE(a.ranks[r].lanes.size(), b.ranks[r].lanes.size());
+        for (std::size_t l = 0; l < a.ranks[r].lanes.size(); ++l) {
+            const Lane& x = a.ranks[r].lanes[l];
+            const Lane& y = b.ranks[r].lanes[l];
+            QCOMPARE(x.name, y.name);
+            QCOMPARE(x.intervals.starts(), y.intervals.starts());
+            QCOMPARE(x.launchByInterval.size(), y.launchByInterval.size());
+            QCOMPARE(x.collectiveArgs, y.collectiveArgs);
+            for (std::size_t i = 0; i < x.intervals.size(); ++i) {
+                QCOMPARE(x.intervals.end(i), y.intervals.end(i));
+                QCOMPARE(x.intervals.name(i), y.intervals.name(i));
+            }
+        }
+    }
+}
+
 } // namespace
 
 class TestKinetoImport : public QObject
@@ -57,6 +96,7 @@ private slots:
     void progressCountsBytesAndCancelStops();
     void schema2021ReadsLikeTheCurrentOne();
     void parallelReadingGivesTheSameTrace();
+    void streamedAndInMemoryReadAlike();
 };
 
 void TestKinetoImport::oneRankExactly()
@@ -292,6 +332,9 @@ void TestKinetoImport::badInput()
         QVERIFY2(message.startsWith(path + QStringLiteral(": ")), qPrintable(message));
         QVERIFY(!message.contains(QLatin1Char('\n')));
     }
+    // Read through the stream instead of whole: the same message, to the byte.
+    const WholeFileLimit streamed("0");
+    QCOMPARE(loadError(path), message);
 }
 
 void TestKinetoImport::multiRankWithoutCommunicationWarnsLoudly()
@@ -469,6 +512,57 @@ void TestKinetoImport::schema2021ReadsLikeTheCurrentOne()
     QCOMPARE(s.exposedNs, TimeNs(25'000));
 }
 
+void TestKinetoImport::streamedAndInMemoryReadAlike()
+{
+    // Files of up to 128 MiB are decompressed whole and parsed in place, larger ones streamed: the same trace.
+    QTemporaryDir dir;
+    for (int r = 0; r < 4; ++r)
+        write(dir, QStringLiteral("rank%1.json%2").arg(r).arg(r % 2 ? QStringLiteral(".gz") : QString()),
+            rankTrace(r, 4));
+    const auto whole = loadTrace(dir.path().toStdString(), {});
+    std::shared_ptr<const Trace> streamed;
+    {
+        const WholeFileLimit limit("0");
+        streamed = loadTrace(dir.path().toStdString(), {});
+    }
+    QCOMPARE(whole->ranks.size(), std::size_t(4));
+    compareTraces(*whole, *streamed);
+    if (QTest::currentTestFailed())
+        return;
+
+    // A gzip file of two members, the second a single newline: its trailer says 1 byte. Read whole, the content
+    // outgrows twice a limit of 64 bytes, the file is rewound and streamed: the same trace, and progress starts
+    // again from 0 without going past the file's size.
+    QTemporaryDir two;
+    const QString one = write(two, QStringLiteral("rank0.json.gz"), rankTrace(0, 1));
+    QTemporaryDir nl;
+    const QString newline = write(nl, QStringLiteral("nl.gz"), QByteArray("\n"));
+    QFile f(one), g(newline);
+    QVERIFY(f.open(QIODevice::Append) && g.open(QIODevice::ReadOnly));
+    f.write(g.readAll());
+    f.close();
+    QTemporaryDir plain;
+    write(plain, QStringLiteral("rank0.json"), rankTrace(0, 1) + "\n");
+    const auto reference = loadTrace(plain.path().toStdString(), {});
+    std::vector<LoadProgress> seen;
+    LoadOptions o;
+    o.progress = [&](const LoadProgress& p) { seen.push_back(p); };
+    std::shared_ptr<const Trace> rewound;
+    {
+        const WholeFileLimit limit("64");
+        rewound = loadTrace(two.path().toStdString(), o);
+    }
+    compareTraces(*reference, *rewound);
+    QVERIFY(!seen.empty());
+    for (const auto& p : seen)
+        QVERIFY(p.bytesRead <= p.bytesTotal);
+    // The rewind shows: progress went back to the file's start once.
+    const auto back = std::adjacent_find(seen.begin(), seen.end(),
+        [](const LoadProgress& a, const LoadProgress& b) { return b.bytesRead < a.bytesRead; });
+    QVERIFY(back != seen.end());
+    QCOMPARE(std::next(back)->bytesRead, std::uint64_t(0));
+}
+
 void TestKinetoImport::parallelReadingGivesTheSameTrace()
 {
     // Eight ranks read one after another and on four threads: the same trace, interval for interval.
@@ -488,30 +582,12 @@ void TestKinetoImport::parallelReadingGivesTheSameTrace()
     const auto a = loadTrace(dir.path().toStdString(), one);
     const auto b = loadTrace(dir.path().toStdString(), four);
     QCOMPARE(a->ranks.size(), std::size_t(8));
-    QCOMPARE(a->strings.size(), b->strings.size());
-    for (StringId i = 0; i < a->strings.size(); ++i) {
-        QCOMPARE(a->name(i), b->name(i));
-        QCOMPARE(a->regionKind(i), b->regionKind(i));
-    }
     QCOMPARE(a->collectiveArgs.size(), std::size_t(8));
-    QVERIFY(a->collectiveArgs == b->collectiveArgs);
-    QCOMPARE(a->warnings, b->warnings);
-    for (std::size_t r = 0; r < 8; ++r) {
+    for (std::size_t r = 0; r < 8; ++r)
         QCOMPARE(a->ranks[r].rank, int(r));
-        QCOMPARE(a->ranks[r].lanes.size(), b->ranks[r].lanes.size());
-        for (std::size_t l = 0; l < a->ranks[r].lanes.size(); ++l) {
-            const Lane& x = a->ranks[r].lanes[l];
-            const Lane& y = b->ranks[r].lanes[l];
-            QCOMPARE(x.name, y.name);
-            QCOMPARE(x.intervals.starts(), y.intervals.starts());
-            QCOMPARE(x.launchByInterval.size(), y.launchByInterval.size());
-            QCOMPARE(x.collectiveArgs, y.collectiveArgs);
-            for (std::size_t i = 0; i < x.intervals.size(); ++i) {
-                QCOMPARE(x.intervals.end(i), y.intervals.end(i));
-                QCOMPARE(x.intervals.name(i), y.intervals.name(i));
-            }
-        }
-    }
+    compareTraces(*a, *b);
+    if (QTest::currentTestFailed())
+        return;
     // Progress from the reading threads, counting bytes up to the total.
     QVERIFY(!seen.empty());
     QCOMPARE(seen.back().bytesRead, seen.back().bytesTotal);
