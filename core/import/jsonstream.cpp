@@ -113,8 +113,8 @@ void GzStream::fill()
 
 namespace {
 
-// The decompressed size a JSON file is expected to have: a gzip file's trailer (ISIZE, the size modulo 2^32 of its
-// last member: a hint, the read below grows past it), a plain file's size. Nothing when the file cannot be read.
+// The decompressed size a JSON file is expected to have: a gzip file's trailer (a hint: the read below grows past
+// it), a plain file's size. Nothing when the file cannot be read.
 std::optional<std::uint64_t> expectedSize(const std::string& path)
 {
     std::FILE* f = std::fopen(path.c_str(), "rb");
@@ -123,21 +123,27 @@ std::optional<std::uint64_t> expectedSize(const std::string& path)
     unsigned char head[2] = { 0, 0 };
     const bool gzip = std::fread(head, 1, 2, f) == 2 && head[0] == 0x1f && head[1] == 0x8b;
     std::optional<std::uint64_t> size;
-    if (std::fseek(f, gzip ? -4 : 0, SEEK_END) == 0) {
-        if (!gzip) {
-            const long end = std::ftell(f);
-            if (end >= 0)
-                size = std::uint64_t(end);
-        } else if (unsigned char t[4]; std::fread(t, 1, 4, f) == 4) {
-            size = std::uint64_t(t[0]) | std::uint64_t(t[1]) << 8 | std::uint64_t(t[2]) << 16
-                | std::uint64_t(t[3]) << 24;
-        }
+    if (!gzip && std::fseek(f, 0, SEEK_END) == 0) {
+        if (const long end = std::ftell(f); end >= 0)
+            size = std::uint64_t(end);
     }
     std::fclose(f);
-    return size;
+    return gzip ? gzipTrailerSize(path) : size;
 }
 
 } // namespace
+
+std::optional<std::uint64_t> gzipTrailerSize(const std::string& path)
+{
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f)
+        return std::nullopt;
+    std::optional<std::uint64_t> size;
+    if (unsigned char t[4]; std::fseek(f, -4, SEEK_END) == 0 && std::fread(t, 1, 4, f) == 4)
+        size = std::uint64_t(t[0]) | std::uint64_t(t[1]) << 8 | std::uint64_t(t[2]) << 16 | std::uint64_t(t[3]) << 24;
+    std::fclose(f);
+    return size;
+}
 
 bool readWholeFile(const std::string& path, gzFile file, const LoadOptions& options, LoadProgress* progress,
     std::string& out, bool& cancelled, std::string& gzError)

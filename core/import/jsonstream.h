@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
 #include <string>
@@ -98,6 +99,9 @@ public:
 private:
     gzFile m_file = nullptr;
 };
+
+// A gzip file's trailer: the size of its (last member's) content modulo 2^32. Nothing when it cannot be read.
+std::optional<std::uint64_t> gzipTrailerSize(const std::string& path);
 
 // Reads the whole decompressed content of `file` into `out` (with a terminating NUL) when it is expected to be at most
 // kWholeFileBytes: the gzip trailer's size for gzip files, the file size for plain ones. False, with nothing read, for

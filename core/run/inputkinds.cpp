@@ -2,6 +2,7 @@
 #include "run/inputkinds.h"
 
 #include "import/chromeimporter.h"
+#include "import/jsonstream.h"
 #include "import/kinetoimporter.h"
 #include "import/memorybudget.h"
 #include "import/nsysimporter.h"
@@ -103,13 +104,7 @@ std::uint64_t jsonBytes(const std::string& file)
         return 0;
     if (file.size() < 3 || file.compare(file.size() - 3, 3, ".gz") != 0)
         return size;
-    std::uint64_t isize = 0;
-    if (std::FILE* f = std::fopen(file.c_str(), "rb")) {
-        unsigned char t[4];
-        if (size >= 4 && std::fseek(f, -4, SEEK_END) == 0 && std::fread(t, 1, 4, f) == 4)
-            isize = t[0] | (t[1] << 8) | (t[2] << 16) | (std::uint64_t(t[3]) << 24);
-        std::fclose(f);
-    }
+    const std::uint64_t isize = size >= 4 ? gzipTrailerSize(file).value_or(0) : 0;
     return size < (1ull << 32) && isize >= size ? isize : 10 * size;
 }
 
@@ -129,14 +124,21 @@ public:
 
 // ---- Chrome Trace Event Format: one .json / .json.gz file that is a Chrome trace but no torch.profiler one ----
 
+// A folder holding one JSON file that is a Chrome trace (a published timeline beside its description, say) opens as
+// that file; a folder of several goes to the torch.profiler reader, which names what it finds.
 std::optional<RunInput> detectChrome(const std::string& path)
 {
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec) || !isKinetoFileName(path) || !isChromeTraceFile(path))
+    std::vector<std::string> files;
+    if (std::filesystem::is_directory(path, ec))
+        files = findKinetoFiles(path);
+    else if (isKinetoFileName(path))
+        files = { path };
+    if (files.size() != 1 || !isChromeTraceFile(files.front()))
         return std::nullopt;
     RunInput input;
     input.path = path;
-    input.files = { path };
+    input.files = std::move(files);
     return input;
 }
 

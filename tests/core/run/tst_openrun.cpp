@@ -43,6 +43,17 @@ private slots:
         const RunInput folder = detectInput(dir.path().toStdString());
         QCOMPARE(folder.kind, kineto.kind);
         QCOMPARE(folder.files, kineto.files);
+        // A folder of one Chrome trace (beside its description) opens as that trace; of two, as torch.profiler files.
+        QTemporaryDir chrome;
+        const QByteArray events = R"([{"ph": "X", "name": "gemm", "pid": 0, "tid": 1, "ts": 1, "dur": 2}])";
+        const QString timeline = testing::write(chrome, QStringLiteral("timeline.json.gz"), events);
+        testing::write(chrome, QStringLiteral("meta.yaml"), "workers: 1\n");
+        const RunInput one = detectInput(chrome.path().toStdString());
+        QCOMPARE(std::string(one.kind->name), std::string("Chrome trace"));
+        QCOMPARE(one.files, std::vector<std::string> { timeline.toStdString() });
+        QCOMPARE(one.path, chrome.path().toStdString());
+        testing::write(chrome, QStringLiteral("other.json"), events);
+        QCOMPARE(std::string(detectInput(chrome.path().toStdString()).kind->name), std::string("torch.profiler"));
         // Nsight Systems: an export by its name or by its SQLite header, a folder of exports, a report (.nsys-rep)
         // unless its export lies beside it.
         QTemporaryDir reports;
