@@ -10,6 +10,7 @@
 #include "import/loader.h"
 #include "model/timeformat.h"
 #include "renderrequest.h"
+#include "view/rankgroups.h"
 #include "whatif/whatif.h"
 
 #include <QApplication>
@@ -35,8 +36,10 @@ const char* kDescription
       "ProfilerStep#N is step N; the axis then reads time since the step's start, --time-origin trace keeps the "
       "trace's).\n"
       "Rows: auto (the default: every row if all are legible, else GPU streams and overlap rows, else overlap\n"
-      "rows only), all, gpu (GPU streams and overlap rows), overlap (one overlap row per rank), or a list such\n"
-      "as 0,1:2,1:overlap (rank 0, lane 2 of rank 1, the overlap row of rank 1; indexes as 'info' prints them).\n"
+      "rows only, else for more than 16 ranks a row per group of ranks), all, gpu (GPU streams and overlap rows),\n"
+      "overlap (one overlap row per rank), groups (one area-true row per group of ranks: in each pixel column,\n"
+      "the share of the group's ranks in each state; --group KIND picks the grouping), or a list such as\n"
+      "0,1:2,1:overlap (rank 0, lane 2 of rank 1, the overlap row of rank 1; indexes as 'info' prints them).\n"
       "Legibility: text never overlaps or is cut, fonts are at least 6 pt and rows at least 1.5 mm tall; a figure\n"
       "that cannot be made so is not written: one line says why and proposes a size or rows (exit status 2).\n"
       "--spec FILE reads a figure spec saved by File > Export Figure... in the GUI; options given on the\n"
@@ -77,8 +80,12 @@ struct Options
         QStringLiteral("With --step: the time axis reads time since the step's start (step, the default) or since "
                        "the trace's (trace)."),
         QStringLiteral("O") };
-    QCommandLineOption rows { QStringLiteral("rows"), QStringLiteral("auto, all, gpu, overlap or a LIST (see above)."),
-        QStringLiteral("ROWS") };
+    QCommandLineOption rows { QStringLiteral("rows"),
+        QStringLiteral("auto, all, gpu, overlap, groups or a LIST (see above)."), QStringLiteral("ROWS") };
+    QCommandLineOption group { QStringLiteral("group"),
+        QStringLiteral("A row per group of ranks, grouped by auto (the default of --rows groups), host, stage, dp or "
+                       "blocks."),
+        QStringLiteral("KIND") };
     QCommandLineOption noOverlap { QStringLiteral("no-overlap"), QStringLiteral("Hide the per-rank overlap rows.") };
     QCommandLineOption palette { QStringLiteral("palette"), QStringLiteral("default, colorblind or grayscale."),
         QStringLiteral("P") };
@@ -114,7 +121,7 @@ struct Options
     void addTo(QCommandLineParser& p)
     {
         for (auto* o : { &output, &format, &width, &height, &widthMm, &heightMm, &dpi, &from, &to, &step, &timeOrigin,
-                 &rows, &noOverlap, &palette, &legend, &noLegend, &legendPos, &title, &fontFamily, &fontSize,
+                 &rows, &group, &noOverlap, &palette, &legend, &noLegend, &legendPos, &title, &fontFamily, &fontSize,
                  &axisLabel, &timeUnit, &spec, &saveSpec, &force, &heatmap, &order, &even })
             p.addOption(*o);
         load.addTo(p);
@@ -254,6 +261,15 @@ std::string applyArguments(const QCommandLineParser& p, const Options& o, Figure
         QString err;
         if (!parseRowsArgument(p.value(o.rows), &s, &err))
             return "--rows: " + err.toStdString();
+    }
+    if (p.isSet(o.group)) {
+        const auto grouping = rankGroupingFromName(p.value(o.group).toLower().toStdString());
+        if (!grouping || *grouping == RankGrouping::None)
+            return "--group '" + p.value(o.group).toStdString() + "': expected auto, host, stage, dp or blocks";
+        if (p.isSet(o.rows) && s.rows != FigureSpec::RowsKind::Groups)
+            return "--group draws a row per group: it goes with --rows groups (or without --rows)";
+        s.rows = FigureSpec::RowsKind::Groups;
+        s.grouping = *grouping;
     }
     if (p.isSet(o.noOverlap))
         s.overlapLanes = false;

@@ -247,6 +247,7 @@ void ExportFigureDialog::addRowFields(QFormLayout* form)
             { tr("All rows"), int(FigureSpec::RowsKind::All) },
             { tr("GPU streams only"), int(FigureSpec::RowsKind::Gpu) },
             { tr("Overlap rows only"), int(FigureSpec::RowsKind::Overlap) },
+            { tr("A row per group of ranks"), int(FigureSpec::RowsKind::Groups) },
             { tr("Chosen rows"), int(FigureSpec::RowsKind::List) } });
     m_overlapLanes = new QCheckBox(tr("Overlap rows (hidden / exposed)"));
     m_overlapLanes->setObjectName(QStringLiteral("overlapLanes"));
@@ -393,6 +394,7 @@ FigureSpec ExportFigureDialog::spec() const
                 s.rowList << m_rowList->item(i)->data(Qt::UserRole).toString();
     }
     s.overlapLanes = m_overlapLanes->isChecked();
+    s.grouping = m_grouping;
     s.palette = PaletteKind(m_palette->currentData().toInt());
     s.fontFamily = m_fontFamily->currentFont().family();
     s.fontSize = m_fontSize->value();
@@ -426,6 +428,7 @@ void ExportFigureDialog::setSpec(const FigureSpec& spec)
     if (spec.rangeKind == FigureSpec::RangeKind::Step)
         selectData(m_step, spec.step);
     selectData(m_rows, spec.rows);
+    m_grouping = spec.grouping;
     for (int i = 0; i < m_rowList->count(); ++i)
         m_rowList->item(i)->setCheckState(
             spec.rowList.contains(m_rowList->item(i)->data(Qt::UserRole).toString()) ? Qt::Checked : Qt::Unchecked);
@@ -652,6 +655,11 @@ QAction* ExportFigureDialog::installAction(
             return;
         ExportFigureDialog dialog(s.trace, s.analysis, s.index, s.visible, window);
         dialog.setCollectives(s.collectives);
+        if (s.grouping != RankGrouping::None) {
+            FigureSpec grouped = dialog.spec();
+            grouped.grouping = s.grouping;
+            dialog.setSpec(grouped);
+        }
         // The dialog closes after saving: the window says what was written, and where.
         if (auto* main = qobject_cast<QMainWindow*>(window))
             connect(&dialog, &ExportFigureDialog::figureSaved, main, [main](const QString& path) {

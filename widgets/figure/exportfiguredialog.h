@@ -39,6 +39,7 @@ struct FigureSource
     std::shared_ptr<const ViewIndex> index;
     TimeRange visible { 0, 0 };
     std::shared_ptr<const CollectiveMatch> collectives; // null: no waiting drawn
+    RankGrouping grouping = RankGrouping::None; // the timeline's: "A row per group of ranks" groups alike
 };
 
 // File ▸ Export Figure…: every setting of a figure spec, a live preview rendered by the same FigureRenderer as
@@ -134,6 +135,7 @@ private:
     QComboBox* m_rows = nullptr;
     QListWidget* m_rowList = nullptr;
     QCheckBox* m_overlapLanes = nullptr;
+    RankGrouping m_grouping = RankGrouping::Auto; // rows "groups": the spec's grouping, kept as it came
     QComboBox* m_palette = nullptr;
     QFontComboBox* m_fontFamily = nullptr;
     QDoubleSpinBox* m_fontSize = nullptr;

@@ -6,6 +6,7 @@
 #include "figure/figureencode.h"
 #include "model/timeformat.h"
 #include "timeline/timelineplot.h"
+#include "view/rankgroups.h"
 #include "view/viewindex.h"
 
 #include <QBuffer>
@@ -115,10 +116,13 @@ void FigureRenderer::prepare(const FigureSpec& spec, QSize device)
     m_requestedLegend = spec.legendPosition;
     m_tried.clear();
     // Auto: every row when all are legible, else what a paper needs most: GPU streams and overlap rows, else
-    // the overlap rows alone.
+    // the overlap rows alone, else (many ranks) a row per group of ranks.
     std::vector<FigureSpec::RowsKind> ladder { spec.rows };
-    if (spec.rows == FigureSpec::RowsKind::Auto)
+    if (spec.rows == FigureSpec::RowsKind::Auto) {
         ladder = { FigureSpec::RowsKind::All, FigureSpec::RowsKind::Gpu, FigureSpec::RowsKind::Overlap };
+        if (trace->ranks.size() > kGroupRanksAbove)
+            ladder.push_back(FigureSpec::RowsKind::Groups);
+    }
     for (const FigureSpec::RowsKind rows : ladder) {
         m_check = tryRows(spec, rows);
         m_rowsUsed = rows;
@@ -289,9 +293,12 @@ FigureProposal FigureRenderer::proposal(const FigureSpec& spec)
         p.heightMm = std::ceil(spec.sizeMm().height() + extra + 1);
     }
     if (spec.rows != FigureSpec::RowsKind::Auto) {
-        for (const FigureSpec::RowsKind rows : { FigureSpec::RowsKind::Gpu, FigureSpec::RowsKind::Overlap }) {
+        for (const FigureSpec::RowsKind rows :
+            { FigureSpec::RowsKind::Gpu, FigureSpec::RowsKind::Overlap, FigureSpec::RowsKind::Groups }) {
             if (rows == spec.rows)
                 break;
+            if (rows == FigureSpec::RowsKind::Groups && m_plot->trace()->ranks.size() <= kGroupRanksAbove)
+                continue;
             FigureSpec right = spec;
             right.legendPosition = LegendPosition::Right;
             if (tryRows(spec, rows).legible() || (spec.legend && tryRows(right, rows).legible())) {
@@ -314,9 +321,12 @@ QString FigureProposal::text(bool commandLine) const
         p << (commandLine ? QStringLiteral("--height-mm %1").arg(heightMm)
                           : QObject::tr("a height of %1 mm").arg(heightMm));
     if (hasRows) {
-        const QString name = rows == FigureSpec::RowsKind::Overlap ? QStringLiteral("overlap") : QStringLiteral("gpu");
+        const QString name = rows == FigureSpec::RowsKind::Overlap ? QStringLiteral("overlap")
+            : rows == FigureSpec::RowsKind::Groups                 ? QStringLiteral("groups")
+                                                                   : QStringLiteral("gpu");
         p << (commandLine                               ? QStringLiteral("--rows %1").arg(name)
                 : rows == FigureSpec::RowsKind::Overlap ? QObject::tr("overlap rows only")
+                : rows == FigureSpec::RowsKind::Groups  ? QObject::tr("a row per group of ranks")
                                                         : QObject::tr("GPU streams only"));
     }
     if (fontPt > 0)

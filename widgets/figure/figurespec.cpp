@@ -5,6 +5,7 @@
 #include "common/atomicwrite.h"
 #include "model/enumnames.h"
 #include "model/timeformat.h"
+#include "view/rankgroups.h"
 #include "view/viewindex.h"
 
 #include <QFile>
@@ -42,9 +43,9 @@ QString rangeKindName(FigureSpec::RangeKind k)
 
 QString rowsKindName(FigureSpec::RowsKind k)
 {
-    static constexpr EnumName<FigureSpec::RowsKind> names[]
-        = { { FigureSpec::RowsKind::Gpu, "gpu" }, { FigureSpec::RowsKind::Overlap, "overlap" },
-              { FigureSpec::RowsKind::List, "list" }, { FigureSpec::RowsKind::All, "all" } };
+    static constexpr EnumName<FigureSpec::RowsKind> names[] = { { FigureSpec::RowsKind::Gpu, "gpu" },
+        { FigureSpec::RowsKind::Overlap, "overlap" }, { FigureSpec::RowsKind::List, "list" },
+        { FigureSpec::RowsKind::All, "all" }, { FigureSpec::RowsKind::Groups, "groups" } };
     return QString::fromLatin1(nameIn(names, k, "auto"));
 }
 
@@ -205,6 +206,8 @@ bool parseRowsArgument(const QString& text, FigureSpec* spec, QString* error)
         spec->rows = FigureSpec::RowsKind::Gpu;
     } else if (t == QLatin1String("overlap")) {
         spec->rows = FigureSpec::RowsKind::Overlap;
+    } else if (t == QLatin1String("groups")) {
+        spec->rows = FigureSpec::RowsKind::Groups;
     } else {
         QStringList list;
         for (const QString& part : t.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
@@ -216,7 +219,7 @@ bool parseRowsArgument(const QString& text, FigureSpec* spec, QString* error)
             if (ok && rl.size() == 2 && rl[1] != QLatin1String("overlap"))
                 rl[1].toUInt(&ok);
             if (!ok) {
-                *error = QStringLiteral("'%1' is not a row (use auto, all, gpu, overlap, or a list such as "
+                *error = QStringLiteral("'%1' is not a row (use auto, all, gpu, overlap, groups, or a list such as "
                                         "0,1:2,1:overlap of ranks, rank:lane or rank:overlap)")
                              .arg(p);
                 return false;
@@ -302,6 +305,8 @@ QByteArray FigureSpec::toJson() const
     rw.insert(QStringLiteral("select"), rowsKindName(rows));
     if (rows == RowsKind::List)
         rw.insert(QStringLiteral("list"), QJsonArray::fromStringList(rowList));
+    if (rows == RowsKind::Groups)
+        rw.insert(QStringLiteral("groups"), QString::fromLatin1(rankGroupingName(grouping)));
     rw.insert(QStringLiteral("overlapLanes"), overlapLanes);
     o.insert(QStringLiteral("rows"), rw);
 
@@ -418,7 +423,7 @@ FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
     }
 
     const QJsonObject rw = objectAt(o, "rows", src);
-    checkKeys(rw, { "select", "list", "overlapLanes" }, QStringLiteral("'rows'"), src);
+    checkKeys(rw, { "select", "list", "overlapLanes", "groups" }, QStringLiteral("'rows'"), src);
     const QString select = stringAt(rw, "select", QStringLiteral("auto"), src);
     QString rowsText = select;
     if (select == QLatin1String("list")) {
@@ -433,8 +438,15 @@ FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
         }
         rowsText = parts.join(QLatin1Char(','));
     } else if (select != QLatin1String("auto") && select != QLatin1String("all") && select != QLatin1String("gpu")
-        && select != QLatin1String("overlap")) {
-        fail(src, QStringLiteral("rows 'select' '%1' is not auto, all, gpu, overlap or list").arg(select));
+        && select != QLatin1String("overlap") && select != QLatin1String("groups")) {
+        fail(src, QStringLiteral("rows 'select' '%1' is not auto, all, gpu, overlap, groups or list").arg(select));
+    }
+    if (rw.contains(QStringLiteral("groups"))) {
+        const QString g = stringAt(rw, "groups", QStringLiteral("auto"), src);
+        const auto grouping = rankGroupingFromName(g.toStdString());
+        if (!grouping || *grouping == RankGrouping::None)
+            fail(src, QStringLiteral("rows 'groups' '%1' is not auto, host, stage, dp or blocks").arg(g));
+        s.grouping = *grouping;
     }
     QString rowError;
     if (!parseRowsArgument(rowsText, &s, &rowError))
@@ -583,6 +595,12 @@ TimelineOptions FigureSpec::timelineOptions(const Trace& trace, const Analysis* 
         o.showOverlap = true;
         for (int r = 0; r < rankCount; ++r)
             o.customRows.emplace_back(r, -1);
+        break;
+    case RowsKind::Groups: // every group collapsed to its one area-true row
+        o.rows = RowSelection::All;
+        o.grouping = grouping;
+        for (int g = 0, n = int(groupRanks(trace, grouping).size()); g < n; ++g)
+            o.collapsedGroups.insert(g);
         break;
     case RowsKind::List: {
         o.rows = RowSelection::Custom;

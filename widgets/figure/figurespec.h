@@ -43,8 +43,10 @@ struct FigureSpec
     enum class Format { Png, Svg, Pdf };
     enum class RangeKind { Whole, Visible, Custom, Step };
     // Auto: every row if all are legible at the figure's size, else GPU streams and overlap rows, else overlap
-    // rows only (FigureRenderer decides; see kMinRowMm).
-    enum class RowsKind { Auto, All, Gpu, Overlap, List };
+    // rows only, else (more than kGroupRanksAbove ranks) one row per group of ranks (FigureRenderer decides; see
+    // kMinRowMm).
+    // Groups: one collapsed, area-true row per group of ranks (`grouping`), for jobs of many ranks.
+    enum class RowsKind { Auto, All, Gpu, Overlap, List, Groups };
     enum class SizeUnit { Pixels, Millimetres };
 
     QString tracePath;
@@ -60,6 +62,8 @@ struct FigureSpec
     // RowsKind::List: "R" (every row of rank R), "R:L" (lane L of rank R), "R:overlap" (its overlap row).
     // R and L are indexes as `exposure-cli info` lists them.
     QStringList rowList;
+    // RowsKind::Groups: how ranks are grouped (auto, host, stage, dp, blocks: core/view/rankgroups.h).
+    RankGrouping grouping = RankGrouping::Auto;
     bool overlapLanes = true;
 
     PaletteKind palette = PaletteKind::Default;

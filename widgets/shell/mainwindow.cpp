@@ -262,7 +262,8 @@ void MainWindow::createFileMenu()
         w->activateWindow();
     });
     ExportFigureDialog::installAction(m_fileMenu, m_fileExtensionAnchor, this, [this] {
-        return FigureSource { trace(), analysis(), m_timeline->viewIndex(), visibleRange(), collectives() };
+        return FigureSource { trace(), analysis(), m_timeline->viewIndex(), visibleRange(), collectives(),
+            m_timeline->options().grouping };
     });
     QAction* quit = m_fileMenu->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);

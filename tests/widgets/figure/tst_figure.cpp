@@ -12,6 +12,7 @@
 #include "support/testtraces.h"
 #include "synth/archivewriter.h"
 #include "timeline/timelineplot.h"
+#include "view/rankgroups.h"
 
 #include <QBuffer>
 #include <QCheckBox>
@@ -111,6 +112,7 @@ private slots:
     void rendersAreByteIdentical_data();
     void rendersAreByteIdentical();
     void rowSelections();
+    void groupRowsForManyRanks();
     void stepRange();
     void neverOverwritesSilently();
     void specRoundTrip();
@@ -434,6 +436,54 @@ void TestFigure::rowSelections()
     QVERIFY_THROWS_EXCEPTION(FigureSpecError, r.renderImage(s)); // rank 5 does not exist
 }
 
+void TestFigure::groupRowsForManyRanks()
+{
+    // 24 ranks (more than kGroupRanksAbove): at 150 px even one overlap row per rank is under 1.5 mm, so Automatic
+    // rows fall back to one collapsed row per group of ranks, and the figure is written.
+    auto trace = testing::makeDdpTrace(24, 1);
+    FigureRenderer r(trace, analysisOf(*trace));
+    FigureSpec s = testing::pixelSpec(800, 150);
+    s.dpi = 96;
+    s.legend = false;
+    s.rangeKind = FigureSpec::RangeKind::Custom;
+    s.range = { 0, L::kStep };
+    const QImage img = r.renderImage(s);
+    QCOMPARE(r.rowsUsed(), FigureSpec::RowsKind::Groups);
+    const std::vector<RankGroup> groups = groupRanks(*trace, RankGrouping::Auto);
+    QCOMPARE(groups.size(), std::size_t(3));
+    QCOMPARE(r.plot()->rowLabels(),
+        QStringList({ QStringLiteral("ranks 0\u20137 \u00B7 8 ranks"), QStringLiteral("ranks 8\u201315 \u00B7 8 ranks"),
+            QStringLiteral("ranks 16\u201323 \u00B7 8 ranks") }));
+    // Every rank of the generated job has its AllReduce exposed over [8.2 ms, 9.2 ms): the group row is the exposed
+    // colour there, top to bottom; over the forward GEMM at [2 ms, 2.8 ms) it is all "compute only".
+    const auto* p = r.plot()->plottable();
+    const QRect exposed = p->boxRect(1, 8'200'000, 9'200'000);
+    const QRect compute = p->boxRect(1, 2 * L::kMs, 2 * L::kMs + 800'000);
+    QVERIFY(exposed.width() > 10 && exposed.height() >= 4);
+    for (int y = exposed.top() + 1; y < exposed.bottom(); ++y) {
+        QCOMPARE(QColor(img.pixel(exposed.center().x(), y)).name(),
+            r.plot()->scene().palette.overlap(OverlapState::Exposed).name());
+        QCOMPARE(QColor(img.pixel(compute.center().x(), y)).name(),
+            r.plot()->scene().palette.overlap(OverlapState::ComputeOnly).name());
+    }
+    // Asked for by name, with a grouping; the spec keeps it through JSON.
+    s.rows = FigureSpec::RowsKind::Groups;
+    s.grouping = RankGrouping::Blocks;
+    r.renderImage(s);
+    QCOMPARE(r.plot()->rowLabels().size(), int(groupRanks(*trace, RankGrouping::Blocks).size()));
+    QVERIFY(s.toJson().contains("\"groups\": \"blocks\""));
+    QVERIFY(FigureSpec::fromJson(s.toJson(), QStringLiteral("g.json")) == s);
+    QVERIFY_THROWS_EXCEPTION(FigureSpecError,
+        FigureSpec::fromJson(
+            R"({"exposureFigure": 1, "rows": {"select": "groups", "groups": "none"}})", QStringLiteral("g.json")));
+    // A few ranks never fall back to groups: 2 ranks at the same size keep their (refused) per-rank rows.
+    auto two = testing::makeDdpTrace(2, 1);
+    FigureRenderer small(two, analysisOf(*two));
+    FigureSpec a = testing::pixelSpec(800, 150);
+    small.renderImage(a);
+    QVERIFY(small.rowsUsed() != FigureSpec::RowsKind::Groups);
+}
+
 void TestFigure::stepRange()
 {
     auto trace = testing::makeDdpTrace(2, 3);
@@ -679,6 +729,10 @@ void TestFigure::cliErrors_data()
     QTest::newRow("dpi") << withOutput({ "--width-mm", "85", "--dpi", "0" })
                          << QStringLiteral("--dpi '0': expected a whole number from 30 to 2400");
     QTest::newRow("rows") << withOutput({ "--rows", "gpu,cpu" }) << QStringLiteral("--rows: 'gpu' is not a row");
+    QTest::newRow("group") << withOutput({ "--group", "rack" })
+                           << QStringLiteral("--group 'rack': expected auto, host, stage, dp or blocks");
+    QTest::newRow("group with rows") << withOutput({ "--rows", "gpu", "--group", "host" })
+                                     << QStringLiteral("--group draws a row per group: it goes with --rows groups");
     QTest::newRow("missing trace") << QStringList { QStringLiteral("/nonexistent/trace"), QStringLiteral("-o"), out }
                                    << QStringLiteral("/nonexistent/trace");
     QTest::newRow("missing spec") << QStringList { QStringLiteral("--spec"), QStringLiteral("/nonexistent/spec.json"),
