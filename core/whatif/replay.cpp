@@ -13,10 +13,11 @@ constexpr TimeNs kUnset = std::numeric_limits<TimeNs>::min();
 class Replayer
 {
 public:
-    Replayer(const Graph& g, const Plan& p)
+    Replayer(const Graph& g, const Plan& p, std::vector<std::uint32_t>* order = nullptr)
         : m_g(g)
         , m_p(p)
         , m_work(p.workOf(g))
+        , m_order(order)
     { }
 
     Replay run()
@@ -91,6 +92,8 @@ private:
     void process(std::uint32_t ev)
     {
         m_pending[ev] = kDone;
+        if (m_order)
+            m_order->push_back(ev);
         const std::uint32_t node = ev >> 1;
         if (!(ev & 1)) {
             if (m_p.groupsAtMedian && m_g.kind[node] == NodeKind::Group)
@@ -115,6 +118,7 @@ private:
     const Plan& m_p;
     Replay m_r;
     const TimeNs* m_work;
+    std::vector<std::uint32_t>* m_order; // when set: every event appended as it is taken
     std::vector<std::uint32_t> m_pending; // unmet dependencies of each event; kDone once processed
     std::vector<std::uint32_t> m_ready;
     std::vector<std::vector<std::pair<TimeNs, std::uint32_t>>> m_arrivals; // by group, groupsAtMedian only
@@ -138,6 +142,110 @@ Plan editablePlan(const Graph& graph)
 Replay replay(const Graph& graph, const Plan& plan)
 {
     return Replayer(graph, plan).run();
+}
+
+namespace {
+thread_local std::size_t t_lastRecomputed = 0;
+}
+
+IncrementalReplay::IncrementalReplay(const Graph& graph, Plan base)
+    : m_g(graph)
+    , m_plan(std::move(base))
+{
+    const std::size_t events = 2 * m_g.nodeCount();
+    m_order.reserve(events);
+    m_base = Replayer(m_g, m_plan, &m_order).run();
+    m_pos.assign(events, 0);
+    for (std::uint32_t i = 0; i < m_order.size(); ++i)
+        m_pos[m_order[i]] = i;
+    // Every input the full replay heeds: a node's start → its end, the lane's previous end → its start (the chain),
+    // the cross edges it does not drop; of those, only the ones taken before their destination count (notify()
+    // ignores an event already taken).
+    struct In
+    {
+        std::uint32_t src, dst;
+        TimeNs gap;
+    };
+    std::vector<In> inputs;
+    inputs.reserve(events + m_g.edges.size());
+    for (std::uint32_t n = 0; n < m_g.nodeCount(); ++n) {
+        if (m_g.hasChain(n))
+            inputs.push_back({ 2 * n - 1, 2 * n, m_g.chainGap[n] });
+        inputs.push_back({ 2 * n, 2 * n + 1, 0 });
+    }
+    for (const Edge& e : m_g.edges)
+        if (!((e.dst & 1) && !m_plan.waitsFor(e.dst >> 1)))
+            inputs.push_back({ e.src, e.dst, e.gap });
+    std::erase_if(inputs, [&](const In& in) { return m_pos[in.src] > m_pos[in.dst]; });
+    m_inBegin.assign(events + 1, 0);
+    m_outBegin.assign(events + 1, 0);
+    for (const In& in : inputs) {
+        ++m_inBegin[in.dst + 1];
+        ++m_outBegin[in.src + 1];
+    }
+    for (std::size_t ev = 0; ev < events; ++ev) {
+        m_inBegin[ev + 1] += m_inBegin[ev];
+        m_outBegin[ev + 1] += m_outBegin[ev];
+    }
+    m_inSrc.resize(inputs.size());
+    m_inGap.resize(inputs.size());
+    m_outDst.resize(inputs.size());
+    std::vector<std::uint32_t> inFill(m_inBegin.begin(), m_inBegin.end() - 1);
+    std::vector<std::uint32_t> outFill(m_outBegin.begin(), m_outBegin.end() - 1);
+    for (const In& in : inputs) {
+        m_inSrc[inFill[in.dst]] = in.src;
+        m_inGap[inFill[in.dst]++] = in.gap;
+        m_outDst[outFill[in.src]++] = in.dst;
+    }
+}
+
+std::size_t IncrementalReplay::lastRecomputed()
+{
+    return t_lastRecomputed;
+}
+
+Replay IncrementalReplay::replayChanged(const std::vector<std::uint32_t>& changed, const TimeNs* work) const
+{
+    Replay out;
+    out.forced = m_base.forced;
+    out.time = m_base.time;
+    const TimeNs* baseWork = m_plan.workOf(m_g);
+    // Events still to recompute, by their place in the order; `pending` counts them.
+    std::vector<std::uint8_t> dirty(m_order.size(), 0);
+    std::size_t pending = 0, first = m_order.size(), recomputed = 0;
+    auto mark = [&](std::uint32_t ev) {
+        const std::uint32_t p = m_pos[ev];
+        if (!dirty[p]) {
+            dirty[p] = 1;
+            ++pending;
+            first = std::min<std::size_t>(first, p);
+        }
+    };
+    for (const std::uint32_t n : changed)
+        if (work[n] != baseWork[n])
+            mark(2 * n + 1);
+    for (std::size_t p = first; pending > 0 && p < m_order.size(); ++p) {
+        if (!dirty[p])
+            continue;
+        --pending;
+        ++recomputed;
+        const std::uint32_t ev = m_order[p];
+        const std::uint32_t node = ev >> 1;
+        TimeNs t = kUnset;
+        for (std::uint32_t i = m_inBegin[ev]; i < m_inBegin[ev + 1]; ++i)
+            t = std::max(t, out.time[m_inSrc[i]] + m_inGap[i]);
+        if (ev & 1)
+            t += work[node];
+        else if (t == kUnset)
+            t = m_g.recStart[node];
+        if (t == out.time[ev])
+            continue;
+        out.time[ev] = t;
+        for (std::uint32_t i = m_outBegin[ev]; i < m_outBegin[ev + 1]; ++i)
+            mark(m_outDst[i]);
+    }
+    t_lastRecomputed = recomputed;
+    return out;
 }
 
 TimeNs PathSums::total() const
