@@ -144,10 +144,6 @@ Replay replay(const Graph& graph, const Plan& plan)
     return Replayer(graph, plan).run();
 }
 
-namespace {
-thread_local std::size_t t_lastRecomputed = 0;
-}
-
 IncrementalReplay::IncrementalReplay(const Graph& graph, Plan base)
     : m_g(graph)
     , m_plan(std::move(base))
@@ -199,12 +195,8 @@ IncrementalReplay::IncrementalReplay(const Graph& graph, Plan base)
     }
 }
 
-std::size_t IncrementalReplay::lastRecomputed()
-{
-    return t_lastRecomputed;
-}
-
-Replay IncrementalReplay::replayChanged(const std::vector<std::uint32_t>& changed, const TimeNs* work) const
+Replay IncrementalReplay::replayChanged(
+    const std::vector<std::uint32_t>& changed, const TimeNs* work, std::size_t* recomputedOut) const
 {
     Replay out;
     out.forced = m_base.forced;
@@ -244,7 +236,8 @@ Replay IncrementalReplay::replayChanged(const std::vector<std::uint32_t>& change
         for (std::uint32_t i = m_outBegin[ev]; i < m_outBegin[ev + 1]; ++i)
             mark(m_outDst[i]);
     }
-    t_lastRecomputed = recomputed;
+    if (recomputedOut)
+        *recomputedOut = recomputed;
     return out;
 }
 

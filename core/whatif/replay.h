@@ -59,9 +59,9 @@ public:
     // The replay of the base plan with the work of every node taken from `work` (by node), where only the nodes
     // listed in `changed` may differ from the base's: its times (Replay::bind is left empty, forced is the base's).
     // Listed nodes whose work equals the base's cost nothing.
-    Replay replayChanged(const std::vector<std::uint32_t>& changed, const TimeNs* work) const;
-    // Events the last replayChanged() of this thread recomputed (for tests and benchmarks).
-    static std::size_t lastRecomputed();
+    // `recomputed`, when given, receives the number of events recomputed (a full replay computes all of them).
+    Replay replayChanged(
+        const std::vector<std::uint32_t>& changed, const TimeNs* work, std::size_t* recomputed = nullptr) const;
 
 private:
     const Graph& m_g;

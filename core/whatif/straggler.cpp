@@ -259,6 +259,7 @@ EvenResult WhatIfModel::even(const EvenOptions& options) const
         for (std::size_t g = 0; g < dims[d].groups.size(); ++g)
             jobs.push_back({ d, g });
     std::vector<EvenResult::Group> results(jobs.size());
+    std::vector<std::size_t> computed(jobs.size(), 2 * m_graph.nodeCount());
     parallelFor(jobs.size(), workerCount(jobs.size(), options.threads), [&](std::size_t j) {
         const std::vector<std::uint32_t>& members = dims[jobs[j].dim].members[jobs[j].group];
         std::vector<TimeNs> work = evened.work;
@@ -273,7 +274,7 @@ EvenResult WhatIfModel::even(const EvenOptions& options) const
         EvenResult::Group& g = results[j];
         g.name = dims[jobs[j].dim].groups[jobs[j].group];
         if (options.incremental) {
-            g.steps = jobSteps(baseline.replayChanged(members, work.data()));
+            g.steps = jobSteps(baseline.replayChanged(members, work.data(), &computed[j]));
         } else {
             Plan plan = evened;
             plan.work = std::move(work);
@@ -293,6 +294,9 @@ EvenResult WhatIfModel::even(const EvenOptions& options) const
         out.by.emplace_back(dims[d].name, std::move(groups));
     }
     out.replays += results.size();
+    out.graphEvents = 2 * m_graph.nodeCount();
+    for (const std::size_t c : computed)
+        out.replayedEvents += c;
     if (dims.size() > attributed) {
         out.grid.dpCount = dpCount;
         out.grid.ppCount = ppCount;

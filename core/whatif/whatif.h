@@ -140,6 +140,9 @@ struct EvenResult
     };
     Grid grid;
     std::size_t replays = 0;
+    // Events the attribution (and grid) replays computed, and the events of one full replay of the graph: a full
+    // replay per group computes replays × graphEvents; the incremental ones only what their group moves.
+    std::uint64_t replayedEvents = 0, graphEvents = 0;
 };
 
 struct EvenOptions
