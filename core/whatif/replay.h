@@ -56,10 +56,10 @@ public:
     IncrementalReplay(const Graph& graph, Plan base); // base.groupsAtMedian must be false
     const Plan& basePlan() const { return m_plan; }
     const Replay& base() const { return m_base; }
-    // The replay of the base plan with the work of every node taken from `work` (by node), where only the nodes
-    // listed in `changed` may differ from the base's: its times (Replay::bind is left empty, forced is the base's).
-    // Listed nodes whose work equals the base's cost nothing.
-    // `recomputed`, when given, receives the number of events recomputed (a full replay computes all of them).
+    // The replay of the base plan with the work of the `changed` nodes taken from `work` (by node; every other node
+    // keeps the base's): its times (Replay::bind is left empty, forced is the base's). Listed nodes whose work
+    // equals the base's cost nothing. `recomputed`, when given, receives the number of events recomputed (a full
+    // replay computes all of them).
     Replay replayChanged(
         const std::vector<std::uint32_t>& changed, const TimeNs* work, std::size_t* recomputed = nullptr) const;
 
@@ -69,11 +69,12 @@ private:
     Replay m_base;
     std::vector<std::uint32_t> m_order; // events in the order the replay took them
     std::vector<std::uint32_t> m_pos; // by event: its place in m_order
-    // Inputs by event (taken before it): [m_inBegin[ev], m_inBegin[ev + 1]) of m_inSrc / m_inGap.
-    std::vector<std::uint32_t> m_inBegin, m_inSrc;
+    // By place in the order: the base's time, the base's work of an end (0 for a start).
+    std::vector<TimeNs> m_baseTime, m_work;
+    // By place: its inputs (places taken before it) [m_inBegin[p], m_inBegin[p + 1]) of m_inSrc / m_inGap, and the
+    // places it leads to [m_outBegin[p], m_outBegin[p + 1]) of m_outDst.
+    std::vector<std::uint32_t> m_inBegin, m_inSrc, m_outBegin, m_outDst;
     std::vector<TimeNs> m_inGap;
-    // Events each event leads to (taken after it): [m_outBegin[ev], m_outBegin[ev + 1]) of m_outDst.
-    std::vector<std::uint32_t> m_outBegin, m_outDst;
 };
 
 // The critical path into one event, followed back to time `from`, summed by part. Every part is >= 0 and the parts

@@ -262,22 +262,20 @@ EvenResult WhatIfModel::even(const EvenOptions& options) const
     std::vector<std::size_t> computed(jobs.size(), 2 * m_graph.nodeCount());
     parallelFor(jobs.size(), workerCount(jobs.size(), options.threads), [&](std::size_t j) {
         const std::vector<std::uint32_t>& members = dims[jobs[j].dim].members[jobs[j].group];
-        std::vector<TimeNs> work = evened.work;
         TimeNs own = 0, typicalOwn = 0;
-        for (const std::uint32_t n : members) {
-            work[n] = m_graph.work[n];
+        for (const std::uint32_t n : members)
             if (!types.comm[types.type[n]]) {
                 own += m_graph.work[n];
                 typicalOwn += typical[types.type[n]];
             }
-        }
         EvenResult::Group& g = results[j];
         g.name = dims[jobs[j].dim].groups[jobs[j].group];
-        if (options.incremental) {
-            g.steps = jobSteps(baseline.replayChanged(members, work.data(), &computed[j]));
+        if (options.incremental) { // the members at their recorded work, everything else as evened
+            g.steps = jobSteps(baseline.replayChanged(members, m_graph.work.data(), &computed[j]));
         } else {
             Plan plan = evened;
-            plan.work = std::move(work);
+            for (const std::uint32_t n : members)
+                plan.work[n] = m_graph.work[n];
             g.steps = jobSteps(replay(m_graph, plan));
         }
         g.meanStep = meanOf(g.steps);
