@@ -208,7 +208,9 @@ std::optional<Dimension> gridDimension(const Trace& trace, const NodeTypes& type
         dpCount = std::max(dpCount, r.coords.dp + 1);
         ppCount = std::max(ppCount, r.coords.pp + 1);
     }
-    if (dpCount * ppCount < 2)
+    // A grid far larger than the ranks (coordinates out of all proportion, e.g. from a damaged file): none.
+    const std::int64_t cells = std::int64_t(dpCount) * ppCount;
+    if (cells < 2 || cells > 4 * std::int64_t(trace.ranks.size()) + 64)
         return std::nullopt;
     return dimension("dp-pp", types, [&](std::uint32_t n) {
         const ParallelCoords& c = trace.ranks[std::size_t(types.rank[n])].coords;
