@@ -416,8 +416,8 @@ int runRender(int argc, char** argv)
                     = whatif::WhatIfModel(run->trace, run->analysis, run->collectives).even(options);
                 if (even.grid.empty())
                     return fail(spec.tracePath.toStdString()
-                        + ": --grid dp-pp needs ranks with data- and pipeline-parallel coordinates (dp, pp); "
-                          "this trace's ranks have none");
+                        + ": --grid dp-pp needs ranks with data- and pipeline-parallel coordinates (dp, pp), every "
+                          "rank with both and at most 4 cells per rank; this trace's ranks do not have them");
                 HeatMapFigure figure(HeatMapScene::makeSlowdownGrid(run->trace, std::move(map), even));
                 figure.renderToFile(spec, outPath, force);
             } else {
