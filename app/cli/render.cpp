@@ -51,7 +51,10 @@ const char* kDescription
       "attribution of whatif --even: the job's step with only that rank as recorded and every other operation at\n"
       "its typical duration, less the step with all of them evened), in ms on a colour bar; cells more than 3.5\n"
       "robust z-scores from their step's median are outlined. --order number|host|stage|value orders the ranks\n"
-      "(value: the largest mean first).\n"
+      "(value: the largest mean first). --heatmap slowdown --grid dp-pp draws instead one cell per DP rank\n"
+      "(rows) and pipeline stage (columns), for a job whose ranks have those coordinates: the job's mean step\n"
+      "with only that cell's ranks as recorded and every other operation at its typical duration, less the mean\n"
+      "step with all of them evened, in ms.\n"
       "\n"
       "An existing output file is never replaced unless --force is given.\n"
       "Exit status: 0 on success, 2 on a bad argument, spec or trace (one line on stderr).";
@@ -114,6 +117,9 @@ struct Options
         QStringLiteral("METRIC") };
     QCommandLineOption order { QStringLiteral("order"),
         QStringLiteral("Heat map rows by number (default), host, stage or value."), QStringLiteral("ORDER") };
+    QCommandLineOption grid { QStringLiteral("grid"),
+        QStringLiteral("With --heatmap slowdown: rank-step (default) or dp-pp (DP rank x pipeline stage)."),
+        QStringLiteral("GRID") };
     QCommandLineOption even { QStringLiteral("even"),
         QStringLiteral("Draw the straggler what-if's predicted timeline (every operation at its typical duration, "
                        "as whatif --even) instead of the recorded one.") };
@@ -122,7 +128,7 @@ struct Options
     {
         for (auto* o : { &output, &format, &width, &height, &widthMm, &heightMm, &dpi, &from, &to, &step, &timeOrigin,
                  &rows, &group, &noOverlap, &palette, &legend, &noLegend, &legendPos, &title, &fontFamily, &fontSize,
-                 &axisLabel, &timeUnit, &spec, &saveSpec, &force, &heatmap, &order, &even })
+                 &axisLabel, &timeUnit, &spec, &saveSpec, &force, &heatmap, &order, &grid, &even })
             p.addOption(*o);
         load.addTo(p);
     }
@@ -385,6 +391,14 @@ int parseRenderRequest(RenderRequest& request)
     request.force = force;
     request.saveSpec = parser.isSet(o.saveSpec) ? parser.value(o.saveSpec) : QString();
     request.even = parser.isSet(o.even);
+    if (parser.isSet(o.grid)) {
+        const QString grid = parser.value(o.grid);
+        if (grid != QStringLiteral("dp-pp") && grid != QStringLiteral("rank-step"))
+            return fail("--grid '" + grid.toStdString() + "': expected rank-step or dp-pp");
+        if (spec.heatmap != HeatMetric::Slowdown)
+            return fail("--grid applies to --heatmap slowdown only");
+        request.dpPpGrid = grid == QStringLiteral("dp-pp");
+    }
     if (const std::string problem = o.load.apply(parser, request.run); !problem.empty())
         return fail(problem);
     request.run.clock = spec.alignedClocks ? ClockMode::Aligned : ClockMode::Recorded; // --clock over the spec's
@@ -411,11 +425,24 @@ int runRender(int argc, char** argv)
         if (spec.heatmap) {
             auto map = std::make_shared<StepHeatMap>(
                 computeStepHeatMap(*run->trace, *run->analysis, run->collectives.get()));
-            if (*spec.heatmap == HeatMetric::Slowdown) // the straggler attribution: one replay per rank
-                whatif::addSlowdown(
-                    *map, *run->trace, whatif::WhatIfModel(run->trace, run->analysis, run->collectives).even());
-            HeatMapFigure figure(run->trace, std::move(map));
-            figure.renderToFile(spec, outPath, force);
+            if (request.dpPpGrid) { // one replay per DP rank × stage cell
+                whatif::EvenOptions options;
+                options.grid = true;
+                const whatif::EvenResult even
+                    = whatif::WhatIfModel(run->trace, run->analysis, run->collectives).even(options);
+                if (even.grid.empty())
+                    return fail(spec.tracePath.toStdString()
+                        + ": --grid dp-pp needs ranks with data- and pipeline-parallel coordinates (dp, pp), every "
+                          "rank with both and at most 4 cells per rank; this trace's ranks do not have them");
+                HeatMapFigure figure(HeatMapScene::makeSlowdownGrid(run->trace, std::move(map), even));
+                figure.renderToFile(spec, outPath, force);
+            } else {
+                if (*spec.heatmap == HeatMetric::Slowdown) // the straggler attribution: one replay per rank
+                    whatif::addSlowdown(
+                        *map, *run->trace, whatif::WhatIfModel(run->trace, run->analysis, run->collectives).even());
+                HeatMapFigure figure(run->trace, std::move(map));
+                figure.renderToFile(spec, outPath, force);
+            }
         } else if (request.even) {
             // The evened job as the replay predicts it, analysed and matched like a recorded one.
             const whatif::WhatIfModel model(run->trace, run->analysis, run->collectives);

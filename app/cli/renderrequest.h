@@ -15,6 +15,7 @@ struct RenderRequest
     QString output; // -o FILE
     bool force = false; // --force
     QString saveSpec; // --save-spec FILE ("" without)
+    bool dpPpGrid = false; // --grid dp-pp: the slowdown heat map per DP rank × pipeline stage (not in the spec)
     bool even = false; // --even: the predicted timeline of the straggler what-if instead of the recorded one
     RunOptions run; // the load options (cli::LoadArgs), the clock as the spec says, the collectives matched
 };

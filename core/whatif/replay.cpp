@@ -13,10 +13,11 @@ constexpr TimeNs kUnset = std::numeric_limits<TimeNs>::min();
 class Replayer
 {
 public:
-    Replayer(const Graph& g, const Plan& p)
+    Replayer(const Graph& g, const Plan& p, std::vector<std::uint32_t>* order = nullptr)
         : m_g(g)
         , m_p(p)
         , m_work(p.workOf(g))
+        , m_order(order)
     { }
 
     Replay run()
@@ -91,6 +92,8 @@ private:
     void process(std::uint32_t ev)
     {
         m_pending[ev] = kDone;
+        if (m_order)
+            m_order->push_back(ev);
         const std::uint32_t node = ev >> 1;
         if (!(ev & 1)) {
             if (m_p.groupsAtMedian && m_g.kind[node] == NodeKind::Group)
@@ -115,6 +118,7 @@ private:
     const Plan& m_p;
     Replay m_r;
     const TimeNs* m_work;
+    std::vector<std::uint32_t>* m_order; // when set: every event appended as it is taken
     std::vector<std::uint32_t> m_pending; // unmet dependencies of each event; kDone once processed
     std::vector<std::uint32_t> m_ready;
     std::vector<std::vector<std::pair<TimeNs, std::uint32_t>>> m_arrivals; // by group, groupsAtMedian only
@@ -138,6 +142,122 @@ Plan editablePlan(const Graph& graph)
 Replay replay(const Graph& graph, const Plan& plan)
 {
     return Replayer(graph, plan).run();
+}
+
+IncrementalReplay::IncrementalReplay(const Graph& graph, Plan base)
+    : m_g(graph)
+    , m_plan(std::move(base))
+{
+    const std::size_t events = 2 * m_g.nodeCount();
+    m_order.reserve(events);
+    m_base = Replayer(m_g, m_plan, &m_order).run();
+    m_pos.assign(events, 0);
+    for (std::uint32_t i = 0; i < m_order.size(); ++i)
+        m_pos[m_order[i]] = i;
+    // Everything by place in the order (a replay walks it front to back, so its reads and writes stay close).
+    m_baseTime.resize(events);
+    m_work.assign(events, 0);
+    const TimeNs* work = m_plan.workOf(m_g);
+    for (std::uint32_t p = 0; p < events; ++p) {
+        m_baseTime[p] = m_base.time[m_order[p]];
+        if (m_order[p] & 1)
+            m_work[p] = work[m_order[p] >> 1];
+    }
+    // Every input the full replay heeds: a node's start → its end, the lane's previous end → its start (the chain),
+    // the cross edges it does not drop; of those, only the ones taken before their destination count (notify()
+    // ignores an event already taken).
+    struct In
+    {
+        std::uint32_t src, dst; // places in the order
+        TimeNs gap;
+    };
+    std::vector<In> inputs;
+    inputs.reserve(events + m_g.edges.size());
+    auto add = [&](std::uint32_t src, std::uint32_t dst, TimeNs gap) {
+        if (m_pos[src] < m_pos[dst])
+            inputs.push_back({ m_pos[src], m_pos[dst], gap });
+    };
+    for (std::uint32_t n = 0; n < m_g.nodeCount(); ++n) {
+        if (m_g.hasChain(n))
+            add(2 * n - 1, 2 * n, m_g.chainGap[n]);
+        add(2 * n, 2 * n + 1, 0);
+    }
+    for (const Edge& e : m_g.edges)
+        if (!((e.dst & 1) && !m_plan.waitsFor(e.dst >> 1)))
+            add(e.src, e.dst, e.gap);
+    m_inBegin.assign(events + 1, 0);
+    m_outBegin.assign(events + 1, 0);
+    for (const In& in : inputs) {
+        ++m_inBegin[in.dst + 1];
+        ++m_outBegin[in.src + 1];
+    }
+    for (std::size_t p = 0; p < events; ++p) {
+        m_inBegin[p + 1] += m_inBegin[p];
+        m_outBegin[p + 1] += m_outBegin[p];
+    }
+    m_inSrc.resize(inputs.size());
+    m_inGap.resize(inputs.size());
+    m_outDst.resize(inputs.size());
+    std::vector<std::uint32_t> inFill(m_inBegin.begin(), m_inBegin.end() - 1);
+    std::vector<std::uint32_t> outFill(m_outBegin.begin(), m_outBegin.end() - 1);
+    for (const In& in : inputs) {
+        m_inSrc[inFill[in.dst]] = in.src;
+        m_inGap[inFill[in.dst]++] = in.gap;
+        m_outDst[outFill[in.src]++] = in.dst;
+    }
+}
+
+Replay IncrementalReplay::replayChanged(
+    const std::vector<std::uint32_t>& changed, const TimeNs* work, std::size_t* recomputedOut) const
+{
+    // The changed ends, by place in the order, with their new work.
+    std::vector<std::pair<std::uint32_t, TimeNs>> edits;
+    for (const std::uint32_t n : changed) {
+        const std::uint32_t p = m_pos[2 * n + 1];
+        if (work[n] != m_work[p])
+            edits.emplace_back(p, work[n]);
+    }
+    std::sort(edits.begin(), edits.end());
+    Replay out;
+    out.forced = m_base.forced;
+    out.time = m_base.time;
+    std::vector<TimeNs> time = m_baseTime; // by place in the order
+    // Events still to recompute, by place; `pending` counts them.
+    std::vector<std::uint8_t> dirty(m_order.size(), 0);
+    std::size_t pending = 0, recomputed = 0;
+    for (const auto& [p, w] : edits)
+        if (!dirty[p]) {
+            dirty[p] = 1;
+            ++pending;
+        }
+    auto edit = edits.begin();
+    for (std::size_t p = edits.empty() ? m_order.size() : edits.front().first; pending > 0; ++p) {
+        if (!dirty[p])
+            continue;
+        --pending;
+        ++recomputed;
+        // Every dirty event has an input (the end its start, a start what marked it): the maximum is set.
+        TimeNs t = kUnset;
+        for (std::uint32_t i = m_inBegin[p]; i < m_inBegin[p + 1]; ++i)
+            t = std::max(t, time[m_inSrc[i]] + m_inGap[i]);
+        if (m_order[p] & 1) {
+            while (edit != edits.end() && edit->first < p)
+                ++edit;
+            t += edit != edits.end() && edit->first == p ? edit->second : m_work[p];
+        }
+        if (t == time[p])
+            continue;
+        time[p] = t;
+        out.time[m_order[p]] = t;
+        for (std::uint32_t i = m_outBegin[p]; i < m_outBegin[p + 1]; ++i)
+            if (!dirty[m_outDst[i]]) {
+                dirty[m_outDst[i]] = 1;
+                ++pending;
+            }
+    }
+    if (recomputedOut)
+        *recomputedOut = recomputed;
+    return out;
 }
 
 TimeNs PathSums::total() const

@@ -41,6 +41,42 @@ struct Replay
 
 Replay replay(const Graph& graph, const Plan& plan);
 
+// Many replays that differ from one shared baseline in the work of a few nodes (the straggler what-if's attribution:
+// one group of nodes as recorded, everything else evened). The baseline is replayed once in full, recording the order
+// in which the events were taken; that order depends on the graph and the plan's dropped dependencies only, never on
+// the work, so it is the order of every replay that changes work alone. A replay of changed work then recomputes,
+// in that order, only the events whose inputs changed: the ends of the changed nodes, and whatever an event whose
+// time moved leads to. Each recomputed event is the maximum over its inputs (those taken before it, as in the full
+// replay, where an event forced out of a cycle ignores the ones taken after it) plus its work: every time is exactly
+// the full replay's. Cost: the events reachable from a change whose time moves, not the whole graph.
+// Plans with groupsAtMedian are not supported (the median of the arrivals is not a maximum): replay() them in full.
+class IncrementalReplay
+{
+public:
+    IncrementalReplay(const Graph& graph, Plan base); // base.groupsAtMedian must be false
+    const Plan& basePlan() const { return m_plan; }
+    const Replay& base() const { return m_base; }
+    // The replay of the base plan with the work of the `changed` nodes taken from `work` (by node; every other node
+    // keeps the base's): its times (Replay::bind is left empty, forced is the base's). Listed nodes whose work
+    // equals the base's cost nothing. `recomputed`, when given, receives the number of events recomputed (a full
+    // replay computes all of them).
+    Replay replayChanged(
+        const std::vector<std::uint32_t>& changed, const TimeNs* work, std::size_t* recomputed = nullptr) const;
+
+private:
+    const Graph& m_g;
+    Plan m_plan;
+    Replay m_base;
+    std::vector<std::uint32_t> m_order; // events in the order the replay took them
+    std::vector<std::uint32_t> m_pos; // by event: its place in m_order
+    // By place in the order: the base's time, the base's work of an end (0 for a start).
+    std::vector<TimeNs> m_baseTime, m_work;
+    // By place: its inputs (places taken before it) [m_inBegin[p], m_inBegin[p + 1]) of m_inSrc / m_inGap, and the
+    // places it leads to [m_outBegin[p], m_outBegin[p + 1]) of m_outDst.
+    std::vector<std::uint32_t> m_inBegin, m_inSrc, m_outBegin, m_outDst;
+    std::vector<TimeNs> m_inGap;
+};
+
 // The critical path into one event, followed back to time `from`, summed by part. Every part is >= 0 and the parts
 // add up to exactly time(event) - from: each instant goes to the latest piece of the path that covers it (an edge
 // whose gap is negative leads back to a later time: the pieces before it count only below the earliest time reached).

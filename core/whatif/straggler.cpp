@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 namespace exposure::whatif {
@@ -128,15 +129,109 @@ std::map<int, TimeNs> WhatIfModel::jobSteps(const Replay& r) const
     return out;
 }
 
-EvenResult WhatIfModel::even(int threads) const
+namespace {
+
+// The groups of one dimension of the attribution: each typed node's group.
+struct Dimension
+{
+    std::string name;
+    std::vector<std::string> groups;
+    std::vector<std::vector<std::uint32_t>> members; // by group: its nodes, ascending
+};
+
+// The groups of `key(node)` over the typed nodes (an empty key: in no group), in order of first appearance.
+template <typename Key> Dimension dimension(const char* name, const NodeTypes& types, Key&& key)
+{
+    Dimension d { name, {}, {} };
+    std::map<std::string, std::size_t> index;
+    for (std::uint32_t n = 0; n < types.type.size(); ++n) {
+        if (types.type[n] == kNone)
+            continue;
+        const std::string k = key(n);
+        if (k.empty())
+            continue;
+        auto [it, fresh] = index.try_emplace(k, d.groups.size());
+        if (fresh) {
+            d.groups.push_back(k);
+            d.members.emplace_back();
+        }
+        d.members[it->second].push_back(n);
+    }
+    return d;
+}
+
+// The dimensions of the attribution (those with more than one group): a node's rank, its rank's coordinates, its
+// type (the 20 types with the most recorded time: attributing hundreds of kernel names one by one says nothing more).
+std::vector<Dimension> dimensions(const Trace& trace, const Graph& graph, const NodeTypes& types)
+{
+    std::vector<Dimension> dims;
+    auto add = [&](Dimension d) {
+        if (d.groups.size() > 1)
+            dims.push_back(std::move(d));
+    };
+    auto coord = [&](int ParallelCoords::*field) {
+        return [&, field](std::uint32_t n) {
+            const int c = trace.ranks[std::size_t(types.rank[n])].coords.*field;
+            return c >= 0 ? std::to_string(c) : std::string();
+        };
+    };
+    add(dimension(
+        "rank", types, [&](std::uint32_t n) { return std::to_string(trace.ranks[std::size_t(types.rank[n])].rank); }));
+    add(dimension("dp", types, coord(&ParallelCoords::dp)));
+    add(dimension("pp", types, coord(&ParallelCoords::pp)));
+    add(dimension("tp", types, coord(&ParallelCoords::tp)));
+    std::vector<TimeNs> typeTotal(types.names.size(), 0);
+    for (std::size_t n = 0; n < graph.nodeCount(); ++n)
+        if (types.type[n] != kNone)
+            typeTotal[types.type[n]] += graph.work[n];
+    std::vector<std::uint32_t> topTypes(types.names.size());
+    for (std::uint32_t k = 0; k < topTypes.size(); ++k)
+        topTypes[k] = k;
+    std::sort(topTypes.begin(), topTypes.end(), [&](auto a, auto b) { return typeTotal[a] > typeTotal[b]; });
+    topTypes.resize(std::min<std::size_t>(topTypes.size(), 20));
+    std::vector<bool> top(types.names.size(), false);
+    for (const auto k : topTypes)
+        top[k] = true;
+    add(dimension(
+        "op", types, [&](std::uint32_t n) { return top[types.type[n]] ? types.names[types.type[n]] : std::string(); }));
+    return dims;
+}
+
+// The DP rank × stage cells ("dp,pp") where every rank has both coordinates and there is more than one cell; the
+// grid's size in dpCount/ppCount.
+std::optional<Dimension> gridDimension(const Trace& trace, const NodeTypes& types, int& dpCount, int& ppCount)
+{
+    dpCount = ppCount = 0;
+    for (const Rank& r : trace.ranks) {
+        if (r.coords.dp < 0 || r.coords.pp < 0)
+            return std::nullopt;
+        dpCount = std::max(dpCount, r.coords.dp + 1);
+        ppCount = std::max(ppCount, r.coords.pp + 1);
+    }
+    // A grid far larger than the ranks (coordinates out of all proportion, e.g. from a damaged file): none.
+    const std::int64_t cells = std::int64_t(dpCount) * ppCount;
+    if (cells < 2 || cells > 4 * std::int64_t(trace.ranks.size()) + 64)
+        return std::nullopt;
+    return dimension("dp-pp", types, [&](std::uint32_t n) {
+        const ParallelCoords& c = trace.ranks[std::size_t(types.rank[n])].coords;
+        return std::to_string(c.dp) + "," + std::to_string(c.pp);
+    });
+}
+
+} // namespace
+
+EvenResult WhatIfModel::even(const EvenOptions& options) const
 {
     EvenResult out;
     const NodeTypes types = nodeTypes(*m_trace, *m_analysis, m_graph);
     const std::vector<TimeNs> typical = typicalWork(m_graph, types);
-    Plan evened = editablePlan(m_graph);
-    evened.work = withTypicalWork(m_graph, types, typical);
+    Plan evenedPlan = editablePlan(m_graph);
+    evenedPlan.work = withTypicalWork(m_graph, types, typical);
+    // The evened replay, kept as the baseline every attribution replay changes a group of nodes of.
+    const IncrementalReplay baseline(m_graph, std::move(evenedPlan));
+    const Plan& evened = baseline.basePlan();
     const std::map<int, TimeNs> recordedSteps = jobSteps(m_recorded);
-    const std::map<int, TimeNs> evenedSteps = jobSteps(replay(m_graph, evened));
+    const std::map<int, TimeNs> evenedSteps = jobSteps(baseline.base());
     out.evenedSteps = evenedSteps;
     out.recordedMean = meanOf(recordedSteps);
     out.evenedMean = meanOf(evenedSteps);
@@ -148,95 +243,73 @@ EvenResult WhatIfModel::even(int threads) const
     }
     out.replays = 2;
 
-    // The groups of each dimension: a node's rank, its rank's coordinates, its type (the 20 types with the most
-    // recorded time: attributing hundreds of kernel names one by one says nothing more).
-    struct Dimension
-    {
-        std::string name;
-        std::vector<std::string> groups;
-        std::vector<int> groupOf; // by node: index into groups, -1 for none
-    };
-    std::vector<Dimension> dims;
-    auto addDim = [&](const char* name, auto&& key) {
-        Dimension d { name, {}, std::vector<int>(m_graph.nodeCount(), -1) };
-        std::map<std::string, int> index;
-        for (std::size_t n = 0; n < m_graph.nodeCount(); ++n) {
-            if (types.type[n] == kNone)
-                continue;
-            const std::string k = key(n);
-            if (k.empty())
-                continue;
-            auto [it, fresh] = index.try_emplace(k, int(d.groups.size()));
-            if (fresh)
-                d.groups.push_back(k);
-            d.groupOf[n] = it->second;
-        }
-        if (d.groups.size() > 1)
-            dims.push_back(std::move(d));
-    };
-    auto coord = [&](int ParallelCoords::*field) {
-        return [&, field](std::size_t n) {
-            const int c = m_trace->ranks[std::size_t(types.rank[n])].coords.*field;
-            return c >= 0 ? std::to_string(c) : std::string();
-        };
-    };
-    addDim("rank", [&](std::size_t n) { return std::to_string(m_trace->ranks[std::size_t(types.rank[n])].rank); });
-    addDim("dp", coord(&ParallelCoords::dp));
-    addDim("pp", coord(&ParallelCoords::pp));
-    addDim("tp", coord(&ParallelCoords::tp));
-    std::vector<TimeNs> typeTotal(types.names.size(), 0);
-    for (std::size_t n = 0; n < m_graph.nodeCount(); ++n)
-        if (types.type[n] != kNone)
-            typeTotal[types.type[n]] += m_graph.work[n];
-    std::vector<std::uint32_t> topTypes(types.names.size());
-    for (std::uint32_t k = 0; k < topTypes.size(); ++k)
-        topTypes[k] = k;
-    std::sort(topTypes.begin(), topTypes.end(), [&](auto a, auto b) { return typeTotal[a] > typeTotal[b]; });
-    topTypes.resize(std::min<std::size_t>(topTypes.size(), 20));
-    std::vector<bool> top(types.names.size(), false);
-    for (const auto k : topTypes)
-        top[k] = true;
-    addDim("op", [&](std::size_t n) { return top[types.type[n]] ? types.names[types.type[n]] : std::string(); });
+    std::vector<Dimension> dims = dimensions(*m_trace, m_graph, types);
+    const std::size_t attributed = dims.size();
+    int dpCount = 0, ppCount = 0;
+    if (options.grid)
+        if (std::optional<Dimension> grid = gridDimension(*m_trace, types, dpCount, ppCount))
+            dims.push_back(std::move(*grid));
 
-    // Every group's replay is independent: all of them on every core.
+    // Every group's replay is independent: all of them on every core, each from the shared evened baseline.
     struct Job
     {
         std::size_t dim;
-        int group;
+        std::size_t group;
     };
     std::vector<Job> jobs;
     for (std::size_t d = 0; d < dims.size(); ++d)
-        for (int g = 0; g < int(dims[d].groups.size()); ++g)
+        for (std::size_t g = 0; g < dims[d].groups.size(); ++g)
             jobs.push_back({ d, g });
     std::vector<EvenResult::Group> results(jobs.size());
-    parallelFor(jobs.size(), workerCount(jobs.size(), threads), [&](std::size_t j) {
-        const Dimension& d = dims[jobs[j].dim];
-        Plan plan = evened;
+    std::vector<std::size_t> computed(jobs.size(), 2 * m_graph.nodeCount());
+    parallelFor(jobs.size(), workerCount(jobs.size(), options.threads), [&](std::size_t j) {
+        const std::vector<std::uint32_t>& members = dims[jobs[j].dim].members[jobs[j].group];
         TimeNs own = 0, typicalOwn = 0;
-        for (std::size_t n = 0; n < m_graph.nodeCount(); ++n)
-            if (d.groupOf[n] == jobs[j].group) {
-                plan.work[n] = m_graph.work[n];
-                if (!types.comm[types.type[n]]) {
-                    own += m_graph.work[n];
-                    typicalOwn += typical[types.type[n]];
-                }
+        for (const std::uint32_t n : members)
+            if (!types.comm[types.type[n]]) {
+                own += m_graph.work[n];
+                typicalOwn += typical[types.type[n]];
             }
         EvenResult::Group& g = results[j];
-        g.name = d.groups[std::size_t(jobs[j].group)];
-        g.steps = jobSteps(replay(m_graph, plan));
+        g.name = dims[jobs[j].dim].groups[jobs[j].group];
+        if (options.incremental) { // the members at their recorded work, everything else as evened
+            g.steps = jobSteps(baseline.replayChanged(members, m_graph.work.data(), &computed[j]));
+        } else {
+            Plan plan = evened;
+            for (const std::uint32_t n : members)
+                plan.work[n] = m_graph.work[n];
+            g.steps = jobSteps(replay(m_graph, plan));
+        }
         g.meanStep = meanOf(g.steps);
         g.slowdown = out.evenedMean > 0 ? double(g.meanStep) / double(out.evenedMean) : 1.0;
         g.ownRatio = typicalOwn > 0 ? double(own) / double(typicalOwn) : 1.0;
     });
-    out.replays += jobs.size();
-    for (std::size_t d = 0; d < dims.size(); ++d) {
-        std::vector<EvenResult::Group> groups;
-        for (std::size_t j = 0; j < jobs.size(); ++j)
-            if (jobs[j].dim == d)
-                groups.push_back(results[j]);
+    std::size_t j = 0;
+    for (std::size_t d = 0; d < attributed; ++d) {
+        std::vector<EvenResult::Group> groups(
+            results.begin() + std::ptrdiff_t(j), results.begin() + std::ptrdiff_t(j + dims[d].groups.size()));
+        j += dims[d].groups.size();
         std::stable_sort(
             groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.slowdown > b.slowdown; });
         out.by.emplace_back(dims[d].name, std::move(groups));
+    }
+    out.replays += results.size();
+    out.graphEvents = 2 * m_graph.nodeCount();
+    for (const std::size_t c : computed)
+        out.replayedEvents += c;
+    if (dims.size() > attributed) {
+        out.grid.dpCount = dpCount;
+        out.grid.ppCount = ppCount;
+        out.grid.cells.resize(std::size_t(dpCount * ppCount));
+        out.grid.present.assign(out.grid.cells.size(), 0);
+        for (; j < results.size(); ++j) {
+            const std::string& name = results[j].name;
+            const std::size_t comma = name.find(',');
+            const std::size_t cell
+                = std::size_t(std::stoi(name.substr(0, comma)) * ppCount + std::stoi(name.substr(comma + 1)));
+            out.grid.cells[cell] = std::move(results[j]);
+            out.grid.present[cell] = 1;
+        }
     }
     return out;
 }

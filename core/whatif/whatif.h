@@ -127,7 +127,31 @@ struct EvenResult
     };
     std::map<int, TimeNs> evenedSteps; // StepWindow::index -> the job's step time with every operation evened
     std::vector<std::pair<std::string, std::vector<Group>>> by; // dimension -> groups, largest slowdown first
+    // The DP rank × pipeline stage grid (EvenOptions::grid, for a job whose every rank has dp and pp coordinates):
+    // cell (dp, pp) is the replay with only the ranks of that cell as recorded (all their TP ranks) and everything
+    // else evened. Empty (dpCount 0) when not asked for or when the ranks lack the coordinates.
+    struct Grid
+    {
+        int dpCount = 0, ppCount = 0;
+        std::vector<Group> cells; // [dp * ppCount + pp]; Group::name "dp,pp"
+        std::vector<std::uint8_t> present; // 0 where no rank has those coordinates
+        bool empty() const { return cells.empty(); }
+        const Group& cell(int dp, int pp) const { return cells[std::size_t(dp * ppCount + pp)]; }
+    };
+    Grid grid;
     std::size_t replays = 0;
+    // Events the attribution (and grid) replays computed, and the events of one full replay of the graph: a full
+    // replay per group computes replays × graphEvents; the incremental ones only what their group moves.
+    std::uint64_t replayedEvents = 0, graphEvents = 0;
+};
+
+struct EvenOptions
+{
+    int threads = 0; // the replays run on this many threads (0: every core)
+    // Each attribution replay recomputes only what its group changes from the shared evened replay
+    // (IncrementalReplay); false replays each in full, the reference it equals exactly.
+    bool incremental = true;
+    bool grid = false; // also EvenResult::grid (one more replay per DP rank × stage cell)
 };
 
 // The Slowdown metric of a heat map (analysis/heatmap.h) from the attribution of dimension "rank": the cell of rank r
@@ -157,7 +181,13 @@ public:
     // The replay of `edits` as a trace: every interval at its predicted times (for drawing it like a recording).
     std::shared_ptr<Trace> predictedTrace(const Edits& edits) const;
     // The straggler what-if (see EvenResult); the replays run on `threads` threads (0: every core).
-    EvenResult even(int threads = 0) const;
+    EvenResult even(int threads = 0) const
+    {
+        EvenOptions o;
+        o.threads = threads;
+        return even(o);
+    }
+    EvenResult even(const EvenOptions& options) const;
 
 private:
     // Replayed [start, end) of every step of `rank` (RankAnalysis::steps) under `edits`.

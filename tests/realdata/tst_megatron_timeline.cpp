@@ -7,12 +7,14 @@
 #include "analysis/collectives.h"
 #include "analysis/statsparts.h"
 #include "run/openrun.h"
+#include "support/evenreference.h"
 #include "support/shareddata.h"
 #include "whatif/whatif.h"
 
 #include <QFile>
 #include <QTest>
 #include <algorithm>
+#include <cstdio>
 
 using namespace exposure;
 
@@ -189,6 +191,20 @@ private Q_SLOTS:
         for (const auto& [dim, groups] : e.by)
             if (dim == "pp")
                 QCOMPARE(groups.front().name, std::string("3"));
+    }
+
+    // The attribution's incremental replays equal a full replay per group on the recorded job (DP 2 x PP 4).
+    void incrementalEqualsFullReplays()
+    {
+        const whatif::WhatIfModel model(m_run.trace, m_run.analysis);
+        const whatif::EvenResult e = testing::compareWithFullReplays(model);
+        if (QTest::currentTestFailed())
+            return;
+        QCOMPARE(e.grid.dpCount, 2);
+        QCOMPARE(e.grid.ppCount, 4);
+        std::printf("megatron timeline: attribution replays computed %llu events, full replays %llu\n",
+            static_cast<unsigned long long>(e.replayedEvents),
+            static_cast<unsigned long long>((e.replays - 2) * e.graphEvents));
     }
 
 private:

@@ -21,6 +21,12 @@ HeatMapFigure::HeatMapFigure(std::shared_ptr<const Trace> trace, std::shared_ptr
     , m_map(std::move(map))
 { }
 
+HeatMapFigure::HeatMapFigure(HeatMapScene scene)
+    : m_trace(scene.trace)
+    , m_map(scene.map)
+    , m_given(std::move(scene))
+{ }
+
 void HeatMapFigure::prepare(const FigureSpec& spec)
 {
     spec.validate(spec.tracePath.isEmpty() ? QStringLiteral("figure") : spec.tracePath);
@@ -28,16 +34,13 @@ void HeatMapFigure::prepare(const FigureSpec& spec)
         throw FigureRenderError("the figure spec names no heat map metric");
     if (!m_trace || !m_map)
         throw FigureRenderError("no trace to render");
-    const HeatMetric metric = *spec.heatmap;
-    if (metric == HeatMetric::Bubble && !m_map->hasBubble)
-        throw FigureRenderError("no per-step pipeline bubble: the trace has no steps");
-    if (metric == HeatMetric::Slowdown && !m_map->hasSlowdown)
-        throw FigureRenderError("no slowdown: the straggler what-if was not run (whatif::addSlowdown)");
-    if (metric == HeatMetric::Waiting && !m_map->hasWaiting)
-        throw FigureRenderError("no waiting for peers: the collectives were not matched");
-    if (m_map->columns.empty())
-        throw FigureRenderError("the trace has no training steps: there is no heat map to draw");
-    m_scene = HeatMapScene::make(m_trace, m_map, metric, spec.heatmapOrder);
+    if (m_given) {
+        if (m_given->order.empty() || m_given->columnCount() == 0)
+            throw FigureRenderError("the grid has no cells");
+        m_scene = *m_given;
+    } else {
+        prepareScene(spec);
+    }
     m_scene.title = spec.title;
     const QSize device = spec.pixelSize();
     const double scale = double(spec.dpi) / figureLayoutDpi();
@@ -59,6 +62,20 @@ void HeatMapFigure::prepare(const FigureSpec& spec)
     c.plotMm = m_layout.cells.height() * mmPerPx;
     m_cellWMm = m_layout.cellW * mmPerPx;
     m_check = c;
+}
+
+void HeatMapFigure::prepareScene(const FigureSpec& spec)
+{
+    const HeatMetric metric = *spec.heatmap;
+    if (metric == HeatMetric::Bubble && !m_map->hasBubble)
+        throw FigureRenderError("no per-step pipeline bubble: the trace has no steps");
+    if (metric == HeatMetric::Slowdown && !m_map->hasSlowdown)
+        throw FigureRenderError("no slowdown: the straggler what-if was not run (whatif::addSlowdown)");
+    if (metric == HeatMetric::Waiting && !m_map->hasWaiting)
+        throw FigureRenderError("no waiting for peers: the collectives were not matched");
+    if (m_map->columns.empty())
+        throw FigureRenderError("the trace has no training steps: there is no heat map to draw");
+    m_scene = HeatMapScene::make(m_trace, m_map, metric, spec.heatmapOrder);
 }
 
 bool HeatMapFigure::legible() const
@@ -147,7 +164,8 @@ QByteArray HeatMapFigure::render(const FigureSpec& spec)
         svg.setViewBox(QRect(QPoint(0, 0), m_logical));
         svg.setResolution(figureLayoutDpi());
         svg.setTitle(title.toHtmlEscaped());
-        svg.setDescription(QStringLiteral("Rank × step heat map made by Exposure"));
+        svg.setDescription(m_scene.isGrid() ? QStringLiteral("DP rank × pipeline stage heat map made by Exposure")
+                                            : QStringLiteral("Rank × step heat map made by Exposure"));
         QPainter painter;
         if (!painter.begin(&svg))
             throw FigureRenderError("the SVG generator failed to start");

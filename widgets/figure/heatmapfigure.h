@@ -8,6 +8,7 @@
 #include <QByteArray>
 #include <QImage>
 #include <memory>
+#include <optional>
 
 namespace exposure {
 
@@ -25,6 +26,9 @@ public:
     static constexpr double kMinCellMm = 0.3;
 
     HeatMapFigure(std::shared_ptr<const Trace> trace, std::shared_ptr<const StepHeatMap> map);
+    // A scene made beforehand (HeatMapScene::makeSlowdownGrid: the DP rank × stage grid); the spec's metric and order
+    // do not apply, its title does.
+    explicit HeatMapFigure(HeatMapScene scene);
 
     // spec.pixelSize() pixels with the DPI in its metadata, legible or not (check() says). Throws FigureSpecError,
     // FigureRenderError (no heat map metric, a metric the trace does not have, no steps).
@@ -43,12 +47,14 @@ public:
 
 private:
     void prepare(const FigureSpec& spec);
+    void prepareScene(const FigureSpec& spec); // m_scene from the map, the spec's metric and order
     void paint(QPainter& painter) const;
     void requireLegible(const FigureSpec& spec) const;
 
     std::shared_ptr<const Trace> m_trace;
     std::shared_ptr<const StepHeatMap> m_map;
     HeatMapScene m_scene;
+    std::optional<HeatMapScene> m_given;
     HeatMapLayout m_layout;
     QFont m_font;
     FigureCheck m_check;

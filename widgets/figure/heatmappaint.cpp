@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "figure/heatmappaint.h"
 
+#include "whatif/whatif.h"
+
 #include <QFontInfo>
 #include <QFontMetricsF>
 #include <QPainter>
@@ -113,8 +115,53 @@ HeatMapScene HeatMapScene::make(
     return s;
 }
 
+HeatMapScene HeatMapScene::makeSlowdownGrid(
+    std::shared_ptr<const Trace> trace, std::shared_ptr<const StepHeatMap> map, const whatif::EvenResult& even)
+{
+    HeatMapScene s;
+    s.trace = std::move(trace);
+    s.map = std::move(map);
+    const auto& grid = even.grid;
+    HeatMatrix& m = s.matrix;
+    m.metric = HeatMetric::Slowdown;
+    m.rows = std::size_t(grid.dpCount);
+    m.columns = std::size_t(grid.ppCount);
+    m.values.assign(m.rows * m.columns, 0);
+    m.present.assign(m.values.size(), 0);
+    m.z.assign(m.values.size(), 0.0);
+    m.outlier.assign(m.values.size(), 0);
+    bool any = false;
+    for (std::size_t i = 0; i < m.values.size() && i < grid.cells.size(); ++i) {
+        if (!grid.present[i])
+            continue;
+        m.present[i] = 1;
+        m.values[i] = grid.cells[i].meanStep - even.evenedMean;
+        m.minValue = any ? std::min(m.minValue, m.values[i]) : m.values[i];
+        m.maxValue = any ? std::max(m.maxValue, m.values[i]) : m.values[i];
+        any = true;
+    }
+    for (int d = 0; d < grid.dpCount; ++d) {
+        s.order.push_back(d);
+        s.rowLabels.push_back(QString::number(d));
+    }
+    for (int p = 0; p < grid.ppCount; ++p)
+        s.columnLabels.push_back(QString::number(p));
+    s.rowTitle = QStringLiteral("DP rank");
+    s.columnTitle = QStringLiteral("Pipeline stage");
+    return s;
+}
+
+QString HeatMapScene::rowLabel(int row) const
+{
+    if (isGrid())
+        return row >= 0 && std::size_t(row) < rowLabels.size() ? rowLabels[std::size_t(row)] : QString();
+    return QString::number(trace->ranks[std::size_t(row)].rank);
+}
+
 QString HeatMapScene::columnLabel(std::size_t column) const
 {
+    if (!columnLabels.empty())
+        return column < columnLabels.size() ? columnLabels[column] : QString();
     const StepHeatMap::Column& c = map->columns[column];
     static const QRegularExpression trailing(QStringLiteral("(\\d+)\\s*$"));
     const auto m = trailing.match(QString::fromStdString(c.name));
@@ -154,7 +201,7 @@ HeatMapLayout layOutHeatMap(const HeatMapScene& scene, QSizeF canvas, const QFon
     const QFontMetricsF fm(font);
     const double line = fm.height();
     const int rows = int(scene.order.size());
-    const int columns = scene.map ? int(scene.map->columns.size()) : 0;
+    const int columns = scene.isGrid() ? int(scene.columnCount()) : scene.map ? int(scene.map->columns.size()) : 0;
     double top = kPad;
     if (!scene.title.isEmpty()) {
         const double w = fm.horizontalAdvance(scene.title);
@@ -163,7 +210,8 @@ HeatMapLayout layOutHeatMap(const HeatMapScene& scene, QSizeF canvas, const QFon
         top += line + kGap;
     }
     // The header line: the rank axis's title on the left, the colour bar's title (metric and unit) on the right.
-    l.texts.push_back(textBox(fm, font, QPointF(kPad, top), QStringLiteral("Rank"), PlotText::Role::AxisLabel));
+    const QString rowTitle = scene.rowTitle.isEmpty() ? QStringLiteral("Rank") : scene.rowTitle;
+    l.texts.push_back(textBox(fm, font, QPointF(kPad, top), rowTitle, PlotText::Role::AxisLabel));
     const QString unit = scene.unitTitle();
     // Right-aligned with room for fonts whose glyphs run wider than this one's (an SVG viewer may substitute one).
     const double unitW = std::max(fm.horizontalAdvance(unit), 0.53 * QFontInfo(font).pixelSize() * unit.size());
@@ -174,7 +222,7 @@ HeatMapLayout layOutHeatMap(const HeatMapScene& scene, QSizeF canvas, const QFon
     l.textHeight = top + (canvas.height() - bottom);
     double rankW = 0;
     for (const int r : scene.order)
-        rankW = std::max(rankW, fm.horizontalAdvance(QString::number(scene.trace->ranks[std::size_t(r)].rank)));
+        rankW = std::max(rankW, fm.horizontalAdvance(scene.rowLabel(r)));
     // The colour bar's tick labels: the widest the range can give (its ends, with the decimals of a fine step).
     const double hiMs = double(scene.matrix.maxValue) / 1e6;
     const double loMs = double(scene.matrix.minValue) / 1e6;
@@ -197,7 +245,7 @@ HeatMapLayout layOutHeatMap(const HeatMapScene& scene, QSizeF canvas, const QFon
     const int everyRow = labelEvery(l.cellH, line);
     for (int row = 0; row<rows; row = row> rows - everyRow ? rows : row + everyRow) {
         const double y = l.cells.top() + (row + 0.5) * l.cellH;
-        const QString label = QString::number(scene.trace->ranks[std::size_t(scene.order[std::size_t(row)])].rank);
+        const QString label = scene.rowLabel(scene.order[std::size_t(row)]);
         l.rankTicks.emplace_back(row, y);
         l.texts.push_back(textBox(fm, font, QPointF(left - kGap - fm.horizontalAdvance(label), y - line / 2), label,
             PlotText::Role::RowLabel));
@@ -214,7 +262,7 @@ HeatMapLayout layOutHeatMap(const HeatMapScene& scene, QSizeF canvas, const QFon
         l.texts.push_back(textBox(fm, font, QPointF(x - fm.horizontalAdvance(label) / 2, l.cells.bottom() + kGap),
             label, PlotText::Role::TickLabel));
     }
-    const QString stepTitle = QStringLiteral("Step");
+    const QString stepTitle = scene.columnTitle.isEmpty() ? QStringLiteral("Step") : scene.columnTitle;
     l.texts.push_back(textBox(fm, font,
         QPointF(l.cells.center().x() - fm.horizontalAdvance(stepTitle) / 2, l.cells.bottom() + kGap + line), stepTitle,
         PlotText::Role::AxisLabel));

@@ -22,6 +22,10 @@ class QPainter;
 
 namespace exposure {
 
+namespace whatif {
+struct EvenResult;
+}
+
 // The colour scale at t in [0, 1] (clamped): linear in sRGB between nine samples of viridis.
 QColor heatColour(double t);
 // Absent cells (the rank has no such step).
@@ -35,10 +39,24 @@ struct HeatMapScene
     HeatMatrix matrix;
     std::vector<int> order; // rank indexes, top row first
     QString title; // above everything; empty: none
+    // A grid other than rank × step (the straggler what-if's DP rank × stage grid): the label of each matrix row
+    // and column and the two axis titles. Empty: rows are ranks (Rank::rank), columns steps ("Rank", "Step").
+    std::vector<QString> rowLabels, columnLabels;
+    QString rowTitle, columnTitle;
 
     // Builds matrix and order from map for a metric and an order.
     static HeatMapScene make(
         std::shared_ptr<const Trace> trace, std::shared_ptr<const StepHeatMap> map, HeatMetric metric, RankOrder order);
+    // The DP rank × pipeline stage grid of a straggler what-if run with EvenOptions::grid: row d, column p is the
+    // job's mean step with only the ranks of (d, p) as recorded and everything else evened, minus the evened mean
+    // step (the Slowdown metric's quantity, over the mean step instead of one step); absent where no rank has those
+    // coordinates. No outliers are marked. `trace` and `map` are kept for the views; an empty grid gives no rows.
+    static HeatMapScene makeSlowdownGrid(
+        std::shared_ptr<const Trace> trace, std::shared_ptr<const StepHeatMap> map, const whatif::EvenResult& even);
+    bool isGrid() const { return !rowLabels.empty(); }
+    std::size_t columnCount() const { return matrix.columns; }
+    // The label of matrix row `row` (a rank index unless isGrid()): the rank's number, or the grid's label.
+    QString rowLabel(int row) const;
     // The label of a step column: the number its name ends with ("ProfilerStep#6" → "6"), else its index.
     QString columnLabel(std::size_t column) const;
     // The colour of a cell's value on this scene's scale (t from the matrix's minimum to its maximum).

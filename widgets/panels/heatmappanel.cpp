@@ -40,7 +40,10 @@ HeatMapLayout HeatMapView::currentLayout() const
 std::optional<QPoint> HeatMapView::cellCentre(int rank, std::size_t column) const
 {
     const auto it = std::find(m_scene.order.begin(), m_scene.order.end(), rank);
-    if (!m_scene.map || it == m_scene.order.end() || column >= m_scene.map->columns.size())
+    const std::size_t columns = m_scene.isGrid() ? m_scene.columnCount()
+        : m_scene.map                            ? m_scene.map->columns.size()
+                                                 : 0;
+    if (!m_scene.map || it == m_scene.order.end() || column >= columns)
         return std::nullopt;
     const QRectF cell = currentLayout().cellRect(int(it - m_scene.order.begin()), int(column));
     return QPoint(int(std::floor(cell.center().x())), int(std::floor(cell.center().y())));
@@ -83,6 +86,16 @@ bool HeatMapView::event(QEvent* event)
     const int rank = m_scene.order[std::size_t(cell->first)];
     const std::size_t column = std::size_t(cell->second);
     const HeatMatrix& m = m_scene.matrix;
+    if (m_scene.isGrid()) {
+        const std::size_t i = m.at(std::size_t(rank), column);
+        QToolTip::showText(help->globalPos(),
+            m.present[i]
+                ? tr("DP rank %1, stage %2: the mean step %3 longer with only these ranks as recorded")
+                      .arg(m_scene.rowLabel(rank), m_scene.columnLabel(column), durationText(m.values[i]))
+                : tr("DP rank %1, stage %2: no such rank").arg(m_scene.rowLabel(rank), m_scene.columnLabel(column)),
+            this);
+        return true;
+    }
     const std::size_t i = m.at(std::size_t(rank), column);
     const QString where = tr("%1, %2").arg(QString::fromStdString(m_scene.trace->ranks[std::size_t(rank)].label),
         QString::fromStdString(m_scene.map->columns[column].name));
@@ -100,6 +113,7 @@ HeatMapPanel::HeatMapPanel(QWidget* parent)
     : QWidget(parent)
     , m_metric(new QComboBox(this))
     , m_order(new QComboBox(this))
+    , m_grid(new QComboBox(this))
     , m_summary(new QLabel(this))
     , m_view(new HeatMapView(this))
     , m_stragglers(new TableModel(
@@ -112,6 +126,8 @@ HeatMapPanel::HeatMapPanel(QWidget* parent)
     for (const RankOrder o : { RankOrder::Number, RankOrder::Host, RankOrder::Stage, RankOrder::Value })
         m_order->addItem(tr("by %1").arg(QString::fromLatin1(rankOrderName(o))), int(o));
     m_order->setItemData(2, tr("Pipeline stages are not known yet: the same as by number"), Qt::ToolTipRole);
+    m_grid->addItem(tr("rank × step"), false);
+    m_grid->addItem(tr("DP rank × stage"), true);
     m_metric->setToolTip(tr("Outlined cells lie more than 3.5 robust z-scores from the median of their step"));
     m_summary->setWordWrap(true);
     m_stragglers->setColumnToolTip(ArrivedLast, tr("Collectives in which this rank arrived last while others waited"));
@@ -128,6 +144,7 @@ HeatMapPanel::HeatMapPanel(QWidget* parent)
     auto* controls = new QHBoxLayout;
     controls->addWidget(m_metric);
     controls->addWidget(m_order);
+    controls->addWidget(m_grid);
     controls->addWidget(m_summary, 1);
     auto* splitter = new QSplitter(Qt::Horizontal, this);
     splitter->addWidget(m_view);
@@ -141,8 +158,20 @@ HeatMapPanel::HeatMapPanel(QWidget* parent)
 
     connect(m_metric, &QComboBox::currentIndexChanged, this, [this] { updateScene(); });
     connect(m_order, &QComboBox::currentIndexChanged, this, [this] { updateScene(); });
+    connect(m_grid, &QComboBox::currentIndexChanged, this, [this] {
+        const bool grid = dpPpGrid();
+        m_order->setEnabled(!grid);
+        if (grid && metric() != HeatMetric::Slowdown)
+            setMetric(HeatMetric::Slowdown); // updates the scene
+        else
+            updateScene();
+    });
+    connect(m_metric, &QComboBox::currentIndexChanged, this, [this] {
+        if (metric() != HeatMetric::Slowdown && dpPpGrid())
+            setDpPpGrid(false);
+    });
     connect(m_view, &HeatMapView::cellClicked, this, [this](int rank, int column) {
-        if (!m_map || column < 0 || std::size_t(column) >= m_map->columns.size())
+        if (!m_map || m_view->scene().isGrid() || column < 0 || std::size_t(column) >= m_map->columns.size())
             return;
         const StepHeatMap::Column& c = m_map->columns[std::size_t(column)];
         emit cellActivated(rank, c.stepIndex, c.window);
@@ -170,6 +199,26 @@ void HeatMapPanel::setOrder(RankOrder order)
     m_order->setCurrentIndex(m_order->findData(int(order)));
 }
 
+void HeatMapPanel::setDpPpGrid(bool grid)
+{
+    m_grid->setCurrentIndex(m_grid->findData(grid));
+}
+
+bool HeatMapPanel::dpPpGrid() const
+{
+    return m_grid->currentData().toBool();
+}
+
+bool HeatMapPanel::dpPpGridAvailable() const
+{
+    if (!m_trace || m_trace->ranks.size() < 2)
+        return false;
+    for (const auto& r : m_trace->ranks)
+        if (r.coords.dp < 0 || r.coords.pp < 0)
+            return false;
+    return true;
+}
+
 void HeatMapPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const Analysis> analysis,
     std::shared_ptr<const CollectiveMatch> collectives)
 {
@@ -177,6 +226,13 @@ void HeatMapPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
     m_analysis = analysis;
     m_collectives = collectives;
     m_map.reset();
+    m_even.reset();
+    setDpPpGrid(false);
+    m_grid->setEnabled(dpPpGridAvailable());
+    m_grid->setToolTip(m_grid->isEnabled()
+            ? tr("The straggler what-if's slowdown per DP rank and pipeline stage: the job's mean step with only that "
+                 "cell's ranks as recorded and every other operation at its typical duration, less the evened one")
+            : tr("The ranks have no data- and pipeline-parallel coordinates"));
     m_stragglers->clear();
     m_view->setScene({});
     if (!trace || !analysis) {
@@ -254,13 +310,19 @@ void HeatMapPanel::computeSlowdown()
 {
     m_summary->setText(tr("Computing the straggler attribution (one replay of the job per rank)…"));
     auto map = std::make_shared<StepHeatMap>(*m_map);
-    m_jobs->start<std::shared_ptr<const StepHeatMap>>(
-        [map, trace = m_trace, analysis = m_analysis, collectives = m_collectives](const JobContext&) {
-            whatif::addSlowdown(*map, *trace, whatif::WhatIfModel(trace, analysis, collectives).even());
-            return std::shared_ptr<const StepHeatMap>(map);
+    using Both = std::pair<std::shared_ptr<const StepHeatMap>, std::shared_ptr<const whatif::EvenResult>>;
+    whatif::EvenOptions options;
+    options.grid = dpPpGridAvailable(); // both views from one run
+    m_jobs->start<Both>(
+        [map, trace = m_trace, analysis = m_analysis, collectives = m_collectives, options](const JobContext&) {
+            auto even = std::make_shared<const whatif::EvenResult>(
+                whatif::WhatIfModel(trace, analysis, collectives).even(options));
+            whatif::addSlowdown(*map, *trace, *even);
+            return Both(map, even);
         },
-        [this](const std::shared_ptr<const StepHeatMap>& withSlowdown) {
-            m_map = withSlowdown;
+        [this](const Both& withSlowdown) {
+            m_map = withSlowdown.first;
+            m_even = withSlowdown.second;
             updateScene();
         },
         [this](const QString& message) { m_summary->setText(tr("No slowdown: %1").arg(message)); });
@@ -274,6 +336,16 @@ void HeatMapPanel::updateScene()
         if (!m_map->columns.empty() && m_analysis)
             computeSlowdown();
         return; // the scene shown stays until the slowdown is there
+    }
+    if (dpPpGrid() && m_even) {
+        HeatMapScene scene = HeatMapScene::makeSlowdownGrid(m_trace, m_map, *m_even);
+        m_summary->setText(tr("%1 DP ranks × %2 pipeline stages: each cell the mean step with only its ranks as "
+                              "recorded, less the evened mean step (%3)")
+                               .arg(m_even->grid.dpCount)
+                               .arg(m_even->grid.ppCount)
+                               .arg(durationText(m_even->evenedMean)));
+        m_view->setScene(std::move(scene));
+        return;
     }
     HeatMapScene scene = HeatMapScene::make(m_trace, m_map, metric(), order());
     const std::size_t outliers = scene.matrix.outlierCount();

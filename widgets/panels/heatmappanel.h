@@ -17,6 +17,10 @@ class QTableView;
 
 namespace exposure {
 
+namespace whatif {
+struct EvenResult;
+}
+
 // The heat map itself: every cell a rectangle of the same size (heatmappaint.h), a tool tip per cell, and a click
 // on a cell says which rank and step it is.
 class HeatMapView : public QWidget
@@ -45,12 +49,12 @@ private:
     HeatMapScene m_scene;
 };
 
-// The "Heat Map" dock: rank × step heat map of a metric (step time, compute, exposed communication, waiting for
-// peers, idle, pipeline bubble where the analysis has one, the straggler what-if's slowdown computed when chosen),
-// rows ordered by rank number, host, stage or value,
-// outliers against their step's median outlined (robust z-score, analysis/heatmap.h); beside it the straggler
-// ranking: ranks by how often they arrived last in collectives and by how much longer their steps ran than the
-// median. Computed in a JobSlot when a trace is set; clicking a cell asks to show that rank and step.
+// The "Heat Map" dock: rank × step heat map of a metric (or the slowdown per DP rank × pipeline stage) (step time,
+// compute, exposed communication, waiting for peers, idle, pipeline bubble where the analysis has one, the straggler
+// what-if's slowdown computed when chosen), rows ordered by rank number, host, stage or value, outliers against their
+// step's median outlined (robust z-score, analysis/heatmap.h); beside it the straggler ranking: ranks by how often they
+// arrived last in collectives and by how much longer their steps ran than the median. Computed in a JobSlot when a
+// trace is set; clicking a cell asks to show that rank and step.
 class HeatMapPanel : public QWidget
 {
     Q_OBJECT
@@ -66,10 +70,16 @@ public:
     void setOrder(RankOrder order);
     HeatMetric metric() const;
     RankOrder order() const;
+    // Rank × step (false), or the straggler what-if's slowdown per DP rank × pipeline stage (true: only for a job
+    // whose ranks all have dp and pp coordinates; choosing it chooses the Slowdown metric).
+    void setDpPpGrid(bool grid);
+    bool dpPpGrid() const;
+    bool dpPpGridAvailable() const;
 
     HeatMapView* view() const { return m_view; }
     TableModel* stragglers() const { return m_stragglers; }
     QComboBox* metricBox() const { return m_metric; }
+    QComboBox* gridBox() const { return m_grid; }
     QLabel* summaryLabel() const { return m_summary; }
     JobSlot* jobs() const { return m_jobs; }
     std::shared_ptr<const StepHeatMap> heatMap() const { return m_map; }
@@ -96,6 +106,8 @@ private:
     std::shared_ptr<const StepHeatMap> m_map;
     QComboBox* m_metric;
     QComboBox* m_order;
+    QComboBox* m_grid;
+    std::shared_ptr<const whatif::EvenResult> m_even; // the straggler what-if behind the Slowdown metric
     QLabel* m_summary;
     HeatMapView* m_view;
     TableModel* m_stragglers;

@@ -12,6 +12,7 @@
 #include "analysis/statsparts.h"
 #include "analysis/statsreport.h"
 #include "run/openrun.h"
+#include "support/evenreference.h"
 #include "support/files.h"
 #include "support/pipelinejob.h"
 #include "whatif/whatif.h"
@@ -304,6 +305,80 @@ private slots:
         QVERIFY(d0 && d1);
         QCOMPARE(d0->meanStep, d1->meanStep);
         QVERIFY(groupOf(e, "pp", "3")->slowdown > d0->slowdown);
+    }
+
+    // The attribution's incremental replays equal full replays, group by group and cell by cell, on every kind of
+    // job above: a slow worker (GPipe and 1F1B), a heavy stage, jitter.
+    void incrementalEqualsFullReplays_data()
+    {
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<bool>("oneFOneB");
+        QTest::newRow("slow worker, GPipe") << 0 << false;
+        QTest::newRow("slow worker, 1F1B") << 0 << true;
+        QTest::newRow("heavy stage, GPipe") << 1 << false;
+        QTest::newRow("heavy stage, 1F1B") << 1 << true;
+        QTest::newRow("jitter, 1F1B") << 2 << true;
+    }
+    void incrementalEqualsFullReplays()
+    {
+        QFETCH(int, kind);
+        QFETCH(bool, oneFOneB);
+        PipelineJob job;
+        job.oneFOneB = oneFOneB;
+        job.dp = 3; // a tp-free 3 x 4 grid: 12 workers, 12 cells
+        job.compute = [kind](int d, int p, int step, int mb, bool backward) {
+            const double base = backward ? 2'000'000 : 1'000'000;
+            if (kind == 0)
+                return TimeNs(base * (d == 1 && p == 2 ? 2 : 1));
+            if (kind == 1)
+                return TimeNs(base * (p == 3 ? 2 : 1));
+            const std::uint32_t x = std::uint32_t(d * 7919 + p * 104729 + step * 1299709 + mb * 15485863 + backward);
+            return TimeNs(base * (0.95 + double((x * 2654435761u) % 1001) / 10000.0));
+        };
+        const PipelineTimes rec = simulate(job);
+        const auto loaded = load(job, rec);
+        const WhatIfModel model(loaded->run.trace, loaded->run.analysis, loaded->run.collectives);
+        const EvenResult e = compareWithFullReplays(model);
+        if (QTest::currentTestFailed())
+            return;
+        QCOMPARE(e.grid.dpCount, 3);
+        QCOMPARE(e.grid.ppCount, 4);
+    }
+
+    // The DP rank x stage grid of the 2 x 4 job with one slow worker (DP rank 1, stage 2): each cell the job's mean
+    // step with only that worker as recorded, exactly as the simulation gives it; the slow worker's cell alone above
+    // the evened step, every other cell exactly the evened step (a worker faster than the mean does not shorten a
+    // step that its peers at the mean set).
+    void slowWorkerGrid()
+    {
+        PipelineJob job;
+        job.compute = [](int d, int p, int, int, bool backward) {
+            return TimeNs((backward ? 2'000'000 : 1'000'000) * (d == 1 && p == 2 ? 2 : 1));
+        };
+        const PipelineTimes rec = simulate(job);
+        const auto loaded = load(job, rec);
+        EvenOptions o;
+        o.threads = 2;
+        o.grid = true;
+        const EvenResult e = WhatIfModel(loaded->run.trace, loaded->run.analysis, loaded->run.collectives).even(o);
+        QCOMPARE(e.grid.dpCount, 2);
+        QCOMPARE(e.grid.ppCount, 4);
+        const TimeNs evenedMean = meanStep(evened(job, rec, [](int) { return false; }));
+        QCOMPARE(e.evenedMean, evenedMean);
+        for (int d = 0; d < 2; ++d)
+            for (int p = 0; p < 4; ++p) {
+                QVERIFY(e.grid.present[std::size_t(d * 4 + p)]);
+                const EvenResult::Group& cell = e.grid.cell(d, p);
+                QCOMPARE(cell.name, std::to_string(d) + "," + std::to_string(p));
+                const TimeNs want = meanStep(evened(job, rec, [&](int w) { return w == d + 2 * p; }));
+                QCOMPARE(cell.meanStep, want);
+                if (d == 1 && p == 2) {
+                    QVERIFY2(cell.slowdown > 1.3, qPrintable(QString::number(cell.slowdown)));
+                } else {
+                    QCOMPARE(cell.meanStep, evenedMean);
+                    QVERIFY(cell.slowdown == 1.0);
+                }
+            }
     }
 
     // Random jitter only (a fixed sequence, +-5 % on every compute): the slowdown is close to 1 and still exact.

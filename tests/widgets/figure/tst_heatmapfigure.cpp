@@ -68,6 +68,7 @@ private slots:
     void specRoundTrip();
     void cliRendersHeatMap();
     void cliRendersSlowdown();
+    void cliRendersDpPpGrid();
 };
 
 void TestHeatMapFigure::sizeAndLegibilityAt85mm()
@@ -314,6 +315,77 @@ void TestHeatMapFigure::cliRendersSlowdown()
         for (std::size_t c = 0; c < m.columns; ++c)
             if (rank != 5)
                 QVERIFY(m.values[m.at(rank, c)] < m.maxValue);
+}
+
+// `render --heatmap slowdown --grid dp-pp` on the same job: an 85 mm figure of 2 DP ranks x 4 stages, legible, the
+// same bytes as the grid drawn here; the slow worker's cell (DP rank 1, stage 2) in the scale's top colour, every
+// other cell (exactly 0: the evened step) in its bottom one; labelled axes. Refused for a trace without (dp, pp)
+// coordinates and without --heatmap slowdown.
+void TestHeatMapFigure::cliRendersDpPpGrid()
+{
+    QTemporaryDir dir;
+    testing::PipelineJob job;
+    job.compute = [](int d, int p, int, int, bool backward) {
+        return TimeNs((backward ? 2'000'000 : 1'000'000) * (d == 1 && p == 2 ? 2 : 1));
+    };
+    const QString trace = dir.filePath(QStringLiteral("timeline.json"));
+    {
+        QFile f(trace);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(testing::pipelineTimeline(job, testing::simulate(job)));
+    }
+    const QString out = dir.filePath(QStringLiteral("grid.png"));
+    auto r = synth::runProcess(QStringLiteral(EXPOSURE_CLI),
+        { QStringLiteral("render"), trace, QStringLiteral("--heatmap"), QStringLiteral("slowdown"),
+            QStringLiteral("--grid"), QStringLiteral("dp-pp"), QStringLiteral("--width-mm"), QStringLiteral("85"),
+            QStringLiteral("--height-mm"), QStringLiteral("40"), QStringLiteral("-o"), out });
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QImage image(out);
+    QCOMPARE(image.size(), QSize(1004, 472));
+
+    RunOptions o;
+    o.collectives = true;
+    const OpenedRun run = openRun(trace.toStdString(), o);
+    auto map = std::make_shared<StepHeatMap>(computeStepHeatMap(*run.trace, *run.analysis, run.collectives.get()));
+    whatif::EvenOptions options;
+    options.grid = true;
+    const whatif::EvenResult even = whatif::WhatIfModel(run.trace, run.analysis, run.collectives).even(options);
+    HeatMapFigure figure(HeatMapScene::makeSlowdownGrid(run.trace, map, even));
+    QCOMPARE(figure.renderImage(heatSpec(HeatMetric::Slowdown, 85, 40)), image);
+    QVERIFY(figure.legible());
+    QVERIFY(figure.check().overlaps.empty());
+    const HeatMatrix& m = figure.scene().matrix;
+    QCOMPARE(m.rows, std::size_t(2));
+    QCOMPARE(m.columns, std::size_t(4));
+    for (int d = 0; d < 2; ++d)
+        for (int p = 0; p < 4; ++p) {
+            const TimeNs v = m.values[m.at(std::size_t(d), std::size_t(p))];
+            QCOMPARE(v, even.grid.cell(d, p).meanStep - even.evenedMean);
+            QCOMPARE(v == 0, !(d == 1 && p == 2));
+            const QPoint cell = devicePixel(figure, figure.layout().cellRect(d, p).center());
+            QCOMPARE(image.pixelColor(cell), heatColour(d == 1 && p == 2 ? 1.0 : 0.0));
+        }
+    QStringList texts;
+    for (const PlotText& t : figure.layout().texts)
+        texts << t.text;
+    for (const QString& want : { QStringLiteral("DP rank"), QStringLiteral("Pipeline stage"),
+             QStringLiteral("Slowdown (ms)"), QStringLiteral("0"), QStringLiteral("1"), QStringLiteral("3") })
+        QVERIFY2(texts.contains(want), qPrintable(want));
+
+    r = synth::runProcess(QStringLiteral(EXPOSURE_CLI),
+        { QStringLiteral("render"), trace, QStringLiteral("--heatmap"), QStringLiteral("step"),
+            QStringLiteral("--grid"), QStringLiteral("dp-pp"), QStringLiteral("-o"),
+            dir.filePath(QStringLiteral("x.png")) });
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("--grid applies to --heatmap slowdown only"), r.err.constData());
+    const QString demo = testing::writeDemoRun(dir.filePath(QStringLiteral("demo")), 2, 3);
+    r = synth::runProcess(QStringLiteral(EXPOSURE_CLI),
+        { QStringLiteral("render"), demo, QStringLiteral("--heatmap"), QStringLiteral("slowdown"),
+            QStringLiteral("--grid"), QStringLiteral("dp-pp"), QStringLiteral("-o"),
+            dir.filePath(QStringLiteral("y.png")) });
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("needs ranks with data- and pipeline-parallel coordinates"), r.err.constData());
+    QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("y.png"))));
 }
 
 QTEST_MAIN(TestHeatMapFigure)

@@ -69,6 +69,7 @@ private slots:
     void panelShowsTheHeatMap();
     void clickNamesRankAndStep();
     void slowdownComputedWhenChosen();
+    void slowdownPerDpRankAndStage();
     void dockStaysClosedAt16Ranks();
     void dockOpensAbove16RanksAndClickZooms();
 };
@@ -160,6 +161,74 @@ void TestHeatMapPanel::slowdownComputedWhenChosen()
     QVERIFY(m.values[m.at(5, 0)] > 1'000'000);
     QCOMPARE(panel.view()->scene().unitTitle(), QStringLiteral("Slowdown (ms)"));
     saveScreenshot(panel, QStringLiteral("heatmap-panel-slowdown.png"));
+}
+
+// The DP rank x stage choice on the same job: one cell per (DP rank, stage), each the job's mean step with only that
+// worker as recorded less the evened mean step (the attribution's grid); the slow worker's cell alone above zero, at
+// the top of the colour scale, every other cell exactly zero, at its bottom; painted so.
+void TestHeatMapPanel::slowdownPerDpRankAndStage()
+{
+    QTemporaryDir dir;
+    testing::PipelineJob job;
+    job.compute = [](int d, int p, int, int, bool backward) {
+        return TimeNs((backward ? 2'000'000 : 1'000'000) * (d == 1 && p == 2 ? 2 : 1));
+    };
+    const QString path = dir.filePath(QStringLiteral("timeline.json"));
+    {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(testing::pipelineTimeline(job, testing::simulate(job)));
+    }
+    RunOptions o;
+    o.collectives = true;
+    const OpenedRun run = openRun(path.toStdString(), o);
+    HeatMapPanel panel;
+    panel.resize(700, 300);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    panel.setTrace(run.trace, run.analysis, run.collectives);
+    QTRY_VERIFY_WITH_TIMEOUT(panel.heatMap() != nullptr, 20000);
+    QVERIFY(panel.dpPpGridAvailable());
+    QVERIFY(panel.gridBox()->isEnabled());
+    panel.setDpPpGrid(true);
+    QCOMPARE(panel.metric(), HeatMetric::Slowdown); // the grid is the slowdown's
+    QTRY_VERIFY_WITH_TIMEOUT(panel.view()->scene().isGrid(), 20000);
+    whatif::EvenOptions options;
+    options.grid = true;
+    const whatif::EvenResult even = whatif::WhatIfModel(run.trace, run.analysis, run.collectives).even(options);
+    const HeatMapScene& scene = panel.view()->scene();
+    const HeatMatrix& m = scene.matrix;
+    QCOMPARE(m.rows, std::size_t(2));
+    QCOMPARE(m.columns, std::size_t(4));
+    QCOMPARE(scene.rowTitle, QStringLiteral("DP rank"));
+    QCOMPARE(scene.columnTitle, QStringLiteral("Pipeline stage"));
+    QCOMPARE(scene.unitTitle(), QStringLiteral("Slowdown (ms)"));
+    for (int d = 0; d < 2; ++d)
+        for (int p = 0; p < 4; ++p) {
+            const TimeNs v = m.values[m.at(std::size_t(d), std::size_t(p))];
+            QCOMPARE(v, even.grid.cell(d, p).meanStep - even.evenedMean);
+            if (d == 1 && p == 2)
+                QVERIFY2(v > 1'000'000, qPrintable(QString::number(v)));
+            else
+                QCOMPARE(v, TimeNs(0));
+        }
+    QCOMPARE(m.maxValue, m.values[m.at(1, 2)]);
+    QCOMPARE(m.minValue, TimeNs(0));
+    // The pixels: the slow cell at the top of the scale, the others at its bottom.
+    const QImage image = panel.view()->grab().toImage();
+    const qreal dpr = image.devicePixelRatio();
+    for (int d = 0; d < 2; ++d)
+        for (int p = 0; p < 4; ++p) {
+            const auto centre = panel.view()->cellCentre(d, std::size_t(p));
+            QVERIFY(centre);
+            const QColor got = image.pixelColor(QPoint(int(centre->x() * dpr), int(centre->y() * dpr)));
+            QCOMPARE(got, heatColour(d == 1 && p == 2 ? 1.0 : 0.0));
+        }
+    saveScreenshot(panel, QStringLiteral("heatmap-panel-dp-pp.png"));
+    // Back to rank x step when another metric is chosen.
+    panel.setMetric(HeatMetric::Step);
+    QVERIFY(!panel.dpPpGrid());
+    QTRY_VERIFY_WITH_TIMEOUT(!panel.view()->scene().isGrid(), 20000);
 }
 
 void TestHeatMapPanel::clickNamesRankAndStep()
