@@ -153,6 +153,46 @@ TimeNs unionLength(std::vector<TimeRange> parts)
     return busy;
 }
 
+// The role of each communication kernel and where it came from: the lane's role where the trace gives one (Chrome
+// traces' ROLE-comm lanes, "lane"), else its process group's (roleOfGroup: rule, name, then the job's group layout,
+// read once and only when a name leaves a group's role open). Each distinct group is asked once.
+class KernelRoles
+{
+public:
+    KernelRoles(const Trace& trace, const Rules& rules)
+        : m_trace(trace)
+        , m_rules(rules)
+    { }
+
+    const std::pair<std::string, std::string>& of(const Lane& lane, std::uint32_t interval)
+    {
+        if (lane.commRole != CommRole::None) {
+            m_lane = { commRoleName(lane.commRole), "lane" };
+            return m_lane;
+        }
+        const CollectiveArgs* args = collectiveArgsOf(m_trace, lane, interval);
+        auto [known, fresh] = m_known.try_emplace(args);
+        if (fresh) {
+            std::string from;
+            std::string role = roleOfGroup(m_rules, nullptr, args, &from);
+            if (role == "other" && from == "name" && !args->groupRanks.empty()) {
+                if (!m_layout)
+                    m_layout = inferGroupLayout(m_trace);
+                role = roleOfGroup(m_rules, &*m_layout, args, &from);
+            }
+            known->second = { std::move(role), std::move(from) };
+        }
+        return known->second;
+    }
+
+private:
+    const Trace& m_trace;
+    const Rules& m_rules;
+    std::unordered_map<const CollectiveArgs*, std::pair<std::string, std::string>> m_known;
+    std::optional<GroupLayout> m_layout;
+    std::pair<std::string, std::string> m_lane;
+};
+
 } // namespace
 
 const std::string& kernelOpText(const Trace& trace, const Analysis& analysis, StringId name)
@@ -221,9 +261,7 @@ CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankInd
     std::vector<std::vector<TimeRange>> parts, roleParts;
     std::vector<std::pair<std::uint64_t, std::uint16_t>> keyed;
     std::vector<std::uint16_t> keyedRole;
-    // The rules, names and layout tried once per distinct group: (role, where it came from).
-    std::unordered_map<const CollectiveArgs*, std::pair<std::string, std::string>> roleOfArgs;
-    std::optional<GroupLayout> layout; // the job's group layout, read when a name leaves a group's role open
+    KernelRoles kernelRoles(trace, analysis.rules);
     std::vector<std::set<std::string>> roleSources;
     detail::forEachGpuLane(rank, [&](std::size_t l, const Lane& lane) {
         const IntervalTable& t = lane.intervals;
@@ -254,26 +292,7 @@ CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankInd
             if (!clipped.isEmpty())
                 parts[it->second].push_back(clipped);
             keyed.push_back({ (std::uint64_t(l) << 32) | i, std::uint16_t(it->second) });
-            // The lane's role where the trace gives one (Chrome traces' ROLE-comm lanes), else the process group's.
-            std::string role, roleSource;
-            if (lane.commRole != CommRole::None) {
-                role = commRoleName(lane.commRole);
-                roleSource = "lane";
-            } else {
-                const CollectiveArgs* args = collectiveArgsOf(trace, lane, std::uint32_t(i));
-                auto [known, freshArgs] = roleOfArgs.try_emplace(args);
-                if (freshArgs) {
-                    std::string from;
-                    std::string named = roleOfGroup(analysis.rules, nullptr, args, &from);
-                    if (named == "other" && from == "name" && !args->groupRanks.empty()) {
-                        if (!layout)
-                            layout = inferGroupLayout(trace);
-                        named = roleOfGroup(analysis.rules, &*layout, args, &from);
-                    }
-                    known->second = { std::move(named), std::move(from) };
-                }
-                std::tie(role, roleSource) = known->second;
-            }
+            const auto& [role, roleSource] = kernelRoles.of(lane, std::uint32_t(i));
             auto [ri, freshRole] = roleIndex.try_emplace(role, out.roles.size());
             if (freshRole) {
                 out.roles.push_back({ role, {} });
