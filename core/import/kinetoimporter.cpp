@@ -574,6 +574,10 @@ struct CpuLinks
     // torch's batch_isend_irecv: the sends and receives (their collective arguments) of the batch whose kernel a call
     // inside "nccl:coalesced" launched, by the call's correlation id.
     std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> batchOf;
+    // The correlation ids of the file's kernels, sorted; gathered only where "nccl:coalesced" occurs (a send inside
+    // whose record_param_comms a call launched a kernel is not part of a batch; other calls, such as the event
+    // records that order the streams, launch none).
+    std::vector<std::uint64_t> kernelCalls;
     std::uint64_t brokenNesting = 0;
 };
 
@@ -619,7 +623,8 @@ Lane cpuLane(const Trace& trace, const FileData& data, PendingLane& p, std::uint
             links.launchOf.emplace(iv.correlation, LaunchRef { laneIndex, index });
         if (iv.correlation != kNoCorrelation && !comms.empty()) {
             links.commsOf.emplace(iv.correlation, std::make_pair(v[comms.back()].collective, v[comms.back()].seq));
-            batch.erase(std::remove(batch.begin(), batch.end(), comms.back()), batch.end()); // launched its own
+            if (std::binary_search(links.kernelCalls.begin(), links.kernelCalls.end(), iv.correlation))
+                batch.erase(std::remove(batch.begin(), batch.end(), comms.back()), batch.end()); // launched its own
         } else if (iv.correlation != kNoCorrelation && !coalescedOpen.empty() && !batch.empty()) {
             std::vector<std::uint32_t>& ops = links.batchOf[iv.correlation];
             for (const std::size_t k : batch)
@@ -745,6 +750,13 @@ Rank buildRank(
         return a.pid != b.pid ? naturalLess(a.pid, b.pid) : naturalLess(a.tid, b.tid);
     });
     CpuLinks links;
+    if (trace.strings.find("nccl:coalesced") != kInvalidString) {
+        for (const PendingLane& p : data.lanes)
+            for (const PendingInterval& iv : p.intervals)
+                if (p.gpu && iv.cat == EventCat::Kernel && iv.correlation != kNoCorrelation)
+                    links.kernelCalls.push_back(iv.correlation);
+        std::sort(links.kernelCalls.begin(), links.kernelCalls.end());
+    }
     for (const std::size_t k : order)
         if (!data.lanes[k].gpu)
             rank.lanes.push_back(cpuLane(trace, data, data.lanes[k], std::uint32_t(rank.lanes.size()), links));

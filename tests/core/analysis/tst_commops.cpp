@@ -56,7 +56,8 @@ QByteArray groupArgs(const char* collective, const char* name, const char* desc,
 
 // One rank of a two-stage pipeline that exchanges activations and gradients through torch's batch_isend_irecv, as
 // torch.profiler records it: each send and receive a record_param_comms op that launches nothing (with "Dst Rank" /
-// "Src Rank"), then one SendRecv kernel per batch, launched inside "nccl:coalesced" (after a cudaEventRecord). Rank 0
+// "Src Rank"; the first holds a cudaEventRecord), then one SendRecv kernel per batch, launched inside "nccl:coalesced"
+// (after a cudaEventRecord). Rank 0
 // sends 1 024 elements and receives 2 048 in each batch, rank 1 the other way round; kernels (us):
 //   rank 0: [100, 150), [300, 340)      rank 1: [130, 150), [280, 345)
 QByteArray batchedPipelineRank(int rank)
@@ -78,6 +79,7 @@ QByteArray batchedPipelineRank(int rank)
     for (int b = 0; b < 2; ++b) {
         const double t = 10 + 50 * b;
         ev += op(first ? "send" : "recv", t, 1024);
+        ev += cpu("cudaEventRecord", "cuda_runtime", t + 0.5, 0.5, 300 + b); // orders the streams, launches nothing
         ev += op(first ? "recv" : "send", t + 3, 2048);
         ev += cpu("nccl:coalesced", "cpu_op", t + 6, 14);
         ev += cpu("cudaEventRecord", "cuda_runtime", t + 6.5, 0.5, 200 + b);
