@@ -57,8 +57,8 @@ QByteArray groupArgs(const char* collective, const char* name, const char* desc,
 // One rank of a two-stage pipeline that exchanges activations and gradients through torch's batch_isend_irecv, as
 // torch.profiler records it: each send and receive a record_param_comms op that launches nothing (with "Dst Rank" /
 // "Src Rank"; the first holds a cudaEventRecord), then one SendRecv kernel per batch, launched inside "nccl:coalesced"
-// (after a cudaEventRecord). Rank 0
-// sends 1 024 elements and receives 2 048 in each batch, rank 1 the other way round; kernels (us):
+// (after a cudaEventRecord). Rank 0 sends 1 024 elements and receives 2 048 in each batch, rank 1 the other way
+// round; kernels (us):
 //   rank 0: [100, 150), [300, 340)      rank 1: [130, 150), [280, 345)
 QByteArray batchedPipelineRank(int rank)
 {
