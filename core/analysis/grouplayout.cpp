@@ -10,7 +10,7 @@
 
 namespace exposure {
 
-std::vector<int> parseRankList(const std::string& text)
+std::vector<int> groupRankList(const std::string& text)
 {
     std::vector<int> ranks;
     for (std::size_t i = 0; i < text.size();) {
@@ -99,7 +99,7 @@ GroupLayout inferGroupLayout(const Trace& trace)
     GroupLayout out;
     std::map<std::pair<std::vector<int>, std::string>, LayoutGroup> byKey;
     for (const CollectiveArgs& args : trace.collectiveArgs) {
-        std::vector<int> ranks = parseRankList(args.groupRanks);
+        std::vector<int> ranks = groupRankList(args.groupRanks);
         if (ranks.size() < 2 || std::adjacent_find(ranks.begin(), ranks.end()) != ranks.end())
             continue;
         out.worldSize = std::max(out.worldSize, ranks.back() + 1);
@@ -146,7 +146,7 @@ GroupLayout inferGroupLayout(const Trace& trace)
 
 std::string GroupLayout::roleOf(const CollectiveArgs& args) const
 {
-    const std::vector<int> ranks = parseRankList(args.groupRanks);
+    const std::vector<int> ranks = groupRankList(args.groupRanks);
     const std::string& name = nameOf(args);
     const auto it = std::lower_bound(
         groups.begin(), groups.end(), std::make_pair(&ranks, &name), [](const LayoutGroup& g, const auto& key) {

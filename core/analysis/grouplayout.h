@@ -48,6 +48,6 @@ struct GroupLayout
 GroupLayout inferGroupLayout(const Trace& trace);
 
 // "[0, 1, 2]" -> {0, 1, 2} (any non-digits separate the numbers), sorted.
-std::vector<int> parseRankList(const std::string& text);
+std::vector<int> groupRankList(const std::string& text);
 
 } // namespace exposure

@@ -161,7 +161,7 @@ bool batchedP2pIdentity(
         const int other = args.peer >= 0 ? args.peer : -1;
         std::vector<int> members;
         if (other < 0)
-            for (const int r : parseRankList(args.groupRanks))
+            for (const int r : groupRankList(args.groupRanks))
                 if (r != self)
                     members.push_back(r);
         const int p = other >= 0 ? other : members.size() == 1 ? members[0] : -1;

@@ -62,7 +62,7 @@ QByteArray groupArgs(const char* collective, const char* name, const char* desc,
 //   rank 0: [100, 150), [300, 340)      rank 1: [130, 150), [280, 345)
 QByteArray batchedPipelineRank(int rank)
 {
-    auto op = [&](const char* coll, double ts, int elements) {
+    auto op = [&](const char* coll, double ts, int elements) -> QByteArray {
         const bool sends = QByteArray(coll) == "send";
         return ",\n{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": 1, \"tid\": 1, "
                "\"ts\": "
@@ -609,11 +609,12 @@ private Q_SLOTS:
         const std::string json = statsJson(report, o);
         QVERIFY(json.find("\"queued_ns\": 50000, \"queued_behind\": \"all_gather\"") != std::string::npos);
         QCOMPARE(json.find("\"queued_behind\"", json.find("\"queued_behind\"") + 1), std::string::npos);
-        // The communication streams' rows name their process group and its role ("0": a group of no known role).
+        // The communication streams' rows name their process group and its role ("0" names no role, but it holds every
+        // rank of the job and is its only group: data parallel by the layout of the groups).
         const auto index = ViewIndex::build(*run.trace, run.analysis.get());
         int labelled = 0;
         for (const TimelineRow& row : buildRows(*run.trace, *index, {}))
-            if (row.label.find("NCCL other \xC2\xB7 0") != std::string::npos)
+            if (row.label.find("NCCL dp \xC2\xB7 0") != std::string::npos)
                 ++labelled;
         QCOMPARE(labelled, 4); // streams 20 and 21 of both ranks
         const std::string text = statsTable(report, o);
