@@ -146,6 +146,11 @@ CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, T
                     continue;
                 CollectiveCandidate c { t.start(i), t.end(i), int(r), int(l), std::uint32_t(i), name };
                 identifyCandidate(lane, std::uint32_t(i), trace, c, intern, rank.rank);
+                if (std::string group, sig; batchedP2pIdentity(trace, lane, std::uint32_t(i), rank.rank, group, sig)) {
+                    c.group = intern(group);
+                    c.signature = intern(sig);
+                    c.seq = kNoCollectiveSeq;
+                }
                 all.push_back(c);
             }
         });

@@ -2,12 +2,15 @@
 #include "analysis/commops.h"
 
 #include "analysis/analysis_p.h"
+#include "analysis/grouplayout.h"
 #include "analysis/kernelop.h"
 
 #include <algorithm>
 #include <bit>
 #include <cctype>
 #include <limits>
+#include <optional>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -82,6 +85,24 @@ std::string roleOfGroup(const Rules& rules, const CollectiveArgs* args)
     return roleOfGroup(args->processGroup);
 }
 
+std::string roleOfGroup(const Rules& rules, const GroupLayout* layout, const CollectiveArgs* args, std::string* source)
+{
+    auto said = [&](const char* from, std::string role) {
+        if (source)
+            *source = from;
+        return role;
+    };
+    if (!args)
+        return said("", "unknown");
+    if (std::string role = rules.groupRole(*args); !role.empty())
+        return said("rule", role);
+    std::string role = roleOfGroup(args->processGroup);
+    if (role == "other" && layout)
+        if (std::string inferred = layout->roleOf(*args); !inferred.empty() && inferred != "other")
+            return said("layout", inferred);
+    return said(role == "unknown" ? "" : "name", role);
+}
+
 const char* commOpSourceName(CommOpSource s)
 {
     switch (s) {
@@ -132,6 +153,46 @@ TimeNs unionLength(std::vector<TimeRange> parts)
     return busy;
 }
 
+// The role of each communication kernel and where it came from: the lane's role where the trace gives one (Chrome
+// traces' ROLE-comm lanes, "lane"), else its process group's (roleOfGroup: rule, name, then the job's group layout,
+// read once and only when a name leaves a group's role open). Each distinct group is asked once.
+class KernelRoles
+{
+public:
+    KernelRoles(const Trace& trace, const Rules& rules)
+        : m_trace(trace)
+        , m_rules(rules)
+    { }
+
+    const std::pair<std::string, std::string>& of(const Lane& lane, std::uint32_t interval)
+    {
+        if (lane.commRole != CommRole::None) {
+            m_lane = { commRoleName(lane.commRole), "lane" };
+            return m_lane;
+        }
+        const CollectiveArgs* args = collectiveArgsOf(m_trace, lane, interval);
+        auto [known, fresh] = m_known.try_emplace(args);
+        if (fresh) {
+            std::string from;
+            std::string role = roleOfGroup(m_rules, nullptr, args, &from);
+            if (role == "other" && from == "name" && !args->groupRanks.empty()) {
+                if (!m_layout)
+                    m_layout = inferGroupLayout(m_trace);
+                role = roleOfGroup(m_rules, &*m_layout, args, &from);
+            }
+            known->second = { std::move(role), std::move(from) };
+        }
+        return known->second;
+    }
+
+private:
+    const Trace& m_trace;
+    const Rules& m_rules;
+    std::unordered_map<const CollectiveArgs*, std::pair<std::string, std::string>> m_known;
+    std::optional<GroupLayout> m_layout;
+    std::pair<std::string, std::string> m_lane;
+};
+
 } // namespace
 
 const std::string& kernelOpText(const Trace& trace, const Analysis& analysis, StringId name)
@@ -171,9 +232,21 @@ std::string commOpOf(
                 }
         }
     }
-    if (const CollectiveArgs* args = collectiveArgsOf(trace, lane, kernel.interval); args)
+    if (const CollectiveArgs* args = collectiveArgsOf(trace, lane, kernel.interval); args) {
+        // A batch_isend_irecv kernel carries its batch's sends and receives: "send_recv" where it holds both.
+        const auto batch = std::equal_range(lane.collectiveArgs.begin(), lane.collectiveArgs.end(),
+            std::make_pair(kernel.interval, 0u), [](const auto& a, const auto& b) { return a.first < b.first; });
+        if (batch.second - batch.first > 1) {
+            std::set<std::string> ops;
+            for (auto it = batch.first; it != batch.second; ++it)
+                if (it->second < trace.collectiveArgs.size())
+                    ops.insert(normaliseCommOp(trace.collectiveArgs[it->second].collective));
+            if (ops.size() > 1 && !ops.count({}))
+                return said(CommOpSource::KernelArgs, "batch_isend_irecv", "send_recv");
+        }
         if (std::string op = normaliseCommOp(args->collective); !op.empty())
             return said(CommOpSource::KernelArgs, args->collective, op);
+    }
     std::string op = kernelNameOp(trace, analysis, lane.intervals.name(kernel.interval));
     return said(CommOpSource::KernelName, {}, op.empty() ? std::string("other") : op);
 }
@@ -188,7 +261,8 @@ CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankInd
     std::vector<std::vector<TimeRange>> parts, roleParts;
     std::vector<std::pair<std::uint64_t, std::uint16_t>> keyed;
     std::vector<std::uint16_t> keyedRole;
-    std::unordered_map<const CollectiveArgs*, std::string> roleOfArgs; // the rules tried once per distinct group
+    KernelRoles kernelRoles(trace, analysis.rules);
+    std::vector<std::set<std::string>> roleSources;
     detail::forEachGpuLane(rank, [&](std::size_t l, const Lane& lane) {
         const IntervalTable& t = lane.intervals;
         for (std::size_t i = 0; i < t.size(); ++i) {
@@ -218,22 +292,15 @@ CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankInd
             if (!clipped.isEmpty())
                 parts[it->second].push_back(clipped);
             keyed.push_back({ (std::uint64_t(l) << 32) | i, std::uint16_t(it->second) });
-            // The lane's role where the trace gives one (Chrome traces' ROLE-comm lanes), else the process group's.
-            std::string role;
-            if (lane.commRole != CommRole::None) {
-                role = commRoleName(lane.commRole);
-            } else {
-                const CollectiveArgs* args = collectiveArgsOf(trace, lane, std::uint32_t(i));
-                auto [known, freshArgs] = roleOfArgs.try_emplace(args);
-                if (freshArgs)
-                    known->second = roleOfGroup(analysis.rules, args);
-                role = known->second;
-            }
+            const auto& [role, roleSource] = kernelRoles.of(lane, std::uint32_t(i));
             auto [ri, freshRole] = roleIndex.try_emplace(role, out.roles.size());
             if (freshRole) {
-                out.roles.push_back({ role });
+                out.roles.push_back({ role, {} });
                 roleParts.emplace_back();
+                roleSources.emplace_back();
             }
+            if (!roleSource.empty())
+                roleSources[ri->second].insert(roleSource);
             ++out.roles[ri->second].count;
             if (!clipped.isEmpty())
                 roleParts[ri->second].push_back(clipped);
@@ -247,6 +314,8 @@ CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankInd
     for (std::size_t k = 0; k < out.roles.size(); ++k) {
         out.roles[k].busyNs = unionLength(roleParts[k]);
         out.roles[k].exposedNs = exposedWait(roleParts[k], ra);
+        for (const std::string& from : roleSources[k])
+            out.roles[k].source += (out.roles[k].source.empty() ? "" : "+") + from;
     }
     // Largest first; the kernel table refers to the sorted order.
     std::vector<std::size_t> order(out.ops.size());

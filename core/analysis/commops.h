@@ -51,6 +51,10 @@ struct CommOpReport
 struct CommRoleReport
 {
     std::string role;
+    // Where the role came from: "rule" (the rules file's process_groups), "name" (the group's name and description),
+    // "layout" (the job's group layout, analysis/grouplayout.h), "lane" (the lane's role: Chrome traces); several
+    // joined by '+' (sorted) where the role's groups differ; empty for "unknown".
+    std::string source;
     std::uint64_t count = 0;
     TimeNs busyNs = 0, exposedNs = 0, waitNs = 0, transferNs = 0; // as in CommOpReport
 };
@@ -61,6 +65,11 @@ std::string roleOfGroup(std::string_view group);
 // The role of the process group of `args`: the first "process_groups" rule of `rules` that matches it, which always
 // wins (Rules::groupRole); else roleOfGroup() of its name and description; "unknown" without arguments.
 std::string roleOfGroup(const Rules& rules, const CollectiveArgs* args);
+// The same, then, where the name says "other", the role the layout of the job's groups gives (`layout` may be null);
+// `source` (if given) says which decided: "rule", "name" or "layout" (empty for "unknown").
+struct GroupLayout;
+std::string roleOfGroup(
+    const Rules& rules, const GroupLayout* layout, const CollectiveArgs* args, std::string* source = nullptr);
 
 // The rank's communication by operation and by role over `window`, and for each of its communication kernels the
 // index into those lists (keyed by lane and interval), which the merge uses to split waiting and transfer.

@@ -53,15 +53,18 @@ std::string parallelJson(const ParallelCoords& c)
     return out + "}";
 }
 
-// "comm_by_role": {ROLE: {count, busy_ns, exposed_ns, wait_ns, transfer_ns}} (analysis/commops.h).
+// "comm_by_role": {ROLE: {count, busy_ns, exposed_ns, wait_ns, transfer_ns[, role_source]}} (analysis/commops.h);
+// role_source only where a rule or the groups' layout gave the role (absent: the groups' names, or the lanes' roles).
 std::string commByRoleJson(const CommOps& ops)
 {
     std::string out = "{";
     for (std::size_t k = 0; k < ops.roles.size(); ++k) {
         const CommRoleReport& r = ops.roles[k];
+        const bool sourced = r.source.find("rule") != std::string::npos || r.source.find("layout") != std::string::npos;
         out += (k ? ", " : "") + jsonQuoted(r.role) + ": {\"count\": " + std::to_string(r.count)
             + ", \"busy_ns\": " + std::to_string(r.busyNs) + ", \"exposed_ns\": " + std::to_string(r.exposedNs)
-            + ", \"wait_ns\": " + std::to_string(r.waitNs) + ", \"transfer_ns\": " + std::to_string(r.transferNs) + "}";
+            + ", \"wait_ns\": " + std::to_string(r.waitNs) + ", \"transfer_ns\": " + std::to_string(r.transferNs)
+            + (sourced ? ", \"role_source\": " + jsonQuoted(r.source) : std::string()) + "}";
     }
     return out + "}";
 }

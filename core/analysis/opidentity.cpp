@@ -14,9 +14,14 @@
 // and the k-th operation of a name in a step of one worker is the k-th of that name on the others (step from the
 // step window holding its start, k counted in start order). A send and its recv, or the members of one collective,
 // then share one identity text, which matchCandidates() groups.
+//
+// Kernels that carry a batch of sends and receives (torch's batch_isend_irecv) are identified here too
+// (batchedP2pIdentity, kernelop.h).
 #include "analysis/analysis_p.h"
 #include "analysis/collectives.h"
 #include "analysis/commops.h"
+#include "analysis/grouplayout.h"
+#include "analysis/kernelop.h"
 
 #include <algorithm>
 #include <cctype>
@@ -135,6 +140,47 @@ void markQueued(std::vector<CollectiveCandidate>& items, const std::vector<std::
             lastOnLane[c->lane] = c;
         }
     }
+}
+
+bool batchedP2pIdentity(
+    const Trace& trace, const Lane& lane, std::uint32_t interval, int self, std::string& group, std::string& signature)
+{
+    auto it = std::lower_bound(lane.collectiveArgs.begin(), lane.collectiveArgs.end(), std::make_pair(interval, 0u));
+    const auto first = it;
+    int peer = -1;
+    std::uint64_t sent = 0, received = 0;
+    std::string dtype;
+    for (; it != lane.collectiveArgs.end() && it->first == interval; ++it) {
+        if (it->second >= trace.collectiveArgs.size())
+            return false;
+        const CollectiveArgs& args = trace.collectiveArgs[it->second];
+        std::string key, sig;
+        if (!p2pIdentity(args, self, key, sig)
+            || (peer >= 0 && args.processGroup != trace.collectiveArgs[first->second].processGroup))
+            return false;
+        const int other = args.peer >= 0 ? args.peer : -1;
+        std::vector<int> members;
+        if (other < 0)
+            for (const int r : groupRankList(args.groupRanks))
+                if (r != self)
+                    members.push_back(r);
+        const int p = other >= 0 ? other : members.size() == 1 ? members[0] : -1;
+        if (p < 0 || (peer >= 0 && p != peer))
+            return false;
+        peer = p;
+        (args.collective == "send" ? sent : received) += std::max(args.inElements, args.outElements);
+        dtype = args.dtype;
+    }
+    if (it - first < 2)
+        return false;
+    const CollectiveArgs& args = trace.collectiveArgs[first->second];
+    const int a = std::min(self, peer), b = std::max(self, peer);
+    group = "\x1ep2p\x1f" + (args.processGroup.empty() ? std::string("p2p") : args.processGroup) + ", "
+        + std::to_string(a) + " \xE2\x87\x84 " + std::to_string(b) + "\x1f" + args.groupRanks;
+    // The elements a sends to b, then those b sends to a: the same text on both sides.
+    const std::uint64_t aSends = self == a ? sent : received, bSends = self == a ? received : sent;
+    signature = "\x1esig\x1fp2p batch\x1f" + dtype + "\x1f" + std::to_string(aSends) + "\x1f" + std::to_string(bSends);
+    return true;
 }
 
 } // namespace exposure

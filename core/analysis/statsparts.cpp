@@ -3,6 +3,7 @@
 
 #include "analysis/clockalign.h"
 #include "analysis/gpuwork_p.h"
+#include "analysis/grouplayout.h"
 #include "analysis/kernelop.h"
 #include "model/bytes.h"
 #include "model/parallelfor.h"
@@ -62,6 +63,10 @@ RankReport rankReport(
     }
     r.commOps = commOperations(trace, analysis, rankIndex, o.window);
     r.coords = rank.coords;
+    // A rank of a job with several parallelism roles: its coordinates in the grid the groups' layout gives, where the
+    // trace gives none (analysis/grouplayout.h).
+    if (!r.coords.known() && r.commOps.roles.size() > 1)
+        r.coords = inferGroupLayout(trace).coordsOf(rank.rank);
     r.warnings = ra.warnings;
     return r;
 }
@@ -227,6 +232,11 @@ CollectiveCandidates collectiveCandidates(
                 out.names.push_back(trace.name(name));
             CollectiveCandidate c { t.start(i), t.end(i), global, int(l), std::uint32_t(i), it->second };
             identifyCandidate(lane, std::uint32_t(i), trace, c, intern, rank.rank);
+            if (std::string group, sig; batchedP2pIdentity(trace, lane, std::uint32_t(i), rank.rank, group, sig)) {
+                c.group = intern(group);
+                c.signature = intern(sig);
+                c.seq = kNoCollectiveSeq;
+            }
             out.items.push_back(c);
         });
     }
@@ -374,6 +384,7 @@ template <class IO, class R> void rankReportFields(IO& io, R& r)
     });
     io.list(r.commOps.roles, [&](auto& role) {
         io.str(role.role);
+        io.str(role.source);
         io.pod(role.count);
         io.pod(role.busyNs);
         io.pod(role.exposedNs);

@@ -609,12 +609,19 @@ struct CpuLinks
 {
     std::unordered_map<std::uint64_t, LaunchRef> launchOf;
     std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint64_t>> commsOf;
+    // torch's batch_isend_irecv: the sends and receives (their collective arguments) of the batch whose kernel a call
+    // inside "nccl:coalesced" launched, by the call's correlation id.
+    std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> batchOf;
+    // The correlation ids of the file's kernels, sorted; gathered only where "nccl:coalesced" occurs (a send inside
+    // whose record_param_comms a call launched a kernel is not part of a batch; other calls, such as the event
+    // records that order the streams, launch none).
+    std::vector<std::uint64_t> kernelCalls;
     std::uint64_t brokenNesting = 0;
 };
 
 // One CPU thread's lane: nested by time (parents before their children), intervals that outlast their parent
 // clipped to it and counted; its launches and collective ops recorded in `links`.
-Lane cpuLane(const FileData& data, PendingLane& p, std::uint32_t laneIndex, CpuLinks& links)
+Lane cpuLane(const Trace& trace, const FileData& data, PendingLane& p, std::uint32_t laneIndex, CpuLinks& links)
 {
     Lane lane;
     lane.kind = LaneKind::CpuThread;
@@ -628,11 +635,20 @@ Lane cpuLane(const FileData& data, PendingLane& p, std::uint32_t laneIndex, CpuL
     lane.intervals.reserve(v.size());
     std::vector<TimeNs> open; // ends of the enclosing intervals
     std::vector<std::size_t> comms; // the enclosing record_param_comms ops (indexes into v)
+    // torch's batch_isend_irecv: each send and receive is a record_param_comms op that launches nothing (NCCL only
+    // queues it); the batch's one kernel is launched afterwards inside "nccl:coalesced". `batch`: the sends and
+    // receives (indexes into v) that have launched nothing since the last coalesced region ended.
+    const StringId coalesced = trace.strings.find("nccl:coalesced");
+    std::vector<std::size_t> batch;
+    std::vector<TimeNs> coalescedOpen; // ends of the enclosing nccl:coalesced regions
     for (PendingInterval& iv : v) {
         while (!open.empty() && open.back() <= iv.start)
             open.pop_back();
         while (!comms.empty() && v[comms.back()].end <= iv.start)
             comms.pop_back();
+        for (; !coalescedOpen.empty() && coalescedOpen.back() <= iv.start; coalescedOpen.pop_back())
+            if (coalescedOpen.size() == 1)
+                batch.clear();
         if (!open.empty() && iv.end > open.back()) {
             iv.end = open.back(); // breaks nesting: clipped to its parent, counted
             ++links.brokenNesting;
@@ -643,10 +659,23 @@ Lane cpuLane(const FileData& data, PendingLane& p, std::uint32_t laneIndex, CpuL
         open.push_back(iv.end);
         if (iv.correlation != kNoCorrelation)
             links.launchOf.emplace(iv.correlation, LaunchRef { laneIndex, index });
-        if (iv.correlation != kNoCorrelation && !comms.empty())
+        if (iv.correlation != kNoCorrelation && !comms.empty()) {
             links.commsOf.emplace(iv.correlation, std::make_pair(v[comms.back()].collective, v[comms.back()].seq));
-        if (iv.collective != kNoCollective)
+            if (std::binary_search(links.kernelCalls.begin(), links.kernelCalls.end(), iv.correlation))
+                batch.erase(std::remove(batch.begin(), batch.end(), comms.back()), batch.end()); // launched its own
+        } else if (iv.correlation != kNoCorrelation && !coalescedOpen.empty() && !batch.empty()) {
+            std::vector<std::uint32_t>& ops = links.batchOf[iv.correlation];
+            for (const std::size_t k : batch)
+                ops.push_back(v[k].collective);
+        }
+        if (iv.name == coalesced)
+            coalescedOpen.push_back(iv.end);
+        if (iv.collective != kNoCollective) {
             comms.push_back(std::size_t(&iv - v.data()));
+            const std::string& op = trace.collectiveArgs[iv.collective].collective;
+            if (op == "send" || op == "recv")
+                batch.push_back(comms.back());
+        }
     }
     lane.eventCount = v.size();
     std::vector<PendingInterval>().swap(v);
@@ -682,6 +711,17 @@ Lane gpuLane(Trace& trace, const FileData& data, PendingLane& p, const CpuLinks&
             ++unlaunched;
         if (iv.cat != EventCat::Kernel && iv.bytes > 0)
             lane.copyBytes.emplace_back(index, iv.bytes);
+        // A batch_isend_irecv kernel: every send and receive of its batch, in the order of their arguments.
+        const auto batch = iv.cat == EventCat::Kernel && iv.correlation != kNoCorrelation
+            ? links.batchOf.find(iv.correlation)
+            : links.batchOf.end();
+        if (batch != links.batchOf.end()) {
+            std::vector<std::uint32_t> ops = batch->second;
+            std::sort(ops.begin(), ops.end());
+            for (const std::uint32_t op : ops)
+                lane.collectiveArgs.emplace_back(index, completeGroup(trace, data, op));
+            continue;
+        }
         std::uint32_t collective = iv.collective;
         std::uint64_t seq = iv.seq;
         if (iv.cat == EventCat::Kernel && iv.correlation != kNoCorrelation) {
@@ -748,9 +788,16 @@ Rank buildRank(
         return a.pid != b.pid ? naturalLess(a.pid, b.pid) : naturalLess(a.tid, b.tid);
     });
     CpuLinks links;
+    if (trace.strings.find("nccl:coalesced") != kInvalidString) {
+        for (const PendingLane& p : data.lanes)
+            for (const PendingInterval& iv : p.intervals)
+                if (p.gpu && iv.cat == EventCat::Kernel && iv.correlation != kNoCorrelation)
+                    links.kernelCalls.push_back(iv.correlation);
+        std::sort(links.kernelCalls.begin(), links.kernelCalls.end());
+    }
     for (const std::size_t k : order)
         if (!data.lanes[k].gpu)
-            rank.lanes.push_back(cpuLane(data, data.lanes[k], std::uint32_t(rank.lanes.size()), links));
+            rank.lanes.push_back(cpuLane(trace, data, data.lanes[k], std::uint32_t(rank.lanes.size()), links));
     std::uint64_t unlaunched = 0;
     for (const std::size_t k : order) {
         PendingLane& p = data.lanes[k];

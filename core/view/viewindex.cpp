@@ -2,6 +2,7 @@
 #include "view/viewindex.h"
 
 #include "analysis/commops.h"
+#include "analysis/grouplayout.h"
 #include "analysis/rules.h"
 #include "model/enumnames.h"
 
@@ -23,9 +24,10 @@ const char* laneRoleName(LaneRole role)
 namespace {
 
 // "dp · 0 (default_pg)": the parallelism role and process group of a communication stream's kernels (the first 4 096
-// that name one; roles by `rules` where given, else by the groups' names); roles joined by '+' where several groups
-// share the stream; empty where none is recorded.
-std::string commGroupLabel(const Trace& trace, const Lane& lane, const Rules* rules)
+// that name one; roles by `rules` and the groups' `layout` where given, else by the groups' names); roles joined by
+// '+' where several groups share the stream; empty where none is recorded.
+std::string commGroupLabel(
+    const Trace& trace, const Lane& lane, const Rules* rules, const GroupLayout* layout = nullptr)
 {
     std::vector<std::pair<std::string, std::string>> groups; // (group, role)
     const std::size_t n = std::min<std::size_t>(lane.collectiveArgs.size(), 4096);
@@ -39,7 +41,7 @@ std::string commGroupLabel(const Trace& trace, const Lane& lane, const Rules* ru
                 return g.first == group;
             }) != groups.end())
             continue;
-        groups.emplace_back(group, rules ? roleOfGroup(*rules, &args) : roleOfGroup(group));
+        groups.emplace_back(group, rules ? roleOfGroup(*rules, layout, &args) : roleOfGroup(group));
     }
     if (groups.empty())
         return {};
@@ -209,6 +211,7 @@ std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Anal
     buildPaintClasses(*index, analysis, cats);
 
     index->resizeRanks(trace.ranks.size());
+    const GroupLayout layout = analysis ? inferGroupLayout(trace) : GroupLayout {};
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         const Rank& rank = trace.ranks[r];
         index->lod[r].reserve(rank.lanes.size());
@@ -219,7 +222,7 @@ std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Anal
         for (const Lane& lane : rank.lanes) {
             indexLane(*index, r, lane, cats);
             index->commLabels[r].push_back(lane.isGpu() && lane.commRole == CommRole::None
-                    ? commGroupLabel(trace, lane, analysis ? &analysis->rules : nullptr)
+                    ? commGroupLabel(trace, lane, analysis ? &analysis->rules : nullptr, &layout)
                     : std::string());
         }
         if (analysis && r < analysis->ranks.size()) {

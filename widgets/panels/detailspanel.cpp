@@ -2,6 +2,7 @@
 #include "panels/detailspanel.h"
 
 #include "analysis/commops.h"
+#include "analysis/grouplayout.h"
 #include "analysis/kernelop.h"
 #include "common/labels.h"
 #include "common/theme.h"
@@ -32,6 +33,17 @@ QString phaseLabel(Phase p)
 }
 
 namespace {
+
+// The role of a kernel's process group as the stats report gives it: rules, name, then the job's group layout.
+std::string roleOfGroupInJob(const Trace& trace, const Rules& rules, const CollectiveArgs* args)
+{
+    std::string source;
+    const std::string role = roleOfGroup(rules, nullptr, args, &source);
+    if (role != "other" || source != "name")
+        return role;
+    const GroupLayout layout = inferGroupLayout(trace);
+    return roleOfGroup(rules, &layout, args);
+}
 
 QString percent(TimeNs part, TimeNs whole)
 {
@@ -323,7 +335,7 @@ void DetailsPanel::addCommunication(const Subject& s)
     add(tr("Operation"), opText);
     const CollectiveArgs* args = collectiveArgsOf(s.trace, s.lane, s.ref.interval);
     const std::string role = s.lane.commRole != CommRole::None ? std::string(commRoleName(s.lane.commRole))
-                                                               : roleOfGroup(s.analysis->rules, args);
+                                                               : roleOfGroupInJob(s.trace, s.analysis->rules, args);
     if (role != "unknown")
         add(tr("Parallelism role"), QString::fromStdString(role));
     if (!nc.collective.empty())

@@ -54,6 +54,42 @@ QByteArray groupArgs(const char* collective, const char* name, const char* desc,
         + desc + "\", \"Process Group Ranks\": \"" + ranks + "\"";
 }
 
+// One rank of a two-stage pipeline that exchanges activations and gradients through torch's batch_isend_irecv, as
+// torch.profiler records it: each send and receive a record_param_comms op that launches nothing (with "Dst Rank" /
+// "Src Rank"; the first holds a cudaEventRecord), then one SendRecv kernel per batch, launched inside "nccl:coalesced"
+// (after a cudaEventRecord). Rank 0 sends 1 024 elements and receives 2 048 in each batch, rank 1 the other way
+// round; kernels (us):
+//   rank 0: [100, 150), [300, 340)      rank 1: [130, 150), [280, 345)
+QByteArray batchedPipelineRank(int rank)
+{
+    auto op = [&](const char* coll, double ts, int elements) -> QByteArray {
+        const bool sends = QByteArray(coll) == "send";
+        return ",\n{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": 1, \"tid\": 1, "
+               "\"ts\": "
+            + QByteArray::number(ts, 'f', 3) + ", \"dur\": 2, \"args\": {\"Collective name\": \"" + coll
+            + "\", \"In msg nelems\": " + QByteArray::number(elements)
+            + ", \"Out msg nelems\": " + QByteArray::number(elements)
+            + ", \"dtype\": \"Float\", \"Group size\": 2, \"Process Group Name\": \"3\", "
+              "\"Process Group Description\": \"mesh_pp\", \"Process Group Ranks\": \"[0, 1]\", "
+            + (sends ? "\"Dst Rank\": " : "\"Src Rank\": ") + QByteArray::number(1 - rank) + "}}";
+    };
+    const bool first = rank == 0;
+    QByteArray ev;
+    const double kernels[2][2] = { { 100, 50 }, { 300, 40 } }, others[2][2] = { { 130, 20 }, { 280, 65 } };
+    for (int b = 0; b < 2; ++b) {
+        const double t = 10 + 50 * b;
+        ev += op(first ? "send" : "recv", t, 1024);
+        ev += cpu("cudaEventRecord", "cuda_runtime", t + 0.5, 0.5, 300 + b); // orders the streams, launches nothing
+        ev += op(first ? "recv" : "send", t + 3, 2048);
+        ev += cpu("nccl:coalesced", "cpu_op", t + 6, 14);
+        ev += cpu("cudaEventRecord", "cuda_runtime", t + 6.5, 0.5, 200 + b);
+        ev += cpu("cudaLaunchKernel", "cuda_runtime", t + 7, 3, 100 + b);
+        const double* k = first ? kernels[b] : others[b];
+        ev += kernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 20, k[0], k[1], 100 + b);
+    }
+    return ev;
+}
+
 QByteArray file(const QByteArray& events)
 {
     return "{\"schemaVersion\": 1, \"traceEvents\": [\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, "
@@ -393,6 +429,66 @@ private Q_SLOTS:
         QCOMPARE(report.ranks[1].commOps.ops[0].op, std::string("recv"));
     }
 
+    // torch's batch_isend_irecv (batchedPipelineRank): each batch's one kernel carries its send and its receive, and
+    // the k-th batch of rank 0 with rank 1 meets the k-th of rank 1 with rank 0: batch 1 waits 30 us on rank 0 for
+    // rank 1 to start (transfer 20 us on both), batch 2 20 us on rank 1 (transfer 40 and 45 us).
+    void batchedSendRecv()
+    {
+        QTemporaryDir dir;
+        for (int r = 0; r < 2; ++r)
+            testing::write(dir, QStringLiteral("rank%1.json").arg(r), rankFile(r, 2, batchedPipelineRank(r)));
+        RunOptions options;
+        options.collectives = true;
+        const OpenedRun run = openRun(dir.path().toStdString(), options);
+        // Each kernel holds both operations of its batch.
+        const Lane& lane = run.trace->ranks[0].lanes.back();
+        QCOMPARE(lane.stream, 20);
+        QCOMPARE(lane.collectiveArgs.size(), std::size_t(4));
+        const CollectiveMatch& match = *run.collectives;
+        QCOMPARE(match.processGroups.size(), std::size_t(1));
+        QCOMPARE(match.processGroups[0].method, MatchMethod::ProcessGroup);
+        QCOMPARE(match.processGroups[0].name, std::string("3 (mesh_pp), 0 \xE2\x87\x84 1"));
+        QCOMPARE(match.processGroups[0].collectives, std::uint64_t(2));
+        QCOMPARE(match.processGroups[0].matchedInstances, std::uint64_t(4));
+        QCOMPARE(match.groups.size(), std::size_t(2));
+        const TimeNs t0 = run.trace->extent.start;
+        struct Member
+        {
+            TimeNs start, wait, transfer;
+        };
+        // Sorted by the last arrival: batch 1 at 130 us, batch 2 at 300 us; rank 0's member first.
+        const Member want[2][2] = { { { 100'000, 30'000, 20'000 }, { 130'000, 0, 20'000 } },
+            { { 300'000, 0, 40'000 }, { 280'000, 20'000, 45'000 } } };
+        for (std::size_t g = 0; g < 2; ++g) {
+            QCOMPARE(match.groups[g].members.size(), std::size_t(2));
+            for (std::size_t m = 0; m < 2; ++m) {
+                const CollectiveMember& got = match.groups[g].members[m];
+                QCOMPARE(got.rank, int(m));
+                QCOMPARE(got.start - t0, want[g][m].start);
+                QCOMPARE(got.waitNs, want[g][m].wait);
+                QCOMPARE(got.transferNs, want[g][m].transfer);
+            }
+        }
+        QCOMPARE(match.ranks[0].unmatched, std::uint64_t(0));
+        QCOMPARE(match.ranks[1].unmatched, std::uint64_t(0));
+        QCOMPARE(match.ranks[0].waitNs, TimeNs(30'000));
+        QCOMPARE(match.ranks[1].waitNs, TimeNs(20'000));
+        // Communication by operation: one send_recv of two kernels, called as batch_isend_irecv, pipeline parallel.
+        StatsReportOptions o;
+        o.window = run.trace->extent;
+        const StatsReport report = buildStatsReport(*run.trace, *run.analysis, o);
+        for (std::size_t r = 0; r < 2; ++r) {
+            const CommOps& ops = report.ranks[r].commOps;
+            QCOMPARE(ops.ops.size(), std::size_t(1));
+            QCOMPARE(ops.ops[0].op, std::string("send_recv"));
+            QCOMPARE(ops.ops[0].call, std::string("batch_isend_irecv"));
+            QCOMPARE(ops.ops[0].count, std::uint64_t(2));
+            QCOMPARE(ops.ops[0].busyNs, TimeNs(r == 0 ? 90'000 : 85'000));
+            QCOMPARE(ops.roles.size(), std::size_t(1));
+            QCOMPARE(ops.roles[0].role, std::string("pp"));
+        }
+    }
+
     void operationsOfSendRecvKernels()
     {
         QTemporaryDir dir;
@@ -513,11 +609,12 @@ private Q_SLOTS:
         const std::string json = statsJson(report, o);
         QVERIFY(json.find("\"queued_ns\": 50000, \"queued_behind\": \"all_gather\"") != std::string::npos);
         QCOMPARE(json.find("\"queued_behind\"", json.find("\"queued_behind\"") + 1), std::string::npos);
-        // The communication streams' rows name their process group and its role ("0": a group of no known role).
+        // The communication streams' rows name their process group and its role ("0" names no role, but it holds every
+        // rank of the job and is its only group: data parallel by the layout of the groups).
         const auto index = ViewIndex::build(*run.trace, run.analysis.get());
         int labelled = 0;
         for (const TimelineRow& row : buildRows(*run.trace, *index, {}))
-            if (row.label.find("NCCL other \xC2\xB7 0") != std::string::npos)
+            if (row.label.find("NCCL dp \xC2\xB7 0") != std::string::npos)
                 ++labelled;
         QCOMPARE(labelled, 4); // streams 20 and 21 of both ranks
         const std::string text = statsTable(report, o);
