@@ -6,7 +6,7 @@
 //   measured once and added to both (both commands load the same way). Not run by CTest.
 //   bench_whatif [--scale S] [--ranks N] [--keep DIR]
 #include "analysis/analysis.h"
-#include "analysis/statsreport.h"
+#include "report/statsreport.h"
 #include "run/openrun.h"
 #include "synth/archivewriter.h"
 #include "whatif/whatif.h"
