@@ -3,8 +3,8 @@
 
 #include "analysis/clockalign.h"
 #include "analysis/rules.h"
-#include "analysis/statsreport.h"
 #include "import/loader.h"
+#include "report/statsreport.h"
 #include "run/openrun.h"
 
 #include <QCommandLineOption>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // exposure-cli stats: exact exposed-communication statistics per rank, per step and per kernel.
 #include "analysis/analysis.h"
-#include "analysis/statsreport.h"
 #include "commands.h"
 #include "import/loader.h"
 #include "model/timeformat.h"
+#include "report/statsreport.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

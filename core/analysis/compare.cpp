@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/compare.h"
 
-#include "analysis/statsreport.h"
 #include "analysis/stepmean.h"
 #include "model/enumnames.h"
 #include "model/timeformat.h"
+#include "report/statsreport.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -3,8 +3,8 @@
 
 #include "analysis/heatmap.h"
 #include "analysis/stepmean.h"
-#include "analysis/texttable.h"
 #include "model/timeformat.h"
+#include "report/texttable.h"
 
 #include <algorithm>
 #include <cmath>

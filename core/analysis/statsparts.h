@@ -16,7 +16,7 @@
 #include "analysis/analysis.h"
 #include "analysis/collectives.h"
 #include "analysis/commops.h"
-#include "analysis/statsreport.h"
+#include "report/statsreport.h"
 
 #include <array>
 #include <cstdint>

@@ -127,32 +127,16 @@ struct FileData
 };
 
 // SAX handler over the whole file: numbers arrive as text, so timestamps are converted exactly.
-class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler>
+class Handler : public JsonTraceHandler<Handler, JsonKey, 8>
 {
 public:
     Handler(FileData& data, const std::vector<std::string>& stepKeys)
         : m_data(data)
         , m_stepKeys(stepKeys)
     { }
-    static constexpr int kMaxDepth = 64;
-    bool tooDeep() const { return m_tooDeep; }
-
-    bool Null() { return true; }
-    bool Bool(bool) { return true; }
-    bool RawNumber(const char* s, rapidjson::SizeType n, bool) { return value(s, n, true); }
-    bool String(const char* s, rapidjson::SizeType n, bool) { return value(s, n, false); }
-    bool Key(const char* s, rapidjson::SizeType n, bool)
-    {
-        if (m_depth < kTracked)
-            m_key[m_depth] = keyOf(std::string_view(s, n));
-        return true;
-    }
-    bool StartObject() { return open(true); }
-    bool EndObject(rapidjson::SizeType) { return close(); }
-    bool StartArray() { return open(false); }
-    bool EndArray(rapidjson::SizeType) { return close(); }
 
 private:
+    friend class JsonTraceHandler<Handler, JsonKey, 8>;
     static constexpr int kTracked = 8;
 
     JsonKey keyOf(std::string_view k)
@@ -176,12 +160,8 @@ private:
         return JsonKey::Other;
     }
 
-    bool open(bool object)
+    void open(bool object)
     {
-        if (m_depth >= kMaxDepth) {
-            m_tooDeep = true;
-            return false;
-        }
         if (m_depth == 0 && !object) {
             m_data.array = m_data.sawEvents = m_inEvents = true;
             m_eventsDepth = 1;
@@ -193,22 +173,16 @@ private:
             m_event = Event {};
             m_eventOpen = true;
         }
-        ++m_depth;
-        if (m_depth < kTracked)
-            m_key[m_depth] = JsonKey::Other;
-        return true;
     }
 
-    bool close()
+    void close()
     {
-        --m_depth;
         if (m_inEvents && m_depth == m_eventsDepth && m_eventOpen) {
             m_eventOpen = false;
             finishEvent();
         }
         if (m_inEvents && m_depth == m_eventsDepth - 1)
             m_inEvents = false;
-        return true;
     }
 
     bool value(const char* s, std::size_t n, bool number)
@@ -217,18 +191,7 @@ private:
             return true;
         const JsonKey key = m_key[m_depth];
         if (m_depth == m_eventsDepth + 1) {
-            if (key == JsonKey::Ph && !number)
-                m_event.ph.assign(s, n);
-            else if (key == JsonKey::Name && !number)
-                m_event.name.assign(s, n);
-            else if (key == JsonKey::Pid)
-                m_event.pid.assign(s, n);
-            else if (key == JsonKey::Tid)
-                m_event.tid.assign(s, n);
-            else if (key == JsonKey::Ts)
-                m_event.tsOk = number && microsToNs(s, n, m_event.ts, NsRounding::Nearest);
-            else if (key == JsonKey::Dur)
-                m_event.durOk = number && microsToNs(s, n, m_event.dur, NsRounding::Nearest);
+            takeEventField(m_event, key, s, n, number, NsRounding::Nearest);
         } else if (m_depth == m_eventsDepth + 2 && m_key[m_eventsDepth + 1] == JsonKey::Args) {
             std::uint64_t v = 0;
             if (key == JsonKey::Name && !number)
@@ -244,24 +207,19 @@ private:
     void finishEvent();
     PendingLane& laneOf(const std::string& pid, const std::string& tid);
 
-    struct Event
+    struct Event : TraceEventFields
     {
-        std::string ph, name, pid, tid, argName;
-        TimeNs ts = 0, dur = 0;
-        bool tsOk = false, durOk = false;
+        std::string argName;
         std::int64_t step = kNoStep;
         std::uint8_t stepKey = 0;
     };
 
     FileData& m_data;
     const std::vector<std::string>& m_stepKeys;
-    int m_depth = 0;
     int m_eventsDepth = -1;
     bool m_inEvents = false;
     bool m_eventOpen = false;
-    bool m_tooDeep = false;
     std::uint8_t m_stepKeyIndex = 0;
-    std::array<JsonKey, kTracked + 1> m_key {};
     Event m_event;
 };
 

@@ -2,8 +2,8 @@
 #pragma once
 // What the JSON trace readers share (torch.profiler in kinetoimporter.cpp, the Chrome Trace Event Format in
 // chromeimporter.cpp): a RapidJSON input stream over zlib, which reads gzip and plain files alike; numbers read as text
-// and converted exactly (microseconds to integer nanoseconds, 64-bit counts); the one parse of a file, whose problems
-// become a LoadError naming the file.
+// and converted exactly (microseconds to integer nanoseconds, 64-bit counts); the frame of their SAX handlers and the
+// fields every event has; the one parse of a file, whose problems become a LoadError naming the file.
 
 #include "import/loader.h"
 #include "import/rapidjsonconfig.h"
@@ -15,6 +15,7 @@
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
 #include <string>
+#include <string_view>
 #include <zlib.h>
 
 namespace exposure {
@@ -31,6 +32,94 @@ bool microsToNs(const char* s, std::size_t n, TimeNs& out, NsRounding rounding =
 
 // A non-negative integer that fits in 64 bits ("123"); false otherwise (fractions, signs, > 2^64 - 1).
 bool parseU64(const char* s, std::size_t n, std::uint64_t& out);
+
+// The fields every event of the Trace Event Format has, as read: ts and dur converted to nanoseconds exactly (tsOk,
+// durOk say whether they could be).
+struct TraceEventFields
+{
+    std::string ph, name, pid, tid;
+    TimeNs ts = 0, dur = 0;
+    bool tsOk = false, durOk = false;
+};
+
+// Stores the value of one of those fields, named by `key` (an enum with Ph, Name, Pid, Tid, Ts and Dur): ph and name
+// from strings only, pid and tid as their text whether numbers or strings, ts and dur from numbers only. False when
+// `key` names none of them.
+template <class Key>
+bool takeEventField(TraceEventFields& e, Key key, const char* s, std::size_t n, bool number, NsRounding rounding)
+{
+    if (key == Key::Ph || key == Key::Name) {
+        if (!number)
+            (key == Key::Ph ? e.ph : e.name).assign(s, n);
+    } else if (key == Key::Pid || key == Key::Tid) {
+        (key == Key::Pid ? e.pid : e.tid).assign(s, n);
+    } else if (key == Key::Ts) {
+        e.tsOk = number && microsToNs(s, n, e.ts, rounding);
+    } else if (key == Key::Dur) {
+        e.durOk = number && microsToNs(s, n, e.dur, rounding);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+// The frame of a JSON trace reader's SAX handler (Derived, CRTP; parse with parseJsonFile; KeyEnum: the keys it
+// tells apart, KeyEnum{} for any other). Numbers arrive as text
+// (kParseNumbersAsStringsFlag) and go, like strings, to Derived::value(s, n, number). Each key is recognised once,
+// by Derived::keyOf, into m_key[level] for the levels below kTracked. Derived::open(object) is called before a level
+// is entered (m_depth: the levels open around it), Derived::close() after one is left (m_depth: the levels still
+// open). Levels deeper than kMaxDepth are refused: RapidJSON's reader recurses once per level after asking the
+// handler, so refusing here bounds its stack, and a file of a hundred thousand '[' is a clear error (tooDeep()),
+// not a stack overflow.
+template <class Derived, class KeyEnum, int kTracked>
+class JsonTraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Derived>
+{
+public:
+    static constexpr int kMaxDepth = 64;
+    bool tooDeep() const { return m_tooDeep; }
+
+    bool Null() { return true; }
+    bool Bool(bool) { return true; }
+    bool RawNumber(const char* s, rapidjson::SizeType n, bool) { return self().value(s, n, true); }
+    bool String(const char* s, rapidjson::SizeType n, bool) { return self().value(s, n, false); }
+    bool Key(const char* s, rapidjson::SizeType n, bool)
+    {
+        if (m_depth < kTracked)
+            m_key[std::size_t(m_depth)] = self().keyOf(std::string_view(s, n));
+        return true;
+    }
+    bool StartObject() { return enter(true); }
+    bool EndObject(rapidjson::SizeType) { return leave(); }
+    bool StartArray() { return enter(false); }
+    bool EndArray(rapidjson::SizeType) { return leave(); }
+
+protected:
+    int m_depth = 0;
+    std::array<KeyEnum, kTracked + 1> m_key {}; // the key of each tracked level (KeyEnum{}: none, and array elements)
+
+private:
+    Derived& self() { return static_cast<Derived&>(*this); }
+    bool enter(bool object)
+    {
+        if (m_depth >= kMaxDepth) {
+            m_tooDeep = true;
+            return false;
+        }
+        self().open(object);
+        if (m_depth < kTracked)
+            m_key[std::size_t(m_depth) + 1] = KeyEnum {};
+        ++m_depth;
+        return true;
+    }
+    bool leave()
+    {
+        --m_depth;
+        self().close();
+        return true;
+    }
+
+    bool m_tooDeep = false;
+};
 
 // RapidJSON input stream over zlib, which reads gzip and plain files alike, in 256 KiB chunks. Stops early (as at
 // the end of the file) when the load is cancelled.

@@ -106,7 +106,7 @@ enum class JsonKey : std::uint8_t {
     Occupancy
 };
 
-JsonKey keyOf(const char* s, std::size_t n)
+JsonKey keyOfText(std::string_view key)
 {
     struct Entry
     {
@@ -141,6 +141,8 @@ JsonKey keyOf(const char* s, std::size_t n)
         }
     };
     static const Index index;
+    const char* s = key.data();
+    const std::size_t n = key.size();
     if (n == 0 || n >= kLongest)
         return JsonKey::Other;
     for (const Entry& e : index.slot[Index::of(n, s[0])]) {
@@ -202,8 +204,9 @@ struct FileData
     bool hip = false; // ROCm: the runtime calls are hip* (GPU streams are named HIP[d:s], not CUDA[d:s])
 };
 
-// SAX handler: numbers arrive as text (kParseNumbersAsStringsFlag) so that timestamps and ids are read exactly.
-class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler>
+// SAX handler: numbers arrive as text (kParseNumbersAsStringsFlag) so that timestamps and ids are read exactly. A
+// torch.profiler trace nests 5 levels: top object, traceEvents, event, args, a list in args.
+class Handler : public JsonTraceHandler<Handler, JsonKey, 6>
 {
 public:
     Handler(Trace& trace, FileData& data)
@@ -211,41 +214,14 @@ public:
         , m_data(data)
     { }
 
-    bool Null() { return true; }
-    bool Bool(bool) { return true; }
-    bool Int(int) { return true; }
-    bool Uint(unsigned) { return true; }
-    bool Int64(std::int64_t) { return true; }
-    bool Uint64(std::uint64_t) { return true; }
-    bool Double(double) { return true; }
-    bool RawNumber(const char* s, rapidjson::SizeType n, bool) { return value(s, n, true); }
-    bool String(const char* s, rapidjson::SizeType n, bool) { return value(s, n, false); }
-    bool Key(const char* s, rapidjson::SizeType n, bool)
-    {
-        if (m_depth < kTracked)
-            m_key[m_depth] = keyOf(s, n);
-        return true;
-    }
-    bool StartObject() { return open(true); }
-    bool EndObject(rapidjson::SizeType) { return close(); }
-    bool StartArray() { return open(false); }
-    bool EndArray(rapidjson::SizeType) { return close(); }
-
-    // Deepest nesting accepted (a torch.profiler trace uses 5: top object, traceEvents, event, args, a list in args);
-    // anything deeper is refused. RapidJSON's reader recurses once per level after asking the handler, so refusing
-    // here bounds its stack: a file of a hundred thousand '[' is a clear error, not a stack overflow.
-    static constexpr int kMaxDepth = 64;
-    bool tooDeep() const { return m_tooDeep; }
-
 private:
+    friend class JsonTraceHandler<Handler, JsonKey, 6>;
     static constexpr int kTracked = 6;
 
-    bool open(bool object)
+    static JsonKey keyOf(std::string_view key) { return keyOfText(key); }
+
+    void open(bool object)
     {
-        if (m_depth >= kMaxDepth) {
-            m_tooDeep = true;
-            return false;
-        }
         // Depth 1: the top object; 2: traceEvents / distributedInfo; 3: one event; 4: its args.
         if (m_depth == 1 && !object && m_key[1] == JsonKey::TraceEvents) {
             m_inEvents = true;
@@ -255,24 +231,18 @@ private:
             m_event.reset();
         if (m_depth == 3 && object && m_key[1] == JsonKey::DistributedInfo && m_key[2] == JsonKey::PgConfig)
             m_data.pgConfig.emplace_back();
-        if (m_depth < kTracked) {
+        if (m_depth < kTracked)
             m_isObject[m_depth + 1] = object;
-            m_key[m_depth + 1] = JsonKey::Other;
-        }
         if (!object)
             m_element = 0;
-        ++m_depth;
-        return true;
     }
 
-    bool close()
+    void close()
     {
-        --m_depth;
         if (m_depth == 2 && m_inEvents)
             finishEvent();
         if (m_depth == 1)
             m_inEvents = false;
-        return true;
     }
 
     bool value(const char* s, std::size_t n, bool number)
@@ -294,20 +264,10 @@ private:
         if (!m_inEvents)
             return true;
         if (m_depth == 3) {
-            if (key == JsonKey::Ph)
-                m_event.ph.assign(s, n);
-            else if (key == JsonKey::Cat)
+            if (key == JsonKey::Cat)
                 m_event.cat.assign(s, n);
-            else if (key == JsonKey::Name)
-                m_event.name.assign(s, n);
-            else if (key == JsonKey::Pid)
-                m_event.pid.assign(s, n);
-            else if (key == JsonKey::Tid)
-                m_event.tid.assign(s, n);
-            else if (key == JsonKey::Ts)
-                m_event.tsOk = number && microsToNs(s, n, m_event.ts);
-            else if (key == JsonKey::Dur)
-                m_event.durOk = number && microsToNs(s, n, m_event.dur);
+            else
+                takeEventField(m_event, key, s, n, number, NsRounding::Truncate);
         } else if (m_depth == 4 && m_key[3] == JsonKey::Args) {
             std::uint64_t v = 0;
             if (key == JsonKey::Correlation) {
@@ -467,11 +427,9 @@ private:
             { e.ts, e.ts + e.dur, name, e.correlation, e.bytes, cat, collective, e.seq, launchParams(e, cat) });
     }
 
-    struct Event
+    struct Event : TraceEventFields
     {
-        std::string ph, cat, name, pid, tid, argName;
-        TimeNs ts = 0, dur = 0;
-        bool tsOk = false, durOk = false;
+        std::string cat, argName;
         std::uint64_t correlation = kNoCorrelation;
         std::uint64_t bytes = 0;
         int device = -1, stream = -1;
@@ -519,10 +477,7 @@ private:
     std::unordered_map<KernelLaunchParams, std::uint32_t, KernelLaunchParamsHash> m_paramIndex;
     int m_element = 0; // index of the next element in the list being read
     FileData& m_data;
-    int m_depth = 0;
-    bool m_tooDeep = false;
     bool m_inEvents = false;
-    std::array<JsonKey, kTracked + 1> m_key {};
     std::array<bool, kTracked + 1> m_isObject {};
     Event m_event;
 };

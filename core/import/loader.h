@@ -14,6 +14,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace exposure {
@@ -51,6 +52,11 @@ struct LoadOptions
     // Chrome traces: the "chrome_mapping" rules of the rules file, tried before the built-in ones
     // (model/lanemapping.h).
     std::vector<ChromeMappingRule> chromeMapping;
+    // OTF2 archives: which region names mark idle time or a synchronisation (RegionKind::Idle, RegionKind::Sync;
+    // Unknown for any other name), asked once per name. openRun answers it with the rules (their "idle" category,
+    // sub-groups idle and sync); unset, only what the archive says of a region (its role, its source file CUDA_IDLE,
+    // HIP_SYNC, CUDA_FLUSH ...) makes it one.
+    std::function<RegionKind(std::string_view name)> markerKind;
 };
 
 // Bad input: what() is one line "<file>: <problem>". Control characters (a "\n" in a region or location name of

@@ -14,10 +14,23 @@ using Archives = std::vector<std::unique_ptr<Otf2ArchiveState>>;
 
 namespace {
 
-void setRegionKinds(Trace& trace, const Archives& archives)
+// The kind of each region name: what the region was used as (a stream makes it a kernel/idle/sync region), where
+// the name itself marks idle time or a synchronisation (options.markerKind: the rules), that.
+void setRegionKinds(Trace& trace, const Archives& archives, const LoadOptions& options)
 {
-    // Region kinds per name: what the region was used as (a stream makes it a kernel/idle/sync region).
     trace.regionKinds.resize(trace.strings.size(), RegionKind::Unknown);
+    const std::size_t names = options.markerKind ? trace.strings.size() : 0;
+    std::vector<RegionKind> marker(names, RegionKind::Unknown);
+    std::vector<std::uint8_t> asked(names, 0);
+    auto markerOf = [&](StringId name) {
+        if (name >= names)
+            return RegionKind::Unknown;
+        if (!asked[name]) {
+            asked[name] = 1;
+            marker[name] = options.markerKind(trace.strings.str(name));
+        }
+        return marker[name];
+    };
     for (const auto& a : archives) {
         std::vector<std::uint8_t> usedCpu(a->regions.size(), 0), usedGpu(a->regions.size(), 0);
         for (const auto& s : a->lanes) {
@@ -29,11 +42,15 @@ void setRegionKinds(Trace& trace, const Archives& archives)
             if (!a->regionDefined[i])
                 continue;
             const auto& r = a->regions[i];
+            RegionKind cpuKind = r.cpuKind, gpuKind = r.gpuKind;
+            const RegionKind named = markerOf(r.name);
+            if (named == RegionKind::Idle || (named == RegionKind::Sync && cpuKind != RegionKind::Idle))
+                cpuKind = gpuKind = named; // idle beats synchronisation, as the archive's own marks do
             auto& k = trace.regionKinds[r.name];
             if (usedGpu[i] && (k == RegionKind::Unknown || k == RegionKind::HostRegion))
-                k = r.gpuKind;
+                k = gpuKind;
             else if (k == RegionKind::Unknown)
-                k = r.cpuKind;
+                k = cpuKind;
         }
         for (const StringId name : a->memcpyNames)
             trace.regionKinds[name] = RegionKind::Memcpy;
@@ -180,7 +197,7 @@ std::uint64_t finishLanes(Trace& trace, const Archives& archives, int threads)
 void Otf2Importer::finish()
 {
     stageTiming("import: finish lanes");
-    setRegionKinds(m_trace, m_archives);
+    setRegionKinds(m_trace, m_archives, m_options);
     setCanonicalNames(m_trace);
     mergeLaunchParams(m_trace, m_archives);
     orderLaunches(m_trace, m_archives, m_options.threads);

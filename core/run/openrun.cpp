@@ -32,6 +32,17 @@ void chooseRanks(RunInput& input, const std::vector<int>& ranks)
     input.archives = selectRanks(input.path, std::move(input.archives), ranks);
 }
 
+// Which region names mark idle time or a synchronisation (LoadOptions::markerKind), as the rules say: a name whose
+// class (the first rule of a GPU category that matches it) is of the "idle" category, a synchronisation where the
+// rule's sub-group is "sync".
+RegionKind markerByRules(const Rules& rules, std::string_view name)
+{
+    const NameClass nc = rules.classify(name, RegionKind::Kernel);
+    if (nc.category != Category::Idle || nc.rule < 0)
+        return RegionKind::Unknown;
+    return nc.subgroup == "sync" ? RegionKind::Sync : RegionKind::Idle;
+}
+
 // Stage "estimate": refuse before reading what cannot fit; the watch caps the address space from the estimate.
 void checkEstimate(InputReader& reader, const std::string& path, const LoadOptions& options)
 {
@@ -69,6 +80,8 @@ std::shared_ptr<Trace> readStages(const std::string& path, const RunOptions& run
     LoadOptions load = options;
     if (load.chromeMapping.empty())
         load.chromeMapping = run.rules.chromeMapping(); // a rules file's mapping of Chrome traces' threads
+    if (!load.markerKind)
+        load.markerKind = [&rules = run.rules](std::string_view name) { return markerByRules(rules, name); };
     const auto reader = input.kind->open(*trace, input, load);
     stage(RunStage::Estimate);
     stageTiming("estimate");

@@ -2,9 +2,9 @@
 // The straggler what-if (whatif.h: EvenResult): typical durations for every operation, and which rank, stage or
 // operation type the job would gain most from.
 #include "analysis/heatmap.h"
-#include "analysis/statsreport.h"
 #include "model/parallelfor.h"
 #include "model/timeformat.h"
+#include "report/statsreport.h"
 #include "whatif/whatif.h"
 
 #include <algorithm>

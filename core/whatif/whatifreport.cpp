@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The what-if result as JSON (stable shape, exact integers) and as a table.
-#include "analysis/statsreport.h"
 #include "model/timeformat.h"
+#include "report/statsreport.h"
 #include "whatif/whatif.h"
 
 #include <cstdio>
@@ -10,7 +10,7 @@ namespace exposure::whatif {
 
 namespace {
 
-// The project's one JSON string writer (valid UTF-8 whatever the bytes, analysis/statsreport.h).
+// The project's one JSON string writer (valid UTF-8 whatever the bytes, report/statsreport.h).
 std::string quoted(const std::string& s)
 {
     return jsonQuoted(s);

@@ -12,7 +12,7 @@
 // attribution's replays in full (the reference) against the incremental ones in the same run.
 //   bench_whatif --pipeline 8x8 [--microbatches M] [--steps N] [--keep DIR]
 #include "analysis/analysis.h"
-#include "analysis/statsreport.h"
+#include "report/statsreport.h"
 #include "run/openrun.h"
 #include "support/pipelinejob.h"
 #include "synth/archivewriter.h"

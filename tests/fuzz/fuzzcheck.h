@@ -3,9 +3,9 @@
 // Checks shared by the fuzz targets: a violated property aborts, which libFuzzer (and the replay driver) report
 // as a finding together with the input.
 #include "analysis/analysis.h"
-#include "analysis/statsreport.h"
 #include "fuzzfiles.h"
 #include "import/loader.h"
+#include "report/statsreport.h"
 #include "run/openrun.h"
 #include "support/statscheck.h"
 

@@ -17,6 +17,16 @@ const TableCell& absentCell()
 
 } // namespace
 
+TableCell keyedCell(const QString& text, qint64 sortKey, bool right)
+{
+    TableCell c;
+    c.text = text;
+    c.sortKey = sortKey;
+    if (right)
+        c.alignment = Qt::AlignRight | Qt::AlignVCenter;
+    return c;
+}
+
 TableModel::TableModel(QStringList columns, QObject* parent)
     : QAbstractTableModel(parent)
     , m_columns(std::move(columns))

@@ -29,6 +29,9 @@ struct TableCell
     bool present() const { return !text.isEmpty() || sortKey.isValid() || icon.has_value(); }
 };
 
+// A cell sorted by `sortKey`: right-aligned (a number) or with the view's default alignment (a label).
+TableCell keyedCell(const QString& text, qint64 sortKey, bool right);
+
 // A read-only table of rows of TableCells behind a QTableView: column titles (and tooltips), optional row titles,
 // a per-row tag that follows the row through sorting (an index into the owner's data), and sorting in place by
 // SortRole that is kept when the rows are replaced (as a sorting QTableWidget does).

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "figure/figureencode.h"
 
+#include <QPageLayout>
+#include <QPageSize>
+#include <QPdfWriter>
 #include <QRegularExpression>
 #include <algorithm>
 #include <cmath>
@@ -61,6 +64,25 @@ QByteArray xmpPacket(const QString& title, const QString& description)
     out += QByteArrayLiteral("<xmp:CreatorTool>Exposure</xmp:CreatorTool>\n"
                              "</rdf:Description>\n</rdf:RDF>\n</x:xmpmeta>\n<?xpacket end='w'?>");
     return out;
+}
+
+void stateSvgSizeMm(QByteArray& svg, QSizeF mm)
+{
+    const QRegularExpression root(QStringLiteral("<svg width=\"[^\"]*\" height=\"[^\"]*\""));
+    const auto m = root.match(QString::fromUtf8(svg.left(400)));
+    if (m.hasMatch())
+        svg.replace(m.capturedStart(), m.capturedLength(),
+            QStringLiteral("<svg width=\"%1mm\" height=\"%2mm\"").arg(mm.width()).arg(mm.height()).toUtf8());
+}
+
+void setUpFigurePdf(QPdfWriter& pdf, const QString& title, const QByteArray& xmp, QSizeF mm, int dpi)
+{
+    pdf.setCreator(QStringLiteral("Exposure"));
+    pdf.setTitle(title);
+    pdf.setDocumentXmpMetadata(xmp);
+    pdf.setPageLayout(QPageLayout(QPageSize(mm, QPageSize::Millimeter, QString(), QPageSize::ExactMatch),
+        QPageLayout::Portrait, QMarginsF(0, 0, 0, 0)));
+    pdf.setResolution(dpi);
 }
 
 } // namespace exposure

@@ -12,8 +12,6 @@
 #include <QBuffer>
 #include <QFileInfo>
 #include <QGuiApplication>
-#include <QPageLayout>
-#include <QPageSize>
 #include <QPdfWriter>
 #include <QRegularExpression>
 #include <QScreen>
@@ -446,13 +444,7 @@ QByteArray FigureRenderer::render(const FigureSpec& spec)
         m_check = measure(true);
         buffer.close();
         out = compactSvg(out);
-        // The generator derives width/height from whole logical pixels; state the requested size exactly.
-        const QSizeF mm = spec.sizeMm();
-        const QRegularExpression root(QStringLiteral("<svg width=\"[^\"]*\" height=\"[^\"]*\""));
-        const auto m = root.match(QString::fromUtf8(out.left(400)));
-        if (m.hasMatch())
-            out.replace(m.capturedStart(), m.capturedLength(),
-                QStringLiteral("<svg width=\"%1mm\" height=\"%2mm\"").arg(mm.width()).arg(mm.height()).toUtf8());
+        stateSvgSizeMm(out, spec.sizeMm());
         return out;
     }
     case FigureSpec::Format::Pdf: {
@@ -460,14 +452,8 @@ QByteArray FigureRenderer::render(const FigureSpec& spec)
         prepare(spec, px);
         requireLegible(spec);
         QPdfWriter pdf(&buffer);
-        pdf.setCreator(QStringLiteral("Exposure"));
-        pdf.setTitle(spec.title);
-        pdf.setDocumentXmpMetadata(xmpPacket(spec.title, description(spec)));
-        const QSizeF mm = spec.sizeMm();
-        pdf.setPageLayout(QPageLayout(QPageSize(mm, QPageSize::Millimeter, QString(), QPageSize::ExactMatch),
-            QPageLayout::Portrait, QMarginsF(0, 0, 0, 0)));
         // The device unit is the layout pixel (see the class comment: points convert like QFontMetrics's).
-        pdf.setResolution(figureLayoutDpi());
+        setUpFigurePdf(pdf, spec.title, xmpPacket(spec.title, description(spec)), spec.sizeMm(), figureLayoutDpi());
         QCPPainter painter;
         if (!painter.begin(&pdf))
             throw FigureRenderError("the PDF writer failed to start");
@@ -487,22 +473,30 @@ QByteArray FigureRenderer::render(const FigureSpec& spec)
 
 void FigureRenderer::renderToFile(const FigureSpec& spec, const QString& path, bool overwrite)
 {
+    writeFigureFile(path, overwrite, spec.format, [&] { return render(spec); });
+}
+
+void writeFigureFile(
+    const QString& path, bool overwrite, FigureSpec::Format format, const std::function<QByteArray()>& render)
+{
     auto fail = [&](const QString& problem) {
         throw FigureRenderError(QString(path + QStringLiteral(": ") + problem).toStdString());
     };
     // A name that ends in another format's extension would hold bytes its name contradicts.
-    FigureSpec::Format named = spec.format;
-    if (figureFormatFromName(QFileInfo(path).suffix(), &named) && named != spec.format)
+    FigureSpec::Format named = format;
+    if (figureFormatFromName(QFileInfo(path).suffix(), &named) && named != format)
         fail(QStringLiteral("the name says %1 but the format is %2 (not written)")
-                 .arg(figureFormatName(named), figureFormatName(spec.format)));
+                 .arg(figureFormatName(named), figureFormatName(format)));
     if (!overwrite && QFileInfo::exists(path))
         fail(QStringLiteral("already exists (not overwritten; use --force to replace it)"));
     QByteArray data;
     try {
-        data = render(spec);
+        data = render();
     } catch (const FigureLegibilityError& e) {
         throw FigureLegibilityError(
             QString(path + QStringLiteral(": not written, ") + QString::fromUtf8(e.what())).toStdString(), e.proposal);
+    } catch (const FigureRenderError& e) {
+        fail(QString::fromUtf8(e.what()));
     }
     const QString problem = writeFileAtomically(path, data);
     if (!problem.isEmpty())

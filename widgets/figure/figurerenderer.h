@@ -6,6 +6,7 @@
 
 #include <QByteArray>
 #include <QImage>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <utility>
@@ -156,5 +157,11 @@ private:
 
 // The DPI at which the plot is laid out (what QFontMetrics uses for point sizes).
 int figureLayoutDpi();
+
+// Writes what `render` makes to `path` (atomically), for every figure (the timeline, the heat map). Refuses a name
+// whose extension names another format than `format` and an existing file unless `overwrite`; every error it throws
+// (FigureRenderError, FigureLegibilityError keeping its proposal) names the file, and nothing is written then.
+void writeFigureFile(
+    const QString& path, bool overwrite, FigureSpec::Format format, const std::function<QByteArray()>& render);
 
 } // namespace exposure

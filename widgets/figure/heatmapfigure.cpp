@@ -1,16 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "figure/heatmapfigure.h"
 
-#include "common/atomicwrite.h"
 #include "figure/figureencode.h"
 
 #include <QBuffer>
-#include <QFileInfo>
-#include <QPageLayout>
-#include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
-#include <QRegularExpression>
 #include <QSvgGenerator>
 #include <cmath>
 
@@ -172,23 +167,11 @@ QByteArray HeatMapFigure::render(const FigureSpec& spec)
         paint(painter);
         painter.end();
         buffer.close();
-        // The generator derives width/height from whole logical pixels; state the requested size exactly.
-        const QSizeF mm = spec.sizeMm();
-        const QRegularExpression root(QStringLiteral("<svg width=\"[^\"]*\" height=\"[^\"]*\""));
-        const auto m = root.match(QString::fromUtf8(out.left(400)));
-        if (m.hasMatch())
-            out.replace(m.capturedStart(), m.capturedLength(),
-                QStringLiteral("<svg width=\"%1mm\" height=\"%2mm\"").arg(mm.width()).arg(mm.height()).toUtf8());
+        stateSvgSizeMm(out, spec.sizeMm());
         return out;
     }
     QPdfWriter pdf(&buffer);
-    pdf.setCreator(QStringLiteral("Exposure"));
-    pdf.setTitle(spec.title);
-    pdf.setDocumentXmpMetadata(xmpPacket(spec.title));
-    const QSizeF mm = spec.sizeMm();
-    pdf.setPageLayout(QPageLayout(QPageSize(mm, QPageSize::Millimeter, QString(), QPageSize::ExactMatch),
-        QPageLayout::Portrait, QMarginsF(0, 0, 0, 0)));
-    pdf.setResolution(figureLayoutDpi());
+    setUpFigurePdf(pdf, spec.title, xmpPacket(spec.title), spec.sizeMm(), figureLayoutDpi());
     QPainter painter;
     if (!painter.begin(&pdf))
         throw FigureRenderError("the PDF writer failed to start");
@@ -202,23 +185,7 @@ QByteArray HeatMapFigure::render(const FigureSpec& spec)
 
 void HeatMapFigure::renderToFile(const FigureSpec& spec, const QString& path, bool overwrite)
 {
-    auto fail = [&](const QString& problem) {
-        throw FigureRenderError(QString(path + QStringLiteral(": ") + problem).toStdString());
-    };
-    if (!overwrite && QFileInfo::exists(path))
-        fail(QStringLiteral("already exists (not overwritten; use --force to replace it)"));
-    QByteArray data;
-    try {
-        data = render(spec);
-    } catch (const FigureLegibilityError& e) {
-        throw FigureLegibilityError(
-            QString(path + QStringLiteral(": not written, ") + QString::fromUtf8(e.what())).toStdString(), e.proposal);
-    } catch (const FigureRenderError& e) {
-        fail(QString::fromUtf8(e.what()));
-    }
-    const QString problem = writeFileAtomically(path, data);
-    if (!problem.isEmpty())
-        fail(QStringLiteral("cannot write (%1); nothing was changed").arg(problem));
+    writeFigureFile(path, overwrite, spec.format, [&] { return render(spec); });
 }
 
 } // namespace exposure

@@ -256,22 +256,14 @@ void HeatMapPanel::showResult(const Result& r)
 {
     m_map = r.map;
     updateMetricItems();
-    auto cell = [](const QString& text, qint64 key, bool right) {
-        TableCell c;
-        c.text = text;
-        c.sortKey = key;
-        if (right)
-            c.alignment = Qt::AlignRight | Qt::AlignVCenter;
-        return c;
-    };
     std::vector<TableModel::Row> rows;
     for (const StragglerRank& s : r.stragglers) {
         const auto& rank = m_trace->ranks[std::size_t(s.rank)];
-        rows.push_back({ cell(QString::fromStdString(rank.label), rank.rank, false),
-            cell(groupDigits(s.arrivedLast), qint64(s.arrivedLast), true),
-            cell(durationText(s.causedWaitNs), s.causedWaitNs, true),
-            cell(durationText(s.excessStepNs), s.excessStepNs, true),
-            cell(groupDigits(s.slowSteps), qint64(s.slowSteps), true) });
+        rows.push_back({ keyedCell(QString::fromStdString(rank.label), rank.rank, false),
+            keyedCell(groupDigits(s.arrivedLast), qint64(s.arrivedLast), true),
+            keyedCell(durationText(s.causedWaitNs), s.causedWaitNs, true),
+            keyedCell(durationText(s.excessStepNs), s.excessStepNs, true),
+            keyedCell(groupDigits(s.slowSteps), qint64(s.slowSteps), true) });
     }
     std::vector<qint64> tags;
     for (const StragglerRank& s : r.stragglers)

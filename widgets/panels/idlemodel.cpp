@@ -16,16 +16,6 @@ QString regionName(const Trace& trace, const Analysis& analysis, int rank, const
     return QString::fromStdString(displayName(trace, &analysis, id));
 }
 
-TableCell gapCell(const QString& text, qlonglong sortKey, bool right)
-{
-    TableCell c;
-    c.text = text;
-    c.sortKey = sortKey;
-    if (right)
-        c.alignment = Qt::AlignRight | Qt::AlignVCenter;
-    return c;
-}
-
 } // namespace
 
 IdleModel::IdleModel(QObject* parent)
@@ -54,14 +44,14 @@ void IdleModel::setGaps(const Trace& trace, const Analysis& analysis, const std:
     rows.reserve(gaps.size());
     m_ranges.clear();
     for (const auto& [rank, g] : gaps) {
-        rows.push_back({ gapCell(QString::fromStdString(trace.ranks[std::size_t(rank)].label), rank, false),
-            gapCell(durationText(g.range.start), g.range.start, true),
-            gapCell(durationText(g.range.duration()), g.range.duration(), true), gapCell(causeText(g), 0, false),
-            gapCell(durationText(g.hostBoundNs), g.hostBoundNs, true),
-            gapCell(durationText(g.syncWaitNs), g.syncWaitNs, true),
-            gapCell(durationText(g.queuedNs), g.queuedNs, true),
-            gapCell(regionName(trace, analysis, rank, g.cpuRegion), 0, false),
-            gapCell(regionName(trace, analysis, rank, g.launch), 0, false) });
+        rows.push_back({ keyedCell(QString::fromStdString(trace.ranks[std::size_t(rank)].label), rank, false),
+            keyedCell(durationText(g.range.start), g.range.start, true),
+            keyedCell(durationText(g.range.duration()), g.range.duration(), true), keyedCell(causeText(g), 0, false),
+            keyedCell(durationText(g.hostBoundNs), g.hostBoundNs, true),
+            keyedCell(durationText(g.syncWaitNs), g.syncWaitNs, true),
+            keyedCell(durationText(g.queuedNs), g.queuedNs, true),
+            keyedCell(regionName(trace, analysis, rank, g.cpuRegion), 0, false),
+            keyedCell(regionName(trace, analysis, rank, g.launch), 0, false) });
         m_ranges.push_back(g.range);
     }
     setRows(std::move(rows));

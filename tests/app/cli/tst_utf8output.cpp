@@ -3,9 +3,9 @@
 // sequence) in an OTF2 archive, a torch.profiler JSON and an Nsight Systems export give strictly valid JSON, CSV,
 // SVG, PDF and figure specs from exposure-cli, with each bad sequence shown as U+FFFD. Also the decoder
 // (model/utf8.h), the StringPool's raw bytes and the one JSON string writer (jsonQuoted).
-#include "analysis/statsreport.h"
 #include "model/stringpool.h"
 #include "model/utf8.h"
+#include "report/statsreport.h"
 #include "support/demoarchive.h"
 #include "support/kinetotraces.h"
 #include "support/nsystraces.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/compare.h"
-#include "analysis/statsreport.h"
 #include "model/timeformat.h"
+#include "report/statsreport.h"
 #include "support/processrun.h"
 
 #include <QProcess>

@@ -4,7 +4,7 @@
 // per-step kernel counts, the pairing both ways, the launch diagnosis and the idle split by the launching call.
 #include "analysis/analysis.h"
 #include "analysis/statsparts.h"
-#include "analysis/statsreport.h"
+#include "report/statsreport.h"
 #include "run/openrun.h"
 #include "support/kinetotraces.h"
 

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // openRun: input detection, the stages in order, the rank subset, the stall watchdog, cancel, the address-space cap.
+#include "analysis/statistics.h"
 #include "run/inputkinds.h"
 #include "run/openrun.h"
 #include "support/demoarchive.h"
 #include "support/kinetotraces.h"
 #include "support/nsystraces.h"
 #include "support/testtraces.h"
+#include "synth/archivewriter.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -104,6 +106,46 @@ private slots:
         importOnly.analyse = false;
         const OpenedRun bare = openRun(m_run, importOnly);
         QVERIFY(bare.trace && !bare.analysis && !bare.viewIndex && !bare.collectives);
+    }
+
+    // Which Score-P region names mark idle time or a synchronisation is the rules' to say (their "idle" category,
+    // sub-groups idle and sync): an edited rule changes what the import makes of a name that carries no mark of its
+    // own (no role, no CUDA_IDLE / CUDA_SYNC file), and what the statistics count as compute.
+    void markerRegionsFollowTheRules()
+    {
+        QTemporaryDir dir;
+        synth::ArchiveSpec spec;
+        synth::RankSpec& rank = spec.addRank(0);
+        rank.threads[0].regions
+            = { { "main", 0, 10'000 }, { "TRACE BUFFER FLUSH", 2'000, 3'000, synth::RegionRole::Artificial } };
+        synth::StreamSpec& stream = rank.addStream(0, 7);
+        stream.kernels
+            = { { "gemm_kernel", 1'000, 2'000 }, { "gpu pause", 3'000, 5'000 }, { "gemm_kernel", 6'000, 8'000 } };
+        synth::writeArchive(dir.path().toStdString(), spec);
+        const std::string path = dir.filePath(QStringLiteral("rank0")).toStdString();
+
+        auto kindOf = [](const Trace& t, std::string_view name) {
+            const StringId id = t.strings.find(name);
+            return id < t.regionKinds.size() ? t.regionKinds[id] : RegionKind::Unknown;
+        };
+        const OpenedRun builtIn = openRun(path, RunOptions {});
+        QCOMPARE(kindOf(*builtIn.trace, "TRACE BUFFER FLUSH"), RegionKind::Sync);
+        QCOMPARE(kindOf(*builtIn.trace, "gpu pause"), RegionKind::Kernel);
+        QCOMPARE(
+            computeStats(*builtIn.trace, *builtIn.analysis, 0, builtIn.trace->extent).computeBusyNs, TimeNs(5'000));
+
+        // The sync rule no longer names buffer flushes; the idle rule names "gpu pause".
+        std::string json = Rules::defaultJson();
+        const std::string flush = "|(?:trace )?buffer flush", idle = "|gpu idle|idle)$";
+        QVERIFY(json.find(flush) != std::string::npos && json.find(idle) != std::string::npos);
+        json.erase(json.find(flush), flush.size());
+        json.replace(json.find(idle), idle.size(), "|gpu idle|idle|gpu pause)$");
+        RunOptions edited;
+        edited.rules = Rules::fromJson(json, "edited rules");
+        const OpenedRun run = openRun(path, edited);
+        QCOMPARE(kindOf(*run.trace, "TRACE BUFFER FLUSH"), RegionKind::HostRegion);
+        QCOMPARE(kindOf(*run.trace, "gpu pause"), RegionKind::Idle);
+        QCOMPARE(computeStats(*run.trace, *run.analysis, 0, run.trace->extent).computeBusyNs, TimeNs(3'000));
     }
 
     void rankSubset()

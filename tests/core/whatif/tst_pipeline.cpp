@@ -10,7 +10,7 @@
 #include "analysis/collectives.h"
 #include "analysis/heatmap.h"
 #include "analysis/statsparts.h"
-#include "analysis/statsreport.h"
+#include "report/statsreport.h"
 #include "run/openrun.h"
 #include "support/evenreference.h"
 #include "support/files.h"

@@ -14,6 +14,7 @@
 
 #include <QApplication>
 #include <QFile>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTest>
 #include <cmath>
@@ -220,6 +221,42 @@ void TestHeatMapFigure::refusals()
     }
     FigureSpec timeline = testing::millimetreSpec(85, 60, 300);
     QVERIFY_THROWS_EXCEPTION(FigureRenderError, figure.render(timeline));
+
+    // Its file is written as the timeline's is (writeFigureFile): a name that says another format, an existing file
+    // without overwrite and an illegible figure are refused, each naming the file, and nothing is written.
+    QTemporaryDir dir;
+    const FigureSpec pdf = heatSpec(HeatMetric::Step, 85, 60, FigureSpec::Format::Pdf);
+    const QString png = dir.filePath(QStringLiteral("heat.png"));
+    try {
+        figure.renderToFile(pdf, png, false);
+        QFAIL("written");
+    } catch (const FigureRenderError& e) {
+        QCOMPARE(QString::fromUtf8(e.what()),
+            png + QStringLiteral(": the name says png but the format is pdf (not written)"));
+    }
+    QVERIFY(!QFileInfo::exists(png));
+    const QString path = dir.filePath(QStringLiteral("heat.pdf"));
+    figure.renderToFile(pdf, path, false);
+    QFile written(path);
+    QVERIFY(written.open(QIODevice::ReadOnly));
+    QCOMPARE(written.read(5), QByteArray("%PDF-"));
+    try {
+        figure.renderToFile(pdf, path, false);
+        QFAIL("overwritten");
+    } catch (const FigureRenderError& e) {
+        QCOMPARE(QString::fromUtf8(e.what()),
+            path + QStringLiteral(": already exists (not overwritten; use --force to replace it)"));
+    }
+    const QString small = dir.filePath(QStringLiteral("small.pdf"));
+    const FigureSpec illegible = heatSpec(HeatMetric::Step, 85, 12, FigureSpec::Format::Pdf);
+    try {
+        figure.renderToFile(illegible, small, false);
+        QFAIL("an illegible heat map was written");
+    } catch (const FigureLegibilityError& e) {
+        QVERIFY2(QString::fromUtf8(e.what()).startsWith(small + QStringLiteral(": not written, ")), e.what());
+        QVERIFY(e.proposal.heightMm > 12);
+    }
+    QVERIFY(!QFileInfo::exists(small));
 }
 
 void TestHeatMapFigure::specRoundTrip()

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "analysis/statsreport.h"
+#include "report/statsreport.h"
 
 #include "analysis/clockalign.h"
 #include "analysis/collectives.h"
 #include "analysis/ranksummary.h"
 #include "analysis/statsparts.h"
-#include "analysis/statsreport_p.h"
 #include "analysis/stepmean.h"
-#include "analysis/texttable.h"
 #include "model/enumnames.h"
 #include "model/timeformat.h"
 #include "model/utf8.h"
+#include "report/statsreport_p.h"
+#include "report/texttable.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -3,10 +3,10 @@
 // ranks' coordinates, and the pipeline stages, in JSON and in the text report.
 #include "analysis/commops.h"
 #include "analysis/statsparts.h"
-#include "analysis/statsreport.h"
-#include "analysis/statsreport_p.h"
-#include "analysis/texttable.h"
 #include "model/timeformat.h"
+#include "report/statsreport.h"
+#include "report/statsreport_p.h"
+#include "report/texttable.h"
 
 #include <algorithm>
 #include <map>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "analysis/texttable.h"
+#include "report/texttable.h"
 
 #include <algorithm>
 
