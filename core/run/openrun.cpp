@@ -82,9 +82,8 @@ std::shared_ptr<Trace> readStages(const std::string& path, const RunOptions& run
     std::shared_ptr<std::atomic<bool>> previewsOn;
     if (load.preview && load.previewDue && !run.part) { // off until the estimate says they fit
         previewsOn = std::make_shared<std::atomic<bool>>(false);
-        load.previewDue = [previewsOn, due = std::move(load.previewDue)](std::size_t read, std::size_t total) {
-            return previewsOn->load() && due(read, total);
-        };
+        load.previewDue = [previewsOn, due = std::move(load.previewDue)](
+                              std::size_t read, std::size_t total) { return previewsOn->load() && due(read, total); };
     } else {
         load.preview = nullptr;
         load.previewDue = nullptr;

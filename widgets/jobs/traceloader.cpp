@@ -49,7 +49,7 @@ struct LoadPreviewThrottle
     int intervalMs = 0;
     std::mutex mutex; // the members below
     QElapsedTimer sinceLast; // since the last preview was ready (not started: none yet)
-    qint64 waitMs = 0; // before the next one: the interval, or three times what the last one took
+    qint64 waitMs = 0; // before the next one: the interval, or three times what the last one took (interval 0: none)
     bool busy = false; // a preview is being built or analysed
     bool closed = false;
     std::atomic<std::size_t> read { 0 }, total { 0 }; // files (ranks) read
@@ -70,7 +70,7 @@ struct LoadPreviewThrottle
     {
         std::lock_guard lock(mutex);
         busy = false;
-        waitMs = std::max<qint64>(intervalMs, 3 * tookMs);
+        waitMs = intervalMs > 0 ? std::max<qint64>(intervalMs, 3 * tookMs) : 0;
         sinceLast.start();
     }
 };

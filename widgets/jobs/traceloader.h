@@ -61,13 +61,14 @@ public:
     // Progressive loading: while a run of many files (one rank each: torch.profiler) is read, previews of the ranks
     // read so far, analysed rank by rank (no collective matching, clock alignment or cross-rank step), arrive as
     // previewed() at most every previewIntervalMs (and never more often than three times the last preview took), each
-    // superseding the one before; the full result (loaded()) supersedes them all and does not depend on them. Off by
-    // default; the window turns it on.
+    // superseding the one before; the full result (loaded()) supersedes them all and does not depend on them. An
+    // interval of 0 (tests) asks for one after every file read while none is being built. Off by default; the window
+    // turns it on.
     void setProgressive(bool on) { m_progressive = on; }
     bool progressive() const { return m_progressive; }
     void setPreviewIntervalMs(int ms) { m_previewIntervalMs = ms; }
-    // For tests and benchmarks: reading threads (LoadOptions::threads; 0: one per core) and a call on the reading thread
-    // after each preview is handed over (a test holds the reading there until the window has shown it).
+    // For tests and benchmarks: reading threads (LoadOptions::threads; 0: one per core) and a call on the reading
+    // thread after each preview is handed over (a test holds the reading there until the window has shown it).
     void setReaderThreads(int threads) { m_readerThreads = threads; }
     void setAfterPreview(std::function<void(std::size_t ranksRead)> fn) { m_afterPreview = std::move(fn); }
     // Loads `path`; with `ranks`, only those ranks of a folder of per-rank archives.
@@ -94,8 +95,8 @@ signals:
 private:
     std::shared_ptr<LoadPreviewThrottle> installPreviews(
         RunOptions& options, const QString& path, const std::vector<int>& ranks);
-    void startPreview(const std::shared_ptr<LoadPreviewThrottle>& throttle, std::shared_ptr<Trace> trace,
-        int ranksRead, int ranksTotal);
+    void startPreview(const std::shared_ptr<LoadPreviewThrottle>& throttle, std::shared_ptr<Trace> trace, int ranksRead,
+        int ranksTotal);
 
     LoadFunction m_load;
     bool m_progressive = false;

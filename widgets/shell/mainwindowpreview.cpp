@@ -3,11 +3,11 @@
 // each analysed on its own) are shown in the timeline and the heat map, grouped as the whole run will be; the window
 // stays usable. The full trace replaces the last preview as any load does (applyLoaded); a failed or cancelled load
 // brings back the trace shown before the first preview.
+#include "common/elidedlabel.h"
 #include "panels/heatmappanel.h"
 #include "shell/findbar.h"
 #include "shell/mainwindow.h"
 #include "timeline/timelineplot.h"
-#include "common/elidedlabel.h"
 
 #include <QDockWidget>
 #include <algorithm>
