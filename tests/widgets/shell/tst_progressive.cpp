@@ -131,6 +131,8 @@ void TestProgressive::previewsThenTheFullTrace()
         p.grouping = w.timeline()->options().grouping;
         p.status = w.statusLabel()->text();
         p.rows = timelineRows(*w.timeline(), *p.trace);
+        if (read == 12 && qEnvironmentVariableIsSet("EXPOSURE_FIGURE_DUMP")) // to look at: half the run read
+            w.grab().save(qEnvironmentVariable("EXPOSURE_FIGURE_DUMP") + QStringLiteral("/preview-12-of-24.png"));
         previews.push_back(std::move(p));
         shown.release();
     });
