@@ -93,6 +93,7 @@ class TestProgressive : public QObject
     Q_OBJECT
 private slots:
     void previewsThenTheFullTrace();
+    void cancelDropsThePreview();
 };
 
 void TestProgressive::previewsThenTheFullTrace()
@@ -198,6 +199,46 @@ void TestProgressive::previewsThenTheFullTrace()
     QCOMPARE(plain.timeline()->rows().size(), w.timeline()->rows().size());
     QCOMPARE(timelineRows(*plain.timeline(), *other), fullRows);
     QCOMPARE(plain.timeline()->options().collapsedGroups, w.timeline()->options().collapsedGroups);
+}
+
+// Cancelled while a preview is shown: the window goes back to what it showed before (here: no trace), and nothing of
+// the load arrives afterwards.
+void TestProgressive::cancelDropsThePreview()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString run = writeShiftedRun(dir);
+    QVERIFY(!run.isEmpty());
+    MainWindow w;
+    w.setRemembersRecentFiles(false);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    TraceLoader* loader = w.loader();
+    loader->setReaderThreads(1);
+    loader->setPreviewIntervalMs(0);
+    QSemaphore release;
+    loader->setAfterPreview([&release](std::size_t) { release.tryAcquire(1, 60000); });
+    QSignalSpy shown(&w, &MainWindow::previewShown);
+    QSignalSpy cancelled(&w, &MainWindow::loadCancelled);
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(run);
+    QVERIFY(shown.wait(60000));
+    QCOMPARE(shown.count(), 1);
+    QCOMPARE(shown.first().at(0).toInt(), 1);
+    QVERIFY(w.trace());
+    QCOMPARE(int(w.trace()->ranks.size()), 1);
+    loader->cancel(); // the reading waits in the hook: it stops at the next file
+    QCOMPARE(cancelled.count(), 1);
+    QVERIFY(!w.trace()); // the state before the preview: no trace
+    QVERIFY(!w.analysis());
+    QCOMPARE(w.statusLabel()->text(), QStringLiteral("Loading cancelled"));
+    release.release(kRanks);
+    loader->waitForIdle();
+    QTest::qWait(200); // whatever the cancelled load still posted is handled, and dropped
+    QCOMPARE(shown.count(), 1);
+    QCOMPARE(loaded.count(), 0);
+    QVERIFY(!w.trace());
+    QVERIFY(!loader->isLoading());
 }
 
 QTEST_MAIN(TestProgressive)
