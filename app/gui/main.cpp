@@ -219,6 +219,10 @@ int main(int argc, char** argv)
     // started (from /proc, so library loading and Qt's start-up count too). What bench runs measure.
     if (qEnvironmentVariableIsSet("EXPOSURE_STARTUP_TIMING"))
         window.timeline()->installEventFilter(new FirstPaintReporter(window.timeline(), &window));
+    // EXPOSURE_NO_PREVIEWS=1: no previews while a run of many files is read (the first timeline is the full trace's),
+    // to measure what progressive loading saves.
+    if (qEnvironmentVariableIsSet("EXPOSURE_NO_PREVIEWS"))
+        window.loader()->setProgressive(false);
     if (initialRange) // applied once per loaded trace, before the first paint
         QObject::connect(
             &window, &MainWindow::traceLoaded, &window, [&] { window.timeline()->setVisibleRange(*initialRange); });

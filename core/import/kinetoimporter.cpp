@@ -20,6 +20,7 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 
@@ -506,7 +507,7 @@ struct FileIds
     std::uint32_t collectiveBase = 0, paramBase = 0;
 };
 
-FileIds mergeFileNames(Trace& trace, Trace& local)
+FileIds mergeFileNames(Trace& trace, const Trace& local)
 {
     FileIds ids;
     std::vector<StringId>& global = ids.global;
@@ -519,11 +520,9 @@ FileIds mergeFileNames(Trace& trace, Trace& local)
             trace.regionKinds[global[i]] = local.regionKinds[i];
     }
     ids.collectiveBase = std::uint32_t(trace.collectiveArgs.size());
-    for (auto& args : local.collectiveArgs)
-        trace.collectiveArgs.push_back(std::move(args));
+    trace.collectiveArgs.insert(trace.collectiveArgs.end(), local.collectiveArgs.begin(), local.collectiveArgs.end());
     ids.paramBase = std::uint32_t(trace.launchParams.size());
     trace.launchParams.insert(trace.launchParams.end(), local.launchParams.begin(), local.launchParams.end());
-    local = Trace();
     return ids;
 }
 
@@ -766,6 +765,63 @@ Rank buildRank(
     return rank;
 }
 
+// A copy of `t`'s names, interned tables and ranks (a StringPool is not copied as it is: its index points into it).
+std::shared_ptr<Trace> copyOfRanks(const Trace& t)
+{
+    auto copy = std::make_shared<Trace>();
+    copy->sourcePath = t.sourcePath;
+    for (StringId i = 0; i < t.strings.size(); ++i)
+        copy->strings.internFrom(t.strings, i);
+    copy->regionKinds = t.regionKinds;
+    copy->regionKinds.resize(copy->strings.size(), RegionKind::Unknown);
+    copy->launchParams = t.launchParams;
+    copy->collectiveArgs = t.collectiveArgs;
+    copy->ranks = t.ranks;
+    copy->eventCount = t.eventCount;
+    return copy;
+}
+
+// The ranks read so far (LoadOptions::preview): each file's rank built from a copy of its data as the full trace
+// builds it, kept in rank order; a finalized copy of them goes to LoadOptions::preview when previewDue asks for one.
+class RanksPreview
+{
+public:
+    RanksPreview(const std::string& sourcePath, const LoadOptions& options, std::size_t files)
+        : m_options(options)
+        , m_files(files)
+    {
+        m_ranks.sourcePath = sourcePath;
+    }
+    void add(const Trace& names, const FileData& data, const std::string& path, std::size_t fileIndex)
+    {
+        FileData copy = data;
+        const int named = data.rank >= 0 ? int(data.rank) : rankFromFileName(path);
+        std::unique_lock lock(m_mutex);
+        renumberFile(copy, mergeFileNames(m_ranks, names));
+        std::vector<std::string> warnings; // the full trace reports them
+        Rank rank = buildRank(m_ranks, copy, path, named >= 0 ? named : int(fileIndex), warnings);
+        const auto at = std::upper_bound(m_ranks.ranks.begin(), m_ranks.ranks.end(), rank.rank,
+            [](int r, const Rank& other) { return r < other.rank; });
+        m_ranks.ranks.insert(at, std::move(rank));
+        m_ranks.eventCount += data.events;
+        const std::size_t read = ++m_read;
+        if (!m_options.previewDue(read, m_files))
+            return;
+        std::shared_ptr<Trace> preview = copyOfRanks(m_ranks);
+        lock.unlock();
+        std::lock_guard handing(m_handing); // one preview at a time
+        finalizeTrace(*preview, true, 1);
+        m_options.preview(std::move(preview), read, m_files);
+    }
+
+private:
+    const LoadOptions& m_options;
+    std::size_t m_files;
+    std::size_t m_read = 0;
+    Trace m_ranks;
+    std::mutex m_mutex, m_handing;
+};
+
 } // namespace
 
 void importKineto(Trace& trace, const std::vector<std::string>& files, const LoadOptions& options)
@@ -789,6 +845,9 @@ void importKineto(Trace& trace, const std::vector<std::string>& files, const Loa
     std::vector<Trace> names(files.size());
     std::vector<std::uint64_t> done(files.size(), 0);
     std::mutex progressMutex;
+    std::optional<RanksPreview> preview;
+    if (options.preview && options.previewDue && files.size() > 1)
+        preview.emplace(trace.sourcePath, options, files.size());
     readFilesInParallel(files.size(), fileReadThreads(options, files.size()), [&](std::size_t f) {
         LoadOptions own = options;
         if (options.progress)
@@ -802,15 +861,21 @@ void importKineto(Trace& trace, const std::vector<std::string>& files, const Loa
         LoadProgress fileProgress;
         loaded[f].path = files[f];
         loaded[f].data = readFile(names[f], files[f], own, fileProgress);
-        std::lock_guard lock(progressMutex);
-        done[f] = sizes[f];
-        progress.eventsRead += loaded[f].data.events;
+        {
+            std::lock_guard lock(progressMutex);
+            done[f] = sizes[f];
+            progress.eventsRead += loaded[f].data.events;
+        }
+        if (preview)
+            preview->add(names[f], loaded[f].data, files[f], f);
     });
     progress.bytesRead = progress.bytesTotal;
     stageTiming("import: merge names");
     std::vector<FileIds> ids(files.size());
-    for (std::size_t f = 0; f < files.size(); ++f)
+    for (std::size_t f = 0; f < files.size(); ++f) {
         ids[f] = mergeFileNames(trace, names[f]);
+        names[f] = Trace();
+    }
     if (options.progress)
         options.progress(progress);
     // Ranks: distributedInfo, else the file name, else the natural order of the files.

@@ -57,6 +57,14 @@ struct LoadOptions
     // sub-groups idle and sync); unset, only what the archive says of a region (its role, its source file CUDA_IDLE,
     // HIP_SYNC, CUDA_FLUSH ...) makes it one.
     std::function<RegionKind(std::string_view name)> markerKind;
+    // Progressive loading (the GUI; runs of many files, one rank each: torch.profiler). After each file is read, the
+    // importer asks previewDue(filesRead, filesTotal); when it answers true, it passes a Trace of the ranks read so
+    // far to preview: each rank built as the full trace builds it, in rank order, finalized and rebased to its own
+    // first event (Trace::originAbsNs says where that is), before any cross-rank stage. Both are called on reading
+    // threads, one call at a time; the full trace does not depend on them. openRun turns previews off when their
+    // copies would not fit in memory.
+    std::function<bool(std::size_t filesRead, std::size_t filesTotal)> previewDue;
+    std::function<void(std::shared_ptr<Trace> preview, std::size_t filesRead, std::size_t filesTotal)> preview;
 };
 
 // Bad input: what() is one line "<file>: <problem>". Control characters (a "\n" in a region or location name of

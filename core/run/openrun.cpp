@@ -9,6 +9,7 @@
 #include "run/watchedread.h"
 
 #include <algorithm>
+#include <atomic>
 
 namespace exposure {
 
@@ -43,13 +44,22 @@ RegionKind markerByRules(const Rules& rules, std::string_view name)
     return nc.subgroup == "sync" ? RegionKind::Sync : RegionKind::Idle;
 }
 
-// Stage "estimate": refuse before reading what cannot fit; the watch caps the address space from the estimate.
-void checkEstimate(InputReader& reader, const std::string& path, const LoadOptions& options)
+// The previews of a progressive load (LoadOptions::preview) hold copies of the ranks read so far, and their analysis
+// and view index: counted as this many times the estimate, they are made only where that fits.
+constexpr std::uint64_t kPreviewMemoryFactor = 3;
+
+// Stage "estimate": refuse before reading what cannot fit; the watch caps the address space from the estimate (with
+// the previews' share where they are on). Previews are switched on here (`previewsOn`) when their copies fit too.
+void checkEstimate(InputReader& reader, const std::string& path, const LoadOptions& options,
+    const std::shared_ptr<std::atomic<bool>>& previewsOn)
 {
     const MemoryNeed need = reader.estimate();
     checkMemory(path, need.bytes, need.what, options);
+    const bool previews = previewsOn && need.bytes * kPreviewMemoryFactor <= availableMemory(options.memoryLimit).bytes;
+    if (previews)
+        previewsOn->store(true);
     if (options.memoryEstimated)
-        options.memoryEstimated(need.bytes);
+        options.memoryEstimated(previews ? need.bytes * kPreviewMemoryFactor : need.bytes);
 }
 
 // The reading stages, detect .. consistency.
@@ -82,10 +92,19 @@ std::shared_ptr<Trace> readStages(const std::string& path, const RunOptions& run
         load.chromeMapping = run.rules.chromeMapping(); // a rules file's mapping of Chrome traces' threads
     if (!load.markerKind)
         load.markerKind = [&rules = run.rules](std::string_view name) { return markerByRules(rules, name); };
+    std::shared_ptr<std::atomic<bool>> previewsOn;
+    if (load.preview && load.previewDue && !run.part) { // off until the estimate says they fit
+        previewsOn = std::make_shared<std::atomic<bool>>(false);
+        load.previewDue = [previewsOn, due = std::move(load.previewDue)](
+                              std::size_t read, std::size_t total) { return previewsOn->load() && due(read, total); };
+    } else {
+        load.preview = nullptr;
+        load.previewDue = nullptr;
+    }
     const auto reader = input.kind->open(*trace, input, load);
     stage(RunStage::Estimate);
     stageTiming("estimate");
-    checkEstimate(*reader, path, load);
+    checkEstimate(*reader, path, load, previewsOn);
     stage(RunStage::Import);
     stageTiming("import");
     reader->read();

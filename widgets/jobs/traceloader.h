@@ -18,6 +18,8 @@
 
 namespace exposure {
 
+struct LoadPreviewThrottle; // traceloader.cpp
+
 // Everything the window shows about one trace, computed off the GUI thread.
 struct LoadedTrace
 {
@@ -56,6 +58,19 @@ public:
     // The options the next load of `ranks` runs with: the rules, the clock mode, the memory and stall limits and the
     // load function (what Compare Runs loads its runs with too).
     RunOptions runOptions(const std::vector<int>& ranks = {}) const;
+    // Progressive loading: while a run of many files (one rank each: torch.profiler) is read, previews of the ranks
+    // read so far, analysed rank by rank (no collective matching, clock alignment or cross-rank step), arrive as
+    // previewed() at most every previewIntervalMs (and never more often than three times the last preview took), each
+    // superseding the one before; the full result (loaded()) supersedes them all and does not depend on them. An
+    // interval of 0 (tests) asks for one after every file read while none is being built. Off by default; the window
+    // turns it on.
+    void setProgressive(bool on) { m_progressive = on; }
+    bool progressive() const { return m_progressive; }
+    void setPreviewIntervalMs(int ms) { m_previewIntervalMs = ms; }
+    // For tests and benchmarks: reading threads (LoadOptions::threads; 0: one per core) and a call on the reading
+    // thread after each preview is handed over (a test holds the reading there until the window has shown it).
+    void setReaderThreads(int threads) { m_readerThreads = threads; }
+    void setAfterPreview(std::function<void(std::size_t ranksRead)> fn) { m_afterPreview = std::move(fn); }
     // Loads `path`; with `ranks`, only those ranks of a folder of per-rank archives.
     void load(const QString& path, const std::vector<int>& ranks = {});
     void cancel();
@@ -69,6 +84,8 @@ public:
 signals:
     void started(const QString& path);
     void progress(int permille, const QString& text);
+    // A preview of the ranks read so far (setProgressive): trace, analysis and view index; no collectives matched.
+    void previewed(const exposure::LoadedTrace& preview, int ranksRead, int ranksTotal);
     void loaded(const exposure::LoadedTrace& result);
     void failed(const QString& path, const QString& message);
     // The trace would not fit in memory (nothing was read): the window offers to load some of its ranks.
@@ -76,13 +93,24 @@ signals:
     void cancelled(const QString& path);
 
 private:
+    std::shared_ptr<LoadPreviewThrottle> installPreviews(
+        RunOptions& options, const QString& path, const std::vector<int>& ranks);
+    void startPreview(const std::shared_ptr<LoadPreviewThrottle>& throttle, std::shared_ptr<Trace> trace, int ranksRead,
+        int ranksTotal);
+
     LoadFunction m_load;
+    bool m_progressive = false;
+    int m_previewIntervalMs = 1500;
+    int m_readerThreads = 0;
+    std::function<void(std::size_t)> m_afterPreview;
+    quint64 m_loadSerial = 0;
     Rules m_rules;
     ClockMode m_clockMode = ClockMode::Aligned;
     QString m_path;
     std::uint64_t m_memoryLimit = 0;
     int m_stallSeconds = RunOptions().stallSeconds;
     JobSlot* m_job;
+    JobSlot* m_previewJob; // previews of the load m_job runs
 };
 
 } // namespace exposure

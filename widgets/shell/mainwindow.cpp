@@ -103,6 +103,7 @@ MainWindow::MainWindow(QWidget* parent)
     createStatusBar();
 
     connectLoader();
+    connectPreviews();
     connectPanels();
 
     resize(1400, 900);
@@ -147,16 +148,19 @@ void MainWindow::connectLoader()
     });
     connect(m_loader, &TraceLoader::failed, this, [this, stopProgress](const QString& path, const QString& message) {
         stopProgress();
+        dropPreview();
         m_statusText->setText(tr("Could not open %1").arg(QFileInfo(path).fileName()));
         showError(tr("Could not open trace"), message);
         emit loadFailed(path, message);
     });
     connect(m_loader, &TraceLoader::tooLarge, this, [this, stopProgress](const QString& path, const QString& message) {
         stopProgress();
+        dropPreview();
         offerRanks(path, message);
     });
     connect(m_loader, &TraceLoader::cancelled, this, [this, stopProgress](const QString& path) {
         stopProgress();
+        dropPreview();
         m_statusText->setText(tr("Loading cancelled"));
         emit loadCancelled(path);
     });
@@ -664,6 +668,7 @@ void MainWindow::openDialog(bool folder)
 
 void MainWindow::applyLoaded(const LoadedTrace& loaded)
 {
+    m_beforePreview.reset();
     m_current = loaded;
     m_timeline->setTrace(loaded.trace, loaded.analysis, loaded.index);
     applyDefaultGrouping();

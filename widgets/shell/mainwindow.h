@@ -163,6 +163,8 @@ signals:
     void loadCancelled(const QString& path);
     void errorShown(const QString& title, const QString& text);
     void sessionRestored(const QString& path); // its trace loaded and its view applied
+    // A preview of a run being read (TraceLoader::setProgressive) is shown: its ranks read so far, of all.
+    void previewShown(int ranksRead, int ranksTotal);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -180,7 +182,13 @@ private:
     void createSessionActions();
     void createBookmarksMenu();
     void createGroupMenu();
-    void applyDefaultGrouping();
+    // Grouped as a trace of `ranks` ranks opens (default: the current trace's).
+    void applyDefaultGrouping(std::size_t ranks = 0);
+    // Progressive loading (mainwindowpreview.cpp): a preview shown while the run is read, and dropped (the trace shown
+    // before it back) when the load fails or is cancelled.
+    void connectPreviews();
+    void applyPreview(const LoadedTrace& preview, int ranksRead, int ranksTotal);
+    void dropPreview();
     void syncGroupActions();
     void applySession(const QString& path);
     void adaptLayout();
@@ -207,6 +215,8 @@ private:
     void showTraceWarnings();
 
     LoadedTrace m_current;
+    // While a preview is shown: the trace shown before it.
+    std::optional<LoadedTrace> m_beforePreview;
     TraceLoader* m_loader;
     TimelinePlot* m_timeline;
     DetailsPanel* m_details;

@@ -50,11 +50,13 @@ void MainWindow::syncGroupActions()
         a->setChecked(RankGrouping(a->data().toInt()) == now);
 }
 
-void MainWindow::applyDefaultGrouping()
+void MainWindow::applyDefaultGrouping(std::size_t ranks)
 {
     // Many ranks: one row per group (32 for 256 ranks on 8-GPU hosts), so that the first paint reads at a glance
-    // and costs the group rows only; fewer: every rank's rows.
-    const bool many = m_current.trace && m_current.trace->ranks.size() > kGroupRanksAbove;
+    // and costs the group rows only; fewer: every rank's rows. A preview is grouped as its whole run will be.
+    if (ranks == 0 && m_current.trace)
+        ranks = m_current.trace->ranks.size();
+    const bool many = ranks > kGroupRanksAbove;
     setRankGrouping(many ? RankGrouping::Auto : RankGrouping::None, many);
 }
 
