@@ -2,8 +2,8 @@
 // Progressive loading through the real window: a run of 24 torch.profiler files read one file at a time shows a
 // preview after each file but the last (the ranks read so far, grouped as the whole run), each preview rank's lanes,
 // intervals and rows equal the full trace's for that rank, and the full trace equals a load without previews.
-#include "report/statsreport.h"
 #include "common/elidedlabel.h"
+#include "report/statsreport.h"
 #include "shell/mainwindow.h"
 #include "support/kinetotraces.h"
 #include "timeline/timelineplot.h"
