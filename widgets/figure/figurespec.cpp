@@ -370,6 +370,41 @@ static void readHeatMap(const QJsonObject& o, FigureSpec& s, const QString& src)
     s.heatmapOrder = *ro;
 }
 
+// The spec's "rows": which rows (select, list), the grouping of a row per group of ranks, the overlap lanes.
+static void readRows(const QJsonObject& o, FigureSpec& s, const QString& src)
+{
+    const QJsonObject rw = objectAt(o, "rows", src);
+    checkKeys(rw, { "select", "list", "overlapLanes", "groups" }, QStringLiteral("'rows'"), src);
+    const QString select = stringAt(rw, "select", QStringLiteral("auto"), src);
+    QString rowsText = select;
+    if (select == QLatin1String("list")) {
+        const QJsonValue lv = rw.value(QStringLiteral("list"));
+        if (!lv.isArray())
+            fail(src, QStringLiteral("rows of kind 'list' need a 'list' array"));
+        QStringList parts;
+        for (const QJsonValue& v : lv.toArray()) {
+            if (!v.isString())
+                fail(src, QStringLiteral("'rows.list' entries are strings such as \"0\", \"1:2\", \"1:overlap\""));
+            parts << v.toString();
+        }
+        rowsText = parts.join(QLatin1Char(','));
+    } else if (select != QLatin1String("auto") && select != QLatin1String("all") && select != QLatin1String("gpu")
+        && select != QLatin1String("overlap") && select != QLatin1String("groups")) {
+        fail(src, QStringLiteral("rows 'select' '%1' is not auto, all, gpu, overlap, groups or list").arg(select));
+    }
+    if (rw.contains(QStringLiteral("groups"))) {
+        const QString g = stringAt(rw, "groups", QStringLiteral("auto"), src);
+        const auto grouping = rankGroupingFromName(g.toStdString());
+        if (!grouping || *grouping == RankGrouping::None)
+            fail(src, QStringLiteral("rows 'groups' '%1' is not auto, host, stage, dp or blocks").arg(g));
+        s.grouping = *grouping;
+    }
+    QString rowError;
+    if (!parseRowsArgument(rowsText, &s, &rowError))
+        fail(src, rowError);
+    s.overlapLanes = boolAt(rw, "overlapLanes", s.overlapLanes, src);
+}
+
 FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
 {
     QJsonParseError err;
@@ -422,36 +457,7 @@ FigureSpec FigureSpec::fromJson(const QByteArray& json, const QString& src)
         fail(src, QStringLiteral("range kind '%1' is not whole, visible, range or step").arg(kind));
     }
 
-    const QJsonObject rw = objectAt(o, "rows", src);
-    checkKeys(rw, { "select", "list", "overlapLanes", "groups" }, QStringLiteral("'rows'"), src);
-    const QString select = stringAt(rw, "select", QStringLiteral("auto"), src);
-    QString rowsText = select;
-    if (select == QLatin1String("list")) {
-        const QJsonValue lv = rw.value(QStringLiteral("list"));
-        if (!lv.isArray())
-            fail(src, QStringLiteral("rows of kind 'list' need a 'list' array"));
-        QStringList parts;
-        for (const QJsonValue& v : lv.toArray()) {
-            if (!v.isString())
-                fail(src, QStringLiteral("'rows.list' entries are strings such as \"0\", \"1:2\", \"1:overlap\""));
-            parts << v.toString();
-        }
-        rowsText = parts.join(QLatin1Char(','));
-    } else if (select != QLatin1String("auto") && select != QLatin1String("all") && select != QLatin1String("gpu")
-        && select != QLatin1String("overlap") && select != QLatin1String("groups")) {
-        fail(src, QStringLiteral("rows 'select' '%1' is not auto, all, gpu, overlap, groups or list").arg(select));
-    }
-    if (rw.contains(QStringLiteral("groups"))) {
-        const QString g = stringAt(rw, "groups", QStringLiteral("auto"), src);
-        const auto grouping = rankGroupingFromName(g.toStdString());
-        if (!grouping || *grouping == RankGrouping::None)
-            fail(src, QStringLiteral("rows 'groups' '%1' is not auto, host, stage, dp or blocks").arg(g));
-        s.grouping = *grouping;
-    }
-    QString rowError;
-    if (!parseRowsArgument(rowsText, &s, &rowError))
-        fail(src, rowError);
-    s.overlapLanes = boolAt(rw, "overlapLanes", s.overlapLanes, src);
+    readRows(o, s, src);
 
     const QString pal = stringAt(o, "palette", paletteKindName(s.palette), src);
     bool palOk = false;
