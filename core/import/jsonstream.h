@@ -192,6 +192,30 @@ private:
 // A gzip file's trailer: the size of its (last member's) content modulo 2^32. Nothing when it cannot be read.
 std::optional<std::uint64_t> gzipTrailerSize(const std::string& path);
 
+// A growable buffer of whole pages taken from the system (mmap) and given back when it is destroyed. A file's
+// decompressed text (tens of MB, one per file and reading thread) held in malloc's heaps stays there between files,
+// fragmented by what the parse allocates beside it: 3.4 MB kept per file was measured, a peak of 2.6 GB instead of
+// 1.5 GB on 256 ranks.
+class PageBuffer
+{
+public:
+    PageBuffer() = default;
+    ~PageBuffer() { release(); }
+    PageBuffer(const PageBuffer&) = delete;
+    PageBuffer& operator=(const PageBuffer&) = delete;
+    char* data() { return m_data; }
+    std::size_t size() const { return m_size; }
+    // Keeps the first min(n, size()) bytes (the others are unspecified). Throws std::bad_alloc when the pages cannot
+    // be had.
+    void resize(std::size_t n);
+    // Gives the pages back (size 0).
+    void release();
+
+private:
+    char* m_data = nullptr;
+    std::size_t m_size = 0, m_capacity = 0;
+};
+
 // Reads the whole decompressed content of `file` into `out` (with a terminating NUL) when it is expected to be at most
 // kWholeFileBytes: the gzip trailer's size for gzip files, the file size for plain ones. False, with nothing read, for
 // a larger file, which is then streamed (and for one whose content outgrows twice the limit: it is rewound and
@@ -199,7 +223,7 @@ std::optional<std::uint64_t> gzipTrailerSize(const std::string& path);
 // honours cancellation as GzStream does; a gzip error goes to `gzError`.
 constexpr std::uint64_t kWholeFileBytes = std::uint64_t(128) << 20;
 bool readWholeFile(const std::string& path, gzFile file, const LoadOptions& options, LoadProgress* progress,
-    std::string& out, bool& cancelled, std::string& gzError);
+    PageBuffer& out, bool& cancelled, std::string& gzError);
 
 // Streams `path` through `handler` (numbers as text, stopping after the top-level value). Throws LoadCancelled, or
 // LoadError naming the file for corrupt gzip data, JSON nested deeper than Handler::kMaxDepth (the handler refuses
@@ -218,7 +242,7 @@ void parseJsonFile(
     bool cancelled = false;
     {
         const GzFile file(path);
-        std::string whole;
+        PageBuffer whole;
         if (readWholeFile(path, file.get(), options, progress, whole, cancelled, gzError)) {
             if (!cancelled && gzError.empty()) {
                 rapidjson::InsituStringStream stream(whole.data());
