@@ -12,6 +12,7 @@
 //     report.
 // Everything that crosses processes refers to kernels by name and to ranks by their index in the whole run.
 #include "analysis/clockalign.h"
+#include "analysis/grouplayout.h"
 #include "analysis/statsparts.h"
 #include "cli/commands.h"
 #include "import/consistency.h"
@@ -289,9 +290,10 @@ std::string partMessage(const LocalPart& local, const cli::StatsRequest& request
     const bool stepIdle = request.format == cli::StatsRequest::Format::Json;
     Bytes part;
     part.i64(std::int64_t(trace.ranks.size()));
+    const SharedGroupLayout layout(trace);
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         part.i64(local.globalIndex[r]);
-        part.str(serialize(rankReport(trace, *local.analysis, int(r), request.options, stepIdle)));
+        part.str(serialize(rankReport(trace, *local.analysis, int(r), request.options, stepIdle, &layout)));
     }
     part.str(serialize(collectiveCandidates(trace, *local.analysis, local.globalIndex)));
     appendWarnings(part, trace, local.mine, local.mineIndex, local.laneWarnings, local.globalIndex);

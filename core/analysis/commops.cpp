@@ -159,9 +159,10 @@ TimeNs unionLength(std::vector<TimeRange> parts)
 class KernelRoles
 {
 public:
-    KernelRoles(const Trace& trace, const Rules& rules)
+    KernelRoles(const Trace& trace, const Rules& rules, const SharedGroupLayout* shared)
         : m_trace(trace)
         , m_rules(rules)
+        , m_shared(shared)
     { }
 
     const std::pair<std::string, std::string>& of(const Lane& lane, std::uint32_t interval)
@@ -176,9 +177,9 @@ public:
             std::string from;
             std::string role = roleOfGroup(m_rules, nullptr, args, &from);
             if (role == "other" && from == "name" && !args->groupRanks.empty()) {
-                if (!m_layout)
+                if (!m_shared && !m_layout)
                     m_layout = inferGroupLayout(m_trace);
-                role = roleOfGroup(m_rules, &*m_layout, args, &from);
+                role = roleOfGroup(m_rules, m_shared ? &m_shared->get() : &*m_layout, args, &from);
             }
             known->second = { std::move(role), std::move(from) };
         }
@@ -188,6 +189,7 @@ public:
 private:
     const Trace& m_trace;
     const Rules& m_rules;
+    const SharedGroupLayout* m_shared; // the report's, shared by its ranks; else m_layout, this rank's own
     std::unordered_map<const CollectiveArgs*, std::pair<std::string, std::string>> m_known;
     std::optional<GroupLayout> m_layout;
     std::pair<std::string, std::string> m_lane;
@@ -251,7 +253,8 @@ std::string commOpOf(
     return said(CommOpSource::KernelName, {}, op.empty() ? std::string("other") : op);
 }
 
-CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window)
+CommOps commOperations(
+    const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window, const SharedGroupLayout* layout)
 {
     CommOps out;
     const Rank& rank = trace.ranks.at(std::size_t(rankIndex));
@@ -261,7 +264,7 @@ CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankInd
     std::vector<std::vector<TimeRange>> parts, roleParts;
     std::vector<std::pair<std::uint64_t, std::uint16_t>> keyed;
     std::vector<std::uint16_t> keyedRole;
-    KernelRoles kernelRoles(trace, analysis.rules);
+    KernelRoles kernelRoles(trace, analysis.rules, layout);
     std::vector<std::set<std::string>> roleSources;
     detail::forEachGpuLane(rank, [&](std::size_t l, const Lane& lane) {
         const IntervalTable& t = lane.intervals;
@@ -390,10 +393,10 @@ void fillCommOpCollectives(CommOps& ops, const CollectiveMatch& match, int rank,
     }
 }
 
-std::vector<CommRoleShare> commRoleShares(
-    const Trace& trace, const Analysis& analysis, const CollectiveMatch* match, int rankIndex, TimeRange window)
+std::vector<CommRoleShare> commRoleShares(const Trace& trace, const Analysis& analysis, const CollectiveMatch* match,
+    int rankIndex, TimeRange window, const SharedGroupLayout* layout)
 {
-    CommOps ops = commOperations(trace, analysis, rankIndex, window);
+    CommOps ops = commOperations(trace, analysis, rankIndex, window, layout);
     if (match)
         fillCommOpCollectives(ops, *match, rankIndex, window);
     const Rank& rank = trace.ranks.at(std::size_t(rankIndex));

@@ -68,6 +68,7 @@ std::string roleOfGroup(const Rules& rules, const CollectiveArgs* args);
 // The same, then, where the name says "other", the role the layout of the job's groups gives (`layout` may be null);
 // `source` (if given) says which decided: "rule", "name" or "layout" (empty for "unknown").
 struct GroupLayout;
+class SharedGroupLayout; // analysis/grouplayout.h
 std::string roleOfGroup(
     const Rules& rules, const GroupLayout* layout, const CollectiveArgs* args, std::string* source = nullptr);
 
@@ -81,7 +82,10 @@ struct CommOps
     std::vector<std::uint16_t> kernelOp; // index into ops, parallel to kernelKeys
     std::vector<std::uint16_t> kernelRole; // index into roles, parallel to kernelKeys
 };
-CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window);
+// `layout`: the trace's group layout shared by the calls for its ranks (grouplayout.h); without it, each call infers it
+// where a role needs it.
+CommOps commOperations(const Trace& trace, const Analysis& analysis, int rankIndex, TimeRange window,
+    const SharedGroupLayout* layout = nullptr);
 
 // One part of a rank's communication over a window split by role so that the parts add up (the Exposed
 // Communication panel's split): time in which kernels of one role run alone belongs to that role, time in which
@@ -96,8 +100,8 @@ struct CommRoleShare
 };
 // The parts of one rank, the single roles first (by name), then the combinations (by name); `match` may be null
 // (no waiting or transfer).
-std::vector<CommRoleShare> commRoleShares(
-    const Trace& trace, const Analysis& analysis, const CollectiveMatch* match, int rankIndex, TimeRange window);
+std::vector<CommRoleShare> commRoleShares(const Trace& trace, const Analysis& analysis, const CollectiveMatch* match,
+    int rankIndex, TimeRange window, const SharedGroupLayout* layout = nullptr);
 
 // The operation of one communication kernel and where it came from ("" when it is not communication).
 std::string commOpOf(const Trace& trace, const Analysis& analysis, IntervalRef kernel, CommOpSource* source = nullptr,

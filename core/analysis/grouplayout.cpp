@@ -5,8 +5,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <map>
+#include <set>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 namespace exposure {
 
@@ -32,6 +36,12 @@ namespace {
 const std::string& nameOf(const CollectiveArgs& args)
 {
     return args.groupName.empty() ? args.processGroup : args.groupName;
+}
+
+// The key of GroupLayout::byText: the group's ranks as recorded, '\x1f', its name.
+std::string textKey(const CollectiveArgs& args)
+{
+    return args.groupRanks + '\x1f' + nameOf(args);
 }
 
 // The stride of a group's ranks where they are evenly spaced (two ranks or more), else 0.
@@ -98,21 +108,58 @@ GroupLayout inferGroupLayout(const Trace& trace)
 {
     GroupLayout out;
     std::map<std::pair<std::vector<int>, std::string>, LayoutGroup> byKey;
+    // Each distinct (ranks text, name) is read once; its operations are gathered by text first. The texts are hashed
+    // by their ends (a rank list of 1 024 ranks is 5 KB, and every collective repeats it), compared whole.
+    struct EndsHash
+    {
+        std::size_t operator()(std::string_view s) const
+        {
+            const std::size_t n = std::min<std::size_t>(s.size(), 64);
+            return std::hash<std::string_view> {}(s.substr(0, n)) * 31
+                + std::hash<std::string_view> {}(s.substr(s.size() - n)) + s.size();
+        }
+    };
+    std::unordered_map<std::string_view, std::map<std::string_view, std::set<std::string>>, EndsHash> opsByText;
     for (const CollectiveArgs& args : trace.collectiveArgs) {
-        std::vector<int> ranks = groupRankList(args.groupRanks);
+        if (args.groupRanks.empty())
+            continue;
+        std::set<std::string>& ops = opsByText[args.groupRanks][nameOf(args)];
+        if (std::string op = normaliseCommOp(args.collective); !op.empty())
+            ops.insert(std::move(op));
+    }
+    struct TextGroup
+    {
+        std::string text; // GroupLayout::byText's key
+        const std::pair<std::vector<int>, std::string>* key; // in byKey
+    };
+    std::vector<TextGroup> textGroups;
+    for (const auto& [ranksText, names] : opsByText) {
+        const std::vector<int> ranks = groupRankList(std::string(ranksText));
         if (ranks.size() < 2 || std::adjacent_find(ranks.begin(), ranks.end()) != ranks.end())
             continue;
         out.worldSize = std::max(out.worldSize, ranks.back() + 1);
-        LayoutGroup& g = byKey[{ ranks, nameOf(args) }];
-        g.name = nameOf(args);
-        g.ranks = std::move(ranks);
-        if (std::string op = normaliseCommOp(args.collective); !op.empty())
-            g.ops.insert(op);
+        for (const auto& [name, ops] : names) {
+            auto [it, fresh] = byKey.try_emplace({ ranks, std::string(name) });
+            LayoutGroup& g = it->second;
+            if (fresh) {
+                g.name = std::string(name);
+                g.ranks = ranks;
+            }
+            g.ops.insert(ops.begin(), ops.end());
+            textGroups.push_back({ std::string(ranksText) + '\x1f' + std::string(name), &it->first });
+        }
     }
     for (const Rank& r : trace.ranks)
         out.worldSize = std::max(out.worldSize, r.rank + 1);
     for (auto& [key, g] : byKey)
         out.groups.push_back(std::move(g));
+    for (const TextGroup& tg : textGroups) { // byKey's order is the groups' order
+        const auto it = std::lower_bound(
+            out.groups.begin(), out.groups.end(), *tg.key, [](const LayoutGroup& g, const auto& key) {
+                return std::tie(g.ranks, g.name) < std::tie(key.first, key.second);
+            });
+        out.byText.emplace(tg.text, std::size_t(it - out.groups.begin()));
+    }
     std::vector<LayoutGroup*> collective, p2p;
     LayoutGroup* world = nullptr;
     for (LayoutGroup& g : out.groups) {
@@ -146,6 +193,8 @@ GroupLayout inferGroupLayout(const Trace& trace)
 
 std::string GroupLayout::roleOf(const CollectiveArgs& args) const
 {
+    if (const auto known = byText.find(textKey(args)); known != byText.end())
+        return groups[known->second].role;
     const std::vector<int> ranks = groupRankList(args.groupRanks);
     const std::string& name = nameOf(args);
     const auto it = std::lower_bound(

@@ -18,8 +18,8 @@
 
 namespace exposure {
 
-RankReport rankReport(
-    const Trace& trace, const Analysis& analysis, int rankIndex, const StatsReportOptions& o, bool stepIdle)
+RankReport rankReport(const Trace& trace, const Analysis& analysis, int rankIndex, const StatsReportOptions& o,
+    bool stepIdle, const SharedGroupLayout* layout)
 {
     const Rank& rank = trace.ranks.at(std::size_t(rankIndex));
     const RankAnalysis& ra = analysis.ranks.at(std::size_t(rankIndex));
@@ -61,12 +61,12 @@ RankReport rankReport(
             s.idle = sumIdleGaps(idleGapsCut(trace, analysis, rankIndex, w.range.intersected(o.window)));
         r.steps.push_back(std::move(s));
     }
-    r.commOps = commOperations(trace, analysis, rankIndex, o.window);
+    r.commOps = commOperations(trace, analysis, rankIndex, o.window, layout);
     r.coords = rank.coords;
     // A rank of a job with several parallelism roles: its coordinates in the grid the groups' layout gives, where the
     // trace gives none (analysis/grouplayout.h).
     if (!r.coords.known() && r.commOps.roles.size() > 1)
-        r.coords = inferGroupLayout(trace).coordsOf(rank.rank);
+        r.coords = (layout ? layout->get() : inferGroupLayout(trace)).coordsOf(rank.rank);
     r.warnings = ra.warnings;
     return r;
 }
@@ -282,8 +282,9 @@ StatsReport buildStatsReport(const Trace& trace, const Analysis& analysis, const
     std::set<std::string> hosts;
     // Each rank's report from that rank alone: on all cores.
     report.ranks.resize(trace.ranks.size());
+    const SharedGroupLayout layout(trace);
     parallelFor(trace.ranks.size(), workerCount(trace.ranks.size()),
-        [&](std::size_t r) { report.ranks[r] = rankReport(trace, analysis, int(r), o, stepIdle); });
+        [&](std::size_t r) { report.ranks[r] = rankReport(trace, analysis, int(r), o, stepIdle, &layout); });
     for (const Rank& rank : trace.ranks)
         hosts.insert(rank.host);
     CollectiveCandidates candidates = collectiveCandidates(trace, analysis);

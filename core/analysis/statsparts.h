@@ -84,8 +84,9 @@ struct StatsReport;
 void fillPeerWaits(StatsReport& report, const CollectiveMatch& match, TimeRange window);
 
 // The report of one rank of `trace`. stepIdle: also each step's idle breakdown (the JSON lists it).
-RankReport rankReport(
-    const Trace& trace, const Analysis& analysis, int rankIndex, const StatsReportOptions& options, bool stepIdle);
+// `layout`: the trace's process-group layout, shared by the calls for its ranks (inferred by each call without it).
+RankReport rankReport(const Trace& trace, const Analysis& analysis, int rankIndex, const StatsReportOptions& options,
+    bool stepIdle, const SharedGroupLayout* layout = nullptr);
 
 struct KernelPart
 {

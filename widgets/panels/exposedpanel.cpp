@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "panels/exposedpanel.h"
 
+#include "analysis/grouplayout.h"
 #include "common/elidedlabel.h"
 #include "common/labels.h"
 #include "common/theme.h"
@@ -77,6 +78,7 @@ std::vector<std::vector<CommRoleShare>> roleSharesOf(const Trace& trace, const A
     const CollectiveMatch* collectives, bool stepScope, int step, TimeRange window)
 {
     std::vector<std::vector<CommRoleShare>> roles;
+    const SharedGroupLayout layout(trace); // inferred once for all ranks, where a role needs it
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         TimeRange w = window;
         if (stepScope) {
@@ -85,8 +87,8 @@ std::vector<std::vector<CommRoleShare>> roleSharesOf(const Trace& trace, const A
                 if (st.index == step)
                     w = st.range;
         }
-        roles.push_back(
-            w.isEmpty() ? std::vector<CommRoleShare> {} : commRoleShares(trace, analysis, collectives, int(r), w));
+        roles.push_back(w.isEmpty() ? std::vector<CommRoleShare> {}
+                                    : commRoleShares(trace, analysis, collectives, int(r), w, &layout));
     }
     roles.push_back(sumShares(roles));
     return roles;
