@@ -11,11 +11,14 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
 #include <string>
 #include <string_view>
+#include <vector>
 #include <zlib.h>
 
 namespace exposure {
@@ -216,6 +219,32 @@ private:
     std::size_t m_size = 0, m_capacity = 0;
 };
 
+// Page buffers lent to the files read at once, at most one per reading thread: the next file a thread reads reuses the
+// pages of the one before, instead of taking them from the system and having them cleared again (3.5 % of the CPU of
+// a 64-rank read).
+class PageBufferPool
+{
+public:
+    std::unique_ptr<PageBuffer> take()
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_free.empty())
+            return std::make_unique<PageBuffer>();
+        std::unique_ptr<PageBuffer> b = std::move(m_free.back());
+        m_free.pop_back();
+        return b;
+    }
+    void give(std::unique_ptr<PageBuffer> b)
+    {
+        std::lock_guard lock(m_mutex);
+        m_free.push_back(std::move(b));
+    }
+
+private:
+    std::mutex m_mutex;
+    std::vector<std::unique_ptr<PageBuffer>> m_free;
+};
+
 // Reads the whole decompressed content of `file` into `out` (with a terminating NUL) when it is expected to be at most
 // kWholeFileBytes: the gzip trailer's size for gzip files, the file size for plain ones. False, with nothing read, for
 // a larger file, which is then streamed (and for one whose content outgrows twice the limit: it is rewound and
@@ -233,8 +262,8 @@ bool readWholeFile(const std::string& path, gzFile file, const LoadOptions& opti
 // handed to `handler` where they lie in the buffer, white space skipped with SIMD): about twice as fast as the
 // stream, for the memory of one file per reading thread. Handlers copy what they keep, in either path.
 template <class Handler>
-void parseJsonFile(
-    const std::string& path, const LoadOptions& options, LoadProgress* progress, Handler& handler, const char* what)
+void parseJsonFile(const std::string& path, const LoadOptions& options, LoadProgress* progress, Handler& handler,
+    const char* what, PageBuffer* scratch = nullptr)
 {
     constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseStopWhenDoneFlag;
     rapidjson::ParseResult ok;
@@ -242,7 +271,8 @@ void parseJsonFile(
     bool cancelled = false;
     {
         const GzFile file(path);
-        PageBuffer whole;
+        PageBuffer own;
+        PageBuffer& whole = scratch ? *scratch : own; // `scratch`: pages of an earlier file, reused
         if (readWholeFile(path, file.get(), options, progress, whole, cancelled, gzError)) {
             if (!cancelled && gzError.empty()) {
                 rapidjson::InsituStringStream stream(whole.data());

@@ -424,11 +424,12 @@ private:
 };
 } // namespace
 
-FileData readFile(Trace& trace, const std::string& path, const LoadOptions& options, LoadProgress& progress)
+FileData readFile(
+    Trace& trace, const std::string& path, const LoadOptions& options, LoadProgress& progress, PageBuffer* scratch)
 {
     FileData data;
     Handler handler(trace, data);
-    parseJsonFile(path, options, &progress, handler, "not a torch.profiler trace");
+    parseJsonFile(path, options, &progress, handler, "not a torch.profiler trace", scratch);
     if (!data.sawTraceEvents)
         throw LoadError(path, "not a torch.profiler (Kineto) trace: no \"traceEvents\" array");
     if (std::none_of(

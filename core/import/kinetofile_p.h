@@ -4,6 +4,7 @@
 // file's events by lane with ids into the file's own Trace; kinetoimporter.cpp merges the files' names and builds the
 // run's ranks from them.
 
+#include "import/jsonstream.h"
 #include "import/loader.h"
 #include "model/trace.h"
 
@@ -71,6 +72,8 @@ struct FileData
 
 // Reads one torch.profiler file: names, region kinds, collective arguments and launch parameters into `trace` (the
 // file's own), its events into the result. Throws LoadError naming the file for anything it cannot read.
-FileData readFile(Trace& trace, const std::string& path, const LoadOptions& options, LoadProgress& progress);
+// `scratch`: pages to decompress the file into (PageBufferPool), else its own.
+FileData readFile(Trace& trace, const std::string& path, const LoadOptions& options, LoadProgress& progress,
+    PageBuffer* scratch = nullptr);
 
 } // namespace exposure::kineto

@@ -384,6 +384,7 @@ void importKineto(Trace& trace, const std::vector<std::string>& files, const Loa
     std::optional<RanksPreview> preview;
     if (options.preview && options.previewDue && files.size() > 1)
         preview.emplace(trace.sourcePath, options, files.size());
+    PageBufferPool buffers;
     readFilesInParallel(files.size(), fileReadThreads(options, files.size()), [&](std::size_t f) {
         LoadOptions own = options;
         if (options.progress)
@@ -396,7 +397,9 @@ void importKineto(Trace& trace, const std::vector<std::string>& files, const Loa
             };
         LoadProgress fileProgress;
         loaded[f].path = files[f];
-        loaded[f].data = readFile(names[f], files[f], own, fileProgress);
+        std::unique_ptr<PageBuffer> buffer = buffers.take();
+        loaded[f].data = readFile(names[f], files[f], own, fileProgress, buffer.get());
+        buffers.give(std::move(buffer)); // (after an exception, no file is read any more: the buffer goes)
         {
             std::lock_guard lock(progressMutex);
             done[f] = sizes[f];
