@@ -613,6 +613,7 @@ bool isChromeTraceFile(const std::string& path)
     if (i >= head.size() || head[i] != '{')
         return false;
     SniffHandler sniff;
+    padForSimdParse(head);
     rapidjson::StringStream stream(head.c_str() + i);
     rapidjson::Reader reader;
     reader.Parse<rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseStopWhenDoneFlag>(stream, sniff);

@@ -151,7 +151,8 @@ KinetoJob readKinetoJob(const std::string& path)
         head.append(piece, std::size_t(n));
     }
     gzclose(f);
-    const std::string info = topValue(head, "distributedInfo");
+    std::string info = topValue(head, "distributedInfo");
+    padForSimdParse(info);
     rapidjson::Document doc;
     if (!info.empty() && !doc.Parse(info.c_str()).HasParseError() && doc.IsObject()) {
         const auto ws = doc.FindMember("world_size");
