@@ -21,9 +21,16 @@ namespace exposure {
 
 HeatMapView::HeatMapView(QWidget* parent)
     : QWidget(parent)
+    , m_emptyText(tr("Open a trace to see its heat map."))
 {
     setMouseTracking(true);
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+}
+
+void HeatMapView::setEmptyText(const QString& text)
+{
+    m_emptyText = text;
+    update();
 }
 
 void HeatMapView::setScene(HeatMapScene scene)
@@ -56,7 +63,7 @@ void HeatMapView::paintEvent(QPaintEvent*)
     if (!m_scene.map || m_scene.map->columns.empty() || m_scene.order.empty()) {
         painter.setPen(palette().color(QPalette::Text));
         painter.drawText(rect(), Qt::AlignCenter | Qt::TextWordWrap,
-            m_scene.map ? tr("No training steps: nothing to show per step.") : tr("Open a trace to see its heat map."));
+            m_scene.map ? tr("No training steps: nothing to show per step.") : m_emptyText);
         return;
     }
     paintHeatMap(painter, m_scene, currentLayout(), font(), palette().color(QPalette::Text));
@@ -238,9 +245,12 @@ void HeatMapPanel::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<
     if (!trace || !analysis) {
         m_jobs->cancel();
         m_summary->setText(tr("Open a trace to see its steps per rank."));
+        m_view->setEmptyText(tr("Open a trace to see its heat map."));
         return;
     }
     m_summary->setText(tr("Computing…"));
+    m_view->setEmptyText(trace->ranks.size() == 1 ? tr("Computing the heat map of the rank…")
+                                                  : tr("Computing the heat map of %1 ranks…").arg(trace->ranks.size()));
     m_jobs->start<Result>(
         [trace, analysis, collectives](const JobContext& job) {
             Result r;

@@ -36,6 +36,9 @@ public:
     std::optional<QPoint> cellCentre(int rank, std::size_t column) const;
     QSize sizeHint() const override { return { 480, 260 }; }
     QSize minimumSizeHint() const override { return { 160, 120 }; }
+    // What the view says while it has no heat map: that a trace is needed, or that its map is being computed.
+    void setEmptyText(const QString& text);
+    const QString& emptyText() const { return m_emptyText; }
 
 signals:
     void cellClicked(int rank, int column); // rank index into Trace::ranks, column into StepHeatMap::columns
@@ -47,6 +50,7 @@ protected:
 
 private:
     HeatMapScene m_scene;
+    QString m_emptyText;
 };
 
 // The "Heat Map" dock: rank × step heat map of a metric (or the slowdown per DP rank × pipeline stage) (step time,

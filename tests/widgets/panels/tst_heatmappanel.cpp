@@ -88,7 +88,10 @@ void TestHeatMapPanel::panelShowsTheHeatMap()
     panel.resize(900, 420);
     panel.show();
     QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QCOMPARE(panel.view()->emptyText(), QStringLiteral("Open a trace to see its heat map."));
     panel.setTrace(trace, analysis, match);
+    // Until the map arrives the view says it is being computed, not that a trace is missing.
+    QCOMPARE(panel.view()->emptyText(), QStringLiteral("Computing the heat map of 20 ranks…"));
     QTRY_VERIFY_WITH_TIMEOUT(panel.heatMap() != nullptr, 20000);
     const StepHeatMap expected = computeStepHeatMap(*trace, *analysis, match.get());
     panel.setMetric(HeatMetric::Compute);
