@@ -2,6 +2,7 @@
 // The OTF2 importer's definition stage: global definition callbacks and readDefinitions (clock, strings,
 // regions, system tree, location groups and locations -> ranks and lanes).
 #include "import/otf2importer_p.h"
+#include "import/parallelread.h"
 
 #include <algorithm>
 #include <iterator>
@@ -103,34 +104,10 @@ OTF2_CallbackCode defRegion(void* user, OTF2_RegionRef self, OTF2_StringRef name
         a.error = "region id " + std::to_string(self) + " is out of range (corrupt definitions)";
         return OTF2_CALLBACK_INTERRUPT;
     }
-    Trace& trace = *a.trace;
-    std::string name = a.str(nameRef);
-    const std::string& canonical = canonicalRef == OTF2_UNDEFINED_STRING ? name : a.str(canonicalRef);
+    const std::string& name = a.str(nameRef);
     const std::string& file = a.str(fileRef);
-
-    // Demangle once per region definition when the producer left the name mangled.
-    StringId canonicalId = kInvalidString;
-    if (name == canonical && name.size() > 2 && name[0] == '_' && name[1] == 'Z') {
-        // Once per name for the whole load: every rank's archive defines the same kernels again.
-        auto cached = a.demangled->find(name);
-        if (cached == a.demangled->end())
-            cached = a.demangled->emplace(name, demangle(name)).first;
-        std::string d = cached->second;
-        if (d != name) {
-            canonicalId = trace.strings.intern(name);
-            name = std::move(d);
-        }
-    } else if (!canonical.empty() && canonical != name) {
-        canonicalId = trace.strings.intern(canonical);
-    }
-    RegionInfo r;
-    r.name = trace.strings.intern(name);
-    if (canonicalId != kInvalidString) {
-        if (trace.canonicalNames.size() <= r.name)
-            trace.canonicalNames.resize(r.name + 1, kInvalidString);
-        if (trace.canonicalNames[r.name] == kInvalidString)
-            trace.canonicalNames[r.name] = canonicalId;
-    }
+    a.regionNames.push_back({ self, name, canonicalRef == OTF2_UNDEFINED_STRING ? name : a.str(canonicalRef) });
+    RegionInfo r; // its name: internRegionNames
 
     // What the archive says of the region; its name is asked of LoadOptions::markerKind (the rules) per name, once
     // the import knows every name (setRegionKinds in otf2finish.cpp).
@@ -227,11 +204,22 @@ int mpiRankOf(const std::string& name)
 
 } // namespace
 
-void Otf2Importer::readDefinitions(const ArchiveRef& ref)
+void Otf2Importer::readDefinitions(const std::vector<ArchiveRef>& archives)
 {
-    auto state = readGlobalDefinitions(ref);
-    createRanksAndLanes(*state);
-    m_archives.push_back(std::move(state));
+    // The global definitions of the archives on all reading threads (each archive to its own state); then, in archive
+    // order, their names into the trace and their ranks and lanes: the trace is the same for any thread count, and a
+    // run's error names the first bad archive.
+    std::vector<std::unique_ptr<Otf2ArchiveState>> read(archives.size());
+    readFilesInParallel(archives.size(), fileReadThreads(m_options, archives.size()), [&](std::size_t i) {
+        if (m_options.cancel && m_options.cancel->load(std::memory_order_relaxed))
+            throw LoadCancelled();
+        read[i] = readGlobalDefinitions(archives[i]);
+    });
+    for (auto& state : read) {
+        internRegionNames(*state);
+        createRanksAndLanes(*state);
+        m_archives.push_back(std::move(state));
+    }
 }
 
 // Checks the archive's files, opens its reader and reads its global definitions through the callbacks above;
@@ -245,10 +233,9 @@ std::unique_ptr<Otf2ArchiveState> Otf2Importer::readGlobalDefinitions(const Arch
     a.dir = anchor.parent_path().empty() ? std::string(".") : anchor.parent_path().string();
     a.stem = anchor.stem().string();
     a.defPath = a.dir + "/" + a.stem + ".def";
-    a.trace = &m_trace;
+    a.trace = &m_trace; // read only here: what goes into the trace is written by internRegionNames and later stages
     a.cancel = m_options.cancel;
     a.keepParams = m_options.keepLaunchParameters;
-    a.demangled = &m_demangled;
 
     // Check the files ourselves first: OTF2's own messages do not always say which file is wrong.
     if (auto p = readableProblem(ref.anchor); !p.empty())
@@ -334,11 +321,46 @@ std::unique_ptr<Otf2ArchiveState> Otf2Importer::readGlobalDefinitions(const Arch
             a.locations[it->second].nullStream = yes;
     }
 
-    a.memcpyNames[0] = m_trace.strings.intern("memcpy HtoD");
-    a.memcpyNames[1] = m_trace.strings.intern("memcpy DtoH");
-    a.memcpyNames[2] = m_trace.strings.intern("memcpy DtoD");
-    a.memcpyNames[3] = m_trace.strings.intern("memcpy PtoP");
     return state;
+}
+
+// The archive's region names into the trace, in the order they were defined (so that names get the ids an archive
+// read alone gives them), and its copy names.
+void Otf2Importer::internRegionNames(Otf2ArchiveState& a)
+{
+    Trace& trace = m_trace;
+    for (Otf2ArchiveState::RegionName& def : a.regionNames) {
+        std::string name = std::move(def.name);
+        const std::string& canonical = def.canonical;
+        // Demangle once per region definition when the producer left the name mangled.
+        StringId canonicalId = kInvalidString;
+        if (name == canonical && name.size() > 2 && name[0] == '_' && name[1] == 'Z') {
+            // Once per name for the whole load: every rank's archive defines the same kernels again.
+            auto cached = m_demangled.find(name);
+            if (cached == m_demangled.end())
+                cached = m_demangled.emplace(name, demangle(name)).first;
+            std::string d = cached->second;
+            if (d != name) {
+                canonicalId = trace.strings.intern(name);
+                name = std::move(d);
+            }
+        } else if (!canonical.empty() && canonical != name) {
+            canonicalId = trace.strings.intern(canonical);
+        }
+        const StringId id = trace.strings.intern(name);
+        a.regions[def.region].name = id;
+        if (canonicalId != kInvalidString) {
+            if (trace.canonicalNames.size() <= id)
+                trace.canonicalNames.resize(id + 1, kInvalidString);
+            if (trace.canonicalNames[id] == kInvalidString)
+                trace.canonicalNames[id] = canonicalId;
+        }
+    }
+    std::vector<Otf2ArchiveState::RegionName>().swap(a.regionNames);
+    a.memcpyNames[0] = trace.strings.intern("memcpy HtoD");
+    a.memcpyNames[1] = trace.strings.intern("memcpy DtoH");
+    a.memcpyNames[2] = trace.strings.intern("memcpy DtoD");
+    a.memcpyNames[3] = trace.strings.intern("memcpy PtoP");
 }
 
 namespace {

@@ -44,13 +44,16 @@ public:
     // Optional, before readDefinitions: has the anchors of all archives checked at once (otf2::checkAnchors), instead
     // of one after another as each archive is opened. Throws LoadError for the first bad one.
     static void checkAnchors(const std::vector<ArchiveRef>& archives);
-    void readDefinitions(const ArchiveRef& archive);
+    // The global definitions of all archives (read in parallel, on LoadOptions::threads): ranks, lanes, regions,
+    // clocks. Throws LoadError for the first bad archive, LoadCancelled when cancelled.
+    void readDefinitions(const std::vector<ArchiveRef>& archives);
     std::uint64_t totalEvents() const { return m_totalEvents; }
     void readEvents();
     void finish();
 
 private:
     std::unique_ptr<Otf2ArchiveState> readGlobalDefinitions(const ArchiveRef& archive);
+    void internRegionNames(Otf2ArchiveState& archive);
     void createRanksAndLanes(Otf2ArchiveState& archive);
     void readLanes(Otf2ArchiveState& a, OTF2_Reader* reader, const std::vector<LaneState*>& lanes);
     void reportProgress(const std::string& file, bool force);

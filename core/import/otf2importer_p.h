@@ -198,7 +198,14 @@ struct Otf2ArchiveState
     const std::atomic<bool>* cancel = nullptr;
     bool keepParams = true;
     StringId memcpyNames[4] = { 0, 0, 0, 0 }; // HtoD, DtoH, DtoD, PtoP
-    std::unordered_map<std::string, std::string>* demangled = nullptr; // mangled -> demangle() of it
+    // The region definitions' names, in definition order, interned once the definitions of every archive are read
+    // (internRegionNames): the archives are read in parallel, the trace's string pool is one.
+    struct RegionName
+    {
+        OTF2_RegionRef region;
+        std::string name, canonical; // canonical: the name where the definition gives none
+    };
+    std::vector<RegionName> regionNames;
 
     // First error of the definitions phase.
     std::string error;

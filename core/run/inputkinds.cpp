@@ -58,11 +58,7 @@ public:
     MemoryNeed estimate() override
     {
         Otf2Importer::checkAnchors(m_input.archives);
-        for (const auto& a : m_input.archives) {
-            if (m_options.cancel && m_options.cancel->load(std::memory_order_relaxed))
-                throw LoadCancelled();
-            m_importer.readDefinitions(a);
-        }
+        m_importer.readDefinitions(m_input.archives);
         // Event counts are known now (bounded by the event files' sizes).
         char events[32];
         std::snprintf(events, sizeof events, "%.1f M events", double(m_importer.totalEvents()) / 1e6);
