@@ -22,15 +22,14 @@ struct LaneState;
 
 // Reads Score-P OTF2 archives into one Trace (see loader.h for the contract).
 //
-// Two phases so that progress can report a total: readDefinitions() for every archive (global definitions:
-// ranks, lanes, regions, clock), then readEvents() (per location, in chunks, with only CPU-thread and
-// accelerator-stream locations selected; METRIC locations are never opened). With LoadOptions::threads > 1 whole
-// archives are dealt to the threads when there are at least as many archives as threads (each read through the reader
-// that read its definitions), otherwise the locations are split into disjoint sets, each read by its own OTF2_Reader
-// in its own thread; all state written while reading lives in the location's own LaneState, so the result is the same
-// for any thread count. finish() turns
-// per-region facts into Trace::regionKinds/canonicalNames, orders launch references, writes warnings and calls
-// Trace::finalize.
+// Two phases so that progress can report a total: readDefinitions() of all archives (global definitions:
+// ranks, lanes, regions, clock; the archives on several threads), then readEvents() (per location, in chunks, with only
+// CPU-thread and accelerator-stream locations selected; METRIC locations are never opened). With LoadOptions::threads >
+// 1 whole archives are dealt to the threads when there are at least as many archives as threads (each read through the
+// reader that read its definitions), otherwise the locations are split into disjoint sets, each read by its own
+// OTF2_Reader in its own thread; all state written while reading lives in the location's own LaneState, so the result
+// is the same for any thread count. finish() turns per-region facts into Trace::regionKinds/canonicalNames, orders
+// launch references, writes warnings and calls Trace::finalize.
 //
 // Per event the work is a few vector appends: no heap allocation besides amortised vector growth, no maps
 // (regions, parameters and locations are looked up by dense index; launch parameters are interned once per
