@@ -9,7 +9,6 @@
 #include <bit>
 #include <cctype>
 #include <limits>
-#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -159,10 +158,10 @@ TimeNs unionLength(std::vector<TimeRange> parts)
 class KernelRoles
 {
 public:
-    KernelRoles(const Trace& trace, const Rules& rules, const SharedGroupLayout* shared)
+    KernelRoles(const Trace& trace, const Rules& rules, const SharedGroupLayout& layout)
         : m_trace(trace)
         , m_rules(rules)
-        , m_shared(shared)
+        , m_layout(layout)
     { }
 
     const std::pair<std::string, std::string>& of(const Lane& lane, std::uint32_t interval)
@@ -177,9 +176,7 @@ public:
             std::string from;
             std::string role = roleOfGroup(m_rules, nullptr, args, &from);
             if (role == "other" && from == "name" && !args->groupRanks.empty()) {
-                if (!m_shared && !m_layout)
-                    m_layout = inferGroupLayout(m_trace);
-                role = roleOfGroup(m_rules, m_shared ? &m_shared->get() : &*m_layout, args, &from);
+                role = roleOfGroup(m_rules, &m_layout.get(), args, &from);
             }
             known->second = { std::move(role), std::move(from) };
         }
@@ -189,9 +186,8 @@ public:
 private:
     const Trace& m_trace;
     const Rules& m_rules;
-    const SharedGroupLayout* m_shared; // the report's, shared by its ranks; else m_layout, this rank's own
+    const SharedGroupLayout& m_layout; // inferred on first use only
     std::unordered_map<const CollectiveArgs*, std::pair<std::string, std::string>> m_known;
-    std::optional<GroupLayout> m_layout;
     std::pair<std::string, std::string> m_lane;
 };
 
@@ -264,7 +260,8 @@ CommOps commOperations(
     std::vector<std::vector<TimeRange>> parts, roleParts;
     std::vector<std::pair<std::uint64_t, std::uint16_t>> keyed;
     std::vector<std::uint16_t> keyedRole;
-    KernelRoles kernelRoles(trace, analysis.rules, layout);
+    const SharedGroupLayout own(trace); // inferred only if a role needs it and no shared layout is given
+    KernelRoles kernelRoles(trace, analysis.rules, layout ? *layout : own);
     std::vector<std::set<std::string>> roleSources;
     detail::forEachGpuLane(rank, [&](std::size_t l, const Lane& lane) {
         const IntervalTable& t = lane.intervals;

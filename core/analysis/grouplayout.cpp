@@ -39,9 +39,12 @@ const std::string& nameOf(const CollectiveArgs& args)
 }
 
 // The key of GroupLayout::byText: the group's ranks as recorded, '\x1f', its name.
-std::string textKey(const CollectiveArgs& args)
+std::string textKey(std::string_view ranks, std::string_view name)
 {
-    return args.groupRanks + '\x1f' + nameOf(args);
+    std::string key;
+    key.reserve(ranks.size() + 1 + name.size());
+    key.append(ranks).append(1, '\x1f').append(name);
+    return key;
 }
 
 // The stride of a group's ranks where they are evenly spaced (two ranks or more), else 0.
@@ -146,7 +149,7 @@ GroupLayout inferGroupLayout(const Trace& trace)
                 g.ranks = ranks;
             }
             g.ops.insert(ops.begin(), ops.end());
-            textGroups.push_back({ std::string(ranksText) + '\x1f' + std::string(name), &it->first });
+            textGroups.push_back({ textKey(ranksText, name), &it->first });
         }
     }
     for (const Rank& r : trace.ranks)
@@ -193,7 +196,7 @@ GroupLayout inferGroupLayout(const Trace& trace)
 
 std::string GroupLayout::roleOf(const CollectiveArgs& args) const
 {
-    if (const auto known = byText.find(textKey(args)); known != byText.end())
+    if (const auto known = byText.find(textKey(args.groupRanks, nameOf(args))); known != byText.end())
         return groups[known->second].role;
     const std::vector<int> ranks = groupRankList(args.groupRanks);
     const std::string& name = nameOf(args);

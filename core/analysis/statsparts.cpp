@@ -61,12 +61,14 @@ RankReport rankReport(const Trace& trace, const Analysis& analysis, int rankInde
             s.idle = sumIdleGaps(idleGapsCut(trace, analysis, rankIndex, w.range.intersected(o.window)));
         r.steps.push_back(std::move(s));
     }
-    r.commOps = commOperations(trace, analysis, rankIndex, o.window, layout);
+    const SharedGroupLayout own(trace); // inferred only if needed and no shared layout is given
+    const SharedGroupLayout& groups = layout ? *layout : own;
+    r.commOps = commOperations(trace, analysis, rankIndex, o.window, &groups);
     r.coords = rank.coords;
     // A rank of a job with several parallelism roles: its coordinates in the grid the groups' layout gives, where the
     // trace gives none (analysis/grouplayout.h).
     if (!r.coords.known() && r.commOps.roles.size() > 1)
-        r.coords = (layout ? layout->get() : inferGroupLayout(trace)).coordsOf(rank.rank);
+        r.coords = groups.get().coordsOf(rank.rank);
     r.warnings = ra.warnings;
     return r;
 }

@@ -11,10 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <limits>
-#include <map>
 #include <mutex>
-#include <numeric>
 #include <optional>
 #include <string_view>
 #include <unordered_map>

@@ -10,15 +10,8 @@
 #include "model/tracefinalize.h"
 
 #include <algorithm>
-#include <array>
-#include <cctype>
 #include <cerrno>
-#include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <limits>
-#include <map>
 #include <mutex>
 #include <numeric>
 #include <optional>

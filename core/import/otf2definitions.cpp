@@ -233,7 +233,6 @@ std::unique_ptr<Otf2ArchiveState> Otf2Importer::readGlobalDefinitions(const Arch
     a.dir = anchor.parent_path().empty() ? std::string(".") : anchor.parent_path().string();
     a.stem = anchor.stem().string();
     a.defPath = a.dir + "/" + a.stem + ".def";
-    a.trace = &m_trace; // read only here: what goes into the trace is written by internRegionNames and later stages
     a.cancel = m_options.cancel;
     a.keepParams = m_options.keepLaunchParameters;
 

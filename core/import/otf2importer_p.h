@@ -194,7 +194,6 @@ struct Otf2ArchiveState
 
     // Shared load state, set by the importer. Read-only while events are read (several threads may read
     // different lanes of one archive); everything written during event reading lives in LaneState.
-    Trace* trace = nullptr;
     const std::atomic<bool>* cancel = nullptr;
     bool keepParams = true;
     StringId memcpyNames[4] = { 0, 0, 0, 0 }; // HtoD, DtoH, DtoD, PtoP
