@@ -45,7 +45,7 @@ case $(field Maintainer) in
 esac
 [ "$(field Description | wc -l)" -ge 5 ] || fail "Description has no extended description: $(field Description)"
 depends=$(field Depends)
-for lib in libc6 libqt6core6 libqt6widgets6 libqt6svg6 libqcustomplot zlib1g libsqlite3-0; do
+for lib in libc6 libqt6core6 libqt6widgets6 libqt6svg6 libqcustomplot zlib1g libdeflate0 libsqlite3-0; do
     case $depends in
     *"$lib"*) ;;
     *) fail "Depends lacks $lib (is dpkg-shlibdeps installed? apt-get install dpkg-dev): '$depends'" ;;

@@ -7,11 +7,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
+#include <libdeflate.h>
 #include <limits>
 #include <new>
 #include <optional>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace exposure {
 
@@ -25,14 +29,17 @@ bool microsToNs(const char* s, std::size_t n, TimeNs& out, NsRounding rounding)
     bool negative = false;
     if (i < n && (s[i] == '-' || s[i] == '+'))
         negative = s[i++] == '-';
-    U128 whole = 0;
+    // Whole microseconds stay within int64 (checked before each digit: 64-bit arithmetic, no 128-bit loop).
+    constexpr std::uint64_t kMax = std::uint64_t(std::numeric_limits<std::int64_t>::max());
+    std::uint64_t whole = 0;
     std::size_t digits = 0;
     for (; i < n && s[i] >= '0' && s[i] <= '9'; ++i, ++digits) {
-        whole = whole * 10 + unsigned(s[i] - '0');
-        if (whole > U128(std::numeric_limits<std::int64_t>::max()))
+        const unsigned d = unsigned(s[i] - '0');
+        if (whole > (kMax - d) / 10)
             return false;
+        whole = whole * 10 + d;
     }
-    U128 frac = 0;
+    unsigned frac = 0;
     int fracDigits = 0;
     bool roundUp = false; // the first digit beyond nanoseconds is 5 or more
     if (i < n && s[i] == '.') {
@@ -63,7 +70,7 @@ bool microsToNs(const char* s, std::size_t n, TimeNs& out, NsRounding rounding)
         frac *= 10;
         ++fracDigits;
     }
-    const U128 ns = whole * 1000 + frac + (rounding == NsRounding::Nearest && roundUp ? 1 : 0);
+    const U128 ns = U128(whole) * 1000 + frac + (rounding == NsRounding::Nearest && roundUp ? 1 : 0);
     if (ns > U128(std::numeric_limits<std::int64_t>::max()))
         return false;
     out = negative ? -TimeNs(ns) : TimeNs(ns);
@@ -116,14 +123,14 @@ void GzStream::fill()
 namespace {
 
 // The decompressed size a JSON file is expected to have: a gzip file's trailer (a hint: the read below grows past
-// it), a plain file's size. Nothing when the file cannot be read.
-std::optional<std::uint64_t> expectedSize(const std::string& path)
+// it), a plain file's size; `gzip` says which. Nothing when the file cannot be read.
+std::optional<std::uint64_t> expectedSize(const std::string& path, bool& gzip)
 {
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (!f)
         return std::nullopt;
     unsigned char head[2] = { 0, 0 };
-    const bool gzip = std::fread(head, 1, 2, f) == 2 && head[0] == 0x1f && head[1] == 0x8b;
+    gzip = std::fread(head, 1, 2, f) == 2 && head[0] == 0x1f && head[1] == 0x8b;
     std::optional<std::uint64_t> size;
     if (!gzip && std::fseek(f, 0, SEEK_END) == 0) {
         if (const long end = std::ftell(f); end >= 0)
@@ -131,6 +138,45 @@ std::optional<std::uint64_t> expectedSize(const std::string& path)
     }
     std::fclose(f);
     return gzip ? gzipTrailerSize(path) : size;
+}
+
+// Inflates the gzip file `path` into `out` at once with libdeflate (2.5 times zlib's speed on these files, CRC
+// included): `expected` is the trailer's size. False, with `used` unspecified, wherever zlib's reading must decide
+// instead: an unreadable file, a trailer that understates the content (several members, or 4 GiB or more), data that
+// does not decode, or bytes after the last member; gzread then reads the file again, with zlib's own errors.
+bool inflateWhole(const std::string& path, std::uint64_t expected, PageBuffer& out, std::size_t& used)
+{
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    struct stat st = {};
+    void* map = MAP_FAILED;
+    if (::fstat(fd, &st) == 0 && st.st_size > 0)
+        map = ::mmap(nullptr, std::size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    ::close(fd);
+    if (map == MAP_FAILED)
+        return false;
+    const auto* in = static_cast<const unsigned char*>(map);
+    const std::size_t inSize = std::size_t(st.st_size);
+    libdeflate_decompressor* d = libdeflate_alloc_decompressor();
+    bool ok = d != nullptr;
+    std::size_t consumed = 0;
+    used = 0;
+    while (ok && consumed < inSize) {
+        if (inSize - consumed < 2 || in[consumed] != 0x1f || in[consumed + 1] != 0x8b) {
+            ok = false; // bytes after a member that start no other one: zlib's rules apply
+            break;
+        }
+        std::size_t inUsed = 0, outUsed = 0;
+        ok = libdeflate_gzip_decompress_ex(d, in + consumed, inSize - consumed, out.data() + used,
+                 std::size_t(expected) - used, &inUsed, &outUsed)
+            == LIBDEFLATE_SUCCESS;
+        consumed += inUsed;
+        used += outUsed;
+    }
+    libdeflate_free_decompressor(d);
+    ::munmap(map, inSize);
+    return ok && used == expected;
 }
 
 } // namespace
@@ -178,13 +224,24 @@ bool readWholeFile(const std::string& path, gzFile file, const LoadOptions& opti
     std::uint64_t limit = kWholeFileBytes;
     if (const char* env = std::getenv("EXPOSURE_JSON_WHOLE_FILE_LIMIT"))
         limit = std::strtoull(env, nullptr, 10);
-    const auto expected = expectedSize(path);
+    bool gzip = false;
+    const auto expected = expectedSize(path, gzip);
     if (!expected || *expected > limit)
         return false;
     const std::uint64_t base = progress ? progress->bytesRead : 0;
     constexpr std::size_t kChunk = std::size_t(4) << 20; // progress and cancellation between chunks
     out.resize(std::size_t(*expected) + 1);
     std::size_t used = 0;
+    if (gzip && inflateWhole(path, *expected, out, used)) {
+        out.data()[used] = '\0';
+        if (progress && options.progress) {
+            std::error_code ec;
+            progress->bytesRead = base + std::filesystem::file_size(path, ec);
+            options.progress(*progress);
+        }
+        return true;
+    }
+    used = 0;
     for (;;) {
         if (options.cancel && options.cancel->load(std::memory_order_relaxed)) {
             cancelled = true;
