@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "import/consistency.h"
 #include "import/loader.h"
+#include "mpi/wire.h"
 #include "mpiutil.h"
 #include "plan.h"
 #include "run.h"

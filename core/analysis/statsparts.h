@@ -9,8 +9,7 @@
 //    exposed waiting is computed where its activity lives.
 // The serial report (statsJson / statsCsv / statsTable of a whole Trace) is built through the same parts, so a
 // report assembled from parts computed in several processes is byte-identical to it by construction.
-// The parts serialize to flat byte strings (integers little-endian as in memory, strings length-prefixed) for
-// exchange between processes of one machine type.
+// exposure-mpi sends the parts between its processes as flat byte strings (app/mpi/wire.h).
 #pragma once
 
 #include "analysis/analysis.h"
@@ -168,13 +167,5 @@ StatsReport buildStatsReport(
 std::string statsJson(const StatsReport& report, const StatsReportOptions& options);
 std::string statsCsv(const StatsReport& report, const StatsReportOptions& options);
 std::string statsTable(const StatsReport& report, const StatsReportOptions& options);
-
-// Flat byte strings for exchange between processes (same machine type: integers as in memory).
-std::string serialize(const RankReport& r);
-RankReport deserializeRankReport(std::string_view bytes);
-std::string serialize(const KernelParts& k);
-KernelParts deserializeKernelParts(std::string_view bytes);
-std::string serialize(const CollectiveCandidates& c);
-CollectiveCandidates deserializeCollectiveCandidates(std::string_view bytes);
 
 } // namespace exposure

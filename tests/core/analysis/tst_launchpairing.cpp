@@ -4,6 +4,7 @@
 // per-step kernel counts, the pairing both ways, the launch diagnosis and the idle split by the launching call.
 #include "analysis/analysis.h"
 #include "analysis/statsparts.h"
+#include "mpi/wire.h"
 #include "report/statsreport.h"
 #include "run/openrun.h"
 #include "support/kinetotraces.h"
@@ -13,6 +14,7 @@
 #include <vector>
 
 using namespace exposure;
+using namespace exposure::mpi;
 using namespace exposure::testing;
 
 namespace {

@@ -3,6 +3,7 @@
 // do, here in one process): a 4-rank generated run read as two halves {rank0, rank2} and {rank1, rank3} gives the
 // same rank reports, kernel table, collective matching and JSON bytes as the whole trace read at once.
 #include "analysis/statsparts.h"
+#include "mpi/wire.h"
 #include "run/openrun.h"
 #include "support/demoarchive.h"
 
@@ -13,6 +14,7 @@
 #include <random>
 
 using namespace exposure;
+using namespace exposure::mpi;
 
 namespace {
 
