@@ -3,8 +3,6 @@
 
 #include "analysis/heatmap.h"
 #include "analysis/stepmean.h"
-#include "model/timeformat.h"
-#include "report/texttable.h"
 
 #include <algorithm>
 #include <cmath>
@@ -163,28 +161,6 @@ std::string warningShape(const std::string& w)
     return out;
 }
 
-std::string valueText(const Distribution& d, double v)
-{
-    if (d.ratio) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.1f %%", v * 100.0);
-        return buf;
-    }
-    return formatDuration(TimeNs(std::llround(v)));
-}
-
-std::string rankLabelOf(const StatsReport& report, int index)
-{
-    return index >= 0 && std::size_t(index) < report.ranks.size() ? report.ranks[std::size_t(index)].label : "-";
-}
-
-std::string jsonNumber(double v)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6f", v);
-    return buf;
-}
-
 } // namespace
 
 std::vector<std::string> foldRepeatedWarnings(const std::vector<std::string>& warnings)
@@ -207,90 +183,6 @@ std::vector<std::string> foldRepeatedWarnings(const std::vector<std::string>& wa
             out.push_back(std::to_string(m.size()) + "× " + warnings[m[0]] + " (also: " + warnings[m[1]]
                 + (m.size() > 2 ? ", and " + std::to_string(m.size() - 2) + " more alike" : std::string()) + ")");
     }
-    return out;
-}
-
-std::string rankSummaryText(const StatsReport& report, const RankSummary& summary)
-{
-    std::string out = "Ranks: " + std::to_string(report.ranks.size())
-        + ", summarised (--all-ranks prints one row per rank; --json lists every rank)\n";
-    std::vector<std::vector<std::string>> rows;
-    rows.push_back({ "", "min", "(rank)", "p50", "p90", "max", "(rank)" });
-    for (const Distribution& d : summary.metrics) {
-        if (d.count == 0)
-            continue;
-        rows.push_back({ d.label, valueText(d, d.min), rankLabelOf(report, d.minRank), valueText(d, d.p50),
-            valueText(d, d.p90), valueText(d, d.max), rankLabelOf(report, d.maxRank) });
-    }
-    out += renderTable(rows, 1, true);
-    auto outlierLine = [&](const Outlier& o) {
-        const Distribution* d = nullptr;
-        for (const Distribution& m : summary.metrics)
-            if (m.label == o.metric)
-                d = &m;
-        const Distribution plain;
-        const Distribution& fmt = d ? *d : plain;
-        char z[32];
-        std::snprintf(z, sizeof z, "%+.1f", o.z);
-        return "  " + rankLabelOf(report, o.rankIndex) + ": "
-            + (o.step >= 0 ? "step " + std::to_string(o.step) : o.metric) + " " + valueText(fmt, o.value) + " (median "
-            + valueText(fmt, o.median) + ", robust z " + z + ")\n";
-    };
-    constexpr std::size_t kShown = 8;
-    if (summary.rankOutliers.empty() && summary.stepOutliers.empty()) {
-        out += "No rank or step stands out (robust z-score within ±3.5 of the median).\n";
-        return out;
-    }
-    if (!summary.rankOutliers.empty()) {
-        out += "Ranks that stand out (robust z-score beyond ±3.5 against the median of all ranks):\n";
-        for (std::size_t i = 0; i < summary.rankOutliers.size() && i < kShown; ++i)
-            out += outlierLine(summary.rankOutliers[i]);
-        if (summary.rankOutliers.size() > kShown)
-            out += "  (" + std::to_string(summary.rankOutliers.size() - kShown)
-                + " more; see rank_summary in --json)\n";
-    }
-    if (!summary.stepOutliers.empty()) {
-        out += "Steps that stand out (step length against the same step on the other ranks):\n";
-        for (std::size_t i = 0; i < summary.stepOutliers.size() && i < kShown; ++i)
-            out += outlierLine(summary.stepOutliers[i]);
-        if (summary.stepOutliers.size() > kShown)
-            out += "  (" + std::to_string(summary.stepOutliers.size() - kShown)
-                + " more; see rank_summary in --json)\n";
-    }
-    return out;
-}
-
-std::string rankSummaryJson(const StatsReport& report, const RankSummary& summary)
-{
-    auto rankNumber = [&](int index) {
-        return index >= 0 && std::size_t(index) < report.ranks.size() ? report.ranks[std::size_t(index)].rank : -1;
-    };
-    std::string out = "{\"metrics\": {";
-    bool first = true;
-    for (const Distribution& d : summary.metrics) {
-        out += (first ? "" : ", ") + std::string("\"") + d.key + "\": ";
-        first = false;
-        if (d.count == 0) {
-            out += "null";
-            continue;
-        }
-        out += "{\"count\": " + std::to_string(d.count) + ", \"min\": " + jsonNumber(d.min)
-            + ", \"min_rank\": " + std::to_string(rankNumber(d.minRank)) + ", \"p50\": " + jsonNumber(d.p50)
-            + ", \"p90\": " + jsonNumber(d.p90) + ", \"max\": " + jsonNumber(d.max)
-            + ", \"max_rank\": " + std::to_string(rankNumber(d.maxRank)) + "}";
-    }
-    auto outliers = [&](const std::vector<Outlier>& v) {
-        std::string o = "[";
-        for (std::size_t i = 0; i < v.size(); ++i)
-            o += (i ? ", " : "") + std::string("{\"rank\": ") + std::to_string(rankNumber(v[i].rankIndex))
-                + ", \"metric\": \"" + v[i].metric
-                + "\", \"step\": " + (v[i].step >= 0 ? std::to_string(v[i].step) : std::string("null"))
-                + ", \"value\": " + jsonNumber(v[i].value) + ", \"median\": " + jsonNumber(v[i].median)
-                + ", \"z\": " + jsonNumber(v[i].z) + "}";
-        return o + "]";
-    };
-    out += "}, \"rank_outliers\": " + outliers(summary.rankOutliers)
-        + ", \"step_outliers\": " + outliers(summary.stepOutliers) + "}";
     return out;
 }
 

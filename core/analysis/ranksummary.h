@@ -55,8 +55,7 @@ RankSummary summarizeRanks(const StatsReport& report);
 // "N× <first> (also: <second>)" for a repeated one, the text itself otherwise; in the order of first appearance.
 std::vector<std::string> foldRepeatedWarnings(const std::vector<std::string>& warnings);
 
-// The table report's summary sections (distributions, outliers) and the "rank_summary" JSON object.
-std::string rankSummaryText(const StatsReport& report, const RankSummary& summary);
-std::string rankSummaryJson(const StatsReport& report, const RankSummary& summary);
+// The table report's summary sections and the "rank_summary" JSON object are written in core/report
+// (ranksummarysections.cpp).
 
 } // namespace exposure

@@ -4,6 +4,7 @@
 #include "analysis/commops.h"
 #include "analysis/statsparts.h"
 #include "model/timeformat.h"
+#include "report/jsonwriter.h"
 #include "report/statsreport.h"
 #include "report/statsreport_p.h"
 #include "report/texttable.h"
@@ -24,49 +25,57 @@ std::string dur(TimeNs ns)
 } // namespace
 
 // "comm_by_op": the rank's communication by the operation the program called (analysis/commops.h).
-std::string commByOpJson(const CommOps& ops)
+void writeCommByOp(JsonWriter& j, const CommOps& ops)
 {
-    std::string out = "[";
-    for (std::size_t k = 0; k < ops.ops.size(); ++k) {
-        const CommOpReport& o = ops.ops[k];
-        out += (k ? ", " : "") + std::string("{\"op\": ") + jsonQuoted(o.op) + ", \"call\": " + jsonQuoted(o.call)
-            + ", \"source\": " + jsonQuoted(commOpSourceName(o.source))
-            + ", \"kernel_type\": " + jsonQuoted(o.kernelType) + ", \"count\": " + std::to_string(o.count)
-            + ", \"busy_ns\": " + std::to_string(o.busyNs) + ", \"exposed_ns\": " + std::to_string(o.exposedNs)
-            + ", \"wait_ns\": " + std::to_string(o.waitNs) + ", \"transfer_ns\": " + std::to_string(o.transferNs)
-            + (o.queuedNs > 0 ? ", \"queued_ns\": " + std::to_string(o.queuedNs)
-                        + ", \"queued_behind\": " + jsonQuoted(o.queuedBehind)
-                              : std::string())
-            + "}";
+    j.beginArray();
+    for (const CommOpReport& o : ops.ops) {
+        j.beginObject()
+            .field("op", o.op)
+            .field("call", o.call)
+            .field("source", commOpSourceName(o.source))
+            .field("kernel_type", o.kernelType)
+            .field("count", o.count)
+            .field("busy_ns", o.busyNs)
+            .field("exposed_ns", o.exposedNs)
+            .field("wait_ns", o.waitNs)
+            .field("transfer_ns", o.transferNs);
+        if (o.queuedNs > 0)
+            j.field("queued_ns", o.queuedNs).field("queued_behind", o.queuedBehind);
+        j.endObject();
     }
-    return out + "]";
+    j.endArray();
 }
 
 // "parallel": the rank's coordinates in the parallel grid, those that are known ({} where none is).
-std::string parallelJson(const ParallelCoords& c)
+void writeParallel(JsonWriter& j, const ParallelCoords& c)
 {
-    std::string out = "{";
+    j.beginObject();
     for (const auto& [key, v] :
         { std::pair { "dp", c.dp }, { "pp", c.pp }, { "tp", c.tp }, { "ep", c.ep }, { "cp", c.cp } })
         if (v >= 0)
-            out += (out.size() > 1 ? ", \"" : "\"") + std::string(key) + "\": " + std::to_string(v);
-    return out + "}";
+            j.field(key, v);
+    j.endObject();
 }
 
 // "comm_by_role": {ROLE: {count, busy_ns, exposed_ns, wait_ns, transfer_ns[, role_source]}} (analysis/commops.h);
 // role_source only where a rule or the groups' layout gave the role (absent: the groups' names, or the lanes' roles).
-std::string commByRoleJson(const CommOps& ops)
+void writeCommByRole(JsonWriter& j, const CommOps& ops)
 {
-    std::string out = "{";
-    for (std::size_t k = 0; k < ops.roles.size(); ++k) {
-        const CommRoleReport& r = ops.roles[k];
+    j.beginObject();
+    for (const CommRoleReport& r : ops.roles) {
         const bool sourced = r.source.find("rule") != std::string::npos || r.source.find("layout") != std::string::npos;
-        out += (k ? ", " : "") + jsonQuoted(r.role) + ": {\"count\": " + std::to_string(r.count)
-            + ", \"busy_ns\": " + std::to_string(r.busyNs) + ", \"exposed_ns\": " + std::to_string(r.exposedNs)
-            + ", \"wait_ns\": " + std::to_string(r.waitNs) + ", \"transfer_ns\": " + std::to_string(r.transferNs)
-            + (sourced ? ", \"role_source\": " + jsonQuoted(r.source) : std::string()) + "}";
+        j.key(r.role)
+            .beginObject()
+            .field("count", r.count)
+            .field("busy_ns", r.busyNs)
+            .field("exposed_ns", r.exposedNs)
+            .field("wait_ns", r.waitNs)
+            .field("transfer_ns", r.transferNs);
+        if (sourced)
+            j.field("role_source", r.source);
+        j.endObject();
     }
-    return out + "}";
+    j.endObject();
 }
 
 // Communication by the operation the program called (analysis/commops.h): per rank, or summed over the ranks when

@@ -9,6 +9,7 @@
 #include "model/enumnames.h"
 #include "model/timeformat.h"
 #include "model/utf8.h"
+#include "report/jsonwriter.h"
 #include "report/statsreport_p.h"
 #include "report/texttable.h"
 
@@ -20,44 +21,12 @@
 
 namespace exposure {
 
-// Minimal JSON text helpers: written by hand so that field order is stable and int64 stays exact
-// (QJsonValue holds numbers as double). Every string goes through jsonQuoted, which decodes it first: the JSON is
-// valid UTF-8 whatever bytes a name holds (tst_utf8output checks it on each input kind).
+// The one JSON string writer (JsonWriter::value): valid UTF-8 whatever bytes a name holds (tst_utf8output checks it
+// on each input kind).
 std::string jsonQuoted(std::string_view raw)
 {
-    const std::string text = toValidUtf8(raw);
     std::string out;
-    out.reserve(text.size() + 2);
-    out += '"';
-    for (const char ch : text) {
-        const auto c = static_cast<unsigned char>(ch);
-        switch (c) {
-        case '"':
-            out += "\\\"";
-            break;
-        case '\\':
-            out += "\\\\";
-            break;
-        case '\n':
-            out += "\\n";
-            break;
-        case '\r':
-            out += "\\r";
-            break;
-        case '\t':
-            out += "\\t";
-            break;
-        default:
-            if (c < 0x20 || c == 0x7F) {
-                char buf[8];
-                std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                out += buf;
-            } else {
-                out += ch;
-            }
-        }
-    }
-    out += '"';
+    JsonWriter(out).value(raw);
     return out;
 }
 
@@ -77,11 +46,6 @@ std::string csvQuoted(std::string_view raw)
 
 namespace {
 
-std::string quoted(std::string_view s)
-{
-    return jsonQuoted(s);
-}
-
 std::string ratioText(const std::optional<double>& r)
 {
     return r ? formatFixed(*r, 6) : std::string("null");
@@ -97,22 +61,35 @@ std::vector<std::string> fieldValues(const WindowStats& s)
         std::to_string(s.unclassifiedNs) };
 }
 
-void appendFields(std::string& out, const WindowStats& s, const std::string& indent)
+// The WindowStats fields in statsFieldNames() order, as members of the object being written.
+void writeStatsFields(JsonWriter& j, const WindowStats& s)
 {
     const auto& names = statsFieldNames();
-    const auto values = fieldValues(s);
+    const std::int64_t values[] = { std::int64_t(s.kernelCount), std::int64_t(s.commKernelCount), s.commKernelSumNs,
+        s.commBusyNs, s.computeBusyNs, s.overlappedNs, s.exposedNs, 0, s.backwardOverlappedNs, s.memcpyBusyNs,
+        s.gpuBusyNs, s.spanNs, s.idleNs, s.unclassifiedNs };
+    static_assert(std::size(values) == 14);
     for (std::size_t i = 0; i < names.size(); ++i) {
-        out += indent + quoted(names[i]) + ": " + values[i];
-        out += i + 1 < names.size() ? ",\n" : "\n";
+        j.key(names[i]);
+        if (i != 7)
+            j.value(values[i]);
+        else if (s.overlapRatio)
+            j.fixed(*s.overlapRatio, 6);
+        else
+            j.null();
     }
 }
 
-std::string idleJson(const IdleBreakdown& b)
+void writeIdle(JsonWriter& j, const IdleBreakdown& b)
 {
-    return "{\"host_bound_ns\": " + std::to_string(b.hostBoundNs)
-        + ", \"sync_wait_ns\": " + std::to_string(b.syncWaitNs) + ", \"queued_ns\": " + std::to_string(b.queuedNs)
-        + ", \"data_loading_ns\": " + std::to_string(b.dataLoadingNs)
-        + ", \"unattributed_ns\": " + std::to_string(b.unattributedNs) + ", \"gaps\": " + std::to_string(b.gaps) + "}";
+    j.beginObject()
+        .field("host_bound_ns", b.hostBoundNs)
+        .field("sync_wait_ns", b.syncWaitNs)
+        .field("queued_ns", b.queuedNs)
+        .field("data_loading_ns", b.dataLoadingNs)
+        .field("unattributed_ns", b.unattributedNs)
+        .field("gaps", b.gaps)
+        .endObject();
 }
 
 // How the steps' windows were placed, for the text report: "; windows on the GPU by launch", "; windows: host
@@ -164,15 +141,17 @@ std::vector<StepWindow> windowSteps(const RankReport& rank)
 }
 
 // Which of a rank's steps in the window its mean step covers (analysis/stepmean.h), as a JSON object.
-std::string stepMeanJson(const std::vector<StepWindow>& steps, const StepMean& m)
+void writeStepMean(JsonWriter& j, const std::vector<StepWindow>& steps, const StepMean& m)
 {
-    std::string out = "{\"mean_ns\": " + std::to_string(m.meanNs) + ", \"steps_used\": " + std::to_string(m.used.size())
-        + ", \"first_step\": " + (m.used.empty() ? std::string("null") : std::to_string(steps[m.used.front()].number))
-        + ", \"last_step\": " + (m.used.empty() ? std::string("null") : std::to_string(steps[m.used.back()].number))
-        + ", \"startup_steps\": [";
-    for (std::size_t i = 0; i < m.startup.size(); ++i)
-        out += (i ? ", " : "") + std::to_string(steps[m.startup[i]].number);
-    return out + "], \"covers\": " + quoted(m.describe(steps)) + "}";
+    j.beginObject().field("mean_ns", m.meanNs).field("steps_used", m.used.size());
+    if (m.used.empty())
+        j.nullField("first_step").nullField("last_step");
+    else
+        j.field("first_step", steps[m.used.front()].number).field("last_step", steps[m.used.back()].number);
+    j.key("startup_steps").beginArray();
+    for (const std::size_t k : m.startup)
+        j.value(steps[k].number);
+    j.endArray().field("covers", m.describe(steps)).endObject();
 }
 
 // "mean step = mean step-window length over: Rank 0: steps 1–14 (step 0 left out: start-up, 8.2 s); …", one line
@@ -240,22 +219,28 @@ std::string rankLabel(const StatsReport& report, int index)
 }
 
 // "clock_alignment": how the ranks' clocks were put on one time base (offsets subtracted from recorded times).
-std::string clockJson(const StatsReport& report)
+void writeClock(JsonWriter& j, const StatsReport& report)
 {
     const ClockAlignment& c = report.clocks;
-    std::string out = "{\"method\": " + quoted(clockMethodName(c.method))
-        + ", \"reference_rank\": " + std::to_string(rankNumber(report, c.referenceRank)) + ", \"hosts_known\": "
-        + (c.hostsKnown ? "true" : "false") + ", \"threshold_ns\": " + std::to_string(c.thresholdNs)
-        + ", \"summary\": " + quoted(report.clockLine) + ", \"ranks\": [";
-    for (std::size_t i = 0; i < c.ranks.size(); ++i) {
-        const RankClock& r = c.ranks[i];
-        out += (i ? ", " : "") + std::string("{\"rank\": ") + std::to_string(rankNumber(report, r.rank))
-            + ", \"host\": " + quoted(r.host) + ", \"offset_ns\": " + std::to_string(r.offsetNs) + ", \"estimate_ns\": "
-            + std::to_string(r.estimateNs) + ", \"uncertainty_ns\": " + std::to_string(r.uncertaintyNs)
-            + ", \"collectives_used\": " + std::to_string(r.collectivesUsed)
-            + ", \"skew_separated\": " + (r.skewSeparated ? "true" : "false") + "}";
-    }
-    return out + "]}";
+    j.beginObject()
+        .field("method", clockMethodName(c.method))
+        .field("reference_rank", rankNumber(report, c.referenceRank))
+        .field("hosts_known", c.hostsKnown)
+        .field("threshold_ns", c.thresholdNs)
+        .field("summary", report.clockLine)
+        .key("ranks")
+        .beginArray();
+    for (const RankClock& r : c.ranks)
+        j.beginObject()
+            .field("rank", rankNumber(report, r.rank))
+            .field("host", r.host)
+            .field("offset_ns", r.offsetNs)
+            .field("estimate_ns", r.estimateNs)
+            .field("uncertainty_ns", r.uncertaintyNs)
+            .field("collectives_used", r.collectivesUsed)
+            .field("skew_separated", r.skewSeparated)
+            .endObject();
+    j.endArray().endObject();
 }
 
 double gigabytesPerSecond(double bytesPerSecond)
@@ -264,60 +249,72 @@ double gigabytesPerSecond(double bytesPerSecond)
 }
 
 // "collective_summary": per process group, how it was matched, its collectives by type and size, its stragglers.
-std::string collectiveSummaryJson(const StatsReport& report)
+void writeCollectiveSummary(JsonWriter& j, const StatsReport& report)
 {
-    std::string out = "[";
+    j.beginArray(JsonWriter::Layout::Lines);
     for (std::size_t g = 0; g < report.processGroups.size(); ++g) {
         const ProcessGroupMatch& pg = report.processGroups[g];
-        out += g ? ",\n" : "\n";
-        out += "    {\"group\": " + quoted(pg.name) + ", \"group_ranks\": " + quoted(pg.ranks)
-            + ", \"method\": " + quoted(matchMethodName(pg.method)) + ", \"members\": [";
-        for (std::size_t m = 0; m < pg.members.size(); ++m)
-            out += (m ? ", " : "") + std::to_string(pg.members[m]);
-        out += "], \"instances\": " + std::to_string(pg.instances)
-            + ", \"matched_instances\": " + std::to_string(pg.matchedInstances)
-            + ", \"collectives\": " + std::to_string(pg.collectives) + ",\n     \"count_mismatches\": [";
-        for (std::size_t k = 0; k < pg.mismatches.size(); ++k) {
-            const CountMismatch& mm = pg.mismatches[k];
-            out += (k ? ", " : "") + std::string("{\"rank\": ") + std::to_string(rankNumber(report, mm.rank))
-                + ", \"count\": " + std::to_string(mm.rankCount)
-                + ", \"reference_rank\": " + std::to_string(rankNumber(report, mm.reference))
-                + ", \"reference_count\": " + std::to_string(mm.referenceCount) + ", \"unmatched\": "
-                + std::to_string(mm.unmatched) + ", \"first_unmatched_ns\": " + std::to_string(mm.firstUnmatched) + "}";
-        }
-        out += "],\n     \"collectives_by_type\": [";
-        bool first = true;
+        j.beginObject()
+            .field("group", pg.name)
+            .field("group_ranks", pg.ranks)
+            .field("method", matchMethodName(pg.method))
+            .key("members")
+            .beginArray();
+        for (const int m : pg.members)
+            j.value(m);
+        j.endArray()
+            .field("instances", pg.instances)
+            .field("matched_instances", pg.matchedInstances)
+            .field("collectives", pg.collectives)
+            .breakBefore(5)
+            .key("count_mismatches")
+            .beginArray();
+        for (const CountMismatch& mm : pg.mismatches)
+            j.beginObject()
+                .field("rank", rankNumber(report, mm.rank))
+                .field("count", mm.rankCount)
+                .field("reference_rank", rankNumber(report, mm.reference))
+                .field("reference_count", mm.referenceCount)
+                .field("unmatched", mm.unmatched)
+                .field("first_unmatched_ns", mm.firstUnmatched)
+                .endObject();
+        j.endArray().breakBefore(5).key("collectives_by_type").beginArray(JsonWriter::Layout::Lines, 7);
         for (const CollectiveSummaryRow& r : report.collectiveSummary) {
             if (r.processGroup != g)
                 continue;
-            out += first ? "\n" : ",\n";
-            first = false;
             const double n = double(r.count);
-            out += "       {\"type\": " + quoted(r.type) + ", \"dtype\": " + quoted(r.dtype)
-                + ", \"bytes\": " + std::to_string(r.bytes) + ", \"algorithm\": " + quoted(r.algorithm)
-                + ", \"ranks\": " + std::to_string(r.ranks) + ", \"count\": " + std::to_string(r.count)
-                + ", \"total_ns\": " + std::to_string(r.totalNs)
-                + ", \"mean_ns\": " + formatFixed(double(r.totalNs) / n, 1)
-                + ", \"latency_ns\": " + formatFixed(double(r.latencyTotalNs) / n, 1)
-                + ", \"min_latency_ns\": " + std::to_string(r.minLatencyNs) + ", \"bus_bandwidth_gbps\": "
-                + (r.busBandwidth > 0 ? formatFixed(gigabytesPerSecond(r.busBandwidth), 3) : std::string("null"))
-                + ", \"wait_share\": "
-                + (r.memberNs > 0 ? formatFixed(double(r.waitNs) / double(r.memberNs), 6) : std::string("null")) + "}";
+            j.beginObject()
+                .field("type", r.type)
+                .field("dtype", r.dtype)
+                .field("bytes", r.bytes)
+                .field("algorithm", r.algorithm)
+                .field("ranks", r.ranks)
+                .field("count", r.count)
+                .field("total_ns", r.totalNs)
+                .fixedField("mean_ns", double(r.totalNs) / n, 1)
+                .fixedField("latency_ns", double(r.latencyTotalNs) / n, 1)
+                .field("min_latency_ns", r.minLatencyNs);
+            if (r.busBandwidth > 0)
+                j.fixedField("bus_bandwidth_gbps", gigabytesPerSecond(r.busBandwidth), 3);
+            else
+                j.nullField("bus_bandwidth_gbps");
+            if (r.memberNs > 0)
+                j.fixedField("wait_share", double(r.waitNs) / double(r.memberNs), 6);
+            else
+                j.nullField("wait_share");
+            j.endObject();
         }
-        out += first ? "],\n" : "\n     ],\n";
-        out += "     \"stragglers\": [";
-        first = true;
-        for (const StragglerRow& st : report.stragglers) {
-            if (st.processGroup != g)
-                continue;
-            out += (first ? "" : ", ") + std::string("{\"rank\": ") + std::to_string(rankNumber(report, st.rank))
-                + ", \"arrived_last\": " + std::to_string(st.arrivedLast)
-                + ", \"caused_wait_ns\": " + std::to_string(st.causedWaitNs) + "}";
-            first = false;
-        }
-        out += "]}";
+        j.endArray().breakBefore(5).key("stragglers").beginArray();
+        for (const StragglerRow& st : report.stragglers)
+            if (st.processGroup == g)
+                j.beginObject()
+                    .field("rank", rankNumber(report, st.rank))
+                    .field("arrived_last", st.arrivedLast)
+                    .field("caused_wait_ns", st.causedWaitNs)
+                    .endObject();
+        j.endArray().endObject();
     }
-    return out + (report.processGroups.empty() ? "]" : "\n  ]");
+    j.endArray();
 }
 
 // A process group's ranks for the text report: as recorded ("[0, 1]"), or as ranges ("0-255") when there are more
@@ -387,134 +384,153 @@ std::string collectiveSummaryText(const StatsReport& report)
 }
 
 // One rank's object of "ranks" (its stats, phases, steps, collectives, communication by operation, warnings).
-std::string rankJson(const RankReport& rank)
+void writeRank(JsonWriter& j, const RankReport& rank)
 {
-    std::string out;
-    out += "    {\n";
-    out += "      \"rank\": " + std::to_string(rank.rank) + ",\n";
-    out += "      \"label\": " + quoted(rank.label) + ",\n";
-    out += "      \"host\": " + quoted(rank.host) + ",\n";
-    out += "      \"device\": " + (rank.device < 0 ? std::string("null") : std::to_string(rank.device)) + ",\n";
-    out += "      \"parallel\": " + parallelJson(rank.coords) + ",\n";
-    appendFields(out, rank.stats, "      ");
-    out.insert(out.size() - 1, ",");
-    out += "      \"phase_source\": " + quoted(phaseSourceName(rank.phaseSource)) + ",\n";
-    out += "      \"phase_counts\": {\"launch\": " + std::to_string(rank.phaseFromLaunch) + ", \"kernel_name\": "
-        + std::to_string(rank.phaseFromName) + ", \"step_heuristic\": " + std::to_string(rank.phaseFromHeuristic)
-        + ", \"unknown\": " + std::to_string(rank.phaseUnknown) + "},\n";
-    out += "      \"launch_pairing\": " + quoted(launchPairingName(rank.launchPairing)) + ",\n";
-    out += "      \"kernels_paired\": " + std::to_string(rank.kernelsPaired) + ",\n";
-    out += "      \"kernels_unpaired\": " + std::to_string(rank.kernelsUnpaired) + ",\n";
-    out += "      \"kernels_per_call\": {";
-    for (std::size_t k = 0; k < rank.kernelsPerCall.size(); ++k)
-        out += (k ? ", \"" : "\"") + std::to_string(rank.kernelsPerCall[k].first)
-            + "\": " + std::to_string(rank.kernelsPerCall[k].second);
-    out += "},\n";
-    {
-        const IdleBreakdown& idle = rank.idle;
-        const LaunchDiagnosis& ld = rank.launches;
-        out += "      \"idle_breakdown\": " + idleJson(idle) + ",\n";
-        out += "      \"launch_diagnosis\": {\"kernels\": " + std::to_string(ld.kernels) + ", \"median_kernel_ns\": "
-            + std::to_string(ld.medianKernelNs) + ", \"p90_kernel_ns\": " + std::to_string(ld.p90KernelNs)
-            + ", \"median_launch_ns\": " + std::to_string(ld.medianLaunchNs) + ", \"p90_launch_ns\": "
-            + std::to_string(ld.p90LaunchNs) + ", \"shorter_than_launch\": " + formatFixed(ld.shorterThanLaunch, 6)
-            + ", \"launches_per_second\": " + formatFixed(ld.launchesPerSecond, 1) + ", \"calls\": "
-            + std::to_string(ld.calls) + ", \"multi_kernel_calls\": " + std::to_string(ld.multiKernelCalls)
-            + ", \"multi_kernel_kernels\": " + std::to_string(ld.multiKernelKernels) + ", \"max_kernels_per_call\": "
-            + std::to_string(ld.maxKernelsPerCall) + ", \"graph_launches\": " + std::to_string(ld.graphLaunches)
-            + ", \"graph_kernels\": " + std::to_string(ld.graphKernels) + "},\n";
-        out += "      \"finding\": " + quoted(idleFinding(rank.stats, idle, ld, &rank.peers)) + ",\n";
-    }
-    out += "      \"step_source\": " + quoted(stepSourceName(rank.stepSource)) + ",\n";
-    out += "      \"step_assignment\": " + quoted(stepAssignment(rank)) + ",\n";
-    out += "      \"step_windows\": " + quoted(stepAxisName(rank.stepAxis)) + ",\n";
+    j.beginObject(JsonWriter::Layout::Lines)
+        .field("rank", rank.rank)
+        .field("label", rank.label)
+        .field("host", rank.host);
+    if (rank.device < 0)
+        j.nullField("device");
+    else
+        j.field("device", rank.device);
+    j.key("parallel");
+    writeParallel(j, rank.coords);
+    writeStatsFields(j, rank.stats);
+    j.field("phase_source", phaseSourceName(rank.phaseSource))
+        .key("phase_counts")
+        .beginObject()
+        .field("launch", rank.phaseFromLaunch)
+        .field("kernel_name", rank.phaseFromName)
+        .field("step_heuristic", rank.phaseFromHeuristic)
+        .field("unknown", rank.phaseUnknown)
+        .endObject()
+        .field("launch_pairing", launchPairingName(rank.launchPairing))
+        .field("kernels_paired", rank.kernelsPaired)
+        .field("kernels_unpaired", rank.kernelsUnpaired)
+        .key("kernels_per_call")
+        .beginObject();
+    for (const auto& [kernels, calls] : rank.kernelsPerCall)
+        j.field(std::to_string(kernels), calls);
+    j.endObject().key("idle_breakdown");
+    writeIdle(j, rank.idle);
+    const LaunchDiagnosis& ld = rank.launches;
+    j.key("launch_diagnosis")
+        .beginObject()
+        .field("kernels", ld.kernels)
+        .field("median_kernel_ns", ld.medianKernelNs)
+        .field("p90_kernel_ns", ld.p90KernelNs)
+        .field("median_launch_ns", ld.medianLaunchNs)
+        .field("p90_launch_ns", ld.p90LaunchNs)
+        .fixedField("shorter_than_launch", ld.shorterThanLaunch, 6)
+        .fixedField("launches_per_second", ld.launchesPerSecond, 1)
+        .field("calls", ld.calls)
+        .field("multi_kernel_calls", ld.multiKernelCalls)
+        .field("multi_kernel_kernels", ld.multiKernelKernels)
+        .field("max_kernels_per_call", ld.maxKernelsPerCall)
+        .field("graph_launches", ld.graphLaunches)
+        .field("graph_kernels", ld.graphKernels)
+        .endObject()
+        .field("finding", idleFinding(rank.stats, rank.idle, ld, &rank.peers))
+        .field("step_source", stepSourceName(rank.stepSource))
+        .field("step_assignment", stepAssignment(rank))
+        .field("step_windows", stepAxisName(rank.stepAxis));
     const std::vector<StepWindow> inWindow = windowSteps(rank);
     const StepMean mean = stepMean(inWindow);
-    out += "      \"step_mean\": " + stepMeanJson(inWindow, mean) + ",\n";
-    out += "      \"steps\": [";
-    bool first = true;
+    j.key("step_mean");
+    writeStepMean(j, inWindow, mean);
+    j.key("steps").beginArray(JsonWriter::Layout::Lines);
     for (std::size_t k = 0; k < rank.steps.size(); ++k) {
         const StepReport& w = rank.steps[k];
-        out += first ? "\n" : ",\n";
-        first = false;
-        out += "        {\n";
-        out += "          \"index\": " + std::to_string(w.index) + ",\n";
-        out += "          \"number\": " + std::to_string(w.number) + ",\n";
-        out += "          \"name\": " + quoted(w.name) + ",\n";
-        out += "          \"start_ns\": " + std::to_string(w.range.start) + ",\n";
-        out += "          \"end_ns\": " + std::to_string(w.range.end) + ",\n";
-        out += "          \"host_start_ns\": " + std::to_string(w.hostRange.start) + ",\n";
-        out += "          \"host_end_ns\": " + std::to_string(w.hostRange.end) + ",\n";
-        out += std::string("          \"startup\": ")
-            + (std::find(mean.startup.begin(), mean.startup.end(), k) != mean.startup.end() ? "true" : "false") + ",\n";
-        appendFields(out, w.stats, "          ");
-        out.insert(out.size() - 1, ",");
-        out += "          \"idle_breakdown\": " + idleJson(w.idle) + ",\n";
-        out += "          \"collectives\": {\"wait_ns\": " + std::to_string(w.waitNs)
-            + ", \"transfer_ns\": " + std::to_string(w.transferNs) + "},\n";
-        out += "          \"bubble_ns\": " + std::to_string(w.bubbleNs) + "\n";
-        out += "        }";
+        j.beginObject(JsonWriter::Layout::Lines)
+            .field("index", w.index)
+            .field("number", w.number)
+            .field("name", w.name)
+            .field("start_ns", w.range.start)
+            .field("end_ns", w.range.end)
+            .field("host_start_ns", w.hostRange.start)
+            .field("host_end_ns", w.hostRange.end)
+            .field("startup", std::find(mean.startup.begin(), mean.startup.end(), k) != mean.startup.end());
+        writeStatsFields(j, w.stats);
+        j.key("idle_breakdown");
+        writeIdle(j, w.idle);
+        j.key("collectives")
+            .beginObject()
+            .field("wait_ns", w.waitNs)
+            .field("transfer_ns", w.transferNs)
+            .endObject()
+            .field("bubble_ns", w.bubbleNs)
+            .endObject();
     }
-    out += first ? "],\n" : "\n      ],\n";
-    {
-        // Whole trace (collectives are matched across ranks, not per window).
-        const RankCollectiveStats& c = rank.collectives;
-        out += "      \"collectives\": {\"matched\": " + std::to_string(c.matched)
-            + ", \"unmatched\": " + std::to_string(c.unmatched) + ", \"wait_ns\": " + std::to_string(c.waitNs)
-            + ", \"transfer_ns\": " + std::to_string(c.transferNs) + ", \"exposed_wait_ns\": "
-            + std::to_string(c.exposedWaitNs) + ", \"caused_waits\": " + std::to_string(c.causedWaits)
-            + ", \"caused_wait_ns\": " + std::to_string(c.causedWaitNs) + "},\n";
-    }
-    out += "      \"comm_by_op\": " + commByOpJson(rank.commOps) + ",\n";
-    out += "      \"comm_by_role\": " + commByRoleJson(rank.commOps) + ",\n";
-    out += "      \"warnings\": [";
-    for (std::size_t i = 0; i < rank.warnings.size(); ++i)
-        out += (i ? ", " : "") + quoted(rank.warnings[i]);
-    out += "]\n";
-    out += "    }";
-    return out;
+    // Whole trace (collectives are matched across ranks, not per window).
+    const RankCollectiveStats& c = rank.collectives;
+    j.endArray()
+        .key("collectives")
+        .beginObject()
+        .field("matched", c.matched)
+        .field("unmatched", c.unmatched)
+        .field("wait_ns", c.waitNs)
+        .field("transfer_ns", c.transferNs)
+        .field("exposed_wait_ns", c.exposedWaitNs)
+        .field("caused_waits", c.causedWaits)
+        .field("caused_wait_ns", c.causedWaitNs)
+        .endObject()
+        .key("comm_by_op");
+    writeCommByOp(j, rank.commOps);
+    j.key("comm_by_role");
+    writeCommByRole(j, rank.commOps);
+    j.key("warnings").beginArray();
+    for (const std::string& w : rank.warnings)
+        j.value(w);
+    j.endArray().endObject();
 }
 
 } // namespace
 
 std::string statsJson(const StatsReport& report, const StatsReportOptions& o)
 {
-    std::string out = "{\n";
-    out += "  \"trace\": " + quoted(report.tracePath) + ",\n";
-    out += "  \"rules\": " + quoted(report.rulesSource) + ",\n";
-    out += "  \"window\": {\"start_ns\": " + std::to_string(o.window.start)
-        + ", \"end_ns\": " + std::to_string(o.window.end)
-        + ", \"kind\": " + (o.windowGiven ? "\"given\"" : "\"recorded_activity\"") + "},\n";
+    std::string out;
+    JsonWriter j(out);
+    j.beginObject(JsonWriter::Layout::Lines)
+        .field("trace", report.tracePath)
+        .field("rules", report.rulesSource)
+        .key("window")
+        .beginObject()
+        .field("start_ns", o.window.start)
+        .field("end_ns", o.window.end)
+        .field("kind", o.windowGiven ? "given" : "recorded_activity")
+        .endObject();
     // What the importer found inconsistent or incomplete (counted, clipped or dropped; see `info`).
-    out += "  \"trace_warnings\": [";
-    for (std::size_t i = 0; i < report.traceWarnings.size(); ++i)
-        out += (i ? ", " : "") + quoted(report.traceWarnings[i]);
-    out += "],\n";
-    out += "  \"clock_alignment\": " + clockJson(report) + ",\n";
-    out += "  \"ranks\": [";
-    for (std::size_t r = 0; r < report.ranks.size(); ++r) {
-        out += r == 0 ? "\n" : ",\n";
-        out += rankJson(report.ranks[r]);
-    }
-    out += report.ranks.empty() ? "],\n" : "\n  ],\n";
-    out += "  \"total\": {\n";
-    appendFields(out, totalOf(report), "    ");
-    out += "  },\n";
-    out += "  \"collective_summary\": " + collectiveSummaryJson(report) + ",\n";
-    out += "  \"rank_summary\": " + rankSummaryJson(report, summarizeRanks(report)) + ",\n";
-    out += "  \"kernels\": [";
-    const auto& rows = report.kernels;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        const KernelReportRow& k = rows[i];
-        out += i == 0 ? "\n" : ",\n";
-        out += "    {\"name\": " + quoted(k.displayName) + ", \"category\": " + quoted(categoryName(k.category))
-            + ", \"subgroup\": " + quoted(k.subgroup) + ", \"phase\": " + quoted(phaseName(k.phase))
-            + ", \"count\": " + std::to_string(k.count) + ", \"total_ns\": " + std::to_string(k.totalNs)
-            + ", \"mean_ns\": " + formatFixed(k.meanNs, 1) + ", \"min_ns\": " + std::to_string(k.minNs)
-            + ", \"max_ns\": " + std::to_string(k.maxNs) + ", \"gpu_share\": " + formatFixed(k.gpuShare, 6) + "}";
-    }
-    out += rows.empty() ? "]\n" : "\n  ]\n";
-    out += "}\n";
+    j.key("trace_warnings").beginArray();
+    for (const std::string& w : report.traceWarnings)
+        j.value(w);
+    j.endArray().key("clock_alignment");
+    writeClock(j, report);
+    j.key("ranks").beginArray(JsonWriter::Layout::Lines);
+    for (const RankReport& r : report.ranks)
+        writeRank(j, r);
+    j.endArray().key("total").beginObject(JsonWriter::Layout::Lines);
+    writeStatsFields(j, totalOf(report));
+    j.endObject().key("collective_summary");
+    writeCollectiveSummary(j, report);
+    j.key("rank_summary");
+    writeRankSummary(j, report, summarizeRanks(report));
+    j.key("kernels").beginArray(JsonWriter::Layout::Lines);
+    for (const KernelReportRow& k : report.kernels)
+        j.beginObject()
+            .field("name", k.displayName)
+            .field("category", categoryName(k.category))
+            .field("subgroup", k.subgroup)
+            .field("phase", phaseName(k.phase))
+            .field("count", k.count)
+            .field("total_ns", k.totalNs)
+            .fixedField("mean_ns", k.meanNs, 1)
+            .field("min_ns", k.minNs)
+            .field("max_ns", k.maxNs)
+            .fixedField("gpu_share", k.gpuShare, 6)
+            .endObject();
+    j.endArray().endObject();
+    out += '\n';
     return out;
 }
 
