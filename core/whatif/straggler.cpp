@@ -4,7 +4,7 @@
 #include "analysis/heatmap.h"
 #include "model/parallelfor.h"
 #include "model/timeformat.h"
-#include "report/statsreport.h"
+#include "report/jsonwriter.h"
 #include "whatif/whatif.h"
 
 #include <algorithm>
@@ -347,22 +347,32 @@ void addSlowdown(StepHeatMap& map, const Trace& trace, const EvenResult& even)
 
 std::string evenJson(const EvenResult& r)
 {
-    std::string out = "{\"slowdown\": " + formatFixed(r.slowdown, 6) + ", \"recorded_mean_step_ns\": "
-        + std::to_string(r.recordedMean) + ", \"evened_mean_step_ns\": " + std::to_string(r.evenedMean)
-        + ", \"replays\": " + std::to_string(r.replays) + ",\n \"steps\": [";
-    for (std::size_t k = 0; k < r.steps.size(); ++k)
-        out += (k ? ", " : "") + std::string("{\"number\": ") + std::to_string(r.steps[k].index) + ", \"recorded_ns\": "
-            + std::to_string(r.steps[k].recorded) + ", \"evened_ns\": " + std::to_string(r.steps[k].evened)
-            + ", \"slowdown\": " + formatFixed(r.steps[k].slowdown, 6) + "}";
-    out += "],\n \"slowdown_by\": {";
-    for (std::size_t d = 0; d < r.by.size(); ++d) {
-        out += (d ? ", " : "") + exposure::jsonQuoted(r.by[d].first) + ": {";
-        for (std::size_t g = 0; g < r.by[d].second.size(); ++g)
-            out += (g ? ", " : "") + exposure::jsonQuoted(r.by[d].second[g].name) + ": "
-                + formatFixed(r.by[d].second[g].slowdown, 6);
-        out += "}";
+    std::string out;
+    JsonWriter j(out);
+    j.beginObject()
+        .fixedField("slowdown", r.slowdown, 6)
+        .field("recorded_mean_step_ns", r.recordedMean)
+        .field("evened_mean_step_ns", r.evenedMean)
+        .field("replays", r.replays)
+        .breakBefore(1)
+        .key("steps")
+        .beginArray();
+    for (const auto& step : r.steps)
+        j.beginObject()
+            .field("number", step.index)
+            .field("recorded_ns", step.recorded)
+            .field("evened_ns", step.evened)
+            .fixedField("slowdown", step.slowdown, 6)
+            .endObject();
+    j.endArray().breakBefore(1).key("slowdown_by").beginObject();
+    for (const auto& [dimension, groups] : r.by) {
+        j.key(dimension).beginObject();
+        for (const EvenResult::Group& g : groups)
+            j.fixedField(g.name, g.slowdown, 6);
+        j.endObject();
     }
-    return out + "}}\n";
+    j.endObject().endObject();
+    return out + "\n";
 }
 
 std::string evenTable(const EvenResult& r)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The what-if result as JSON (stable shape, exact integers) and as a table.
+// The what-if result as JSON (stable shape, exact integers; report/jsonwriter.h) and as a table.
 #include "model/timeformat.h"
-#include "report/statsreport.h"
+#include "report/jsonwriter.h"
 #include "whatif/whatif.h"
 
 #include <cstdio>
@@ -10,18 +10,12 @@ namespace exposure::whatif {
 
 namespace {
 
-// The project's one JSON string writer (valid UTF-8 whatever the bytes, report/statsreport.h).
-std::string quoted(const std::string& s)
+void writePath(JsonWriter& j, const PathSums& p)
 {
-    return jsonQuoted(s);
-}
-
-std::string pathJson(const PathSums& p)
-{
-    std::string out = "{";
+    j.beginObject();
     for (int i = 0; i < kPathPartCount; ++i)
-        out += (i ? ", " : "") + quoted(pathPartName(PathPart(i))) + ": " + std::to_string(p.ns[std::size_t(i)]);
-    return out + ", \"other_ranks\": " + std::to_string(p.otherRanksNs) + "}";
+        j.field(pathPartName(PathPart(i)), p.ns[std::size_t(i)]);
+    j.field("other_ranks", p.otherRanksNs).endObject();
 }
 
 double ratio(TimeNs a, TimeNs b)
@@ -29,25 +23,35 @@ double ratio(TimeNs a, TimeNs b)
     return b > 0 ? double(a) / double(b) : 0.0;
 }
 
-std::string rankJson(const RankWhatIf& r)
+void writeRank(JsonWriter& j, const RankWhatIf& r)
 {
-    std::string out = "    {\"rank\": " + std::to_string(r.rank) + ", \"label\": " + quoted(r.label)
-        + ", \"steps_used\": " + std::to_string(r.steps.size()) + ",\n";
-    out += "     \"measured_step_ns\": " + std::to_string(r.measuredMean) + ", \"replay_step_ns\": "
-        + std::to_string(r.replayMean) + ", \"predicted_step_ns\": " + std::to_string(r.predictedMean)
-        + ", \"change_ns\": " + std::to_string(r.predictedMean - r.replayMean) + ",\n";
-    out += "     \"fidelity\": " + formatFixed(ratio(r.replayMean, r.measuredMean), 4)
-        + ", \"max_step_error_percent\": " + formatFixed(r.maxStepErrorPercent, 2) + ",\n";
-    out += "     \"critical_path\": " + pathJson(r.predictedPath) + ",\n";
-    out += "     \"replay_critical_path\": " + pathJson(r.replayPath) + ",\n";
-    out += "     \"steps\": [";
-    for (std::size_t k = 0; k < r.steps.size(); ++k) {
-        const StepTimes& s = r.steps[k];
-        out += (k ? ", " : "") + std::string("{\"index\": ") + std::to_string(s.index) + ", \"number\": "
-            + std::to_string(s.number) + ", \"measured_ns\": " + std::to_string(s.measured) + ", \"replay_ns\": "
-            + std::to_string(s.replay) + ", \"predicted_ns\": " + std::to_string(s.predicted) + "}";
-    }
-    return out + "]}";
+    j.beginObject()
+        .field("rank", r.rank)
+        .field("label", r.label)
+        .field("steps_used", r.steps.size())
+        .breakBefore(5)
+        .field("measured_step_ns", r.measuredMean)
+        .field("replay_step_ns", r.replayMean)
+        .field("predicted_step_ns", r.predictedMean)
+        .field("change_ns", r.predictedMean - r.replayMean)
+        .breakBefore(5)
+        .fixedField("fidelity", ratio(r.replayMean, r.measuredMean), 4)
+        .fixedField("max_step_error_percent", r.maxStepErrorPercent, 2)
+        .breakBefore(5)
+        .key("critical_path");
+    writePath(j, r.predictedPath);
+    j.breakBefore(5).key("replay_critical_path");
+    writePath(j, r.replayPath);
+    j.breakBefore(5).key("steps").beginArray();
+    for (const StepTimes& s : r.steps)
+        j.beginObject()
+            .field("index", s.index)
+            .field("number", s.number)
+            .field("measured_ns", s.measured)
+            .field("replay_ns", s.replay)
+            .field("predicted_ns", s.predicted)
+            .endObject();
+    j.endArray().endObject();
 }
 
 std::string percentChange(TimeNs now, TimeNs before)
@@ -76,16 +80,25 @@ std::string pathLine(const PathSums& p)
 
 std::string whatIfJson(const WhatIfResult& result, const Edits& edits)
 {
-    std::string out = "{\n  \"edits\": " + quoted(edits.describe()) + ",\n";
-    out += "  \"graph\": {\"nodes\": " + std::to_string(result.nodes) + ", \"edges\": " + std::to_string(result.edges)
-        + ", \"collective_groups\": " + std::to_string(result.groups) + "},\n";
-    out += "  \"ranks\": [\n";
-    for (std::size_t i = 0; i < result.ranks.size(); ++i)
-        out += rankJson(result.ranks[i]) + (i + 1 < result.ranks.size() ? ",\n" : "\n");
-    out += "  ],\n  \"warnings\": [";
-    for (std::size_t i = 0; i < result.warnings.size(); ++i)
-        out += (i ? ", " : "") + quoted(result.warnings[i]);
-    return out + "]\n}\n";
+    std::string out;
+    JsonWriter j(out);
+    j.beginObject(JsonWriter::Layout::Lines)
+        .field("edits", edits.describe())
+        .key("graph")
+        .beginObject()
+        .field("nodes", result.nodes)
+        .field("edges", result.edges)
+        .field("collective_groups", result.groups)
+        .endObject()
+        .key("ranks")
+        .beginArray(JsonWriter::Layout::Lines);
+    for (const RankWhatIf& r : result.ranks)
+        writeRank(j, r);
+    j.endArray().key("warnings").beginArray();
+    for (const std::string& w : result.warnings)
+        j.value(w);
+    j.endArray().endObject();
+    return out + "\n";
 }
 
 std::string whatIfTable(const WhatIfResult& result, const Edits& edits)
