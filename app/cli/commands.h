@@ -3,7 +3,7 @@
 
 #include "analysis/clockalign.h"
 #include "analysis/rules.h"
-#include "import/loader.h"
+#include "import/loadoptions.h"
 #include "report/statsreport.h"
 #include "run/openrun.h"
 

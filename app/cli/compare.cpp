@@ -3,7 +3,7 @@
 #include "analysis/compare.h"
 
 #include "commands.h"
-#include "import/loader.h"
+#include "import/loadoptions.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

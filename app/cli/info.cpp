@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // exposure-cli info [--json] TRACE: what a trace folder holds (ranks, lanes, counts, span, clock, warnings).
 #include "commands.h"
-#include "import/loader.h"
+#include "import/loadoptions.h"
 #include "model/timeformat.h"
 #include "model/trace.h"
 

@@ -7,7 +7,7 @@
 #include "figure/figurerenderer.h"
 #include "figure/figurespec.h"
 #include "figure/heatmapfigure.h"
-#include "import/loader.h"
+#include "import/loadoptions.h"
 #include "model/timeformat.h"
 #include "renderrequest.h"
 #include "view/rankgroups.h"

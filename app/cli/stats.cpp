@@ -2,7 +2,7 @@
 // exposure-cli stats: exact exposed-communication statistics per rank, per step and per kernel.
 #include "analysis/analysis.h"
 #include "commands.h"
-#include "import/loader.h"
+#include "import/loadoptions.h"
 #include "model/timeformat.h"
 #include "report/statsreport.h"
 

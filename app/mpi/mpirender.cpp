@@ -19,7 +19,7 @@
 #include "cli/commands.h"
 #include "cli/renderrequest.h"
 #include "figure/figurerenderer.h"
-#include "import/loader.h"
+#include "import/loadoptions.h"
 #include "mpiutil.h"
 #include "run.h"
 #include "timeline/timelineplot.h"

@@ -16,7 +16,7 @@
 #include "analysis/statsparts.h"
 #include "cli/commands.h"
 #include "import/consistency.h"
-#include "import/loader.h"
+#include "import/loadoptions.h"
 #include "mpi/wire.h"
 #include "mpiutil.h"
 #include "plan.h"

@@ -2,7 +2,7 @@
 #include "run.h"
 
 #include "cli/commands.h"
-#include "import/loader.h"
+#include "import/loadoptions.h"
 #include "plan.h"
 
 #include <algorithm>

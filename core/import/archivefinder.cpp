@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "import/archivefinder.h"
 
-#include "import/loader.h"
+#include "import/loadoptions.h"
 
 #include <algorithm>
 #include <cctype>

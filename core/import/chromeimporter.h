@@ -3,7 +3,7 @@
 // The Chrome Trace Event Format (a JSON array of events, or an object whose "traceEvents" lacks torch.profiler's
 // fields), `*.json` or `*.json.gz`, streamed through zlib and a RapidJSON SAX reader like torch.profiler traces.
 
-#include "import/loader.h"
+#include "import/loadoptions.h"
 #include "model/trace.h"
 
 #include <string>

@@ -5,7 +5,7 @@
 // and converted exactly (microseconds to integer nanoseconds, 64-bit counts); the frame of their SAX handlers and the
 // fields every event has; the one parse of a file, whose problems become a LoadError naming the file.
 
-#include "import/loader.h"
+#include "import/loadoptions.h"
 #include "import/rapidjsonconfig.h"
 #include "model/timerange.h"
 

@@ -5,7 +5,7 @@
 // run's ranks from them.
 
 #include "import/jsonstream.h"
-#include "import/loader.h"
+#include "import/loadoptions.h"
 #include "model/trace.h"
 
 #include <cstdint>

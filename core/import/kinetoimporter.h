@@ -3,7 +3,7 @@
 // torch.profiler (Kineto) Chrome-trace JSON, one file per rank (`*.json` or `*.json.gz`), streamed through zlib and a
 // RapidJSON SAX reader: no DOM of the file, exact integer nanoseconds from the microsecond timestamps.
 
-#include "import/loader.h"
+#include "import/loadoptions.h"
 #include "model/trace.h"
 
 #include <string>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "import/loader.h"
+#include "import/loadoptions.h"
 
 #include <algorithm>
 

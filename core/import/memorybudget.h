@@ -3,7 +3,7 @@
 // the process must say "too large" itself rather than be killed by the operating system halfway through.
 #pragma once
 
-#include "import/loader.h"
+#include "import/loadoptions.h"
 
 #include <cstdint>
 #include <string>

@@ -13,7 +13,7 @@
 // Processes are told apart by globalPid (globalTid without its thread bits): one process with GPU work is one rank.
 // Times are the export's integer nanoseconds, kept exactly.
 
-#include "import/loader.h"
+#include "import/loadoptions.h"
 #include "model/trace.h"
 
 #include <cstdint>

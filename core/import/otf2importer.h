@@ -2,7 +2,7 @@
 #pragma once
 
 #include "import/archivefinder.h"
-#include "import/loader.h"
+#include "import/loadoptions.h"
 #include "model/trace.h"
 
 typedef struct OTF2_Reader_struct OTF2_Reader;
@@ -20,7 +20,7 @@ namespace exposure {
 struct Otf2ArchiveState;
 struct LaneState;
 
-// Reads Score-P OTF2 archives into one Trace (see loader.h for the contract).
+// Reads Score-P OTF2 archives into one Trace (see loadoptions.h for the contract).
 //
 // Two phases so that progress can report a total: readDefinitions() of all archives (global definitions:
 // ranks, lanes, regions, clock; the archives on several threads), then readEvents() (per location, in chunks, with only

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Private to the OTF2 importer: what its definition, event and finishing stages share (per-archive and per-location
-// state, helpers). Not part of the import API (see import/loader.h).
+// state, helpers). Not part of the import API (see import/loadoptions.h).
 #include "import/otf2importer.h"
 #include "import/otf2reader.h"
 #include "model/demangle.h"

@@ -2,7 +2,7 @@
 #include "import/otf2reader.h"
 
 #include "import/childprocess.h"
-#include "import/loader.h"
+#include "import/loadoptions.h"
 
 #include <algorithm>
 #include <chrono>

@@ -4,7 +4,7 @@
 // number of threads.
 #pragma once
 
-#include "import/loader.h"
+#include "import/loadoptions.h"
 
 #include <algorithm>
 #include <atomic>

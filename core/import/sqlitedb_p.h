@@ -3,7 +3,7 @@
 // naming the file and what to do, and a prepared statement stepped row by row.
 #pragma once
 
-#include "import/loader.h"
+#include "import/loadoptions.h"
 #include "import/nsysimporter.h"
 
 #include <cstdint>

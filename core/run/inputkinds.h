@@ -4,7 +4,7 @@
 #pragma once
 
 #include "import/archivefinder.h"
-#include "import/loader.h"
+#include "import/loadoptions.h"
 #include "model/trace.h"
 
 #include <cstdint>

@@ -25,7 +25,7 @@
 #include "analysis/collectives.h"
 #include "analysis/rules.h"
 #include "import/archivefinder.h"
-#include "import/loader.h"
+#include "import/loadoptions.h"
 #include "model/trace.h"
 #include "view/viewindex.h"
 
@@ -60,7 +60,7 @@ public:
 
 struct RunOptions
 {
-    // Progress, cancel, reader threads, launch parameters, memory limit, rank subset (see loader.h).
+    // Progress, cancel, reader threads, launch parameters, memory limit, rank subset (see import/loadoptions.h).
     LoadOptions load;
     // The classification the analysis uses.
     Rules rules = Rules::defaults();

@@ -2,7 +2,7 @@
 // The reading stages of openRun on a thread of their own, watched for stalls, under a capped address space.
 #pragma once
 
-#include "import/loader.h"
+#include "import/loadoptions.h"
 #include "model/trace.h"
 #include "run/openrun.h"
 

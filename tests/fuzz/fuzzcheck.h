@@ -4,7 +4,7 @@
 // as a finding together with the input.
 #include "analysis/analysis.h"
 #include "fuzzfiles.h"
-#include "import/loader.h"
+#include "import/loadoptions.h"
 #include "report/statsreport.h"
 #include "run/openrun.h"
 #include "support/statscheck.h"

@@ -53,6 +53,18 @@ QString overlapStateLabel(OverlapState s)
     return translated(nameIn(labels, s, nullptr));
 }
 
+QString overlapStateShortLabel(OverlapState s)
+{
+    static constexpr EnumName<OverlapState> labels[]
+        = { { OverlapState::ComputeOnly, QT_TRANSLATE_NOOP("QObject", "compute only") },
+              { OverlapState::Hidden, QT_TRANSLATE_NOOP("QObject", "hidden comm.") },
+              { OverlapState::Exposed, QT_TRANSLATE_NOOP("QObject", "exposed comm.") },
+              { OverlapState::Other, QT_TRANSLATE_NOOP("QObject", "other GPU") },
+              { OverlapState::WaitingExposed, QT_TRANSLATE_NOOP("QObject", "waiting for peers") },
+              { OverlapState::WaitingHidden, QT_TRANSLATE_NOOP("QObject", "hidden waiting") } };
+    return translated(nameIn(labels, s, nullptr));
+}
+
 QString byteCountText(std::uint64_t bytes, bool exact)
 {
     if (bytes < 1000)

@@ -11,6 +11,8 @@ namespace exposure {
 
 QString categoryLabel(Category c); // "compute", "communication", "memcpy", "idle / sync", "host"
 QString overlapStateLabel(OverlapState s); // "compute only", "hidden communication", ...
+// The same states where room is short (legends, figure legends, hover texts): "hidden comm.", "other GPU", ...
+QString overlapStateShortLabel(OverlapState s);
 QString groupDigits(std::uint64_t n); // "1 234" (groups of three digits, for counts)
 QString durationText(TimeNs ns); // "1.25 ms", "340 ns" (model/timeformat.h)
 // "512 B", "4.10 kB", "26.4 MB" (decimal units, three significant digits, as GB/s elsewhere); with `exact`, the

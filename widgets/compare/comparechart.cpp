@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "compare/comparechart.h"
 
+#include "common/labels.h"
 #include "common/theme.h"
 #include "model/timeformat.h"
 #include "timeline/palette.h"
@@ -73,11 +74,11 @@ QString CompareChart::partName(Part part)
 {
     switch (part) {
     case ComputeOnly:
-        return tr("compute only");
+        return overlapStateLabel(OverlapState::ComputeOnly);
     case Hidden:
-        return tr("hidden communication");
+        return overlapStateLabel(OverlapState::Hidden);
     case Exposed:
-        return tr("exposed communication");
+        return overlapStateLabel(OverlapState::Exposed);
     case Idle:
         return tr("idle / other");
     case PartCount:

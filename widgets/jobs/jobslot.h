@@ -2,7 +2,7 @@
 #pragma once
 // The one primitive for background work in the GUI: trace loading, panel recomputation and Compare Runs all use it.
 
-#include "import/loader.h"
+#include "import/loadoptions.h"
 
 #include <QFuture>
 #include <QFutureWatcher>

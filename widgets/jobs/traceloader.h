@@ -4,7 +4,7 @@
 #include "analysis/analysis.h"
 #include "analysis/clockalign.h"
 #include "analysis/collectives.h"
-#include "import/loader.h"
+#include "import/loadoptions.h"
 #include "jobs/jobslot.h"
 #include "run/openrun.h"
 #include "view/viewindex.h"

@@ -153,9 +153,10 @@ void RankBarChart::paintEvent(QPaintEvent*)
         QString name;
         QBrush brush;
     };
-    const Part parts[] = { { tr("compute only"), QBrush(pal.overlap(OverlapState::ComputeOnly)) },
-        { tr("hidden comm."), pal.hiddenBrush() }, { tr("exposed comm."), pal.exposedBrush() },
-        { tr("idle"), QBrush(pal.idle()) } };
+    const Part parts[] = { { overlapStateShortLabel(OverlapState::ComputeOnly),
+                               QBrush(pal.overlap(OverlapState::ComputeOnly)) },
+        { overlapStateShortLabel(OverlapState::Hidden), pal.hiddenBrush() },
+        { overlapStateShortLabel(OverlapState::Exposed), pal.exposedBrush() }, { tr("idle"), QBrush(pal.idle()) } };
     // The legend wraps onto as many lines as the width needs.
     int lx = x0, ly = 0;
     for (const auto& part : parts) {

@@ -2,6 +2,7 @@
 #include "timeline/palette.h"
 
 #include "analysis/rules.h"
+#include "common/labels.h"
 #include "common/theme.h"
 #include "model/enumnames.h"
 
@@ -162,12 +163,9 @@ std::vector<Palette::ClassColour> Palette::classColours() const
     }
     add(QStringLiteral("idle"), idle());
     add(QStringLiteral("host"), block(Category::Host, std::string()));
-    add(QStringLiteral("compute only"), overlap(OverlapState::ComputeOnly));
-    add(QStringLiteral("hidden comm."), overlap(OverlapState::Hidden));
-    add(QStringLiteral("exposed comm."), overlap(OverlapState::Exposed));
-    add(QStringLiteral("other GPU activity"), overlap(OverlapState::Other));
-    add(QStringLiteral("waiting for peers"), overlap(OverlapState::WaitingExposed));
-    add(QStringLiteral("hidden waiting"), overlap(OverlapState::WaitingHidden));
+    for (const OverlapState st : { OverlapState::ComputeOnly, OverlapState::Hidden, OverlapState::Exposed,
+             OverlapState::Other, OverlapState::WaitingExposed, OverlapState::WaitingHidden })
+        add(overlapStateShortLabel(st), overlap(st));
     add(QStringLiteral("waiting hatch"), waitingHatch());
     return out;
 }

@@ -38,9 +38,9 @@ std::vector<TimelinePlot::LegendEntry> TimelinePlot::legendEntries() const
         out.push_back({ QBrush(pal.block(cat, key.second)), text, false, Qt::white });
     }
     if (drawn.hidden)
-        out.push_back({ pal.hiddenBrush(), tr("hidden comm."), false, Qt::white });
+        out.push_back({ pal.hiddenBrush(), overlapStateShortLabel(OverlapState::Hidden), false, Qt::white });
     if (drawn.exposed)
-        out.push_back({ pal.exposedBrush(), tr("exposed comm."), false, Qt::white });
+        out.push_back({ pal.exposedBrush(), overlapStateShortLabel(OverlapState::Exposed), false, Qt::white });
     // The waiting states of overlap rows: a solid colour, hatched over it in greyscale.
     auto state = [&](OverlapState st, const QString& text) {
         const QBrush pattern = pal.overlapPattern(st);
@@ -50,9 +50,9 @@ std::vector<TimelinePlot::LegendEntry> TimelinePlot::legendEntries() const
             out.push_back({ pattern, text, false, pal.overlap(st) });
     };
     if (drawn.waitingExposed)
-        state(OverlapState::WaitingExposed, tr("waiting for peers"));
+        state(OverlapState::WaitingExposed, overlapStateShortLabel(OverlapState::WaitingExposed));
     if (drawn.waitingHidden)
-        state(OverlapState::WaitingHidden, tr("hidden waiting"));
+        state(OverlapState::WaitingHidden, overlapStateShortLabel(OverlapState::WaitingHidden));
     if (drawn.computeOnly)
         out.push_back({ QBrush(pal.overlap(OverlapState::ComputeOnly)), tr("compute only"), false, Qt::white });
     if (drawn.otherGpu)

@@ -168,23 +168,8 @@ QString TimelineScene::classLabel(int row, std::uint8_t cls) const
     const bool states = row >= 0 && std::size_t(row) < rows.size() && rows[row].kind != TimelineRow::Kind::Lane;
     if (states && cls == kGroupIdle)
         return QObject::tr("idle");
-    if (states) {
-        switch (OverlapState(cls)) {
-        case OverlapState::ComputeOnly:
-            return QObject::tr("compute only");
-        case OverlapState::Hidden:
-            return QObject::tr("hidden comm.");
-        case OverlapState::Exposed:
-            return QObject::tr("exposed comm.");
-        case OverlapState::Other:
-            return QObject::tr("other GPU");
-        case OverlapState::WaitingExposed:
-            return QObject::tr("waiting for peers");
-        case OverlapState::WaitingHidden:
-            return QObject::tr("hidden waiting");
-        }
-        return {};
-    }
+    if (states)
+        return cls <= std::uint8_t(OverlapState::WaitingHidden) ? overlapStateShortLabel(OverlapState(cls)) : QString();
     if (!index || cls >= index->paintClasses.size())
         return {};
     const PaintClass& pc = index->paintClasses[cls];

@@ -5,7 +5,7 @@
 // the file (and a set of damaged copies that must load or fail that way), .nsys-rep through nsys, cancel.
 #include "analysis/analysis.h"
 #include "analysis/statistics.h"
-#include "import/loader.h"
+#include "import/loadoptions.h"
 #include "import/memorybudget.h"
 #include "import/nsysimporter.h"
 #include "run/openrun.h"

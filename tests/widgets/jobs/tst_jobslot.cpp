@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // JobSlot: results and errors reach the GUI thread; a newer job, cancel() and LoadCancelled deliver nothing of the
 // older one; progress of a superseded job is dropped.
-#include "import/loader.h"
+#include "import/loadoptions.h"
 #include "jobs/jobslot.h"
 
 #include <QSignalSpy>
