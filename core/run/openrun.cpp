@@ -161,7 +161,7 @@ void analyseStages(OpenedRun& run, const RunOptions& options)
     if (options.viewIndex) {
         stage(RunStage::ViewIndex);
         stageTiming("view index");
-        run.viewIndex = ViewIndex::build(*run.trace, run.analysis.get());
+        run.viewIndex = ViewIndex::build(*run.trace, run.analysis.get(), options.load.threads);
     }
     if (options.collectives) {
         stage(RunStage::Collectives);

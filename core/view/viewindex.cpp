@@ -5,6 +5,7 @@
 #include "analysis/grouplayout.h"
 #include "analysis/rules.h"
 #include "model/enumnames.h"
+#include "model/parallelfor.h"
 
 #include <algorithm>
 #include <array>
@@ -169,7 +170,9 @@ LaneRole gpuLaneRole(const std::array<TimeNs, kCategoryCount>& busy)
 }
 
 // One lane's LOD, share index, role and its share of the per-name statistics.
-void indexLane(ViewIndex& index, std::size_t r, const Lane& lane, const std::vector<Category>& cats)
+// `stats`: the per-name statistics of the ranks indexed on this thread (merged into the index afterwards).
+void indexLane(
+    ViewIndex& index, std::size_t r, const Lane& lane, const std::vector<Category>& cats, std::vector<NameStats>& stats)
 {
     const std::size_t nameCount = cats.size();
     index.lod[r].emplace_back(lane.intervals, &index.lowPriority);
@@ -185,7 +188,7 @@ void indexLane(ViewIndex& index, std::size_t r, const Lane& lane, const std::vec
         const TimeNs d = t.duration(i);
         if (id < nameCount) {
             busy[std::size_t(cats[id])] += d;
-            auto& st = index.nameStats[id];
+            auto& st = stats[id];
             st.min = st.count == 0 ? d : std::min(st.min, d);
             st.max = std::max(st.max, d);
             st.total += d;
@@ -197,14 +200,13 @@ void indexLane(ViewIndex& index, std::size_t r, const Lane& lane, const std::vec
 
 } // namespace
 
-std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Analysis* analysis)
+std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Analysis* analysis, int threads)
 {
     auto index = std::make_shared<ViewIndex>();
     const std::size_t nameCount = trace.strings.size();
     std::vector<Category> cats(nameCount);
     for (std::size_t id = 0; id < nameCount; ++id)
         cats[id] = categoryOf(trace, analysis, StringId(id));
-    index->nameStats.assign(nameCount, {});
     index->lowPriority.assign(nameCount, 0);
     for (std::size_t id = 0; id < nameCount; ++id)
         index->lowPriority[id] = cats[id] == Category::Idle ? 1 : 0;
@@ -212,7 +214,7 @@ std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Anal
 
     index->resizeRanks(trace.ranks.size());
     const GroupLayout layout = analysis ? inferGroupLayout(trace) : GroupLayout {};
-    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+    auto indexRank = [&](std::size_t r, std::vector<NameStats>& stats) {
         const Rank& rank = trace.ranks[r];
         index->lod[r].reserve(rank.lanes.size());
         index->depth[r].resize(rank.lanes.size());
@@ -220,7 +222,7 @@ std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Anal
             if (!rank.lanes[li].isGpu())
                 buildDepthTables(*index, rank.lanes[li], index->depth[r][li]);
         for (const Lane& lane : rank.lanes) {
-            indexLane(*index, r, lane, cats);
+            indexLane(*index, r, lane, cats, stats);
             index->commLabels[r].push_back(lane.isGpu() && lane.commRole == CommRole::None
                     ? commGroupLabel(trace, lane, analysis ? &analysis->rules : nullptr, &layout)
                     : std::string());
@@ -234,7 +236,27 @@ std::shared_ptr<const ViewIndex> ViewIndex::build(const Trace& trace, const Anal
             index->overlapLod[r].build(table);
             index->overlapShares[r].build(table, nullptr);
         }
-    }
+    };
+    // Ranks are independent but for the per-name statistics: each thread indexes a contiguous block of ranks into
+    // statistics of its own, summed afterwards (count, total, min and max do not depend on the order).
+    const std::size_t blocks = workerCount(trace.ranks.size(), threads);
+    std::vector<std::vector<NameStats>> blockStats(blocks, std::vector<NameStats>(nameCount));
+    parallelFor(blocks, blocks, [&](std::size_t b) {
+        for (std::size_t r = trace.ranks.size() * b / blocks; r < trace.ranks.size() * (b + 1) / blocks; ++r)
+            indexRank(r, blockStats[b]);
+    });
+    index->nameStats = std::move(blockStats[0]);
+    for (std::size_t b = 1; b < blocks; ++b)
+        for (std::size_t id = 0; id < nameCount; ++id) {
+            const NameStats& from = blockStats[b][id];
+            if (from.count == 0)
+                continue;
+            NameStats& to = index->nameStats[id];
+            to.min = to.count == 0 ? from.min : std::min(to.min, from.min);
+            to.max = std::max(to.max, from.max);
+            to.total += from.total;
+            to.count += from.count;
+        }
     return index;
 }
 

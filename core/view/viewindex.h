@@ -83,7 +83,8 @@ struct ViewIndex
     void resizeRanks(std::size_t n);
     static int depthRow(std::uint8_t depth) { return std::min<int>(depth, kMaxDepthRows - 1); }
 
-    static std::shared_ptr<const ViewIndex> build(const Trace& trace, const Analysis* analysis);
+    // On `threads` threads (0: one per hardware thread), ranks in blocks; the result does not depend on the count.
+    static std::shared_ptr<const ViewIndex> build(const Trace& trace, const Analysis* analysis, int threads = 0);
 
     // The share index of a whole lane (built now if it is a nested CPU lane not indexed yet); thread-safe.
     const ShareIndex* laneShares(const Trace& trace, int rank, int lane) const;
