@@ -72,6 +72,7 @@ private slots:
     void blocksStayAtMost64();
     void namesRoundTrip();
     void groupRowsFromTheAnalysis();
+    void viewIndexIsTheSameOnAnyThreadCount();
 };
 
 void TestRankGroups::stateColumnsAreExactShares()
@@ -340,4 +341,46 @@ void TestRankGroups::groupRowsFromTheAnalysis()
 }
 
 QTEST_GUILESS_MAIN(TestRankGroups)
+void TestRankGroups::viewIndexIsTheSameOnAnyThreadCount()
+{
+    // Ranks are indexed in blocks, one per thread, and the per-name statistics of the blocks summed: 1, 3 and 5
+    // threads (blocks of 12, 4 and 2-3 ranks) give the same index, and its statistics count every interval once.
+    const auto trace = makeGroupedTrace(12, 4);
+    const auto analysis = analyze(*trace, Rules::defaults());
+    const auto one = ViewIndex::build(*trace, analysis.get(), 1);
+    std::uint64_t intervals = 0;
+    TimeNs busy = 0;
+    for (const Rank& r : trace->ranks)
+        for (const Lane& l : r.lanes)
+            for (std::size_t i = 0; i < l.intervals.size(); ++i, ++intervals)
+                busy += l.intervals.duration(i);
+    std::uint64_t counted = 0;
+    TimeNs total = 0;
+    for (const NameStats& st : one->nameStats) {
+        counted += st.count;
+        total += st.total;
+    }
+    QCOMPARE(counted, intervals);
+    QCOMPARE(total, busy);
+    for (const int threads : { 3, 5 }) {
+        const auto many = ViewIndex::build(*trace, analysis.get(), threads);
+        QCOMPARE(many->nameStats.size(), one->nameStats.size());
+        for (std::size_t id = 0; id < one->nameStats.size(); ++id) {
+            const NameStats &a = one->nameStats[id], &b = many->nameStats[id];
+            QCOMPARE(b.count, a.count);
+            QCOMPARE(b.total, a.total);
+            QCOMPARE(b.min, a.min);
+            QCOMPARE(b.max, a.max);
+        }
+        QVERIFY(many->roles == one->roles);
+        QVERIFY(many->commLabels == one->commLabels);
+        for (std::size_t r = 0; r < trace->ranks.size(); ++r) {
+            QCOMPARE(many->lod[r].size(), one->lod[r].size());
+            QCOMPARE(many->overlap[r].size(), one->overlap[r].size());
+            for (std::size_t i = 0; i < one->overlap[r].size(); ++i)
+                QCOMPARE(many->overlap[r].start(i), one->overlap[r].start(i));
+        }
+    }
+}
+
 #include "tst_rankgroups.moc"
