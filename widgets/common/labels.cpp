@@ -53,6 +53,14 @@ QString overlapStateLabel(OverlapState s)
     return translated(nameIn(labels, s, nullptr));
 }
 
+QString phaseLabel(Phase p)
+{
+    static constexpr EnumName<Phase> labels[] = { { Phase::Forward, QT_TRANSLATE_NOOP("QObject", "forward") },
+        { Phase::Backward, QT_TRANSLATE_NOOP("QObject", "backward") },
+        { Phase::Optimizer, QT_TRANSLATE_NOOP("QObject", "optimizer") } };
+    return translated(nameIn(labels, p, QT_TRANSLATE_NOOP("QObject", "unknown")));
+}
+
 QString overlapStateShortLabel(OverlapState s)
 {
     static constexpr EnumName<OverlapState> labels[]

@@ -11,6 +11,7 @@ namespace exposure {
 
 QString categoryLabel(Category c); // "compute", "communication", "memcpy", "idle / sync", "host"
 QString overlapStateLabel(OverlapState s); // "compute only", "hidden communication", ...
+QString phaseLabel(Phase p); // "forward", "backward", "optimizer", "unknown"
 // The same states where room is short (legends, figure legends, hover texts): "hidden comm.", "other GPU", ...
 QString overlapStateShortLabel(OverlapState s);
 QString groupDigits(std::uint64_t n); // "1 234" (groups of three digits, for counts)

@@ -17,21 +17,6 @@
 
 namespace exposure {
 
-QString phaseLabel(Phase p)
-{
-    switch (p) {
-    case Phase::Forward:
-        return DetailsPanel::tr("forward");
-    case Phase::Backward:
-        return DetailsPanel::tr("backward");
-    case Phase::Optimizer:
-        return DetailsPanel::tr("optimizer");
-    case Phase::Unknown:
-        break;
-    }
-    return DetailsPanel::tr("unknown");
-}
-
 namespace {
 
 // The role of a kernel's process group as the stats report gives it: rules, name, then the job's group layout.

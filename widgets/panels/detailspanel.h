@@ -95,6 +95,4 @@ private:
     QStringList m_peerLabels;
 };
 
-QString phaseLabel(Phase p);
-
 } // namespace exposure

@@ -2,7 +2,6 @@
 #include "panels/kernelspanel.h"
 
 #include "common/labels.h"
-#include "panels/detailspanel.h" // phaseLabel
 
 #include <QHBoxLayout>
 #include <QHeaderView>
