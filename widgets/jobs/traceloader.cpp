@@ -47,6 +47,7 @@ struct LoadPreviewThrottle
     std::vector<int> ranks;
     Rules rules;
     int intervalMs = 0;
+    double share = 1.0; // previews while at most this share of the files has been read
     std::mutex mutex; // the members below
     QElapsedTimer sinceLast; // since the last preview was ready (not started: none yet)
     qint64 waitMs = 0; // before the next one: the interval, or three times what the last one took (interval 0: none)
@@ -60,6 +61,8 @@ struct LoadPreviewThrottle
         total.store(filesTotal);
         std::lock_guard lock(mutex);
         if (busy || closed || filesRead >= filesTotal) // the full trace is next
+            return false;
+        if (double(filesRead) > share * double(filesTotal)) // the full trace is not far: no copy of most ranks
             return false;
         if (sinceLast.isValid() && sinceLast.elapsed() < waitMs)
             return false;
@@ -136,6 +139,7 @@ std::shared_ptr<LoadPreviewThrottle> TraceLoader::installPreviews(
     throttle->ranks = ranks;
     throttle->rules = m_rules;
     throttle->intervalMs = m_previewIntervalMs;
+    throttle->share = m_previewShare;
     options.load.previewDue = [throttle](std::size_t read, std::size_t total) { return throttle->due(read, total); };
     options.load.preview
         = [this, throttle, after = m_afterPreview](std::shared_ptr<Trace> trace, std::size_t read, std::size_t total) {

@@ -14,6 +14,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <map>
+#include <numeric>
 
 using namespace exposure;
 
@@ -116,6 +117,7 @@ void TestProgressive::previewsThenTheFullTrace()
     loader->setClockMode(ClockMode::Recorded); // the ranks' times as in the files: previews and full trace alike
     loader->setReaderThreads(1); // files in order, one at a time
     loader->setPreviewIntervalMs(0);
+    loader->setPreviewShare(1.0);
     // The reading waits after each preview until the window has shown it: one preview per file but the last.
     QSemaphore shown;
     bool waitTimedOut = false;
@@ -169,6 +171,31 @@ void TestProgressive::previewsThenTheFullTrace()
         }
     }
     QCOMPARE(w.statusLabel()->text().startsWith(QStringLiteral("Loaded run: 24 ranks")), true);
+
+    // With the default share, previews stop once half the files are read: 12 previews of 1 to 12 ranks, then the
+    // full trace.
+    MainWindow half;
+    half.setRemembersRecentFiles(false);
+    half.resize(1400, 900);
+    half.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&half));
+    half.loader()->setClockMode(ClockMode::Recorded);
+    half.loader()->setReaderThreads(1);
+    half.loader()->setPreviewIntervalMs(0);
+    QSemaphore halfShown;
+    half.loader()->setAfterPreview([&halfShown](std::size_t) { halfShown.tryAcquire(1, 60000); });
+    std::vector<int> halfRead;
+    connect(&half, &MainWindow::previewShown, &half, [&](int read, int) {
+        halfRead.push_back(read);
+        halfShown.release();
+    });
+    QSignalSpy loadedHalf(&half, &MainWindow::traceLoaded);
+    half.openTrace(run);
+    QVERIFY(loadedHalf.wait(120000));
+    std::vector<int> firstHalf(kRanks / 2);
+    std::iota(firstHalf.begin(), firstHalf.end(), 1);
+    QCOMPARE(halfRead, firstHalf);
+    QCOMPARE(int(half.trace()->ranks.size()), kRanks);
 
     // The same run without previews: the same trace, statistics, matched collectives and rows.
     MainWindow plain;
