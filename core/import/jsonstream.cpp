@@ -144,7 +144,9 @@ std::optional<std::uint64_t> expectedSize(const std::string& path, bool& gzip)
 // included): `expected` is the trailer's size. False, with `used` unspecified, wherever zlib's reading must decide
 // instead: an unreadable file, a trailer that understates the content (several members, or 4 GiB or more), data that
 // does not decode, or bytes after the last member; gzread then reads the file again, with zlib's own errors.
-bool inflateWhole(const std::string& path, std::uint64_t expected, PageBuffer& out, std::size_t& used)
+// `fileBytes`: the compressed size (for the progress).
+bool inflateWhole(
+    const std::string& path, std::uint64_t expected, PageBuffer& out, std::size_t& used, std::uint64_t& fileBytes)
 {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -158,6 +160,7 @@ bool inflateWhole(const std::string& path, std::uint64_t expected, PageBuffer& o
         return false;
     const auto* in = static_cast<const unsigned char*>(map);
     const std::size_t inSize = std::size_t(st.st_size);
+    fileBytes = inSize;
     libdeflate_decompressor* d = libdeflate_alloc_decompressor();
     bool ok = d != nullptr;
     std::size_t consumed = 0;
@@ -232,11 +235,10 @@ bool readWholeFile(const std::string& path, gzFile file, const LoadOptions& opti
     constexpr std::size_t kChunk = std::size_t(4) << 20; // progress and cancellation between chunks
     out.resize(std::size_t(*expected) + 1);
     std::size_t used = 0;
-    if (gzip && inflateWhole(path, *expected, out, used)) {
+    if (std::uint64_t fileBytes = 0; gzip && inflateWhole(path, *expected, out, used, fileBytes)) {
         out.data()[used] = '\0';
         if (progress && options.progress) {
-            std::error_code ec;
-            progress->bytesRead = base + std::filesystem::file_size(path, ec);
+            progress->bytesRead = base + fileBytes;
             options.progress(*progress);
         }
         return true;

@@ -37,8 +37,8 @@ std::string statsCsv(const Trace& trace, const Analysis& analysis, const StatsRe
 // Human-readable tables with units.
 std::string statsTable(const Trace& trace, const Analysis& analysis, const StatsReportOptions& options);
 
-// `s` as a JSON string literal (quotes, escapes, control characters as \uXXXX), always valid UTF-8: an ill-formed
-// sequence in `s` becomes U+FFFD (model/utf8.h). The one way a string enters Exposure's hand-written JSON.
+// `s` as a JSON string literal, written by JsonWriter (report/jsonwriter.h), the one JSON writer: quotes, RapidJSON's
+// escapes, always valid UTF-8 (an ill-formed sequence in `s` becomes U+FFFD, model/utf8.h).
 std::string jsonQuoted(std::string_view s);
 // `s` as a CSV field (RFC 4180 quoting where needed), valid UTF-8 like jsonQuoted.
 std::string csvQuoted(std::string_view s);
