@@ -534,6 +534,8 @@ void Otf2Importer::createRanksAndLanes(Otf2ArchiveState& a)
 {
     const std::size_t firstRank = m_trace.ranks.size();
     const auto processGroups = createRanks(m_trace, a);
+    a.firstRank = firstRank;
+    a.rankCount = m_trace.ranks.size() - firstRank;
     const std::vector<PendingLane> pending = pendingLanes(a, processGroups, firstRank);
     createLanes(m_trace, a, pending, firstRank);
     std::vector<std::uint32_t> nextLane(m_trace.ranks.size(), 0);

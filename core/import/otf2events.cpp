@@ -403,6 +403,23 @@ void Otf2Importer::runWorkers(std::size_t count, const std::function<void(std::s
         std::rethrow_exception(cancelledError);
 }
 
+void Otf2Importer::archiveRead(const Otf2ArchiveState& archive)
+{
+    if (!m_options.preview || !m_options.previewDue || m_archives.size() < 2)
+        return;
+    std::vector<const Otf2ArchiveState*> done;
+    {
+        std::lock_guard lock(m_previewMutex);
+        m_archivesRead.push_back(&archive);
+        if (m_archivesRead.size() >= m_archives.size()
+            || !m_options.previewDue(m_archivesRead.size(), m_archives.size()))
+            return;
+        done = m_archivesRead;
+    }
+    std::lock_guard handing(m_previewHanding); // one preview at a time; the other readers go on
+    m_options.preview(previewOf(done), done.size(), m_archives.size());
+}
+
 void Otf2Importer::readEvents()
 {
     // Check every selected location's event file first (a missing one would otherwise read as "no events").
@@ -436,6 +453,7 @@ void Otf2Importer::readEvents()
             if (!lanes.empty())
                 readLanes(*a, a->reader->get(), lanes);
             a->reader.reset(); // release the file handles as soon as possible
+            archiveRead(*a);
         }
         reportProgress(std::string(), true);
         return;
@@ -469,6 +487,7 @@ void Otf2Importer::readEvents()
                 if (!lanes.empty())
                     readLanes(*a, a->reader->get(), lanes);
                 a->reader.reset();
+                archiveRead(*a);
             }
         });
         reportProgress(std::string(), true);

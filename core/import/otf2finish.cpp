@@ -10,9 +10,34 @@ namespace fs = std::filesystem;
 
 namespace exposure {
 
-using Archives = std::vector<std::unique_ptr<Otf2ArchiveState>>;
+using Archives = std::vector<const Otf2ArchiveState*>;
 
 namespace {
+
+// Where the finishing steps write: the trace being read (each LaneState's own lane), or a preview's copy of some of
+// its archives' ranks (rankOf: the read trace's rank index -> the copy's).
+struct LaneTarget
+{
+    Trace& trace;
+    const std::vector<int>* rankOf = nullptr;
+
+    Lane& lane(const LaneState& s) const
+    {
+        return rankOf ? trace.ranks[std::size_t((*rankOf)[std::size_t(s.rankIndex)])].lanes[s.laneIndex] : *s.lane;
+    }
+    Rank& rank(int rankIndex) const
+    {
+        return trace.ranks[std::size_t(rankOf ? (*rankOf)[std::size_t(rankIndex)] : rankIndex)];
+    }
+};
+
+Archives listOf(const std::vector<std::unique_ptr<Otf2ArchiveState>>& archives)
+{
+    Archives out;
+    for (const auto& a : archives)
+        out.push_back(a.get());
+    return out;
+}
 
 // The kind of each region name: what the region was used as (a stream makes it a kernel/idle/sync region), where
 // the name itself marks idle time or a synchronisation (options.markerKind: the rules), that.
@@ -31,7 +56,7 @@ void setRegionKinds(Trace& trace, const Archives& archives, const LoadOptions& o
         }
         return marker[name];
     };
-    for (const auto& a : archives) {
+    for (const Otf2ArchiveState* a : archives) {
         std::vector<std::uint8_t> usedCpu(a->regions.size(), 0), usedGpu(a->regions.size(), 0);
         for (const auto& s : a->lanes) {
             auto& used = s->gpu ? usedGpu : usedCpu;
@@ -66,13 +91,14 @@ void setCanonicalNames(Trace& trace)
             trace.canonicalNames[i] = StringId(i);
 }
 
-void mergeLaunchParams(Trace& trace, const Archives& archives)
+void mergeLaunchParams(const LaneTarget& target, const Archives& archives)
 {
+    Trace& trace = target.trace;
     // Launch parameters: merge the per-lane tables into Trace::launchParams.
     std::unordered_map<KernelLaunchParams, std::uint32_t, LaunchParamsHash> paramIndex;
     for (std::uint32_t i = 0; i < trace.launchParams.size(); ++i)
         paramIndex.emplace(trace.launchParams[i], i);
-    for (const auto& a : archives) {
+    for (const Otf2ArchiveState* a : archives) {
         for (const auto& s : a->lanes) {
             if (s->localParams.empty())
                 continue;
@@ -84,28 +110,28 @@ void mergeLaunchParams(Trace& trace, const Archives& archives)
                     trace.launchParams.push_back(s->localParams[i]);
                 remap[i] = it->second;
             }
-            for (auto& id : s->lane->launchParamIds)
+            for (auto& id : target.lane(*s).launchParamIds)
                 if (id != kNoLaunchParams)
                     id = remap[id];
         }
     }
 }
 
-void orderLaunches(Trace& trace, const Archives& archives, int threads)
+void orderLaunches(const LaneTarget& into, const Archives& archives, int threads, bool release)
 {
     // Launches in launch (Enter time) order across the threads of a rank. Each CPU lane's list is already in
     // time order: a stream fed by one thread takes it as is; otherwise the lists are merged by a stable sort
     // (ties: lower lane first). finalize() remaps the interval indices if a CPU table had to be sorted. An archive
     // touches only its own ranks: archives in parallel.
     parallelFor(archives.size(), workerCount(archives.size(), threads), [&](std::size_t ai) {
-        const auto& a = archives[ai];
+        const Otf2ArchiveState* a = archives[ai];
         std::unordered_map<std::uint64_t, std::vector<const LaneState*>> sources; // (rank, lane) -> CPU lanes
         std::unordered_map<std::uint64_t, std::size_t> counts;
         for (const auto& s : a->lanes) {
             if (s->outgoing.empty())
                 continue;
             // Count per target lane with a dense vector (no hash lookup per launch).
-            std::vector<std::size_t> perTarget(trace.ranks[std::size_t(s->rankIndex)].lanes.size(), 0);
+            std::vector<std::size_t> perTarget(into.rank(s->rankIndex).lanes.size(), 0);
             for (const auto& l : s->outgoing)
                 ++perTarget[l.targetLane];
             for (std::uint32_t target = 0; target < perTarget.size(); ++target) {
@@ -118,7 +144,7 @@ void orderLaunches(Trace& trace, const Archives& archives, int threads)
         }
         for (auto& [key, from] : sources) {
             const auto target = std::uint32_t(key & 0xFFFFFFFFu);
-            auto& lane = trace.ranks[std::size_t(key >> 32)].lanes[target];
+            auto& lane = into.rank(int(key >> 32)).lanes[target];
             auto& out = lane.launches;
             out.reserve(counts[key]);
             if (from.size() == 1) {
@@ -145,10 +171,11 @@ void orderLaunches(Trace& trace, const Archives& archives, int threads)
             for (const auto& l : merged)
                 out.push_back({ l.cpuLane, l.interval });
         }
-        for (const auto& s : a->lanes) {
-            s->outgoing.clear();
-            s->outgoing.shrink_to_fit();
-        }
+        if (release)
+            for (const auto& s : a->lanes) {
+                s->outgoing.clear();
+                s->outgoing.shrink_to_fit();
+            }
     });
 }
 
@@ -159,7 +186,7 @@ std::uint64_t finishLanes(Trace& trace, const Archives& archives, int threads)
     std::vector<std::uint64_t> totals(archives.size(), 0);
     std::vector<std::vector<std::string>> warnings(archives.size());
     parallelFor(archives.size(), workerCount(archives.size(), threads), [&](std::size_t ai) {
-        const auto& a = archives[ai];
+        const Otf2ArchiveState* a = archives[ai];
         std::uint64_t& total = totals[ai];
         for (const auto& s : a->lanes) {
             total += s->lane->eventCount;
@@ -197,14 +224,50 @@ std::uint64_t finishLanes(Trace& trace, const Archives& archives, int threads)
 void Otf2Importer::finish()
 {
     stageTiming("import: finish lanes");
-    setRegionKinds(m_trace, m_archives, m_options);
+    const Archives archives = listOf(m_archives);
+    const LaneTarget target { m_trace };
+    setRegionKinds(m_trace, archives, m_options);
     setCanonicalNames(m_trace);
-    mergeLaunchParams(m_trace, m_archives);
-    orderLaunches(m_trace, m_archives, m_options.threads);
-    m_trace.eventCount = finishLanes(m_trace, m_archives, m_options.threads);
+    mergeLaunchParams(target, archives);
+    orderLaunches(target, archives, m_options.threads, true);
+    m_trace.eventCount = finishLanes(m_trace, archives, m_options.threads);
     m_archives.clear();
     stageTiming("import: finalize");
     finalizeTrace(m_trace, true, m_options.threads);
+}
+
+// A preview (LoadOptions::preview) of the archives whose events are all read: a copy of their ranks, finished as
+// finish() finishes the whole trace (region kinds, canonical names, launch parameters, launches in launch order),
+// without the warnings, which the whole trace reports. Called on a reading thread while others go on reading their
+// own archives: it reads only the finished archives' state and the names, which no reader writes.
+std::shared_ptr<Trace> Otf2Importer::previewOf(std::vector<const Otf2ArchiveState*> done) const
+{
+    std::sort(done.begin(), done.end(),
+        [](const Otf2ArchiveState* x, const Otf2ArchiveState* y) { return x->firstRank < y->firstRank; });
+    auto preview = std::make_shared<Trace>();
+    preview->sourcePath = m_trace.sourcePath;
+    preview->originAbsNs = m_trace.originAbsNs;
+    for (StringId i = 0; i < m_trace.strings.size(); ++i)
+        preview->strings.internFrom(m_trace.strings, i);
+    preview->regionKinds = m_trace.regionKinds;
+    preview->canonicalNames = m_trace.canonicalNames;
+    preview->collectiveArgs = m_trace.collectiveArgs;
+    std::vector<int> rankOf(m_trace.ranks.size(), -1);
+    for (const Otf2ArchiveState* a : done)
+        for (std::size_t r = a->firstRank; r < a->firstRank + a->rankCount; ++r) {
+            rankOf[r] = int(preview->ranks.size());
+            preview->ranks.push_back(m_trace.ranks[r]);
+        }
+    const LaneTarget target { *preview, &rankOf };
+    setRegionKinds(*preview, done, m_options);
+    setCanonicalNames(*preview);
+    mergeLaunchParams(target, done);
+    orderLaunches(target, done, 1, false);
+    for (const Rank& rank : preview->ranks)
+        for (const Lane& lane : rank.lanes)
+            preview->eventCount += lane.eventCount;
+    finalizeTrace(*preview, true, 1);
+    return preview;
 }
 
 } // namespace exposure

@@ -56,6 +56,10 @@ private:
     void createRanksAndLanes(Otf2ArchiveState& archive);
     void readLanes(Otf2ArchiveState& a, OTF2_Reader* reader, const std::vector<LaneState*>& lanes);
     void reportProgress(const std::string& file, bool force);
+    // After every event of `archive` is read: a preview of the archives read so far when LoadOptions::previewDue
+    // asks for one (one at a time; the reading thread builds it).
+    void archiveRead(const Otf2ArchiveState& archive);
+    std::shared_ptr<Trace> previewOf(std::vector<const Otf2ArchiveState*> done) const;
     // Runs work(0 .. count-1) on count threads (the calling one included); the first real error is rethrown after
     // all have ended (a cancellation only when nothing else failed), and one failure stops the others (m_abort).
     void runWorkers(std::size_t count, const std::function<void(std::size_t)>& work);
@@ -69,6 +73,9 @@ private:
     std::mutex m_progressMutex; // progress callbacks are serialized
     std::int64_t m_lastProgressNs = 0;
     std::unordered_map<std::string, std::string> m_demangled; // shared by all archives of one load
+    std::mutex m_previewMutex; // m_archivesRead
+    std::mutex m_previewHanding; // one preview at a time
+    std::vector<const Otf2ArchiveState*> m_archivesRead;
 };
 
 } // namespace exposure

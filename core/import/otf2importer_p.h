@@ -189,6 +189,7 @@ struct Otf2ArchiveState
     OTF2_AttributeRef streamRefAttr = OTF2_UNDEFINED_ATTRIBUTE;
     bool haveStreamRefAttr = false;
 
+    std::size_t firstRank = 0, rankCount = 0; // its ranks in Trace::ranks
     std::vector<std::unique_ptr<LaneState>> lanes; // selected locations
     std::unordered_map<OTF2_LocationRef, LaneState*> laneByLocation;
 

@@ -5,6 +5,7 @@
 #include "common/elidedlabel.h"
 #include "report/statsreport.h"
 #include "shell/mainwindow.h"
+#include "support/demoarchive.h"
 #include "support/kinetotraces.h"
 #include "timeline/timelineplot.h"
 
@@ -57,6 +58,16 @@ std::vector<std::string> rankRows(const Trace& trace, const Rank& rank)
             + " stream " + std::to_string(lane.stream) + " intervals " + std::to_string(lane.intervals.size())
             + " launches " + std::to_string(lane.launchByInterval.size()) + " collectives "
             + std::to_string(lane.collectiveArgs.size()));
+        std::string launches = "launched by"; // OTF2: the launch calls of a stream's kernels, in launch order
+        for (const LaunchRef& l : lane.launches)
+            launches += " " + std::to_string(l.cpuLane) + ":" + std::to_string(l.interval);
+        rows.push_back(launches);
+        std::string params = "parameters"; // OTF2: each kernel's launch parameters
+        for (const std::uint32_t id : lane.launchParamIds)
+            params += id == kNoLaunchParams ? std::string(" -")
+                                            : " " + std::to_string(trace.launchParams[id].blocksPerGrid) + "x"
+                    + std::to_string(trace.launchParams[id].threadsPerBlock);
+        rows.push_back(params);
         for (std::size_t i = 0; i < lane.intervals.size(); ++i)
             rows.push_back(std::to_string(trace.originAbsNs + lane.intervals.start(i)) + " "
                 + std::to_string(lane.intervals.duration(i)) + " " + std::to_string(lane.intervals.depth(i)) + " "
@@ -94,6 +105,7 @@ class TestProgressive : public QObject
     Q_OBJECT
 private slots:
     void previewsThenTheFullTrace();
+    void otf2ArchivesPreviewToo();
     void cancelDropsThePreview();
 };
 
@@ -226,6 +238,74 @@ void TestProgressive::previewsThenTheFullTrace()
     QCOMPARE(plain.timeline()->rows().size(), w.timeline()->rows().size());
     QCOMPARE(timelineRows(*plain.timeline(), *other), fullRows);
     QCOMPARE(plain.timeline()->options().collapsedGroups, w.timeline()->options().collapsedGroups);
+}
+
+// A folder of OTF2 archives, one per rank, read one archive at a time: a preview after each archive but the last,
+// its ranks (lanes, intervals, launches in launch order, launch parameters, rows) equal to the full trace's.
+void TestProgressive::otf2ArchivesPreviewToo()
+{
+    constexpr int ranks = 6;
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString run = testing::writeDemoRun(dir.filePath(QStringLiteral("otf2run")), ranks, 3);
+
+    MainWindow w;
+    w.setRemembersRecentFiles(false);
+    QStringList errors;
+    w.setMessageSink(
+        [&errors](const QString& title, const QString& text) { errors << title + QStringLiteral(": ") + text; });
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    TraceLoader* loader = w.loader();
+    loader->setReaderThreads(1);
+    loader->setPreviewIntervalMs(0);
+    loader->setPreviewShare(1.0);
+    QSemaphore shown;
+    bool waitTimedOut = false;
+    loader->setAfterPreview([&shown, &waitTimedOut](std::size_t) {
+        if (!shown.tryAcquire(1, 60000))
+            waitTimedOut = true;
+    });
+    std::vector<Preview> previews;
+    connect(&w, &MainWindow::previewShown, &w, [&](int read, int total) {
+        Preview p;
+        p.read = read;
+        p.total = total;
+        p.trace = w.trace();
+        p.status = w.statusLabel()->text();
+        p.rows = timelineRows(*w.timeline(), *p.trace);
+        previews.push_back(std::move(p));
+        shown.release();
+    });
+    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+    w.openTrace(run);
+    QVERIFY(loaded.wait(120000));
+    QVERIFY(!waitTimedOut);
+    QVERIFY2(errors.isEmpty(), qPrintable(errors.join(QLatin1Char('\n'))));
+
+    const auto full = w.trace();
+    QCOMPARE(int(full->ranks.size()), ranks);
+    QCOMPARE(int(previews.size()), ranks - 1);
+    const auto fullRows = timelineRows(*w.timeline(), *full);
+    for (std::size_t k = 0; k < previews.size(); ++k) {
+        const Preview& p = previews[k];
+        QCOMPARE(p.read, int(k) + 1);
+        QCOMPARE(p.total, ranks);
+        QCOMPARE(int(p.trace->ranks.size()), p.read);
+        QCOMPARE(p.status, QStringLiteral("Read %1 of %2 ranks: showing those read so far").arg(p.read).arg(ranks));
+        QVERIFY(p.trace->eventCount > 0);
+        for (int i = 0; i < p.read; ++i) {
+            const Rank& rank = p.trace->ranks[std::size_t(i)];
+            QCOMPARE(rank.rank, full->ranks[std::size_t(i)].rank);
+            const auto rows = rankRows(*p.trace, rank);
+            QCOMPARE(rows, rankRows(*full, full->ranks[std::size_t(i)]));
+            QVERIFY(std::any_of(rows.begin(), rows.end(),
+                [](const std::string& row) { return row.rfind("launched by ", 0) == 0; })); // launches were ordered
+            QCOMPARE(p.rows.at(rank.rank), fullRows.at(rank.rank));
+        }
+    }
+    QVERIFY(w.statusLabel()->text().startsWith(QStringLiteral("Loaded otf2run: 6 ranks")));
 }
 
 // Cancelled while a preview is shown: the window goes back to what it showed before (here: no trace), and nothing of
