@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 class QCommandLineParser;
 
@@ -85,6 +86,8 @@ int fail(const std::string& message);
 void setProgramName(const char* name);
 // Quiet: fail() and printedHelpOrVersion() print nothing (the processes of exposure-mpi other than process 0).
 void setQuiet(bool quiet);
+// The trace warnings that say its files look like several jobs, on stderr (unless quiet): openRunOrFail does it.
+void warnJobs(const std::vector<std::string>& warnings);
 
 // `stats` in parts, shared with exposure-mpi.
 struct StatsRequest

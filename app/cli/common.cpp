@@ -145,16 +145,21 @@ std::string LoadArgs::apply(const QCommandLineParser& parser, RunOptions& option
     return {};
 }
 
+void warnJobs(const std::vector<std::string>& warnings)
+{
+    // Still one loadable run; but files of different jobs read as one are worth saying where it is seen at once.
+    for (const auto& w : warnings)
+        if (isJobWarning(w) && !g_quiet)
+            std::cerr << g_program << ": warning: " << w << std::endl;
+}
+
 std::optional<OpenedRun> openRunOrFail(const std::string& path, const RunOptions& options)
 {
     std::string error;
     bool stalled = false;
     auto run = openRunOrError(path, options, error, &stalled);
     if (run) {
-        // Still one loadable run; but files of different jobs read as one are worth saying where it is seen at once.
-        for (const auto& w : run->trace->warnings)
-            if (isJobWarning(w) && !g_quiet)
-                std::cerr << g_program << ": warning: " << w << std::endl;
+        warnJobs(run->trace->warnings);
         return run;
     }
     fail(error);

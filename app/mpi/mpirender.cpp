@@ -440,7 +440,7 @@ int runRender(const World& world, int argc, char** argv)
         planBytes = encode(makePlan(path, request.run.load.ranks, world.size, world.size > 2 ? 1 : 0));
     broadcast(planBytes);
     const Plan plan = decode(planBytes);
-    if (plan.mode == Mode::Single)
+    if (plan.mode != Mode::Distributed) // torch.profiler files: drawn by process 0 alone
         return runSingle(world, request);
 
     // 1. This process's archives, in the run's order.

@@ -16,11 +16,13 @@
 #include "analysis/statsparts.h"
 #include "cli/commands.h"
 #include "import/consistency.h"
+#include "import/kinetoimporter.h"
 #include "import/loadoptions.h"
 #include "mpi/wire.h"
 #include "mpiutil.h"
 #include "plan.h"
 #include "run.h"
+#include "run/jobcheck.h"
 
 #include <QCoreApplication>
 #include <cstdio>
@@ -111,6 +113,7 @@ int runSingle(const World& world, cli::StatsRequest& request)
             const auto run = openRunOrError(request.path, request.run, error);
             if (!run)
                 return fail(error);
+            cli::warnJobs(run->trace->warnings);
             const Trace* trace = run->trace.get();
             const Analysis* analysis = run->analysis.get();
             if (const std::string windowError = cli::resolveStatsWindow(request, activityRange(*trace));
@@ -155,31 +158,33 @@ bool startsWith(const std::string& s, const std::string& prefix)
 // The trace warnings of a process's part, for process 0 to put them in the order exposure-cli gives them: the
 // importer's, archive by archive in load order (each starts with its archive's anchor); then the lane check's, rank
 // by rank; then one per rank whose events overlap no other rank's (needs every rank's time span).
+// Torch.profiler files (importWarnings given): the importer's warnings go rank by rank, with each rank's thread-name
+// warnings of the job check.
 void appendWarnings(Bytes& out, const Trace& trace, const std::vector<ArchiveRef>& mine,
     const std::vector<std::size_t>& mineIndex, const std::vector<std::size_t>& laneWarnings,
-    const std::vector<int>& globalIndex)
+    const std::vector<int>& globalIndex, const std::vector<std::size_t>* importWarnings)
 {
     std::size_t laneTotal = 0;
     for (const std::size_t n : laneWarnings)
         laneTotal += n;
     const std::size_t importTotal = trace.warnings.size() - laneTotal;
-    std::vector<std::vector<std::string>> byArchive(mine.size());
+    std::vector<std::vector<std::string>> byArchive(importWarnings ? 0 : mine.size());
     std::size_t k = 0;
-    for (std::size_t i = 0; i < importTotal; ++i) {
+    for (std::size_t i = 0; i < importTotal && !importWarnings; ++i) {
         const std::string& w = trace.warnings[i];
         while (k + 1 < mine.size() && !startsWith(w, mine[k].anchor + ": "))
             ++k;
         byArchive[k].push_back(w);
     }
-    out.i64(std::int64_t(mine.size()));
-    for (std::size_t a = 0; a < mine.size(); ++a) {
+    out.i64(std::int64_t(byArchive.size()));
+    for (std::size_t a = 0; a < byArchive.size(); ++a) {
         out.i64(std::int64_t(mineIndex[a]));
         out.i64(std::int64_t(byArchive[a].size()));
         for (const auto& w : byArchive[a])
             out.str(w);
     }
     out.i64(std::int64_t(trace.ranks.size()));
-    std::size_t next = importTotal;
+    std::size_t next = importTotal, nextImport = 0;
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         const TimeRange span = rankSpan(trace.ranks[r]);
         out.i64(globalIndex[r]);
@@ -190,18 +195,38 @@ void appendWarnings(Bytes& out, const Trace& trace, const std::vector<ArchiveRef
         out.i64(std::int64_t(n));
         for (std::size_t i = 0; i < n; ++i)
             out.str(trace.warnings[next++]);
+        const std::size_t own = importWarnings && r < importWarnings->size() ? (*importWarnings)[r] : 0;
+        out.i64(std::int64_t(own));
+        for (std::size_t i = 0; i < own; ++i)
+            out.str(trace.warnings[nextImport++]);
+        const std::vector<std::string> threads
+            = importWarnings ? threadRankWarnings(trace, trace.ranks[r]) : std::vector<std::string>();
+        out.i64(std::int64_t(threads.size()));
+        for (const std::string& w : threads)
+            out.str(w);
     }
 }
+
+// Process 0, torch.profiler files: what the loader's cross-rank stages found before the report (alignPartClocks).
+struct PartClocks
+{
+    ClockAlignment clocks;
+    std::shared_ptr<Trace> standIn; // every rank's number, label, host, file and time span; the names of the match
+    std::string numberingWarning; // the files declare different world sizes
+    std::string jobWarning; // the files look like different jobs
+};
 
 struct RunWarnings
 {
     RunWarnings(std::size_t archives, std::size_t ranks)
         : byArchive(archives)
         , byRank(ranks)
+        , importByRank(ranks)
+        , threadsByRank(ranks)
         , spans(ranks)
         , files(ranks)
     { }
-    std::vector<std::vector<std::string>> byArchive, byRank;
+    std::vector<std::vector<std::string>> byArchive, byRank, importByRank, threadsByRank;
     std::vector<TimeRange> spans;
     std::vector<std::string> files;
 
@@ -212,8 +237,39 @@ struct RunWarnings
             out.insert(out.end(), a.begin(), a.end());
         for (const auto& r : byRank)
             out.insert(out.end(), r.begin(), r.end());
+        appendUnaligned(out, ranks);
+        return out;
+    }
+    void appendUnaligned(std::vector<std::string>& out, const std::vector<RankReport>& ranks) const
+    {
         for (const std::size_t g : unalignedRanks(spans))
             out.push_back(unalignedRankWarning(files[g], ranks[g].label));
+    }
+    // Torch.profiler files, as the serial loader orders them: the numbering's warning, the importer's rank by rank,
+    // the lane check's, the ranks that overlap no other (before the clocks are aligned; after, they come last), the
+    // job check's, the collective matching's, the clock alignment's.
+    std::vector<std::string> filesInSerialOrder(
+        const std::vector<RankReport>& ranks, const PartClocks& clocks, const CollectiveMatch& match) const
+    {
+        std::vector<std::string> out;
+        if (!clocks.numberingWarning.empty())
+            out.push_back(clocks.numberingWarning);
+        for (const auto& r : importByRank)
+            out.insert(out.end(), r.begin(), r.end());
+        for (const auto& r : byRank)
+            out.insert(out.end(), r.begin(), r.end());
+        if (!clocks.clocks.applied)
+            appendUnaligned(out, ranks);
+        if (!clocks.jobWarning.empty())
+            out.push_back(clocks.jobWarning);
+        for (const auto& r : threadsByRank)
+            out.insert(out.end(), r.begin(), r.end());
+        if (const std::string w = matchWarning(*clocks.standIn, match); !w.empty())
+            out.push_back(w);
+        if (const std::string w = clockWarning(*clocks.standIn); !w.empty())
+            out.push_back(w);
+        if (clocks.clocks.applied)
+            appendUnaligned(out, ranks);
         return out;
     }
 };
@@ -236,6 +292,10 @@ void readWarnings(Cursor& c, RunWarnings& into)
         const auto n = c.i64();
         for (std::int64_t i = 0; i < n; ++i)
             into.byRank[g].push_back(c.str());
+        for (auto k = c.i64(); k > 0; --k)
+            into.importByRank[g].push_back(c.str());
+        for (auto k = c.i64(); k > 0; --k)
+            into.threadsByRank[g].push_back(c.str());
     }
 }
 
@@ -249,6 +309,11 @@ struct LocalPart
     std::shared_ptr<Analysis> analysis;
     std::vector<int> globalIndex;
     std::size_t totalRanks = 0;
+    // Torch.profiler files: per local rank, the importer's warnings (the first ones of the trace's); process 0 also
+    // keeps the cross-rank stages' findings.
+    bool files = false;
+    std::vector<std::size_t> importWarnings;
+    PartClocks clocks;
 };
 
 // 2.-3. Reads this process's archives (in the run's order, so its ranks come in the run's order too), agrees on the
@@ -284,6 +349,219 @@ int readPart(const World& world, const Plan& plan, cli::StatsRequest& request, L
     return -1;
 }
 
+// The collective candidates of every process in one list, their names in one table (each process interns its own).
+struct CandidateMerge
+{
+    std::vector<CollectiveCandidate> candidates;
+    std::map<std::string, std::uint32_t> names;
+
+    void add(const std::string& bytes)
+    {
+        CollectiveCandidates cc = deserializeCollectiveCandidates(bytes);
+        std::vector<std::uint32_t> remap;
+        for (const auto& name : cc.names)
+            remap.push_back(names.try_emplace(name, std::uint32_t(names.size())).first->second);
+        for (CollectiveCandidate& item : cc.items) {
+            item.name = remap[item.name];
+            item.group = item.group == kNoKey ? kNoKey : remap[item.group];
+            item.signature = item.signature == kNoKey ? kNoKey : remap[item.signature];
+            item.preset = item.preset == kNoKey ? kNoKey : remap[item.preset];
+            item.behind = item.behind == kNoKey ? kNoKey : remap[item.behind];
+            candidates.push_back(item);
+        }
+    }
+    CollectiveMatch match(std::size_t ranks, bool multipleHosts)
+    {
+        std::vector<std::string> keys(names.size());
+        for (const auto& [text, index] : names)
+            keys[index] = text;
+        return matchCandidates(std::move(candidates), ranks, multipleHosts, 200'000, std::move(keys));
+    }
+};
+
+// Torch.profiler files, the serial loader's "align" stage across processes: process 0 matches the collectives of
+// every rank as recorded and estimates the clock offsets on a stand-in of the run (every rank's number, label, host,
+// file and time span); where an offset is applied, each process shifts its ranks and analyses them again. Process 0
+// keeps what the report says of the clocks, and the job check's warning, which needs every file's recorded span.
+void alignPartClocks(const World& world, const cli::StatsRequest& request, LocalPart& local)
+{
+    Trace& trace = *local.trace;
+    Bytes mine;
+    mine.i64(std::int64_t(trace.ranks.size()));
+    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+        const Rank& rank = trace.ranks[r];
+        const TimeRange span = rankSpan(rank);
+        mine.i64(local.globalIndex[r]);
+        mine.i64(rank.rank);
+        mine.str(rank.label);
+        mine.str(rank.host);
+        mine.str(rank.archivePath);
+        mine.i64(span.start);
+        mine.i64(span.end);
+    }
+    mine.str(serialize(collectiveCandidates(trace, *local.analysis, local.globalIndex)));
+    const std::vector<std::string> parts = gather(mine.out());
+    std::string offsets;
+    if (world.root()) {
+        auto standIn = std::make_shared<Trace>();
+        standIn->sourcePath = trace.sourcePath;
+        standIn->originAbsNs = trace.originAbsNs;
+        standIn->ranks.resize(local.totalRanks);
+        CandidateMerge merge;
+        std::set<std::string> hosts;
+        for (const std::string& part : parts) {
+            Cursor c(part);
+            for (auto n = c.i64(); n > 0; --n) {
+                Rank& rank = standIn->ranks.at(std::size_t(c.i64()));
+                rank.rank = int(c.i64());
+                rank.label = c.str();
+                rank.host = c.str();
+                rank.archivePath = c.str();
+                const TimeNs start = c.i64();
+                const TimeNs end = c.i64();
+                if (start <= end) { // its span, as rankSpan finds it on the stand-in
+                    rank.lanes.emplace_back();
+                    rank.lanes.back().intervals.append(start, end, 0);
+                }
+                hosts.insert(rank.host);
+            }
+            merge.add(c.str());
+        }
+        const CollectiveMatch match = merge.match(local.totalRanks, hosts.size() > 1);
+        for (const std::string& key : match.keys) // the stand-in's names are the match's (clock estimates use them)
+            if (standIn->strings.intern(key) != StringId(standIn->strings.size() - 1))
+                throw std::logic_error("the stand-in's names are not the collective match's");
+        local.clocks.clocks = estimateClockOffsets(*standIn, match, request.run.clock);
+        local.clocks.jobWarning = splitJobs(request.path, describeFiles(*standIn)).warning;
+        standIn->clocks = local.clocks.clocks;
+        local.clocks.standIn = standIn;
+        Bytes b;
+        b.i64(local.clocks.clocks.applied ? 1 : 0);
+        std::vector<TimeNs> offset(local.totalRanks, 0);
+        for (const RankClock& rc : local.clocks.clocks.ranks)
+            if (std::size_t(rc.rank) < offset.size())
+                offset[std::size_t(rc.rank)] = rc.offsetNs;
+        for (const TimeNs o : offset)
+            b.i64(o);
+        offsets = std::move(b.out());
+    }
+    broadcast(offsets);
+    Cursor c(offsets);
+    if (c.i64() == 0)
+        return;
+    std::vector<TimeNs> offset(local.totalRanks);
+    for (TimeNs& o : offset)
+        o = c.i64();
+    for (std::size_t r = 0; r < trace.ranks.size(); ++r)
+        if (const TimeNs o = offset[std::size_t(local.globalIndex[r])]; o != 0)
+            for (Lane& lane : trace.ranks[r].lanes)
+                lane.intervals.shift(-o);
+    trace.finalize(true); // as applyClockOffsets does; then onto the run's new time origin
+    joinTimes(trace);
+    local.analysis = analyzeRanks(trace, local.analysis->rules, 1);
+}
+
+// 2.-3. for a folder of torch.profiler files: each process reads its files; process 0 numbers the run's ranks from
+// what every file declares, as the serial importer does; each process builds its ranks with those numbers, checks
+// their lanes, and the clocks are aligned across processes. -1 to go on, else the exit status.
+int readFilesPart(const World& world, const Plan& plan, cli::StatsRequest& request, LocalPart& local, Timings& timings)
+{
+    local.files = true;
+    local.mine = plan.archivesOf(world.rank, local.mineIndex);
+    std::vector<std::string> files;
+    for (const ArchiveRef& a : local.mine)
+        files.push_back(a.anchor);
+    local.trace = std::make_shared<Trace>();
+    Trace& trace = *local.trace;
+    trace.sourcePath = request.path;
+    LoadOptions load;
+    load.threads = 1; // one process per core
+    load.keepLaunchParameters = false; // the statistics do not use them
+    KinetoPart reader(trace, files, load);
+    std::string error;
+    try {
+        reader.read();
+    } catch (const LoadError& e) {
+        error = e.what();
+    } catch (const std::exception& e) {
+        error = request.path + ": " + e.what();
+    }
+    timings.lap("read");
+    if (agreeOnError(world, error))
+        return 2;
+    // What each file declares, to process 0, which numbers the ranks (or finds two files of one rank).
+    Bytes declared;
+    const std::vector<KinetoFileRank> own = reader.fileRanks();
+    declared.i64(std::int64_t(own.size()));
+    for (std::size_t k = 0; k < own.size(); ++k) {
+        declared.i64(std::int64_t(local.mineIndex[k]));
+        declared.i64(own[k].declared);
+        declared.i64(own[k].worldSize);
+        declared.i64(own[k].named);
+    }
+    const std::vector<std::string> all = gather(declared.out());
+    std::string numbering;
+    if (world.root()) {
+        std::vector<KinetoFileRank> meta(plan.archives.size());
+        std::vector<std::string> paths;
+        for (const ArchiveRef& a : plan.archives)
+            paths.push_back(a.anchor);
+        for (const std::string& part : all) {
+            Cursor c(part);
+            for (auto n = c.i64(); n > 0; --n) {
+                KinetoFileRank& f = meta.at(std::size_t(c.i64()));
+                f.declared = c.i64();
+                f.worldSize = c.i64();
+                f.named = int(c.i64());
+            }
+        }
+        try {
+            const std::vector<int> numbers
+                = kinetoRankNumbers(paths, meta, request.path, local.clocks.numberingWarning);
+            Bytes b;
+            for (const int n : numbers)
+                b.i64(n);
+            numbering = std::move(b.out());
+        } catch (const LoadError& e) {
+            error = e.what();
+        }
+    }
+    if (agreeOnError(world, error))
+        return 2;
+    broadcast(numbering);
+    Cursor c(numbering);
+    std::vector<int> numbers(plan.archives.size());
+    for (int& n : numbers)
+        n = int(c.i64());
+    std::vector<int> mine;
+    for (const std::size_t i : local.mineIndex)
+        mine.push_back(numbers[i]);
+    reader.build(mine, &local.importWarnings);
+    checkLaneConsistency(trace, &local.laneWarnings, 1);
+    // Global rank indexes: the run's ranks in number order, as the serial importer orders them.
+    std::vector<int> sorted = numbers;
+    std::sort(sorted.begin(), sorted.end());
+    for (const Rank& r : trace.ranks)
+        local.globalIndex.push_back(int(std::lower_bound(sorted.begin(), sorted.end(), r.rank) - sorted.begin()));
+    local.totalRanks = numbers.size();
+    joinTimes(trace);
+    timings.lap("build");
+    local.analysis = analyzeRanks(trace, std::move(request.run.rules), 1);
+    alignPartClocks(world, request, local);
+    if (world.root())
+        cli::warnJobs({ local.clocks.jobWarning });
+    timings.lap("analyse+clocks");
+    if (const std::string windowError = cli::resolveStatsWindow(request, activityRange(trace)); !windowError.empty()) {
+        if (world.root())
+            fail(windowError);
+        return 2;
+    }
+    const bool anyComm = allMax(hasCommunicationKernel(trace, *local.analysis) ? 1 : 0) != 0;
+    if (local.totalRanks > 1 && !anyComm)
+        warnNoCommunication(*local.analysis, local.totalRanks);
+    return -1;
+}
+
 // What a process sends process 0: its rank reports, collective candidates and warnings.
 std::string partMessage(const LocalPart& local, const cli::StatsRequest& request)
 {
@@ -297,7 +575,8 @@ std::string partMessage(const LocalPart& local, const cli::StatsRequest& request
         part.str(serialize(rankReport(trace, *local.analysis, int(r), request.options, stepIdle, &layout)));
     }
     part.str(serialize(collectiveCandidates(trace, *local.analysis, local.globalIndex)));
-    appendWarnings(part, trace, local.mine, local.mineIndex, local.laneWarnings, local.globalIndex);
+    appendWarnings(part, trace, local.mine, local.mineIndex, local.laneWarnings, local.globalIndex,
+        local.files ? &local.importWarnings : nullptr);
     return std::move(part.out());
 }
 
@@ -338,8 +617,7 @@ Merged mergeParts(
     report.rulesSource = local.analysis->rules.source();
     RunWarnings warnings(archives, local.totalRanks);
     report.ranks.resize(local.totalRanks);
-    std::vector<CollectiveCandidate> candidates;
-    std::map<std::string, std::uint32_t> names;
+    CandidateMerge merge;
     std::set<std::string> hosts;
     for (std::size_t p = 0; p < parts.size(); ++p) {
         Cursor c(parts[p]);
@@ -350,28 +628,20 @@ Merged mergeParts(
             hosts.insert(report.ranks[g].host);
             m.ranksOf[p].push_back(int(g));
         }
-        CollectiveCandidates cc = deserializeCollectiveCandidates(c.str());
-        std::vector<std::uint32_t> remap;
-        for (const auto& name : cc.names)
-            remap.push_back(names.try_emplace(name, std::uint32_t(names.size())).first->second);
-        for (CollectiveCandidate& item : cc.items) {
-            item.name = remap[item.name];
-            item.group = item.group == kNoKey ? kNoKey : remap[item.group];
-            item.signature = item.signature == kNoKey ? kNoKey : remap[item.signature];
-            item.preset = item.preset == kNoKey ? kNoKey : remap[item.preset];
-            item.behind = item.behind == kNoKey ? kNoKey : remap[item.behind];
-            candidates.push_back(item);
-        }
+        merge.add(c.str());
         readWarnings(c, warnings);
     }
-    report.traceWarnings = warnings.inSerialOrder(report.ranks);
     report.kernels = kernelRows(kernels);
-    std::vector<std::string> keys(names.size());
-    for (const auto& [text, index] : names)
-        keys[index] = text;
-    m.match = matchCandidates(std::move(candidates), local.totalRanks, hosts.size() > 1, 200'000, std::move(keys));
+    m.match = merge.match(local.totalRanks, hosts.size() > 1);
     addCrossRank(report, m.match, local.analysis->rules);
-    setRecordedClocks(report, hosts.size());
+    if (local.files) {
+        report.traceWarnings = warnings.filesInSerialOrder(report.ranks, local.clocks, m.match);
+        report.clocks = local.clocks.clocks;
+        report.clockLine = clockSummaryLine(*local.clocks.standIn);
+    } else {
+        report.traceWarnings = warnings.inSerialOrder(report.ranks);
+        setRecordedClocks(report, hosts.size());
+    }
     return m;
 }
 
@@ -470,7 +740,9 @@ int runStats(const World& world, int argc, char** argv)
         return runSingle(world, request);
 
     LocalPart local;
-    if (const int exit = readPart(world, plan, request, local, timings); exit >= 0)
+    if (const int exit = plan.mode == Mode::Files ? readFilesPart(world, plan, request, local, timings)
+                                                  : readPart(world, plan, request, local, timings);
+        exit >= 0)
         return exit;
     const std::string part = partMessage(local, request);
     timings.lap("analyse+parts");

@@ -4,8 +4,10 @@
 #include "cli/commands.h"
 #include "import/loadoptions.h"
 #include "plan.h"
+#include "run/inputkinds.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <stdexcept>
 
@@ -44,6 +46,44 @@ Plan decode(const std::string& bytes)
     return plan;
 }
 
+namespace {
+
+// A folder of torch.profiler files, dealt out by size like archives; anything else (a single file, --ranks, which
+// the serial loader refuses for such a folder, or an error) is read by process 0 alone, as exposure-cli reads it.
+Plan kinetoPlan(const std::string& path, const std::vector<int>& ranks, int processes, int firstProcess)
+{
+    Plan plan;
+    plan.mode = Mode::Single;
+    std::error_code ec;
+    if (!ranks.empty() || processes < 2 || !std::filesystem::is_directory(path, ec))
+        return plan;
+    RunInput input;
+    try {
+        input = detectInput(path);
+    } catch (const LoadError&) {
+        return plan;
+    }
+    if (std::string(input.kind->name) != "torch.profiler" || input.files.size() < 2)
+        return plan;
+    std::vector<std::uint64_t> bytes;
+    for (const std::string& file : input.files) {
+        ArchiveRef a;
+        a.anchor = file;
+        plan.archives.push_back(std::move(a));
+        std::error_code sizeError;
+        const auto n = std::filesystem::file_size(file, sizeError);
+        bytes.push_back(sizeError ? 0 : std::uint64_t(n));
+    }
+    const int first = std::clamp(firstProcess, 0, processes - 1);
+    plan.owner = assignBySize(bytes, processes - first);
+    for (int& owner : plan.owner)
+        owner += first;
+    plan.mode = Mode::Files;
+    return plan;
+}
+
+} // namespace
+
 Plan makePlan(const std::string& path, const std::vector<int>& ranks, int processes, int firstProcess)
 {
     Plan plan;
@@ -51,8 +91,7 @@ Plan makePlan(const std::string& path, const std::vector<int>& ranks, int proces
         // --ranks chooses archives as the serial loader does (by the rank numbers `info` lists).
         plan.archives = selectRanks(path, findArchives(path), ranks);
     } catch (const LoadError&) {
-        plan.mode = Mode::Single; // process 0 loads it as exposure-cli does (and reports its error)
-        return plan;
+        return kinetoPlan(path, ranks, processes, firstProcess);
     }
     plan.mode = Mode::Distributed;
     // An archive without a rank number in its folder name gets the number the serial loader gives it.
@@ -87,8 +126,7 @@ bool agreeOnError(const World& world, const std::string& error)
     return true;
 }
 
-std::vector<int> joinRun(Trace& trace, const Plan& plan, const std::vector<ArchiveRef>& mine,
-    const std::vector<std::size_t>& mineIndex, std::size_t& totalRanks)
+void joinTimes(Trace& trace)
 {
     // The run's time origin is its earliest event: rebase this part onto it.
     bool any = false;
@@ -107,6 +145,12 @@ std::vector<int> joinRun(Trace& trace, const Plan& plan, const std::vector<Archi
     const TimeNs activityStart = allMin(any ? trace.activity.start + delta : std::numeric_limits<TimeNs>::max());
     const TimeNs activityEnd = allMax(any ? trace.activity.end + delta : std::numeric_limits<TimeNs>::min());
     trace.activity = activityStart < activityEnd ? TimeRange { activityStart, activityEnd } : TimeRange {};
+}
+
+std::vector<int> joinRun(Trace& trace, const Plan& plan, const std::vector<ArchiveRef>& mine,
+    const std::vector<std::size_t>& mineIndex, std::size_t& totalRanks)
+{
+    joinTimes(trace);
     // Global rank indexes: ranks of archive i come after those of archives 0..i-1.
     std::vector<std::int64_t> ranksPerArchive(plan.archives.size(), 0);
     std::vector<std::size_t> archiveOfRank;

@@ -17,7 +17,8 @@ namespace exposure::mpi {
 // What process 0 decided after looking at TRACE.
 enum class Mode : std::int64_t {
     Distributed = 1, // OTF2 archives, spread over the processes
-    Single = 2, // not a folder of OTF2 archives (torch.profiler JSON, or an error the serial loader reports)
+    Single = 2, // read by process 0 alone (a single file, an error the serial loader reports, --ranks)
+    Files = 3, // a folder of torch.profiler files, spread over the processes (ArchiveRef::anchor: the file)
 };
 
 struct Plan
@@ -54,5 +55,7 @@ bool agreeOnError(const World& world, const std::string& error);
 // (ranks of archive i come after those of archives 0..i-1) and the run's rank count. Collective.
 std::vector<int> joinRun(Trace& trace, const Plan& plan, const std::vector<ArchiveRef>& mine,
     const std::vector<std::size_t>& mineIndex, std::size_t& totalRanks);
+// The time part of joinRun: rebases `trace` onto the run's time origin and sets the run's extent and activity.
+void joinTimes(Trace& trace);
 
 } // namespace exposure::mpi

@@ -241,6 +241,8 @@ std::vector<Estimate> pairEstimates(
     return out;
 }
 
+} // namespace
+
 // Ranks whose clock could not be tied to the reference rank's: named, with what they are aligned to instead.
 std::string clockWarning(const Trace& trace)
 {
@@ -262,8 +264,6 @@ std::string clockWarning(const Trace& trace)
         + "'s clock; they are aligned only among themselves, and times between them and the others are as recorded: "
         + out;
 }
-
-} // namespace
 
 ClockAlignment estimateClockOffsets(const Trace& trace, const CollectiveMatch& match, ClockMode mode)
 {

@@ -53,6 +53,9 @@ struct AlignedRun
 // appends matchWarning() to trace.warnings when it has something to say. trace.clocks says what was done.
 AlignedRun alignClocks(Trace& trace, std::shared_ptr<const Analysis> analysis, ClockMode mode);
 
+// The warning alignClocks gives where some ranks' clocks could not be tied to the reference rank's (empty if none).
+std::string clockWarning(const Trace& trace);
+
 // "clocks aligned across 2 hosts (offsets up to 5.00 ms, ±3 µs)" / "clocks as recorded (...)": one line for the
 // text report and the GUI's status bar; empty for one rank.
 std::string clockSummaryLine(const Trace& trace);

@@ -353,15 +353,32 @@ private:
 
 } // namespace
 
-void importKineto(Trace& trace, const std::vector<std::string>& files, const LoadOptions& options)
+struct KinetoPart::State
 {
     struct Loaded
     {
         std::string path;
         FileData data;
-        int rank = -1;
     };
-    std::vector<Loaded> loaded(files.size());
+    Trace& trace;
+    std::vector<std::string> files;
+    const LoadOptions& options;
+    std::vector<Loaded> loaded;
+    std::vector<FileIds> ids;
+};
+
+KinetoPart::KinetoPart(Trace& trace, std::vector<std::string> files, const LoadOptions& options)
+    : m(std::make_unique<State>(State { trace, std::move(files), options, {}, {} }))
+{ }
+
+KinetoPart::~KinetoPart() = default;
+
+void KinetoPart::read()
+{
+    const std::vector<std::string>& files = m->files;
+    const LoadOptions& options = m->options;
+    auto& loaded = m->loaded;
+    loaded.resize(files.size());
     LoadProgress progress;
     std::vector<std::uint64_t> sizes;
     for (const auto& path : files) {
@@ -376,7 +393,7 @@ void importKineto(Trace& trace, const std::vector<std::string>& files, const Loa
     std::mutex progressMutex;
     std::optional<RanksPreview> preview;
     if (options.preview && options.previewDue && files.size() > 1)
-        preview.emplace(trace.sourcePath, options, files.size());
+        preview.emplace(m->trace.sourcePath, options, files.size());
     PageBufferPool buffers;
     readFilesInParallel(files.size(), fileReadThreads(options, files.size()), [&](std::size_t f) {
         LoadOptions own = options;
@@ -403,61 +420,99 @@ void importKineto(Trace& trace, const std::vector<std::string>& files, const Loa
     });
     progress.bytesRead = progress.bytesTotal;
     stageTiming("import: merge names");
-    std::vector<FileIds> ids(files.size());
+    m->ids.resize(files.size());
     for (std::size_t f = 0; f < files.size(); ++f) {
-        ids[f] = mergeFileNames(trace, names[f]);
+        m->ids[f] = mergeFileNames(m->trace, names[f]);
         names[f] = Trace();
     }
     if (options.progress)
         options.progress(progress);
-    // Ranks: distributedInfo, else the file name, else the natural order of the files.
-    for (std::size_t i = 0; i < loaded.size(); ++i) {
-        Loaded& l = loaded[i];
-        l.rank = l.data.rank >= 0 ? int(l.data.rank) : rankFromFileName(l.path);
-    }
-    const bool allNamed = std::all_of(loaded.begin(), loaded.end(), [](const Loaded& l) { return l.rank >= 0; });
-    // Files of different world sizes are different jobs: read all the same (run/jobcheck.h says so and names them),
-    // their ranks numbered in the order of the files, since their own numbers repeat.
-    bool worldSizesDiffer = false;
-    for (std::size_t i = 0; i < loaded.size(); ++i)
-        worldSizesDiffer = worldSizesDiffer
-            || (loaded[i].data.worldSize >= 0 && loaded.front().data.worldSize >= 0
-                && loaded[i].data.worldSize != loaded.front().data.worldSize);
-    if (!allNamed || worldSizesDiffer)
-        for (std::size_t i = 0; i < loaded.size(); ++i)
-            loaded[i].rank = int(i);
-    if (worldSizesDiffer)
-        trace.warnings.push_back(trace.sourcePath
-            + ": rank numbers follow the natural order of the files (the files declare different world sizes)");
-    for (std::size_t i = 0; i < loaded.size(); ++i)
-        for (std::size_t j = 0; j < i; ++j)
-            if (loaded[i].rank == loaded[j].rank)
-                throw LoadError(loaded[i].path,
-                    "rank " + std::to_string(loaded[i].rank) + " also comes from " + loaded[j].path
-                        + " (two files of the same rank)");
+}
+
+std::vector<KinetoFileRank> KinetoPart::fileRanks() const
+{
+    std::vector<KinetoFileRank> out;
+    for (const auto& l : m->loaded)
+        out.push_back({ l.data.rank, l.data.worldSize, rankFromFileName(l.path) });
+    return out;
+}
+
+void KinetoPart::build(const std::vector<int>& numbers, std::vector<std::size_t>* warningsPerRank)
+{
+    Trace& trace = m->trace;
+    auto& loaded = m->loaded;
     std::vector<std::size_t> order(loaded.size()); // files in rank order
     std::iota(order.begin(), order.end(), std::size_t(0));
-    std::stable_sort(
-        order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return loaded[a].rank < loaded[b].rank; });
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return numbers[a] < numbers[b]; });
     // The ranks on all cores (serial, this was a tenth of the run at 1 024 files), added in rank order.
     stageTiming("import: build ranks");
     std::vector<Rank> ranks(order.size());
     std::vector<std::vector<std::string>> warnings(order.size());
-    parallelFor(order.size(), std::size_t(fileReadThreads(options, order.size())), [&](std::size_t k) {
-        Loaded& l = loaded[order[k]];
-        renumberFile(l.data, ids[order[k]]);
-        ranks[k] = buildRank(trace, l.data, l.path, l.rank, warnings[k]);
+    parallelFor(order.size(), std::size_t(fileReadThreads(m->options, order.size())), [&](std::size_t k) {
+        auto& l = loaded[order[k]];
+        renumberFile(l.data, m->ids[order[k]]);
+        ranks[k] = buildRank(trace, l.data, l.path, numbers[order[k]], warnings[k]);
         l.data.lanes = {}; // the maps and names it still holds: freed here, on many threads
         l.data.laneByKey = {};
     });
+    if (warningsPerRank)
+        warningsPerRank->clear();
     for (std::size_t k = 0; k < order.size(); ++k) {
         trace.warnings.insert(trace.warnings.end(), warnings[k].begin(), warnings[k].end());
+        if (warningsPerRank)
+            warningsPerRank->push_back(warnings[k].size());
         trace.eventCount += loaded[order[k]].data.events;
         trace.ranks.push_back(std::move(ranks[k]));
     }
     trace.regionKinds.resize(trace.strings.size(), RegionKind::Unknown);
     stageTiming("import: finalize");
-    finalizeTrace(trace, true, options.threads);
+    finalizeTrace(trace, true, m->options.threads);
+}
+
+std::vector<int> kinetoRankNumbers(const std::vector<std::string>& files, const std::vector<KinetoFileRank>& meta,
+    const std::string& sourcePath, std::string& warning)
+{
+    // Ranks: distributedInfo, else the file name, else the natural order of the files.
+    std::vector<int> rank(meta.size());
+    for (std::size_t i = 0; i < meta.size(); ++i)
+        rank[i] = meta[i].declared >= 0 ? int(meta[i].declared) : meta[i].named;
+    const bool allNamed = std::all_of(rank.begin(), rank.end(), [](int r) { return r >= 0; });
+    // Files of different world sizes are different jobs: read all the same (run/jobcheck.h says so and names them),
+    // their ranks numbered in the order of the files, since their own numbers repeat.
+    bool worldSizesDiffer = false;
+    for (std::size_t i = 0; i < meta.size(); ++i)
+        worldSizesDiffer = worldSizesDiffer
+            || (meta[i].worldSize >= 0 && meta.front().worldSize >= 0 && meta[i].worldSize != meta.front().worldSize);
+    if (!allNamed || worldSizesDiffer)
+        std::iota(rank.begin(), rank.end(), 0);
+    warning.clear();
+    if (worldSizesDiffer)
+        warning = sourcePath
+            + ": rank numbers follow the natural order of the files (the files declare different world sizes)";
+    // Two files of one rank: the first file (in the run's order) whose number an earlier one has.
+    std::unordered_map<int, std::size_t> firstOf;
+    std::size_t bad = meta.size(), badEarlier = 0;
+    for (std::size_t i = 0; i < meta.size() && bad == meta.size(); ++i)
+        if (const auto [it, fresh] = firstOf.try_emplace(rank[i], i); !fresh) {
+            bad = i;
+            badEarlier = it->second;
+        }
+    if (bad < meta.size())
+        throw LoadError(files[bad],
+            "rank " + std::to_string(rank[bad]) + " also comes from " + files[badEarlier]
+                + " (two files of the same rank)");
+    return rank;
+}
+
+void importKineto(Trace& trace, const std::vector<std::string>& files, const LoadOptions& options)
+{
+    KinetoPart part(trace, files, options);
+    part.read();
+    std::string warning;
+    const std::vector<int> numbers = kinetoRankNumbers(files, part.fileRanks(), trace.sourcePath, warning);
+    if (!warning.empty())
+        trace.warnings.push_back(warning);
+    part.build(numbers);
 }
 
 } // namespace exposure

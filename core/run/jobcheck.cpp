@@ -382,26 +382,33 @@ std::string rankInThreadName(const std::string& name)
 
 } // namespace
 
-std::vector<std::string> threadRankWarnings(const Trace& trace)
+std::vector<std::string> threadRankWarnings(const Trace& trace, const Rank& rank)
 {
     // "MPI Rank 0" anywhere (Nsight Systems and Score-P name MPI processes so), or a name that is a rank alone
     // ("rank 3", "Rank#3"); "PP rank 1, TP rank 0, compute" names no global rank.
     std::vector<std::string> out;
-    for (const Rank& rank : trace.ranks) {
-        std::set<std::string> seen;
-        for (const Lane& lane : rank.lanes) {
-            const std::string digits = rankInThreadName(lane.name);
-            if (digits.empty() || !seen.insert(lane.name).second)
-                continue;
-            if (digits.size() > 9 || std::stoi(digits) == rank.rank)
-                continue;
-            const std::string& file = rank.archivePath.empty() ? trace.sourcePath : rank.archivePath;
-            out.push_back(file + ": " + rank.label + ": its thread \"" + lane.name + "\" is named for rank "
-                + std::to_string(std::stoi(digits)) + ", not " + std::to_string(rank.rank)
-                + " (the rank numbers, taken from the files' names or order, or the files themselves may not "
-                  "belong together)");
-        }
+    std::set<std::string> seen;
+    for (const Lane& lane : rank.lanes) {
+        const std::string digits = rankInThreadName(lane.name);
+        if (digits.empty() || !seen.insert(lane.name).second)
+            continue;
+        if (digits.size() > 9 || std::stoi(digits) == rank.rank)
+            continue;
+        const std::string& file = rank.archivePath.empty() ? trace.sourcePath : rank.archivePath;
+        out.push_back(file + ": " + rank.label + ": its thread \"" + lane.name + "\" is named for rank "
+            + std::to_string(std::stoi(digits)) + ", not " + std::to_string(rank.rank)
+            + " (the rank numbers, taken from the files' names or order, or the files themselves may not "
+              "belong together)");
     }
+    return out;
+}
+
+std::vector<std::string> threadRankWarnings(const Trace& trace)
+{
+    std::vector<std::string> out;
+    for (const Rank& rank : trace.ranks)
+        for (auto& w : threadRankWarnings(trace, rank))
+            out.push_back(std::move(w));
     return out;
 }
 

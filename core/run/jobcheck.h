@@ -53,6 +53,8 @@ JobSplit splitJobs(const std::string& path, const std::vector<FileJob>& files);
 // One warning per thread whose name gives a rank number other than its rank's: "<file>: Rank 1: thread
 // "MPI Rank 0" ...".
 std::vector<std::string> threadRankWarnings(const Trace& trace);
+// Those of one rank of `trace` (a part of a run: exposure-mpi).
+std::vector<std::string> threadRankWarnings(const Trace& trace, const Rank& rank);
 
 // The loading stage: appends the split's warning (if any) and the thread warnings to trace.warnings; returns the
 // split (one group: one job).

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// End to end: `mpirun -n K exposure-mpi stats` on generated multi-rank traces prints the same bytes as
-// `exposure-cli stats` for K = 1, 2, 3 (fewer, as many and more processes than archives), and a truncated archive on
-// one process ends every process with the serial tool's one-line message and status 2.
+// End to end: `mpirun -n K exposure-mpi stats` on generated multi-rank traces (folders of OTF2 archives and of
+// torch.profiler files) prints the same bytes as `exposure-cli stats` for K = 1, 2, 3 (fewer, as many and more
+// processes than archives), and a truncated archive or file on one process ends every process with the serial tool's
+// one-line message and status 2.
 #include "nodelay.h"
 #include "support/demoarchive.h"
 #include "support/kinetotraces.h"
@@ -10,12 +11,14 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QTest>
 #include <arpa/inet.h>
+#include <cstring>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -47,6 +50,31 @@ QString writeWarnings(const QString& dir)
     spec.addRank(3).addStream(3, 7).kernels = { { "k0", 3 * hour, 3 * hour + 10'000 } };
     writeArchive(dir.toStdString(), spec);
     return dir;
+}
+
+// testing::writeFile into a folder made as needed.
+bool put(const QString& path, const QByteArray& text)
+{
+    return QDir().mkpath(QFileInfo(path).path()) && testing::writeFile(path, text);
+}
+
+// A rank of ten all-reduces of process group 0 (one every 400 us, rank 1 arriving 50 us later), all its times moved
+// by `offsetNs` (the clock of another host).
+QByteArray allReduceRank(int rank, qint64 offsetNs)
+{
+    QByteArray events;
+    for (int k = 0; k < 10; ++k) {
+        const qint64 start = 1'000'000 + k * 400'000 + (rank == 0 ? 0 : 50'000) + offsetNs;
+        const qint64 end = 1'000'000 + k * 400'000 + 200'000 + offsetNs;
+        events += QByteArray(k ? ",\n" : "\n")
+            + R"({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 17,)"
+            + R"( "ts": )" + QByteArray::number(double(start) / 1000.0, 'f', 3) + R"(, "dur": )"
+            + QByteArray::number(double(end - start) / 1000.0, 'f', 3)
+            + R"(, "args": {"device": 0, "stream": 17, "Collective name": "allreduce", "Group size": 2,)"
+            + R"( "Process Group Name": "0", "Process Group Ranks": "[0, 1]"}})";
+    }
+    return R"({"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": )" + QByteArray::number(rank)
+        + R"(, "world_size": 2}, "traceEvents": [)" + events + "]}";
 }
 
 } // namespace
@@ -211,17 +239,102 @@ private Q_SLOTS:
         }
     }
 
-    // torch.profiler traces are not spread over processes: process 0 reads them as exposure-cli does.
-    void kinetoOnProcessZero()
+    // A folder of torch.profiler files is spread over the processes (each reads its share of the files; process 0
+    // numbers the ranks and aligns the clocks across them) and gives exposure-cli's bytes, warnings and errors.
+    void kinetoFilesSpread_data()
     {
-        const QString trace = testing::writeKinetoRun(m_dir, QStringLiteral("kineto"), 2);
-        QVERIFY(!trace.isEmpty());
-        const ProcessResult expected = tool.serial({ QStringLiteral("--json"), trace });
+        QTest::addColumn<QString>("trace");
+        QTest::addColumn<QStringList>("options");
+        QTest::addColumn<QByteArray>("expect"); // in exposure-cli's output
+        const QString five = testing::writeKinetoRun(m_dir, QStringLiteral("kineto5"), 5);
+        // Rank 1's clock 5 ms ahead: the all-reduces tie it to rank 0, and the offset is applied.
+        const QString shifted = m_dir.filePath(QStringLiteral("kinetoShifted"));
+        QVERIFY(put(shifted + QStringLiteral("/rank0.json"), allReduceRank(0, 0)));
+        QVERIFY(put(shifted + QStringLiteral("/rank1.json"), allReduceRank(1, 5'000'000)));
+        // Files of two world sizes: ranks in the files' order, and the job check's warning.
+        const QString mixed = m_dir.filePath(QStringLiteral("kinetoMixed"));
+        for (int r = 0; r < 2; ++r)
+            QVERIFY(put(mixed + QStringLiteral("/a_rank%1.json").arg(r), testing::rankTrace(r, 2)));
+        for (int r = 0; r < 3; ++r)
+            QVERIFY(put(mixed + QStringLiteral("/b_rank%1.json").arg(r), testing::rankTrace(r, 3)));
+        // No distributedInfo and no rank in the names: the files' natural order.
+        const QString unnamed = m_dir.filePath(QStringLiteral("kinetoUnnamed"));
+        for (const char* name : { "worker10.json", "worker2.json", "worker1.json" })
+            QVERIFY(put(unnamed + QLatin1Char('/') + QLatin1String(name),
+                testing::rankTrace(int(std::strlen(name)), 3, false)));
+        const QStringList json { QStringLiteral("--json") };
+        QTest::newRow("5 ranks, JSON") << five << json << QByteArray("\"rank\": 4");
+        QTest::newRow("5 ranks, table") << five << QStringList { QStringLiteral("--per-step") } << QByteArray("Rank 4");
+        QTest::newRow("5 ranks, window") << five
+                                         << QStringList { QStringLiteral("--csv"), QStringLiteral("--from"),
+                                                QStringLiteral("1030us"), QStringLiteral("--to"),
+                                                QStringLiteral("1060us") }
+                                         << QByteArray("4,");
+        QTest::newRow("clocks aligned") << shifted << QStringList() << QByteArray("clocks aligned across 2 ranks");
+        QTest::newRow("clocks as recorded")
+            << shifted
+            << QStringList { QStringLiteral("--json"), QStringLiteral("--clock"), QStringLiteral("recorded") }
+            << QByteArray("\"method\": \"recorded\"");
+        QTest::newRow("two world sizes") << mixed << QStringList() << QByteArray("different world sizes");
+        QTest::newRow("natural order") << unnamed << json << QByteArray("\"rank\": 2");
+    }
+
+    void kinetoFilesSpread()
+    {
+        QFETCH(QString, trace);
+        QFETCH(QStringList, options);
+        QFETCH(QByteArray, expect);
+        const ProcessResult expected = tool.serial(options + QStringList { trace });
         QCOMPARE(expected.exitCode, 0);
-        QVERIFY(expected.out.contains("\"rank\": 1"));
-        const ProcessResult got = tool.parallel(2, { QStringLiteral("--json"), trace });
-        QCOMPARE(got.exitCode, 0);
-        QCOMPARE(got.out, expected.out);
+        QVERIFY2(expected.out.contains(expect), expected.out.constData());
+        for (int k = 1; k <= 3; ++k) {
+            qputenv("EXPOSURE_MPI_TIMINGS", "1");
+            const ProcessResult got = tool.parallel(k, options + QStringList { trace });
+            qunsetenv("EXPOSURE_MPI_TIMINGS");
+            QVERIFY2(got.exitCode == 0, got.err.constData());
+            QVERIFY2(got.out == expected.out, qPrintable(QStringLiteral("K=%1 differs from exposure-cli").arg(k)));
+            // From two processes on, every process read files of its own (not process 0 alone); one reads with all
+            // its cores, as exposure-cli does.
+            for (int p = 0; p < k && k > 1; ++p)
+                QVERIFY2(got.err.contains(QByteArray(QByteArray("process ") + QByteArray::number(p) + ": read ")),
+                    got.err.constData());
+            // The job check's warning on stderr, as exposure-cli gives it.
+            QCOMPARE(got.err.count("warning: "), expected.err.count("warning: "));
+        }
+    }
+
+    // Two files of one rank, or a file that is no JSON: every process ends with exposure-cli's message, status 2.
+    void kinetoFilesErrors_data()
+    {
+        QTest::addColumn<QString>("trace");
+        QTest::addColumn<QByteArray>("message");
+        const QString twice = m_dir.filePath(QStringLiteral("kinetoTwice"));
+        QVERIFY(put(twice + QStringLiteral("/rank0.json"), testing::rankTrace(0, 2)));
+        QVERIFY(put(twice + QStringLiteral("/rank1.json"), testing::rankTrace(1, 2)));
+        QVERIFY(put(twice + QStringLiteral("/rank1b.json"), testing::rankTrace(1, 2)));
+        const QString cut = m_dir.filePath(QStringLiteral("kinetoCut"));
+        QVERIFY(put(cut + QStringLiteral("/rank0.json"), testing::rankTrace(0, 3)));
+        QVERIFY(put(cut + QStringLiteral("/rank1.json"), testing::rankTrace(1, 3).left(700)));
+        QVERIFY(put(cut + QStringLiteral("/rank2.json"), testing::rankTrace(2, 3)));
+        QTest::newRow("two files of rank 1") << twice << QByteArray("rank 1 also comes from");
+        QTest::newRow("cut file") << cut << QByteArray("rank1.json: invalid JSON");
+    }
+
+    void kinetoFilesErrors()
+    {
+        QFETCH(QString, trace);
+        QFETCH(QByteArray, message);
+        const ProcessResult expected = tool.serial({ trace });
+        QCOMPARE(expected.exitCode, 2);
+        const QByteArray line = testing::messageOf(expected.err, "exposure-cli");
+        QVERIFY2(line.contains(message), line.constData());
+        for (int k = 2; k <= 3; ++k) {
+            const ProcessResult got = tool.parallel(k, { trace });
+            QVERIFY2(got.exitCode > 0, got.err.constData());
+            QCOMPARE(testing::messageOf(got.err, "exposure-mpi"), line);
+            QCOMPARE(got.err.count("exposure-mpi: "), 1);
+            QVERIFY(got.out.isEmpty());
+        }
     }
 
     void truncatedArchive_data()
