@@ -158,8 +158,8 @@ bool startsWith(const std::string& s, const std::string& prefix)
 // The trace warnings of a process's part, for process 0 to put them in the order exposure-cli gives them: the
 // importer's, archive by archive in load order (each starts with its archive's anchor); then the lane check's, rank
 // by rank; then one per rank whose events overlap no other rank's (needs every rank's time span).
-// Torch.profiler files (importWarnings given): the importer's warnings go rank by rank, with each rank's thread-name
-// warnings of the job check.
+// Torch.profiler files (importWarnings given): the importer's warnings go rank by rank. Each rank's thread-name
+// warnings of the job check come with its lane check's.
 void appendWarnings(Bytes& out, const Trace& trace, const std::vector<ArchiveRef>& mine,
     const std::vector<std::size_t>& mineIndex, const std::vector<std::size_t>& laneWarnings,
     const std::vector<int>& globalIndex, const std::vector<std::size_t>* importWarnings)
@@ -199,15 +199,14 @@ void appendWarnings(Bytes& out, const Trace& trace, const std::vector<ArchiveRef
         out.i64(std::int64_t(own));
         for (std::size_t i = 0; i < own; ++i)
             out.str(trace.warnings[nextImport++]);
-        const std::vector<std::string> threads
-            = importWarnings ? threadRankWarnings(trace, trace.ranks[r]) : std::vector<std::string>();
+        const std::vector<std::string> threads = threadRankWarnings(trace, trace.ranks[r]);
         out.i64(std::int64_t(threads.size()));
         for (const std::string& w : threads)
             out.str(w);
     }
 }
 
-// Process 0, torch.profiler files: what the loader's cross-rank stages found before the report (alignPartClocks).
+// Process 0: what the loader's cross-rank stages found before the report (alignPartClocks).
 struct PartClocks
 {
     ClockAlignment clocks;
@@ -230,30 +229,23 @@ struct RunWarnings
     std::vector<TimeRange> spans;
     std::vector<std::string> files;
 
-    std::vector<std::string> inSerialOrder(const std::vector<RankReport>& ranks) const
-    {
-        std::vector<std::string> out;
-        for (const auto& a : byArchive)
-            out.insert(out.end(), a.begin(), a.end());
-        for (const auto& r : byRank)
-            out.insert(out.end(), r.begin(), r.end());
-        appendUnaligned(out, ranks);
-        return out;
-    }
     void appendUnaligned(std::vector<std::string>& out, const std::vector<RankReport>& ranks) const
     {
         for (const std::size_t g : unalignedRanks(spans))
             out.push_back(unalignedRankWarning(files[g], ranks[g].label));
     }
-    // Torch.profiler files, as the serial loader orders them: the numbering's warning, the importer's rank by rank,
-    // the lane check's, the ranks that overlap no other (before the clocks are aligned; after, they come last), the
-    // job check's, the collective matching's, the clock alignment's.
-    std::vector<std::string> filesInSerialOrder(
+    // As the serial loader orders them: the numbering's (torch.profiler files), the importer's (archive by archive,
+    // or rank by rank for files), the lane check's, the ranks that overlap no other (before the clocks are aligned;
+    // where an offset was applied they are checked again and come last), the job check's, the thread names', the
+    // collective matching's, the clock alignment's.
+    std::vector<std::string> inSerialOrder(
         const std::vector<RankReport>& ranks, const PartClocks& clocks, const CollectiveMatch& match) const
     {
         std::vector<std::string> out;
         if (!clocks.numberingWarning.empty())
             out.push_back(clocks.numberingWarning);
+        for (const auto& a : byArchive)
+            out.insert(out.end(), a.begin(), a.end());
         for (const auto& r : importByRank)
             out.insert(out.end(), r.begin(), r.end());
         for (const auto& r : byRank)
@@ -316,39 +308,6 @@ struct LocalPart
     PartClocks clocks;
 };
 
-// 2.-3. Reads this process's archives (in the run's order, so its ranks come in the run's order too), agrees on the
-// run's time origin, extent and global rank indexes, and analyses its ranks. -1 to go on, else the exit status.
-int readPart(const World& world, const Plan& plan, cli::StatsRequest& request, LocalPart& local, Timings& timings)
-{
-    local.mine = plan.archivesOf(world.rank, local.mineIndex);
-    RunOptions share;
-    share.part = &local.mine;
-    share.laneWarningsPerRank = &local.laneWarnings;
-    share.analyse = false; // after joinRun
-    share.load.threads = 1; // one process per core
-    share.load.keepLaunchParameters = false; // the statistics do not use them
-    share.load.memoryLimit = request.run.load.memoryLimit; // checked against this process's archives
-    std::string error;
-    if (auto run = openRunOrError(request.path, share, error))
-        local.trace = run->trace;
-    timings.lap("plan+load");
-    if (agreeOnError(world, error))
-        return 2;
-    Trace& trace = *local.trace;
-    local.globalIndex = joinRun(trace, plan, local.mine, local.mineIndex, local.totalRanks);
-    if (const std::string windowError = cli::resolveStatsWindow(request, activityRange(trace)); !windowError.empty()) {
-        if (world.root())
-            fail(windowError);
-        return 2;
-    }
-    timings.lap("agree");
-    local.analysis = analyzeRanks(trace, std::move(request.run.rules), 1);
-    const bool anyComm = allMax(hasCommunicationKernel(trace, *local.analysis) ? 1 : 0) != 0;
-    if (local.totalRanks > 1 && !anyComm)
-        warnNoCommunication(*local.analysis, local.totalRanks);
-    return -1;
-}
-
 // The collective candidates of every process in one list, their names in one table (each process interns its own).
 struct CandidateMerge
 {
@@ -379,10 +338,11 @@ struct CandidateMerge
     }
 };
 
-// Torch.profiler files, the serial loader's "align" stage across processes: process 0 matches the collectives of
-// every rank as recorded and estimates the clock offsets on a stand-in of the run (every rank's number, label, host,
-// file and time span); where an offset is applied, each process shifts its ranks and analyses them again. Process 0
-// keeps what the report says of the clocks, and the job check's warning, which needs every file's recorded span.
+// The serial loader's "align" stage across processes. Process 0 builds a stand-in of the run (every rank's number,
+// label, host, file and time span as recorded); where it has two clock domains or more (hosts, or files without
+// hosts), every process sends its collective candidates, and process 0 matches them and estimates the offsets on the
+// stand-in; where an offset is applied, each process shifts its ranks and analyses them again. Process 0 keeps what
+// the report says of the clocks, and the job check's warning, which needs every file's recorded span.
 void alignPartClocks(const World& world, const cli::StatsRequest& request, LocalPart& local)
 {
     Trace& trace = *local.trace;
@@ -399,16 +359,13 @@ void alignPartClocks(const World& world, const cli::StatsRequest& request, Local
         mine.i64(span.start);
         mine.i64(span.end);
     }
-    mine.str(serialize(collectiveCandidates(trace, *local.analysis, local.globalIndex)));
     const std::vector<std::string> parts = gather(mine.out());
-    std::string offsets;
+    auto standIn = std::make_shared<Trace>();
+    std::int64_t domains = 0;
     if (world.root()) {
-        auto standIn = std::make_shared<Trace>();
         standIn->sourcePath = trace.sourcePath;
         standIn->originAbsNs = trace.originAbsNs;
         standIn->ranks.resize(local.totalRanks);
-        CandidateMerge merge;
-        std::set<std::string> hosts;
         for (const std::string& part : parts) {
             Cursor c(part);
             for (auto n = c.i64(); n > 0; --n) {
@@ -423,14 +380,30 @@ void alignPartClocks(const World& world, const cli::StatsRequest& request, Local
                     rank.lanes.emplace_back();
                     rank.lanes.back().intervals.append(start, end, 0);
                 }
-                hosts.insert(rank.host);
             }
-            merge.add(c.str());
         }
-        const CollectiveMatch match = merge.match(local.totalRanks, hosts.size() > 1);
-        for (const std::string& key : match.keys) // the stand-in's names are the match's (clock estimates use them)
-            if (standIn->strings.intern(key) != StringId(standIn->strings.size() - 1))
-                throw std::logic_error("the stand-in's names are not the collective match's");
+        domains = clockDomainCount(*standIn);
+    }
+    broadcast(domains);
+    CollectiveMatch match; // as recorded; only where there are offsets to estimate
+    if (domains >= 2) {
+        const std::vector<std::string> candidates
+            = gather(serialize(collectiveCandidates(trace, *local.analysis, local.globalIndex)));
+        if (world.root()) {
+            CandidateMerge merge;
+            std::set<std::string> hosts;
+            for (const Rank& rank : standIn->ranks)
+                hosts.insert(rank.host);
+            for (const std::string& part : candidates)
+                merge.add(part);
+            match = merge.match(local.totalRanks, hosts.size() > 1);
+            for (const std::string& key : match.keys) // the stand-in's names are the match's (the estimates use them)
+                if (standIn->strings.intern(key) != StringId(standIn->strings.size() - 1))
+                    throw std::logic_error("the stand-in's names are not the collective match's");
+        }
+    }
+    std::string offsets;
+    if (world.root()) {
         local.clocks.clocks = estimateClockOffsets(*standIn, match, request.run.clock);
         local.clocks.jobWarning = splitJobs(request.path, describeFiles(*standIn)).warning;
         standIn->clocks = local.clocks.clocks;
@@ -459,6 +432,41 @@ void alignPartClocks(const World& world, const cli::StatsRequest& request, Local
     trace.finalize(true); // as applyClockOffsets does; then onto the run's new time origin
     joinTimes(trace);
     local.analysis = analyzeRanks(trace, local.analysis->rules, 1);
+}
+
+// 2.-3. Reads this process's archives (in the run's order, so its ranks come in the run's order too), agrees on the
+// run's time origin, extent and global rank indexes, and analyses its ranks. -1 to go on, else the exit status.
+int readPart(const World& world, const Plan& plan, cli::StatsRequest& request, LocalPart& local, Timings& timings)
+{
+    local.mine = plan.archivesOf(world.rank, local.mineIndex);
+    RunOptions share;
+    share.part = &local.mine;
+    share.laneWarningsPerRank = &local.laneWarnings;
+    share.analyse = false; // after joinRun
+    share.load.threads = 1; // one process per core
+    share.load.keepLaunchParameters = false; // the statistics do not use them
+    share.load.memoryLimit = request.run.load.memoryLimit; // checked against this process's archives
+    std::string error;
+    if (auto run = openRunOrError(request.path, share, error))
+        local.trace = run->trace;
+    timings.lap("plan+load");
+    if (agreeOnError(world, error))
+        return 2;
+    Trace& trace = *local.trace;
+    local.globalIndex = joinRun(trace, plan, local.mine, local.mineIndex, local.totalRanks);
+    timings.lap("agree");
+    local.analysis = analyzeRanks(trace, std::move(request.run.rules), 1);
+    alignPartClocks(world, request, local);
+    timings.lap("analyse+clocks");
+    if (const std::string windowError = cli::resolveStatsWindow(request, activityRange(trace)); !windowError.empty()) {
+        if (world.root())
+            fail(windowError);
+        return 2;
+    }
+    const bool anyComm = allMax(hasCommunicationKernel(trace, *local.analysis) ? 1 : 0) != 0;
+    if (local.totalRanks > 1 && !anyComm)
+        warnNoCommunication(*local.analysis, local.totalRanks);
+    return -1;
 }
 
 // 2.-3. for a folder of torch.profiler files: each process reads its files; process 0 numbers the run's ranks from
@@ -588,25 +596,6 @@ struct Merged
     CollectiveMatch match;
 };
 
-// Clocks are not aligned across processes: one host has one clock, several are reported as recorded.
-void setRecordedClocks(StatsReport& report, std::size_t hosts)
-{
-    report.clocks.method = hosts > 1 ? ClockMethod::Recorded : ClockMethod::SingleHost;
-    report.clocks.hosts = int(hosts);
-    report.clocks.hostsKnown = true;
-    for (std::size_t g = 0; g < report.ranks.size(); ++g) {
-        RankClock rc;
-        rc.rank = int(g);
-        rc.host = report.ranks[g].host;
-        report.clocks.hostsKnown = report.clocks.hostsKnown && !rc.host.empty();
-        report.clocks.ranks.push_back(rc);
-    }
-    report.clocks.thresholdNs = report.clocks.hostsKnown ? kSignificantOffsetNs : kUnknownHostsOffsetNs;
-    report.clockLine = hosts > 1
-        ? "clocks as recorded (exposure-mpi does not align clocks across hosts; use exposure-cli stats)"
-        : "clocks: one host, one clock (nothing to align)";
-}
-
 Merged mergeParts(
     const std::vector<std::string>& parts, const LocalPart& local, std::size_t archives, KernelParts kernels)
 {
@@ -634,14 +623,9 @@ Merged mergeParts(
     report.kernels = kernelRows(kernels);
     m.match = merge.match(local.totalRanks, hosts.size() > 1);
     addCrossRank(report, m.match, local.analysis->rules);
-    if (local.files) {
-        report.traceWarnings = warnings.filesInSerialOrder(report.ranks, local.clocks, m.match);
-        report.clocks = local.clocks.clocks;
-        report.clockLine = clockSummaryLine(*local.clocks.standIn);
-    } else {
-        report.traceWarnings = warnings.inSerialOrder(report.ranks);
-        setRecordedClocks(report, hosts.size());
-    }
+    report.traceWarnings = warnings.inSerialOrder(report.ranks, local.clocks, m.match);
+    report.clocks = local.clocks.clocks;
+    report.clockLine = clockSummaryLine(*local.clocks.standIn);
     return m;
 }
 

@@ -265,6 +265,13 @@ std::string clockWarning(const Trace& trace)
         + out;
 }
 
+int clockDomainCount(const Trace& trace)
+{
+    int count = 0;
+    clockDomains(trace, count);
+    return count;
+}
+
 ClockAlignment estimateClockOffsets(const Trace& trace, const CollectiveMatch& match, ClockMode mode)
 {
     ClockAlignment out;

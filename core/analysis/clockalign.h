@@ -34,6 +34,10 @@ inline constexpr TimeNs kSignificantOffsetNs = 10'000;
 // offset. 100 us is three times that.
 inline constexpr TimeNs kUnknownHostsOffsetNs = 100'000;
 
+// The clock domains of the trace's ranks: one where a single file holds every rank, hosts where every rank records
+// one, else one per rank. estimateClockOffsets uses the collectives only where there are two or more.
+int clockDomainCount(const Trace& trace);
+
 // The offsets of every rank against the reference rank (index 0) from the collectives matched by identity
 // (process group or stream); nothing is applied. Ranks on one recorded host share a clock.
 ClockAlignment estimateClockOffsets(const Trace& trace, const CollectiveMatch& match, ClockMode mode);

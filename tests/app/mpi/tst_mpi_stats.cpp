@@ -83,7 +83,7 @@ class TestMpiStats : public QObject
 {
     Q_OBJECT
     QTemporaryDir m_dir;
-    QString m_two, m_three, m_five, m_warnings;
+    QString m_two, m_three, m_five, m_warnings, m_hosts;
 
 private Q_SLOTS:
     // After MPI_Init, exposure-mpi sets TCP_NODELAY on the process's TCP sockets (Open MPI's PMIx connection lacks it):
@@ -130,6 +130,17 @@ private Q_SLOTS:
         m_three = m_dir.filePath(QStringLiteral("three"));
         m_five = m_dir.filePath(QStringLiteral("five"));
         m_warnings = writeWarnings(m_dir.filePath(QStringLiteral("warnings")));
+        // Four ranks on two hosts whose clocks are 3 ms apart: aligned from the all-reduces, as exposure-cli does.
+        m_hosts = m_dir.filePath(QStringLiteral("hosts"));
+        DemoOptions hosts;
+        hosts.ranks = 4;
+        hosts.steps = 3;
+        ArchiveSpec spec = makeDemoSpec(hosts);
+        for (std::size_t r = 2; r < spec.ranks.size(); ++r) {
+            spec.ranks[r].host = "node1";
+            spec.ranks[r].clockOffsetNs = 3'000'000;
+        }
+        writeArchive(m_hosts.toStdString(), spec);
     }
 
     void sameBytes_data()
@@ -144,7 +155,8 @@ private Q_SLOTS:
             { QStringLiteral("--json"), QStringLiteral("--from"), QStringLiteral("2ms"), QStringLiteral("--to"),
                 QStringLiteral("9ms") },
         };
-        const std::pair<const char*, int> traces[] = { { "two", 2 }, { "three", 3 }, { "five", 5 }, { "warnings", 4 } };
+        const std::pair<const char*, int> traces[]
+            = { { "two", 2 }, { "three", 3 }, { "five", 5 }, { "warnings", 4 }, { "hosts", 4 } };
         for (const auto& [name, ranks] : traces)
             for (std::size_t f = 0; f < std::size(formats); ++f)
                 QTest::addRow("%s ranks, format %zu", name, f)
@@ -210,6 +222,21 @@ private Q_SLOTS:
         const ProcessResult table = tool.parallel(3, { m_warnings });
         QCOMPARE(table.exitCode, 0);
         QCOMPARE(table.out.count("\nwarning: "), 8);
+    }
+
+    // Archives of two hosts 3 ms apart: exposure-mpi aligns their clocks as exposure-cli does (the bytes are compared
+    // above; here that the serial tool did align them, and that the times moved).
+    void clocksAlignedAcrossHosts()
+    {
+        const ProcessResult expected = tool.serial({ m_hosts });
+        QCOMPARE(expected.exitCode, 0);
+        QVERIFY2(expected.out.contains("clocks aligned across 2 hosts"), expected.out.constData());
+        QVERIFY(expected.out.contains("offsets up to 3"));
+        const ProcessResult recorded
+            = tool.parallel(2, { QStringLiteral("--clock"), QStringLiteral("recorded"), m_hosts });
+        QCOMPARE(recorded.exitCode, 0);
+        QVERIFY2(recorded.out.contains("clocks as recorded (--clock recorded"), recorded.out.constData());
+        QCOMPARE(recorded.out, tool.serial({ QStringLiteral("--clock"), QStringLiteral("recorded"), m_hosts }).out);
     }
 
     // Each process checks the memory its own archives need against --memory-limit: too small a limit ends every
