@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // exposure-mpi stats: the report of exposure-cli stats, computed by K processes that each read and analyse only
-// their share of the archives.
+// their share of the archives (or of the torch.profiler files).
 //
-//  1. Process 0 finds the archives and deals them out by size (plan.h); the plan is broadcast.
-//  2. Each process reads its archives (openRun with RunOptions::part) and agrees with the others on the trace's
-//     time origin (the earliest event of any archive) and extent; a load error anywhere makes every process exit
-//     with status 2 after process 0 has printed the failing process's one-line message.
-//  3. Each process analyses its ranks; the per-name kernel sums are merged along a binomial tree into process 0,
-//     which also gathers the rank reports and the communication kernel instances (32 bytes each), matches
-//     collectives, sends each process the wait parts of its ranks, gets back their exposed waiting, and prints the
-//     report.
+//  1. Process 0 finds the archives or files and deals them out by size (plan.h); the plan is broadcast.
+//  2. Each process reads its archives (openRun with RunOptions::part) or files (KinetoPart; process 0 numbers the
+//     run's ranks from what every file declares) and agrees with the others on the trace's time origin (the earliest
+//     event of any archive) and extent; a load error anywhere makes every process exit with status 2 after process 0
+//     has printed the failing process's one-line message.
+//  3. Each process analyses its ranks; where the run has several clock domains, process 0 estimates the offsets from
+//     every rank's collectives and each process shifts and re-analyses its ranks (alignPartClocks).
+//  4. The per-name kernel sums are merged along a binomial tree into process 0, which also gathers the rank reports
+//     and the communication kernel instances (32 bytes each), matches collectives, sends each process the wait parts
+//     of its ranks, gets back their exposed waiting, and prints the report.
 // Everything that crosses processes refers to kernels by name and to ranks by their index in the whole run.
 #include "analysis/clockalign.h"
 #include "analysis/grouplayout.h"
