@@ -255,12 +255,14 @@ void MainWindow::createFileMenu()
     m_fileMenu->insertAction(m_fileExtensionAnchor, compare);
     connect(compare, &QAction::triggered, this, [this] {
         auto* w = findChild<CompareWindow*>();
-        if (!w) {
+        const bool made = !w;
+        if (made)
             w = new CompareWindow(this);
-            if (trace())
-                w->addLoadedRun(tracePath(), trace(), analysis());
-        }
         w->setRunOptions(m_loader->runOptions()); // runs load as the main window's trace did
+        if (made && m_beforePreview) // a preview: only some ranks are read yet, so the run is read whole there
+            w->addRun(tracePath());
+        else if (made && trace())
+            w->addLoadedRun(tracePath(), trace(), analysis());
         w->show();
         w->raise();
         w->activateWindow();

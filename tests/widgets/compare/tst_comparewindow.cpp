@@ -15,13 +15,24 @@
 #include <QListWidget>
 #include <QMenu>
 #include <QProcess>
+#include <QSemaphore>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 
 using namespace exposure;
+
+// The File menu's Compare Runs action.
+static QAction* compareAction(MainWindow& mw)
+{
+    for (QAction* a : mw.fileMenu()->actions())
+        if (a->shortcut() == QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C))
+            return a;
+    return nullptr;
+}
 
 class TestCompareWindow : public QObject
 {
@@ -34,6 +45,7 @@ private slots:
     void chartShowsExposedBar();
     void orderAndSkipSteps();
     void mainWindowAction();
+    void compareWhilePreviewing();
     void loadsWithTheMainWindowsOptions();
     void removeWhileLoading();
     void runsByGpuCount();
@@ -291,12 +303,10 @@ void TestCompareWindow::orderAndSkipSteps()
 void TestCompareWindow::mainWindowAction()
 {
     MainWindow mw;
+    QSignalSpy loaded(&mw, &MainWindow::traceLoaded); // the full trace, not a preview of its first ranks
     mw.openTrace(m_run2);
-    QVERIFY(QTest::qWaitFor([&] { return mw.trace() != nullptr; }, 60000));
-    QAction* action = nullptr;
-    for (QAction* a : mw.fileMenu()->actions())
-        if (a->shortcut() == QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C))
-            action = a;
+    QVERIFY(loaded.wait(60000));
+    QAction* action = compareAction(mw);
     QVERIFY(action);
     QCOMPARE(action->text(), QStringLiteral("Co&mpare Runs…"));
     action->trigger();
@@ -317,6 +327,42 @@ void TestCompareWindow::mainWindowAction()
     QCOMPARE(cw->runCount(), 1);
 }
 
+// Compare Runs opened while the main window shows a preview (the ranks read so far) reads the run whole: its summary
+// is the full run's, not the preview's.
+void TestCompareWindow::compareWhilePreviewing()
+{
+    MainWindow mw;
+    TraceLoader* loader = mw.loader();
+    loader->setReaderThreads(1); // archives one after another: a preview after the first
+    loader->setPreviewIntervalMs(0);
+    loader->setPreviewShare(1.0);
+    QSemaphore shown;
+    loader->setAfterPreview([&shown](std::size_t) { shown.tryAcquire(1, 60000); });
+    CompareWindow* cw = nullptr;
+    int previews = 0;
+    connect(&mw, &MainWindow::previewShown, &mw, [&](int read, int total) {
+        if (previews++ == 0) {
+            QCOMPARE(read, 1);
+            QCOMPARE(total, 2);
+            QCOMPARE(int(mw.trace()->ranks.size()), 1); // the preview is open
+            compareAction(mw)->trigger();
+            cw = mw.findChild<CompareWindow*>();
+        }
+        shown.release();
+    });
+    QSignalSpy loaded(&mw, &MainWindow::traceLoaded);
+    mw.openTrace(m_run2);
+    QVERIFY(loaded.wait(60000));
+    QCOMPARE(previews, 1);
+    QVERIFY(cw);
+    QCOMPARE(cw->runCount(), 1);
+    QTRY_COMPARE_WITH_TIMEOUT(cw->summaries().size(), std::size_t(1), 60000);
+    const RunSummary full = summary(m_run2);
+    QCOMPARE(cw->summaries().front().stepNs, full.stepNs);
+    QCOMPARE(cw->summaries().front().exposedNs, full.exposedNs);
+    QCOMPARE(cw->summaries().front().ranks, 2);
+}
+
 // Runs added to Compare Runs load as the main window loads: its rules (here every kernel is compute, so no run has
 // communication), its clock mode and its memory limit (a tiny one refuses the run, naming it).
 void TestCompareWindow::loadsWithTheMainWindowsOptions()
@@ -331,14 +377,12 @@ void TestCompareWindow::loadsWithTheMainWindowsOptions()
     const Rules allCompute = Rules::fromFile(rulesPath.toStdString(), false);
     MainWindow mw;
     mw.loader()->setRules(allCompute);
+    QSignalSpy loaded(&mw, &MainWindow::traceLoaded);
     mw.openTrace(m_run2);
-    QVERIFY(QTest::qWaitFor([&] { return mw.trace() != nullptr; }, 60000));
+    QVERIFY(loaded.wait(60000));
     mw.loader()->setClockMode(ClockMode::Recorded);
     mw.loader()->setMemoryLimit(1024);
-    QAction* action = nullptr;
-    for (QAction* a : mw.fileMenu()->actions())
-        if (a->shortcut() == QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C))
-            action = a;
+    QAction* action = compareAction(mw);
     QVERIFY(action);
     action->trigger();
     auto* cw = mw.findChild<CompareWindow*>();
