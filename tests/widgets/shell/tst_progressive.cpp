@@ -98,6 +98,57 @@ struct Preview
     QString status;
 };
 
+// A window that reads a run one file at a time and records each preview it shows; the reading waits after each
+// preview until the window has shown it, so there is one preview per file but the last.
+struct PreviewedLoad
+{
+    MainWindow w;
+    QStringList errors;
+    std::vector<Preview> previews;
+    QSemaphore shown;
+    bool waitTimedOut = false;
+
+    PreviewedLoad()
+    {
+        w.setRemembersRecentFiles(false);
+        w.setMessageSink(
+            [this](const QString& title, const QString& text) { errors << title + QStringLiteral(": ") + text; });
+        w.resize(1400, 900);
+        TraceLoader* loader = w.loader();
+        loader->setClockMode(ClockMode::Recorded); // the ranks' times as in the files: previews and full trace alike
+        loader->setReaderThreads(1); // files in order, one at a time
+        loader->setPreviewIntervalMs(0);
+        loader->setPreviewShare(1.0);
+        loader->setAfterPreview([this](std::size_t) {
+            if (!shown.tryAcquire(1, 60000))
+                waitTimedOut = true;
+        });
+        QObject::connect(&w, &MainWindow::previewShown, &w, [this](int read, int total) {
+            Preview p;
+            p.read = read;
+            p.total = total;
+            p.trace = w.trace();
+            p.grouping = w.timeline()->options().grouping;
+            p.status = w.statusLabel()->text();
+            p.rows = timelineRows(*w.timeline(), *p.trace);
+            if (read == 12 && qEnvironmentVariableIsSet("EXPOSURE_FIGURE_DUMP")) // to look at: half the run read
+                w.grab().save(qEnvironmentVariable("EXPOSURE_FIGURE_DUMP") + QStringLiteral("/preview-12-of-24.png"));
+            previews.push_back(std::move(p));
+            shown.release();
+        });
+    }
+    // Shows the window and reads `run` to the end; false where the window did not appear or the load did not end.
+    bool load(const QString& run)
+    {
+        w.show();
+        if (!QTest::qWaitForWindowExposed(&w))
+            return false;
+        QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+        w.openTrace(run);
+        return loaded.wait(120000);
+    }
+};
+
 } // namespace
 
 class TestProgressive : public QObject
@@ -116,46 +167,13 @@ void TestProgressive::previewsThenTheFullTrace()
     const QString run = writeShiftedRun(dir);
     QVERIFY(!run.isEmpty());
 
-    MainWindow w;
-    w.setRemembersRecentFiles(false);
-    QStringList errors;
-    w.setMessageSink(
-        [&errors](const QString& title, const QString& text) { errors << title + QStringLiteral(": ") + text; });
-    w.resize(1400, 900);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    TraceLoader* loader = w.loader();
-    QVERIFY(loader->progressive()); // the window loads progressively
-    loader->setClockMode(ClockMode::Recorded); // the ranks' times as in the files: previews and full trace alike
-    loader->setReaderThreads(1); // files in order, one at a time
-    loader->setPreviewIntervalMs(0);
-    loader->setPreviewShare(1.0);
-    // The reading waits after each preview until the window has shown it: one preview per file but the last.
-    QSemaphore shown;
-    bool waitTimedOut = false;
-    loader->setAfterPreview([&shown, &waitTimedOut](std::size_t) {
-        if (!shown.tryAcquire(1, 60000))
-            waitTimedOut = true;
-    });
-    std::vector<Preview> previews;
-    connect(&w, &MainWindow::previewShown, &w, [&](int read, int total) {
-        Preview p;
-        p.read = read;
-        p.total = total;
-        p.trace = w.trace();
-        p.grouping = w.timeline()->options().grouping;
-        p.status = w.statusLabel()->text();
-        p.rows = timelineRows(*w.timeline(), *p.trace);
-        if (read == 12 && qEnvironmentVariableIsSet("EXPOSURE_FIGURE_DUMP")) // to look at: half the run read
-            w.grab().save(qEnvironmentVariable("EXPOSURE_FIGURE_DUMP") + QStringLiteral("/preview-12-of-24.png"));
-        previews.push_back(std::move(p));
-        shown.release();
-    });
-    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
-    w.openTrace(run);
-    QVERIFY(loaded.wait(120000));
-    QVERIFY(!waitTimedOut);
-    QVERIFY2(errors.isEmpty(), qPrintable(errors.join(QLatin1Char('\n'))));
+    PreviewedLoad load;
+    QVERIFY(load.w.loader()->progressive()); // the window loads progressively
+    QVERIFY(load.load(run));
+    QVERIFY(!load.waitTimedOut);
+    QVERIFY2(load.errors.isEmpty(), qPrintable(load.errors.join(QLatin1Char('\n'))));
+    MainWindow& w = load.w;
+    const std::vector<Preview>& previews = load.previews;
 
     const auto full = w.trace();
     QCOMPARE(int(full->ranks.size()), kRanks);
@@ -249,40 +267,12 @@ void TestProgressive::otf2ArchivesPreviewToo()
     QVERIFY(dir.isValid());
     const QString run = testing::writeDemoRun(dir.filePath(QStringLiteral("otf2run")), ranks, 3);
 
-    MainWindow w;
-    w.setRemembersRecentFiles(false);
-    QStringList errors;
-    w.setMessageSink(
-        [&errors](const QString& title, const QString& text) { errors << title + QStringLiteral(": ") + text; });
-    w.resize(1400, 900);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    TraceLoader* loader = w.loader();
-    loader->setReaderThreads(1);
-    loader->setPreviewIntervalMs(0);
-    loader->setPreviewShare(1.0);
-    QSemaphore shown;
-    bool waitTimedOut = false;
-    loader->setAfterPreview([&shown, &waitTimedOut](std::size_t) {
-        if (!shown.tryAcquire(1, 60000))
-            waitTimedOut = true;
-    });
-    std::vector<Preview> previews;
-    connect(&w, &MainWindow::previewShown, &w, [&](int read, int total) {
-        Preview p;
-        p.read = read;
-        p.total = total;
-        p.trace = w.trace();
-        p.status = w.statusLabel()->text();
-        p.rows = timelineRows(*w.timeline(), *p.trace);
-        previews.push_back(std::move(p));
-        shown.release();
-    });
-    QSignalSpy loaded(&w, &MainWindow::traceLoaded);
-    w.openTrace(run);
-    QVERIFY(loaded.wait(120000));
-    QVERIFY(!waitTimedOut);
-    QVERIFY2(errors.isEmpty(), qPrintable(errors.join(QLatin1Char('\n'))));
+    PreviewedLoad load;
+    QVERIFY(load.load(run));
+    QVERIFY(!load.waitTimedOut);
+    QVERIFY2(load.errors.isEmpty(), qPrintable(load.errors.join(QLatin1Char('\n'))));
+    MainWindow& w = load.w;
+    const std::vector<Preview>& previews = load.previews;
 
     const auto full = w.trace();
     QCOMPARE(int(full->ranks.size()), ranks);
