@@ -137,15 +137,20 @@ struct PreviewedLoad
             shown.release();
         });
     }
-    // Shows the window and reads `run` to the end; false where the window did not appear or the load did not end.
-    bool load(const QString& run)
+    // Shows the window and reads `run` to the end: empty, or what went wrong (the window did not appear, the load
+    // did not end, a preview was not shown in time, the window reported errors).
+    QString load(const QString& run)
     {
         w.show();
         if (!QTest::qWaitForWindowExposed(&w))
-            return false;
+            return QStringLiteral("the window did not appear");
         QSignalSpy loaded(&w, &MainWindow::traceLoaded);
         w.openTrace(run);
-        return loaded.wait(120000);
+        if (!loaded.wait(120000))
+            return QStringLiteral("the load did not end");
+        if (waitTimedOut)
+            return QStringLiteral("a preview was not shown in time");
+        return errors.join(QLatin1Char('\n'));
     }
 };
 
@@ -169,12 +174,9 @@ void TestProgressive::previewsThenTheFullTrace()
 
     PreviewedLoad load;
     QVERIFY(load.w.loader()->progressive()); // the window loads progressively
-    QVERIFY(load.load(run));
-    QVERIFY(!load.waitTimedOut);
-    QVERIFY2(load.errors.isEmpty(), qPrintable(load.errors.join(QLatin1Char('\n'))));
+    QCOMPARE(load.load(run), QString());
     MainWindow& w = load.w;
     const std::vector<Preview>& previews = load.previews;
-
     const auto full = w.trace();
     QCOMPARE(int(full->ranks.size()), kRanks);
     QCOMPARE(int(previews.size()), kRanks - 1);
@@ -268,12 +270,9 @@ void TestProgressive::otf2ArchivesPreviewToo()
     const QString run = testing::writeDemoRun(dir.filePath(QStringLiteral("otf2run")), ranks, 3);
 
     PreviewedLoad load;
-    QVERIFY(load.load(run));
-    QVERIFY(!load.waitTimedOut);
-    QVERIFY2(load.errors.isEmpty(), qPrintable(load.errors.join(QLatin1Char('\n'))));
+    QCOMPARE(load.load(run), QString());
     MainWindow& w = load.w;
     const std::vector<Preview>& previews = load.previews;
-
     const auto full = w.trace();
     QCOMPARE(int(full->ranks.size()), ranks);
     QCOMPARE(int(previews.size()), ranks - 1);
