@@ -436,6 +436,28 @@ void alignPartClocks(const World& world, const cli::StatsRequest& request, Local
     local.analysis = analyzeRanks(trace, local.analysis->rules, 1);
 }
 
+// After reading, for archives and files alike: analyses this process's ranks, aligns the clocks across processes,
+// says on stderr where the files look like several jobs (as exposure-cli does) and resolves the statistics window on
+// the run's aligned activity. -1 to go on, else the exit status.
+int analysePart(const World& world, cli::StatsRequest& request, LocalPart& local, Timings& timings)
+{
+    Trace& trace = *local.trace;
+    local.analysis = analyzeRanks(trace, std::move(request.run.rules), 1);
+    alignPartClocks(world, request, local);
+    if (world.root())
+        cli::warnJobs({ local.clocks.jobWarning });
+    timings.lap("analyse+clocks");
+    if (const std::string windowError = cli::resolveStatsWindow(request, activityRange(trace)); !windowError.empty()) {
+        if (world.root())
+            fail(windowError);
+        return 2;
+    }
+    const bool anyComm = allMax(hasCommunicationKernel(trace, *local.analysis) ? 1 : 0) != 0;
+    if (local.totalRanks > 1 && !anyComm)
+        warnNoCommunication(*local.analysis, local.totalRanks);
+    return -1;
+}
+
 // 2.-3. Reads this process's archives (in the run's order, so its ranks come in the run's order too), agrees on the
 // run's time origin, extent and global rank indexes, and analyses its ranks. -1 to go on, else the exit status.
 int readPart(const World& world, const Plan& plan, cli::StatsRequest& request, LocalPart& local, Timings& timings)
@@ -457,18 +479,7 @@ int readPart(const World& world, const Plan& plan, cli::StatsRequest& request, L
     Trace& trace = *local.trace;
     local.globalIndex = joinRun(trace, plan, local.mine, local.mineIndex, local.totalRanks);
     timings.lap("agree");
-    local.analysis = analyzeRanks(trace, std::move(request.run.rules), 1);
-    alignPartClocks(world, request, local);
-    timings.lap("analyse+clocks");
-    if (const std::string windowError = cli::resolveStatsWindow(request, activityRange(trace)); !windowError.empty()) {
-        if (world.root())
-            fail(windowError);
-        return 2;
-    }
-    const bool anyComm = allMax(hasCommunicationKernel(trace, *local.analysis) ? 1 : 0) != 0;
-    if (local.totalRanks > 1 && !anyComm)
-        warnNoCommunication(*local.analysis, local.totalRanks);
-    return -1;
+    return analysePart(world, request, local, timings);
 }
 
 // 2.-3. for a folder of torch.profiler files: each process reads its files; process 0 numbers the run's ranks from
@@ -556,20 +567,7 @@ int readFilesPart(const World& world, const Plan& plan, cli::StatsRequest& reque
     local.totalRanks = numbers.size();
     joinTimes(trace);
     timings.lap("build");
-    local.analysis = analyzeRanks(trace, std::move(request.run.rules), 1);
-    alignPartClocks(world, request, local);
-    if (world.root())
-        cli::warnJobs({ local.clocks.jobWarning });
-    timings.lap("analyse+clocks");
-    if (const std::string windowError = cli::resolveStatsWindow(request, activityRange(trace)); !windowError.empty()) {
-        if (world.root())
-            fail(windowError);
-        return 2;
-    }
-    const bool anyComm = allMax(hasCommunicationKernel(trace, *local.analysis) ? 1 : 0) != 0;
-    if (local.totalRanks > 1 && !anyComm)
-        warnNoCommunication(*local.analysis, local.totalRanks);
-    return -1;
+    return analysePart(world, request, local, timings);
 }
 
 // What a process sends process 0: its rank reports, collective candidates and warnings.

@@ -48,6 +48,16 @@ Plan decode(const std::string& bytes)
 
 namespace {
 
+// The owner of each archive or file: by size (assignBySize) to processes firstProcess .. processes - 1.
+std::vector<int> dealOut(const std::vector<std::uint64_t>& bytes, int processes, int firstProcess)
+{
+    const int first = std::clamp(firstProcess, 0, processes - 1);
+    std::vector<int> owner = assignBySize(bytes, processes - first);
+    for (int& o : owner)
+        o += first;
+    return owner;
+}
+
 // A folder of torch.profiler files, dealt out by size like archives; anything else (a single file, --ranks, which
 // the serial loader refuses for such a folder, or an error) is read by process 0 alone, as exposure-cli reads it.
 Plan kinetoPlan(const std::string& path, const std::vector<int>& ranks, int processes, int firstProcess)
@@ -74,10 +84,7 @@ Plan kinetoPlan(const std::string& path, const std::vector<int>& ranks, int proc
         const auto n = std::filesystem::file_size(file, sizeError);
         bytes.push_back(sizeError ? 0 : std::uint64_t(n));
     }
-    const int first = std::clamp(firstProcess, 0, processes - 1);
-    plan.owner = assignBySize(bytes, processes - first);
-    for (int& owner : plan.owner)
-        owner += first;
+    plan.owner = dealOut(bytes, processes, firstProcess);
     plan.mode = Mode::Files;
     return plan;
 }
@@ -101,10 +108,7 @@ Plan makePlan(const std::string& path, const std::vector<int>& ranks, int proces
         plan.archives[i].rankNumber = numbers[i];
         bytes.push_back(archiveBytes(plan.archives[i]));
     }
-    const int first = std::clamp(firstProcess, 0, processes - 1);
-    plan.owner = assignBySize(bytes, processes - first);
-    for (int& owner : plan.owner)
-        owner += first;
+    plan.owner = dealOut(bytes, processes, firstProcess);
     return plan;
 }
 
