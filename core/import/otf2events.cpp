@@ -103,6 +103,15 @@ void closeFrame(LaneState& s, const Frame& f, TimeNs end)
 
 // ---- event callbacks -------------------------------------------------------------------------------------
 
+// A location id of this lane's local definitions, as the global definitions know it (unchanged where the mapping
+// table has no entry for it, as OTF2 itself does).
+OTF2_LocationRef globalLocation(const LaneState& s, OTF2_LocationRef local)
+{
+    const auto& m = s.localLocations;
+    const auto it = std::lower_bound(m.begin(), m.end(), std::pair<std::uint64_t, std::uint64_t>(local, 0));
+    return it != m.end() && it->first == local ? it->second : local;
+}
+
 OTF2_CallbackCode onEnter(
     OTF2_LocationRef, OTF2_TimeStamp ticks, uint64_t, void* user, OTF2_AttributeList* attrs, OTF2_RegionRef region)
 {
@@ -129,8 +138,10 @@ OTF2_CallbackCode onEnter(
         if (OTF2_AttributeList_GetLocationRef(attrs, a.streamRefAttr, &ref) == OTF2_SUCCESS) {
             // Launches mostly go to the stream of the previous one: skip the hash lookup then.
             if (ref != s.lastRef) {
-                auto it = a.laneByLocation.find(ref);
                 s.lastRef = ref;
+                if (!s.localLocations.empty()) // the local id, where readLanes left the mapping to us
+                    ref = globalLocation(s, ref);
+                auto it = a.laneByLocation.find(ref);
                 s.lastTarget = it != a.laneByLocation.end() && it->second->rankIndex == s.rankIndex && it->second->gpu
                     ? it->second
                     : nullptr;
@@ -250,6 +261,51 @@ OTF2_CallbackCode onRmaComplete(OTF2_LocationRef, OTF2_TimeStamp ticks, uint64_t
     return OTF2_CALLBACK_SUCCESS;
 }
 
+// ---- local definitions -----------------------------------------------------------------------------------
+
+void collectMapping(uint64_t local, uint64_t global, void* user)
+{
+    static_cast<std::vector<std::pair<std::uint64_t, std::uint64_t>>*>(user)->emplace_back(local, global);
+}
+
+OTF2_CallbackCode onMappingTable(void* user, OTF2_MappingType type, const OTF2_IdMap* map)
+{
+    auto& s = *static_cast<LaneState*>(user);
+    if (type < 32)
+        s.mappedTypes |= 1u << type;
+    if (type == OTF2_MAPPING_LOCATION) {
+        s.localLocations.clear(); // a later table replaces an earlier one, as in OTF2
+        OTF2_IdMap_Traverse(map, collectMapping, &s.localLocations);
+        std::sort(s.localLocations.begin(), s.localLocations.end());
+    }
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode onClockOffset(void* user, OTF2_TimeStamp, int64_t offset, double)
+{
+    if (offset != 0)
+        static_cast<LaneState*>(user)->clockOffsets = true;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+// OTF2 maps every id an event holds through the location's mapping tables, and corrects every timestamp by its clock
+// offsets; each costs a lookup of the location per event even where it has neither (a sixth of the library's
+// decoding time on the demo). Both are switched off where they cannot change what the callbacks see:
+// - clock offsets, where the location has none or all are zero (the correction adds zero);
+// - mapping tables, where none maps an id the callbacks read: regions, parameters, RMA windows, attributes; a
+//   LOCATION table (Score-P writes one, for CUDA_STREAM_REF values) is then applied by onEnter itself.
+void skipIdentityCorrections(OTF2_EvtReader* reader, LaneState& s)
+{
+    constexpr std::uint32_t libraryMapped = 1u << OTF2_MAPPING_REGION | 1u << OTF2_MAPPING_PARAMETER
+        | 1u << OTF2_MAPPING_RMA_WIN | 1u << OTF2_MAPPING_ATTRIBUTE;
+    if (!s.clockOffsets)
+        OTF2_EvtReader_ApplyClockOffsets(reader, false);
+    if ((s.mappedTypes & libraryMapped) == 0)
+        OTF2_EvtReader_ApplyMappingTables(reader, false);
+    else
+        s.localLocations.clear(); // the library maps them
+}
+
 } // namespace
 
 namespace {
@@ -281,6 +337,9 @@ void Otf2Importer::readLanes(Otf2ArchiveState& a, OTF2_Reader* r, const std::vec
     otf2::check(OTF2_Reader_OpenEvtFiles(r), a.ref.anchor, "cannot open the event files");
     std::vector<OTF2_EvtReader*> evtReaders;
     evtReaders.reserve(lanes.size());
+    otf2::Callbacks<OTF2_DefReaderCallbacks, OTF2_DefReaderCallbacks_Delete> defCbs(OTF2_DefReaderCallbacks_New());
+    OTF2_DefReaderCallbacks_SetMappingTableCallback(defCbs.get(), onMappingTable);
+    OTF2_DefReaderCallbacks_SetClockOffsetCallback(defCbs.get(), onClockOffset);
     for (LaneState* s : lanes) {
         if (defFiles) {
             std::error_code ec;
@@ -290,6 +349,8 @@ void Otf2Importer::readLanes(Otf2ArchiveState& a, OTF2_Reader* r, const std::vec
                         "truncated local definitions (the file does not end with OTF2's end-of-file "
                         "record)");
                 if (OTF2_DefReader* dr = OTF2_Reader_GetDefReader(r, s->location)) {
+                    otf2::check(OTF2_Reader_RegisterDefCallbacks(r, dr, defCbs.get(), s), a.locDefPath(s->location),
+                        "cannot register definition callbacks");
                     uint64_t n = 0;
                     const auto rc = OTF2_Reader_ReadAllLocalDefinitions(r, dr, &n);
                     OTF2_Reader_CloseDefReader(r, dr);
@@ -301,6 +362,7 @@ void Otf2Importer::readLanes(Otf2ArchiveState& a, OTF2_Reader* r, const std::vec
         OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(r, s->location);
         if (!er)
             otf2::fail(OTF2_ERROR_FILE_CAN_NOT_OPEN, s->evtFile, "cannot open the event file");
+        skipIdentityCorrections(er, *s);
         evtReaders.push_back(er);
     }
     if (defFiles)

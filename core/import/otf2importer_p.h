@@ -236,6 +236,12 @@ struct LaneState
     std::vector<PendingCopy> copies;
     std::vector<OutgoingLaunch> outgoing; // CPU lanes: launches aimed at streams
     OTF2_LocationRef lastRef = OTF2_UNDEFINED_LOCATION; // cache of the last CUDA_STREAM_REF lookup
+    // What the location's local definitions hold (read before its events):
+    std::uint32_t mappedTypes = 0; // a bit per OTF2_MappingType with a mapping table
+    bool clockOffsets = false; // a ClockOffset with a non-zero offset
+    // The LOCATION mapping table (local id -> global id, sorted), applied by onEnter itself to CUDA_STREAM_REF
+    // values where the library's own mapping is switched off; empty when the library maps or there is none.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> localLocations;
     const LaneState* lastTarget = nullptr;
     std::vector<std::uint8_t> usedRegions; // by region ref
 

@@ -187,6 +187,7 @@ private:
     void writeGlobalDefinitions(OTF2_Archive* archive);
     void internDefinitionStrings();
     void writeGroupsAndMetrics(OTF2_GlobalDefWriter* g);
+    OTF2_LocationRef refOf(OTF2_LocationRef id) const;
     std::map<std::string, OTF2_SystemTreeNodeRef> m_hostNodes;
     std::map<std::pair<std::string, int>, OTF2_SystemTreeNodeRef> m_deviceNodes;
 
@@ -268,7 +269,7 @@ void ArchiveWriter::writeCpu(
         if (r->launchStream >= 0) {
             if (std::size_t(r->launchStream) >= streamLocs.size())
                 throw FixtureError("launchStream out of range in " + r->name);
-            check(OTF2_AttributeList_AddLocationRef(attrs, 0, streamLocs[r->launchStream]), "attribute");
+            check(OTF2_AttributeList_AddLocationRef(attrs, 0, refOf(streamLocs[r->launchStream])), "attribute");
             a = attrs;
         }
         const auto ts = ticks(r->start);
@@ -509,14 +510,41 @@ void ArchiveWriter::writeEvents(OTF2_Archive* archive, const std::vector<RankLoc
     check(OTF2_Archive_CloseEvtFiles(archive), "close event files");
 }
 
-// Stage 3: local definition files; Score-P writes one per location (with ClockOffset records; offset 0 here).
+// How an event refers to location `id`: its global id, or its local one where the spec asks for local ids.
+OTF2_LocationRef ArchiveWriter::refOf(OTF2_LocationRef id) const
+{
+    if (!m_spec.localLocationIds)
+        return id;
+    for (std::size_t i = 0; i < m_locations.size(); ++i)
+        if (m_locations[i].id == id)
+            return OTF2_LocationRef(i);
+    throw FixtureError("no location " + std::to_string(id));
+}
+
+// Stage 3: local definition files, one per location as Score-P writes them; empty unless the spec asks for local
+// location ids or clock offsets.
 void ArchiveWriter::writeLocalDefinitions(OTF2_Archive* archive)
 {
     check(OTF2_Archive_OpenDefFiles(archive), "open definition files");
+    std::vector<uint64_t> globalIds;
+    for (const auto& loc : m_locations)
+        globalIds.push_back(loc.id);
     for (const auto& loc : m_locations) {
         OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(archive, loc.id);
         if (!dw)
             throw FixtureError("no definition writer");
+        if (m_spec.localLocationIds) {
+            OTF2_IdMap* map = OTF2_IdMap_CreateFromUint64Array(globalIds.size(), globalIds.data(), false);
+            if (!map)
+                throw FixtureError("cannot create a mapping table");
+            const auto rc = OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_LOCATION, map);
+            OTF2_IdMap_Free(map);
+            check(rc, "MappingTable");
+        }
+        if (m_spec.clockOffsetRecords && m_minTicks <= m_maxTicks) {
+            check(OTF2_DefWriter_WriteClockOffset(dw, m_minTicks, m_spec.clockOffsetTicks, 0.0), "ClockOffset");
+            check(OTF2_DefWriter_WriteClockOffset(dw, m_maxTicks, m_spec.clockOffsetTicks, 0.0), "ClockOffset");
+        }
         check(OTF2_Archive_CloseDefWriter(archive, dw), "close definition writer");
     }
     check(OTF2_Archive_CloseDefFiles(archive), "close definition files");

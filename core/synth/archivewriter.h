@@ -158,6 +158,13 @@ struct ArchiveSpec
     std::string paradigm = "CUDA"; // "HIP" writes a custom paradigm and HIP[d:s] streams
     // true: one archive (directly in dir) with one "MPI Rank r" group per rank, like `--mpp=mpi`.
     bool mpi = false;
+    // As Score-P writes them: every location's local definitions map the local location ids 0, 1, ... (the archive's
+    // locations in definition order) to the global ids, and CUDA_STREAM_REF values hold the local ids.
+    bool localLocationIds = false;
+    // Two ClockOffset records in every location's local definitions, at the archive's first and last timestamp, with
+    // this offset in ticks (Score-P writes them with offset 0 on one host); OTF2 adds it to every timestamp.
+    bool clockOffsetRecords = false;
+    std::int64_t clockOffsetTicks = 0;
 
     RankSpec& addRank(int rank, std::string host = "node0")
     {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// bench_load [DIR] [--threads N] [--repeat N]: Exposure's OTF2 load against the OTF2 library reading the same
-// archive with empty callbacks, in one run.
+// bench_load [DIR] [--threads N] [--repeat N] [--only a|b]: Exposure's OTF2 load against the OTF2 library reading
+// the same archive with empty callbacks (with its defaults, and lean as loadTrace reads it), in one run.
 //
 // DIR defaults to $TMPDIR/exposure-bench-10M; the ~10-million-event Score-P-like archive (2 ranks, BERT-like DDP
 // steps) is generated there in a child process on first use (so that the generator's memory does not count in
@@ -76,7 +76,9 @@ OTF2_CallbackCode collectLocation(
     return OTF2_CALLBACK_SUCCESS;
 }
 
-std::uint64_t readBaseline(const std::string& anchor)
+// lean: with OTF2's per-event mapping and clock correction switched off, as loadTrace does where the local
+// definitions hold no mapping table of an id it reads and no non-zero clock offset (the generated archives).
+std::uint64_t readBaseline(const std::string& anchor, bool lean = false)
 {
     OTF2_Reader* r = OTF2_Reader_Open(anchor.c_str());
     if (!r)
@@ -125,6 +127,10 @@ std::uint64_t readBaseline(const std::string& anchor)
         cb, nothing<OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*, OTF2_AttributeList*, OTF2_RmaWinRef, uint64_t>);
     std::uint64_t events = 0;
     for (auto* er : readers) {
+        if (lean) {
+            OTF2_EvtReader_ApplyMappingTables(er, false);
+            OTF2_EvtReader_ApplyClockOffsets(er, false);
+        }
         OTF2_Reader_RegisterEvtCallbacks(r, er, cb, nullptr);
         uint64_t got = 0;
         do {
@@ -187,14 +193,17 @@ int main(int argc, char** argv)
     int repeat = 5;
     int threads = 0;
     bool named = false;
+    std::string only; // "a" or "b": measure that row alone (for profiling one of them)
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--repeat" && i + 1 < argc)
             repeat = std::max(1, std::atoi(argv[++i]));
         else if (a == "--threads" && i + 1 < argc)
             threads = std::max(0, std::atoi(argv[++i]));
+        else if (a == "--only" && i + 1 < argc)
+            only = argv[++i];
         else if (a == "-h" || a == "--help") {
-            std::puts("Usage: bench_load [DIR] [--repeat N] [--threads N]");
+            std::puts("Usage: bench_load [DIR] [--repeat N] [--threads N] [--only a|b]");
             return 0;
         } else {
             dir = a;
@@ -220,6 +229,7 @@ int main(int argc, char** argv)
         std::string name;
         int threads = 0; // 0: the OTF2 baseline
         int bareThreads = 0; // > 0: the OTF2 library alone, whole archives spread over this many threads
+        bool lean = false; // the OTF2 library alone, mapping and clock correction off
         double s = 1e30;
         double cpu = 1e30;
         long rssKb = 0;
@@ -228,12 +238,17 @@ int main(int argc, char** argv)
     };
     std::vector<Row> rows;
     rows.push_back({ "(a) OTF2, empty callbacks", 0 });
+    rows.push_back({ "(a') OTF2, same, lean", 0, 0, true });
     rows.push_back({ "(b) loadTrace, 1 thread", 1 });
     if (threads > 1) {
         // The floor for any loader built on the OTF2 library: its bare read with the archives spread over the threads.
         rows.push_back({ "(a) OTF2 alone, " + std::to_string(threads) + " threads", 0, threads });
         rows.push_back({ "(b) loadTrace, " + std::to_string(threads) + " threads", threads });
     }
+    if (!only.empty())
+        std::erase_if(rows, [&](const Row& r) { return (r.threads == 0 ? "a" : "b") != only; });
+    if (rows.empty())
+        die("--only takes a or b");
     std::size_t tableBytes = 0;
     long rssBaseline = 0;
     for (int k = 0; k < repeat; ++k) {
@@ -255,10 +270,10 @@ int main(int argc, char** argv)
             } else if (row.threads == 0) {
                 std::uint64_t n = 0;
                 for (const auto& a : archives)
-                    n += readBaseline(a.anchor);
+                    n += readBaseline(a.anchor, row.lean);
                 if (n != events)
                     die("event count changed between runs");
-                if (k == 0)
+                if (k == 0 && !row.lean)
                     rssBaseline = peakRssKb();
             } else {
                 LoadOptions o;
@@ -297,10 +312,16 @@ int main(int argc, char** argv)
         std::printf("| %-28s | %8.3f | %8.3f | %12.3e | %10.2f | %9.2f | %5.0f MB | %14s |\n", r.name.c_str(), r.s,
             r.cpu, double(events) / r.s, r.s / best, r.cpu / bestCpu, double(r.rssKb) / 1024.0, perInterval);
     }
+    std::printf("\n(a') switches OTF2's per-event id mapping and clock correction off, as loadTrace does for every\n"
+                "location whose local definitions hold neither a mapping table of an id it reads nor a non-zero\n"
+                "clock offset: the library's own share of (b). (b) over (a') is what Exposure adds to it.\n");
     std::printf("\nintervals: %zu; resident model: %.1f MB; interval tables alone: %.2f bytes/interval (the rest:\n"
                 "launch-parameter ids, launch references and copy sizes)\n",
         rows.back().intervals, double(rows.back().resident) / 1e6,
         double(tableBytes) / double(std::max<std::size_t>(1, rows.back().intervals)));
+
+    if (!only.empty())
+        return 0; // profiling one row: nothing else runs
 
     // Where the time of one load with the most threads goes, stage by stage (openRun's stages; "import" reads the
     // events on the threads and then finishes the lanes on one): the part that does not run in parallel.

@@ -108,6 +108,8 @@ private Q_SLOTS:
     void threadCountDoesNotChangeTheResult();
     void ticksConvertExactlyAtAnOddResolution();
     void peerToPeerCopiesAndDataParallelPattern();
+    void localLocationIdsAsScorePWritesThem();
+    void clockOffsetRecordsShiftTimes();
 };
 
 void TestOtf2Import::basicArchive()
@@ -583,7 +585,6 @@ void TestOtf2Import::ticksConvertExactlyAtAnOddResolution()
     }
 }
 
-QTEST_APPLESS_MAIN(TestOtf2Import)
 // torch.nn.DataParallel in one process on two GPUs: every step copies the inputs from GPU 0 to GPU 1 and the outputs
 // back, written by Score-P as RmaGets whose remote end is the other device's stream.
 void TestOtf2Import::peerToPeerCopiesAndDataParallelPattern()
@@ -629,4 +630,57 @@ void TestOtf2Import::peerToPeerCopiesAndDataParallelPattern()
     }));
 }
 
+// Score-P's local definitions map local location ids to global ones, and its CUDA_STREAM_REF values hold local ids.
+// The importer switches OTF2's own mapping off there and maps those values itself: every launch must still find its
+// stream, on any number of threads.
+void TestOtf2Import::localLocationIdsAsScorePWritesThem()
+{
+    QTemporaryDir dir;
+    auto spec = basicSpec();
+    spec.localLocationIds = true;
+    writeArchive(path(dir), spec);
+    for (int threads : { 1, 3 }) {
+        LoadOptions o;
+        o.threads = threads;
+        const auto t = loadTrace(path(dir), o);
+        const Rank& r = t->ranks[0];
+        QCOMPARE(r.lanes.size(), 3u);
+        const auto& l7 = r.lanes[1].launches;
+        QCOMPARE(l7.size(), 3u);
+        const std::uint32_t expected[] = { 2, 3, 6 };
+        for (std::size_t k = 0; k < 3; ++k) {
+            QCOMPARE(l7[k].cpuLane, 0u);
+            QCOMPARE(l7[k].interval, expected[k]);
+        }
+        QCOMPARE(r.lanes[2].launches.size(), 1u);
+        QCOMPARE(r.lanes[2].launches[0].interval, 7u);
+        QVERIFY(t->warnings.empty());
+    }
+}
+
+// ClockOffset records: OTF2 corrects every timestamp by them. All-zero offsets (what Score-P writes on one host)
+// change nothing; a non-zero one moves every time by exactly its amount.
+void TestOtf2Import::clockOffsetRecordsShiftTimes()
+{
+    const auto load = [](std::int64_t offsetTicks, bool records) {
+        QTemporaryDir dir;
+        auto spec = basicSpec();
+        spec.clockOffsetRecords = records;
+        spec.clockOffsetTicks = offsetTicks;
+        writeArchive(path(dir), spec);
+        return loadTrace(path(dir));
+    };
+    const auto none = load(0, false);
+    const auto zero = load(0, true);
+    const auto shifted = load(3'700, true); // 1 us at 3.7 GHz
+    QCOMPARE(zero->originAbsNs, none->originAbsNs);
+    QCOMPARE(shifted->originAbsNs, none->originAbsNs + 1'000);
+    for (const auto* t : { zero.get(), shifted.get() }) {
+        QCOMPARE(t->ranks[0].lanes.size(), none->ranks[0].lanes.size());
+        for (std::size_t l = 0; l < none->ranks[0].lanes.size(); ++l)
+            QCOMPARE(t->ranks[0].lanes[l].intervals.starts(), none->ranks[0].lanes[l].intervals.starts());
+    }
+}
+
+QTEST_APPLESS_MAIN(TestOtf2Import)
 #include "tst_otf2import.moc"
