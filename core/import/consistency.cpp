@@ -36,9 +36,10 @@ void add(ConsistencyReport& total, const ConsistencyReport& local)
 }
 
 // One rank's lanes: clips, counts and warns (into `warnings`); touches nothing of the trace but the rank's lanes.
-ConsistencyReport checkRankLanes(const Trace& trace, Rank& rank, std::vector<std::string>& warnings)
+ConsistencyReport checkRankLanes(const Trace& trace, Rank& rank, std::vector<std::string>& warnings, TimeRange& span)
 {
     ConsistencyReport total;
+    span = { std::numeric_limits<TimeNs>::max(), std::numeric_limits<TimeNs>::min() }; // rankSpan, after the clips
     for (auto& lane : rank.lanes) {
         auto& t = lane.intervals;
         ConsistencyReport local;
@@ -76,12 +77,15 @@ ConsistencyReport checkRankLanes(const Trace& trace, Rank& rank, std::vector<std
         // Clock jumps: a gap of more than an hour between consecutive events of one lane.
         TimeNs lastEnd = std::numeric_limits<TimeNs>::min();
         for (std::size_t i = 0; i < t.size(); ++i) {
-            if (lastEnd != std::numeric_limits<TimeNs>::min() && t.start(i) - lastEnd > kClockJumpNs) {
+            const TimeNs start = t.start(i);
+            if (lastEnd != std::numeric_limits<TimeNs>::min() && start - lastEnd > kClockJumpNs) {
                 ++local.clockJumps;
-                local.largestJumpNs = std::max(local.largestJumpNs, t.start(i) - lastEnd);
+                local.largestJumpNs = std::max(local.largestJumpNs, start - lastEnd);
             }
+            span.start = std::min(span.start, start);
             lastEnd = std::max(lastEnd, t.end(i));
         }
+        span.end = std::max(span.end, lastEnd);
         const std::string at = where(trace, rank, lane);
         if (local.clippedEnds)
             warnings.push_back(at + std::to_string(local.clippedEnds)
@@ -113,8 +117,9 @@ ConsistencyReport checkLaneConsistency(Trace& trace, std::vector<std::size_t>* w
     const std::size_t ranks = trace.ranks.size();
     std::vector<ConsistencyReport> perRank(ranks);
     std::vector<std::vector<std::string>> warnings(ranks);
+    std::vector<TimeRange> spans(ranks);
     parallelFor(ranks, workerCount(ranks, threads),
-        [&](std::size_t r) { perRank[r] = checkRankLanes(trace, trace.ranks[r], warnings[r]); });
+        [&](std::size_t r) { perRank[r] = checkRankLanes(trace, trace.ranks[r], warnings[r], spans[r]); });
     ConsistencyReport total;
     if (warningsPerRank)
         warningsPerRank->clear();
@@ -133,7 +138,7 @@ ConsistencyReport checkLaneConsistency(Trace& trace, std::vector<std::size_t>* w
                     last = std::max(last, lane.intervals.end(i));
         trace.extent.end = last;
     }
-
+    total.rankSpans = std::move(spans);
     return total;
 }
 
@@ -177,10 +182,16 @@ std::string unalignedRankWarning(const std::string& file, const std::string& ran
           "matching across ranks are unreliable)";
 }
 
-std::uint64_t checkRankAlignment(Trace& trace)
+std::uint64_t checkRankAlignment(Trace& trace, const std::vector<TimeRange>* given)
 {
-    std::vector<TimeRange> spans(trace.ranks.size()); // a pass over every interval: on all cores
-    parallelFor(spans.size(), workerCount(spans.size()), [&](std::size_t r) { spans[r] = rankSpan(trace.ranks[r]); });
+    std::vector<TimeRange> spans;
+    if (given && given->size() == trace.ranks.size()) {
+        spans = *given;
+    } else {
+        spans.resize(trace.ranks.size()); // a pass over every interval: on all cores
+        parallelFor(
+            spans.size(), workerCount(spans.size()), [&](std::size_t r) { spans[r] = rankSpan(trace.ranks[r]); });
+    }
     const auto unaligned = unalignedRanks(spans);
     for (const std::size_t a : unaligned) {
         const auto& rank = trace.ranks[a];
@@ -193,7 +204,7 @@ std::uint64_t checkRankAlignment(Trace& trace)
 ConsistencyReport checkConsistency(Trace& trace)
 {
     ConsistencyReport total = checkLaneConsistency(trace);
-    total.disjointRanks = checkRankAlignment(trace);
+    total.disjointRanks = checkRankAlignment(trace, &total.rankSpans);
     return total;
 }
 

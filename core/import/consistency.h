@@ -29,6 +29,8 @@ struct ConsistencyReport
     TimeNs largestJumpNs = 0;
     // Ranks (of several) whose events do not overlap in time with any other rank's.
     std::uint64_t disjointRanks = 0;
+    // checkLaneConsistency: each rank's rankSpan after the clipping, in rank order (its pass reads every interval).
+    std::vector<TimeRange> rankSpans;
 };
 
 // A pause of an hour between two events on one lane of a training trace is taken for a jump of the clock.
@@ -46,7 +48,9 @@ ConsistencyReport checkConsistency(Trace& trace);
 // Ranks are checked on `threads` threads (0: one per hardware thread), with the same result whatever their number.
 ConsistencyReport checkLaneConsistency(
     Trace& trace, std::vector<std::size_t>* warningsPerRank = nullptr, int threads = 0);
-std::uint64_t checkRankAlignment(Trace& trace); // returns the number of ranks warned about
+// Returns the number of ranks warned about; `spans` (each rank's rankSpan, as checkLaneConsistency gives them) saves
+// a pass over every interval.
+std::uint64_t checkRankAlignment(Trace& trace, const std::vector<TimeRange>* spans = nullptr);
 // First start to last end of a rank's intervals; start > end when it has none.
 TimeRange rankSpan(const Rank& rank);
 // Indexes of the spans (ranks of a run, in order) that overlap no other non-empty span (none with fewer than two).

@@ -44,6 +44,7 @@ void IntervalTable::append(TimeNs start, TimeNs end, StringId name, std::uint8_t
         throw std::length_error("more than 16 million distinct region names");
     const TimeNs d = end > start ? end - start : 0;
     const auto index = static_cast<std::uint32_t>(m_start.size());
+    noteOrder(start, depth);
     m_start.push_back(start);
     if (d >= TimeNs(kLongDuration)) {
         m_duration.push_back(kLongDuration);
@@ -96,6 +97,7 @@ void IntervalTable::shift(TimeNs delta)
     if (delta == 0)
         return;
     m_start.shift(delta);
+    m_lastStart += delta;
 }
 
 TimeNs IntervalTable::longDuration(std::size_t i) const
@@ -108,12 +110,7 @@ TimeNs IntervalTable::longDuration(std::size_t i) const
 std::vector<std::uint32_t> IntervalTable::sortByStart()
 {
     const std::size_t n = size();
-    bool sorted = true;
-    for (std::size_t i = 1; i < n && sorted; ++i) {
-        if (m_start[i] < m_start[i - 1] || (m_start[i] == m_start[i - 1] && depth(i) < depth(i - 1)))
-            sorted = false;
-    }
-    if (sorted)
+    if (!m_outOfOrder) // every append came in order (the usual case: importers append at Enter)
         return {};
 
     const std::vector<TimeNs> oldStart = m_start.decoded();
@@ -140,6 +137,9 @@ std::vector<std::uint32_t> IntervalTable::sortByStart()
     std::sort(m_long.begin(), m_long.end());
     m_duration = std::move(duration);
     m_nameDepth = std::move(nameDepth);
+    m_outOfOrder = false;
+    m_lastStart = m_start[n - 1];
+    m_lastDepth = depth(n - 1);
     return order;
 }
 

@@ -67,6 +67,7 @@ public:
         if (name > kMaxNameId)
             throw std::length_error("more than 16 million distinct region names");
         const auto index = static_cast<std::uint32_t>(m_start.size());
+        noteOrder(start, depth);
         m_start.push_back(start);
         m_duration.push_back(0);
         m_nameDepth.push_back(name | (std::uint32_t(depth) << 24));
@@ -106,12 +107,23 @@ public:
 private:
     TimeNs longDuration(std::size_t i) const;
     void setEndSlow(std::size_t i, TimeNs end);
+    // Keeps track of whether the appends came in (start, depth) order, so that sortByStart need not look.
+    void noteOrder(TimeNs start, std::uint8_t depth)
+    {
+        if (!m_start.empty() && (start < m_lastStart || (start == m_lastStart && depth < m_lastDepth)))
+            m_outOfOrder = true;
+        m_lastStart = start;
+        m_lastDepth = depth;
+    }
 
     StartColumn m_start;
     std::vector<std::uint32_t> m_duration;
     std::vector<std::uint32_t> m_nameDepth;
     std::vector<std::pair<std::uint32_t, TimeNs>> m_long; // sorted by index; rare
     TimeNs m_maxDuration = 0;
+    TimeNs m_lastStart = 0; // of the last append
+    std::uint8_t m_lastDepth = 0;
+    bool m_outOfOrder = false; // an append came before its predecessor in (start, depth) order
 };
 
 enum class LaneKind : std::uint8_t { CpuThread, GpuStream };

@@ -229,7 +229,7 @@ std::vector<int> epochClusters(const std::vector<FileJob>& files, TimeNs& larges
 
 } // namespace
 
-std::vector<FileJob> describeFiles(const Trace& trace)
+std::vector<FileJob> describeFiles(const Trace& trace, const std::vector<TimeRange>* given)
 {
     std::vector<FileJob> files;
     std::map<std::string, std::size_t> index;
@@ -248,8 +248,14 @@ std::vector<FileJob> describeFiles(const Trace& trace)
     if (files.size() < 2)
         return {};
     // Spans on the recording's clock: a pass over every interval (on all cores), only for a run of several files.
-    std::vector<TimeRange> spans(trace.ranks.size());
-    parallelFor(spans.size(), workerCount(spans.size()), [&](std::size_t r) { spans[r] = rankSpan(trace.ranks[r]); });
+    std::vector<TimeRange> spans;
+    if (given && given->size() == trace.ranks.size()) {
+        spans = *given;
+    } else {
+        spans.resize(trace.ranks.size());
+        parallelFor(
+            spans.size(), workerCount(spans.size()), [&](std::size_t r) { spans[r] = rankSpan(trace.ranks[r]); });
+    }
     std::vector<TimeRange> relative(files.size(), TimeRange { std::numeric_limits<TimeNs>::max(), 0 });
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         const Rank& rank = trace.ranks[r];
@@ -412,9 +418,9 @@ std::vector<std::string> threadRankWarnings(const Trace& trace)
     return out;
 }
 
-JobSplit checkJobs(Trace& trace)
+JobSplit checkJobs(Trace& trace, const std::vector<TimeRange>* spans)
 {
-    JobSplit split = splitJobs(trace.sourcePath, describeFiles(trace));
+    JobSplit split = splitJobs(trace.sourcePath, describeFiles(trace, spans));
     if (!split.warning.empty())
         trace.warnings.push_back(split.warning);
     for (auto& w : threadRankWarnings(trace))

@@ -45,7 +45,8 @@ struct JobSplit
 // The files of the trace's ranks (in rank order, each once) with what they record about their job; reads each file's
 // metadata again (an Nsight Systems export's processes and session start, a torch.profiler file's distributedInfo),
 // and nothing of a file that cannot be read. Empty for fewer than two files.
-std::vector<FileJob> describeFiles(const Trace& trace);
+// `spans`: each rank's rankSpan, where the caller has them (saves a pass over every interval).
+std::vector<FileJob> describeFiles(const Trace& trace, const std::vector<TimeRange>* spans = nullptr);
 
 // The jobs of `files` (`path`: what the user opened, for the warning).
 JobSplit splitJobs(const std::string& path, const std::vector<FileJob>& files);
@@ -57,8 +58,8 @@ std::vector<std::string> threadRankWarnings(const Trace& trace);
 std::vector<std::string> threadRankWarnings(const Trace& trace, const Rank& rank);
 
 // The loading stage: appends the split's warning (if any) and the thread warnings to trace.warnings; returns the
-// split (one group: one job).
-JobSplit checkJobs(Trace& trace);
+// split (one group: one job). `spans` as for describeFiles.
+JobSplit checkJobs(Trace& trace, const std::vector<TimeRange>* spans = nullptr);
 
 // Whether a warning of Trace::warnings is the split's (the GUI offers to open the jobs separately only then).
 bool isJobWarning(const std::string& warning);

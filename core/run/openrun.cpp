@@ -110,10 +110,10 @@ std::shared_ptr<Trace> readStages(const std::string& path, const RunOptions& run
     reader->read();
     stage(RunStage::Consistency);
     stageTiming("consistency");
-    checkLaneConsistency(*trace, run.laneWarningsPerRank, load.threads);
-    if (!run.part) { // both need every rank of the run
-        checkRankAlignment(*trace);
-        checkJobs(*trace);
+    const ConsistencyReport lanes = checkLaneConsistency(*trace, run.laneWarningsPerRank, load.threads);
+    if (!run.part) { // both need every rank of the run, and its spans on the recorded clocks
+        checkRankAlignment(*trace, &lanes.rankSpans);
+        checkJobs(*trace, &lanes.rankSpans);
     }
     return trace;
 }

@@ -2,6 +2,7 @@
 // Loads archives written by the fixture generator and checks every interval the importer builds.
 #include "analysis/analysis.h"
 #include "analysis/transfers.h"
+#include "import/consistency.h"
 #include "model/trace.h"
 #include "run/openrun.h"
 #include "support/testtraces.h"
@@ -110,6 +111,7 @@ private Q_SLOTS:
     void peerToPeerCopiesAndDataParallelPattern();
     void localLocationIdsAsScorePWritesThem();
     void clockOffsetRecordsShiftTimes();
+    void laneCheckGivesRankSpansAfterClipping();
 };
 
 void TestOtf2Import::basicArchive()
@@ -680,6 +682,39 @@ void TestOtf2Import::clockOffsetRecordsShiftTimes()
         for (std::size_t l = 0; l < none->ranks[0].lanes.size(); ++l)
             QCOMPARE(t->ranks[0].lanes[l].intervals.starts(), none->ranks[0].lanes[l].intervals.starts());
     }
+}
+
+// The lane check reads every interval; the rank spans it hands on (to the cross-rank check and the job check) are
+// rankSpan's, after its clipping: a kernel that outlasts a later one no longer sets its rank's end.
+void TestOtf2Import::laneCheckGivesRankSpansAfterClipping()
+{
+    TraceBuilder b;
+    const int r0 = b.addRank("Rank 0");
+    const int gpu = b.addLane(r0, "CUDA[0:7]", LaneKind::GpuStream, 0, 7);
+    b.addInterval(r0, gpu, 100, 10'000, "long", RegionKind::Kernel);
+    b.addInterval(r0, gpu, 200, 300, "inside", RegionKind::Kernel);
+    b.addInterval(r0, gpu, 400, 500, "after", RegionKind::Kernel);
+    const int r1 = b.addRank("Rank 1");
+    const int cpu = b.addLane(r1, "Master thread", LaneKind::CpuThread);
+    b.addInterval(r1, cpu, 50, 60, "step", RegionKind::HostRegion);
+    b.addInterval(r1, cpu, 20, 30, "init", RegionKind::HostRegion);
+    const int r2 = b.addRank("Rank 2");
+    b.addLane(r2, "Master thread", LaneKind::CpuThread);
+    Trace& t = b.trace();
+    t.finalize(false);
+    const ConsistencyReport report = checkLaneConsistency(t);
+    QCOMPARE(report.clippedEnds, 1u);
+    QCOMPARE(report.rankSpans.size(), std::size_t(3));
+    QCOMPARE(report.rankSpans[0], (TimeRange { 100, 500 }));
+    QCOMPARE(report.rankSpans[1], (TimeRange { 20, 60 }));
+    QVERIFY(report.rankSpans[2].start > report.rankSpans[2].end); // no interval
+    for (std::size_t r = 0; r < 3; ++r)
+        QCOMPARE(report.rankSpans[r], rankSpan(t.ranks[r]));
+    // Ranks 0 and 1 overlap no other rank: the given spans and the computed ones warn alike.
+    Trace copy = t;
+    QCOMPARE(checkRankAlignment(t, &report.rankSpans), 2u);
+    QCOMPARE(checkRankAlignment(copy), 2u);
+    QCOMPARE(t.warnings, copy.warnings);
 }
 
 QTEST_APPLESS_MAIN(TestOtf2Import)

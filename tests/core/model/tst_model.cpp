@@ -230,6 +230,20 @@ private Q_SLOTS:
         QCOMPARE(t.end(3), TimeNs(600));
         QCOMPARE(t.maxDuration(), tenSeconds * 2);
         QVERIFY(t.sortByStart().empty()); // already sorted
+
+        // The table remembers whether appends came in order: after the sort, a later start keeps it sorted; the same
+        // start at a smaller depth, or an earlier start after a shift, does not.
+        t.append(500, 700, 5, 2);
+        QVERIFY(t.sortByStart().empty());
+        t.append(500, 800, 6, 1);
+        QCOMPARE(t.sortByStart(), (std::vector<std::uint32_t> { 0, 1, 2, 3, 5, 4 }));
+        t.shift(1'000);
+        t.append(1'500, 1'600, 7, 3); // the last start is 1 500 now: in order
+        QVERIFY(t.sortByStart().empty());
+        t.append(1'499, 1'600, 8, 0);
+        QCOMPARE(t.sortByStart().size(), std::size_t(8));
+        QCOMPARE(t.name(3), StringId(8));
+        QCOMPARE(t.start(7), TimeNs(1'500));
     }
 
     void finalizeRemapsLaunchesAndRebases()
