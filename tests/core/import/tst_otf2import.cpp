@@ -79,6 +79,22 @@ TimeNs overlap(const Trace& t, const Lane& a, const Lane& b, RegionKind kindA, R
     return sum;
 }
 
+// basicSpec's launches: references to the cuLaunchKernel intervals (final, sorted indices) in launch order.
+void checkBasicLaunches(const Trace& t)
+{
+    const Rank& r = t.ranks[0];
+    const auto& l7 = r.lanes[1].launches;
+    QCOMPARE(l7.size(), 3u);
+    const std::uint32_t expected[] = { 2, 3, 6 };
+    for (std::size_t k = 0; k < 3; ++k) {
+        QCOMPARE(l7[k].cpuLane, 0u);
+        QCOMPARE(l7[k].interval, expected[k]);
+        QCOMPARE(t.name(r.lanes[0].intervals.name(l7[k].interval)), std::string("cuLaunchKernel"));
+    }
+    QCOMPARE(r.lanes[2].launches.size(), 1u);
+    QCOMPARE(r.lanes[2].launches[0].interval, 7u);
+}
+
 std::string path(const QTemporaryDir& d, const char* sub = "")
 {
     return d.path().toStdString() + "/" + sub;
@@ -203,17 +219,9 @@ void TestOtf2Import::launchesAndParameters()
     writeArchive(path(dir), basicSpec());
     const auto t = loadTrace(path(dir));
     const Rank& r = t->ranks[0];
-    // Launch references point at the cuLaunchKernel intervals (final, sorted indices) in launch order.
-    const auto& l7 = r.lanes[1].launches;
-    QCOMPARE(l7.size(), 3u);
-    const std::uint32_t expected[] = { 2, 3, 6 };
-    for (std::size_t k = 0; k < 3; ++k) {
-        QCOMPARE(l7[k].cpuLane, 0u);
-        QCOMPARE(l7[k].interval, expected[k]);
-        QCOMPARE(t->name(r.lanes[0].intervals.name(l7[k].interval)), std::string("cuLaunchKernel"));
-    }
-    QCOMPARE(r.lanes[2].launches.size(), 1u);
-    QCOMPARE(r.lanes[2].launches[0].interval, 7u);
+    checkBasicLaunches(*t);
+    if (QTest::currentTestFailed())
+        return;
     QCOMPARE(r.lanes[0].intervals.start(7), TimeNs(61'000));
 
     // kernel_counter parameters: two distinct sets, interned once.
@@ -645,17 +653,10 @@ void TestOtf2Import::localLocationIdsAsScorePWritesThem()
         LoadOptions o;
         o.threads = threads;
         const auto t = loadTrace(path(dir), o);
-        const Rank& r = t->ranks[0];
-        QCOMPARE(r.lanes.size(), 3u);
-        const auto& l7 = r.lanes[1].launches;
-        QCOMPARE(l7.size(), 3u);
-        const std::uint32_t expected[] = { 2, 3, 6 };
-        for (std::size_t k = 0; k < 3; ++k) {
-            QCOMPARE(l7[k].cpuLane, 0u);
-            QCOMPARE(l7[k].interval, expected[k]);
-        }
-        QCOMPARE(r.lanes[2].launches.size(), 1u);
-        QCOMPARE(r.lanes[2].launches[0].interval, 7u);
+        QCOMPARE(t->ranks[0].lanes.size(), 3u);
+        checkBasicLaunches(*t);
+        if (QTest::currentTestFailed())
+            return;
         QVERIFY(t->warnings.empty());
     }
 }
