@@ -4,6 +4,7 @@
 #include "analysis/analysis_p.h"
 #include "analysis/kernelop.h"
 #include "model/enumnames.h"
+#include "model/parallelfor.h"
 
 #include <algorithm>
 #include <boost/icl/interval_set.hpp>
@@ -163,8 +164,11 @@ CollectiveMatch matchCollectives(const Trace& trace, const Analysis& analysis, T
     CollectiveMatch result
         = matchCandidates(std::move(all), trace.ranks.size(), hosts.size() > 1, toleranceNs, std::move(keys));
     const auto waits = waitParts(result);
-    for (std::size_t r = 0; r < trace.ranks.size() && r < analysis.ranks.size(); ++r)
-        result.ranks[r].exposedWaitNs = exposedWait(waits[r], analysis.ranks[r]);
+    // Each rank's on its own from shared read-only data, on all cores: serial, this was nine tenths of the "align"
+    // stage, the one serial stage of a 1 024-rank torch.profiler run (1.2-1.4 s at 1.2 cores of 16).
+    const std::size_t ranks = std::min(trace.ranks.size(), analysis.ranks.size());
+    parallelFor(ranks, workerCount(ranks),
+        [&](std::size_t r) { result.ranks[r].exposedWaitNs = exposedWait(waits[r], analysis.ranks[r]); });
     return result;
 }
 
