@@ -182,17 +182,21 @@ std::string unalignedRankWarning(const std::string& file, const std::string& ran
           "matching across ranks are unreliable)";
 }
 
+const std::vector<TimeRange>& rankSpans(
+    const Trace& trace, const std::vector<TimeRange>* given, std::vector<TimeRange>& computed)
+{
+    if (given && given->size() == trace.ranks.size())
+        return *given;
+    computed.assign(trace.ranks.size(), TimeRange {});
+    parallelFor(
+        computed.size(), workerCount(computed.size()), [&](std::size_t r) { computed[r] = rankSpan(trace.ranks[r]); });
+    return computed;
+}
+
 std::uint64_t checkRankAlignment(Trace& trace, const std::vector<TimeRange>* given)
 {
-    std::vector<TimeRange> spans;
-    if (given && given->size() == trace.ranks.size()) {
-        spans = *given;
-    } else {
-        spans.resize(trace.ranks.size()); // a pass over every interval: on all cores
-        parallelFor(
-            spans.size(), workerCount(spans.size()), [&](std::size_t r) { spans[r] = rankSpan(trace.ranks[r]); });
-    }
-    const auto unaligned = unalignedRanks(spans);
+    std::vector<TimeRange> computed;
+    const auto unaligned = unalignedRanks(rankSpans(trace, given, computed));
     for (const std::size_t a : unaligned) {
         const auto& rank = trace.ranks[a];
         trace.warnings.push_back(

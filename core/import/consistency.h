@@ -53,6 +53,10 @@ ConsistencyReport checkLaneConsistency(
 std::uint64_t checkRankAlignment(Trace& trace, const std::vector<TimeRange>* spans = nullptr);
 // First start to last end of a rank's intervals; start > end when it has none.
 TimeRange rankSpan(const Rank& rank);
+// Every rank's rankSpan, in rank order: `given` where it holds one per rank (checkLaneConsistency's), else computed
+// (a pass over every interval, on all cores) into `computed`. Returns the one used.
+const std::vector<TimeRange>& rankSpans(
+    const Trace& trace, const std::vector<TimeRange>* given, std::vector<TimeRange>& computed);
 // Indexes of the spans (ranks of a run, in order) that overlap no other non-empty span (none with fewer than two).
 std::vector<std::size_t> unalignedRanks(const std::vector<TimeRange>& spans);
 // The warning checkRankAlignment gives such a rank.

@@ -97,7 +97,6 @@ void IntervalTable::shift(TimeNs delta)
     if (delta == 0)
         return;
     m_start.shift(delta);
-    m_lastStart += delta;
 }
 
 TimeNs IntervalTable::longDuration(std::size_t i) const
@@ -138,8 +137,6 @@ std::vector<std::uint32_t> IntervalTable::sortByStart()
     m_duration = std::move(duration);
     m_nameDepth = std::move(nameDepth);
     m_outOfOrder = false;
-    m_lastStart = m_start[n - 1];
-    m_lastDepth = depth(n - 1);
     return order;
 }
 

@@ -110,10 +110,11 @@ private:
     // Keeps track of whether the appends came in (start, depth) order, so that sortByStart need not look.
     void noteOrder(TimeNs start, std::uint8_t depth)
     {
-        if (!m_start.empty() && (start < m_lastStart || (start == m_lastStart && depth < m_lastDepth)))
+        if (m_start.empty())
+            return;
+        const TimeNs last = m_start[m_start.size() - 1];
+        if (start < last || (start == last && depth < this->depth(m_start.size() - 1)))
             m_outOfOrder = true;
-        m_lastStart = start;
-        m_lastDepth = depth;
     }
 
     StartColumn m_start;
@@ -121,8 +122,6 @@ private:
     std::vector<std::uint32_t> m_nameDepth;
     std::vector<std::pair<std::uint32_t, TimeNs>> m_long; // sorted by index; rare
     TimeNs m_maxDuration = 0;
-    TimeNs m_lastStart = 0; // of the last append
-    std::uint8_t m_lastDepth = 0;
     bool m_outOfOrder = false; // an append came before its predecessor in (start, depth) order
 };
 

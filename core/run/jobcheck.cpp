@@ -5,7 +5,6 @@
 #include "import/nsysimporter.h"
 #include "import/rapidjsonconfig.h"
 #include "import/sqlitedb_p.h"
-#include "model/parallelfor.h"
 #include "model/timeformat.h"
 
 #include <algorithm>
@@ -248,14 +247,8 @@ std::vector<FileJob> describeFiles(const Trace& trace, const std::vector<TimeRan
     if (files.size() < 2)
         return {};
     // Spans on the recording's clock: a pass over every interval (on all cores), only for a run of several files.
-    std::vector<TimeRange> spans;
-    if (given && given->size() == trace.ranks.size()) {
-        spans = *given;
-    } else {
-        spans.resize(trace.ranks.size());
-        parallelFor(
-            spans.size(), workerCount(spans.size()), [&](std::size_t r) { spans[r] = rankSpan(trace.ranks[r]); });
-    }
+    std::vector<TimeRange> computed;
+    const std::vector<TimeRange>& spans = rankSpans(trace, given, computed);
     std::vector<TimeRange> relative(files.size(), TimeRange { std::numeric_limits<TimeNs>::max(), 0 });
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
         const Rank& rank = trace.ranks[r];

@@ -227,7 +227,7 @@ namespace {
 // A copy of `src` with new interval times (times[lane][interval] = {start, end}); the lane's other tables are kept.
 // Every member but the intervals is copied by name: a member added to Lane must be added here too (the size check
 // below fails until then).
-static_assert(sizeof(void*) != 8 || sizeof(Lane) == 456,
+static_assert(sizeof(void*) != 8 || sizeof(Lane) == 448,
     "Lane has changed: copy the new member in copyLane, then update this size");
 void copyLane(const Lane& src, Lane& dst, const std::vector<std::pair<TimeNs, TimeNs>>& times)
 {
